@@ -1,0 +1,78 @@
+/* The context every core function takes: which host root to read, and the
+ * one place where /sys and /proc paths are made.
+ *
+ * Every path to a kernel file is built by nt_path() from a root directory
+ * ("/" on the live host, a fixture tree in tests). Nothing else in the core
+ * may spell "/sys" or "/proc" into an open() without going through it, so a
+ * captured tree is a whole host. */
+#ifndef NT_CTX_H
+#define NT_CTX_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <limits.h>
+
+/* Domain errors, in their own range below -errno values. */
+enum {
+	NT_EPARSE = -1000, /* a kernel file or input did not have the expected form */
+	NT_ENOTFOUND = -1001, /* a named object (NIC, IRQ, profile) does not exist */
+	NT_EINVALID = -1002, /* a request failed validation */
+	NT_ECONFLICT = -1003, /* another transaction holds or changed the target */
+	NT_ESTORE = -1004, /* the SQLite store could not record */
+};
+
+const char *nt_strerror(int err);
+
+typedef struct nt_ctx {
+	char root[PATH_MAX]; /* without trailing slash; "" for "/" */
+	bool live; /* root is "/": kernel interfaces (ioctl, netlink) are used */
+} nt_ctx;
+
+/* Set up a context for ROOT ("/" or a fixture tree). Returns 0 or -errno. */
+int nt_ctx_init(nt_ctx *ctx, const char *root);
+
+/* Write ROOT + REL (REL starts with '/') into BUF. Returns 0, or
+ * -ENAMETOOLONG when it does not fit. */
+int nt_path(const nt_ctx *ctx, char *buf, size_t size, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/* Read a whole small file (sysfs attribute, /proc line) under the root into
+ * BUF, NUL-terminated, trailing newline removed. Returns the length or
+ * -errno. -EFBIG when the file does not fit. */
+int nt_read_str(const nt_ctx *ctx, char *buf, size_t size, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/* Read a file of any size. *OUT is malloc'd and NUL-terminated; the caller
+ * frees it. Returns the length or -errno. */
+int nt_read_all(const nt_ctx *ctx, char **out, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Read a decimal integer file. Returns 0 or -errno / NT_EPARSE. */
+int nt_read_long(const nt_ctx *ctx, long *out, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Write VALUE to a file under the root (no O_CREAT: kernel files exist or
+ * the write is wrong). Returns 0 or -errno as the kernel gave it. */
+int nt_write_str(const nt_ctx *ctx, const char *value, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* readlink() under the root; the target as the link says it. Returns the
+ * length or -errno. */
+int nt_readlink(const nt_ctx *ctx, char *buf, size_t size, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/* Resolve a path under the root to its canonical form *relative to the
+ * root* (for example "/sys/devices/pci0000:00/0000:00:03.0/virtio2/net/eth0").
+ * Loops and dangling links give -ELOOP / -ENOENT, never a hang. */
+int nt_resolve(const nt_ctx *ctx, char *buf, size_t size, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+bool nt_exists(const nt_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Interface names as the kernel allows them: 1..15 printable bytes, no '/',
+ * no whitespace, not "." or "..". Requests are checked with this before a
+ * name becomes part of a path. */
+bool nt_ifname_valid(const char *name);
+
+#endif

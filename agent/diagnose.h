@@ -1,0 +1,16 @@
+/* Findings: what is misplaced on a host, each with a stable id, a severity,
+ * the evidence, and where possible the profile fragment that fixes it. */
+#ifndef NT_DIAGNOSE_H
+#define NT_DIAGNOSE_H
+
+#include "agent/topology.h"
+
+typedef struct nt_diag_options {
+	int rtt_ms; /* RTT for the bandwidth-delay product of tcp-buffers-small; default 10 */
+} nt_diag_options;
+
+/* Returns a new {"findings":[...], "rtt_ms":N, ...} object, never NULL on
+ * success; NULL only when out of memory. Pure: reads only T. */
+json_t *nt_diagnose(const nt_topology *t, const nt_diag_options *opt);
+
+#endif

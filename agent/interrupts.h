@@ -1,0 +1,48 @@
+/* Pure parsers for /proc/interrupts and /proc/softirqs text.
+ *
+ * The kernel prints (kernel/irq/proc.c show_interrupts):
+ *            CPU0       CPU1       CPU3
+ *   28:          0          7   PCI-MSIX-0000:00:03.0   1-edge      virtio2-input.0
+ * one count column per *online* CPU (offline CPUs have no column, so the
+ * header names them), then the chip name, the hardware IRQ with its flow
+ * type, and the action names joined by ", ". Arch rows (NMI, LOC, ...) have
+ * a non-numeric label and are skipped. */
+#ifndef NT_INTERRUPTS_H
+#define NT_INTERRUPTS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct nt_irq_line {
+	int irq;
+	uint64_t *counts; /* ncols entries, malloc'd */
+	int ncols;
+	char chip[64];
+	char hwirq[32];
+	char name[128];
+} nt_irq_line;
+
+typedef struct nt_interrupts {
+	int *cpus; /* CPU number of each column */
+	int ncols;
+	nt_irq_line *lines;
+	int nlines;
+	int bad_lines; /* numbered lines that could not be parsed */
+	int first_bad_line; /* 1-based line number of the first, 0 if none */
+} nt_interrupts;
+
+/* Parse the whole text. Garbage lines are counted in bad_lines and skipped.
+ * Returns 0, NT_EPARSE when there is no CPU header, -ENOMEM. */
+int nt_interrupts_parse(const char *text, nt_interrupts *out);
+void nt_interrupts_free(nt_interrupts *in);
+
+/* Parse one numbered line given the column count. Returns 0, NT_EPARSE for
+ * an arch row or garbage. LINE->counts must hold NCOLS entries. */
+int nt_interrupts_parse_line(const char *line, int ncols, nt_irq_line *out);
+
+/* /proc/softirqs: the NET_RX and NET_TX rows per column. *RX and *TX are
+ * malloc'd arrays of *NCOLS entries; CPUS gets the column CPU numbers
+ * (malloc'd). Returns 0 or NT_EPARSE / -ENOMEM. */
+int nt_softirqs_parse(const char *text, int **cpus, uint64_t **rx, uint64_t **tx, int *ncols);
+
+#endif

@@ -1,0 +1,34 @@
+/* Small helpers around libnl shared by the kernel backends (ethtool over
+ * generic netlink, links over rtnetlink): one request/ACK exchange that
+ * carries the kernel's extended error text back, and the mapping of libnl's
+ * NLE_* codes to -errno so nothing above this layer sees libnl errors. */
+#ifndef NT_NLMSG_H
+#define NT_NLMSG_H
+
+#include <stddef.h>
+
+struct nl_sock;
+struct nl_msg;
+
+/* Map a libnl return code (0 or -NLE_*) to 0 or -errno. */
+int nt_nl_errno(int nlerr);
+
+/* Allocate and connect a netlink socket of PROTOCOL (NETLINK_GENERIC,
+ * NETLINK_ROUTE) with extended ACKs enabled, so a refused request comes back
+ * with the kernel's reason. *OUT is freed with nl_socket_free(). Returns 0 or
+ * -errno. */
+int nt_nl_open(int protocol, struct nl_sock **out);
+
+/* Called for each reply message of a request; returns 0 or -errno (the first
+ * failure is kept and returned by nt_nl_request once the ACK is read). */
+typedef int (*nt_nl_reply_fn)(struct nl_msg *msg, void *arg);
+
+/* Send MSG (an NLM_F_ACK is requested; MSG stays the caller's) and read
+ * replies until the kernel's ACK or error. Each reply goes to REPLY (may be
+ * NULL). On a kernel error the errno is returned and, when ERR is not NULL,
+ * the extended ACK message (NLMSGERR_ATTR_MSG) is copied into it, "" when the
+ * kernel gave none. Returns 0 or -errno. */
+int nt_nl_request(struct nl_sock *sk, struct nl_msg *msg, nt_nl_reply_fn reply, void *arg,
+		  char *err, size_t errsize);
+
+#endif

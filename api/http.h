@@ -1,0 +1,86 @@
+/* The HTTP layer's internal interface: a request as routes see it, the
+ * response they build, and the route table. Route handlers live in
+ * api/routes_*.c, one file per area (read, profiles/transactions, ...),
+ * each exporting a NULL-terminated table that api/server.c registers. */
+#ifndef NT_API_HTTP_H
+#define NT_API_HTTP_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+struct nt_server;
+
+typedef struct nt_request {
+	const char *method; /* "GET", "POST", ... */
+	const char *path; /* "/v1/nics/eth0" (no query string) */
+	const char *params[4]; /* path parameters captured by "{...}" segments */
+	int nparams;
+	void *conn; /* struct MHD_Connection *, for query args and headers */
+	const char *body; /* request body, NUL-terminated, NULL when empty */
+	size_t body_len;
+	const char *client; /* client address as text */
+	const char *identity; /* authenticated identity, "" when none */
+	struct nt_server *server;
+} nt_request;
+
+typedef struct nt_response {
+	int status;
+	json_t *json; /* body (owned; freed by the server) */
+	const char *content_type; /* default application/json */
+	char *text; /* a non-JSON body (malloc'd, owned) instead of json */
+	char location[256]; /* Location header when non-empty */
+} nt_response;
+
+typedef int (*nt_route_fn)(const nt_request *req, nt_response *resp);
+
+typedef struct nt_route {
+	const char *method;
+	const char *pattern; /* "/v1/nics/{name}" */
+	nt_route_fn fn;
+	const char *const *query; /* NULL-terminated allowed query parameters, NULL for none */
+} nt_route;
+
+/* Fill RESP with an RFC 9457 problem document. TYPE is a short slug
+ * ("not-found", "bad-request", ...) made into "https://nettune.dev/problems/SLUG".
+ * Sets content_type to application/problem+json; the server adds "instance"
+ * (the request path). Returns 0 (-ENOMEM when out of memory), so a route can
+ * end with `return nt_problem(...)`. A route that returns -errno without
+ * having set a problem is answered with a 500 problem. */
+int nt_problem(nt_response *resp, int status, const char *type, const char *title,
+	       const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+/* A JSON string of S, which may hold client bytes: invalid UTF-8 is made
+ * ASCII-safe ('?') instead of failing. New reference; NULL when out of memory. */
+json_t *nt_json_string_safe(const char *s);
+
+/* Query parameter of the request, NULL when absent, "" when given without a
+ * value ("?x"). */
+const char *nt_query(const nt_request *req, const char *name);
+/* Integer query parameter NAME in [LO, HI]; DEF when absent. Returns 0,
+ * or NT_EINVALID when present but not a plain decimal in range. */
+int nt_query_int(const nt_request *req, const char *name, int lo, int hi, int def, int *out);
+/* Request header, or NULL. */
+const char *nt_header(const nt_request *req, const char *name);
+
+/* An area of the API: its routes and, optionally, state created at server
+ * start (the store, the transaction engine). api/server.c lists the areas
+ * it serves in one table; a route reaches its area's state with
+ * nt_area_state(req->server, &nt_area_x). */
+typedef struct nt_area {
+	const char *name;
+	/* Called once at start, before listening. Returns 0 or -errno; ERR gets
+	 * a message for the operator (start-up is refused). May be NULL. */
+	int (*init)(struct nt_server *s, void **state, char *err, size_t errsize);
+	void (*fini)(void *state);
+	const nt_route *routes; /* terminated by an entry with method NULL */
+} nt_area;
+
+void *nt_area_state(struct nt_server *s, const nt_area *area);
+
+/* The areas (defined in api/routes_*.c). */
+extern const nt_area nt_area_read; /* health, topology, nics, irqs, diagnostics */
+extern const nt_area nt_area_txn; /* profiles, plan, transactions */
+extern const nt_area nt_area_place; /* placement, live IRQ rates */
+
+#endif

@@ -1,0 +1,28 @@
+/* Typed query parameters. */
+#include "api/http.h"
+#include "agent/ctx.h"
+
+int nt_query_int(const nt_request *req, const char *name, int lo, int hi, int def, int *out)
+{
+	const char *s = nt_query(req, name);
+	long v = 0;
+
+	if (!s) {
+		*out = def;
+		return 0;
+	}
+	/* Strict decimal: no sign, no spaces, no trailing bytes. */
+	if (!*s)
+		return NT_EINVALID;
+	for (const char *p = s; *p; p++) {
+		if (*p < '0' || *p > '9')
+			return NT_EINVALID;
+		v = v * 10 + (*p - '0');
+		if (v > hi)
+			return NT_EINVALID;
+	}
+	if (v < lo)
+		return NT_EINVALID;
+	*out = (int)v;
+	return 0;
+}

@@ -1,0 +1,157 @@
+/* The read-only area: health, the host model, NICs, IRQs, findings.
+ *
+ * Each route reads the host fresh (one nt_topology_read per request) and
+ * frees it before returning: the host changes under the agent (irqbalance
+ * rewrites affinity, links go up and down), so nothing is cached between
+ * requests and two concurrent requests share nothing but the context. */
+#include "api/http.h"
+#include "api/server.h"
+#include "agent/diagnose.h"
+#include "agent/topology.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Default RTT for diagnostics when neither the request nor the server
+ * configuration gives one (the value nt_diagnose documents). */
+#define NT_DEFAULT_RTT_MS 10
+
+static int read_host(const nt_request *req, nt_response *resp, nt_topology **t)
+{
+	int r = nt_topology_read(nt_server_ctx(req->server), t);
+	if (r < 0)
+		return nt_problem(resp, 500, "topology-unreadable", "Host could not be read",
+				  "reading the host failed: %s", nt_strerror(r));
+	return 0;
+}
+
+/* Health answers without reading the whole host: it says the agent is up
+ * and which host it looks at, and must stay cheap when /sys is slow. */
+static int get_health(const nt_request *req, nt_response *resp)
+{
+	const nt_ctx *ctx = nt_server_ctx(req->server);
+	char netns[64] = "";
+
+	/* As in the host model: only the live host has a network namespace
+	 * of its own; a fixture tree's /proc/self is not this process. */
+	if (ctx->live && nt_readlink(ctx, netns, sizeof(netns), "/proc/self/ns/net") < 0)
+		netns[0] = '\0';
+	resp->json = json_pack("{s:s, s:s, s:s, s:b, s:o}", "status", "ok", "version",
+			       NETTUNE_VERSION, "root", ctx->root[0] ? ctx->root : "/", "live",
+			       ctx->live, "netns", netns[0] ? json_string(netns) : json_null());
+	return resp->json ? 0 : -ENOMEM;
+}
+
+static int get_topology(const nt_request *req, nt_response *resp)
+{
+	nt_topology *t = NULL;
+	int r = read_host(req, resp, &t);
+	if (r < 0 || !t)
+		return r;
+	resp->json = nt_topology_to_json(t);
+	nt_topology_free(t);
+	return resp->json ? 0 : -ENOMEM;
+}
+
+static int get_nics(const nt_request *req, nt_response *resp)
+{
+	nt_topology *t = NULL;
+	int r = read_host(req, resp, &t);
+	if (r < 0 || !t)
+		return r;
+	json_t *arr = json_array();
+	for (int i = 0; arr && i < t->nnics; i++)
+		json_array_append_new(arr, nt_nic_to_json(t, &t->nics[i]));
+	nt_topology_free(t);
+	if (!arr)
+		return -ENOMEM;
+	resp->json = json_pack("{s:o}", "nics", arr);
+	return resp->json ? 0 : -ENOMEM;
+}
+
+static int get_nic(const nt_request *req, nt_response *resp)
+{
+	const char *name = req->nparams > 0 ? req->params[0] : "";
+	nt_topology *t = NULL;
+
+	/* Checked before the name can reach a sysfs path or a lookup. */
+	if (!nt_ifname_valid(name))
+		return nt_problem(resp, 400, "bad-request", "Invalid interface name",
+				  "'%.64s' is not a valid interface name", name);
+	int r = read_host(req, resp, &t);
+	if (r < 0 || !t)
+		return r;
+	const nt_nic *n = nt_topology_nic(t, name);
+	if (n)
+		resp->json = nt_nic_to_json(t, n);
+	nt_topology_free(t);
+	if (!n)
+		return nt_problem(resp, 404, "not-found", "Not found", "no NIC named '%s'", name);
+	return resp->json ? 0 : -ENOMEM;
+}
+
+static int get_irqs(const nt_request *req, nt_response *resp)
+{
+	nt_topology *t = NULL;
+	int r = read_host(req, resp, &t);
+	if (r < 0 || !t)
+		return r;
+	resp->json = nt_irqs_to_json(t);
+	nt_topology_free(t);
+	return resp->json ? 0 : -ENOMEM;
+}
+
+/* A strict decimal in [LO, HI]: no sign, no spaces, no trailing bytes. */
+static int parse_int_range(const char *s, int lo, int hi, int *out)
+{
+	long v = 0;
+	if (!s || !*s)
+		return NT_EINVALID;
+	for (const char *p = s; *p; p++) {
+		if (*p < '0' || *p > '9')
+			return NT_EINVALID;
+		v = v * 10 + (*p - '0');
+		if (v > hi)
+			return NT_EINVALID;
+	}
+	if (v < lo)
+		return NT_EINVALID;
+	*out = (int)v;
+	return 0;
+}
+
+static int get_diagnostics(const nt_request *req, nt_response *resp)
+{
+	const nt_server_config *cfg = nt_server_cfg(req->server);
+	nt_diag_options opt = { .rtt_ms = cfg->rtt_ms > 0 ? cfg->rtt_ms : NT_DEFAULT_RTT_MS };
+	const char *rtt = nt_query(req, "rtt_ms");
+	nt_topology *t = NULL;
+
+	if (rtt && parse_int_range(rtt, 1, 10000, &opt.rtt_ms) < 0)
+		return nt_problem(resp, 400, "bad-request", "Invalid query parameter",
+				  "rtt_ms must be an integer from 1 to 10000, not '%.32s'", rtt);
+	int r = read_host(req, resp, &t);
+	if (r < 0 || !t)
+		return r;
+	resp->json = nt_diagnose(t, &opt);
+	nt_topology_free(t);
+	return resp->json ? 0 : -ENOMEM;
+}
+
+static const char *const diag_query[] = { "rtt_ms", NULL };
+
+static const nt_route read_routes[] = {
+	{ "GET", "/v1/health", get_health, NULL },
+	{ "GET", "/v1/topology", get_topology, NULL },
+	{ "GET", "/v1/nics", get_nics, NULL },
+	{ "GET", "/v1/nics/{name}", get_nic, NULL },
+	{ "GET", "/v1/irqs", get_irqs, NULL },
+	{ "GET", "/v1/diagnostics", get_diagnostics, diag_query },
+	{ NULL, NULL, NULL, NULL },
+};
+
+const nt_area nt_area_read = {
+	.name = "read",
+	.routes = read_routes,
+};

@@ -1,0 +1,516 @@
+/* Profiles, plans and transactions (issue 3). The engine is agent/txn.c;
+ * these handlers only translate between HTTP and it.
+ *
+ * Every error is an RFC 9457 problem document (application/problem+json).
+ *
+ * POST /v1/plan
+ *   body: a profile (see agent/profile.h), or {"profile_name": "x"}
+ *   200 {"profile": {...}, "steps": [{"kind","target","interface"?,"before","after"}],
+ *        "warnings": ["..."]}              (steps that change nothing are left out)
+ *   422 problem "invalid-profile" with "errors": [{"path": "$.rings[0].rx", "message"}]
+ *   404 problem "profile-not-found" (profile_name)
+ *
+ * POST /v1/transactions
+ *   body: {"profile": {...}} or {"profile_name": "x"}, optional "confirm_timeout_s": N (1..86400)
+ *   header Idempotency-Key (optional, 1..128 printable bytes): a retry with the same key
+ *     returns the original transaction with 200 and applies nothing.
+ *   201 transaction document, Location: /v1/transactions/ID. The status tells how it went:
+ *       "applied", "pending_confirm", "rolled_back", "rollback_failed".
+ *   409 problem "transaction-in-flight" with "in_flight": ID (another is applying or
+ *       waiting for confirmation)
+ *   422 as for plan; 404 profile-not-found; 503 problem "store-unavailable" (nothing applied)
+ *
+ * Transaction document:
+ *   {"id": 7, "status": "applied" | "applying" | "pending_confirm" | "rolling_back" |
+ *      "rolled_back" | "rollback_failed" | "reverted" | "recovered",
+ *    "profile": {...} | null, "profile_name": "x" | null, "rollback_of": ID | null,
+ *    "client": "127.0.0.1", "identity": "",
+ *    "created": "2026-11-30T01:02:03.456Z", "finished": "..." | null, "duration_ms": N | null,
+ *    "confirm_timeout_s": N | null, "confirm_deadline": "..." | null, "confirm_deadline_ms": N | null,
+ *    "error": "step 3 (irq_affinity 185): ..." | null, "failed_step": 3 | null,
+ *    "warnings": ["..."],
+ *    "steps": [{"index": 0, "kind": "irq_affinity", "target": "177", "interface": "eth0",
+ *               "before": "0-63", "after": "1", "result": "applied", "error": null}]}
+ *   Step results: "pending", "applied", "skipped: not movable", "failed", "rolled_back",
+ *   "rollback_failed" (error says what the target reads now and what it should), "reverted",
+ *   "restored", "not_applied".
+ *
+ * GET /v1/transactions?status=S&limit=N&offset=N    (newest first; limit 1..500, default 50)
+ *   200 {"transactions": [transaction document without "steps", with "nsteps"],
+ *        "total": N, "limit": N, "offset": N}
+ * GET /v1/transactions/{id}                          200 transaction document | 404
+ * POST /v1/transactions/{id}/confirm                 200 document (now "applied") | 404 |
+ *   409 problem "not-pending" (not waiting for confirmation, e.g. already reverted)
+ * POST /v1/transactions/{id}/rollback  body optional {"force": true}
+ *   201 a NEW transaction document with "rollback_of": id, restoring the before-values
+ *   409 problem "conflict": the transaction is not "applied", or a later transaction changed
+ *       the same targets ("later": ID; force overrides); 404; 503
+ *
+ * GET /v1/profiles                 200 {"profiles": [{"name","description","created","updated"}]}
+ * GET /v1/profiles/{name}          200 the profile | 404
+ * PUT /v1/profiles/{name}          body: a profile ("name" absent or equal to {name})
+ *                                  201 created / 200 replaced, body the stored profile;
+ *                                  422 invalid-profile; 400 name mismatch
+ * DELETE /v1/profiles/{name}       204 | 404
+ */
+#include "api/http.h"
+#include "api/server.h"
+#include "agent/profile.h"
+#include "agent/txn.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+extern const nt_area nt_area_txn;
+
+static nt_txn_engine *engine(const nt_request *req)
+{
+	return nt_area_state(req->server, &nt_area_txn);
+}
+
+static int txn_init(struct nt_server *s, void **state, char *err, size_t errsize)
+{
+	nt_txn_engine *e = NULL;
+	int r = nt_txn_engine_open(nt_server_ctx(s), nt_server_cfg(s)->state_dir, &e);
+	if (r < 0) {
+		snprintf(err, errsize, "transaction engine: %s", nt_strerror(r));
+		return r;
+	}
+	*state = e;
+	return 0;
+}
+
+static void txn_fini(void *state)
+{
+	nt_txn_engine_close(state);
+}
+
+/* ---- helpers ---- */
+
+static int bad_json(nt_response *resp, const json_error_t *je)
+{
+	return nt_problem(resp, 400, "bad-request", "Bad request", "the body is not valid JSON: %s",
+			  je->text);
+}
+
+/* Parse the body as a JSON object; NULL after answering 400. */
+static json_t *body_object(const nt_request *req, nt_response *resp, bool optional)
+{
+	json_error_t je;
+	if (!req->body || req->body_len == 0) {
+		if (optional)
+			return json_object();
+		nt_problem(resp, 400, "bad-request", "Bad request", "a JSON body is required");
+		return NULL;
+	}
+	json_t *v = json_loadb(req->body, req->body_len, 0, &je);
+	if (!v) {
+		bad_json(resp, &je);
+		return NULL;
+	}
+	if (!json_is_object(v)) {
+		json_decref(v);
+		nt_problem(resp, 400, "bad-request", "Bad request", "the body must be a JSON object");
+		return NULL;
+	}
+	return v;
+}
+
+/* Translate an engine error into a problem. */
+static int engine_problem(nt_response *resp, int r, nt_txn_outcome *o)
+{
+	const char *msg = o->message[0] ? o->message : nt_strerror(r);
+	switch (r) {
+	case NT_EINVALID:
+		nt_problem(resp, 422, "invalid-profile", "Invalid profile", "%s", msg);
+		if (resp->json && o->errors)
+			json_object_set(resp->json, "errors", o->errors);
+		return 0;
+	case -ENOENT:
+	case NT_ENOTFOUND:
+		return nt_problem(resp, 404, "not-found", "Not found", "%s", msg);
+	case NT_ECONFLICT:
+		nt_problem(resp, 409, o->conflict_id ? "transaction-in-flight" : "conflict", "Conflict",
+			   "%s", msg);
+		if (resp->json && o->conflict_id)
+			json_object_set_new(resp->json, "in_flight", json_integer(o->conflict_id));
+		return 0;
+	case NT_ESTORE:
+		return nt_problem(resp, 503, "store-unavailable", "Store unavailable", "%s", msg);
+	default:
+		return nt_problem(resp, r == -ENOMEM ? 503 : 500, "internal", "Internal error", "%s",
+				  msg);
+	}
+}
+
+static int parse_id(const char *s, int64_t *id)
+{
+	char *end;
+	errno = 0;
+	long long v = strtoll(s, &end, 10);
+	if (errno || *end || end == s || v <= 0)
+		return -EINVAL;
+	*id = v;
+	return 0;
+}
+
+static int not_found_id(nt_response *resp, const char *id)
+{
+	return nt_problem(resp, 404, "not-found", "Not found", "no transaction '%s'", id);
+}
+
+/* Fill REQ from a {"profile": ..} / {"profile_name": ..} body; PLAN allows
+ * the profile itself as the body. Returns 0 or answers 400/422. */
+static int request_from_body(const nt_request *hreq, nt_response *resp, json_t *body, bool plan,
+			     nt_txn_request *out)
+{
+	const char *key;
+	json_t *val;
+
+	memset(out, 0, sizeof(*out));
+	out->client = hreq->client ? hreq->client : "";
+	out->identity = hreq->identity ? hreq->identity : "";
+	json_t *pn = json_object_get(body, "profile_name");
+	json_t *pr = json_object_get(body, "profile");
+	bool wrapper = pn || pr || json_object_get(body, "confirm_timeout_s");
+	if (plan && !wrapper) {
+		out->profile = body;
+		return 0;
+	}
+	json_t *errors = json_array();
+	json_object_foreach(body, key, val) {
+		if (strcmp(key, "profile") && strcmp(key, "profile_name") &&
+		    (plan || strcmp(key, "confirm_timeout_s"))) {
+			char path[NT_JSONPATH_MAX];
+			snprintf(path, sizeof(path), "$.%s", key);
+			nt_profile_error(errors, path, "unknown field '%s'", key);
+		}
+	}
+	if ((pn != NULL) == (pr != NULL))
+		nt_profile_error(errors, "$", "give exactly one of 'profile' and 'profile_name'");
+	if (pn && !json_is_string(pn))
+		nt_profile_error(errors, "$.profile_name", "must be a string");
+	else if (pn && !nt_profile_name_valid(json_string_value(pn)))
+		nt_profile_error(errors, "$.profile_name", "not a valid profile name");
+	if (pr && !json_is_object(pr))
+		nt_profile_error(errors, "$.profile", "must be an object");
+	json_t *ct = json_object_get(body, "confirm_timeout_s");
+	if (ct && (!json_is_integer(ct) || json_integer_value(ct) < 1 ||
+		   json_integer_value(ct) > 86400))
+		nt_profile_error(errors, "$.confirm_timeout_s", "must be an integer from 1 to 86400");
+	if (json_array_size(errors)) {
+		nt_problem(resp, 422, "invalid-request", "Invalid request",
+			   "the request body is not valid");
+		if (resp->json)
+			json_object_set(resp->json, "errors", errors);
+		json_decref(errors);
+		return NT_EINVALID;
+	}
+	json_decref(errors);
+	out->profile = pr;
+	out->profile_name = json_string_value(pn);
+	out->confirm_timeout_s = ct ? (int)json_integer_value(ct) : 0;
+	return 0;
+}
+
+static int idem_key(const nt_request *req, nt_response *resp, const char **key)
+{
+	const char *k = nt_header(req, "Idempotency-Key");
+	*key = NULL;
+	if (!k)
+		return 0;
+	size_t n = strlen(k);
+	bool ok = n > 0 && n <= 128;
+	for (size_t i = 0; ok && i < n; i++)
+		ok = k[i] > 0x20 && k[i] < 0x7f;
+	if (!ok)
+		return nt_problem(resp, 400, "bad-request", "Bad request",
+				  "Idempotency-Key must be 1 to 128 printable ASCII characters"),
+		       -EINVAL;
+	*key = k;
+	return 0;
+}
+
+static void created(nt_response *resp, json_t *doc, bool replayed)
+{
+	resp->status = replayed ? 200 : 201;
+	snprintf(resp->location, sizeof(resp->location), "/v1/transactions/%lld",
+		 (long long)json_integer_value(json_object_get(doc, "id")));
+	resp->json = doc;
+}
+
+/* ---- handlers ---- */
+
+static int h_plan(const nt_request *req, nt_response *resp)
+{
+	nt_txn_outcome o = { 0 };
+	nt_txn_request tr;
+	json_t *body = body_object(req, resp, false);
+	if (!body)
+		return 0;
+	if (request_from_body(req, resp, body, true, &tr) == 0) {
+		int r = nt_txn_plan(engine(req), &tr, &o);
+		if (r < 0)
+			engine_problem(resp, r, &o);
+		else {
+			resp->json = o.doc;
+			o.doc = NULL;
+		}
+	}
+	nt_txn_outcome_free(&o);
+	json_decref(body);
+	return 0;
+}
+
+static int h_apply(const nt_request *req, nt_response *resp)
+{
+	nt_txn_outcome o = { 0 };
+	nt_txn_request tr;
+	const char *key;
+	json_t *body;
+
+	if (idem_key(req, resp, &key) < 0)
+		return 0;
+	if (!(body = body_object(req, resp, false)))
+		return 0;
+	if (request_from_body(req, resp, body, false, &tr) == 0) {
+		tr.idempotency_key = key;
+		int r = nt_txn_apply(engine(req), &tr, &o);
+		if (r < 0) {
+			engine_problem(resp, r, &o);
+		} else {
+			created(resp, o.doc, o.replayed);
+			o.doc = NULL;
+		}
+	}
+	nt_txn_outcome_free(&o);
+	json_decref(body);
+	return 0;
+}
+
+static int h_list(const nt_request *req, nt_response *resp)
+{
+	const char *status = nt_query(req, "status");
+	const char *ls = nt_query(req, "limit"), *os = nt_query(req, "offset");
+	long limit = 50, offset = 0;
+	char *end;
+
+	if (status && !nt_txn_status_valid(status))
+		return nt_problem(resp, 400, "bad-request", "Bad request",
+				  "unknown status '%s'", status);
+	if (ls) {
+		limit = strtol(ls, &end, 10);
+		if (!*ls || *end || limit < 1 || limit > 500)
+			return nt_problem(resp, 400, "bad-request", "Bad request",
+					  "limit must be an integer from 1 to 500");
+	}
+	if (os) {
+		offset = strtol(os, &end, 10);
+		if (!*os || *end || offset < 0 || offset > 1000000000L)
+			return nt_problem(resp, 400, "bad-request", "Bad request",
+					  "offset must be a non-negative integer");
+	}
+	json_t *doc = NULL;
+	int r = nt_txn_list(engine(req), status, (int)limit, (int)offset, &doc);
+	if (r < 0) {
+		nt_txn_outcome o = { 0 };
+		snprintf(o.message, sizeof(o.message), "the state database is unavailable: %s",
+			 nt_txn_store_error(engine(req)) ? nt_txn_store_error(engine(req)) : "error");
+		return engine_problem(resp, r == -ENOMEM ? r : NT_ESTORE, &o);
+	}
+	resp->json = doc;
+	return 0;
+}
+
+static int h_get(const nt_request *req, nt_response *resp)
+{
+	int64_t id;
+	json_t *doc = NULL;
+	if (parse_id(req->params[0], &id) < 0)
+		return not_found_id(resp, req->params[0]);
+	int r = nt_txn_get(engine(req), id, &doc);
+	if (r == -ENOENT)
+		return not_found_id(resp, req->params[0]);
+	if (r < 0) {
+		nt_txn_outcome o = { 0 };
+		return engine_problem(resp, r, &o);
+	}
+	resp->json = doc;
+	return 0;
+}
+
+static int h_confirm(const nt_request *req, nt_response *resp)
+{
+	int64_t id;
+	nt_txn_outcome o = { 0 };
+	if (parse_id(req->params[0], &id) < 0)
+		return not_found_id(resp, req->params[0]);
+	int r = nt_txn_confirm(engine(req), id, &o);
+	if (r == NT_ECONFLICT)
+		nt_problem(resp, 409, "not-pending", "Not pending confirmation", "%s", o.message);
+	else if (r < 0)
+		engine_problem(resp, r, &o);
+	else {
+		resp->json = o.doc;
+		o.doc = NULL;
+	}
+	nt_txn_outcome_free(&o);
+	return 0;
+}
+
+static int h_rollback(const nt_request *req, nt_response *resp)
+{
+	int64_t id;
+	nt_txn_outcome o = { 0 };
+	nt_txn_request tr = { 0 };
+	const char *key;
+	json_t *body;
+
+	if (parse_id(req->params[0], &id) < 0)
+		return not_found_id(resp, req->params[0]);
+	if (idem_key(req, resp, &key) < 0)
+		return 0;
+	if (!(body = body_object(req, resp, true)))
+		return 0;
+	const char *k;
+	json_t *v;
+	json_object_foreach(body, k, v) {
+		if (strcmp(k, "force") != 0 || !json_is_boolean(v)) {
+			nt_problem(resp, 400, "bad-request", "Bad request",
+				   "the body may only be {\"force\": true|false}");
+			json_decref(body);
+			return 0;
+		}
+	}
+	bool force = json_is_true(json_object_get(body, "force"));
+	json_decref(body);
+	tr.client = req->client ? req->client : "";
+	tr.identity = req->identity ? req->identity : "";
+	tr.idempotency_key = key;
+	int r = nt_txn_rollback(engine(req), id, force, &tr, &o);
+	if (r == NT_ECONFLICT && !o.message[0])
+		snprintf(o.message, sizeof(o.message), "conflict");
+	if (r == NT_ECONFLICT && !strstr(o.message, "in flight") &&
+	    !strstr(o.message, "waiting for confirmation")) {
+		nt_problem(resp, 409, "conflict", "Conflict", "%s", o.message);
+		if (resp->json && o.conflict_id)
+			json_object_set_new(resp->json, "later", json_integer(o.conflict_id));
+	} else if (r < 0) {
+		engine_problem(resp, r, &o);
+	} else {
+		created(resp, o.doc, o.replayed);
+		o.doc = NULL;
+	}
+	nt_txn_outcome_free(&o);
+	return 0;
+}
+
+static int h_profiles(const nt_request *req, nt_response *resp)
+{
+	json_t *doc = NULL;
+	int r = nt_txn_profile_list(engine(req), &doc);
+	if (r < 0) {
+		nt_txn_outcome o = { 0 };
+		return engine_problem(resp, r == -ENOMEM ? r : NT_ESTORE, &o);
+	}
+	resp->json = doc;
+	return 0;
+}
+
+static int bad_name(nt_response *resp, const char *name)
+{
+	return nt_problem(resp, 404, "not-found", "Not found", "no profile '%s'", name);
+}
+
+static int h_profile_get(const nt_request *req, nt_response *resp)
+{
+	const char *name = req->params[0];
+	json_t *doc = NULL;
+	if (!nt_profile_name_valid(name))
+		return bad_name(resp, name);
+	int r = nt_txn_profile_get(engine(req), name, &doc);
+	if (r == -ENOENT)
+		return bad_name(resp, name);
+	if (r < 0) {
+		nt_txn_outcome o = { 0 };
+		return engine_problem(resp, NT_ESTORE, &o);
+	}
+	resp->json = doc;
+	return 0;
+}
+
+static int h_profile_put(const nt_request *req, nt_response *resp)
+{
+	const char *name = req->params[0];
+	nt_txn_outcome o = { 0 };
+	bool was_created = false;
+	json_t *body;
+
+	if (!nt_profile_name_valid(name))
+		return nt_problem(resp, 400, "bad-request", "Bad request",
+				  "'%s' is not a valid profile name ([A-Za-z0-9._-], 1 to 64)", name);
+	if (!(body = body_object(req, resp, false)))
+		return 0;
+	json_t *bn = json_object_get(body, "name");
+	if (bn && (!json_is_string(bn) || strcmp(json_string_value(bn), name) != 0)) {
+		nt_problem(resp, 400, "bad-request", "Bad request",
+			   "the body's name does not match the name in the path ('%s')", name);
+		json_decref(body);
+		return 0;
+	}
+	if (!bn)
+		json_object_set_new(body, "name", json_string(name));
+	int r = nt_txn_profile_put(engine(req), name, body, &was_created, &o);
+	if (r < 0) {
+		engine_problem(resp, r, &o);
+	} else {
+		resp->status = was_created ? 201 : 200;
+		snprintf(resp->location, sizeof(resp->location), "/v1/profiles/%s", name);
+		resp->json = o.doc;
+		o.doc = NULL;
+	}
+	nt_txn_outcome_free(&o);
+	json_decref(body);
+	return 0;
+}
+
+static int h_profile_delete(const nt_request *req, nt_response *resp)
+{
+	const char *name = req->params[0];
+	if (!nt_profile_name_valid(name))
+		return bad_name(resp, name);
+	int r = nt_txn_profile_delete(engine(req), name);
+	if (r == -ENOENT)
+		return bad_name(resp, name);
+	if (r < 0) {
+		nt_txn_outcome o = { 0 };
+		return engine_problem(resp, NT_ESTORE, &o);
+	}
+	resp->status = 204;
+	return 0;
+}
+
+static const char *const list_query[] = { "status", "limit", "offset", NULL };
+
+static const nt_route txn_routes[] = {
+	{ "POST", "/v1/plan", h_plan, NULL },
+	{ "POST", "/v1/transactions", h_apply, NULL },
+	{ "GET", "/v1/transactions", h_list, list_query },
+	{ "GET", "/v1/transactions/{id}", h_get, NULL },
+	{ "POST", "/v1/transactions/{id}/confirm", h_confirm, NULL },
+	{ "POST", "/v1/transactions/{id}/rollback", h_rollback, NULL },
+	{ "GET", "/v1/profiles", h_profiles, NULL },
+	{ "GET", "/v1/profiles/{name}", h_profile_get, NULL },
+	{ "PUT", "/v1/profiles/{name}", h_profile_put, NULL },
+	{ "DELETE", "/v1/profiles/{name}", h_profile_delete, NULL },
+	{ NULL, NULL, NULL, NULL },
+};
+
+const nt_area nt_area_txn = {
+	.name = "txn",
+	.init = txn_init,
+	.fini = txn_fini,
+	.routes = txn_routes,
+};

@@ -1,0 +1,70 @@
+/* Benchmark: the cost of one topology read, one JSON rendering and one
+ * diagnosis on a host tree (default: the synthetic 256-CPU host that
+ * tests/fixtures/gen/mkhost.py big writes). Prints the median of N runs.
+ * Not a test: speed is measured here, never asserted in ctest. */
+#include "agent/ctx.h"
+#include "agent/diagnose.h"
+#include "agent/topology.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+int main(int argc, char **argv)
+{
+	const char *root = argc > 1 ? argv[1] : "/";
+	int runs = argc > 2 ? atoi(argv[2]) : 20;
+	nt_ctx ctx;
+	if (runs < 1 || nt_ctx_init(&ctx, root) < 0) {
+		fprintf(stderr, "usage: bench_topology ROOT [RUNS]\n");
+		return 2;
+	}
+	double *rd = calloc((size_t)runs, sizeof(double)), *js = calloc((size_t)runs, sizeof(double)),
+	       *dg = calloc((size_t)runs, sizeof(double));
+	int nics = 0, irqs = 0, cpus = 0;
+	for (int i = 0; i < runs; i++) {
+		nt_topology *t;
+		double a = now_ms();
+		if (nt_topology_read(&ctx, &t) < 0)
+			return 1;
+		double b = now_ms();
+		json_t *doc = nt_topology_to_json(t);
+		char *s = json_dumps(doc, JSON_COMPACT);
+		double c = now_ms();
+		nt_diag_options o = { .rtt_ms = 10 };
+		json_t *d = nt_diagnose(t, &o);
+		double e = now_ms();
+		rd[i] = b - a;
+		js[i] = c - b;
+		dg[i] = e - c;
+		nics = t->nnics;
+		irqs = t->nirqs;
+		cpus = nt_cpuset_count(&t->cpus_online);
+		free(s);
+		json_decref(doc);
+		json_decref(d);
+		nt_topology_free(t);
+	}
+	qsort(rd, (size_t)runs, sizeof(double), cmp_d);
+	qsort(js, (size_t)runs, sizeof(double), cmp_d);
+	qsort(dg, (size_t)runs, sizeof(double), cmp_d);
+	printf("host %s: %d CPUs, %d NICs, %d IRQs; median of %d runs\n", root, cpus, nics, irqs, runs);
+	printf("  topology read   %8.2f ms\n", rd[runs / 2]);
+	printf("  render JSON     %8.2f ms\n", js[runs / 2]);
+	printf("  diagnose        %8.2f ms\n", dg[runs / 2]);
+	return 0;
+}

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# The two commands of the README:
+#   deploy/dev.sh serve [nettune serve options]   build, then run the agent on this host
+#   deploy/dev.sh test                            build, then run every test (ctest)
+# Both install the Debian 12 packages they need first (as root, or via sudo).
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build=${NETTUNE_BUILD_DIR:-$here/build}
+
+# Build dependencies of the agent.
+build_pkgs=(build-essential cmake pkg-config libmicrohttpd-dev libjansson-dev libnuma-dev
+	libnl-3-dev libnl-route-3-dev libnl-genl-3-dev libsqlite3-dev libcurl4-openssl-dev libsystemd-dev)
+# What the tests use to check the agent against the real system: the real
+# tools (ip, ethtool, numactl, lstopo), the real irqbalance daemon, sqlite3,
+# python3/jq for fixture generation and JSON checks, and the VM lab's qemu,
+# busybox and kernel-module tools.
+test_pkgs=(iproute2 ethtool irqbalance sqlite3 python3 jq numactl hwloc-nox procps psmisc
+	qemu-system-x86 busybox-static kmod cpio curl ca-certificates xz-utils bc flex bison
+	libelf-dev libssl-dev dwarves)
+
+as_root() {
+	if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
+}
+
+install_pkgs() {
+	local missing=()
+	for p in "$@"; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+	done
+	[ ${#missing[@]} -eq 0 ] && return 0
+	echo "installing Debian packages: ${missing[*]}"
+	as_root apt-get update -qq
+	as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
+}
+
+build() {
+	cmake -S "$here" -B "$build" -DNETTUNE_WERROR=ON >/dev/null
+	cmake --build "$build" -j"$(nproc)"
+}
+
+cmd=${1:-}
+[ $# -gt 0 ] && shift
+case "$cmd" in
+serve)
+	install_pkgs "${build_pkgs[@]}"
+	build
+	mkdir -p "$here/state"
+	as_root "$build/nettune" serve --listen 127.0.0.1:8470 --root / --state-dir "$here/state" "$@"
+	;;
+test)
+	install_pkgs "${build_pkgs[@]}" "${test_pkgs[@]}"
+	build
+	cd "$build"
+	exec ctest --output-on-failure --timeout 1800 "$@"
+	;;
+*)
+	echo "usage: deploy/dev.sh serve [options] | deploy/dev.sh test [ctest options]" >&2
+	exit 2
+	;;
+esac

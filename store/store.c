@@ -1,0 +1,783 @@
+#include "store/store.h"
+#include "agent/ctx.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* One connection shared by the HTTP threads and the engine. SQLite's own
+ * serialized mode makes single calls safe, but a BEGIN IMMEDIATE .. COMMIT
+ * spans many calls, so every public function holds MU for its whole run. */
+struct nt_store {
+	sqlite3 *db;
+	pthread_mutex_t mu;
+};
+
+/* Migration N takes the schema from version N to N+1. Append, never edit:
+ * a database in the field is at some version and runs the rest. */
+static const char *const migrations[] = {
+	/* 0 -> 1 */
+	"CREATE TABLE transactions ("
+	" id INTEGER PRIMARY KEY AUTOINCREMENT,"
+	" status TEXT NOT NULL,"
+	" profile TEXT,"
+	" profile_name TEXT,"
+	" client TEXT NOT NULL DEFAULT '',"
+	" identity TEXT NOT NULL DEFAULT '',"
+	" created_ms INTEGER NOT NULL,"
+	" finished_ms INTEGER,"
+	" error TEXT,"
+	" failed_step INTEGER,"
+	" confirm_timeout_s INTEGER,"
+	" confirm_deadline_ms INTEGER,"
+	" rollback_of INTEGER REFERENCES transactions(id),"
+	" warnings TEXT);"
+	"CREATE INDEX transactions_status ON transactions(status, id);"
+	"CREATE TABLE steps ("
+	" txn_id INTEGER NOT NULL REFERENCES transactions(id) ON DELETE CASCADE,"
+	" idx INTEGER NOT NULL,"
+	" kind TEXT NOT NULL,"
+	" target TEXT NOT NULL,"
+	" interface TEXT NOT NULL DEFAULT '',"
+	" before TEXT NOT NULL,"
+	" after TEXT NOT NULL,"
+	" result TEXT NOT NULL DEFAULT 'pending',"
+	" error TEXT,"
+	" PRIMARY KEY (txn_id, idx));"
+	"CREATE INDEX steps_target ON steps(kind, target);"
+	"CREATE TABLE profiles ("
+	" name TEXT PRIMARY KEY,"
+	" body TEXT NOT NULL,"
+	" created_ms INTEGER NOT NULL,"
+	" updated_ms INTEGER NOT NULL);"
+	"CREATE TABLE idempotency_keys ("
+	" key TEXT PRIMARY KEY,"
+	" txn_id INTEGER NOT NULL REFERENCES transactions(id) ON DELETE CASCADE,"
+	" created_ms INTEGER NOT NULL);",
+};
+#define NMIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))
+_Static_assert(NMIGRATIONS == NT_STORE_SCHEMA_VERSION, "one migration per schema version");
+
+int64_t nt_store_now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void nt_store_rfc3339(int64_t ms, char *buf, size_t size)
+{
+	time_t sec = (time_t)(ms / 1000);
+	struct tm tm;
+	gmtime_r(&sec, &tm);
+	snprintf(buf, size, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
+		 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (int)(ms % 1000));
+}
+
+const char *nt_store_errmsg(nt_store *s)
+{
+	return s && s->db ? sqlite3_errmsg(s->db) : "no database";
+}
+
+static int exec(nt_store *s, const char *sql)
+{
+	return sqlite3_exec(s->db, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : NT_ESTORE;
+}
+
+int nt_store_schema_version(nt_store *s)
+{
+	sqlite3_stmt *st = NULL;
+	int v = NT_ESTORE;
+	if (sqlite3_prepare_v2(s->db, "PRAGMA user_version", -1, &st, NULL) == SQLITE_OK &&
+	    sqlite3_step(st) == SQLITE_ROW)
+		v = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	return v;
+}
+
+static int migrate(nt_store *s, char *err, size_t errsize)
+{
+	char sql[64];
+	int v = nt_store_schema_version(s);
+	if (v < 0)
+		goto fail;
+	if (v > NT_STORE_SCHEMA_VERSION) {
+		snprintf(err, errsize, "database schema %d is newer than this nettune (%d)", v,
+			 NT_STORE_SCHEMA_VERSION);
+		return NT_ESTORE;
+	}
+	for (; v < NMIGRATIONS; v++) {
+		if (exec(s, "BEGIN IMMEDIATE") < 0)
+			goto fail;
+		snprintf(sql, sizeof(sql), "PRAGMA user_version = %d", v + 1);
+		if (exec(s, migrations[v]) < 0 || exec(s, sql) < 0) {
+			snprintf(err, errsize, "migration to schema %d: %s", v + 1, sqlite3_errmsg(s->db));
+			exec(s, "ROLLBACK");
+			return NT_ESTORE;
+		}
+		if (exec(s, "COMMIT") < 0)
+			goto fail;
+	}
+	return 0;
+fail:
+	snprintf(err, errsize, "%s", sqlite3_errmsg(s->db));
+	return NT_ESTORE;
+}
+
+int nt_store_open(const char *path, nt_store **out, char *err, size_t errsize)
+{
+	nt_store *s = calloc(1, sizeof(*s));
+	int r = NT_ESTORE;
+
+	*out = NULL;
+	if (!s) {
+		snprintf(err, errsize, "out of memory");
+		return -ENOMEM;
+	}
+	pthread_mutex_init(&s->mu, NULL);
+	if (sqlite3_open_v2(path, &s->db,
+			    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
+			    NULL) != SQLITE_OK) {
+		snprintf(err, errsize, "%s: %s", path, s->db ? sqlite3_errmsg(s->db) : "cannot open");
+		goto fail;
+	}
+	sqlite3_busy_timeout(s->db, 5000);
+	/* journal_mode answers with the mode it got; a database that cannot
+	 * be read at all (not a database, unreadable) fails here. */
+	sqlite3_stmt *st = NULL;
+	bool wal = false;
+	if (sqlite3_prepare_v2(s->db, "PRAGMA journal_mode=WAL", -1, &st, NULL) == SQLITE_OK &&
+	    sqlite3_step(st) == SQLITE_ROW)
+		wal = strcmp((const char *)sqlite3_column_text(st, 0), "wal") == 0;
+	sqlite3_finalize(st);
+	if (!wal) {
+		snprintf(err, errsize, "%s: cannot use WAL mode: %s", path, sqlite3_errmsg(s->db));
+		goto fail;
+	}
+	if (exec(s, "PRAGMA foreign_keys=ON; PRAGMA synchronous=FULL") < 0) {
+		snprintf(err, errsize, "%s: %s", path, sqlite3_errmsg(s->db));
+		goto fail;
+	}
+	if ((r = migrate(s, err, errsize)) < 0)
+		goto fail;
+	*out = s;
+	return 0;
+fail:
+	nt_store_close(s);
+	return r < 0 ? r : NT_ESTORE;
+}
+
+void nt_store_close(nt_store *s)
+{
+	if (!s)
+		return;
+	sqlite3_close_v2(s->db);
+	pthread_mutex_destroy(&s->mu);
+	free(s);
+}
+
+/* ---- helpers ---- */
+
+static int prep(nt_store *s, sqlite3_stmt **st, const char *sql)
+{
+	return sqlite3_prepare_v2(s->db, sql, -1, st, NULL) == SQLITE_OK ? 0 : NT_ESTORE;
+}
+
+static void bind_text(sqlite3_stmt *st, int i, const char *v)
+{
+	if (v)
+		sqlite3_bind_text(st, i, v, -1, SQLITE_TRANSIENT);
+	else
+		sqlite3_bind_null(st, i);
+}
+
+static void bind_json(sqlite3_stmt *st, int i, const json_t *v)
+{
+	if (!v || json_is_null(v)) {
+		sqlite3_bind_null(st, i);
+		return;
+	}
+	char *txt = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+	if (txt)
+		sqlite3_bind_text(st, i, txt, -1, free);
+	else
+		sqlite3_bind_null(st, i);
+}
+
+static const char *col_text(sqlite3_stmt *st, int i)
+{
+	return (const char *)sqlite3_column_text(st, i);
+}
+
+static json_t *col_json(sqlite3_stmt *st, int i)
+{
+	const char *t = col_text(st, i);
+	json_t *v = t ? json_loads(t, JSON_DECODE_ANY, NULL) : NULL;
+	return v ? v : json_null();
+}
+
+static json_t *time_json(sqlite3_stmt *st, int i)
+{
+	char buf[40];
+	if (sqlite3_column_type(st, i) == SQLITE_NULL)
+		return json_null();
+	nt_store_rfc3339(sqlite3_column_int64(st, i), buf, sizeof(buf));
+	return json_string(buf);
+}
+
+static json_t *int_or_null(sqlite3_stmt *st, int i)
+{
+	if (sqlite3_column_type(st, i) == SQLITE_NULL)
+		return json_null();
+	return json_integer(sqlite3_column_int64(st, i));
+}
+
+static json_t *text_or_null(sqlite3_stmt *st, int i)
+{
+	const char *t = col_text(st, i);
+	return t ? json_string(t) : json_null();
+}
+
+/* ---- transactions ---- */
+
+static int txn_create_locked(nt_store *s, const json_t *txn, const json_t *steps, const char *idem_key,
+			int64_t *id)
+{
+	sqlite3_stmt *st = NULL;
+	int r = NT_ESTORE;
+	int64_t now = nt_store_now_ms();
+	size_t i;
+	json_t *step;
+
+	if (exec(s, "BEGIN IMMEDIATE") < 0)
+		return NT_ESTORE;
+	if (prep(s, &st, "INSERT INTO transactions (status, profile, profile_name, client, identity,"
+		 " created_ms, confirm_timeout_s, rollback_of, warnings)"
+		 " VALUES (?,?,?,?,?,?,?,?,?)") < 0)
+		goto out;
+	bind_text(st, 1, json_string_value(json_object_get(txn, "status")));
+	bind_json(st, 2, json_object_get(txn, "profile"));
+	bind_text(st, 3, json_string_value(json_object_get(txn, "profile_name")));
+	const char *client = json_string_value(json_object_get(txn, "client"));
+	const char *identity = json_string_value(json_object_get(txn, "identity"));
+	bind_text(st, 4, client ? client : "");
+	bind_text(st, 5, identity ? identity : "");
+	sqlite3_bind_int64(st, 6, now);
+	json_t *x = json_object_get(txn, "confirm_timeout_s");
+	if (json_is_integer(x))
+		sqlite3_bind_int64(st, 7, json_integer_value(x));
+	x = json_object_get(txn, "rollback_of");
+	if (json_is_integer(x))
+		sqlite3_bind_int64(st, 8, json_integer_value(x));
+	bind_json(st, 9, json_object_get(txn, "warnings"));
+	if (sqlite3_step(st) != SQLITE_DONE)
+		goto out;
+	*id = sqlite3_last_insert_rowid(s->db);
+	sqlite3_finalize(st);
+	st = NULL;
+
+	if (prep(s, &st, "INSERT INTO steps (txn_id, idx, kind, target, interface, before, after)"
+		 " VALUES (?,?,?,?,?,?,?)") < 0)
+		goto out;
+	json_array_foreach(steps, i, step) {
+		const char *iface = json_string_value(json_object_get(step, "interface"));
+		sqlite3_reset(st);
+		sqlite3_bind_int64(st, 1, *id);
+		sqlite3_bind_int(st, 2, (int)i);
+		bind_text(st, 3, json_string_value(json_object_get(step, "kind")));
+		bind_text(st, 4, json_string_value(json_object_get(step, "target")));
+		bind_text(st, 5, iface ? iface : "");
+		bind_text(st, 6, json_string_value(json_object_get(step, "before")));
+		bind_text(st, 7, json_string_value(json_object_get(step, "after")));
+		if (sqlite3_step(st) != SQLITE_DONE)
+			goto out;
+	}
+	sqlite3_finalize(st);
+	st = NULL;
+	if (idem_key) {
+		if (prep(s, &st, "INSERT INTO idempotency_keys (key, txn_id, created_ms) VALUES (?,?,?)") < 0)
+			goto out;
+		bind_text(st, 1, idem_key);
+		sqlite3_bind_int64(st, 2, *id);
+		sqlite3_bind_int64(st, 3, now);
+		int rc = sqlite3_step(st);
+		if (rc == SQLITE_CONSTRAINT) {
+			r = -EEXIST;
+			goto out;
+		}
+		if (rc != SQLITE_DONE)
+			goto out;
+	}
+	if (exec(s, "COMMIT") == 0)
+		r = 0;
+out:
+	sqlite3_finalize(st);
+	if (r < 0)
+		exec(s, "ROLLBACK");
+	return r;
+}
+
+static int txn_set_status_locked(nt_store *s, int64_t id, const char *status, const char *error,
+			    int failed_step, bool finished, int64_t deadline_ms)
+{
+	sqlite3_stmt *st = NULL;
+	int r = NT_ESTORE;
+	if (prep(s, &st, "UPDATE transactions SET status = ?,"
+		 " error = COALESCE(?, error),"
+		 " failed_step = CASE WHEN ? >= 0 THEN ? ELSE failed_step END,"
+		 " finished_ms = CASE WHEN ? THEN ? ELSE finished_ms END,"
+		 " confirm_deadline_ms = CASE WHEN ? > 0 THEN ? WHEN ? < 0 THEN NULL"
+		 "  ELSE confirm_deadline_ms END"
+		 " WHERE id = ?") < 0)
+		goto out;
+	bind_text(st, 1, status);
+	bind_text(st, 2, error);
+	sqlite3_bind_int(st, 3, failed_step);
+	sqlite3_bind_int(st, 4, failed_step);
+	sqlite3_bind_int(st, 5, finished);
+	sqlite3_bind_int64(st, 6, nt_store_now_ms());
+	sqlite3_bind_int64(st, 7, deadline_ms);
+	sqlite3_bind_int64(st, 8, deadline_ms);
+	sqlite3_bind_int64(st, 9, deadline_ms);
+	sqlite3_bind_int64(st, 10, id);
+	if (sqlite3_step(st) == SQLITE_DONE)
+		r = sqlite3_changes(s->db) ? 0 : -ENOENT;
+out:
+	sqlite3_finalize(st);
+	return r;
+}
+
+static int step_set_locked(nt_store *s, int64_t id, int idx, const char *result, const char *error)
+{
+	sqlite3_stmt *st = NULL;
+	int r = NT_ESTORE;
+	if (prep(s, &st, "UPDATE steps SET result = ?, error = ? WHERE txn_id = ? AND idx = ?") < 0)
+		goto out;
+	bind_text(st, 1, result);
+	bind_text(st, 2, error);
+	sqlite3_bind_int64(st, 3, id);
+	sqlite3_bind_int(st, 4, idx);
+	if (sqlite3_step(st) == SQLITE_DONE)
+		r = sqlite3_changes(s->db) ? 0 : -ENOENT;
+out:
+	sqlite3_finalize(st);
+	return r;
+}
+
+#define TXN_COLS "id, status, profile, profile_name, client, identity, created_ms, finished_ms," \
+	" error, failed_step, confirm_timeout_s, confirm_deadline_ms, rollback_of, warnings"
+
+static json_t *txn_row(sqlite3_stmt *st)
+{
+	json_t *o = json_object();
+	if (!o)
+		return NULL;
+	json_object_set_new(o, "id", json_integer(sqlite3_column_int64(st, 0)));
+	json_object_set_new(o, "status", text_or_null(st, 1));
+	json_object_set_new(o, "profile", col_json(st, 2));
+	json_object_set_new(o, "profile_name", text_or_null(st, 3));
+	json_object_set_new(o, "client", text_or_null(st, 4));
+	json_object_set_new(o, "identity", text_or_null(st, 5));
+	json_object_set_new(o, "created", time_json(st, 6));
+	json_object_set_new(o, "finished", time_json(st, 7));
+	if (sqlite3_column_type(st, 7) != SQLITE_NULL)
+		json_object_set_new(o, "duration_ms", json_integer(sqlite3_column_int64(st, 7) -
+								   sqlite3_column_int64(st, 6)));
+	else
+		json_object_set_new(o, "duration_ms", json_null());
+	json_object_set_new(o, "error", text_or_null(st, 8));
+	json_object_set_new(o, "failed_step", int_or_null(st, 9));
+	json_object_set_new(o, "confirm_timeout_s", int_or_null(st, 10));
+	json_object_set_new(o, "confirm_deadline", time_json(st, 11));
+	json_object_set_new(o, "confirm_deadline_ms", int_or_null(st, 11));
+	json_object_set_new(o, "rollback_of", int_or_null(st, 12));
+	json_t *w = col_json(st, 13);
+	json_object_set_new(o, "warnings", json_is_array(w) ? w : json_array());
+	if (!json_is_array(w))
+		json_decref(w);
+	return o;
+}
+
+static int load_steps(nt_store *s, int64_t id, json_t *doc)
+{
+	sqlite3_stmt *st = NULL;
+	json_t *steps = json_array();
+	int r = NT_ESTORE, rc;
+	if (!steps)
+		return -ENOMEM;
+	if (prep(s, &st, "SELECT idx, kind, target, interface, before, after, result, error"
+		 " FROM steps WHERE txn_id = ? ORDER BY idx") < 0)
+		goto out;
+	sqlite3_bind_int64(st, 1, id);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		json_t *o = json_pack("{s:i,s:s,s:s,s:s,s:s,s:s,s:o}", "index",
+				      sqlite3_column_int(st, 0), "kind", col_text(st, 1), "target",
+				      col_text(st, 2), "before", col_text(st, 4), "after",
+				      col_text(st, 5), "result", col_text(st, 6), "error",
+				      text_or_null(st, 7));
+		if (!o)
+			goto out;
+		if (col_text(st, 3) && col_text(st, 3)[0])
+			json_object_set_new(o, "interface", json_string(col_text(st, 3)));
+		json_array_append_new(steps, o);
+	}
+	if (rc != SQLITE_DONE)
+		goto out;
+	json_object_set(doc, "steps", steps);
+	r = 0;
+out:
+	json_decref(steps);
+	sqlite3_finalize(st);
+	return r;
+}
+
+static int txn_get_locked(nt_store *s, int64_t id, json_t **out)
+{
+	sqlite3_stmt *st = NULL;
+	json_t *doc = NULL;
+	int r = NT_ESTORE, rc;
+
+	*out = NULL;
+	if (prep(s, &st, "SELECT " TXN_COLS " FROM transactions WHERE id = ?") < 0)
+		goto out;
+	sqlite3_bind_int64(st, 1, id);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_DONE) {
+		r = -ENOENT;
+		goto out;
+	}
+	if (rc != SQLITE_ROW || !(doc = txn_row(st)))
+		goto out;
+	if ((r = load_steps(s, id, doc)) < 0)
+		goto out;
+	*out = doc;
+	doc = NULL;
+out:
+	json_decref(doc);
+	sqlite3_finalize(st);
+	return r;
+}
+
+static int txn_list_locked(nt_store *s, const char *status, int limit, int offset, json_t **out,
+		      int64_t *total)
+{
+	sqlite3_stmt *st = NULL;
+	json_t *arr = json_array();
+	int r = NT_ESTORE, rc;
+
+	*out = NULL;
+	if (!arr)
+		return -ENOMEM;
+	if (prep(s, &st, "SELECT count(*) FROM transactions WHERE ?1 IS NULL OR status = ?1") < 0)
+		goto out;
+	bind_text(st, 1, status);
+	if (sqlite3_step(st) != SQLITE_ROW)
+		goto out;
+	*total = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	st = NULL;
+	if (prep(s, &st, "SELECT " TXN_COLS ", (SELECT count(*) FROM steps WHERE txn_id = id)"
+		 " FROM transactions WHERE ?1 IS NULL OR status = ?1"
+		 " ORDER BY id DESC LIMIT ?2 OFFSET ?3") < 0)
+		goto out;
+	bind_text(st, 1, status);
+	sqlite3_bind_int(st, 2, limit);
+	sqlite3_bind_int(st, 3, offset);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		json_t *o = txn_row(st);
+		if (!o)
+			goto out;
+		json_object_set_new(o, "nsteps", json_integer(sqlite3_column_int(st, 14)));
+		json_array_append_new(arr, o);
+	}
+	if (rc != SQLITE_DONE)
+		goto out;
+	*out = arr;
+	arr = NULL;
+	r = 0;
+out:
+	json_decref(arr);
+	sqlite3_finalize(st);
+	return r;
+}
+
+static int txn_ids_locked(nt_store *s, const char *status, json_t **out)
+{
+	sqlite3_stmt *st = NULL;
+	json_t *arr = json_array();
+	int r = NT_ESTORE, rc;
+	*out = NULL;
+	if (!arr)
+		return -ENOMEM;
+	if (prep(s, &st, "SELECT id FROM transactions WHERE status = ? ORDER BY id") < 0)
+		goto out;
+	bind_text(st, 1, status);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		json_array_append_new(arr, json_integer(sqlite3_column_int64(st, 0)));
+	if (rc != SQLITE_DONE)
+		goto out;
+	*out = arr;
+	arr = NULL;
+	r = 0;
+out:
+	json_decref(arr);
+	sqlite3_finalize(st);
+	return r;
+}
+
+static int idem_get_locked(nt_store *s, const char *key, int64_t *id)
+{
+	sqlite3_stmt *st = NULL;
+	int r = NT_ESTORE, rc;
+	if (prep(s, &st, "SELECT txn_id FROM idempotency_keys WHERE key = ?") < 0)
+		goto out;
+	bind_text(st, 1, key);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		*id = sqlite3_column_int64(st, 0);
+		r = 0;
+	} else if (rc == SQLITE_DONE) {
+		r = -ENOENT;
+	}
+out:
+	sqlite3_finalize(st);
+	return r;
+}
+
+static int later_conflict_locked(nt_store *s, int64_t id, int64_t *later)
+{
+	sqlite3_stmt *st = NULL;
+	int r = NT_ESTORE, rc;
+	*later = 0;
+	/* Statuses whose changes are still in place on the host. */
+	if (prep(s, &st, "SELECT min(t.id) FROM transactions t JOIN steps b ON b.txn_id = t.id"
+		 " JOIN steps a ON a.kind = b.kind AND a.target = b.target"
+		 " WHERE a.txn_id = ?1 AND a.result = 'applied' AND b.result = 'applied'"
+		 " AND t.id > ?1 AND t.status IN ('applied','pending_confirm','rollback_failed',"
+		 " 'applying','rolling_back')") < 0)
+		goto out;
+	sqlite3_bind_int64(st, 1, id);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		if (sqlite3_column_type(st, 0) != SQLITE_NULL)
+			*later = sqlite3_column_int64(st, 0);
+		r = 0;
+	}
+out:
+	sqlite3_finalize(st);
+	return r;
+}
+
+/* ---- profiles ---- */
+
+static int profile_put_locked(nt_store *s, const char *name, const json_t *profile, bool *created)
+{
+	sqlite3_stmt *st = NULL;
+	int r = NT_ESTORE;
+	int64_t now = nt_store_now_ms();
+
+	if (exec(s, "BEGIN IMMEDIATE") < 0)
+		return NT_ESTORE;
+	if (prep(s, &st, "SELECT 1 FROM profiles WHERE name = ?") < 0)
+		goto out;
+	bind_text(st, 1, name);
+	int rc = sqlite3_step(st);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		goto out;
+	*created = rc == SQLITE_DONE;
+	sqlite3_finalize(st);
+	st = NULL;
+	if (prep(s, &st, "INSERT INTO profiles (name, body, created_ms, updated_ms) VALUES (?,?,?,?)"
+		 " ON CONFLICT(name) DO UPDATE SET body = excluded.body,"
+		 " updated_ms = excluded.updated_ms") < 0)
+		goto out;
+	bind_text(st, 1, name);
+	bind_json(st, 2, profile);
+	sqlite3_bind_int64(st, 3, now);
+	sqlite3_bind_int64(st, 4, now);
+	if (sqlite3_step(st) != SQLITE_DONE)
+		goto out;
+	if (exec(s, "COMMIT") == 0)
+		r = 0;
+out:
+	sqlite3_finalize(st);
+	if (r < 0)
+		exec(s, "ROLLBACK");
+	return r;
+}
+
+static int profile_get_locked(nt_store *s, const char *name, json_t **out)
+{
+	sqlite3_stmt *st = NULL;
+	int r = NT_ESTORE, rc;
+	*out = NULL;
+	if (prep(s, &st, "SELECT body FROM profiles WHERE name = ?") < 0)
+		goto out;
+	bind_text(st, 1, name);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_DONE) {
+		r = -ENOENT;
+	} else if (rc == SQLITE_ROW) {
+		json_t *v = col_json(st, 0);
+		if (json_is_object(v)) {
+			*out = v;
+			r = 0;
+		} else {
+			json_decref(v);
+		}
+	}
+out:
+	sqlite3_finalize(st);
+	return r;
+}
+
+static int profile_delete_locked(nt_store *s, const char *name)
+{
+	sqlite3_stmt *st = NULL;
+	int r = NT_ESTORE;
+	if (prep(s, &st, "DELETE FROM profiles WHERE name = ?") < 0)
+		goto out;
+	bind_text(st, 1, name);
+	if (sqlite3_step(st) == SQLITE_DONE)
+		r = sqlite3_changes(s->db) ? 0 : -ENOENT;
+out:
+	sqlite3_finalize(st);
+	return r;
+}
+
+static int profile_list_locked(nt_store *s, json_t **out)
+{
+	sqlite3_stmt *st = NULL;
+	json_t *arr = json_array();
+	int r = NT_ESTORE, rc;
+	*out = NULL;
+	if (!arr)
+		return -ENOMEM;
+	if (prep(s, &st, "SELECT name, body, created_ms, updated_ms FROM profiles ORDER BY name") < 0)
+		goto out;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		json_t *body = col_json(st, 1);
+		json_t *desc = json_object_get(body, "description");
+		json_t *o = json_pack("{s:s,s:O,s:o,s:o}", "name", col_text(st, 0), "description",
+				      json_is_string(desc) ? desc : json_null(), "created",
+				      time_json(st, 2), "updated", time_json(st, 3));
+		json_decref(body);
+		if (!o)
+			goto out;
+		json_array_append_new(arr, o);
+	}
+	if (rc != SQLITE_DONE)
+		goto out;
+	*out = arr;
+	arr = NULL;
+	r = 0;
+out:
+	json_decref(arr);
+	sqlite3_finalize(st);
+	return r;
+}
+
+/* ---- the public, serialised entry points ---- */
+
+int nt_store_txn_create(nt_store *s, const json_t *txn, const json_t *steps, const char *idem_key,
+			int64_t *id)
+{
+	pthread_mutex_lock(&s->mu);
+	int r = txn_create_locked(s, txn, steps, idem_key, id);
+	pthread_mutex_unlock(&s->mu);
+	return r;
+}
+
+int nt_store_txn_set_status(nt_store *s, int64_t id, const char *status, const char *error,
+			    int failed_step, bool finished, int64_t deadline_ms)
+{
+	pthread_mutex_lock(&s->mu);
+	int r = txn_set_status_locked(s, id, status, error, failed_step, finished, deadline_ms);
+	pthread_mutex_unlock(&s->mu);
+	return r;
+}
+
+int nt_store_step_set(nt_store *s, int64_t id, int idx, const char *result, const char *error)
+{
+	pthread_mutex_lock(&s->mu);
+	int r = step_set_locked(s, id, idx, result, error);
+	pthread_mutex_unlock(&s->mu);
+	return r;
+}
+
+int nt_store_txn_get(nt_store *s, int64_t id, json_t **out)
+{
+	pthread_mutex_lock(&s->mu);
+	int r = txn_get_locked(s, id, out);
+	pthread_mutex_unlock(&s->mu);
+	return r;
+}
+
+int nt_store_txn_list(nt_store *s, const char *status, int limit, int offset, json_t **out,
+		      int64_t *total)
+{
+	pthread_mutex_lock(&s->mu);
+	int r = txn_list_locked(s, status, limit, offset, out, total);
+	pthread_mutex_unlock(&s->mu);
+	return r;
+}
+
+int nt_store_txn_ids(nt_store *s, const char *status, json_t **out)
+{
+	pthread_mutex_lock(&s->mu);
+	int r = txn_ids_locked(s, status, out);
+	pthread_mutex_unlock(&s->mu);
+	return r;
+}
+
+int nt_store_idem_get(nt_store *s, const char *key, int64_t *id)
+{
+	pthread_mutex_lock(&s->mu);
+	int r = idem_get_locked(s, key, id);
+	pthread_mutex_unlock(&s->mu);
+	return r;
+}
+
+int nt_store_later_conflict(nt_store *s, int64_t id, int64_t *later)
+{
+	pthread_mutex_lock(&s->mu);
+	int r = later_conflict_locked(s, id, later);
+	pthread_mutex_unlock(&s->mu);
+	return r;
+}
+
+int nt_store_profile_put(nt_store *s, const char *name, const json_t *profile, bool *created)
+{
+	pthread_mutex_lock(&s->mu);
+	int r = profile_put_locked(s, name, profile, created);
+	pthread_mutex_unlock(&s->mu);
+	return r;
+}
+
+int nt_store_profile_get(nt_store *s, const char *name, json_t **out)
+{
+	pthread_mutex_lock(&s->mu);
+	int r = profile_get_locked(s, name, out);
+	pthread_mutex_unlock(&s->mu);
+	return r;
+}
+
+int nt_store_profile_delete(nt_store *s, const char *name)
+{
+	pthread_mutex_lock(&s->mu);
+	int r = profile_delete_locked(s, name);
+	pthread_mutex_unlock(&s->mu);
+	return r;
+}
+
+int nt_store_profile_list(nt_store *s, json_t **out)
+{
+	pthread_mutex_lock(&s->mu);
+	int r = profile_list_locked(s, out);
+	pthread_mutex_unlock(&s->mu);
+	return r;
+}

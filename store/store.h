@@ -1,0 +1,77 @@
+/* The journal and record of nettune: transactions, their steps, stored
+ * profiles and idempotency keys, in SQLite at STATE_DIR/nettune.db.
+ *
+ * WAL mode, busy_timeout 5000 ms, foreign keys on, schema versioned with
+ * PRAGMA user_version and an array of migrations; every write of more than
+ * one row runs in one BEGIN IMMEDIATE .. COMMIT so a crash leaves either all
+ * of it or none. A handle is used under the caller's lock (the transaction
+ * engine serialises writers); SQLite itself is opened in serialized mode so
+ * concurrent readers from HTTP threads are safe.
+ *
+ * Documents cross this interface as JSON (jansson), the same shape the API
+ * serves, so the store knows nothing of setting kinds. */
+#ifndef NT_STORE_H
+#define NT_STORE_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct nt_store nt_store;
+
+/* The schema version this build writes. */
+#define NT_STORE_SCHEMA_VERSION 1
+
+/* Open (creating and migrating) the database at PATH. Returns 0 or
+ * NT_ESTORE with a message in ERR; *OUT is owned by the caller. */
+int nt_store_open(const char *path, nt_store **out, char *err, size_t errsize);
+void nt_store_close(nt_store *s);
+/* PRAGMA user_version of the open database. */
+int nt_store_schema_version(nt_store *s);
+/* The last SQLite error message of this handle. */
+const char *nt_store_errmsg(nt_store *s);
+
+/* Milliseconds since the epoch (the store's clock for timestamps). */
+int64_t nt_store_now_ms(void);
+/* RFC 3339 UTC ("2026-11-30T01:02:03.456Z") of MS into BUF. */
+void nt_store_rfc3339(int64_t ms, char *buf, size_t size);
+
+/* Record a new transaction and all of its steps in one SQL transaction.
+ * TXN: {"status","profile"(object|null),"profile_name"?,"client","identity",
+ *       "rollback_of"?(int),"confirm_timeout_s"?(int),"warnings"?}
+ * STEPS: [{"kind","target","interface"?,"before","after"}]; each gets
+ * result "pending". IDEM_KEY, when not NULL, is recorded with it (a
+ * duplicate key fails with -EEXIST). *ID receives the new id. */
+int nt_store_txn_create(nt_store *s, const json_t *txn, const json_t *steps, const char *idem_key,
+			int64_t *id);
+/* Set status (and, when not NULL, error / failed_step >= 0). FINISHED sets
+ * finished time and duration. DEADLINE_MS > 0 sets the confirm deadline,
+ * < 0 clears it. */
+int nt_store_txn_set_status(nt_store *s, int64_t id, const char *status, const char *error,
+			    int failed_step, bool finished, int64_t deadline_ms);
+/* Set one step's result and error (NULL clears it). */
+int nt_store_step_set(nt_store *s, int64_t id, int idx, const char *result, const char *error);
+
+/* The transaction document (see api/routes_txn.c) or -ENOENT. */
+int nt_store_txn_get(nt_store *s, int64_t id, json_t **out);
+/* Newest first; STATUS NULL for any. */
+int nt_store_txn_list(nt_store *s, const char *status, int limit, int offset, json_t **out,
+		      int64_t *total);
+/* Ids of transactions in STATUS, oldest first (a JSON array of integers). */
+int nt_store_txn_ids(nt_store *s, const char *status, json_t **out);
+/* The transaction an idempotency key was used for, or -ENOENT. */
+int nt_store_idem_get(nt_store *s, const char *key, int64_t *id);
+/* The earliest transaction after ID, in one of the statuses that leave
+ * changes in place, that changed (step result "applied") a kind+target that
+ * ID changed too; *LATER = 0 when none. */
+int nt_store_later_conflict(nt_store *s, int64_t id, int64_t *later);
+
+/* Stored profiles. PUT replaces; *CREATED tells whether it was new. */
+int nt_store_profile_put(nt_store *s, const char *name, const json_t *profile, bool *created);
+int nt_store_profile_get(nt_store *s, const char *name, json_t **out);
+int nt_store_profile_delete(nt_store *s, const char *name);
+/* [{"name","description","updated"}], by name. */
+int nt_store_profile_list(nt_store *s, json_t **out);
+
+#endif

@@ -1,0 +1,443 @@
+/* Profiles applied as transactions over HTTP, on throw-away copies of the
+ * seed fixtures: seed 000's fix (each NIC's IRQ on its own node, CPU 0
+ * left out, distinct first CPUs), seed 003's fix (rings 4096, bond0
+ * layer3+4, TCP buffers), the no-op second apply, real faults part-way
+ * (a target turned into a directory, an IRQ that disappears) with every
+ * file byte-for-byte as before, Idempotency-Key, history, rollback of a
+ * transaction and its 409, stored profiles, and an unusable store. */
+#include "harness.h"
+#include "integration/nt_agent.h"
+#include "integration/test_txn_util.h"
+#include "agent/cpuset.h"
+
+#define X460 NT_FIXTURES "/seed000-x460"
+#define EPYC NT_FIXTURES "/seed003-epyc7713"
+
+static json_t *apply(nt_agent *a, const char *profile, long want_status)
+{
+	char body[4096];
+	long st = 0;
+	json_t *doc = NULL;
+	snprintf(body, sizeof(body), "{\"profile\":%s}", profile);
+	tu_http("POST", nt_url(a, "/v1/transactions"), body, NULL, &st, &doc);
+	CHECK_MSG(st == want_status, "POST /v1/transactions: %ld, wanted %ld: %s", st, want_status,
+		  doc ? json_dumps(doc, JSON_COMPACT) : "");
+	return doc;
+}
+
+static void test_x460(void)
+{
+	char dir[PATH_MAX], root[PATH_MAX], buf[256], rel[128];
+	nt_agent a;
+	if (tu_copy(X460, dir, sizeof(dir), root, sizeof(root)) < 0) {
+		CHECK_MSG(0, "cannot copy %s", X460);
+		return;
+	}
+	if (nt_agent_start(&a, root, NULL, NULL) < 0) {
+		CHECK_MSG(0, "agent did not start");
+		return;
+	}
+	json_t *doc = apply(&a, X460_FIX, 201);
+	CHECK_STR(tu_str(doc, "status"), "applied");
+	CHECK_INT(json_array_size(json_object_get(doc, "steps")), 8);
+	json_decref(doc);
+
+	/* Every NIC IRQ on its own node (node k = CPUs 16k..16k+15), never
+	 * CPU 0, and no two NICs with the same first CPU (seed 000). */
+	int firsts[8];
+	for (int i = 0; i < 8; i++) {
+		int node = i / 2;
+		snprintf(rel, sizeof(rel), "proc/irq/%d/smp_affinity_list", x460_irqs[i]);
+		tu_read(root, rel, buf, sizeof(buf));
+		nt_cpuset s;
+		CHECK_MSG(nt_cpulist_parse(buf, &s) == 0 && !nt_cpuset_empty(&s), "IRQ %d: '%s'",
+			  x460_irqs[i], buf);
+		firsts[i] = nt_cpuset_next(&s, 0);
+		for (int c = firsts[i]; c >= 0; c = nt_cpuset_next(&s, c + 1))
+			CHECK_MSG(c / 16 == node && c != 0, "IRQ %d on CPU %d, NIC on node %d",
+				  x460_irqs[i], c, node);
+		for (int j = 0; j < i; j++)
+			CHECK_MSG(firsts[j] != firsts[i], "IRQs %d and %d share first CPU %d",
+				  x460_irqs[j], x460_irqs[i], firsts[i]);
+		/* The fixture's mask file says the same, in the kernel's format. */
+		snprintf(rel, sizeof(rel), "proc/irq/%d/smp_affinity", x460_irqs[i]);
+		nt_cpuset m;
+		tu_read(root, rel, buf, sizeof(buf));
+		CHECK_MSG(nt_cpumask_parse(buf, &m) == 0 && nt_cpuset_equal(&m, &s) &&
+			  strlen(buf) == 17, "IRQ %d mask '%s'", x460_irqs[i], buf);
+	}
+
+	/* The same profile again plans nothing and applies nothing. */
+	long st;
+	tu_http("POST", nt_url(&a, "/v1/plan"), X460_FIX, NULL, &st, &doc);
+	CHECK_INT(st, 200);
+	CHECK_INT(json_array_size(json_object_get(doc, "steps")), 0);
+	json_decref(doc);
+	doc = apply(&a, X460_FIX, 201);
+	CHECK_STR(tu_str(doc, "status"), "applied");
+	CHECK_INT(json_array_size(json_object_get(doc, "steps")), 0);
+	json_decref(doc);
+	nt_agent_stop(&a);
+	tu_sh("rm -rf '%s'", dir);
+}
+
+/* Run X460_FIX with a delay between steps and do FAULT to the copy while
+ * it runs; then everything must read as before. */
+static void fault_x460(const char *what, const char *fault, const char *repair,
+		       int want_step, const char *want_error)
+{
+	char dir[PATH_MAX], root[PATH_MAX];
+	nt_agent a;
+	tu_async t;
+	if (tu_copy(X460, dir, sizeof(dir), root, sizeof(root)) < 0)
+		return;
+	tu_sh("cp -a '%s' '%s/snap'", root, dir);
+	setenv("NETTUNE_TEST_STEP_DELAY_MS", "250", 1);
+	int r = nt_agent_start(&a, root, NULL, NULL);
+	unsetenv("NETTUNE_TEST_STEP_DELAY_MS");
+	if (r < 0) {
+		CHECK_MSG(0, "agent did not start");
+		return;
+	}
+	char body[1024];
+	snprintf(body, sizeof(body), "{\"profile\":%s}", X460_FIX);
+	tu_async_start(&t, nt_url(&a, "/v1/transactions"), body);
+	nt_agent_sleep_ms(700); /* steps 0 and 1 are written by now, 7 is 1.3 s away */
+	CHECK_MSG(tu_script(root, dir, fault) == 0, "%s: fault could not be made", what);
+	tu_async_join(&t);
+	CHECK_INT(t.status, 201);
+	CHECK_STR(tu_str(t.json, "status"), "rolled_back");
+	CHECK_INT(json_integer_value(json_object_get(t.json, "failed_step")), want_step);
+	CHECK_MSG(strstr(tu_str(t.json, "error"), want_error) != NULL, "%s: error '%s'", what,
+		  tu_str(t.json, "error"));
+	json_t *steps = json_object_get(t.json, "steps");
+	CHECK_STR(tu_str(json_array_get(steps, 0), "result"), "rolled_back");
+	CHECK_STR(tu_str(json_array_get(steps, want_step), "result"), "failed");
+	json_decref(t.json);
+	nt_agent_stop(&a);
+	/* Put the fault right and compare every file of /proc byte for byte. */
+	tu_script(root, dir, repair);
+	CHECK_MSG(tu_sh("diff -r '%s/snap/proc' '%s/proc' >&2", dir, root) == 0,
+		  "%s: /proc differs from before the transaction", what);
+	tu_sh("rm -rf '%s'", dir);
+}
+
+static void test_faults(void)
+{
+	/* A later target that cannot be written (root ignores file modes, so
+	 * the file becomes a directory). */
+	fault_x460("target is a directory",
+		   "rm $R/proc/irq/233/smp_affinity_list && mkdir $R/proc/irq/233/smp_affinity_list",
+		   "rmdir $R/proc/irq/233/smp_affinity_list && "
+		   "cp -a $D/snap/proc/irq/233/smp_affinity_list $R/proc/irq/233/",
+		   7, "Is a directory");
+	/* An IRQ that disappears between plan and apply. */
+	fault_x460("IRQ disappears", "mv $R/proc/irq/225 $R/irq225.gone",
+		   "mv $R/irq225.gone $R/proc/irq/225", 6, "No such file");
+}
+
+static void test_epyc(void)
+{
+	char dir[PATH_MAX], root[PATH_MAX], buf[256];
+	nt_agent a;
+	long st;
+	json_t *doc;
+	if (tu_copy(EPYC, dir, sizeof(dir), root, sizeof(root)) < 0)
+		return;
+	tu_sh("cp -a '%s' '%s/snap'", root, dir);
+	if (nt_agent_start(&a, root, NULL, NULL) < 0) {
+		CHECK_MSG(0, "agent did not start");
+		return;
+	}
+	/* Plan first: the steps with before-values as seed 003 found them. */
+	tu_http("POST", nt_url(&a, "/v1/plan"), EPYC_FIX, NULL, &st, &doc);
+	CHECK_INT(st, 200);
+	CHECK_INT(json_array_size(json_object_get(doc, "steps")), 9);
+	json_t *s0 = json_array_get(json_object_get(doc, "steps"), 0);
+	CHECK_STR(tu_str(s0, "kind"), "rings");
+	CHECK_STR(tu_str(s0, "before"), "rx=1024,tx=1024");
+	CHECK_STR(tu_str(s0, "after"), "rx=4096,tx=1024");
+	json_decref(doc);
+	CHECK_STR(tu_read(root, "sys/class/net/bond0/bonding/xmit_hash_policy", buf, sizeof(buf)),
+		  "layer2+3 2");
+
+	/* Idempotency-Key: the retry returns the original, applies nothing. */
+	char body[4096];
+	snprintf(body, sizeof(body), "{\"profile\":%s}", EPYC_FIX);
+	tu_http("POST", nt_url(&a, "/v1/transactions"), body, "retry-1", &st, &doc);
+	CHECK_INT(st, 201);
+	CHECK_STR(tu_str(doc, "status"), "applied");
+	json_int_t t1 = json_integer_value(json_object_get(doc, "id"));
+	CHECK_STR(tu_str(doc, "client"), "127.0.0.1");
+	CHECK(json_is_string(json_object_get(doc, "created")));
+	CHECK(json_is_string(json_object_get(doc, "finished")));
+	CHECK(json_is_integer(json_object_get(doc, "duration_ms")));
+	json_decref(doc);
+	tu_http("POST", nt_url(&a, "/v1/transactions"), body, "retry-1", &st, &doc);
+	CHECK_INT(st, 200);
+	CHECK_INT(json_integer_value(json_object_get(doc, "id")), t1);
+	json_decref(doc);
+
+	for (int i = 0; i < 4; i++) {
+		char iface[16];
+		snprintf(iface, sizeof(iface), "enos%d", i);
+		CHECK_STR(tu_rings(root, iface, buf, sizeof(buf)), "rx=4096,tx=1024");
+	}
+	CHECK_STR(tu_read(root, "sys/class/net/bond0/bonding/xmit_hash_policy", buf, sizeof(buf)),
+		  "layer3+4 1");
+	CHECK_STR(tu_read(root, "proc/sys/net/ipv4/tcp_rmem", buf, sizeof(buf)),
+		  "4096 87380 16777216");
+	CHECK_STR(tu_read(root, "proc/sys/net/ipv4/tcp_wmem", buf, sizeof(buf)),
+		  "4096 65536 16777216");
+	CHECK_STR(tu_read(root, "proc/sys/net/core/rmem_max", buf, sizeof(buf)), "16777216");
+	CHECK_STR(tu_read(root, "proc/sys/net/core/wmem_max", buf, sizeof(buf)), "16777216");
+
+	/* A later transaction touching rmem_max. */
+	doc = apply(&a, "{\"name\":\"more\",\"sysctl\":{\"net.core.rmem_max\":\"33554432\"}}", 201);
+	json_int_t t2 = json_integer_value(json_object_get(doc, "id"));
+	CHECK_STR(tu_str(doc, "status"), "applied");
+	json_decref(doc);
+
+	/* Rolling back t1 would undo t2's change too: 409, unless forced. */
+	char url[128];
+	snprintf(url, sizeof(url), "/v1/transactions/%lld/rollback", (long long)t1);
+	tu_http("POST", nt_url(&a, url), NULL, NULL, &st, &doc);
+	CHECK_INT(st, 409);
+	CHECK_INT(json_integer_value(json_object_get(doc, "later")), t2);
+	json_decref(doc);
+	CHECK_STR(tu_read(root, "sys/class/net/bond0/bonding/xmit_hash_policy", buf, sizeof(buf)),
+		  "layer3+4 1");
+	tu_http("POST", nt_url(&a, url), "{\"force\":true}", NULL, &st, &doc);
+	CHECK_INT(st, 201);
+	CHECK_STR(tu_str(doc, "status"), "applied");
+	CHECK_INT(json_integer_value(json_object_get(doc, "rollback_of")), t1);
+	json_int_t t3 = json_integer_value(json_object_get(doc, "id"));
+	json_decref(doc);
+	/* Every file seed 003's fix touched is as the fixture had it. */
+	CHECK_MSG(tu_sh("diff -r '%s/snap/proc' '%s/proc' >&2", dir, root) == 0,
+		  "/proc differs after the rollback");
+	CHECK_MSG(tu_sh("cmp '%s/snap/sys/class/net/bond0/bonding/xmit_hash_policy' "
+			"'%s/sys/class/net/bond0/bonding/xmit_hash_policy'", dir, root) == 0,
+		  "bond0 xmit_hash_policy differs after the rollback");
+	CHECK_STR(tu_rings(root, "enos2", buf, sizeof(buf)), "rx=1024,tx=1024");
+	/* Rolled back already: a second rollback of t1 is refused, naming the
+	 * earliest later transaction still in place on its targets. */
+	tu_http("POST", nt_url(&a, url), NULL, NULL, &st, &doc);
+	CHECK_INT(st, 409);
+	CHECK_INT(json_integer_value(json_object_get(doc, "later")), t2);
+	json_decref(doc);
+	/* And t2's target was changed by t3 since. */
+	snprintf(url, sizeof(url), "/v1/transactions/%lld/rollback", (long long)t2);
+	tu_http("POST", nt_url(&a, url), NULL, NULL, &st, &doc);
+	CHECK_INT(st, 409);
+	CHECK_INT(json_integer_value(json_object_get(doc, "later")), t3);
+	json_decref(doc);
+
+	/* History: newest first, filters, paging. */
+	tu_http("GET", nt_url(&a, "/v1/transactions"), NULL, NULL, &st, &doc);
+	CHECK_INT(st, 200);
+	CHECK_INT(json_integer_value(json_object_get(doc, "total")), 3);
+	json_t *list = json_object_get(doc, "transactions");
+	CHECK_INT(json_integer_value(json_object_get(json_array_get(list, 0), "id")), t3);
+	CHECK_INT(json_integer_value(json_object_get(json_array_get(list, 2), "id")), t1);
+	CHECK_INT(json_integer_value(json_object_get(json_array_get(list, 2), "nsteps")), 9);
+	json_decref(doc);
+	tu_http("GET", nt_url(&a, "/v1/transactions?status=applied&limit=1&offset=1"), NULL, NULL,
+		&st, &doc);
+	CHECK_INT(st, 200);
+	list = json_object_get(doc, "transactions");
+	CHECK_INT(json_array_size(list), 1);
+	CHECK_INT(json_integer_value(json_object_get(json_array_get(list, 0), "id")), t2);
+	json_decref(doc);
+	tu_http("GET", nt_url(&a, "/v1/transactions?status=rolled_back"), NULL, NULL, &st, &doc);
+	CHECK_INT(json_integer_value(json_object_get(doc, "total")), 0);
+	json_decref(doc);
+	tu_http("GET", nt_url(&a, "/v1/transactions?status=bogus"), NULL, NULL, &st, &doc);
+	CHECK_INT(st, 400);
+	json_decref(doc);
+	snprintf(url, sizeof(url), "/v1/transactions/%lld", (long long)t1);
+	tu_http("GET", nt_url(&a, url), NULL, NULL, &st, &doc);
+	CHECK_INT(st, 200);
+	json_t *st8 = json_array_get(json_object_get(doc, "steps"), 8);
+	CHECK_STR(tu_str(st8, "target"), "net.core.wmem_max");
+	CHECK_STR(tu_str(st8, "before"), "212992");
+	CHECK_STR(tu_str(st8, "result"), "applied");
+	CHECK_STR(tu_str(json_object_get(doc, "profile"), "name"), "epyc-fix");
+	json_decref(doc);
+	tu_http("GET", nt_url(&a, "/v1/transactions/9999"), NULL, NULL, &st, &doc);
+	CHECK_INT(st, 404);
+	json_decref(doc);
+	nt_agent_stop(&a);
+	tu_sh("rm -rf '%s'", dir);
+}
+
+/* A fault in the middle of seed 003's fix: the last sysctl cannot be
+ * written; rings, bond and the other sysctls are put back. */
+static void test_epyc_fault(void)
+{
+	char dir[PATH_MAX], root[PATH_MAX], buf[256], body[4096];
+	nt_agent a;
+	tu_async t;
+	if (tu_copy(EPYC, dir, sizeof(dir), root, sizeof(root)) < 0)
+		return;
+	tu_sh("cp -a '%s' '%s/snap'", root, dir);
+	setenv("NETTUNE_TEST_STEP_DELAY_MS", "200", 1);
+	int r = nt_agent_start(&a, root, NULL, NULL);
+	unsetenv("NETTUNE_TEST_STEP_DELAY_MS");
+	if (r < 0)
+		return;
+	snprintf(body, sizeof(body), "{\"profile\":%s}", EPYC_FIX);
+	tu_async_start(&t, nt_url(&a, "/v1/transactions"), body);
+	nt_agent_sleep_ms(600);
+	tu_script(root, dir, "rm $R/proc/sys/net/core/wmem_max && mkdir $R/proc/sys/net/core/wmem_max");
+	tu_async_join(&t);
+	CHECK_STR(tu_str(t.json, "status"), "rolled_back");
+	CHECK_INT(json_integer_value(json_object_get(t.json, "failed_step")), 8);
+	json_decref(t.json);
+	nt_agent_stop(&a);
+	tu_script(root, dir, "rmdir $R/proc/sys/net/core/wmem_max && "
+		  "cp -a $D/snap/proc/sys/net/core/wmem_max $R/proc/sys/net/core/");
+	CHECK_MSG(tu_sh("diff -r '%s/snap/proc' '%s/proc' >&2", dir, root) == 0,
+		  "/proc differs after the rolled-back transaction");
+	CHECK_MSG(tu_sh("cmp '%s/snap/sys/class/net/bond0/bonding/xmit_hash_policy' "
+			"'%s/sys/class/net/bond0/bonding/xmit_hash_policy'", dir, root) == 0,
+		  "bond0 differs after the rolled-back transaction");
+	for (int i = 0; i < 4; i++) {
+		char iface[16];
+		snprintf(iface, sizeof(iface), "enos%d", i);
+		CHECK_STR(tu_rings(root, iface, buf, sizeof(buf)), "rx=1024,tx=1024");
+	}
+	tu_sh("rm -rf '%s'", dir);
+}
+
+static void test_profiles_and_validation(void)
+{
+	char dir[PATH_MAX], root[PATH_MAX];
+	nt_agent a;
+	long st;
+	json_t *doc;
+	if (tu_copy(EPYC, dir, sizeof(dir), root, sizeof(root)) < 0)
+		return;
+	if (nt_agent_start(&a, root, NULL, NULL) < 0)
+		return;
+	tu_http("PUT", nt_url(&a, "/v1/profiles/epyc"),
+		"{\"description\":\"seed 003\",\"bonds\":[{\"interface\":\"bond0\","
+		"\"xmit_hash_policy\":\"layer3+4\"}]}", NULL, &st, &doc);
+	CHECK_INT(st, 201);
+	CHECK_STR(tu_str(doc, "name"), "epyc");
+	json_decref(doc);
+	tu_http("PUT", nt_url(&a, "/v1/profiles/epyc"),
+		"{\"name\":\"epyc\",\"bonds\":[{\"interface\":\"bond0\","
+		"\"xmit_hash_policy\":\"layer3+4\"}]}", NULL, &st, &doc);
+	CHECK_INT(st, 200);
+	json_decref(doc);
+	tu_http("PUT", nt_url(&a, "/v1/profiles/epyc"), "{\"name\":\"other\"}", NULL, &st, &doc);
+	CHECK_INT(st, 400);
+	json_decref(doc);
+	/* Invalid: 422 with every error and its path; nothing stored. */
+	nt_http_result res;
+	const char *bad = "{\"rings\":[{\"interface\":\"enos0\",\"rx\":9000}],"
+			  "\"bonds\":[{\"interface\":\"bond0\",\"xmit_hash_policy\":\"layer9\"}]}";
+	nt_http_do("PUT", nt_url(&a, "/v1/profiles/bad"), bad, strlen(bad), "application/json", &res);
+	CHECK(nt_is_problem(&res, 422));
+	json_t *errs = json_object_get(res.json, "errors");
+	CHECK_INT(json_array_size(errs), 2);
+	CHECK_STR(tu_str(json_array_get(errs, 0), "path"), "$.rings[0].rx");
+	CHECK_STR(tu_str(json_array_get(errs, 1), "path"), "$.bonds[0].xmit_hash_policy");
+	nt_http_result_free(&res);
+	tu_http("GET", nt_url(&a, "/v1/profiles/bad"), NULL, NULL, &st, &doc);
+	CHECK_INT(st, 404);
+	json_decref(doc);
+	tu_http("GET", nt_url(&a, "/v1/profiles"), NULL, NULL, &st, &doc);
+	CHECK_INT(st, 200);
+	CHECK_INT(json_array_size(json_object_get(doc, "profiles")), 1);
+	CHECK_STR(tu_str(json_array_get(json_object_get(doc, "profiles"), 0), "description"),
+		  "(none)");
+	json_decref(doc);
+
+	/* The same invalid profile, applied inline: 422 and nothing touched. */
+	char body[1024];
+	snprintf(body, sizeof(body), "{\"profile\":{\"name\":\"bad\",%s}", bad + 1);
+	nt_http_do("POST", nt_url(&a, "/v1/transactions"), body, strlen(body), "application/json",
+		   &res);
+	CHECK(nt_is_problem(&res, 422));
+	nt_http_result_free(&res);
+	tu_http("GET", nt_url(&a, "/v1/transactions"), NULL, NULL, &st, &doc);
+	CHECK_INT(json_integer_value(json_object_get(doc, "total")), 0);
+	json_decref(doc);
+
+	/* Plan and apply a stored profile by name. */
+	tu_http("POST", nt_url(&a, "/v1/plan"), "{\"profile_name\":\"epyc\"}", NULL, &st, &doc);
+	CHECK_INT(st, 200);
+	CHECK_INT(json_array_size(json_object_get(doc, "steps")), 1);
+	json_decref(doc);
+	tu_http("POST", nt_url(&a, "/v1/transactions"), "{\"profile_name\":\"epyc\"}", NULL, &st,
+		&doc);
+	CHECK_INT(st, 201);
+	CHECK_STR(tu_str(doc, "profile_name"), "epyc");
+	CHECK_STR(tu_str(doc, "status"), "applied");
+	json_decref(doc);
+	tu_http("POST", nt_url(&a, "/v1/transactions"), "{\"profile_name\":\"nope\"}", NULL, &st,
+		&doc);
+	CHECK_INT(st, 404);
+	json_decref(doc);
+	tu_http("DELETE", nt_url(&a, "/v1/profiles/epyc"), NULL, NULL, &st, &doc);
+	CHECK_INT(st, 204);
+	json_decref(doc);
+	tu_http("DELETE", nt_url(&a, "/v1/profiles/epyc"), NULL, NULL, &st, &doc);
+	CHECK_INT(st, 404);
+	json_decref(doc);
+	nt_agent_stop(&a);
+	tu_sh("rm -rf '%s'", dir);
+}
+
+/* A state database that is not a database: apply refuses with 503 and
+ * touches nothing; planning still works. */
+static void test_store_unavailable(void)
+{
+	char dir[PATH_MAX], root[PATH_MAX], state[PATH_MAX + 8];
+	nt_agent a;
+	nt_http_result res;
+	if (tu_copy(EPYC, dir, sizeof(dir), root, sizeof(root)) < 0)
+		return;
+	tu_sh("cp -a '%s' '%s/snap'", root, dir);
+	snprintf(state, sizeof(state), "%s/state", dir);
+	tu_script(state, dir, "mkdir -p \"$R\" && yes 'not a database' | head -c 65536 > \"$R/nettune.db\"");
+	if (nt_agent_start(&a, root, state, NULL) < 0) {
+		CHECK_MSG(0, "agent did not start with a corrupt database");
+		return;
+	}
+	char body[4096];
+	snprintf(body, sizeof(body), "{\"profile\":%s}", EPYC_FIX);
+	nt_http_do("POST", nt_url(&a, "/v1/transactions"), body, strlen(body), "application/json",
+		   &res);
+	CHECK(nt_is_problem(&res, 503));
+	CHECK(strstr(tu_str(res.json, "type"), "store-unavailable") != NULL);
+	nt_http_result_free(&res);
+	long st;
+	json_t *doc;
+	tu_http("POST", nt_url(&a, "/v1/plan"), EPYC_FIX, NULL, &st, &doc);
+	CHECK_INT(st, 200);
+	json_decref(doc);
+	CHECK_MSG(tu_sh("diff -r '%1$s/snap/proc' '%2$s/proc' >&2 && diff -r '%1$s/snap/ethtool' "
+			"'%2$s/ethtool' >&2 && cmp '%1$s/snap/sys/class/net/bond0/bonding/xmit_hash_policy' "
+			"'%2$s/sys/class/net/bond0/bonding/xmit_hash_policy'", dir, root) == 0,
+		  "files changed");
+	nt_agent_stop(&a);
+	tu_sh("rm -rf '%s'", dir);
+}
+
+int main(void)
+{
+	if (access(X460, F_OK) != 0 || access(EPYC, F_OK) != 0)
+		SKIP("fixtures seed000-x460 / seed003-epyc7713 are missing");
+	if (access(NT_BIN, X_OK) != 0)
+		SKIP("%s is not built", NT_BIN);
+	test_x460();
+	test_faults();
+	test_epyc();
+	test_epyc_fault();
+	test_profiles_and_validation();
+	test_store_unavailable();
+	TEST_MAIN_END();
+}

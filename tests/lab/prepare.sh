@@ -1,0 +1,158 @@
+#!/usr/bin/env bash
+# Prepare the guest kernel for the VM lab (issue 5, /work/shared/LAB.md):
+# Debian's own kernel image plus an out-of-tree netdevsim module, because the
+# Debian 6.1 config has CONFIG_NETDEVSIM unset.
+#
+# Installs nothing. Downloads with `apt-get download`, unpacks with `dpkg -x`,
+# and builds netdevsim once, into ${NETTUNE_LAB_CACHE:-/var/cache/nettune-lab}.
+# The result is keyed by kernel version (CACHE/kernels/KVER) and is only made
+# visible by a rename once complete, so a run that died half-way leaves
+# nothing that a later run would trust; a second run downloads and builds
+# nothing.
+#
+# On success prints the path of the prepared kernel directory on stdout:
+#   KDIR/vmlinuz, KDIR/lib/modules/KVER/... (with extra/netdevsim.ko, depmod
+#   run), KDIR/KVER (a file holding the version).
+# Exit 77 when the downloads cannot be had (no registry) and nothing is cached.
+# Set NETTUNE_LAB_OFFLINE=1 to use only what is cached.
+set -euo pipefail
+
+CACHE=${NETTUNE_LAB_CACHE:-/var/cache/nettune-lab}
+log() { echo "prepare: $*" >&2; }
+skip() { echo "prepare: SKIP: $*" >&2; exit 77; }
+die() { echo "prepare: ERROR: $*" >&2; exit 1; }
+
+mkdir -p "$CACHE/kernels" || die "cannot create cache dir $CACHE"
+# One preparer at a time: two ctest runs on one machine share the cache.
+exec 9>"$CACHE/.lock"
+flock 9
+# Holding the lock, any temporary left here is from a run that was killed
+# half-way (kill -9, power loss): it is never trusted, only removed.
+rm -rf "$CACHE"/kernels/.work-* "$CACHE"/debs/.dl.* 2>/dev/null || true
+
+newest_cached() {
+    local d best=
+    for d in "$CACHE"/kernels/*/; do
+        [ -f "$d/.complete" ] && best=${d%/}
+    done
+    [ -n "$best" ] && echo "$best"
+}
+
+# Which kernel: the one Debian's linux-image-amd64 metapackage depends on.
+kpkg=
+if [ "${NETTUNE_LAB_OFFLINE:-0}" != 1 ]; then
+    kpkg=$(apt-cache depends linux-image-amd64 2>/dev/null |
+           sed -n 's/^ *Depends: \(linux-image-[0-9][^ ]*-amd64\)$/\1/p' | head -n1) || true
+    if [ -z "$kpkg" ] && [ "$(id -u)" = 0 ]; then
+        # Package lists may simply never have been fetched on this machine.
+        log "no linux-image-amd64 in apt lists; running apt-get update once"
+        apt-get update -qq >&2 || true
+        kpkg=$(apt-cache depends linux-image-amd64 2>/dev/null |
+               sed -n 's/^ *Depends: \(linux-image-[0-9][^ ]*-amd64\)$/\1/p' | head -n1) || true
+    fi
+fi
+if [ -z "$kpkg" ]; then
+    if cached=$(newest_cached); then
+        log "registry unavailable; using cached kernel $(basename "$cached")"
+        echo "$cached"; exit 0
+    fi
+    skip "cannot resolve linux-image-amd64 through apt (no package registry?) and nothing cached in $CACHE"
+fi
+
+kver=${kpkg#linux-image-}                      # e.g. 6.1.0-57-amd64
+kdir="$CACHE/kernels/$kver"
+if [ -f "$kdir/.complete" ]; then
+    log "cached: $kdir"
+    echo "$kdir"; exit 0
+fi
+
+# All packages come from the same source upload as the image, so pin them to
+# the image's version (linux-source-6.1 has many versions in the lists).
+pkgver=$(apt-cache show "$kpkg" | sed -n 's/^Version: //p' | head -n1)
+[ -n "$pkgver" ] || skip "no version for $kpkg"
+kbase=${kver%-amd64}                            # 6.1.0-57
+series=$(echo "$kver" | cut -d. -f1-2)          # 6.1
+
+command -v dpkg >/dev/null || die "dpkg missing"
+for t in make gcc-12 xz; do
+    command -v "$t" >/dev/null || die "$t missing (Debian packages: make gcc-12 xz-utils); the netdevsim build needs it"
+done
+
+# Downloads are kept per package version so a run interrupted after the big
+# linux-source download does not fetch it again.
+debs="$CACHE/debs"
+mkdir -p "$debs"
+fetch() {   # fetch PKG VERSION
+    local pkg=$1 ver=$2 f tmp
+    f=$(ls "$debs/${pkg}_"*.deb 2>/dev/null | grep -F "_${ver//:/%3a}_" | head -n1 || true)
+    if [ -n "$f" ]; then echo "$f"; return 0; fi
+    tmp=$(mktemp -d "$debs/.dl.XXXXXX")
+    log "downloading $pkg=$ver"
+    if ! (cd "$tmp" && apt-get download -q -o APT::Sandbox::User=root "$pkg=$ver" >&2); then
+        rm -rf "$tmp"; return 1
+    fi
+    f=$(ls "$tmp"/*.deb | head -n1)
+    mv "$f" "$debs/"
+    rm -rf "$tmp"
+    echo "$debs/$(basename "$f")"
+}
+
+t0=$(date +%s)
+img=$(fetch "$kpkg" "$pkgver") || skip "apt-get download $kpkg failed (no package registry?)"
+hdr=$(fetch "linux-headers-$kver" "$pkgver") || skip "download linux-headers-$kver failed"
+hdrc=$(fetch "linux-headers-$kbase-common" "$pkgver") || skip "download linux-headers-$kbase-common failed"
+kb=$(fetch "linux-kbuild-$series" "$pkgver") || skip "download linux-kbuild-$series failed"
+src=$(fetch "linux-source-$series" "$pkgver") || skip "download linux-source-$series failed"
+log "downloads ready in $(( $(date +%s) - t0 )) s"
+
+# Build everything in a temporary directory next to the final one, then rename.
+work=$(mktemp -d "$CACHE/kernels/.work-$kver.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+out="$work/out"
+mkdir -p "$out" "$work/root"
+
+dpkg -x "$img" "$work/img"
+cp "$work/img/boot/vmlinuz-$kver" "$out/vmlinuz"
+mkdir -p "$out/lib/modules"
+mv "$work/img/lib/modules/$kver" "$out/lib/modules/$kver"
+rm -rf "$work/img"
+
+# Headers: the arch package's Makefile and symlinks point at
+# /usr/src/linux-headers-*-common and /usr/lib/linux-kbuild-*, so unpack all
+# three into one root and rewrite absolute references to that root.
+for d in "$hdr" "$hdrc" "$kb"; do dpkg -x "$d" "$work/root"; done
+hdir="$work/root/usr/src/linux-headers-$kver"
+[ -d "$hdir" ] || die "headers not found in $hdr"
+find "$hdir" -maxdepth 1 -type l | while read -r l; do
+    tgt=$(readlink "$l")
+    case $tgt in /*) ln -sfn "$work/root$tgt" "$l" ;; esac
+done
+grep -rlsF "/usr/src/linux-headers-" "$hdir/Makefile" "$hdir"/Makefile* 2>/dev/null | sort -u |
+    while read -r f; do sed -i "s#\([ =]\)/usr/src/linux-headers-#\1$work/root/usr/src/linux-headers-#g" "$f"; done
+
+# The netdevsim sources, from the linux-source tarball (decompressing it all is
+# the slow part, ~10-20 s).
+dpkg -x "$src" "$work/src"
+tarball=$(ls "$work/src/usr/src/linux-source-$series".tar.* | head -n1)
+tar -xf "$tarball" -C "$work" "linux-source-$series/drivers/net/netdevsim"
+rm -rf "$work/src"
+nsim="$work/linux-source-$series/drivers/net/netdevsim"
+
+log "building netdevsim against $kver"
+t1=$(date +%s)
+# The headers' kbuild uses the compiler the kernel was built with (gcc-12).
+make -C "$hdir" M="$nsim" CONFIG_NETDEVSIM=m CC=gcc-12 -j"$(nproc)" modules >"$work/build.log" 2>&1 ||
+    { tail -n 30 "$work/build.log" >&2; die "netdevsim build failed"; }
+log "netdevsim built in $(( $(date +%s) - t1 )) s"
+mkdir -p "$out/lib/modules/$kver/extra"
+cp "$nsim/netdevsim.ko" "$out/lib/modules/$kver/extra/"
+depmod -b "$out" "$kver"
+echo "$kver" > "$out/KVER"
+touch "$out/.complete"
+
+rm -rf "$kdir"
+mv "$out" "$kdir"
+# The debs are no longer needed once the kernel dir is complete (~220 MB).
+rm -f "$img" "$hdr" "$hdrc" "$kb" "$src"
+log "prepared $kdir in $(( $(date +%s) - t0 )) s"
+echo "$kdir"

@@ -1,0 +1,74 @@
+/* /proc/interrupts and /proc/softirqs parsing. */
+#include "agent/ctx.h"
+#include "agent/interrupts.h"
+#include "harness.h"
+
+static const char sample[] =
+	"           CPU0       CPU1       CPU3       \n"
+	"  0:         44          0          0   IO-APIC   2-edge      timer\n"
+	" 28:          0          7          1   PCI-MSIX-0000:00:03.0   1-edge      virtio2-input.0\n"
+	"177:    1000000         12          0  PCI-MSI-0000:01:00.0 524288-edge      eth0\n"
+	" 98:          1          2          3  IR-PCI-MSIX-0000:81:00.0    5-edge      mlx5_comp3@pci:0000:81:00.0\n"
+	" 45:          0          0          0  GICv3  27 Level     arch_timer\n"
+	" 46:          5          0          0  IO-APIC  16-fasteoi   ehci_hcd:usb1, uhci_hcd:usb2\n"
+	" 47:          0          0          0  PCI-MSI 1234-edge\n"
+	" 99:  garbage\n"
+	"NMI:          0          0          0   Non-maskable interrupts\n"
+	"LOC:       8639       9273       1000   Local timer interrupts\n"
+	"ERR:          0\n";
+
+int main(void)
+{
+	nt_interrupts in;
+	CHECK_INT(nt_interrupts_parse(sample, &in), 0);
+	CHECK_INT(in.ncols, 3);
+	CHECK_INT(in.cpus[2], 3); /* CPU2 offline: no column */
+	CHECK_INT(in.nlines, 7);
+	CHECK_INT(in.bad_lines, 1);
+	CHECK_INT(in.first_bad_line, 9);
+	if (in.nlines == 7) {
+		CHECK_INT(in.lines[0].irq, 0);
+		CHECK_STR(in.lines[0].name, "timer");
+		CHECK_STR(in.lines[0].chip, "IO-APIC");
+		CHECK_STR(in.lines[0].hwirq, "2-edge");
+		CHECK_INT(in.lines[1].counts[1], 7);
+		CHECK_STR(in.lines[1].name, "virtio2-input.0");
+		CHECK_STR(in.lines[1].chip, "PCI-MSIX-0000:00:03.0");
+		CHECK_INT(in.lines[2].irq, 177);
+		CHECK_INT(in.lines[2].counts[0], 1000000);
+		CHECK_STR(in.lines[2].name, "eth0");
+		CHECK_STR(in.lines[3].name, "mlx5_comp3@pci:0000:81:00.0");
+		CHECK_STR(in.lines[4].name, "arch_timer");
+		CHECK_STR(in.lines[4].hwirq, "27 Level");
+		CHECK_STR(in.lines[5].name, "ehci_hcd:usb1, uhci_hcd:usb2");
+		CHECK_STR(in.lines[6].name, "");
+		CHECK_STR(in.lines[6].hwirq, "1234-edge");
+	}
+	nt_interrupts_free(&in);
+
+	/* No header: an error, not a crash. */
+	CHECK_INT(nt_interrupts_parse("", &in), NT_EPARSE);
+	CHECK_INT(nt_interrupts_parse("  0: 1 2 x\n", &in), NT_EPARSE);
+	/* Truncated file: the last partial line is dropped. */
+	CHECK_INT(nt_interrupts_parse("  CPU0 CPU1\n 1: 5 6 IO-APIC 1-edge i8042\n 2: 7", &in), 0);
+	CHECK_INT(in.nlines, 1);
+	CHECK_INT(in.bad_lines, 1);
+	nt_interrupts_free(&in);
+
+	static const char soft[] =
+		"                    CPU0       CPU1\n"
+		"          HI:          1          0\n"
+		"      NET_TX:         10         20\n"
+		"      NET_RX:        300        400\n";
+	int *cpus, n;
+	uint64_t *rx, *tx;
+	CHECK_INT(nt_softirqs_parse(soft, &cpus, &rx, &tx, &n), 0);
+	CHECK_INT(n, 2);
+	CHECK_INT(rx[1], 400);
+	CHECK_INT(tx[0], 10);
+	free(cpus);
+	free(rx);
+	free(tx);
+	CHECK_INT(nt_softirqs_parse("CPU0\n HI: 1\n", &cpus, &rx, &tx, &n), NT_EPARSE);
+	TEST_MAIN_END();
+}
