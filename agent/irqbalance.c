@@ -48,8 +48,17 @@ static int systemd_unit(const char *method, char *err, size_t errsize)
 
 static bool pid_is_irqbalance(const nt_ctx *ctx, int pid)
 {
-	char comm[64];
-	return nt_read_str(ctx, comm, sizeof(comm), "/proc/%d/comm", pid) >= 0 && strcmp(comm, "irqbalance") == 0;
+	char comm[64], stat[512];
+	if (nt_read_str(ctx, comm, sizeof(comm), "/proc/%d/comm", pid) < 0 || strcmp(comm, "irqbalance") != 0)
+		return false;
+	/* A zombie keeps its name but runs nothing (state after the last ')'
+	 * of /proc/PID/stat). Fixture trees may have no stat file. */
+	if (nt_read_str(ctx, stat, sizeof(stat), "/proc/%d/stat", pid) >= 0) {
+		const char *rp = strrchr(stat, ')');
+		if (rp && (rp[1] == ' ') && (rp[2] == 'Z' || rp[2] == 'X'))
+			return false;
+	}
+	return true;
 }
 
 static void read_cmdline(const nt_ctx *ctx, int pid, char *out, size_t size)
@@ -66,11 +75,17 @@ static void read_cmdline(const nt_ctx *ctx, int pid, char *out, size_t size)
 	size_t len = (size_t)n;
 	while (len > 0 && raw[len - 1] == '\0')
 		len--;
-	if (len >= size)
-		len = size - 1;
-	for (size_t i = 0; i < len; i++)
-		out[i] = raw[i] ? raw[i] : ' ';
-	out[len] = '\0';
+	raw[len] = '\0';
+	/* argv[0] may be a bare name; the executable's real path is what can
+	 * start it again. */
+	char exe[PATH_MAX];
+	const char *args = raw + strlen(raw);
+	if (nt_readlink(ctx, exe, sizeof(exe), "/proc/%d/exe", pid) < 0)
+		snprintf(exe, sizeof(exe), "%s", raw);
+	size_t o = (size_t)snprintf(out, size, "%s", exe);
+	for (const char *a = args; a < raw + len && o + 1 < size; a++)
+		out[o++] = *a ? *a : ' ';
+	out[o < size ? o : size - 1] = '\0';
 	free(raw);
 }
 

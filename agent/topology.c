@@ -3,6 +3,7 @@
 #include "agent/topology.h"
 #include "agent/ethtool.h"
 #include "agent/interrupts.h"
+#include "agent/irqbalance.h"
 #include "agent/link.h"
 
 #include <ctype.h>
@@ -845,49 +846,17 @@ static int read_sysctls(nt_topology *t)
 
 /* ------------------------------------------------------------- irqbalance */
 
-static bool pid_is_irqbalance(const nt_ctx *ctx, int pid)
-{
-	char comm[64];
-	return nt_read_str(ctx, comm, sizeof(comm), "/proc/%d/comm", pid) >= 0 &&
-	       strcmp(comm, "irqbalance") == 0;
-}
-
 static void read_irqbalance(nt_topology *t)
 {
-	char path[PATH_MAX];
-	DIR *d;
-	struct dirent *de;
-
-	/* irqbalance >= 1.8 listens on /run/irqbalance/irqbalance<PID>.sock:
-	 * the cheap way to find it. Otherwise scan /proc for its comm. */
-	if (nt_path(&t->ctx, path, sizeof(path), "/run/irqbalance") == 0 && (d = opendir(path))) {
-		while ((de = readdir(d))) {
-			int pid;
-			if (sscanf(de->d_name, "irqbalance%d.sock", &pid) == 1 && pid_is_irqbalance(&t->ctx, pid)) {
-				t->irqbalance.running = true;
-				t->irqbalance.pid = pid;
-				snprintf(t->irqbalance.socket_path, sizeof(t->irqbalance.socket_path),
-					 "/run/irqbalance/%s", de->d_name);
-				break;
-			}
-		}
-		closedir(d);
-		if (t->irqbalance.running)
-			return;
-	}
-	if (nt_path(&t->ctx, path, sizeof(path), "/proc") < 0 || !(d = opendir(path)))
+	nt_irqbalance_proc p;
+	if (nt_irqbalance_find(&t->ctx, &p) < 0 || !p.pid)
 		return;
-	while ((de = readdir(d))) {
-		if (!isdigit((unsigned char)de->d_name[0]))
-			continue;
-		int pid = atoi(de->d_name);
-		if (pid_is_irqbalance(&t->ctx, pid)) {
-			t->irqbalance.running = true;
-			t->irqbalance.pid = pid;
-			break;
-		}
-	}
-	closedir(d);
+	t->irqbalance.running = true;
+	t->irqbalance.pid = p.pid;
+	/* Reported relative to the root, as every other path. */
+	size_t rl = strlen(t->ctx.root);
+	snprintf(t->irqbalance.socket_path, sizeof(t->irqbalance.socket_path), "%s",
+		 p.socket_path[0] ? p.socket_path + rl : "");
 }
 
 /* ------------------------------------------------------------------ entry */

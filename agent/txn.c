@@ -669,7 +669,7 @@ int nt_txn_rollback(nt_txn_engine *e, int64_t id, bool force, const nt_txn_reque
 		goto out;
 	}
 	if (later && !force) {
-		out->conflict_id = later;
+		out->later_id = later;
 		snprintf(out->message, sizeof(out->message),
 			 "transaction %lld changed targets of transaction %lld since; give "
 			 "{\"force\":true} to roll back anyway", (long long)later, (long long)id);

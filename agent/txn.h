@@ -41,7 +41,8 @@ typedef struct nt_txn_request {
 typedef struct nt_txn_outcome {
 	json_t *doc; /* the plan or transaction document */
 	json_t *errors; /* [{path, message}] on NT_EINVALID */
-	int64_t conflict_id; /* the transaction in the way on NT_ECONFLICT (0 if none) */
+	int64_t conflict_id; /* the transaction in flight on NT_ECONFLICT (0 if none) */
+	int64_t later_id; /* rollback: the later transaction that changed the same targets */
 	bool replayed; /* an Idempotency-Key retry: doc is the original */
 	char message[512]; /* a sentence for the error cases */
 } nt_txn_outcome;

@@ -390,13 +390,12 @@ static int h_rollback(const nt_request *req, nt_response *resp)
 	tr.identity = req->identity ? req->identity : "";
 	tr.idempotency_key = key;
 	int r = nt_txn_rollback(engine(req), id, force, &tr, &o);
-	if (r == NT_ECONFLICT && !o.message[0])
-		snprintf(o.message, sizeof(o.message), "conflict");
-	if (r == NT_ECONFLICT && !strstr(o.message, "in flight") &&
-	    !strstr(o.message, "waiting for confirmation")) {
+	if (r == NT_ECONFLICT && !o.conflict_id) {
+		/* Not another transaction in flight: this one cannot be undone
+		 * (not applied, or a later transaction changed its targets). */
 		nt_problem(resp, 409, "conflict", "Conflict", "%s", o.message);
-		if (resp->json && o.conflict_id)
-			json_object_set_new(resp->json, "later", json_integer(o.conflict_id));
+		if (resp->json && o.later_id)
+			json_object_set_new(resp->json, "later", json_integer(o.later_id));
 	} else if (r < 0) {
 		engine_problem(resp, r, &o);
 	} else {

@@ -101,6 +101,10 @@ static void test_not_found(void)
 	expect_problem("GET", "/v1/nics/", 404, NULL); /* a parameter is never empty */
 	expect_problem("GET", "/v1/topology/extra", 404, NULL);
 	expect_problem("GET", "/v1/nics/eth0/irqs/x/y", 404, NULL);
+	char deep[256] = "/v1/nics";
+	for (int i = 0; i < 40; i++)
+		strcat(deep, "/a");
+	expect_problem("GET", deep, 404, NULL); /* more segments than any route */
 }
 
 static void test_bad_names(void)

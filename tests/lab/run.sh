@@ -8,7 +8,9 @@
 #   NETTUNE_LAB_CACHE (download/build cache, default /var/cache/nettune-lab),
 #   NETTUNE_LAB_WORK (where the initramfs and serial log go, default ./lab-work),
 #   NETTUNE_LAB_TIMEOUT (seconds for the whole boot, default 600),
-#   LAB_TESTS (folder of guest tests, default tests/lab/tests).
+#   LAB_TESTS (folder of guest tests, default tests/lab/tests),
+#   NETTUNE_LAB_QEMU (the qemu-system-x86_64 to use, default from PATH),
+#   NETTUNE_LAB_OFFLINE=1 (use only the cache; see prepare.sh).
 # Exit: 0 all passed; 1 a test failed or the guest never finished;
 #   77 skipped (no qemu, qemu cannot start, no package registry), with why.
 set -uo pipefail
@@ -20,7 +22,8 @@ fail() { echo "lab: ERROR: $*"; echo "0 passed, 1 failed"; exit 1; }
 : "${NT_BIN:?NT_BIN must name the nettune binary}"
 [ -x "$NT_BIN" ] || fail "NT_BIN=$NT_BIN is not an executable (build the nettune target)"
 
-qemu=$(command -v qemu-system-x86_64) || skip "qemu-system-x86_64 not installed (Debian package qemu-system-x86)"
+qemu=${NETTUNE_LAB_QEMU:-$(command -v qemu-system-x86_64)}
+[ -n "$qemu" ] && [ -x "$qemu" ] || skip "qemu-system-x86_64 not installed (Debian package qemu-system-x86)"
 for t in busybox kmod ethtool lstopo-no-graphics curl jq cpio; do
     command -v "$t" >/dev/null ||
         skip "'$t' not installed (the lab needs: qemu-system-x86 busybox-static kmod ethtool iproute2 hwloc-nox curl jq cpio)"
