@@ -37,6 +37,15 @@ N1_PCI=$(pci_of "$N1")
 N1_CPUS=$(cat /sys/devices/system/node/node1/cpulist)
 ip link set "$N1" up; ip link set "$N3" up
 
+# nettune's model of what was just built: the bond and the netdevsim ports.
+"$NT_BIN" topology --json > /tmp/topo20.json || { echo "nettune topology --json failed"; exit 1; }
+expect_eq "topology bond0" \
+    "$(jq -c '.bonds[] | select(.name == "bond0") | {mode, xmit_hash_policy, slaves: (.slaves | sort)}' /tmp/topo20.json)" \
+    "$(jq -nc --arg a "$P1" --arg b "$P2" '{mode: "balance-xor", xmit_hash_policy: "layer2", slaves: ([$a, $b] | sort)}')"
+expect_eq "topology $P1 rings" \
+    "$(jq -c --arg n "$P1" '.nics[] | select(.name == $n) | .rings | {rx, rx_max, tx, tx_max}' /tmp/topo20.json)" \
+    "{\"rx\":$(ring_cur "$P1" RX),\"rx_max\":$(ring_max "$P1" RX),\"tx\":$(ring_cur "$P1" TX),\"tx_max\":$(ring_max "$P1" TX)}"
+
 # Target values, each different from what the guest has now.
 want_rmem="8192 262144 16777216"
 [ "$(sysctl_get net.ipv4.tcp_rmem)" = "$want_rmem" ] && want_rmem="4096 131072 8388608"
@@ -112,6 +121,14 @@ while IFS=$'\t' read -r kind target after; do
         irq_affinity) expect_eq "step irq_affinity $target read back" "$(irq_aff "$target")" "$after" ;;
     esac
 done < <(jq -r '.steps[]? | select(.result == "applied") | [.kind, .target, .after] | @tsv' <<< "$API_BODY")
+
+# Applying the same profile again would change nothing: the plan is empty
+# once the live values read back as the profile asks (e.g. tcp_rmem, which
+# the kernel prints with tabs).
+api POST /v1/plan "$(jq -c .profile <<< "$profile")"
+expect_eq "plan HTTP status" "$API_CODE" 200
+expect_eq "plan of the applied profile (steps left)" \
+    "$(jq -c '[.steps[]? | "\(.kind) \(.target): \(.before) -> \(.after)"]' <<< "$API_BODY" 2>/dev/null)" "[]"
 
 # Roll back, as a new transaction, and check every value is as before.
 api POST "/v1/transactions/$id/rollback" '{}'
