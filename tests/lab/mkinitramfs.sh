@@ -39,6 +39,8 @@ put() {   # put HOSTPATH [GUESTPATH]
     local src=$1 dst=${2:-$1} d
     d=$(realpath -m "$(dirname "$dst")")
     mkdir -p "$stage$d"
+    # Replace, never write through, a busybox applet link of the same name.
+    rm -f "$stage$d/$(basename "$dst")"
     cp -L "$src" "$stage$d/$(basename "$dst")"
 }
 # A binary and everything ldd says it loads, plus the dynamic loader.
@@ -54,11 +56,12 @@ put_bin() {   # put_bin HOSTPATH [GUESTPATH]
 # Busybox first; the real tools below overwrite its applets of the same name.
 # No links for ip/modprobe/insmod: busybox's versions must never be picked.
 put /bin/busybox /usr/bin/busybox
-for a in $(busybox --list); do
-    case $a in ip|modprobe|insmod|rmmod|lsmod|depmod|modinfo|bash|sh|ethtool|init|linuxrc) continue ;; esac
-    [ -e "$stage/usr/bin/$a" ] || ln -s busybox "$stage/usr/bin/$a"
+"$stage/usr/bin/busybox" --install -s "$stage/usr/bin"
+for a in ip modprobe insmod rmmod lsmod depmod modinfo bash ethtool init linuxrc; do
+    rm -f "$stage/usr/bin/$a" "$stage/usr/sbin/$a"
 done
-ln -s busybox "$stage/usr/bin/sh"
+# Applet links may point at the host's absolute /bin/busybox path; make them relative.
+find "$stage/usr/bin" -maxdepth 1 -type l -lname '*busybox' -exec ln -sfn busybox {} \;
 
 put_bin "$(command -v bash)" /usr/bin/bash
 put_bin "$(command -v kmod)" /usr/bin/kmod
