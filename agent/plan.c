@@ -10,6 +10,7 @@ void nt_plan_free(nt_plan *plan)
 		return;
 	free(plan->steps);
 	json_decref(plan->warnings);
+	json_decref(plan->reserved);
 	memset(plan, 0, sizeof(*plan));
 }
 
@@ -22,11 +23,15 @@ int nt_plan_build(const nt_ctx *ctx, const nt_topology *t, const json_t *profile
 
 	memset(plan, 0, sizeof(*plan));
 	plan->warnings = json_array();
-	if (!plan->warnings)
+	plan->reserved = json_object();
+	if (!plan->warnings || !plan->reserved) {
+		nt_plan_free(plan);
 		return -ENOMEM;
+	}
 	if ((r = nt_profile_validate(t, profile, errors)) < 0)
 		goto fail;
-	if ((r = nt_profile_desired(t, profile, &want, &nwant, plan->warnings)) < 0)
+	if ((r = nt_profile_desired_ex(t, profile, &want, &nwant, plan->warnings,
+					 plan->reserved)) < 0)
 		goto fail;
 	plan->steps = calloc((size_t)nwant + 1, sizeof(nt_step));
 	if (!plan->steps) {
@@ -46,12 +51,22 @@ int nt_plan_build(const nt_ctx *ctx, const nt_topology *t, const json_t *profile
 					 d->target, nt_strerror(e));
 			continue;
 		}
-		if (nt_setting_equal(d->kind, s->before, d->after))
+		/* A shared list (the irqbalance ban) is written whole: what is
+		 * there plus what the profile adds. */
+		if (d->kind->compose)
+			e = d->kind->compose(s->before, d->after, s->after, sizeof(s->after));
+		else
+			memcpy(s->after, d->after, sizeof(s->after));
+		if (e < 0) {
+			nt_profile_error(errors, d->path, "%s %s: '%s' and '%s' do not combine: %s",
+					 d->kind->name, d->target, s->before, d->after, nt_strerror(e));
+			continue;
+		}
+		if (nt_setting_equal(d->kind, s->before, s->after))
 			continue;
 		s->kind = d->kind;
 		memcpy(s->target, d->target, sizeof(s->target));
 		memcpy(s->interface, d->interface, sizeof(s->interface));
-		memcpy(s->after, d->after, sizeof(s->after));
 		plan->nsteps++;
 	}
 	if (json_array_size(errors) > 0) {
@@ -80,6 +95,7 @@ json_t *nt_plan_to_json(const nt_plan *plan, const json_t *profile)
 	json_t *steps = json_array();
 	for (int i = 0; steps && i < plan->nsteps; i++)
 		json_array_append_new(steps, nt_step_to_json(&plan->steps[i]));
-	return json_pack("{s:O,s:o,s:O}", "profile", profile ? profile : json_null(), "steps", steps,
-			 "warnings", plan->warnings);
+	return json_pack("{s:O,s:o,s:O,s:o}", "profile", profile ? profile : json_null(), "steps",
+			 steps, "warnings", plan->warnings, "reserved",
+			 plan->reserved ? json_incref(plan->reserved) : json_object());
 }

@@ -18,6 +18,8 @@ typedef struct nt_plan {
 	nt_step *steps; /* malloc'd, nsteps entries */
 	int nsteps;
 	json_t *warnings; /* array of strings (owned) */
+	json_t *reserved; /* object interface -> cpulist kept for the application
+			   * by reserve_app_cpus (owned; {} when none) */
 } nt_plan;
 
 /* Validate PROFILE against host T (read with CTX) and build its plan. On
@@ -31,7 +33,8 @@ void nt_plan_free(nt_plan *plan);
 
 /* {"kind","target","interface"?,"before","after"} */
 json_t *nt_step_to_json(const nt_step *s);
-/* {"profile": PROFILE, "steps": [...], "warnings": [...]}; new reference. */
+/* {"profile": PROFILE, "steps": [...], "warnings": [...], "reserved": {...}};
+ * new reference. */
 json_t *nt_plan_to_json(const nt_plan *plan, const json_t *profile);
 
 #endif

@@ -167,9 +167,70 @@ static void check_cpulist(vstate *v, const char *list, const char *path, bool mu
 				 nt_cpuset_count(&off) == 1 ? "is" : "are");
 }
 
+/* The CPUs a NIC's IRQs may use by locality: its node's online CPUs, or its
+ * device's local_cpus when the node is not known. False when neither is
+ * known (numa_node -1, no local_cpulist): nettune does not guess. */
+static bool nic_local_cpus(const nt_topology *t, const nt_nic *nic, nt_cpuset *out)
+{
+	const nt_numa_node *node = nic->numa_node >= 0 ? node_by_id(t, nic->numa_node) : NULL;
+	if (node) {
+		*out = node->cpus;
+		return true;
+	}
+	if (nic->has_local_cpus) {
+		nt_cpuset_and(out, &nic->local_cpus, &t->cpus_online);
+		return true;
+	}
+	nt_cpuset_zero(out);
+	return false;
+}
+
+/* reserve_app_cpus: a count, with a policy, that leaves every matching
+ * NIC at least one CPU for its IRQs. */
+static void check_reserve(vstate *v, const json_t *e, const char *base, const char *iface,
+			  const char *excl)
+{
+	char path[NT_JSONPATH_MAX];
+	json_t *x = json_object_get(e, "reserve_app_cpus");
+	if (!x)
+		return;
+	snprintf(path, sizeof(path), "%s.reserve_app_cpus", base);
+	if (!json_is_integer(x) || json_integer_value(x) < 0 ||
+	    json_integer_value(x) > NT_MAX_CPUS) {
+		nt_profile_error(v->errors, path, "'reserve_app_cpus' must be an integer from 0 to %d",
+				 NT_MAX_CPUS);
+		return;
+	}
+	if (json_object_get(e, "cpus")) {
+		nt_profile_error(v->errors, path,
+				 "'reserve_app_cpus' goes with a 'policy'; with 'cpus' the IRQ CPUs "
+				 "are named, so leave the application's out of them");
+		return;
+	}
+	int n = (int)json_integer_value(x);
+	if (!v->t || !iface || !pattern_valid(iface) || n == 0)
+		return;
+	nt_cpuset exclude, cand;
+	nt_cpuset_zero(&exclude);
+	if (excl && nt_cpulist_parse(excl, &exclude) < 0)
+		return;
+	for (int k = 0; k < v->t->nnics; k++) {
+		const nt_nic *nic = &v->t->nics[k];
+		if (fnmatch(iface, nic->name, 0) != 0 || !nic_local_cpus(v->t, nic, &cand))
+			continue;
+		nt_cpuset_andnot(&cand, &cand, &exclude);
+		int m = nt_cpuset_count(&cand);
+		if (n >= m)
+			nt_profile_error(v->errors, path,
+					 "%s has %d usable CPU(s) on its node; reserving %d leaves none "
+					 "for its IRQs", nic->name, m, n);
+	}
+}
+
 static void validate_irq(vstate *v, const json_t *arr)
 {
-	static const char *const known[] = { "interface", "cpus", "policy", "exclude_cpus", NULL };
+	static const char *const known[] = { "interface", "cpus", "policy", "exclude_cpus",
+					     "reserve_app_cpus", NULL };
 	size_t i;
 	json_t *e;
 	char base[NT_JSONPATH_MAX], path[NT_JSONPATH_MAX];
@@ -199,12 +260,14 @@ static void validate_irq(vstate *v, const json_t *arr)
 		}
 		if (policy && !nt_irq_policy_find(policy)) {
 			snprintf(path, sizeof(path), "%s.policy", base);
-			nt_profile_error(v->errors, path, "unknown policy '%s' (known: local)", policy);
+			nt_profile_error(v->errors, path, "unknown policy '%s' (known: local, local-node)",
+					 policy);
 		}
 		if (excl) {
 			snprintf(path, sizeof(path), "%s.exclude_cpus", base);
 			check_cpulist(v, excl, path, false);
 		}
+		check_reserve(v, e, base, iface, excl);
 	}
 }
 
@@ -326,10 +389,50 @@ static void validate_sysctl(vstate *v, const json_t *obj)
 	}
 }
 
+static void validate_other(vstate *v, const json_t *obj)
+{
+	static const char *const known[] = { "cpus", NULL };
+	unknown_fields(v, obj, "$.other_irqs", known);
+	const char *cpus = str_field(v, obj, "$.other_irqs", "cpus", true);
+	if (cpus)
+		check_cpulist(v, cpus, "$.other_irqs.cpus", true);
+}
+
+/* Whether PROFILE asks to set any IRQ's affinity. */
+static bool sets_affinity(const json_t *profile)
+{
+	return json_array_size(json_object_get(profile, "irq_affinity")) > 0 ||
+	       json_object_get(profile, "other_irqs") != NULL;
+}
+
+static const char *const irqbalance_modes[] = { "ban", "stop", "require-absent", "ignore", NULL };
+
+static void validate_irqbalance(vstate *v, const json_t *profile)
+{
+	const char *mode = str_field(v, profile, "$", "irqbalance", false);
+	if (!mode)
+		return;
+	bool known = false;
+	for (int i = 0; irqbalance_modes[i] && !known; i++)
+		known = strcmp(irqbalance_modes[i], mode) == 0;
+	if (!known) {
+		nt_profile_error(v->errors, "$.irqbalance",
+				 "unknown irqbalance handling '%s' (known: ban, stop, require-absent, "
+				 "ignore)", mode);
+		return;
+	}
+	/* The operator asked for a host where nothing rewrites affinity. */
+	if (strcmp(mode, "require-absent") == 0 && v->t && v->t->irqbalance.running &&
+	    sets_affinity(profile))
+		nt_profile_error(v->errors, "$.irqbalance",
+				 "irqbalance (pid %d) is running and this profile sets IRQ affinity; "
+				 "stop it, or use \"ban\" or \"stop\"", v->t->irqbalance.pid);
+}
+
 int nt_profile_validate(const nt_topology *t, const json_t *profile, json_t *errors)
 {
-	static const char *const known[] = { "name", "description", "irq_affinity", "rings",
-					     "bonds", "sysctl", NULL };
+	static const char *const known[] = { "name", "description", "irq_affinity", "other_irqs",
+					     "irqbalance", "rings", "bonds", "sysctl", NULL };
 	vstate v = { .t = t, .errors = errors };
 	size_t before = json_array_size(errors);
 	json_t *x;
@@ -351,6 +454,13 @@ int nt_profile_validate(const nt_topology *t, const json_t *profile, json_t *err
 		else
 			nt_profile_error(errors, "$.irq_affinity", "must be an array");
 	}
+	if ((x = json_object_get(profile, "other_irqs"))) {
+		if (json_is_object(x))
+			validate_other(&v, x);
+		else
+			nt_profile_error(errors, "$.other_irqs", "must be an object");
+	}
+	validate_irqbalance(&v, profile);
 	if ((x = json_object_get(profile, "rings"))) {
 		if (json_is_array(x))
 			validate_rings(&v, x);
@@ -391,8 +501,72 @@ int nt_deal_cpus(const nt_cpuset *set, int start, int n, int *out)
 	return 0;
 }
 
-/* NICs spread over the same set of CPUs share a group: its count of IRQs
- * dealt so far, and the CPUs already used as some NIC's first CPU. */
+/* Two CPUs are threads of one core when package and core id agree; a CPU
+ * the topology could not place is a core of its own. */
+static bool same_core(const nt_topology *t, int a, int b)
+{
+	if (a == b)
+		return true;
+	if (!t->cpu_core || !t->cpu_package || a >= t->ncpus_possible || b >= t->ncpus_possible)
+		return false;
+	if (t->cpu_core[a] < 0 || t->cpu_package[a] < 0)
+		return false;
+	return t->cpu_core[a] == t->cpu_core[b] && t->cpu_package[a] == t->cpu_package[b];
+}
+
+int nt_cpus_siblings_last(const nt_topology *t, const nt_cpuset *set, int *out)
+{
+	int n = 0, first = 0;
+	/* Pass 1: the lowest CPU of each core; pass 2: the others. A core is
+	 * at most a handful of threads and a node a few hundred CPUs, so the
+	 * quadratic look-back stays small. */
+	for (int c = nt_cpuset_next(set, 0); c >= 0; c = nt_cpuset_next(set, c + 1)) {
+		bool seen = false;
+		for (int i = 0; i < n && !seen; i++)
+			seen = same_core(t, out[i], c);
+		if (!seen)
+			out[n++] = c;
+	}
+	first = n;
+	for (int c = nt_cpuset_next(set, 0); c >= 0; c = nt_cpuset_next(set, c + 1)) {
+		bool taken = false;
+		for (int i = 0; i < first && !taken; i++)
+			taken = out[i] == c;
+		if (!taken)
+			out[n++] = c;
+	}
+	return n;
+}
+
+int nt_reserve_app_cpus(const nt_topology *t, const int *order, int m, int n, nt_cpuset *reserved)
+{
+	nt_cpuset_zero(reserved);
+	if (n <= 0)
+		return 0;
+	if (n >= m)
+		return -ENOSPC;
+	/* ORDER lists each core's first thread before any second one; walk the
+	 * first threads from the highest and take each core whole, so the
+	 * application's CPUs and the IRQs' CPUs share no core while N allows. */
+	int got = 0;
+	for (int i = m - 1; i >= 0 && got < n; i--) {
+		bool first = true;
+		for (int j = 0; j < i && first; j++)
+			first = !same_core(t, order[j], order[i]);
+		if (!first)
+			continue;
+		for (int j = m - 1; j >= 0 && got < n; j--) {
+			if (same_core(t, order[j], order[i]) && !nt_cpuset_isset(reserved, order[j])) {
+				nt_cpuset_set(reserved, order[j]);
+				got++;
+			}
+		}
+	}
+	return 0;
+}
+
+/* NICs spread over the same CPUs share a group: its count of IRQs dealt so
+ * far, and the CPUs already used as some NIC's first CPU. */
 typedef struct policy_group {
 	nt_cpuset cpus;
 	int dealt;
@@ -404,10 +578,14 @@ struct nt_policy_state {
 	int ngroups;
 };
 
-static policy_group *group_for(nt_policy_state *st, const nt_cpuset *cpus)
+static policy_group *group_for(nt_policy_state *st, const int *cpus, int m)
 {
+	nt_cpuset set;
+	nt_cpuset_zero(&set);
+	for (int i = 0; i < m; i++)
+		nt_cpuset_set(&set, cpus[i]);
 	for (int i = 0; i < st->ngroups; i++)
-		if (nt_cpuset_equal(&st->groups[i].cpus, cpus))
+		if (nt_cpuset_equal(&st->groups[i].cpus, &set))
 			return &st->groups[i];
 	policy_group *g = realloc(st->groups, sizeof(*g) * (size_t)(st->ngroups + 1));
 	if (!g)
@@ -415,51 +593,25 @@ static policy_group *group_for(nt_policy_state *st, const nt_cpuset *cpus)
 	st->groups = g;
 	g = &st->groups[st->ngroups++];
 	memset(g, 0, sizeof(*g));
-	g->cpus = *cpus;
+	g->cpus = set;
 	return g;
 }
 
-/* "local": the CPUs of the NIC's own node (seed 000: each NIC's IRQ on its
- * node), minus EXCLUDE. NICs on one node continue the round-robin where the
- * previous one stopped, and never start on a CPU another NIC starts on:
- * seed 000 saw a multi-CPU mask handled by its first CPU, so two NICs with
- * one first CPU would share a CPU. */
-static int policy_local(const nt_topology *t, const nt_nic *nic, const nt_cpuset *exclude,
-			int nirqs, int *out, nt_policy_state *st, json_t *warnings)
+/* "local": one CPU per IRQ from the NIC's own node (seed 000: each NIC's
+ * IRQ on its node), siblings last. NICs on one node continue the
+ * round-robin where the previous one stopped, and never start on a CPU
+ * another NIC starts on: seed 000 saw a multi-CPU mask handled by its first
+ * CPU, so two NICs with one first CPU would share a CPU. */
+static int policy_local(const nt_nic *nic, const int *cpus, int m, int nirqs, nt_cpuset *out,
+			nt_policy_state *st, json_t *warnings)
 {
-	nt_cpuset cand;
-	const nt_numa_node *node = nic->numa_node >= 0 ? node_by_id(t, nic->numa_node) : NULL;
 	char msg[256];
-
-	if (node) {
-		cand = node->cpus;
-	} else if (nic->has_local_cpus) {
-		nt_cpuset_and(&cand, &nic->local_cpus, &t->cpus_online);
-	} else {
-		snprintf(msg, sizeof(msg),
-			 "%s: NUMA locality unknown (numa_node -1, no local_cpus); left out", nic->name);
-		json_array_append_new(warnings, json_string(msg));
-		return -ENOENT;
-	}
-	if (exclude)
-		nt_cpuset_andnot(&cand, &cand, exclude);
-	int m = nt_cpuset_count(&cand);
-	if (m == 0) {
-		snprintf(msg, sizeof(msg), "%s: no CPU left on its node after exclude_cpus; left out",
-			 nic->name);
-		json_array_append_new(warnings, json_string(msg));
-		return -ENOENT;
-	}
-	policy_group *g = group_for(st, &cand);
+	policy_group *g = group_for(st, cpus, m);
 	if (!g)
 		return -ENOMEM;
-	int start = g->dealt % m;
-	int tries = 0;
-	int first;
-	nt_deal_cpus(&cand, start, 1, &first);
-	while (nt_cpuset_isset(&g->firsts, first) && tries < m) {
+	int start = g->dealt % m, tries = 0;
+	while (nt_cpuset_isset(&g->firsts, cpus[start]) && tries < m) {
 		start = (start + 1) % m;
-		nt_deal_cpus(&cand, start, 1, &first);
 		tries++;
 	}
 	if (tries == m) {
@@ -468,11 +620,28 @@ static int policy_local(const nt_topology *t, const nt_nic *nic, const nt_cpuset
 			 nic->name);
 		json_array_append_new(warnings, json_string(msg));
 	}
-	int r = nt_deal_cpus(&cand, start, nirqs, out);
-	if (r < 0)
-		return r;
-	nt_cpuset_set(&g->firsts, first);
+	for (int i = 0; i < nirqs; i++) {
+		nt_cpuset_zero(&out[i]);
+		nt_cpuset_set(&out[i], cpus[(start + i) % m]);
+	}
+	nt_cpuset_set(&g->firsts, cpus[start]);
 	g->dealt = start + nirqs;
+	return 0;
+}
+
+/* "local-node": every IRQ gets the whole usable node mask (seed 000's
+ * f0-style masks), for operators who let the kernel pick inside it. */
+static int policy_local_node(const nt_nic *nic, const int *cpus, int m, int nirqs,
+			     nt_cpuset *out, nt_policy_state *st, json_t *warnings)
+{
+	(void)nic;
+	(void)st;
+	(void)warnings;
+	for (int i = 0; i < nirqs; i++) {
+		nt_cpuset_zero(&out[i]);
+		for (int k = 0; k < m; k++)
+			nt_cpuset_set(&out[i], cpus[k]);
+	}
 	return 0;
 }
 
@@ -481,6 +650,7 @@ static const struct {
 	nt_irq_policy_fn fn;
 } policies[] = {
 	{ "local", policy_local },
+	{ "local-node", policy_local_node },
 	{ NULL, NULL },
 };
 
@@ -506,6 +676,7 @@ static int dput(dlist *d, const nt_setting_kind *k, const char *target, const ch
 		if (d->v[i].kind == k && strcmp(d->v[i].target, target) == 0) {
 			snprintf(d->v[i].after, sizeof(d->v[i].after), "%s", after);
 			snprintf(d->v[i].path, sizeof(d->v[i].path), "%s", path);
+			snprintf(d->v[i].interface, sizeof(d->v[i].interface), "%s", iface ? iface : "");
 			return 0;
 		}
 	}
@@ -534,100 +705,297 @@ static int cmp_irq_idx(const void *a, const void *b, void *arg)
 	return (x > y) - (x < y);
 }
 
-static int desired_irq(const nt_topology *t, const json_t *arr, dlist *d, nt_policy_state *st,
-		       json_t *warnings)
+static void warn(json_t *warnings, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void warn(json_t *warnings, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	json_array_append_new(warnings, json_string(msg));
+}
+
+/* What one plan's IRQ placement shares between entries. */
+typedef struct irq_plan {
+	const nt_topology *t;
+	dlist *d;
+	nt_policy_state st;
+	bool *tuned; /* per NIC: named by an irq_affinity entry */
+	int *first_cpu; /* per NIC: the first CPU of its first IRQ's mask, -1 */
+	json_t *warnings, *reserved;
+} irq_plan;
+
+/* The usable CPUs of NIC for a policy, in placement order, into *ORDER
+ * (malloc'd) and *M. Returns 0, -ENOENT when the NIC is left out (a warning
+ * says why) or -ENOMEM. */
+static int policy_cpus(irq_plan *p, const nt_nic *nic, const nt_cpuset *exclude, int reserve,
+		       int **order, int *m)
+{
+	const nt_topology *t = p->t;
+	nt_cpuset cand, reserved;
+	char cl[256];
+
+	*order = NULL;
+	if (!nic_local_cpus(t, nic, &cand)) {
+		warn(p->warnings, "%s: NUMA locality unknown (numa_node -1, no local_cpulist); left "
+		     "out (name its 'cpus' to place it)", nic->name);
+		return -ENOENT;
+	}
+	nt_cpuset_andnot(&cand, &cand, exclude);
+	int n = nt_cpuset_count(&cand);
+	if (n == 0) {
+		warn(p->warnings, "%s: no CPU left on its node after exclude_cpus; left out", nic->name);
+		return -ENOENT;
+	}
+	int *o = malloc(sizeof(int) * (size_t)n);
+	if (!o)
+		return -ENOMEM;
+	n = nt_cpus_siblings_last(t, &cand, o);
+	if (nt_reserve_app_cpus(t, o, n, reserve, &reserved) < 0) {
+		warn(p->warnings, "%s: reserving %d CPU(s) leaves none of its %d for its IRQs; left out",
+		     nic->name, reserve, n);
+		free(o);
+		return -ENOENT;
+	}
+	if (reserve > 0) {
+		int k = 0;
+		for (int i = 0; i < n; i++)
+			if (!nt_cpuset_isset(&reserved, o[i]))
+				o[k++] = o[i];
+		n = k;
+		if (p->reserved && nt_cpulist_format(&reserved, cl, sizeof(cl)) >= 0)
+			json_object_set_new(p->reserved, nic->name, json_string(cl));
+	}
+	*order = o;
+	*m = n;
+	return 0;
+}
+
+/* The movable IRQs of NIC (indexes into t->irqs), ascending by number. */
+static int movable_irqs(irq_plan *p, const nt_nic *nic, const char *pattern, int *idx)
+{
+	const nt_topology *t = p->t;
+	int n = 0;
+	for (int q = 0; q < nic->nirqs; q++) {
+		/* The kernel refuses to move managed IRQs; planning them would make
+		 * every plan show steps that cannot happen. */
+		if (t->irqs[nic->irqs[q]].managed)
+			continue;
+		idx[n++] = nic->irqs[q];
+	}
+	if (n < nic->nirqs)
+		warn(p->warnings, "%s: %d kernel-managed IRQ(s) left as they are", nic->name,
+		     nic->nirqs - n);
+	if (n == 0 && (!is_glob(pattern) || nic->nirqs > 0))
+		warn(p->warnings, "%s: no movable IRQs", nic->name);
+	qsort_r(idx, (size_t)n, sizeof(int), cmp_irq_idx, (void *)t);
+	return n;
+}
+
+/* One irq_affinity entry applied to one NIC. */
+static int place_nic(irq_plan *p, const json_t *e, const char *path, int k)
+{
+	const nt_topology *t = p->t;
+	const nt_nic *nic = &t->nics[k];
+	const char *pattern = json_string_value(json_object_get(e, "interface"));
+	const char *cpulist = json_string_value(json_object_get(e, "cpus"));
+	const char *policy = json_string_value(json_object_get(e, "policy"));
+	const char *excl = json_string_value(json_object_get(e, "exclude_cpus"));
+	int reserve = (int)json_integer_value(json_object_get(e, "reserve_app_cpus"));
+	int *idx = malloc(sizeof(int) * (size_t)(nic->nirqs + 1));
+	int *order = NULL, m = 0, r = 0;
+	nt_cpuset *sets = calloc((size_t)nic->nirqs + 1, sizeof(nt_cpuset));
+	nt_cpuset exclude, set;
+	char target[32], list[NT_VALUE_MAX];
+
+	p->tuned[k] = true;
+	if (!idx || !sets) {
+		r = -ENOMEM;
+		goto out;
+	}
+	nt_cpuset_zero(&exclude);
+	if (excl)
+		nt_cpulist_parse(excl, &exclude);
+	int n = movable_irqs(p, nic, pattern, idx);
+	if (n == 0)
+		goto out;
+	if (cpulist) {
+		/* Named CPUs need no locality: a NIC whose node is unknown is
+		 * placed this way (seed 001's set_irq_affinity_cpulist.sh). */
+		int *one = malloc(sizeof(int) * (size_t)n);
+		if (!one) {
+			r = -ENOMEM;
+			goto out;
+		}
+		nt_cpulist_parse(cpulist, &set);
+		nt_cpuset_andnot(&set, &set, &exclude);
+		r = nt_deal_cpus(&set, 0, n, one);
+		for (int q = 0; r == 0 && q < n; q++) {
+			nt_cpuset_zero(&sets[q]);
+			nt_cpuset_set(&sets[q], one[q]);
+		}
+		free(one);
+		if (r == -ENOENT) {
+			warn(p->warnings, "%s: no CPU left after exclude_cpus", nic->name);
+			r = 0;
+			goto out;
+		}
+	} else {
+		r = policy_cpus(p, nic, &exclude, reserve, &order, &m);
+		if (r == 0)
+			r = nt_irq_policy_find(policy)(nic, order, m, n, sets, &p->st, p->warnings);
+		if (r == -ENOENT) {
+			r = 0;
+			goto out;
+		}
+	}
+	if (r < 0)
+		goto out;
+	/* Seed 000: the first CPU of a mask serves the interrupt, so two NICs
+	 * whose first IRQs' masks start at one CPU share it. */
+	int first = nt_cpuset_next(&sets[0], 0);
+	for (int j = 0; j < t->nnics; j++) {
+		if (j != k && p->first_cpu[j] == first) {
+			nt_cpulist_format(&sets[0], list, sizeof(list));
+			warn(p->warnings, "%s: its IRQ mask %s starts at CPU %d, as %s's does; the first "
+			     "CPU of a mask serves the interrupt (seed 000), so both NICs would be "
+			     "served by CPU %d", nic->name, list, first, t->nics[j].name, first);
+			break;
+		}
+	}
+	p->first_cpu[k] = first;
+	for (int q = 0; q < n; q++) {
+		snprintf(target, sizeof(target), "%d", t->irqs[idx[q]].irq);
+		if ((r = nt_cpulist_format(&sets[q], list, sizeof(list))) < 0)
+			goto out;
+		if ((r = dput(p->d, &nt_setting_irq_affinity, target, nic->name, list, path)) < 0)
+			goto out;
+	}
+	r = 0;
+out:
+	free(idx);
+	free(sets);
+	free(order);
+	return r;
+}
+
+static int desired_irq(irq_plan *p, const json_t *arr)
 {
 	size_t i;
 	json_t *e;
-	char path[NT_JSONPATH_MAX], msg[256], target[32], list[32];
-	int r = 0;
-	int *idx = NULL, *cpus = NULL;
-	nt_cpuset firsts;
+	char path[NT_JSONPATH_MAX];
 
-	nt_cpuset_zero(&firsts);
 	json_array_foreach(arr, i, e) {
 		const char *pattern = json_string_value(json_object_get(e, "interface"));
-		const char *cpulist = json_string_value(json_object_get(e, "cpus"));
-		const char *policy = json_string_value(json_object_get(e, "policy"));
-		const char *excl = json_string_value(json_object_get(e, "exclude_cpus"));
-		nt_cpuset exclude, set;
-
-		nt_cpuset_zero(&exclude);
-		if (excl)
-			nt_cpulist_parse(excl, &exclude);
 		snprintf(path, sizeof(path), "$.irq_affinity[%zu]", i);
-		for (int k = 0; k < t->nnics; k++) {
-			const nt_nic *nic = &t->nics[k];
-			if (fnmatch(pattern, nic->name, 0) != 0)
+		for (int k = 0; k < p->t->nnics; k++) {
+			if (fnmatch(pattern, p->t->nics[k].name, 0) != 0)
 				continue;
-			int n = 0;
-			free(idx);
-			free(cpus);
-			idx = malloc(sizeof(int) * (size_t)(nic->nirqs + 1));
-			cpus = malloc(sizeof(int) * (size_t)(nic->nirqs + 1));
-			if (!idx || !cpus) {
-				r = -ENOMEM;
-				goto out;
-			}
-			for (int q = 0; q < nic->nirqs; q++) {
-				const nt_irq *irq = &t->irqs[nic->irqs[q]];
-				/* The kernel refuses to move managed IRQs; planning them
-				 * would make every plan show steps that cannot happen. */
-				if (irq->managed)
-					continue;
-				idx[n++] = nic->irqs[q];
-			}
-			if (n < nic->nirqs) {
-				snprintf(msg, sizeof(msg), "%s: %d kernel-managed IRQ(s) left as they are",
-					 nic->name, nic->nirqs - n);
-				json_array_append_new(warnings, json_string(msg));
-			}
-			if (n == 0) {
-				if (!is_glob(pattern) || nic->nirqs > 0) {
-					snprintf(msg, sizeof(msg), "%s: no movable IRQs", nic->name);
-					json_array_append_new(warnings, json_string(msg));
-				}
-				continue;
-			}
-			qsort_r(idx, (size_t)n, sizeof(int), cmp_irq_idx, (void *)t);
-			if (cpulist) {
-				nt_cpulist_parse(cpulist, &set);
-				nt_cpuset_andnot(&set, &set, &exclude);
-				r = nt_deal_cpus(&set, 0, n, cpus);
-				if (r < 0) {
-					snprintf(msg, sizeof(msg), "%s: no CPU left after exclude_cpus",
-						 nic->name);
-					json_array_append_new(warnings, json_string(msg));
-					r = 0;
-					continue;
-				}
-			} else {
-				r = nt_irq_policy_find(policy)(t, nic, &exclude, n, cpus, st, warnings);
-				if (r == -ENOENT) {
-					r = 0;
-					continue;
-				}
-				if (r < 0)
-					goto out;
-			}
-			if (nt_cpuset_isset(&firsts, cpus[0])) {
-				snprintf(msg, sizeof(msg),
-					 "%s: its first IRQ shares CPU %d with another NIC's first IRQ",
-					 nic->name, cpus[0]);
-				json_array_append_new(warnings, json_string(msg));
-			}
-			nt_cpuset_set(&firsts, cpus[0]);
-			for (int q = 0; q < n; q++) {
-				snprintf(target, sizeof(target), "%d", t->irqs[idx[q]].irq);
-				snprintf(list, sizeof(list), "%d", cpus[q]);
-				if ((r = dput(d, &nt_setting_irq_affinity, target, nic->name, list, path)) < 0)
-					goto out;
-			}
+			int r = place_nic(p, e, path, k);
+			if (r < 0)
+				return r;
 		}
 	}
+	return 0;
+}
+
+/* other_irqs: every IRQ of no tuned NIC to the housekeeping CPUs (seed
+ * 002: "all other IRQs moved to the node used by the system"), as one
+ * mask each. Managed IRQs and IRQs without an affinity file stay. */
+static int desired_other(irq_plan *p, const json_t *obj)
+{
+	const nt_topology *t = p->t;
+	nt_cpuset set;
+	char list[NT_VALUE_MAX], target[32];
+	int managed = 0, r;
+
+	if (nt_cpulist_parse(json_string_value(json_object_get(obj, "cpus")), &set) < 0)
+		return 0;
+	if ((r = nt_cpulist_format(&set, list, sizeof(list))) < 0)
+		return r;
+	for (int i = 0; i < t->nirqs; i++) {
+		const nt_irq *irq = &t->irqs[i];
+		if (irq->nic >= 0 && p->tuned[irq->nic])
+			continue;
+		if (!irq->has_affinity)
+			continue;
+		if (irq->managed) {
+			managed++;
+			continue;
+		}
+		snprintf(target, sizeof(target), "%d", irq->irq);
+		r = dput(p->d, &nt_setting_irq_affinity, target,
+			 irq->nic >= 0 ? t->nics[irq->nic].name : "", list, "$.other_irqs.cpus");
+		if (r < 0)
+			return r;
+	}
+	if (managed)
+		warn(p->warnings, "other_irqs: %d kernel-managed IRQ(s) left as they are", managed);
+	return 0;
+}
+
+/* irqbalance rewrites affinity every few seconds (seed 000): keep it off
+ * the IRQs this plan places, stop it, or say that it will undo them. Its
+ * step goes first so that it is told before any affinity changes. */
+static int desired_irqbalance(const nt_topology *t, const json_t *profile, dlist *d,
+			      json_t *warnings)
+{
+	const char *mode = json_string_value(json_object_get(profile, "irqbalance"));
+	int nirq = 0, r = 0;
+	int *irqs = NULL;
+	char list[NT_VALUE_MAX];
+	nt_desired x;
+
+	for (int i = 0; i < d->n; i++)
+		if (d->v[i].kind == &nt_setting_irq_affinity)
+			nirq++;
+	if (nirq == 0 || !t->irqbalance.running)
+		return 0;
+	if (!mode || strcmp(mode, "ignore") == 0) {
+		warn(warnings, "irqbalance (pid %d) is running and will rewrite the IRQ affinity this "
+		     "profile sets within seconds; set \"irqbalance\" to \"ban\" or \"stop\"%s",
+		     t->irqbalance.pid, mode ? "" : " (or \"ignore\" to accept it)");
+		return 0;
+	}
+	if (strcmp(mode, "ban") != 0 && strcmp(mode, "stop") != 0)
+		return 0; /* require-absent: validation refused it already */
+	if (!t->ctx.live) {
+		warn(warnings, "irqbalance \"%s\" left out: irqbalance is controlled only on the live "
+		     "host (--root /), not in a fixture tree", mode);
+		return 0;
+	}
+	memset(&x, 0, sizeof(x));
+	snprintf(x.target, sizeof(x.target), "irqbalance");
+	snprintf(x.path, sizeof(x.path), "$.irqbalance");
+	if (strcmp(mode, "stop") == 0) {
+		x.kind = &nt_setting_irqbalance_service;
+		snprintf(x.after, sizeof(x.after), "stopped");
+	} else {
+		x.kind = &nt_setting_irqbalance_ban;
+		irqs = malloc(sizeof(int) * (size_t)nirq);
+		if (!irqs)
+			return -ENOMEM;
+		int k = 0;
+		for (int i = 0; i < d->n; i++)
+			if (d->v[i].kind == &nt_setting_irq_affinity)
+				irqs[k++] = atoi(d->v[i].target);
+		if ((r = nt_irqlist_format(irqs, k, list, sizeof(list))) < 0) {
+			warn(warnings, "irqbalance \"ban\": %d IRQs do not fit one ban list; left out "
+			     "(use \"stop\")", k);
+			r = 0;
+			goto out;
+		}
+		snprintf(x.after, sizeof(x.after), "%s", list);
+	}
+	/* Put it in front: dput appends, so append and rotate. */
+	if ((r = dput(d, x.kind, x.target, "", x.after, x.path)) < 0)
+		goto out;
+	x = d->v[d->n - 1];
+	memmove(&d->v[1], &d->v[0], sizeof(nt_desired) * (size_t)(d->n - 1));
+	d->v[0] = x;
 out:
-	free(idx);
-	free(cpus);
+	free(irqs);
 	return r;
 }
 
@@ -704,18 +1072,29 @@ static int desired_sysctl(const json_t *obj, dlist *d)
 	return 0;
 }
 
-int nt_profile_desired(const nt_topology *t, const json_t *profile, nt_desired **out, int *n,
-		       json_t *warnings)
+int nt_profile_desired_ex(const nt_topology *t, const json_t *profile, nt_desired **out, int *n,
+			  json_t *warnings, json_t *reserved)
 {
 	dlist d = { 0 };
-	nt_policy_state st = { 0 };
+	irq_plan p = { .t = t, .d = &d, .warnings = warnings, .reserved = reserved };
 	json_t *x;
 	int r = 0;
 
 	*out = NULL;
 	*n = 0;
-	if ((x = json_object_get(profile, "irq_affinity")) &&
-	    (r = desired_irq(t, x, &d, &st, warnings)) < 0)
+	p.tuned = calloc((size_t)t->nnics + 1, sizeof(bool));
+	p.first_cpu = malloc(sizeof(int) * ((size_t)t->nnics + 1));
+	if (!p.tuned || !p.first_cpu) {
+		r = -ENOMEM;
+		goto out;
+	}
+	for (int i = 0; i < t->nnics; i++)
+		p.first_cpu[i] = -1;
+	if ((x = json_object_get(profile, "irq_affinity")) && (r = desired_irq(&p, x)) < 0)
+		goto out;
+	if ((x = json_object_get(profile, "other_irqs")) && (r = desired_other(&p, x)) < 0)
+		goto out;
+	if ((r = desired_irqbalance(t, profile, &d, warnings)) < 0)
 		goto out;
 	if ((x = json_object_get(profile, "rings")) && (r = desired_rings(t, x, &d, warnings)) < 0)
 		goto out;
@@ -728,6 +1107,14 @@ int nt_profile_desired(const nt_topology *t, const json_t *profile, nt_desired *
 	d.v = NULL;
 out:
 	free(d.v);
-	free(st.groups);
+	free(p.st.groups);
+	free(p.tuned);
+	free(p.first_cpu);
 	return r;
+}
+
+int nt_profile_desired(const nt_topology *t, const json_t *profile, nt_desired **out, int *n,
+		       json_t *warnings)
+{
+	return nt_profile_desired_ex(t, profile, out, n, warnings, NULL);
 }

@@ -3,7 +3,10 @@
  *
  *   {"name": "x460-fix", "description": "...",
  *    "irq_affinity": [{"interface": "eth*", "policy": "local", "exclude_cpus": "0"},
- *                     {"interface": "enos0", "cpus": "0-7"}],
+ *                     {"interface": "enos0", "cpus": "0-7"},
+ *                     {"interface": "ib0", "policy": "local-node", "reserve_app_cpus": 4}],
+ *    "other_irqs": {"cpus": "0-1"},
+ *    "irqbalance": "ban",
  *    "rings": [{"interface": "enos*", "rx": 4096, "tx": "max"}],
  *    "bonds": [{"interface": "bond0", "xmit_hash_policy": "layer3+4"}],
  *    "sysctl": {"net.ipv4.tcp_rmem": "4096 87380 16777216"}}
@@ -45,13 +48,14 @@ typedef struct nt_desired {
 	char path[NT_JSONPATH_MAX]; /* JSON path of the profile value asking for it */
 } nt_desired;
 
-/* An IRQ placement policy ("local", ...): choose one CPU for each of the
- * NIC's NIRQS IRQs (in IRQ order) into CPUS. STATE is shared by every call of
- * one plan so that NICs can be spread against each other. Returns 0, or
- * -ENOENT when the NIC cannot be placed (a warning says why). */
+/* An IRQ placement policy ("local", "local-node"): give each of the NIC's
+ * NIRQS IRQs (in IRQ order) an affinity in OUT, from CPUS, the NIC's usable
+ * CPUs (its node minus exclusions and reserved CPUs) in placement order
+ * (nt_cpus_siblings_last), M of them. STATE is shared by every call of one
+ * plan so that NICs can be spread against each other. Returns 0 or -errno. */
 typedef struct nt_policy_state nt_policy_state;
-typedef int (*nt_irq_policy_fn)(const nt_topology *t, const nt_nic *nic, const nt_cpuset *exclude,
-				int nirqs, int *cpus, nt_policy_state *state, json_t *warnings);
+typedef int (*nt_irq_policy_fn)(const nt_nic *nic, const int *cpus, int m, int nirqs,
+				nt_cpuset *out, nt_policy_state *state, json_t *warnings);
 
 /* The function for policy NAME, or NULL. */
 nt_irq_policy_fn nt_irq_policy_find(const char *name);
@@ -61,10 +65,28 @@ nt_irq_policy_fn nt_irq_policy_find(const char *name);
  * START 0). Returns 0, or -ENOENT when SET is empty. */
 int nt_deal_cpus(const nt_cpuset *set, int start, int n, int *out);
 
-/* The values a VALID profile asks for on host T, in profile order (IRQ
- * affinity, rings, bonds, sysctls). A later entry for the same target
- * replaces an earlier one. *OUT is malloc'd (caller frees). Things left out
- * are explained in WARNINGS. Returns 0 or -errno. */
+/* The CPUs of SET in placement order: one thread of every core (by
+ * t->cpu_package/cpu_core; a CPU of unknown core is a core of its own),
+ * ascending, before any second thread, so IRQs reach hyper-thread
+ * siblings last. OUT has room for nt_cpuset_count(SET). Returns the count. */
+int nt_cpus_siblings_last(const nt_topology *t, const nt_cpuset *set, int *out);
+
+/* reserve_app_cpus: N CPUs of ORDER (placement order, M of them) kept for
+ * the application, taken whole cores at a time from the end, so that the
+ * application does not share a core with the IRQs. Into RESERVED. Returns
+ * 0, or -ENOSPC when N leaves no CPU for the IRQs. */
+int nt_reserve_app_cpus(const nt_topology *t, const int *order, int m, int n, nt_cpuset *reserved);
+
+/* The values a VALID profile asks for on host T, in the order they are to
+ * be applied: irqbalance first (told before affinity changes), IRQ
+ * affinity, other_irqs, rings, bonds, sysctls. A later entry for the same
+ * target replaces an earlier one. *OUT is malloc'd (caller frees). Things
+ * left out are explained in WARNINGS. When RESERVED (a JSON object) is not
+ * NULL, it gets interface -> cpulist of the CPUs reserve_app_cpus kept free.
+ * Returns 0 or -errno. */
+int nt_profile_desired_ex(const nt_topology *t, const json_t *profile, nt_desired **out, int *n,
+			  json_t *warnings, json_t *reserved);
+/* The same without the reserved CPUs. */
 int nt_profile_desired(const nt_topology *t, const json_t *profile, nt_desired **out, int *n,
 		       json_t *warnings);
 

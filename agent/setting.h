@@ -37,6 +37,12 @@ typedef struct nt_setting_kind {
 	 * not a failure" (EIO on a kernel-managed IRQ); 0 for none. */
 	int skip_errno;
 	const char *skip_reason;
+	/* For kinds whose value is a whole list that others share (the
+	 * irqbalance ban list): the value to write, made at plan time from
+	 * the current value BEFORE and what the profile WANTS added to it.
+	 * Returns 0 or -errno (-E2BIG when it does not fit). NULL: the
+	 * profile's value is written as it is. */
+	int (*compose)(const char *before, const char *wanted, char *out, size_t size);
 } nt_setting_kind;
 
 /* The kind called NAME, or NULL. */
@@ -48,6 +54,17 @@ extern const nt_setting_kind nt_setting_irq_affinity;
 extern const nt_setting_kind nt_setting_rings;
 extern const nt_setting_kind nt_setting_bond;
 extern const nt_setting_kind nt_setting_sysctl;
+/* agent/settings/irqbalance.c: the daemon's ban list and whether it runs. */
+extern const nt_setting_kind nt_setting_irqbalance_ban;
+extern const nt_setting_kind nt_setting_irqbalance_service;
+
+/* IRQ lists as the irqbalance_ban kind writes them: ascending, ranges for
+ * runs, space-separated ("60-68 80-84", "" for none), so a host's worth of
+ * queue vectors fits one value. FORMAT sorts and de-duplicates IRQS in
+ * place. Returns 0 or -E2BIG / NT_EINVALID. PARSE gives a malloc'd array
+ * (caller frees; NULL when empty). */
+int nt_irqlist_format(int *irqs, int n, char *out, size_t size);
+int nt_irqlist_parse(const char *list, int **irqs, int *n);
 
 bool nt_setting_equal(const nt_setting_kind *k, const char *a, const char *b);
 

@@ -648,7 +648,8 @@ static void read_nic_irqs(nt_topology *t, int idx)
 		if (q->nic < 0 && irq_name_matches_nic(q, n))
 			add_nic_irq(t, idx, q);
 	}
-	qsort(n->irqs, (size_t)n->nirqs, sizeof(int), cmp_int);
+	if (n->nirqs > 1)
+		qsort(n->irqs, (size_t)n->nirqs, sizeof(int), cmp_int);
 	for (int i = 0; i < n->nirqs; i++) {
 		nt_irq *q = &t->irqs[n->irqs[i]];
 		q->queue = queue_of(q->name);
@@ -737,7 +738,8 @@ static int read_nics(nt_topology *t)
 		t->nnics++;
 	}
 	closedir(d);
-	qsort(t->nics, (size_t)t->nnics, sizeof(nt_nic), cmp_nic);
+	if (t->nnics > 1)
+		qsort(t->nics, (size_t)t->nnics, sizeof(nt_nic), cmp_nic);
 
 	if (t->ctx.live && nt_link_dump(&links, &nlinks) < 0) {
 		problemf(t, -EIO, "rtnetlink link dump");

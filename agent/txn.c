@@ -592,6 +592,8 @@ int nt_txn_apply(nt_txn_engine *e, const nt_txn_request *req, nt_txn_outcome *ou
 	}
 	if (req->confirm_timeout_s > 0)
 		json_object_set_new(txn, "confirm_timeout_s", json_integer(req->confirm_timeout_s));
+	if (plan.reserved)
+		json_object_set(txn, "reserved", plan.reserved);
 	r = record_and_run(e, txn, plan.steps, plan.nsteps, req, out);
 out:
 	slot_release(e);

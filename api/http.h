@@ -60,6 +60,10 @@ const char *nt_query(const nt_request *req, const char *name);
 /* Integer query parameter NAME in [LO, HI]; DEF when absent. Returns 0,
  * or NT_EINVALID when present but not a plain decimal in range. */
 int nt_query_int(const nt_request *req, const char *name, int lo, int hi, int def, int *out);
+/* Read the host for one request (one nt_topology_read). On failure RESP
+ * holds a 500 problem and *T stays NULL; returns 0 or -errno. */
+struct nt_topology;
+int nt_route_read_host(const nt_request *req, nt_response *resp, struct nt_topology **t);
 /* Request header, or NULL. */
 const char *nt_header(const nt_request *req, const char *name);
 

@@ -11,15 +11,6 @@
 #include <string.h>
 #include <time.h>
 
-static int read_host(const nt_request *req, nt_response *resp, nt_topology **t)
-{
-	int r = nt_topology_read(nt_server_ctx(req->server), t);
-	if (r < 0)
-		return nt_problem(resp, 500, "topology-unreadable", "Host could not be read",
-				  "reading the host failed: %s", nt_strerror(r));
-	return 0;
-}
-
 static int get_placement(const nt_request *req, nt_response *resp)
 {
 	const char *name = req->nparams > 0 ? req->params[0] : "";
@@ -33,7 +24,7 @@ static int get_placement(const nt_request *req, nt_response *resp)
 	if (nt_query_int(req, "cpus", 1, NT_MAX_CPUS, 0, &want) < 0)
 		return nt_problem(resp, 400, "bad-request", "Invalid query parameter",
 				  "cpus must be an integer from 1 to %d", NT_MAX_CPUS);
-	int r = read_host(req, resp, &t);
+	int r = nt_route_read_host(req, resp, &t);
 	if (r < 0 || !t)
 		return r;
 	const nt_nic *n = nt_topology_nic(t, name);
@@ -57,7 +48,7 @@ static int get_rates(const nt_request *req, nt_response *resp)
 	if (nt_query_int(req, "interval_ms", 10, 10000, 1000, &interval) < 0)
 		return nt_problem(resp, 400, "bad-request", "Invalid query parameter",
 				  "interval_ms must be an integer from 10 to 10000");
-	int r = read_host(req, resp, &t);
+	int r = nt_route_read_host(req, resp, &t);
 	if (r < 0 || !t)
 		return r;
 	r = nt_rates_sample(ctx, &a);

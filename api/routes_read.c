@@ -17,7 +17,7 @@
  * configuration gives one (the value nt_diagnose documents). */
 #define NT_DEFAULT_RTT_MS 10
 
-static int read_host(const nt_request *req, nt_response *resp, nt_topology **t)
+int nt_route_read_host(const nt_request *req, nt_response *resp, nt_topology **t)
 {
 	int r = nt_topology_read(nt_server_ctx(req->server), t);
 	if (r < 0)
@@ -46,7 +46,7 @@ static int get_health(const nt_request *req, nt_response *resp)
 static int get_topology(const nt_request *req, nt_response *resp)
 {
 	nt_topology *t = NULL;
-	int r = read_host(req, resp, &t);
+	int r = nt_route_read_host(req, resp, &t);
 	if (r < 0 || !t)
 		return r;
 	resp->json = nt_topology_to_json(t);
@@ -57,7 +57,7 @@ static int get_topology(const nt_request *req, nt_response *resp)
 static int get_nics(const nt_request *req, nt_response *resp)
 {
 	nt_topology *t = NULL;
-	int r = read_host(req, resp, &t);
+	int r = nt_route_read_host(req, resp, &t);
 	if (r < 0 || !t)
 		return r;
 	json_t *arr = json_array();
@@ -79,7 +79,7 @@ static int get_nic(const nt_request *req, nt_response *resp)
 	if (!nt_ifname_valid(name))
 		return nt_problem(resp, 400, "bad-request", "Invalid interface name",
 				  "'%.64s' is not a valid interface name", name);
-	int r = read_host(req, resp, &t);
+	int r = nt_route_read_host(req, resp, &t);
 	if (r < 0 || !t)
 		return r;
 	const nt_nic *n = nt_topology_nic(t, name);
@@ -94,31 +94,12 @@ static int get_nic(const nt_request *req, nt_response *resp)
 static int get_irqs(const nt_request *req, nt_response *resp)
 {
 	nt_topology *t = NULL;
-	int r = read_host(req, resp, &t);
+	int r = nt_route_read_host(req, resp, &t);
 	if (r < 0 || !t)
 		return r;
 	resp->json = nt_irqs_to_json(t);
 	nt_topology_free(t);
 	return resp->json ? 0 : -ENOMEM;
-}
-
-/* A strict decimal in [LO, HI]: no sign, no spaces, no trailing bytes. */
-static int parse_int_range(const char *s, int lo, int hi, int *out)
-{
-	long v = 0;
-	if (!s || !*s)
-		return NT_EINVALID;
-	for (const char *p = s; *p; p++) {
-		if (*p < '0' || *p > '9')
-			return NT_EINVALID;
-		v = v * 10 + (*p - '0');
-		if (v > hi)
-			return NT_EINVALID;
-	}
-	if (v < lo)
-		return NT_EINVALID;
-	*out = (int)v;
-	return 0;
 }
 
 static int get_diagnostics(const nt_request *req, nt_response *resp)
@@ -128,10 +109,10 @@ static int get_diagnostics(const nt_request *req, nt_response *resp)
 	const char *rtt = nt_query(req, "rtt_ms");
 	nt_topology *t = NULL;
 
-	if (rtt && parse_int_range(rtt, 1, 10000, &opt.rtt_ms) < 0)
+	if (nt_query_int(req, "rtt_ms", 1, 10000, opt.rtt_ms, &opt.rtt_ms) < 0)
 		return nt_problem(resp, 400, "bad-request", "Invalid query parameter",
 				  "rtt_ms must be an integer from 1 to 10000, not '%.32s'", rtt);
-	int r = read_host(req, resp, &t);
+	int r = nt_route_read_host(req, resp, &t);
 	if (r < 0 || !t)
 		return r;
 	resp->json = nt_diagnose(t, &opt);

@@ -58,6 +58,9 @@ static const char *const migrations[] = {
 	" key TEXT PRIMARY KEY,"
 	" txn_id INTEGER NOT NULL REFERENCES transactions(id) ON DELETE CASCADE,"
 	" created_ms INTEGER NOT NULL);",
+	/* 1 -> 2: the CPUs reserve_app_cpus kept for the application, as JSON
+	 * {interface: cpulist} (issue 4). */
+	"ALTER TABLE transactions ADD COLUMN reserved TEXT;",
 };
 #define NMIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))
 _Static_assert(NMIGRATIONS == NT_STORE_SCHEMA_VERSION, "one migration per schema version");
@@ -256,8 +259,8 @@ static int txn_create_locked(nt_store *s, const json_t *txn, const json_t *steps
 	if (exec(s, "BEGIN IMMEDIATE") < 0)
 		return NT_ESTORE;
 	if (prep(s, &st, "INSERT INTO transactions (status, profile, profile_name, client, identity,"
-		 " created_ms, confirm_timeout_s, rollback_of, warnings)"
-		 " VALUES (?,?,?,?,?,?,?,?,?)") < 0)
+		 " created_ms, confirm_timeout_s, rollback_of, warnings, reserved)"
+		 " VALUES (?,?,?,?,?,?,?,?,?,?)") < 0)
 		goto out;
 	bind_text(st, 1, json_string_value(json_object_get(txn, "status")));
 	bind_json(st, 2, json_object_get(txn, "profile"));
@@ -274,6 +277,7 @@ static int txn_create_locked(nt_store *s, const json_t *txn, const json_t *steps
 	if (json_is_integer(x))
 		sqlite3_bind_int64(st, 8, json_integer_value(x));
 	bind_json(st, 9, json_object_get(txn, "warnings"));
+	bind_json(st, 10, json_object_get(txn, "reserved"));
 	if (sqlite3_step(st) != SQLITE_DONE)
 		goto out;
 	*id = sqlite3_last_insert_rowid(s->db);
@@ -369,7 +373,8 @@ out:
 }
 
 #define TXN_COLS "id, status, profile, profile_name, client, identity, created_ms, finished_ms," \
-	" error, failed_step, confirm_timeout_s, confirm_deadline_ms, rollback_of, warnings"
+	" error, failed_step, confirm_timeout_s, confirm_deadline_ms, rollback_of, warnings," \
+	" reserved"
 
 static json_t *txn_row(sqlite3_stmt *st)
 {
@@ -399,6 +404,10 @@ static json_t *txn_row(sqlite3_stmt *st)
 	json_object_set_new(o, "warnings", json_is_array(w) ? w : json_array());
 	if (!json_is_array(w))
 		json_decref(w);
+	json_t *rv = col_json(st, 14);
+	json_object_set_new(o, "reserved", json_is_object(rv) ? rv : json_object());
+	if (!json_is_object(rv))
+		json_decref(rv);
 	return o;
 }
 
@@ -491,7 +500,7 @@ static int txn_list_locked(nt_store *s, const char *status, int limit, int offse
 		json_t *o = txn_row(st);
 		if (!o)
 			goto out;
-		json_object_set_new(o, "nsteps", json_integer(sqlite3_column_int(st, 14)));
+		json_object_set_new(o, "nsteps", json_integer(sqlite3_column_int(st, 15)));
 		json_array_append_new(arr, o);
 	}
 	if (rc != SQLITE_DONE)

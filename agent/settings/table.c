@@ -13,6 +13,8 @@ const nt_setting_kind *const nt_setting_kinds[] = {
 	&nt_setting_rings,
 	&nt_setting_bond,
 	&nt_setting_sysctl,
+	&nt_setting_irqbalance_ban,
+	&nt_setting_irqbalance_service,
 	NULL,
 };
 

@@ -14,9 +14,10 @@
  * nt_agent_start runs `NT_BIN serve --listen 127.0.0.1:0 --root ROOT
  * --state-dir DIR [EXTRA...]` and waits for the line "listening on
  * http://ADDR:PORT" the CLI prints once it accepts connections. The child's
- * stdout goes to a file (never a pipe that could fill up and block it); its
- * stderr is the test's stderr. When STATE_DIR is NULL a fresh temporary
- * directory is made and removed again by nt_agent_stop. */
+ * stdout goes to a file (never a pipe that could fill up and block it),
+ * unlinked once that line is read; its stderr is the test's stderr. When
+ * STATE_DIR is NULL a fresh temporary directory is made and removed again by
+ * nt_agent_stop. */
 #ifndef NT_TEST_AGENT_H
 #define NT_TEST_AGENT_H
 
@@ -187,6 +188,10 @@ static inline int nt_agent_start(nt_agent *a, const char *root, const char *stat
 		return -1;
 	}
 	snprintf(a->base, sizeof(a->base), "http://127.0.0.1:%d", a->port);
+	/* The line is read; the child keeps its descriptor, so the file can go
+	 * now and is not left behind however the test ends the agent. */
+	unlink(a->out_path);
+	a->out_path[0] = '\0';
 	return 0;
 }
 

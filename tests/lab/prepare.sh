@@ -152,6 +152,11 @@ touch "$out/.complete"
 
 rm -rf "$kdir"
 mv "$out" "$kdir"
+# Kernels of earlier Debian updates are no longer what linux-image-amd64
+# names; ~400 MB each, so keep only the current one.
+for d in "$CACHE"/kernels/*/; do
+    [ "${d%/}" = "$kdir" ] || rm -rf "${d%/}"
+done
 # The debs are no longer needed once the kernel dir is complete (~220 MB).
 rm -f "$img" "$hdr" "$hdrc" "$kb" "$src"
 log "prepared $kdir in $(( $(date +%s) - t0 )) s"

@@ -6,7 +6,9 @@
 #
 # Environment: NT_BIN (nettune binary, required), NT_SRC (repo root),
 #   NETTUNE_LAB_CACHE (download/build cache, default /var/cache/nettune-lab),
-#   NETTUNE_LAB_WORK (where the initramfs and serial log go, default ./lab-work),
+#   NETTUNE_LAB_WORK (where the initramfs and serial log go, default a new
+#     /tmp/nettune-lab.XXXXXX; the initramfs is removed after the boot unless
+#     NETTUNE_LAB_KEEP=1),
 #   NETTUNE_LAB_TIMEOUT (seconds for the whole boot, default 600),
 #   LAB_TESTS (folder of guest tests, default tests/lab/tests),
 #   NETTUNE_LAB_QEMU (the qemu-system-x86_64 to use, default from PATH),
@@ -35,7 +37,9 @@ probe=$(echo quit | timeout 60 "$qemu" -machine q35 -accel tcg -nodefaults -disp
     skip "qemu-system-x86_64 cannot start here: $(echo "$probe" | grep -v '^(qemu)' | tail -n 3 | tr '\n' ' ')"
 "$qemu" -device help 2>/dev/null | grep -q '"pxb-pcie"' || skip "this qemu has no pxb-pcie device"
 
-work=${NETTUNE_LAB_WORK:-$PWD/lab-work}
+# A fresh folder per run unless told: two runs never share a serial log, and
+# running from the source tree leaves nothing in it.
+work=${NETTUNE_LAB_WORK:-$(mktemp -d "${TMPDIR:-/tmp}/nettune-lab.XXXXXX")}
 mkdir -p "$work" || fail "cannot create $work"
 
 t0=$EPOCHREALTIME
@@ -78,7 +82,7 @@ serial="$work/serial.log"
 : > "$serial"
 echo "lab: booting (serial log: $serial)"
 tboot=$EPOCHREALTIME
-t_init= t_done=
+t_init='' t_done=''
 # Stream the console with a "guest|" prefix and note when /init starts and
 # when the guest finishes, for the timing summary.
 while IFS= read -r line; do
@@ -91,6 +95,8 @@ while IFS= read -r line; do
     esac
 done < <(timeout --kill-after=10 "${NETTUNE_LAB_TIMEOUT:-600}" "${cmd[@]}" </dev/null 2>&1)
 tend=$EPOCHREALTIME
+# The initramfs (~30 MB) is rebuilt every run; keep only the serial log.
+[ "${NETTUNE_LAB_KEEP:-0}" = 1 ] || rm -f "$work/lab.cpio"
 
 secs() { awk -v a="$1" -v b="$2" 'BEGIN{printf "%.1f", b - a}'; }
 to_init=never; init_done=never

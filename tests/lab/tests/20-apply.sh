@@ -11,7 +11,7 @@
 [ -e /sys/bus/netdevsim/devices/netdevsim1 ] || echo "1 2 4" > /sys/bus/netdevsim/new_device ||
     { echo "cannot create netdevsim ports"; exit 1; }
 for _ in $(seq 1 50); do
-    ports=($(ls /sys/bus/netdevsim/devices/netdevsim1/net 2>/dev/null | sort))
+    mapfile -t ports < <(ls /sys/bus/netdevsim/devices/netdevsim1/net 2>/dev/null | sort)
     [ ${#ports[@]} -ge 2 ] && break
     sleep 0.1
 done
@@ -57,13 +57,13 @@ declare -A before=()
 snapshot() {   # snapshot ARRAY-NAME
     local -n s=$1
     local p irq
-    for p in "$P1" "$P2"; do s[ring.$p.rx]=$(ring_cur "$p" RX); s[ring.$p.tx]=$(ring_cur "$p" TX); done
-    s[ring.$N3.rx]=$(ring_cur "$N3" RX); s[ring.$N3.tx]=$(ring_cur "$N3" TX)
-    s[bond0.xmit_hash_policy]=$(cat /sys/class/net/bond0/bonding/xmit_hash_policy)
-    s[bond0.slaves]=$(cat /sys/class/net/bond0/bonding/slaves)
-    for irq in $(pci_irqs "$N1_PCI"); do s[irq.$irq]=$(irq_aff "$irq"); done
-    s[sysctl.tcp_rmem]=$(sysctl_get net.ipv4.tcp_rmem)
-    s[sysctl.rmem_max]=$(sysctl_get net.core.rmem_max)
+    for p in "$P1" "$P2"; do s["ring.$p.rx"]=$(ring_cur "$p" RX); s["ring.$p.tx"]=$(ring_cur "$p" TX); done
+    s["ring.$N3.rx"]=$(ring_cur "$N3" RX); s["ring.$N3.tx"]=$(ring_cur "$N3" TX)
+    s["bond0.xmit_hash_policy"]=$(cat /sys/class/net/bond0/bonding/xmit_hash_policy)
+    s["bond0.slaves"]=$(cat /sys/class/net/bond0/bonding/slaves)
+    for irq in $(pci_irqs "$N1_PCI"); do s["irq.$irq"]=$(irq_aff "$irq"); done
+    s["sysctl.tcp_rmem"]=$(sysctl_get net.ipv4.tcp_rmem)
+    s["sysctl.rmem_max"]=$(sysctl_get net.core.rmem_max)
 }
 snapshot before
 for k in $(printf '%s\n' "${!before[@]}" | sort); do echo "before: $k = ${before[$k]}"; done

@@ -82,7 +82,10 @@ nt_start() {
     state=$(mktemp -d /tmp/nt-state.XXXXXX)
     "$NT_BIN" serve --listen 127.0.0.1:8470 --root / --state-dir "$state" >"$state/serve.log" 2>&1 &
     NT_PID=$!
+    # The guest's per-test timeout sends TERM: exit through the EXIT trap so
+    # the agent does not outlive the test and hold the port for the next one.
     trap nt_stop EXIT
+    trap 'exit 143' TERM INT
     for i in $(seq 1 100); do
         code=$(curl -s -o /dev/null -w '%{http_code}' "$NT_URL/v1/health" 2>/dev/null)
         [ "$code" = 200 ] && return 0
@@ -97,10 +100,10 @@ nt_start() {
 api() {
     local out
     if [ $# -ge 3 ]; then
-        out=$(curl -s -X "$1" -H 'Content-Type: application/json' --data-binary "$3" \
+        out=$(curl -s --max-time 120 -X "$1" -H 'Content-Type: application/json' --data-binary "$3" \
               -w '\n%{http_code}' "$NT_URL$2")
     else
-        out=$(curl -s -X "$1" -w '\n%{http_code}' "$NT_URL$2")
+        out=$(curl -s --max-time 120 -X "$1" -w '\n%{http_code}' "$NT_URL$2")
     fi
     API_CODE=${out##*$'\n'}
     API_BODY=${out%$'\n'*}
