@@ -490,8 +490,11 @@ static int do_get(const nt_ctx *ctx, nt_ethtool_backend be, const eth_kind *k,
 	return ioc_get(k, ifname, out, &raw);
 }
 
+/* EXACT: bit i set means field i is set to its value even when that is 0
+ * (netdevsim starts with rings of 0, and a rollback must restore them);
+ * fields outside EXACT are set only when non-zero. */
 static int do_set(const nt_ctx *ctx, nt_ethtool_backend be, const eth_kind *k,
-		  const char *ifname, const void *want, char *err, size_t errsize)
+		  const char *ifname, const void *want, unsigned exact, char *err, size_t errsize)
 {
 	nt_channels cur_buf; /* large enough for either kind */
 	void *cur = &cur_buf;
@@ -526,7 +529,7 @@ static int do_set(const nt_ctx *ctx, nt_ethtool_backend be, const eth_kind *k,
 
 	for (int i = 0; i < k->nfields; i++) {
 		uint32_t w = U32_AT(want, k->fields[i].off);
-		if (w && w != U32_AT(cur, k->fields[i].off))
+		if ((w || (exact & (1u << i))) && w != U32_AT(cur, k->fields[i].off))
 			changed |= 1u << i;
 	}
 	if (!changed) {
@@ -560,13 +563,13 @@ int nt_ethtool_get_channels_via(const nt_ctx *ctx, nt_ethtool_backend be, const 
 int nt_ethtool_set_rings_via(const nt_ctx *ctx, nt_ethtool_backend be, const char *ifname,
 			     const nt_rings *want, char *err, size_t errsize)
 {
-	return do_set(ctx, be, &kind_rings, ifname, want, err, errsize);
+	return do_set(ctx, be, &kind_rings, ifname, want, 0, err, errsize);
 }
 
 int nt_ethtool_set_channels_via(const nt_ctx *ctx, nt_ethtool_backend be, const char *ifname,
 				const nt_channels *want, char *err, size_t errsize)
 {
-	return do_set(ctx, be, &kind_channels, ifname, want, err, errsize);
+	return do_set(ctx, be, &kind_channels, ifname, want, 0, err, errsize);
 }
 
 int nt_ethtool_get_rings(const nt_ctx *ctx, const char *ifname, nt_rings *out)
@@ -582,11 +585,18 @@ int nt_ethtool_get_channels(const nt_ctx *ctx, const char *ifname, nt_channels *
 int nt_ethtool_set_rings(const nt_ctx *ctx, const char *ifname, const nt_rings *want,
 			 char *err, size_t errsize)
 {
-	return do_set(ctx, NT_ETHTOOL_AUTO, &kind_rings, ifname, want, err, errsize);
+	return do_set(ctx, NT_ETHTOOL_AUTO, &kind_rings, ifname, want, 0, err, errsize);
 }
 
 int nt_ethtool_set_channels(const nt_ctx *ctx, const char *ifname, const nt_channels *want,
 			    char *err, size_t errsize)
 {
-	return do_set(ctx, NT_ETHTOOL_AUTO, &kind_channels, ifname, want, err, errsize);
+	return do_set(ctx, NT_ETHTOOL_AUTO, &kind_channels, ifname, want, 0, err, errsize);
+}
+
+int nt_ethtool_set_rings_exact(const nt_ctx *ctx, const char *ifname, const nt_rings *want, char *err,
+			       size_t errsize)
+{
+	/* Both rx and tx, zeros included. */
+	return do_set(ctx, NT_ETHTOOL_AUTO, &kind_rings, ifname, want, 0x3, err, errsize);
 }

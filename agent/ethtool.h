@@ -23,6 +23,10 @@ int nt_ethtool_get_channels(const nt_ctx *ctx, const char *ifname, nt_channels *
  * maximum, -ENOMEM when the driver cannot allocate, -EOPNOTSUPP, -EBUSY. */
 int nt_ethtool_set_rings(const nt_ctx *ctx, const char *ifname, const nt_rings *want,
 			 char *err, size_t errsize);
+/* Set rx and tx exactly, 0 included (netdevsim's fresh rings are 0, and a
+ * rollback must be able to restore them). */
+int nt_ethtool_set_rings_exact(const nt_ctx *ctx, const char *ifname, const nt_rings *want,
+			       char *err, size_t errsize);
 /* Set channel counts; 0 leaves a count unchanged. */
 int nt_ethtool_set_channels(const nt_ctx *ctx, const char *ifname, const nt_channels *want,
 			    char *err, size_t errsize);

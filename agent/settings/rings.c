@@ -81,7 +81,7 @@ static int rings_apply(const nt_ctx *ctx, const char *target, const char *value,
 	}
 	want.rx = (uint32_t)rx;
 	want.tx = (uint32_t)tx;
-	r = nt_ethtool_set_rings(ctx, target, &want, kerr, sizeof(kerr));
+	r = nt_ethtool_set_rings_exact(ctx, target, &want, kerr, sizeof(kerr));
 out:
 	if (r < 0 && err && errsize)
 		snprintf(err, errsize, "%s rings: %s%s%s", target, nt_strerror(r),
