@@ -13,4 +13,11 @@ typedef struct nt_diag_options {
  * success; NULL only when out of memory. Pure: reads only T. */
 json_t *nt_diagnose(const nt_topology *t, const nt_diag_options *opt);
 
+/* One profile made of every finding's fix, ready for plan/apply:
+ * irq_affinity, rings and bonds entries concatenated (one per interface,
+ * first finding wins), sysctl and irqbalance merged. NAME names it.
+ * Returns a new profile (with no entries when nothing is fixable), or NULL
+ * when out of memory. Pure. */
+json_t *nt_diagnose_fix_profile(const json_t *diagnosis, const char *name);
+
 #endif

@@ -600,3 +600,10 @@ int nt_ethtool_set_rings_exact(const nt_ctx *ctx, const char *ifname, const nt_r
 	/* Both rx and tx, zeros included. */
 	return do_set(ctx, NT_ETHTOOL_AUTO, &kind_rings, ifname, want, 0x3, err, errsize);
 }
+
+int nt_ethtool_set_channels_exact(const nt_ctx *ctx, const char *ifname, const nt_channels *want,
+				  char *err, size_t errsize)
+{
+	/* All four counts, zeros included: other=0 is a real request. */
+	return do_set(ctx, NT_ETHTOOL_AUTO, &kind_channels, ifname, want, 0xf, err, errsize);
+}

@@ -27,6 +27,9 @@ int nt_ethtool_set_rings(const nt_ctx *ctx, const char *ifname, const nt_rings *
  * rollback must be able to restore them). */
 int nt_ethtool_set_rings_exact(const nt_ctx *ctx, const char *ifname, const nt_rings *want,
 			       char *err, size_t errsize);
+/* Set rx, tx, other and combined exactly, 0 included. */
+int nt_ethtool_set_channels_exact(const nt_ctx *ctx, const char *ifname, const nt_channels *want,
+				  char *err, size_t errsize);
 /* Set channel counts; 0 leaves a count unchanged. */
 int nt_ethtool_set_channels(const nt_ctx *ctx, const char *ifname, const nt_channels *want,
 			    char *err, size_t errsize);

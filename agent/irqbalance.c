@@ -119,8 +119,17 @@ int nt_irqbalance_find(const nt_ctx *ctx, nt_irqbalance_proc *p)
 		}
 		closedir(d);
 	}
-	if (p->pid)
+	if (p->pid) {
 		read_cmdline(ctx, p->pid, p->cmdline, sizeof(p->cmdline));
+		/* Under systemd only when the daemon is the unit's: one started
+		 * by hand on a systemd host is stopped and started by hand. */
+		char *cg = NULL;
+		if (p->systemd && nt_read_all(ctx, &cg, "/proc/%d/cgroup", p->pid) >= 0)
+			p->systemd = strstr(cg, "/irqbalance.service") != NULL;
+		else
+			p->systemd = false;
+		free(cg);
+	}
 	return 0;
 }
 
@@ -242,6 +251,8 @@ int nt_irqbalance_parse_banned(const char *reply, char *list, size_t size)
 
 int nt_irqbalance_stop(const nt_irqbalance_proc *p, char *err, size_t errsize)
 {
+	/* Signals reach only the live host's processes. */
+	const nt_ctx root_ctx = { .root = "", .live = true };
 	if (p->pid <= 0)
 		return 0;
 	/* A unit killed behind systemd's back would be started outside it
@@ -251,7 +262,8 @@ int nt_irqbalance_stop(const nt_irqbalance_proc *p, char *err, size_t errsize)
 	if (kill(p->pid, SIGTERM) < 0)
 		return errno == ESRCH ? 0 : -errno;
 	for (int i = 0; i < 500; i++) {
-		if (kill(p->pid, 0) < 0 && errno == ESRCH)
+		/* Gone, or a zombie nobody reaps yet (it runs nothing). */
+		if ((kill(p->pid, 0) < 0 && errno == ESRCH) || !pid_is_irqbalance(&root_ctx, p->pid))
 			return 0;
 		/* Our own child (tests) must be reaped to disappear. */
 		waitpid(p->pid, NULL, WNOHANG);

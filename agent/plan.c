@@ -73,6 +73,20 @@ int nt_plan_build(const nt_ctx *ctx, const nt_topology *t, const json_t *profile
 		r = NT_EINVALID;
 		goto fail;
 	}
+	/* Drivers re-create their queues for a ring or channel change (seed
+	 * 003 took the link down around `ethtool -G`): say so once a NIC. */
+	for (int i = 0; i < plan->nsteps; i++) {
+		const nt_step *s = &plan->steps[i];
+		if (s->kind != &nt_setting_rings && s->kind != &nt_setting_channels)
+			continue;
+		if (i > 0 && strcmp(plan->steps[i - 1].target, s->target) == 0 &&
+		    (plan->steps[i - 1].kind == &nt_setting_rings || plan->steps[i - 1].kind == &nt_setting_channels))
+			continue;
+		char msg[256];
+		snprintf(msg, sizeof(msg),
+			 "%s: changing rings or channels may reset the NIC and briefly drop its link", s->target);
+		json_array_append_new(plan->warnings, json_string(msg));
+	}
 	free(want);
 	return 0;
 fail:

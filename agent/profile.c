@@ -343,6 +343,11 @@ static void validate_rings(vstate *v, const json_t *arr)
 	}
 }
 
+/* Bond options the kernel changes only on a bond that is down and has no
+ * slaves: changing them would mean taking the bond apart, which a tuning
+ * transaction does not do. */
+static const char *const bond_down_only[] = { "mode", "fail_over_mac", "tlb_dynamic_lb", NULL };
+
 static void validate_bonds(vstate *v, const json_t *arr)
 {
 	static const char *const known[] = { "interface", "xmit_hash_policy", NULL };
@@ -356,7 +361,20 @@ static void validate_bonds(vstate *v, const json_t *arr)
 			nt_profile_error(v->errors, base, "must be an object");
 			continue;
 		}
-		unknown_fields(v, e, base, known);
+		for (int k = 0; bond_down_only[k]; k++) {
+			if (!json_object_get(e, bond_down_only[k]))
+				continue;
+			snprintf(path, sizeof(path), "%s.%s", base, bond_down_only[k]);
+			nt_profile_error(v->errors, path,
+					 "the kernel changes a bond's %s only while the bond is down and "
+					 "has no slaves; nettune does not take bonds apart",
+					 bond_down_only[k]);
+		}
+		json_t *rest = json_copy((json_t *)e);
+		for (int k = 0; rest && bond_down_only[k]; k++)
+			json_object_del(rest, bond_down_only[k]);
+		unknown_fields(v, rest ? rest : e, base, known);
+		json_decref(rest);
 		const char *iface = str_field(v, e, base, "interface", true);
 		const char *pol = str_field(v, e, base, "xmit_hash_policy", true);
 		if (iface) {
@@ -368,6 +386,65 @@ static void validate_bonds(vstate *v, const json_t *arr)
 			nt_profile_error(v->errors, path,
 					 "unknown xmit_hash_policy '%s' (known: layer2, layer2+3, "
 					 "layer3+4, encap2+3, encap3+4, vlan+srcmac)", pol);
+		}
+	}
+}
+
+/* channels[]: rx, tx, other, combined as a count >= 0 or "max". */
+static void validate_channels(vstate *v, const json_t *arr)
+{
+	static const char *const known[] = { "interface", "rx", "tx", "other", "combined", NULL };
+	size_t i;
+	json_t *e;
+	char base[NT_JSONPATH_MAX], path[NT_JSONPATH_MAX];
+
+	json_array_foreach(arr, i, e) {
+		snprintf(base, sizeof(base), "$.channels[%zu]", i);
+		if (!json_is_object(e)) {
+			nt_profile_error(v->errors, base, "must be an object");
+			continue;
+		}
+		unknown_fields(v, e, base, known);
+		const char *iface = str_field(v, e, base, "interface", true);
+		bool any = false;
+		for (int k = 1; known[k]; k++) {
+			json_t *x = json_object_get(e, known[k]);
+			if (!x)
+				continue;
+			any = true;
+			snprintf(path, sizeof(path), "%s.%s", base, known[k]);
+			if (json_is_string(x) ? strcmp(json_string_value(x), "max") != 0
+					      : !json_is_integer(x) || json_integer_value(x) < 0 ||
+							json_integer_value(x) > 65535) {
+				nt_profile_error(v->errors, path, "'%s' must be a count from 0 to 65535 or \"max\"",
+						 known[k]);
+				continue;
+			}
+			if (!json_is_integer(x) || !v->t || !iface || !pattern_valid(iface))
+				continue;
+			for (int n = 0; n < v->t->nnics; n++) {
+				const nt_nic *nic = &v->t->nics[n];
+				if (fnmatch(iface, nic->name, 0) != 0 || !nic->has_channels)
+					continue;
+				const nt_channels *c = &nic->channels;
+				uint32_t max = k == 1 ? c->rx_max : k == 2 ? c->tx_max : k == 3 ? c->other_max : c->combined_max;
+				if (json_integer_value(x) > max)
+					nt_profile_error(v->errors, path, "%s %lld is above %s's maximum %u", known[k],
+							 (long long)json_integer_value(x), nic->name, max);
+			}
+		}
+		if (!any)
+			nt_profile_error(v->errors, base, "give at least one of rx, tx, other, combined");
+		if (!iface)
+			continue;
+		snprintf(path, sizeof(path), "%s.interface", base);
+		if (check_iface(v, iface, path, false) > 0 && v->t) {
+			int with = 0;
+			for (int k = 0; k < v->t->nnics; k++)
+				if (fnmatch(iface, v->t->nics[k].name, 0) == 0 && v->t->nics[k].has_channels)
+					with++;
+			if (with == 0)
+				nt_profile_error(v->errors, path, "'%s' has no channel settings", iface);
 		}
 	}
 }
@@ -432,7 +509,7 @@ static void validate_irqbalance(vstate *v, const json_t *profile)
 int nt_profile_validate(const nt_topology *t, const json_t *profile, json_t *errors)
 {
 	static const char *const known[] = { "name", "description", "irq_affinity", "other_irqs",
-					     "irqbalance", "rings", "bonds", "sysctl", NULL };
+					     "irqbalance", "rings", "channels", "bonds", "sysctl", NULL };
 	vstate v = { .t = t, .errors = errors };
 	size_t before = json_array_size(errors);
 	json_t *x;
@@ -466,6 +543,12 @@ int nt_profile_validate(const nt_topology *t, const json_t *profile, json_t *err
 			validate_rings(&v, x);
 		else
 			nt_profile_error(errors, "$.rings", "must be an array");
+	}
+	if ((x = json_object_get(profile, "channels"))) {
+		if (json_is_array(x))
+			validate_channels(&v, x);
+		else
+			nt_profile_error(errors, "$.channels", "must be an array");
 	}
 	if ((x = json_object_get(profile, "bonds"))) {
 		if (json_is_array(x))
@@ -1038,6 +1121,67 @@ static int desired_rings(const nt_topology *t, const json_t *arr, dlist *d, json
 	return 0;
 }
 
+static uint32_t channel_value(const json_t *x, uint32_t cur, uint32_t max)
+{
+	if (!x)
+		return cur;
+	if (json_is_string(x))
+		return max;
+	return (uint32_t)json_integer_value(x);
+}
+
+/* Channels right after the same NIC's rings: one NIC's queue changes are
+ * made together (each may reset the NIC), and the plan warns once. */
+static int desired_channels(const nt_topology *t, const json_t *arr, dlist *d, json_t *warnings)
+{
+	size_t i;
+	json_t *e;
+	char path[NT_JSONPATH_MAX], val[NT_VALUE_MAX], msg[256];
+	json_array_foreach(arr, i, e) {
+		const char *pattern = json_string_value(json_object_get(e, "interface"));
+		snprintf(path, sizeof(path), "$.channels[%zu]", i);
+		for (int k = 0; k < t->nnics; k++) {
+			const nt_nic *nic = &t->nics[k];
+			if (fnmatch(pattern, nic->name, 0) != 0)
+				continue;
+			if (!nic->has_channels) {
+				snprintf(msg, sizeof(msg), "%s: no channel settings; left out", nic->name);
+				json_array_append_new(warnings, json_string(msg));
+				continue;
+			}
+			const nt_channels *c = &nic->channels;
+			nt_channels w = {
+				.rx = channel_value(json_object_get(e, "rx"), c->rx, c->rx_max),
+				.tx = channel_value(json_object_get(e, "tx"), c->tx, c->tx_max),
+				.other = channel_value(json_object_get(e, "other"), c->other, c->other_max),
+				.combined = channel_value(json_object_get(e, "combined"), c->combined, c->combined_max),
+			};
+			if (nt_channels_format(&w, val, sizeof(val)) < 0)
+				return -ENOSPC;
+			int r = dput(d, &nt_setting_channels, nic->name, nic->name, val, path);
+			if (r < 0)
+				return r;
+			/* Move it behind the NIC's rings entry, if any. */
+			int at = d->n - 1, rings = -1;
+			for (int j = 0; j < d->n; j++)
+				if (d->v[j].kind == &nt_setting_channels && strcmp(d->v[j].target, nic->name) == 0)
+					at = j;
+			for (int j = 0; j < d->n; j++)
+				if (d->v[j].kind == &nt_setting_rings && strcmp(d->v[j].target, nic->name) == 0)
+					rings = j;
+			if (rings >= 0 && at != rings + 1) {
+				nt_desired x = d->v[at];
+				if (at > rings + 1) {
+					memmove(&d->v[rings + 2], &d->v[rings + 1],
+						sizeof(nt_desired) * (size_t)(at - rings - 1));
+					d->v[rings + 1] = x;
+				}
+			}
+		}
+	}
+	return 0;
+}
+
 static int desired_bonds(const nt_topology *t, const json_t *arr, dlist *d)
 {
 	size_t i;
@@ -1097,6 +1241,8 @@ int nt_profile_desired_ex(const nt_topology *t, const json_t *profile, nt_desire
 	if ((r = desired_irqbalance(t, profile, &d, warnings)) < 0)
 		goto out;
 	if ((x = json_object_get(profile, "rings")) && (r = desired_rings(t, x, &d, warnings)) < 0)
+		goto out;
+	if ((x = json_object_get(profile, "channels")) && (r = desired_channels(t, x, &d, warnings)) < 0)
 		goto out;
 	if ((x = json_object_get(profile, "bonds")) && (r = desired_bonds(t, x, &d)) < 0)
 		goto out;

@@ -52,6 +52,9 @@ extern const nt_setting_kind *const nt_setting_kinds[];
 
 extern const nt_setting_kind nt_setting_irq_affinity;
 extern const nt_setting_kind nt_setting_rings;
+extern const nt_setting_kind nt_setting_channels;
+/* "rx=N,tx=N,other=N,combined=N" for C. Returns 0 or -ENOSPC. */
+int nt_channels_format(const nt_channels *c, char *value, size_t size);
 extern const nt_setting_kind nt_setting_bond;
 extern const nt_setting_kind nt_setting_sysctl;
 /* agent/settings/irqbalance.c: the daemon's ban list and whether it runs. */

@@ -26,6 +26,10 @@ struct nt_txn_engine {
 	bool stop;
 	pthread_t timer;
 	bool timer_started;
+
+	/* Set once before requests are served (nt_txn_engine_set_log). */
+	nt_log_fn log;
+	void *log_ud;
 };
 
 static const char *const statuses[] = {
@@ -51,6 +55,60 @@ void nt_txn_outcome_free(nt_txn_outcome *o)
 const char *nt_txn_store_error(nt_txn_engine *e)
 {
 	return e->store ? NULL : e->store_err;
+}
+
+void nt_txn_engine_set_log(nt_txn_engine *e, nt_log_fn fn, void *ud)
+{
+	pthread_mutex_lock(&e->lock);
+	e->log_ud = ud;
+	e->log = fn;
+	pthread_mutex_unlock(&e->lock);
+}
+
+static void emit(nt_txn_engine *e, json_t *ev)
+{
+	if (ev && e->log)
+		e->log(e->log_ud, ev);
+	json_decref(ev);
+}
+
+/* Record step IDX's RESULT in the store and tell the log sink. */
+static int record_step(nt_txn_engine *e, int64_t id, int idx, const nt_step *s, const char *result,
+		       const char *err)
+{
+	int r = nt_store_step_set(e->store, id, idx, result, err);
+	if (e->log) {
+		json_t *ev = json_pack("{s:s, s:I, s:i, s:s, s:s, s:s, s:s, s:s}", "event", "txn_step",
+				       "txn", (json_int_t)id, "index", idx, "kind",
+				       s->kind ? s->kind->name : "unknown", "target", s->target,
+				       "before", s->before, "after", s->after, "result", result);
+		if (ev && s->interface[0])
+			json_object_set_new(ev, "interface", json_string(s->interface));
+		if (ev && err && *err)
+			json_object_set_new(ev, "error", json_string(err));
+		if (ev && r < 0)
+			json_object_set_new(ev, "store_error", json_string(nt_store_errmsg(e->store)));
+		emit(e, ev);
+	}
+	return r;
+}
+
+/* Set transaction ID's status in the store and tell the log sink. */
+static int record_status(nt_txn_engine *e, int64_t id, const char *status, const char *error,
+			 int failed_step, bool finished, int64_t deadline_ms)
+{
+	int r = nt_store_txn_set_status(e->store, id, status, error, failed_step, finished,
+					 deadline_ms);
+	if (e->log) {
+		json_t *ev = json_pack("{s:s, s:I, s:s}", "event", "txn", "txn", (json_int_t)id,
+				       "status", status);
+		if (ev && error && *error)
+			json_object_set_new(ev, "error", json_string(error));
+		if (ev && failed_step >= 0)
+			json_object_set_new(ev, "failed_step", json_integer(failed_step));
+		emit(e, ev);
+	}
+	return r;
 }
 
 static void sleep_ms(int ms)
@@ -161,7 +219,7 @@ static int undo(nt_txn_engine *e, int64_t id, const nt_step *steps, char (*resul
 		if (strncmp(results[i], "skipped", 7) == 0 || strcmp(results[i], "unchanged") == 0)
 			continue;
 		if (!s->kind) {
-			nt_store_step_set(e->store, id, i, "rollback_failed", "unknown setting kind");
+			record_step(e, id, i, s, "rollback_failed", "unknown setting kind");
 			failures++;
 			continue;
 		}
@@ -175,10 +233,10 @@ static int undo(nt_txn_engine *e, int64_t id, const nt_step *steps, char (*resul
 			/* Already as it was: a step that never ran, or one the
 			 * crash interrupted before its write. */
 			if (strcmp(results[i], "applied") == 0) {
-				nt_store_step_set(e->store, id, i, done, NULL);
+				record_step(e, id, i, s, done, NULL);
 				snprintf(results[i], 64, "%s", done);
 			} else if (strcmp(results[i], "pending") == 0) {
-				nt_store_step_set(e->store, id, i, "not_applied", NULL);
+				record_step(e, id, i, s, "not_applied", NULL);
 				snprintf(results[i], 64, "not_applied");
 			}
 			continue;
@@ -197,13 +255,13 @@ static int undo(nt_txn_engine *e, int64_t id, const nt_step *steps, char (*resul
 			char msg[1024];
 			snprintf(msg, sizeof(msg), "%s %s is '%s', wanted '%s': %s", s->kind->name,
 				 s->target, r == NT_ECONFLICT ? got : cur, s->before, err);
-			nt_store_step_set(e->store, id, i, "rollback_failed", msg);
+			record_step(e, id, i, s, "rollback_failed", msg);
 			snprintf(results[i], 64, "rollback_failed");
 			failures++;
 			continue;
 		}
 		if (strcmp(results[i], "failed") != 0) {
-			nt_store_step_set(e->store, id, i, done, NULL);
+			record_step(e, id, i, s, done, NULL);
 			snprintf(results[i], 64, "%s", done);
 		}
 	}
@@ -233,7 +291,7 @@ static void run_steps(nt_txn_engine *e, int64_t id, const nt_step *steps, int n,
 		err[0] = '\0';
 		int r = s->kind->apply(&e->ctx, s->target, s->after, err, sizeof(err));
 		if (r < 0 && s->kind->skip_errno && r == -s->kind->skip_errno) {
-			if (nt_store_step_set(e->store, id, i, s->kind->skip_reason, err) < 0) {
+			if (record_step(e, id, i, s, s->kind->skip_reason, err) < 0) {
 				failed = i;
 				snprintf(msg, sizeof(msg), "step %d: the store could not record: %s", i,
 					 nt_store_errmsg(e->store));
@@ -252,14 +310,14 @@ static void run_steps(nt_txn_engine *e, int64_t id, const nt_step *steps, int n,
 		if (r < 0) {
 			failed = i;
 			snprintf(results[i], 64, "failed");
-			nt_store_step_set(e->store, id, i, "failed", err);
+			record_step(e, id, i, s, "failed", err);
 			snprintf(msg, sizeof(msg), "step %d (%s %s): %s", i, s->kind->name, s->target,
 				 err[0] ? err : nt_strerror(r));
 			break;
 		}
 		snprintf(results[i], 64, "applied");
 		/* Never carry on without a record of what was done. */
-		if (nt_store_step_set(e->store, id, i, "applied", NULL) < 0) {
+		if (record_step(e, id, i, s, "applied", NULL) < 0) {
 			failed = i;
 			snprintf(msg, sizeof(msg), "step %d: the store could not record: %s", i,
 				 nt_store_errmsg(e->store));
@@ -268,26 +326,26 @@ static void run_steps(nt_txn_engine *e, int64_t id, const nt_step *steps, int n,
 	if (failed < 0) {
 		if (confirm_timeout_s > 0 && n > 0) {
 			int64_t deadline = nt_store_now_ms() + (int64_t)confirm_timeout_s * 1000;
-			nt_store_txn_set_status(e->store, id, "pending_confirm", NULL, -1, false, deadline);
+			record_status(e, id, "pending_confirm", NULL, -1, false, deadline);
 			pthread_mutex_lock(&e->lock);
 			e->pending_id = id;
 			e->pending_deadline_ms = deadline;
 			pthread_cond_broadcast(&e->cond);
 			pthread_mutex_unlock(&e->lock);
 		} else {
-			nt_store_txn_set_status(e->store, id, "applied", NULL, -1, true, 0);
+			record_status(e, id, "applied", NULL, -1, true, 0);
 		}
 		free(results);
 		return;
 	}
-	nt_store_txn_set_status(e->store, id, "rolling_back", msg, failed, false, 0);
+	record_status(e, id, "rolling_back", msg, failed, false, 0);
 	int bad = results ? undo(e, id, steps, results, failed, "rolled_back") : 1;
 	if (bad) {
 		char full[1200];
 		snprintf(full, sizeof(full), "%s; undo failed for %d target(s), see steps", msg, bad);
-		nt_store_txn_set_status(e->store, id, "rollback_failed", full, failed, true, 0);
+		record_status(e, id, "rollback_failed", full, failed, true, 0);
 	} else {
-		nt_store_txn_set_status(e->store, id, "rolled_back", msg, failed, true, 0);
+		record_status(e, id, "rolled_back", msg, failed, true, 0);
 	}
 	free(results);
 }
@@ -310,9 +368,9 @@ static int undo_stored(nt_txn_engine *e, int64_t id, const char *done, const cha
 	if (bad) {
 		char msg[512];
 		snprintf(msg, sizeof(msg), "%s; undo failed for %d target(s), see steps", why, bad);
-		r = nt_store_txn_set_status(e->store, id, "rollback_failed", msg, -1, true, -1);
+		r = record_status(e, id, "rollback_failed", msg, -1, true, -1);
 	} else {
-		r = nt_store_txn_set_status(e->store, id, status, why, -1, true, -1);
+		r = record_status(e, id, status, why, -1, true, -1);
 	}
 out:
 	json_decref(doc);
@@ -561,6 +619,13 @@ static int record_and_run(nt_txn_engine *e, json_t *txn, const nt_step *steps, i
 		return NT_ESTORE;
 	}
 	set_inflight(e, id);
+	if (e->log) {
+		json_t *ev = json_pack("{s:s, s:I, s:s, s:i, s:s, s:s}", "event", "txn", "txn",
+				       (json_int_t)id, "status", "applying", "steps", n, "client",
+				       req->client ? req->client : "", "identity",
+				       req->identity ? req->identity : "");
+		emit(e, ev);
+	}
 	run_steps(e, id, steps, n, req->confirm_timeout_s);
 	return nt_store_txn_get(e->store, id, &out->doc);
 }
@@ -624,7 +689,7 @@ int nt_txn_confirm(nt_txn_engine *e, int64_t id, nt_txn_outcome *out)
 		json_decref(doc);
 		return r < 0 ? r : NT_ECONFLICT;
 	}
-	r = nt_store_txn_set_status(e->store, id, "applied", NULL, -1, true, -1);
+	r = record_status(e, id, "applied", NULL, -1, true, -1);
 	if (r == 0) {
 		e->pending_id = 0;
 		pthread_cond_broadcast(&e->cond);

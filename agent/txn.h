@@ -55,6 +55,19 @@ void nt_txn_outcome_free(nt_txn_outcome *o);
  * nt_txn_store_error). Returns 0 or -ENOMEM. */
 int nt_txn_engine_open(const nt_ctx *ctx, const char *state_dir, nt_txn_engine **out);
 void nt_txn_engine_close(nt_txn_engine *e);
+
+/* A sink for structured events: one JSON object per event, borrowed for
+ * the call (the sink copies what it keeps). Called from whichever thread
+ * does the work (HTTP workers, the confirmation timer), so it must be
+ * thread-safe. The core never prints; the CLI's sink writes the lines. */
+typedef void (*nt_log_fn)(void *ud, const json_t *event);
+/* Send an event for every transaction step's outcome
+ *   {"event":"txn_step","txn":ID,"index":I,"kind","target","interface"?,
+ *    "before","after","result","error"?}
+ * and every status change {"event":"txn","txn":ID,"status","error"?,
+ * "identity","client"} to FN (NULL: none). Set it before the engine serves
+ * requests; the crash recovery done by nt_txn_engine_open is not logged. */
+void nt_txn_engine_set_log(nt_txn_engine *e, nt_log_fn fn, void *ud);
 /* Why the store is unavailable, or NULL when it is fine. */
 const char *nt_txn_store_error(nt_txn_engine *e);
 

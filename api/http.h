@@ -86,5 +86,14 @@ void *nt_area_state(struct nt_server *s, const nt_area *area);
 extern const nt_area nt_area_read; /* health, topology, nics, irqs, diagnostics */
 extern const nt_area nt_area_txn; /* profiles, plan, transactions */
 extern const nt_area nt_area_place; /* placement, live IRQ rates */
+extern const nt_area nt_area_doc; /* GET /v1/openapi.yaml (api/routes_doc.c) */
+extern const nt_area nt_area_metrics; /* GET /metrics (api/metrics.c) */
+
+/* Call FN for every (method, status code) pair the server has answered,
+ * with the count. METHOD is an upper-case method name or "other". */
+#include <stdint.h>
+void nt_server_http_requests(struct nt_server *s,
+			     void (*fn)(void *ud, const char *method, int code, uint64_t n),
+			     void *ud);
 
 #endif

@@ -4,8 +4,18 @@
  * Every request is treated as hostile input: the path is split and
  * percent-decoded here (not by MHD) so that an encoded '/' inside a segment
  * stays inside that segment and is refused by the route's own validation,
- * never turned into extra path components. */
+ * never turned into extra path components.
+ *
+ * Who may call: with a token file or a client CA configured, every request
+ * but GET /v1/health and /v1/openapi.yaml (see path_is_open) must
+ * carry a valid bearer token or a verified client certificate; 401 before
+ * anything else is looked at, so an unauthenticated client learns nothing,
+ * not even which paths exist. A `read` token may use GET and HEAD; writes
+ * (plan, transactions, profiles) need `apply` (403 otherwise). A client
+ * certificate counts as `apply`: it is issued per controller by whoever
+ * runs the CA, which is a stronger statement than a shared secret. */
 #include "api/server.h"
+#include "api/auth.h"
 #include "api/http.h"
 
 #include <arpa/inet.h>
@@ -20,26 +30,35 @@
 #include <strings.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <time.h>
+#include <fcntl.h>
+#include <unistd.h>
+#include <gnutls/gnutls.h>
+#include <gnutls/x509.h>
 
-/* Largest request body accepted; profiles and plans are far smaller. */
-#define NT_BODY_MAX (1024 * 1024)
 /* A chunked body that keeps coming after the limit is discarded so the
- * client still gets its 413, but not forever: past this the connection is
- * dropped. */
-#define NT_BODY_DISCARD_MAX (8 * 1024 * 1024)
+ * client still gets its 413, but not forever: past the limit plus this the
+ * connection is dropped. */
+#define NT_BODY_DISCARD_SLACK (8 * 1024 * 1024)
 #define NT_MAX_SEGMENTS 16
 #define NT_THREADS 4
-#define NT_CONN_LIMIT 64
-/* Past this many open connections responses carry "Connection: close".
- * Idle keep-alive connections hold their slot until the 30 s timeout, so a
- * burst of clients beyond the limit would otherwise wait in the listen
- * backlog for that long. */
-#define NT_KEEPALIVE_MAX (NT_CONN_LIMIT * 3 / 4)
+/* TLS material read from files is limited to this (a certificate chain
+ * is a few KiB). */
+#define NT_PEM_MAX (1024 * 1024)
 
 /* The areas served, in start-up order: the read area first because the
- * transaction area may rely on nothing but the context, never the reverse. */
-static const nt_area *const areas[] = { &nt_area_read, &nt_area_place, &nt_area_txn };
+ * transaction area may rely on nothing but the context, never the reverse;
+ * metrics last, as it opens its own handle on the database the transaction
+ * area created. */
+static const nt_area *const areas[] = { &nt_area_read, &nt_area_place, &nt_area_txn,
+					&nt_area_metrics, &nt_area_doc };
 #define NAREAS ((int)(sizeof(areas) / sizeof(areas[0])))
+
+/* Methods counted separately in nettune_http_requests_total; anything else
+ * is "other", so a client cannot create series at will. */
+static const char *const methods[] = { "GET", "HEAD", "POST", "PUT", "DELETE", "PATCH",
+				       "OPTIONS", "other" };
+#define NMETHODS ((int)(sizeof(methods) / sizeof(methods[0])))
 
 struct nt_server {
 	nt_server_config cfg;
@@ -49,6 +68,13 @@ struct nt_server {
 	void *state[NAREAS];
 	bool inited[NAREAS];
 	int nconn; /* open connections (atomic: updated by every worker thread) */
+	size_t max_body;
+	unsigned max_conn, keepalive_max;
+	nt_auth *auth; /* NULL: no tokens */
+	bool tls, client_certs;
+	char *tls_cert, *tls_key, *tls_ca; /* PEM text, kept while the daemon runs */
+	/* Answered requests by method and status code 100..599 (atomic). */
+	uint64_t http_counts[NMETHODS][500];
 };
 
 /* Per-request state, created from the raw request target before MHD parses
@@ -62,11 +88,17 @@ struct nt_conn {
 	const nt_route *route;
 	bool started; /* first handler call (headers parsed) done */
 	bool done; /* a response is queued */
-	bool overflow; /* body exceeded NT_BODY_MAX */
+	bool overflow; /* body exceeded the server's max_body */
 	char *body;
 	size_t len, cap, seen;
 	char client[INET6_ADDRSTRLEN];
 	char allow[64]; /* Allow header of a 405 */
+	struct timespec t0; /* request line received */
+	int method_idx;
+	int status; /* of the queued response, 0 none */
+	bool www_auth; /* a 401: add WWW-Authenticate */
+	nt_scope scope;
+	char identity[512]; /* token name or certificate subject */
 	nt_request req;
 };
 
@@ -91,6 +123,27 @@ const nt_ctx *nt_server_ctx(const struct nt_server *s)
 const nt_server_config *nt_server_cfg(const struct nt_server *s)
 {
 	return &s->cfg;
+}
+
+void nt_server_http_requests(struct nt_server *s,
+			     void (*fn)(void *ud, const char *method, int code, uint64_t n),
+			     void *ud)
+{
+	for (int m = 0; m < NMETHODS; m++) {
+		for (int k = 0; k < 500; k++) {
+			uint64_t n = __atomic_load_n(&s->http_counts[m][k], __ATOMIC_RELAXED);
+			if (n)
+				fn(ud, methods[m], k + 100, n);
+		}
+	}
+}
+
+static int method_index(const char *m)
+{
+	for (int i = 0; i < NMETHODS - 1; i++)
+		if (strcmp(methods[i], m) == 0)
+			return i;
+	return NMETHODS - 1;
 }
 
 /* ---- paths ---- */
@@ -310,14 +363,25 @@ static enum MHD_Result send_response(struct MHD_Connection *mc, struct nt_conn *
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_LOCATION, r->location);
 	if (r->status == 405 && c->allow[0])
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, c->allow);
-	if (c->req.server &&
-	    __atomic_load_n(&c->req.server->nconn, __ATOMIC_RELAXED) > NT_KEEPALIVE_MAX)
+	if (r->status == 401 && c->www_auth)
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
+					"Bearer realm=\"nettune\"");
+	/* Past three quarters of the connection cap responses carry
+	 * "Connection: close": idle keep-alive connections hold their slot
+	 * until the client timeout, so a burst of clients beyond the cap
+	 * would otherwise wait in the listen backlog for that long. */
+	if (c->req.server && __atomic_load_n(&c->req.server->nconn, __ATOMIC_RELAXED) >
+				     (int)c->req.server->keepalive_max)
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
 	/* State of the host changes under the agent; nothing is cacheable. */
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
 	ret = MHD_queue_response(mc, (unsigned int)r->status, resp);
 	MHD_destroy_response(resp);
 	c->done = true;
+	c->status = r->status;
+	if (c->req.server)
+		__atomic_add_fetch(&c->req.server->http_counts[c->method_idx][r->status - 100], 1,
+				   __ATOMIC_RELAXED);
 	return ret;
 }
 
@@ -410,6 +474,7 @@ static struct nt_conn *conn_new(const char *uri)
 	char *q = strchr(c->path, '?');
 	if (q)
 		*q = '\0';
+	clock_gettime(CLOCK_MONOTONIC, &c->t0);
 	return c;
 }
 
@@ -442,15 +507,127 @@ static void on_connection(void *cls, struct MHD_Connection *mc, void **socket_ct
 		__atomic_sub_fetch(&s->nconn, 1, __ATOMIC_RELAXED);
 }
 
+/* One access event per request that got as far as its headers: what was
+ * asked, by whom, how it was answered (status 0: no answer, the connection
+ * was dropped) and how long it took. Never a header value: those may hold
+ * secrets. */
+static void log_access(struct nt_server *s, struct nt_conn *c, const char *method)
+{
+	struct timespec t1;
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	/* Whole microseconds, as milliseconds. */
+	long long us = (long long)(t1.tv_sec - c->t0.tv_sec) * 1000000LL +
+		       (t1.tv_nsec - c->t0.tv_nsec) / 1000;
+	double ms = (double)us / 1000.0;
+	json_t *ev = json_pack("{s:s, s:s, s:o, s:i, s:f, s:o, s:s}", "event", "access", "method",
+			       method, "path", nt_json_string_safe(c->path), "status", c->status,
+			       "duration_ms", ms, "identity", nt_json_string_safe(c->identity),
+			       "client", c->client);
+	if (ev)
+		s->cfg.log(s->cfg.log_ud, ev);
+	json_decref(ev);
+}
+
 static void on_completed(void *cls, struct MHD_Connection *mc, void **con_cls,
 			 enum MHD_RequestTerminationCode toe)
 {
-	conn_free(*con_cls);
+	struct nt_server *s = cls;
+	struct nt_conn *c = *con_cls;
+	if (c && c->started && s->cfg.log)
+		log_access(s, c, methods[c->method_idx]);
+	conn_free(c);
 	*con_cls = NULL;
 }
 
 /* First call, headers parsed: route and check everything that does not need
  * the body, answering early so an unwanted body is never read. */
+/* The subject DN of the client's certificate when it verifies against the
+ * configured CA. Returns 1 with the DN in DN, 0 when the client sent no
+ * certificate, or -EACCES with the reason in WHY. */
+static int client_cert(struct MHD_Connection *mc, char *dn, size_t dnsize, char *why,
+		       size_t whysize)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(mc, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+	gnutls_session_t sess = ci ? (gnutls_session_t)ci->tls_session : NULL;
+	unsigned int status = 0, ncerts = 0;
+	gnutls_x509_crt_t crt = NULL;
+	gnutls_datum_t d = { NULL, 0 };
+	int r = -EACCES;
+
+	if (!sess)
+		return 0;
+	const gnutls_datum_t *certs = gnutls_certificate_get_peers(sess, &ncerts);
+	if (!certs || ncerts == 0)
+		return 0;
+	/* Checked against the CA given to MHD as its trust list: signature,
+	 * validity dates, key usage. The host name is not checked: a client
+	 * certificate names a client, not a server. */
+	if (gnutls_certificate_verify_peers2(sess, &status) < 0 || status != 0) {
+		gnutls_datum_t out = { NULL, 0 };
+		if (gnutls_certificate_verification_status_print(status, GNUTLS_CRT_X509, &out,
+								 0) == 0) {
+			snprintf(why, whysize, "%s", (const char *)out.data);
+			gnutls_free(out.data);
+		} else {
+			snprintf(why, whysize, "it does not verify");
+		}
+		return -EACCES;
+	}
+	if (gnutls_x509_crt_init(&crt) < 0)
+		goto out;
+	if (gnutls_x509_crt_import(crt, &certs[0], GNUTLS_X509_FMT_DER) < 0 ||
+	    gnutls_x509_crt_get_dn3(crt, &d, 0) < 0) {
+		snprintf(why, whysize, "its subject cannot be read");
+		goto out;
+	}
+	snprintf(dn, dnsize, "%.*s", (int)d.size, (const char *)d.data);
+	r = 1;
+out:
+	gnutls_free(d.data);
+	if (crt)
+		gnutls_x509_crt_deinit(crt);
+	return r;
+}
+
+/* Establish who is calling: c->identity and c->scope. Returns 0 (an
+ * identity, or none), or -EACCES with the reason in WHY when credentials
+ * were presented and are wrong. */
+static int authenticate(struct nt_server *s, struct nt_conn *c, struct MHD_Connection *mc,
+			char *why, size_t whysize)
+{
+	if (s->client_certs) {
+		int r = client_cert(mc, c->identity, sizeof(c->identity), why, whysize);
+		if (r < 0)
+			return r;
+		if (r > 0) {
+			c->scope = NT_SCOPE_APPLY;
+			return 0;
+		}
+	}
+	const char *h = MHD_lookup_connection_value(mc, MHD_HEADER_KIND,
+						    MHD_HTTP_HEADER_AUTHORIZATION);
+	if (!h)
+		return 0;
+	const char *name;
+	nt_scope scope;
+	if (!s->auth || nt_auth_bearer(s->auth, h, &name, &scope) < 0) {
+		snprintf(why, whysize, "the bearer token is not valid");
+		return -EACCES;
+	}
+	snprintf(c->identity, sizeof(c->identity), "%s", name);
+	c->scope = scope;
+	return 0;
+}
+
+/* Paths served without credentials: the liveness probe and the API's own
+ * description, neither of which tells anything about the host. */
+static bool path_is_open(const struct nt_conn *c)
+{
+	return c->nsegs == 2 && strcmp(c->segs[0], "v1") == 0 &&
+	       (strcmp(c->segs[1], "health") == 0 || strcmp(c->segs[1], "openapi.yaml") == 0);
+}
+
 static enum MHD_Result begin(struct nt_server *s, struct nt_conn *c, struct MHD_Connection *mc,
 			     const char *method)
 {
@@ -460,6 +637,19 @@ static enum MHD_Result begin(struct nt_server *s, struct nt_conn *c, struct MHD_
 	if (r < 0)
 		return send_problem(mc, c, 400, "bad-request", "Bad request",
 				    "the path has an invalid percent-encoding");
+
+	if (s->auth || s->client_certs) {
+		char why[256] = "";
+		r = authenticate(s, c, mc, why, sizeof(why));
+		if (r < 0 || (!c->identity[0] && !path_is_open(c))) {
+			c->www_auth = true;
+			c->identity[0] = '\0';
+			return send_problem(mc, c, 401, "unauthorized", "Unauthorized", "%s",
+					    r < 0 ? why :
+					    s->auth ? "this agent wants an Authorization: Bearer token" :
+						      "this agent wants a client certificate");
+		}
+	}
 
 	const char *cl = MHD_lookup_connection_value(mc, MHD_HEADER_KIND,
 						     MHD_HTTP_HEADER_CONTENT_LENGTH);
@@ -475,9 +665,9 @@ static enum MHD_Result begin(struct nt_server *s, struct nt_conn *c, struct MHD_
 	}
 	/* Before routing: an oversized body is refused wherever it is sent,
 	 * and answering now means it is never read. */
-	if (clen > NT_BODY_MAX)
+	if (clen > s->max_body)
 		return send_problem(mc, c, 413, "payload-too-large", "Payload too large",
-				    "request bodies are limited to %d bytes", NT_BODY_MAX);
+				    "request bodies are limited to %zu bytes", s->max_body);
 	c->route = find_route(c, method, c->allow, sizeof(c->allow));
 	if (!c->route) {
 		if (c->allow[0])
@@ -486,6 +676,13 @@ static enum MHD_Result begin(struct nt_server *s, struct nt_conn *c, struct MHD_
 					    method, c->allow);
 		return send_problem(mc, c, 404, "not-found", "Not found",
 				    "no such resource");
+	}
+	if ((s->auth || s->client_certs) && !path_is_open(c)) {
+		nt_scope need = method_is(c->route->method, "GET") ? NT_SCOPE_READ : NT_SCOPE_APPLY;
+		if (c->scope < need)
+			return send_problem(mc, c, 403, "forbidden", "Forbidden",
+					    "%s %s needs a token with scope 'apply'; '%s' has 'read'",
+					    method, c->path, c->identity);
 	}
 
 	struct query_check q = { .route = c->route };
@@ -511,28 +708,84 @@ static enum MHD_Result begin(struct nt_server *s, struct nt_conn *c, struct MHD_
 	c->req.path = c->path;
 	c->req.conn = mc;
 	c->req.client = c->client;
-	c->req.identity = "";
+	c->req.identity = c->identity;
 	c->req.server = s;
-	const union MHD_ConnectionInfo *ci =
-		MHD_get_connection_info(mc, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-	if (ci && ci->client_addr) {
-		const struct sockaddr *sa = ci->client_addr;
-		if (sa->sa_family == AF_INET)
-			inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr, c->client,
-				  sizeof(c->client));
-		else if (sa->sa_family == AF_INET6)
-			inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr,
-				  c->client, sizeof(c->client));
-	}
 	return MHD_YES;
 }
 
-static int append_body(struct nt_conn *c, const char *data, size_t n)
+/* Refuse JSON that would cost the parser much before it is parsed: nesting
+ * deeper than MAX_DEPTH (jansson recurses per level) or more than
+ * MAX_VALUES values (each an allocation). Strings, numbers, literals and
+ * containers count one each, object keys included. Only structure is
+ * looked at; whether the text is valid JSON is the parser's business.
+ * Returns 0 or NT_EINVALID with the reason in WHY. */
+static int json_prescan(const char *p, size_t n, int max_depth, long max_values, char *why,
+			size_t whysize)
+{
+	int depth = 0;
+	long values = 0;
+	bool in_str = false, esc = false, in_scalar = false;
+
+	for (size_t i = 0; i < n; i++) {
+		char ch = p[i];
+		if (in_str) {
+			if (esc)
+				esc = false;
+			else if (ch == '\\')
+				esc = true;
+			else if (ch == '"')
+				in_str = false;
+			continue;
+		}
+		switch (ch) {
+		case '"':
+			in_str = true;
+			in_scalar = false;
+			values++;
+			break;
+		case '{':
+		case '[':
+			in_scalar = false;
+			values++;
+			if (++depth > max_depth) {
+				snprintf(why, whysize, "it nests deeper than %d levels", max_depth);
+				return NT_EINVALID;
+			}
+			break;
+		case '}':
+		case ']':
+			in_scalar = false;
+			if (depth > 0)
+				depth--;
+			break;
+		case ',':
+		case ':':
+		case ' ':
+		case '\t':
+		case '\r':
+		case '\n':
+			in_scalar = false;
+			break;
+		default:
+			if (!in_scalar)
+				values++;
+			in_scalar = true;
+			break;
+		}
+		if (values > max_values) {
+			snprintf(why, whysize, "it holds more than %ld values", max_values);
+			return NT_EINVALID;
+		}
+	}
+	return 0;
+}
+
+static int append_body(struct nt_conn *c, size_t max, const char *data, size_t n)
 {
 	c->seen += n;
-	if (c->overflow || c->len + n > NT_BODY_MAX) {
+	if (c->overflow || c->len + n > max) {
 		c->overflow = true;
-		return c->seen > NT_BODY_DISCARD_MAX ? -EFBIG : 0;
+		return c->seen > max + NT_BODY_DISCARD_SLACK ? -EFBIG : 0;
 	}
 	if (c->len + n + 1 > c->cap) {
 		size_t cap = c->cap ? c->cap : 4096;
@@ -567,6 +820,20 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *mc, const ch
 	if (!c->started) {
 		c->started = true;
 		c->req.server = s; /* before anything may answer early */
+		c->method_idx = method_index(method);
+		/* Before anything may answer, so that every access is logged
+		 * with its client. */
+		const union MHD_ConnectionInfo *ci =
+			MHD_get_connection_info(mc, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+		if (ci && ci->client_addr) {
+			const struct sockaddr *sa = ci->client_addr;
+			if (sa->sa_family == AF_INET)
+				inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr,
+					  c->client, sizeof(c->client));
+			else if (sa->sa_family == AF_INET6)
+				inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr,
+					  c->client, sizeof(c->client));
+		}
 		return begin(s, c, mc, method);
 	}
 	if (c->done) {
@@ -574,17 +841,24 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *mc, const ch
 		return MHD_YES;
 	}
 	if (*upload_size) {
-		if (append_body(c, upload, *upload_size) < 0)
+		if (append_body(c, s->max_body, upload, *upload_size) < 0)
 			return MHD_NO;
 		*upload_size = 0;
 		return MHD_YES;
 	}
 	if (c->overflow)
 		return send_problem(mc, c, 413, "payload-too-large", "Payload too large",
-				    "request bodies are limited to %d bytes", NT_BODY_MAX);
+				    "request bodies are limited to %zu bytes", s->max_body);
 
 	c->req.body = c->len ? c->body : NULL;
 	c->req.body_len = c->len;
+	if (c->len) {
+		char why[128];
+		if (json_prescan(c->body, c->len, NT_JSON_MAX_DEPTH, NT_JSON_MAX_VALUES, why,
+				 sizeof(why)) < 0)
+			return send_problem(mc, c, 400, "bad-request", "Bad request",
+					    "the JSON body is refused: %s", why);
+	}
 
 	nt_response resp = { 0 };
 	int r = c->route->fn(&c->req, &resp);
@@ -619,6 +893,147 @@ static int mkdir_p(const char *dir, mode_t mode)
 	return S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
 }
 
+/* Read a PEM file whole, NUL-terminated (MHD takes PEM as a C string). */
+static int read_pem(const char *path, char **out, char *err, size_t errsize)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	char *buf = NULL;
+	size_t len = 0;
+	int r;
+
+	*out = NULL;
+	if (fd < 0) {
+		r = -errno;
+		snprintf(err, errsize, "%s: %s", path, strerror(errno));
+		return r;
+	}
+	buf = malloc(NT_PEM_MAX + 1);
+	if (!buf) {
+		r = -ENOMEM;
+		snprintf(err, errsize, "out of memory");
+		goto fail;
+	}
+	for (;;) {
+		ssize_t n = read(fd, buf + len, NT_PEM_MAX - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			r = -errno;
+			snprintf(err, errsize, "%s: %s", path, strerror(errno));
+			goto fail;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+		if (len == NT_PEM_MAX) {
+			r = -EFBIG;
+			snprintf(err, errsize, "%s: larger than %d bytes", path, NT_PEM_MAX);
+			goto fail;
+		}
+	}
+	buf[len] = '\0';
+	if (!strstr(buf, "-----BEGIN ")) {
+		r = -EINVAL;
+		snprintf(err, errsize, "%s is not a PEM file", path);
+		goto fail;
+	}
+	close(fd);
+	*out = buf;
+	return 0;
+fail:
+	if (buf) {
+		explicit_bzero(buf, len);
+		free(buf);
+	}
+	close(fd);
+	return r;
+}
+
+bool nt_addr_is_loopback(const char *addr)
+{
+	char host[64];
+	struct in_addr a4;
+	struct in6_addr a6;
+
+	snprintf(host, sizeof(host), "%s", addr);
+	size_t hl = strlen(host);
+	if (hl >= 2 && host[0] == '[' && host[hl - 1] == ']') {
+		memmove(host, host + 1, hl - 2);
+		host[hl - 2] = '\0';
+	}
+	if (inet_pton(AF_INET, host, &a4) == 1)
+		return (ntohl(a4.s_addr) >> 24) == 127;
+	if (inet_pton(AF_INET6, host, &a6) == 1) {
+		if (IN6_IS_ADDR_LOOPBACK(&a6))
+			return true;
+		if (IN6_IS_ADDR_V4MAPPED(&a6))
+			return a6.s6_addr[12] == 127;
+	}
+	return false;
+}
+
+/* Tokens, TLS material and the listen policy. */
+static int security_init(struct nt_server *s, const char *host, char *err, size_t errsize)
+{
+	const nt_server_config *cfg = &s->cfg;
+	int r;
+
+	if (cfg->tokens_path[0]) {
+		r = nt_auth_load(cfg->tokens_path, &s->auth, err, errsize);
+		if (r < 0)
+			return r;
+	}
+	if (!!cfg->tls_cert[0] != !!cfg->tls_key[0]) {
+		snprintf(err, errsize, "TLS wants both a certificate and a key (--tls-cert and "
+				       "--tls-key)");
+		return -EINVAL;
+	}
+	if (cfg->tls_client_ca[0] && !cfg->tls_cert[0]) {
+		snprintf(err, errsize, "client certificates (--tls-client-ca) need TLS "
+				       "(--tls-cert and --tls-key)");
+		return -EINVAL;
+	}
+	if (cfg->tls_cert[0]) {
+		if (MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
+			snprintf(err, errsize, "this libmicrohttpd was built without TLS support");
+			return -ENOTSUP;
+		}
+		if ((r = read_pem(cfg->tls_cert, &s->tls_cert, err, errsize)) < 0 ||
+		    (r = read_pem(cfg->tls_key, &s->tls_key, err, errsize)) < 0)
+			return r;
+		s->tls = true;
+	}
+	if (cfg->tls_client_ca[0]) {
+		if ((r = read_pem(cfg->tls_client_ca, &s->tls_ca, err, errsize)) < 0)
+			return r;
+		s->client_certs = true;
+	}
+	/* Open on loopback is what a single host's operator expects; open on
+	 * a network address would let anyone who can reach it retune the host.
+	 * TLS alone is not enough: it says who the server is, not the client. */
+	if (!s->auth && !s->client_certs && !nt_addr_is_loopback(host)) {
+		snprintf(err, errsize,
+			 "refusing to listen on %s without authentication: give --tokens FILE "
+			 "(and better, --tls-cert/--tls-key), or listen on 127.0.0.1",
+			 host);
+		return -EPERM;
+	}
+	return 0;
+}
+
+static void security_fini(struct nt_server *s)
+{
+	nt_auth_free(s->auth);
+	s->auth = NULL;
+	if (s->tls_key) {
+		explicit_bzero(s->tls_key, strlen(s->tls_key));
+		free(s->tls_key);
+	}
+	free(s->tls_cert);
+	free(s->tls_ca);
+	s->tls_key = s->tls_cert = s->tls_ca = NULL;
+}
+
 static void areas_fini(struct nt_server *s)
 {
 	for (int i = NAREAS - 1; i >= 0; i--) {
@@ -650,6 +1065,13 @@ int nt_server_start(const nt_server_config *cfg, struct nt_server **out, char *e
 		return -ENOMEM;
 	}
 	s->cfg = *cfg;
+	s->max_body = cfg->max_body ? cfg->max_body : NT_DEFAULT_MAX_BODY;
+	s->max_conn = cfg->max_connections ? cfg->max_connections : NT_DEFAULT_MAX_CONNECTIONS;
+	s->keepalive_max = s->max_conn * 3 / 4;
+	unsigned timeout = cfg->client_timeout_s ? cfg->client_timeout_s :
+						   NT_DEFAULT_CLIENT_TIMEOUT_S;
+	/* MHD splits the connection cap among its worker threads. */
+	unsigned threads = s->max_conn < NT_THREADS ? s->max_conn : NT_THREADS;
 
 	r = nt_ctx_init(&s->ctx, cfg->root);
 	if (r < 0) {
@@ -693,6 +1115,12 @@ int nt_server_start(const nt_server_config *cfg, struct nt_server **out, char *e
 		goto fail;
 	}
 
+	r = security_init(s, host, err, errsize);
+	if (r < 0)
+		goto fail;
+	if (s->tls)
+		flags |= MHD_USE_TLS;
+
 	for (int i = 0; i < NAREAS; i++) {
 		if (areas[i]->init) {
 			char aerr[256] = "";
@@ -706,18 +1134,37 @@ int nt_server_start(const nt_server_config *cfg, struct nt_server **out, char *e
 		s->inited[i] = true;
 	}
 
+	if (s->cfg.log) {
+		nt_txn_engine *e = nt_area_state(s, &nt_area_txn);
+		if (e)
+			nt_txn_engine_set_log(e, s->cfg.log, s->cfg.log_ud);
+	}
+
+	struct MHD_OptionItem opts[16];
+	int no = 0;
+#define OPT(o, v, p) opts[no++] = (struct MHD_OptionItem){ (o), (intptr_t)(v), (p) }
+	OPT(MHD_OPTION_SOCK_ADDR, 0, &ss);
+	OPT(MHD_OPTION_THREAD_POOL_SIZE, threads, NULL);
+	OPT(MHD_OPTION_CONNECTION_LIMIT, s->max_conn, NULL);
+	OPT(MHD_OPTION_CONNECTION_TIMEOUT, timeout, NULL);
+	OPT(MHD_OPTION_CONNECTION_MEMORY_LIMIT, 64 * 1024, NULL);
+	OPT(MHD_OPTION_URI_LOG_CALLBACK, on_uri, s);
+	OPT(MHD_OPTION_NOTIFY_COMPLETED, on_completed, s);
+	OPT(MHD_OPTION_NOTIFY_CONNECTION, on_connection, s);
+	if (s->tls) {
+		OPT(MHD_OPTION_HTTPS_MEM_CERT, 0, s->tls_cert);
+		OPT(MHD_OPTION_HTTPS_MEM_KEY, 0, s->tls_key);
+	}
+	/* With a trust list MHD asks every client for a certificate; one
+	 * that sends none can still use a token. */
+	if (s->client_certs)
+		OPT(MHD_OPTION_HTTPS_MEM_TRUST, 0, s->tls_ca);
+	OPT(MHD_OPTION_END, 0, NULL);
+#undef OPT
+
 	errno = 0;
-	s->daemon = MHD_start_daemon(
-		flags, (uint16_t)cfg->port, NULL, NULL, on_request, s,
-		MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
-		MHD_OPTION_THREAD_POOL_SIZE, (unsigned int)NT_THREADS,
-		MHD_OPTION_CONNECTION_LIMIT, (unsigned int)NT_CONN_LIMIT,
-		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)30,
-		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024),
-		MHD_OPTION_URI_LOG_CALLBACK, on_uri, (void *)s,
-		MHD_OPTION_NOTIFY_COMPLETED, on_completed, (void *)s,
-		MHD_OPTION_NOTIFY_CONNECTION, on_connection, (void *)s,
-		MHD_OPTION_END);
+	s->daemon = MHD_start_daemon(flags, (uint16_t)cfg->port, NULL, NULL, on_request, s,
+				     MHD_OPTION_ARRAY, opts, MHD_OPTION_END);
 	if (!s->daemon) {
 		int e = errno ? errno : EADDRNOTAVAIL;
 		snprintf(err, errsize, "cannot listen on %s port %d: %s", host, cfg->port,
@@ -733,6 +1180,7 @@ int nt_server_start(const nt_server_config *cfg, struct nt_server **out, char *e
 
 fail:
 	areas_fini(s);
+	security_fini(s);
 	free(s);
 	return r;
 }
@@ -744,5 +1192,6 @@ void nt_server_stop(struct nt_server *s)
 	if (s->daemon)
 		MHD_stop_daemon(s->daemon);
 	areas_fini(s);
+	security_fini(s);
 	free(s);
 }

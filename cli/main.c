@@ -30,8 +30,9 @@ static const char usage[] =
 	"\n"
 	"Commands that read the host directly:\n"
 	"  topology [--root DIR] [--json]     the host model (NUMA, NICs, IRQs, bonds, sysctls)\n"
-	"  diagnose [--root DIR] [--json] [--rtt-ms N]\n"
-	"                                     what is misplaced, with the profile fragment that fixes it\n"
+	"  diagnose [--root DIR] [--json] [--rtt-ms N] [--fix-profile]\n"
+	"                                     what is misplaced, with the profile fragment that fixes it;\n"
+	"                                     --fix-profile prints one profile of all fixes, for apply\n"
 	"  irqs [--root DIR]                  every IRQ with owner, affinity and per-CPU counts (JSON)\n"
 	"  rates [--root DIR] [--interval-ms N] [--json]\n"
 	"                                     interrupts per second per CPU and node over N ms (default\n"
@@ -45,6 +46,14 @@ static const char usage[] =
 	"  serve [--listen ADDR:PORT] [--root DIR] [--state-dir DIR] [--rtt-ms N]\n"
 	"                                     serve the HTTP/JSON API (default 127.0.0.1:8470,\n"
 	"                                     root /, state in /var/lib/nettune)\n"
+	"        [--tokens FILE]              bearer tokens, lines 'NAME read|apply SECRET' (mode 600);\n"
+	"                                     required to listen on a non-loopback address\n"
+	"        [--tls-cert PEM --tls-key PEM] serve HTTPS\n"
+	"        [--tls-client-ca PEM]        accept client certificates signed by this CA (scope apply)\n"
+	"        [--max-body BYTES]           largest request body (default 1048576)\n"
+	"        [--client-timeout S]         close idle or slow connections after S s (default 30)\n"
+	"        [--max-connections N]        open connections at once (default 64)\n"
+	"        [--log-format text|json]     access and transaction-step log on stderr (default text)\n"
 	"\n"
 	"Commands that talk to a running agent (--agent URL, default " DEFAULT_AGENT "):\n"
 	"  plan PROFILE.json                  the steps a profile would take, changing nothing\n"
@@ -73,7 +82,9 @@ static void on_signal(int sig)
 }
 
 enum { OPT_ROOT = 1000, OPT_JSON, OPT_LISTEN, OPT_STATE, OPT_RTT, OPT_AGENT, OPT_CONFIRM, OPT_FORCE,
-       OPT_STATUS, OPT_LIMIT, OPT_HELP, OPT_INTERVAL, OPT_NEAR, OPT_CPUS };
+       OPT_STATUS, OPT_LIMIT, OPT_HELP, OPT_INTERVAL, OPT_NEAR, OPT_CPUS, OPT_FIXPROFILE,
+       OPT_TOKENS, OPT_TLS_CERT, OPT_TLS_KEY, OPT_TLS_CA, OPT_MAX_BODY, OPT_CLIENT_TIMEOUT,
+       OPT_MAX_CONN, OPT_LOG_FORMAT };
 
 static const struct option long_opts[] = {
 	{ "root", required_argument, NULL, OPT_ROOT },
@@ -90,6 +101,15 @@ static const struct option long_opts[] = {
 	{ "interval-ms", required_argument, NULL, OPT_INTERVAL },
 	{ "near", required_argument, NULL, OPT_NEAR },
 	{ "cpus", required_argument, NULL, OPT_CPUS },
+	{ "fix-profile", no_argument, NULL, OPT_FIXPROFILE },
+	{ "tokens", required_argument, NULL, OPT_TOKENS },
+	{ "tls-cert", required_argument, NULL, OPT_TLS_CERT },
+	{ "tls-key", required_argument, NULL, OPT_TLS_KEY },
+	{ "tls-client-ca", required_argument, NULL, OPT_TLS_CA },
+	{ "max-body", required_argument, NULL, OPT_MAX_BODY },
+	{ "client-timeout", required_argument, NULL, OPT_CLIENT_TIMEOUT },
+	{ "max-connections", required_argument, NULL, OPT_MAX_CONN },
+	{ "log-format", required_argument, NULL, OPT_LOG_FORMAT },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -107,6 +127,11 @@ typedef struct cli_opts {
 	long interval_ms;
 	const char *near;
 	long cpus;
+	bool fix_profile;
+	/* serve */
+	const char *tokens, *tls_cert, *tls_key, *tls_client_ca;
+	long max_body, client_timeout, max_connections;
+	bool log_json;
 } cli_opts;
 
 static int parse_long(const char *s, long lo, long hi, long *out)
@@ -166,12 +191,45 @@ static int parse_opts(int argc, char **argv, cli_opts *o, bool stop_at_command)
 			o->interval_ms = v;
 			break;
 		case OPT_NEAR: o->near = optarg; break;
+		case OPT_FIXPROFILE: o->fix_profile = true; break;
 		case OPT_CPUS:
 			if (parse_long(optarg, 1, NT_MAX_CPUS, &v) < 0) {
 				fprintf(stderr, "nettune: --cpus wants a number of CPUs, not '%s'\n", optarg);
 				return -1;
 			}
 			o->cpus = v;
+			break;
+		case OPT_TOKENS: o->tokens = optarg; break;
+		case OPT_TLS_CERT: o->tls_cert = optarg; break;
+		case OPT_TLS_KEY: o->tls_key = optarg; break;
+		case OPT_TLS_CA: o->tls_client_ca = optarg; break;
+		case OPT_MAX_BODY:
+			if (parse_long(optarg, 1024, 64L * 1024 * 1024, &v) < 0) {
+				fprintf(stderr, "nettune: --max-body wants bytes from 1024 to 67108864, not '%s'\n", optarg);
+				return -1;
+			}
+			o->max_body = v;
+			break;
+		case OPT_CLIENT_TIMEOUT:
+			if (parse_long(optarg, 1, 3600, &v) < 0) {
+				fprintf(stderr, "nettune: --client-timeout wants seconds from 1 to 3600, not '%s'\n", optarg);
+				return -1;
+			}
+			o->client_timeout = v;
+			break;
+		case OPT_MAX_CONN:
+			if (parse_long(optarg, 1, 65536, &v) < 0) {
+				fprintf(stderr, "nettune: --max-connections wants a number from 1 to 65536, not '%s'\n", optarg);
+				return -1;
+			}
+			o->max_connections = v;
+			break;
+		case OPT_LOG_FORMAT:
+			if (strcmp(optarg, "text") && strcmp(optarg, "json")) {
+				fprintf(stderr, "nettune: --log-format wants 'text' or 'json', not '%s'\n", optarg);
+				return -1;
+			}
+			o->log_json = !strcmp(optarg, "json");
 			break;
 		default: return -1;
 		}
@@ -296,7 +354,12 @@ static int cmd_diagnose(const cli_opts *o)
 		fprintf(stderr, "nettune: out of memory\n");
 		return 1;
 	}
-	if (o->json) {
+	if (o->fix_profile) {
+		json_t *p = nt_diagnose_fix_profile(doc, "diagnose-fixes");
+		if (p)
+			print_json(p);
+		json_decref(p);
+	} else if (o->json) {
 		print_json(doc);
 	} else {
 		size_t i;
@@ -488,6 +551,80 @@ static int split_listen(const char *listen, nt_server_config *cfg)
 	return 0;
 }
 
+/* The serve log sink: one line per event on stderr, each written with one
+ * stdio call so lines from concurrent requests never interleave. JSON: the
+ * event with a "ts" added. Text: "TS EVENT key=value ...", strings quoted
+ * when they hold spaces or quotes. */
+static void log_event(void *ud, const json_t *ev)
+{
+	bool as_json = *(const bool *)ud;
+	struct timespec ts;
+	struct tm tm;
+	char when[40];
+	char *line = NULL;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	gmtime_r(&ts.tv_sec, &tm);
+	snprintf(when, sizeof(when), "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ", tm.tm_year + 1900,
+		 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000000);
+	if (as_json) {
+		json_t *copy = json_copy((json_t *)ev);
+		if (!copy)
+			return;
+		json_object_set_new(copy, "ts", json_string(when));
+		line = json_dumps(copy, JSON_COMPACT | JSON_ENSURE_ASCII | JSON_REAL_PRECISION(9));
+		json_decref(copy);
+		if (line)
+			fprintf(stderr, "%s\n", line);
+		free(line);
+		return;
+	}
+	size_t len = 0;
+	FILE *f = open_memstream(&line, &len);
+	if (!f)
+		return;
+	fprintf(f, "%s %s", when, json_string_value(json_object_get(ev, "event")));
+	const char *key;
+	json_t *val;
+	json_object_foreach((json_t *)ev, key, val) {
+		if (!strcmp(key, "event"))
+			continue;
+		if (json_is_string(val)) {
+			const char *v = json_string_value(val);
+			bool quote = !*v || strpbrk(v, " \"\\=\t\n") != NULL;
+			for (const char *p = v; !quote && *p; p++)
+				quote = (unsigned char)*p < 0x20 || (unsigned char)*p >= 0x7f;
+			if (quote) {
+				char *enc = json_dumps(val, JSON_ENCODE_ANY | JSON_ENSURE_ASCII);
+				fprintf(f, " %s=%s", key, enc ? enc : "\"?\"");
+				free(enc);
+			} else {
+				fprintf(f, " %s=%s", key, v);
+			}
+		} else if (json_is_real(val)) {
+			fprintf(f, " %s=%.3f", key, json_real_value(val));
+		} else {
+			char *enc = json_dumps(val, JSON_ENCODE_ANY | JSON_COMPACT);
+			fprintf(f, " %s=%s", key, enc ? enc : "?");
+			free(enc);
+		}
+	}
+	if (fclose(f) == 0 && line)
+		fprintf(stderr, "%s\n", line);
+	free(line);
+}
+
+static int copy_path(char *dst, size_t size, const char *src, const char *opt)
+{
+	if (!src)
+		return 0;
+	if (snprintf(dst, size, "%s", src) >= (int)size) {
+		fprintf(stderr, "nettune: %s: path too long\n", opt);
+		return -1;
+	}
+	return 0;
+}
+
 static int cmd_serve(const cli_opts *o)
 {
 	nt_server_config cfg;
@@ -502,6 +639,19 @@ static int cmd_serve(const cli_opts *o)
 	snprintf(cfg.root, sizeof(cfg.root), "%s", o->root ? o->root : "/");
 	snprintf(cfg.state_dir, sizeof(cfg.state_dir), "%s", o->state_dir ? o->state_dir : "/var/lib/nettune");
 	cfg.rtt_ms = o->rtt_ms ? o->rtt_ms : 10;
+	if (copy_path(cfg.tokens_path, sizeof(cfg.tokens_path), o->tokens, "--tokens") < 0 ||
+	    copy_path(cfg.tls_cert, sizeof(cfg.tls_cert), o->tls_cert, "--tls-cert") < 0 ||
+	    copy_path(cfg.tls_key, sizeof(cfg.tls_key), o->tls_key, "--tls-key") < 0 ||
+	    copy_path(cfg.tls_client_ca, sizeof(cfg.tls_client_ca), o->tls_client_ca,
+		      "--tls-client-ca") < 0)
+		return 2;
+	cfg.max_body = (size_t)o->max_body;
+	cfg.client_timeout_s = (unsigned)o->client_timeout;
+	cfg.max_connections = (unsigned)o->max_connections;
+	static bool log_json;
+	log_json = o->log_json;
+	cfg.log = log_event;
+	cfg.log_ud = &log_json;
 
 	struct sigaction sa;
 	memset(&sa, 0, sizeof(sa));
@@ -516,8 +666,8 @@ static int cmd_serve(const cli_opts *o)
 		return 1;
 	}
 	bool v6 = strchr(cfg.listen_addr, ':') != NULL;
-	printf("listening on http://%s%s%s:%d\n", v6 ? "[" : "", cfg.listen_addr, v6 ? "]" : "",
-	       nt_server_port(srv));
+	printf("listening on %s://%s%s%s:%d\n", cfg.tls_cert[0] ? "https" : "http", v6 ? "[" : "",
+	       cfg.listen_addr, v6 ? "]" : "", nt_server_port(srv));
 	fflush(stdout);
 	while (!stop_requested)
 		pause();

@@ -15,9 +15,11 @@ build_pkgs=(build-essential cmake pkg-config libmicrohttpd-dev libjansson-dev li
 # tools (ip, ethtool, numactl, lstopo), the real irqbalance daemon, sqlite3,
 # python3/jq for fixture generation and JSON checks, and the VM lab's qemu,
 # busybox and kernel-module tools.
-test_pkgs=(iproute2 ethtool irqbalance sqlite3 python3 jq numactl hwloc-nox procps psmisc
-	qemu-system-x86 busybox-static kmod cpio curl ca-certificates xz-utils bc flex bison
-	libelf-dev libssl-dev dwarves)
+test_pkgs=(iproute2 ethtool irqbalance sqlite3 python3 jq numactl hwloc-nox procps psmisc curl
+	ca-certificates
+	# the VM lab (tests/lab): qemu, the initramfs tools, and what building
+	# netdevsim against Debian's kernel headers needs
+	qemu-system-x86 busybox-static kmod cpio make gcc-12 binutils xz-utils libelf1 libssl3)
 
 as_root() {
 	if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi

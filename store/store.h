@@ -67,6 +67,12 @@ int nt_store_idem_get(nt_store *s, const char *key, int64_t *id);
  * ID changed too; *LATER = 0 when none. */
 int nt_store_later_conflict(nt_store *s, int64_t id, int64_t *later);
 
+/* For metrics: {"status": count, ...} of every status present in *COUNTS,
+ * and in *LAST_APPLY_MS when the newest transaction that left changes in
+ * place ("applied" or "pending_confirm") finished (or started, while
+ * pending); 0 when there is none. */
+int nt_store_txn_stats(nt_store *s, json_t **counts, int64_t *last_apply_ms);
+
 /* Stored profiles. PUT replaces; *CREATED tells whether it was new. */
 int nt_store_profile_put(nt_store *s, const char *name, const json_t *profile, bool *created);
 int nt_store_profile_get(nt_store *s, const char *name, json_t **out);

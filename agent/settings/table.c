@@ -11,6 +11,7 @@
 const nt_setting_kind *const nt_setting_kinds[] = {
 	&nt_setting_irq_affinity,
 	&nt_setting_rings,
+	&nt_setting_channels,
 	&nt_setting_bond,
 	&nt_setting_sysctl,
 	&nt_setting_irqbalance_ban,

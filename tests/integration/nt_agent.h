@@ -17,7 +17,25 @@
  * stdout goes to a file (never a pipe that could fill up and block it),
  * unlinked once that line is read; its stderr is the test's stderr. When
  * STATE_DIR is NULL a fresh temporary directory is made and removed again by
- * nt_agent_stop. */
+ * nt_agent_stop.
+ *
+ * Contract mode (issue 6): with NT_VIA_PRISM=1 in the environment,
+ * nt_agent_start also starts Prism (`prism proxy openapi.yaml AGENT --errors
+ * --validate-request false`) in front of the agent, and nt_url() points at
+ * the proxy, so every response a test receives is checked against
+ * openapi/openapi.yaml by a validator no one here wrote. Requests are not
+ * validated (the tests send invalid ones on purpose and must see the
+ * agent's own answer). A response that breaks the document comes back with
+ * an `sl-violations` header (Prism's error severity also turns it into a
+ * 500): nt_http_do prints it and counts a harness failure, and
+ * nt_agent_stop fails the test for every violation in Prism's log (which
+ * also covers clients that do not go through nt_http_do). Requests for a
+ * path or method the document does not list (the 404/405 probes) cannot be
+ * checked by anyone; Prism answers those itself, so nt_http_do repeats them
+ * straight to the agent and says so. a->port stays the agent's own port
+ * (raw-socket tests of malformed HTTP). NT_PRISM and NT_OPENAPI override
+ * where prism and the document are (default: tests/contract/node_modules
+ * and openapi/openapi.yaml beside NT_FIXTURES). */
 #ifndef NT_TEST_AGENT_H
 #define NT_TEST_AGENT_H
 
@@ -32,7 +50,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <strings.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -46,7 +67,32 @@ typedef struct nt_agent {
 	bool own_state_dir; /* made by nt_agent_start, removed by nt_agent_stop */
 	char out_path[PATH_MAX]; /* the child's stdout */
 	char url[1024]; /* buffer behind nt_url() */
+	char direct[64]; /* "http://127.0.0.1:PORT" of the agent itself */
+	pid_t prism_pid; /* contract mode: the proxy (its own process group) */
+	char prism_log[PATH_MAX]; /* the proxy's output */
 } nt_agent;
+
+/* Contract mode: proxy base -> agent base, so nt_http_do can send a request
+ * Prism cannot route (a path or method outside the document) straight to
+ * the agent. A few agents at most are alive at once in a test binary. */
+static struct {
+	char proxy[64], direct[64];
+} nt_prism_map[8];
+static int nt_prism_unchecked; /* requests sent around the proxy */
+
+static inline bool nt_via_prism(void)
+{
+	const char *v = getenv("NT_VIA_PRISM");
+	return v && *v && strcmp(v, "0") != 0;
+}
+
+/* A contract failure: counted by the harness when it is included. */
+static inline void nt_contract_fail(void)
+{
+#ifdef NT_TEST_HARNESS_H
+	nt_t_failed++;
+#endif
+}
 
 static inline int nt_agent_rm_cb(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
@@ -64,9 +110,57 @@ static inline void nt_agent_sleep_ms(int ms)
 /* Stop the agent: SIGTERM, wait up to 10 s, then SIGKILL. Returns the
  * child's exit status as waitpid gave it (0 for a clean exit), -1 when it
  * had to be killed. Safe to call twice. */
+/* Stop the proxy and fail the test for every violation in its log. */
+static inline void nt_prism_stop(nt_agent *a)
+{
+	if (a->prism_pid > 0) {
+		int status;
+		kill(-a->prism_pid, SIGTERM);
+		for (int i = 0; i < 500 && waitpid(a->prism_pid, &status, WNOHANG) != a->prism_pid; i++)
+			nt_agent_sleep_ms(10);
+		kill(-a->prism_pid, SIGKILL);
+		waitpid(a->prism_pid, &status, WNOHANG);
+		a->prism_pid = 0;
+	}
+	for (int i = 0; i < 8; i++)
+		if (a->base[0] && strcmp(nt_prism_map[i].proxy, a->base) == 0)
+			nt_prism_map[i].proxy[0] = '\0';
+	if (!a->prism_log[0])
+		return;
+	FILE *f = fopen(a->prism_log, "r");
+	char line[8192], last_req[512] = "";
+	int nviol = 0;
+	while (f && fgets(line, sizeof(line), f)) {
+		if (strstr(line, "Request received"))
+			snprintf(last_req, sizeof(last_req), "%s", line);
+		if (strstr(line, "Violation:") || strstr(line, "errors#VIOLATIONS")) {
+			if (!nviol++)
+				fprintf(stderr, "nt_agent: CONTRACT VIOLATIONS reported by prism (%s):\n",
+					a->prism_log);
+			fprintf(stderr, "  after %s  %s", last_req, line);
+		}
+	}
+	if (f)
+		fclose(f);
+	if (nviol) {
+		nt_contract_fail();
+		fprintf(stderr, "nt_agent: %d contract violation lines; log kept in %s\n", nviol,
+			a->prism_log);
+	} else {
+		unlink(a->prism_log);
+	}
+	if (nt_prism_unchecked)
+		fprintf(stderr, "nt_agent: %d requests for paths/methods outside the document went "
+				"straight to the agent (nothing to check them against)\n",
+			nt_prism_unchecked);
+	nt_prism_unchecked = 0;
+	a->prism_log[0] = '\0';
+}
+
 static inline int nt_agent_stop(nt_agent *a)
 {
 	int status = 0, ret = -1;
+	nt_prism_stop(a);
 	if (a->pid > 0) {
 		kill(a->pid, SIGTERM);
 		for (int i = 0; i < 1000; i++) {
@@ -94,6 +188,101 @@ static inline int nt_agent_stop(nt_agent *a)
 		a->own_state_dir = false;
 	}
 	return ret;
+}
+
+/* A free TCP port on 127.0.0.1 (bound once and released; Prism takes a
+ * port number, not a socket). Returns the port or -1. */
+static inline int nt_free_port(void)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	socklen_t len = sizeof(sa);
+	int fd = socket(AF_INET, SOCK_STREAM, 0), port = -1;
+	if (fd < 0)
+		return -1;
+	inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 &&
+	    getsockname(fd, (struct sockaddr *)&sa, &len) == 0)
+		port = ntohs(sa.sin_port);
+	close(fd);
+	return port;
+}
+
+/* Contract mode: start Prism in front of the running agent and point
+ * a->base at it. Returns 0 or -1 with the reason printed. */
+static inline int nt_prism_start(nt_agent *a)
+{
+	char prism[PATH_MAX], doc[PATH_MAX], upstream[64], port_s[16];
+	char tmpl[] = "/tmp/nt-prism-log-XXXXXX";
+	const char *e;
+	int fd, port = nt_free_port();
+
+	e = getenv("NT_PRISM");
+	snprintf(prism, sizeof(prism), "%s", e && *e ? e : NT_FIXTURES "/../contract/node_modules/.bin/prism");
+	e = getenv("NT_OPENAPI");
+	snprintf(doc, sizeof(doc), "%s", e && *e ? e : NT_FIXTURES "/../../openapi/openapi.yaml");
+	if (access(prism, X_OK) != 0) {
+		fprintf(stderr, "nt_agent: NT_VIA_PRISM is set but %s is missing (npm ci in tests/contract)\n",
+			prism);
+		return -1;
+	}
+	if (port < 0 || (fd = mkstemp(tmpl)) < 0) {
+		perror("nt_agent: prism port/log");
+		return -1;
+	}
+	snprintf(a->prism_log, sizeof(a->prism_log), "%s", tmpl);
+	snprintf(upstream, sizeof(upstream), "%s", a->direct);
+	snprintf(port_s, sizeof(port_s), "%d", port);
+	fflush(NULL);
+	a->prism_pid = fork();
+	if (a->prism_pid < 0) {
+		perror("nt_agent: fork");
+		close(fd);
+		return -1;
+	}
+	if (a->prism_pid == 0) {
+		/* Its own process group: prism is node with children. */
+		setpgid(0, 0);
+		dup2(fd, STDOUT_FILENO);
+		dup2(fd, STDERR_FILENO);
+		close(fd);
+		execl(prism, prism, "proxy", doc, upstream, "--errors", "--validate-request", "false",
+		      "--cors", "false", "--host", "127.0.0.1", "--port", port_s, (char *)NULL);
+		fprintf(stderr, "nt_agent: exec %s: %s\n", prism, strerror(errno));
+		_exit(127);
+	}
+	setpgid(a->prism_pid, a->prism_pid);
+	close(fd);
+	/* Up to 60 s: prism reads and dereferences the document first. */
+	for (int i = 0; i < 6000; i++) {
+		char buf[4096];
+		bool up = false;
+		FILE *f = fopen(a->prism_log, "r");
+		while (f && fgets(buf, sizeof(buf), f))
+			if (strstr(buf, "Prism is listening on"))
+				up = true;
+		if (f)
+			fclose(f);
+		if (up) {
+			snprintf(a->base, sizeof(a->base), "http://127.0.0.1:%d", port);
+			for (int j = 0; j < 8; j++) {
+				if (!nt_prism_map[j].proxy[0]) {
+					snprintf(nt_prism_map[j].proxy, sizeof(nt_prism_map[j].proxy), "%s", a->base);
+					snprintf(nt_prism_map[j].direct, sizeof(nt_prism_map[j].direct), "%s", a->direct);
+					break;
+				}
+			}
+			return 0;
+		}
+		int status;
+		if (waitpid(a->prism_pid, &status, WNOHANG) == a->prism_pid) {
+			a->prism_pid = 0;
+			break;
+		}
+		nt_agent_sleep_ms(10);
+	}
+	fprintf(stderr, "nt_agent: prism did not start; its output is in %s\n", a->prism_log);
+	a->prism_log[0] = '\0'; /* kept for the reader, not scanned */
+	return -1;
 }
 
 /* Start the agent on ROOT (a fixture tree or "/"). EXTRA is a
@@ -188,10 +377,15 @@ static inline int nt_agent_start(nt_agent *a, const char *root, const char *stat
 		return -1;
 	}
 	snprintf(a->base, sizeof(a->base), "http://127.0.0.1:%d", a->port);
+	snprintf(a->direct, sizeof(a->direct), "%s", a->base);
 	/* The line is read; the child keeps its descriptor, so the file can go
 	 * now and is not left behind however the test ends the agent. */
 	unlink(a->out_path);
 	a->out_path[0] = '\0';
+	if (nt_via_prism() && nt_prism_start(a) < 0) {
+		nt_agent_stop(a);
+		return -1;
+	}
 	return 0;
 }
 
@@ -209,6 +403,7 @@ typedef struct nt_http_result {
 	char content_type[128]; /* "" when none */
 	char allow[128]; /* Allow header, "" when none */
 	char location[256]; /* Location header, "" when none */
+	char violations[2048]; /* contract mode: Prism's sl-violations header, "" when none */
 	char *body; /* raw body, NUL-terminated (owned) */
 	size_t body_len;
 	json_t *json; /* body parsed, NULL when empty or not JSON (owned) */
@@ -256,6 +451,7 @@ static inline size_t nt_http_header_cb(char *p, size_t sz, size_t n, void *ud)
 	size_t len = sz * n;
 	nt_http_copy_header(p, len, "Allow:", r->allow, sizeof(r->allow));
 	nt_http_copy_header(p, len, "Location:", r->location, sizeof(r->location));
+	nt_http_copy_header(p, len, "sl-violations:", r->violations, sizeof(r->violations));
 	return len;
 }
 
@@ -264,7 +460,7 @@ static inline size_t nt_http_header_cb(char *p, size_t sz, size_t n, void *ud)
  * Returns 0 when a response arrived, -1 otherwise (curl's reason printed).
  * A server that answers before reading the whole body (413) may reset the
  * upload; the response still counts when its status arrived. */
-static inline int nt_http_do(const char *method, const char *url, const char *body, size_t body_len,
+static inline int nt_http_do1(const char *method, const char *url, const char *body, size_t body_len,
 		      const char *req_ctype, nt_http_result *res)
 {
 	static bool inited;
@@ -322,6 +518,107 @@ static inline int nt_http_do(const char *method, const char *url, const char *bo
 	if (res->body_len)
 		res->json = json_loadb(res->body, res->body_len, 0, NULL);
 	return 0;
+}
+
+/* Contract mode: whether RES is Prism's own answer for a request it could
+ * not route (the path or method is not in the document). */
+static inline bool nt_prism_unroutable(const nt_http_result *res)
+{
+	const char *type = json_string_value(json_object_get(res->json, "type"));
+	return type && strncmp(type, "https://stoplight.io/prism/errors#NO_", 37) == 0 &&
+	       (strstr(type, "NO_PATH_MATCHED") || strstr(type, "NO_METHOD_MATCHED"));
+}
+
+/* JSON equality where 1.0 equals 1: Prism re-serializes bodies through
+ * JavaScript, which prints a real with no fraction as an integer. */
+static inline bool nt_json_loose_equal(json_t *a, json_t *b)
+{
+	if (json_is_number(a) && json_is_number(b))
+		return json_number_value(a) == json_number_value(b);
+	if (json_typeof(a) != json_typeof(b))
+		return false;
+	if (json_is_object(a)) {
+		const char *k;
+		json_t *v;
+		if (json_object_size(a) != json_object_size(b))
+			return false;
+		json_object_foreach(a, k, v)
+			if (!json_object_get(b, k) || !nt_json_loose_equal(v, json_object_get(b, k)))
+				return false;
+		return true;
+	}
+	if (json_is_array(a)) {
+		if (json_array_size(a) != json_array_size(b))
+			return false;
+		for (size_t i = 0; i < json_array_size(a); i++)
+			if (!nt_json_loose_equal(json_array_get(a, i), json_array_get(b, i)))
+				return false;
+		return true;
+	}
+	return json_equal(a, b);
+}
+
+/* Contract mode: the proxy base URL prefix of URL and the matching agent
+ * base, or NULL. */
+static inline const char *nt_prism_direct(const char *url, size_t *prefix)
+{
+	for (int i = 0; i < 8; i++) {
+		size_t n = strlen(nt_prism_map[i].proxy);
+		if (n && strncmp(url, nt_prism_map[i].proxy, n) == 0) {
+			*prefix = n;
+			return nt_prism_map[i].direct;
+		}
+	}
+	return NULL;
+}
+
+static inline int nt_http_do(const char *method, const char *url, const char *body, size_t body_len,
+		      const char *req_ctype, nt_http_result *res)
+{
+	int rc = nt_http_do1(method, url, body, body_len, req_ctype, res);
+	char direct[2048];
+	size_t n = 0;
+	const char *base = rc == 0 && nt_via_prism() ? nt_prism_direct(url, &n) : NULL;
+	if (!base)
+		return rc;
+	snprintf(direct, sizeof(direct), "%s%s", base, url + n);
+	if (res->violations[0]) {
+		nt_contract_fail();
+		fprintf(stderr, "CONTRACT VIOLATION: %s %s answered %ld: %s\n", method, url, res->status,
+			res->violations);
+	}
+	const char *type = json_string_value(json_object_get(res->json, "type"));
+	/* HEAD has no operation in the document and no body to tell Prism's
+	 * own 405 from the agent's, so it is always sent around the proxy. */
+	if (nt_prism_unroutable(res) || strcmp(method, "HEAD") == 0) {
+		nt_http_result_free(res);
+		nt_prism_unchecked++;
+		return nt_http_do1(method, direct, body, body_len, req_ctype, res);
+	}
+	if (strcmp(method, "GET") == 0 && res->status == 200 && !res->violations[0] &&
+	    res->json && strncmp(res->content_type, "application/json", 16) == 0) {
+		/* Prism hands on a re-serialized body (compact, reals without
+		 * fractions), and the tests also check the agent's bytes. A read
+		 * changes nothing, so it is asked again directly: when that is the
+		 * same document Prism validated, the test gets the agent's own
+		 * bytes. */
+		nt_http_result d;
+		if (nt_http_do1(method, direct, body, body_len, req_ctype, &d) == 0 &&
+		    d.status == res->status && d.json && nt_json_loose_equal(d.json, res->json)) {
+			nt_http_result_free(res);
+			*res = d;
+		} else {
+			nt_http_result_free(&d);
+		}
+		return rc;
+	}
+	if (type && strncmp(type, "https://stoplight.io/prism/", 27) == 0 && !res->violations[0]) {
+		/* Prism answered by itself for another reason (the agent could not
+		 * be reached, ...): the test did not get the agent's answer. */
+		nt_contract_fail();
+		fprintf(stderr, "CONTRACT: %s %s answered by prism itself: %s\n", method, url, res->body);
+	}
+	return rc;
 }
 
 /* The common case: BODY (a NUL-terminated JSON text or NULL) sent as

@@ -1,0 +1,208 @@
+/* GET /metrics: Prometheus text exposition format 0.0.4.
+ *
+ *   nettune_build_info{version}                     gauge, always 1
+ *   nettune_irq_interrupts_total{irq,name,nic,cpu}  counter, NIC-owned IRQs only, one
+ *       sample per CPU whose count is non-zero (a host with 128 CPUs and 256 queue
+ *       vectors would otherwise serve 32768 mostly-zero series; a series appears
+ *       with its first interrupt, which rate() handles as a new series)
+ *   nettune_nic_rx_dropped_total{nic}               counter (statistics/rx_dropped)
+ *   nettune_nic_rx_missed_total{nic}                counter (statistics/rx_missed_errors)
+ *   nettune_transactions{status}                    gauge, every status (0 when none)
+ *   nettune_last_apply_timestamp_seconds            gauge, 0 when nothing was applied
+ *   nettune_http_requests_total{method,code}        counter, since the agent started
+ *
+ * The host is read fresh for each scrape, like every read route. The
+ * transaction counts come from the agent's own database, opened read-only
+ * here through its own handle so a scrape never waits on the engine's lock
+ * during an apply (SQLite WAL lets readers run beside the writer). */
+#include "api/http.h"
+#include "api/server.h"
+#include "agent/topology.h"
+#include "store/store.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+extern const nt_area nt_area_metrics;
+
+static const char *const txn_statuses[] = {
+	"applying", "applied", "pending_confirm", "rolling_back", "rolled_back",
+	"rollback_failed", "reverted", "recovered", NULL,
+};
+
+static int metrics_init(struct nt_server *s, void **state, char *err, size_t errsize)
+{
+	const char *dir = nt_server_cfg(s)->state_dir;
+	char path[PATH_MAX];
+	nt_store *st = NULL;
+	char serr[256];
+
+	*state = NULL;
+	/* No state directory (read-only tests): no transaction metrics. A
+	 * database that cannot be opened is the transaction area's error to
+	 * report; metrics then just leave the transaction families empty. */
+	if (!dir[0] || snprintf(path, sizeof(path), "%s/nettune.db", dir) >= (int)sizeof(path))
+		return 0;
+	if (nt_store_open(path, &st, serr, sizeof(serr)) == 0)
+		*state = st;
+	return 0;
+}
+
+static void metrics_fini(void *state)
+{
+	nt_store_close(state);
+}
+
+/* A label value as the exposition format wants it: backslash, double quote
+ * and newline escaped. Names and IRQ actions come from the kernel and may
+ * hold anything. */
+static void put_label(FILE *f, const char *name, const char *value, bool first)
+{
+	fprintf(f, "%s%s=\"", first ? "" : ",", name);
+	for (const char *p = value; *p; p++) {
+		if (*p == '\\')
+			fputs("\\\\", f);
+		else if (*p == '"')
+			fputs("\\\"", f);
+		else if (*p == '\n')
+			fputs("\\n", f);
+		else
+			fputc(*p, f);
+	}
+	fputc('"', f);
+}
+
+static void family(FILE *f, const char *name, const char *type, const char *help)
+{
+	fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+struct http_ctx {
+	FILE *f;
+};
+
+static void http_sample(void *ud, const char *method, int code, uint64_t n)
+{
+	struct http_ctx *h = ud;
+	char cs[8];
+	snprintf(cs, sizeof(cs), "%d", code);
+	fputs("nettune_http_requests_total{", h->f);
+	put_label(h->f, "method", method, true);
+	put_label(h->f, "code", cs, false);
+	fprintf(h->f, "} %" PRIu64 "\n", n);
+}
+
+static void host_metrics(FILE *f, const nt_topology *t)
+{
+	char num[32];
+
+	family(f, "nettune_irq_interrupts_total", "counter",
+	       "Interrupts served per CPU for IRQs owned by a NIC (/proc/interrupts).");
+	for (int i = 0; i < t->nirqs; i++) {
+		const nt_irq *q = &t->irqs[i];
+		if (q->nic < 0 || q->nic >= t->nnics)
+			continue;
+		for (int c = 0; c < q->ncounts && c < t->ncolumns; c++) {
+			if (!q->counts[c])
+				continue;
+			fputs("nettune_irq_interrupts_total{", f);
+			snprintf(num, sizeof(num), "%d", q->irq);
+			put_label(f, "irq", num, true);
+			put_label(f, "name", q->name, false);
+			put_label(f, "nic", t->nics[q->nic].name, false);
+			snprintf(num, sizeof(num), "%d", t->irq_cpu_columns[c]);
+			put_label(f, "cpu", num, false);
+			fprintf(f, "} %" PRIu64 "\n", q->counts[c]);
+		}
+	}
+	family(f, "nettune_nic_rx_dropped_total", "counter",
+	       "Received packets dropped by the kernel (statistics/rx_dropped).");
+	for (int i = 0; i < t->nnics; i++) {
+		if (!t->nics[i].has_stats)
+			continue;
+		fputs("nettune_nic_rx_dropped_total{", f);
+		put_label(f, "nic", t->nics[i].name, true);
+		fprintf(f, "} %" PRIu64 "\n", t->nics[i].rx_dropped);
+	}
+	family(f, "nettune_nic_rx_missed_total", "counter",
+	       "Received packets the NIC missed for want of ring space "
+	       "(statistics/rx_missed_errors).");
+	for (int i = 0; i < t->nnics; i++) {
+		if (!t->nics[i].has_stats)
+			continue;
+		fputs("nettune_nic_rx_missed_total{", f);
+		put_label(f, "nic", t->nics[i].name, true);
+		fprintf(f, "} %" PRIu64 "\n", t->nics[i].rx_missed);
+	}
+}
+
+static void txn_metrics(FILE *f, nt_store *st)
+{
+	json_t *counts = NULL;
+	int64_t last_ms = 0;
+
+	if (!st || nt_store_txn_stats(st, &counts, &last_ms) < 0)
+		return;
+	family(f, "nettune_transactions", "gauge", "Recorded transactions by status.");
+	for (int i = 0; txn_statuses[i]; i++) {
+		fputs("nettune_transactions{", f);
+		put_label(f, "status", txn_statuses[i], true);
+		fprintf(f, "} %" JSON_INTEGER_FORMAT "\n",
+			json_integer_value(json_object_get(counts, txn_statuses[i])));
+	}
+	family(f, "nettune_last_apply_timestamp_seconds", "gauge",
+	       "When the newest transaction that left changes in place finished "
+	       "(Unix time; 0 when none).");
+	fprintf(f, "nettune_last_apply_timestamp_seconds %" PRId64 ".%03d\n", last_ms / 1000,
+		(int)(last_ms % 1000));
+	json_decref(counts);
+}
+
+static int get_metrics(const nt_request *req, nt_response *resp)
+{
+	nt_topology *t = NULL;
+	char *text = NULL;
+	size_t len = 0;
+	int r = nt_route_read_host(req, resp, &t);
+	if (r < 0 || !t)
+		return r;
+	FILE *f = open_memstream(&text, &len);
+	if (!f) {
+		nt_topology_free(t);
+		return -ENOMEM;
+	}
+	family(f, "nettune_build_info", "gauge", "The nettune version serving; always 1.");
+	fputs("nettune_build_info{", f);
+	put_label(f, "version", NETTUNE_VERSION, true);
+	fputs("} 1\n", f);
+	host_metrics(f, t);
+	nt_topology_free(t);
+	txn_metrics(f, nt_area_state(req->server, &nt_area_metrics));
+	family(f, "nettune_http_requests_total", "counter",
+	       "HTTP requests answered since the agent started, by method and status code.");
+	struct http_ctx h = { f };
+	nt_server_http_requests(req->server, http_sample, &h);
+	if (fclose(f) != 0 || !text) {
+		free(text);
+		return -ENOMEM;
+	}
+	resp->text = text;
+	/* The content type Prometheus asks for and expects back. */
+	resp->content_type = "text/plain; version=0.0.4; charset=utf-8";
+	return 0;
+}
+
+static const nt_route metrics_routes[] = {
+	{ "GET", "/metrics", get_metrics, NULL },
+	{ NULL, NULL, NULL, NULL },
+};
+
+const nt_area nt_area_metrics = {
+	.name = "metrics",
+	.init = metrics_init,
+	.fini = metrics_fini,
+	.routes = metrics_routes,
+};

@@ -1,0 +1,294 @@
+/* Extensions of nt_agent.h for the security tests: start the agent with
+ * HTTPS and a captured stderr, send requests with an Authorization header
+ * and TLS options, and run `nettune serve` expecting it to refuse to start.
+ * Include after harness.h; includes nt_agent.h itself. */
+#ifndef NT_TEST_AGENT_EXT_H
+#define NT_TEST_AGENT_EXT_H
+
+#include "integration/nt_agent.h"
+
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+
+typedef struct nt_agent_opts {
+	const char *state_dir; /* NULL: a temporary one */
+	const char *const *extra; /* further serve arguments, NULL-terminated */
+	const char *stderr_path; /* the child's stderr goes here (NULL: the test's) */
+} nt_agent_opts;
+
+/* As nt_agent_start, but the "listening on" line may say http or https
+ * (a->base follows it), and the child's stderr can go to a file. */
+static inline int nt_agent_start_ext(nt_agent *a, const char *root, const nt_agent_opts *o)
+{
+	char tmpl[] = "/tmp/nt-agent-out-XXXXXX";
+	const char *argv[64];
+	int argc = 0, fd, efd = -1;
+	char scheme[8] = "http";
+
+	memset(a, 0, sizeof(*a));
+	if (o->state_dir) {
+		snprintf(a->state_dir, sizeof(a->state_dir), "%s", o->state_dir);
+	} else {
+		char st[] = "/tmp/nt-agent-state-XXXXXX";
+		if (!mkdtemp(st)) {
+			perror("nt_agent: mkdtemp");
+			return -1;
+		}
+		snprintf(a->state_dir, sizeof(a->state_dir), "%s", st);
+		a->own_state_dir = true;
+	}
+	fd = mkstemp(tmpl);
+	if (fd < 0) {
+		perror("nt_agent: mkstemp");
+		nt_agent_stop(a);
+		return -1;
+	}
+	snprintf(a->out_path, sizeof(a->out_path), "%s", tmpl);
+	if (o->stderr_path) {
+		efd = open(o->stderr_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+		if (efd < 0) {
+			perror("nt_agent: stderr file");
+			close(fd);
+			nt_agent_stop(a);
+			return -1;
+		}
+	}
+	argv[argc++] = NT_BIN;
+	argv[argc++] = "serve";
+	argv[argc++] = "--listen";
+	argv[argc++] = "127.0.0.1:0";
+	argv[argc++] = "--root";
+	argv[argc++] = root;
+	argv[argc++] = "--state-dir";
+	argv[argc++] = a->state_dir;
+	for (int i = 0; o->extra && o->extra[i] && argc < 63; i++)
+		argv[argc++] = o->extra[i];
+	argv[argc] = NULL;
+
+	fflush(NULL);
+	a->pid = fork();
+	if (a->pid < 0) {
+		perror("nt_agent: fork");
+		close(fd);
+		if (efd >= 0)
+			close(efd);
+		nt_agent_stop(a);
+		return -1;
+	}
+	if (a->pid == 0) {
+		dup2(fd, STDOUT_FILENO);
+		if (efd >= 0)
+			dup2(efd, STDERR_FILENO);
+		execv(NT_BIN, (char *const *)argv);
+		fprintf(stderr, "nt_agent: exec %s: %s\n", NT_BIN, strerror(errno));
+		_exit(127);
+	}
+	close(fd);
+	if (efd >= 0)
+		close(efd);
+
+	for (int i = 0; i < 1500 && a->port <= 0; i++) {
+		char buf[4096];
+		FILE *f = fopen(a->out_path, "r");
+		if (f) {
+			while (fgets(buf, sizeof(buf), f)) {
+				const char *p = strstr(buf, "listening on http");
+				const char *colon = p ? strrchr(p, ':') : NULL;
+				if (p && colon && strchr(buf, '\n')) {
+					a->port = atoi(colon + 1);
+					snprintf(scheme, sizeof(scheme), "%s",
+						 strncmp(p, "listening on https", 18) == 0 ? "https" :
+											      "http");
+					break;
+				}
+			}
+			fclose(f);
+		}
+		if (a->port > 0)
+			break;
+		int status;
+		if (waitpid(a->pid, &status, WNOHANG) == a->pid) {
+			fprintf(stderr, "nt_agent: serve exited (status %d) before listening\n",
+				WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+			a->pid = 0;
+			nt_agent_stop(a);
+			return -1;
+		}
+		nt_agent_sleep_ms(10);
+	}
+	if (a->port <= 0) {
+		fprintf(stderr, "nt_agent: no \"listening on\" line\n");
+		nt_agent_stop(a);
+		return -1;
+	}
+	snprintf(a->base, sizeof(a->base), "%s://127.0.0.1:%d", scheme, a->port);
+	unlink(a->out_path);
+	a->out_path[0] = '\0';
+	return 0;
+}
+
+/* Run `NT_BIN serve ARGS...` expecting it to exit by itself within
+ * TIMEOUT_S; its stderr (up to ERRSIZE-1 bytes) goes to ERR. Returns its
+ * exit code, or -1 when it was still running (it is then killed). */
+static inline int nt_serve_expect_exit(const char *const *args, int timeout_s, char *err,
+				       size_t errsize)
+{
+	char tmpl[] = "/tmp/nt-serve-err-XXXXXX";
+	const char *argv[64];
+	int argc = 0, status = 0, rc = -1;
+	int fd = mkstemp(tmpl);
+	if (fd < 0)
+		return -1;
+	argv[argc++] = NT_BIN;
+	argv[argc++] = "serve";
+	for (int i = 0; args[i] && argc < 63; i++)
+		argv[argc++] = args[i];
+	argv[argc] = NULL;
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid == 0) {
+		int nul = open("/dev/null", O_WRONLY);
+		dup2(nul, STDOUT_FILENO);
+		dup2(fd, STDERR_FILENO);
+		execv(NT_BIN, (char *const *)argv);
+		_exit(127);
+	}
+	for (int i = 0; pid > 0 && i < timeout_s * 100; i++) {
+		if (waitpid(pid, &status, WNOHANG) == pid) {
+			rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+			pid = 0;
+			break;
+		}
+		nt_agent_sleep_ms(10);
+	}
+	if (pid > 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+	}
+	ssize_t n = pread(fd, err, errsize - 1, 0);
+	err[n > 0 ? n : 0] = '\0';
+	close(fd);
+	unlink(tmpl);
+	return rc;
+}
+
+typedef struct nt_req_opts {
+	const char *bearer; /* Authorization: Bearer X, or NULL */
+	const char *authz; /* a raw Authorization header value, or NULL */
+	const char *cacert; /* TLS: trust this CA file */
+	const char *cert, *key; /* TLS client certificate */
+	const char *ctype; /* request Content-Type; NULL: application/json when a body */
+	long timeout_s; /* 0: 60 */
+} nt_req_opts;
+
+/* Like nt_http_do with the options above; also records WWW-Authenticate
+ * into RES->allow's neighbour WWW (the caller passes a buffer). */
+static inline size_t nt_ext_header_cb(char *p, size_t sz, size_t n, void *ud)
+{
+	char *www = ud;
+	nt_http_copy_header(p, sz * n, "WWW-Authenticate:", www, 256);
+	return sz * n;
+}
+
+typedef struct nt_ext_result {
+	nt_http_result r;
+	char www_authenticate[256];
+	CURLcode curl_code;
+} nt_ext_result;
+
+static inline void nt_ext_result_free(nt_ext_result *x)
+{
+	nt_http_result_free(&x->r);
+}
+
+static inline int nt_http_ext(const char *method, const char *url, const char *body,
+			      size_t body_len, const nt_req_opts *o, nt_ext_result *x)
+{
+	struct curl_slist *hdrs = NULL;
+	char h[1024];
+	CURL *c;
+
+	memset(x, 0, sizeof(*x));
+	c = curl_easy_init();
+	if (!c)
+		return -1;
+	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT, o && o->timeout_s ? o->timeout_s : 60L);
+	curl_easy_setopt(c, CURLOPT_PATH_AS_IS, 1L);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, nt_http_body_cb);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, &x->r);
+	curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, nt_ext_header_cb);
+	curl_easy_setopt(c, CURLOPT_HEADERDATA, x->www_authenticate);
+	if (strcmp(method, "HEAD") == 0)
+		curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
+	if (body) {
+		curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+		curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)body_len);
+		snprintf(h, sizeof(h), "Content-Type: %s",
+			 o && o->ctype ? o->ctype : "application/json");
+		hdrs = curl_slist_append(hdrs, h);
+	}
+	if (o && o->bearer) {
+		snprintf(h, sizeof(h), "Authorization: Bearer %s", o->bearer);
+		hdrs = curl_slist_append(hdrs, h);
+	} else if (o && o->authz) {
+		snprintf(h, sizeof(h), "Authorization: %s", o->authz);
+		hdrs = curl_slist_append(hdrs, h);
+	}
+	if (hdrs)
+		curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);
+	if (o && o->cacert) {
+		curl_easy_setopt(c, CURLOPT_CAINFO, o->cacert);
+		/* The test certificates name 127.0.0.1. */
+		curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 1L);
+	}
+	if (o && o->cert) {
+		curl_easy_setopt(c, CURLOPT_SSLCERT, o->cert);
+		curl_easy_setopt(c, CURLOPT_SSLKEY, o->key);
+	}
+	x->curl_code = curl_easy_perform(c);
+	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &x->r.status);
+	char *ct = NULL;
+	curl_easy_getinfo(c, CURLINFO_CONTENT_TYPE, &ct);
+	if (ct)
+		snprintf(x->r.content_type, sizeof(x->r.content_type), "%s", ct);
+	curl_easy_cleanup(c);
+	curl_slist_free_all(hdrs);
+	if (x->r.body_len)
+		x->r.json = json_loadb(x->r.body, x->r.body_len, 0, NULL);
+	return x->r.status ? 0 : -1;
+}
+
+/* Write TEXT to PATH with MODE. Returns 0 or -1. */
+static inline int nt_write_file(const char *path, const char *text, mode_t mode)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, mode);
+	if (fd < 0)
+		return -1;
+	size_t n = strlen(text);
+	int r = write(fd, text, n) == (ssize_t)n ? 0 : -1;
+	if (fchmod(fd, mode) < 0)
+		r = -1;
+	close(fd);
+	return r;
+}
+
+/* A TCP connection to 127.0.0.1:PORT, or -1. */
+static inline int nt_tcp_connect(int port)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	if (connect(fd, (struct sockaddr *)&sin, sizeof(sin)) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+#endif

@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# GET /metrics on a copy of the EPYC seed: Prometheus text format that
+# `promtool check metrics` accepts (and the same promtool rejects a broken
+# copy, so the check can fail), the content type Prometheus asks for, the
+# seed's own numbers (enos0 rx_dropped 48213, rx_missed 1911, a per-CPU IRQ
+# count read straight from the fixture's /proc/interrupts), NIC IRQs only,
+# and transactions by status / last apply time moving after an apply.
+set -u
+pass=0; fail=0
+ok() { pass=$((pass+1)); }
+bad() { fail=$((fail+1)); echo "FAIL: $*"; }
+check() { local what=$1; shift; if "$@"; then ok; else bad "$what"; fi; }
+for t in curl jq promtool awk; do
+	command -v $t >/dev/null || { echo "SKIP: $t is not installed (promtool: Debian package prometheus)"; exit 77; }
+done
+
+work=$(mktemp -d)
+pid=
+cleanup() {
+	[ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+	rm -rf "$work"
+}
+trap cleanup EXIT
+
+cp -a "$NT_FIXTURES/seed003-epyc7713" "$work/root"
+"$NT_BIN" serve --listen 127.0.0.1:0 --root "$work/root" --state-dir "$work/state" \
+	> "$work/out" 2> "$work/err" &
+pid=$!
+for _ in $(seq 150); do grep -q listening "$work/out" && break; sleep 0.1; done
+url=$(sed -n 's/^listening on //p' "$work/out")
+[ -n "$url" ] || { echo "FAIL: agent did not start"; cat "$work/err"; exit 1; }
+
+curl -s -D "$work/headers" -o "$work/m1" "$url/metrics"
+check "status 200" grep -q '^HTTP/1.1 200' "$work/headers"
+check "content type text/plain; version=0.0.4" \
+	grep -qi '^content-type: text/plain; version=0.0.4' "$work/headers"
+if promtool check metrics < "$work/m1" > "$work/lint" 2>&1; then ok; else bad "promtool: $(cat "$work/lint")"; fi
+# The checker can fail: a sample with no valid value is refused.
+{ cat "$work/m1"; echo 'nettune_build_info{version="x"} not-a-number'; } > "$work/broken"
+if promtool check metrics < "$work/broken" > /dev/null 2>&1; then bad "promtool accepted a broken exposition"; else ok; fi
+
+sample() { # sample FILE 'name{labels}' -> value
+	awk -v k="$2" 'index($0, k " ") == 1 { print $NF; exit }' "$1"
+}
+check "build_info" [ "$(sample "$work/m1" 'nettune_build_info{version="'"$("$NT_BIN" version | awk '{print $2}')"'"}')" = 1 ]
+check "enos0 rx_dropped 48213" [ "$(sample "$work/m1" 'nettune_nic_rx_dropped_total{nic="enos0"}')" = 48213 ]
+check "enos0 rx_missed 1911" [ "$(sample "$work/m1" 'nettune_nic_rx_missed_total{nic="enos0"}')" = 1911 ]
+for f in nettune_build_info nettune_irq_interrupts_total nettune_nic_rx_dropped_total \
+	nettune_nic_rx_missed_total nettune_transactions nettune_last_apply_timestamp_seconds \
+	nettune_http_requests_total; do
+	check "# TYPE $f" grep -q "^# TYPE $f " "$work/m1"
+	check "# HELP $f" grep -q "^# HELP $f " "$work/m1"
+done
+
+# Every IRQ sample is a NIC's, and its count is the fixture's.
+nirq=$(grep -c '^nettune_irq_interrupts_total{' "$work/m1")
+check "some NIC IRQ samples ($nirq)" [ "$nirq" -gt 0 ]
+nics=$(grep -o '^nettune_irq_interrupts_total{[^}]*}' "$work/m1" | sed 's/.*nic="\([^"]*\)".*/\1/' | sort -u)
+for n in $nics; do
+	check "IRQ owner $n is a NIC" [ -e "$work/root/sys/class/net/$n" ]
+done
+# A non-NIC IRQ (the timer, IRQ 0 or whatever has no NIC name) never appears.
+check "no timer IRQ" bash -c "! grep -q 'name=\"timer\"' '$work/m1'"
+checked=0
+while read -r line; do
+	irq=$(sed 's/.*irq="\([0-9]*\)".*/\1/' <<<"$line")
+	cpu=$(sed 's/.*cpu="\([0-9]*\)".*/\1/' <<<"$line")
+	val=${line##* }
+	want=$(awk -v irq="$irq:" -v cpu="CPU$cpu" '
+		NR == 1 { for (i = 1; i <= NF; i++) if ($i == cpu) col = i; next }
+		$1 == irq { print $(col + 1); exit }' "$work/root/proc/interrupts")
+	check "IRQ $irq CPU $cpu = $want (got $val)" [ "$val" = "$want" ]
+	checked=$((checked + 1))
+done < <(grep '^nettune_irq_interrupts_total{' "$work/m1" | awk 'NR % 7 == 1' | head -8)
+check "compared IRQ samples ($checked)" [ "$checked" -gt 0 ]
+check "no zero IRQ samples" bash -c "! grep -q '^nettune_irq_interrupts_total{.*} 0\$' '$work/m1'"
+
+check "no transactions yet" [ "$(sample "$work/m1" 'nettune_transactions{status="applied"}')" = 0 ]
+check "no apply yet" [ "$(sample "$work/m1" 'nettune_last_apply_timestamp_seconds')" = 0.000 ]
+
+# One apply moves the transaction gauges and the last-apply time.
+before=$(date +%s)
+st=$(curl -s -o "$work/txn" -w '%{http_code}' -H 'Content-Type: application/json' \
+	-d '{"profile":{"name":"m","sysctl":{"net.core.rmem_max":"33554432"}}}' "$url/v1/transactions")
+check "apply 201 (got $st)" [ "$st" = 201 ]
+curl -s -o "$work/m2" "$url/metrics"
+if promtool check metrics < "$work/m2" > "$work/lint" 2>&1; then ok; else bad "promtool after apply: $(cat "$work/lint")"; fi
+check "one applied" [ "$(sample "$work/m2" 'nettune_transactions{status="applied"}')" = 1 ]
+last=$(sample "$work/m2" 'nettune_last_apply_timestamp_seconds')
+check "last apply $last near now ($before)" awk -v l="$last" -v b="$before" 'BEGIN { exit !(l >= b - 1 && l <= b + 60) }'
+check "http counter for the apply" [ "$(sample "$work/m2" 'nettune_http_requests_total{method="POST",code="201"}')" = 1 ]
+check "http counter for /metrics" [ "$(sample "$work/m2" 'nettune_http_requests_total{method="GET",code="200"}')" -ge 1 ]
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,43 @@
+#!/bin/bash
+# netdevsim ports start with rings of 0 (LAB.md). A transaction that raises
+# them and its rollback must bring them back to exactly 0: the journal's
+# before-value is a real size, not "leave unchanged". The same transaction
+# changes the port's channel count (4 queues), made next to its rings.
+. /lab/lib.bash
+
+[ -e /sys/bus/netdevsim/new_device ] || modprobe netdevsim || skip "netdevsim module cannot be loaded"
+echo "77 1 4" > /sys/bus/netdevsim/new_device || skip "cannot create netdevsim device 77"
+for _ in $(seq 50); do
+    port=$(ls /sys/bus/netdevsim/devices/netdevsim77/net/ 2>/dev/null | head -n 1)
+    [ -n "$port" ] && break
+    sleep 0.1
+done
+[ -n "$port" ] || { bad "netdevsim77 made no port"; finish "ring zero"; }
+expect_eq "$port RX ring at creation" "$(ring_cur "$port" RX)" 0
+expect_eq "$port TX ring at creation" "$(ring_cur "$port" TX)" 0
+chan_cur() { ethtool -l "$1" 2>/dev/null | awk '/^Current hardware settings/{c=1} c && $1=="Combined:" {print $2; exit}'; }
+chan_before=$(chan_cur "$port")
+[ -n "$chan_before" ] && ok "$port combined channels at creation: $chan_before" || bad "ethtool -l $port shows no combined count"
+chan_want=2
+[ "$chan_before" = 2 ] && chan_want=1
+
+nt_start || exit 1
+api POST /v1/transactions "$(jq -nc --arg n "$port" --arg c "$chan_want" '{profile: {name: "lab-ring-zero",
+    rings: [{interface: $n, rx: 512, tx: 256}],
+    channels: [{interface: $n, combined: ($c | tonumber)}]}}')"
+expect_eq "apply HTTP status" "$API_CODE" 201
+expect_eq "apply status" "$(jq -r .status <<< "$API_BODY")" applied
+expect_eq "$port RX ring applied" "$(ring_cur "$port" RX)" 512
+expect_eq "$port combined channels applied" "$(chan_cur "$port")" "$chan_want"
+jq -e '.steps | map(.kind) | index("rings") + 1 == index("channels")' <<< "$API_BODY" >/dev/null &&
+    ok "rings and channels steps stand together" || bad "rings and channels steps are apart: $(jq -c '[.steps[].kind]' <<< "$API_BODY")"
+id=$(jq -r .id <<< "$API_BODY")
+api POST "/v1/transactions/$id/rollback" '{}'
+expect_eq "rollback HTTP status" "$API_CODE" 201
+expect_eq "rollback status" "$(jq -r .status <<< "$API_BODY")" applied
+expect_eq "$port RX ring restored" "$(ring_cur "$port" RX)" 0
+expect_eq "$port TX ring restored" "$(ring_cur "$port" TX)" 0
+expect_eq "$port combined channels restored" "$(chan_cur "$port")" "$chan_before"
+nt_stop
+echo 77 > /sys/bus/netdevsim/del_device
+finish "netdevsim rings raised and restored to 0"

@@ -1,0 +1,103 @@
+/* Channel counts in profiles (issue 5: made with the NIC's rings, with a
+ * warning) and bond options the kernel only changes on a bond that is down. */
+#include "agent/ctx.h"
+#include "agent/plan.h"
+#include "agent/profile.h"
+#include "agent/setting.h"
+#include "agent/topology.h"
+#include "harness.h"
+
+static bool has_error(const json_t *errors, const char *path, const char *text)
+{
+	size_t i;
+	json_t *e;
+	json_array_foreach(errors, i, e) {
+		const char *p = json_string_value(json_object_get(e, "path"));
+		const char *m = json_string_value(json_object_get(e, "message"));
+		if (p && m && strcmp(p, path) == 0 && strstr(m, text))
+			return true;
+	}
+	return false;
+}
+
+int main(void)
+{
+	char root[] = "/tmp/nt-chan-XXXXXX", cmd[512];
+	nt_ctx ctx;
+	nt_topology *t = NULL;
+
+	CHECK(mkdtemp(root) != NULL);
+	snprintf(cmd, sizeof(cmd), "cp -a %s/seed003-epyc7713/. %s/", NT_FIXTURES, root);
+	CHECK_INT(system(cmd), 0);
+	CHECK_INT(nt_ctx_init(&ctx, root), 0);
+	CHECK_INT(nt_topology_read(&ctx, &t), 0);
+	if (!t)
+		TEST_MAIN_END();
+
+	/* Validation: above the maximum, bad types, a bond's mode. */
+	json_error_t je;
+	json_t *bad = json_loads("{\"name\":\"x\",\"channels\":[{\"interface\":\"enos0\",\"combined\":64},"
+				 "{\"interface\":\"enos1\",\"combined\":\"many\"},{\"interface\":\"enos2\"}],"
+				 "\"bonds\":[{\"interface\":\"bond0\",\"mode\":\"balance-rr\"}]}",
+				 0, &je);
+	json_t *errors = json_array();
+	nt_plan plan;
+	CHECK_INT(nt_plan_build(&ctx, t, bad, &plan, errors), NT_EINVALID);
+	CHECK(has_error(errors, "$.channels[0].combined", "above enos0's maximum 63"));
+	CHECK(has_error(errors, "$.channels[1].combined", "count from 0"));
+	CHECK(has_error(errors, "$.channels[2]", "at least one"));
+	CHECK(has_error(errors, "$.bonds[0].mode", "only while the bond is down"));
+	json_decref(bad);
+	json_decref(errors);
+
+	/* Rings and channels of one NIC stand together, with one warning. */
+	json_t *p = json_loads("{\"name\":\"q\",\"rings\":[{\"interface\":\"enos*\",\"rx\":4096}],"
+			       "\"sysctl\":{\"net.core.somaxconn\":\"8192\"},"
+			       "\"channels\":[{\"interface\":\"enos0\",\"combined\":32},"
+			       "{\"interface\":\"enos3\",\"combined\":\"max\"}]}",
+			       0, &je);
+	errors = json_array();
+	CHECK_INT(nt_plan_build(&ctx, t, p, &plan, errors), 0);
+	int ring0 = -1, chan0 = -1, ring3 = -1, chan3 = -1;
+	for (int i = 0; i < plan.nsteps; i++) {
+		const nt_step *s = &plan.steps[i];
+		if (s->kind == &nt_setting_rings && !strcmp(s->target, "enos0"))
+			ring0 = i;
+		if (s->kind == &nt_setting_channels && !strcmp(s->target, "enos0")) {
+			chan0 = i;
+			CHECK_STR(s->before, "rx=0,tx=0,other=0,combined=16");
+			CHECK_STR(s->after, "rx=0,tx=0,other=0,combined=32");
+		}
+		if (s->kind == &nt_setting_rings && !strcmp(s->target, "enos3"))
+			ring3 = i;
+		if (s->kind == &nt_setting_channels && !strcmp(s->target, "enos3")) {
+			chan3 = i;
+			CHECK_STR(s->after, "rx=0,tx=0,other=0,combined=63");
+		}
+	}
+	CHECK(ring0 >= 0 && chan0 == ring0 + 1);
+	CHECK(ring3 >= 0 && chan3 == ring3 + 1);
+	int warned = 0;
+	size_t i;
+	json_t *w;
+	json_array_foreach(plan.warnings, i, w)
+		if (strstr(json_string_value(w), "may reset the NIC"))
+			warned++;
+	CHECK_INT(warned, 4); /* enos0..enos3, once each */
+
+	/* Apply and restore through the kind, as a transaction does. */
+	char err[256], got[NT_VALUE_MAX];
+	CHECK_INT(nt_setting_channels.apply(&ctx, "enos0", plan.steps[chan0].after, err, sizeof(err)), 0);
+	CHECK_INT(nt_setting_verify(&ctx, &nt_setting_channels, "enos0", plan.steps[chan0].after, got, sizeof(got)), 0);
+	CHECK_INT(nt_setting_channels.apply(&ctx, "enos0", plan.steps[chan0].before, err, sizeof(err)), 0);
+	CHECK_INT(nt_setting_verify(&ctx, &nt_setting_channels, "enos0", "rx=0,tx=0,other=0,combined=16", got,
+				    sizeof(got)),
+		  0);
+	nt_plan_free(&plan);
+	json_decref(errors);
+	json_decref(p);
+	nt_topology_free(t);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
+	system(cmd);
+	TEST_MAIN_END();
+}

@@ -1,0 +1,68 @@
+/* diagnose's fixes merged into one profile that validates on the host it
+ * came from, and whose plan fixes what was found. */
+#include "agent/ctx.h"
+#include "agent/diagnose.h"
+#include "agent/plan.h"
+#include "agent/profile.h"
+#include "agent/topology.h"
+#include "harness.h"
+
+static void check_host(const char *root, int min_entries)
+{
+	nt_ctx ctx;
+	nt_topology *t = NULL;
+	CHECK_INT(nt_ctx_init(&ctx, root), 0);
+	CHECK_INT(nt_topology_read(&ctx, &t), 0);
+	if (!t)
+		return;
+	nt_diag_options o = { .rtt_ms = 10 };
+	json_t *d = nt_diagnose(t, &o);
+	json_t *p = nt_diagnose_fix_profile(d, "diagnose-fixes");
+	CHECK(p != NULL);
+	int entries = (int)(json_array_size(json_object_get(p, "irq_affinity")) +
+			    json_array_size(json_object_get(p, "rings")) + json_array_size(json_object_get(p, "bonds")) +
+			    json_object_size(json_object_get(p, "sysctl")));
+	CHECK_MSG(entries >= min_entries, "%s: %d entries", root, entries);
+	/* The irqbalance fix needs a daemon to talk to; fixtures have none. */
+	json_object_del(p, "irqbalance");
+	json_t *errors = json_array();
+	int r = nt_profile_validate(t, p, errors);
+	char *e = json_dumps(errors, 0);
+	CHECK_MSG(r == 0, "%s: %s", root, e);
+	free(e);
+	/* No interface twice in one list. */
+	size_t i, k;
+	json_t *a, *b;
+	json_array_foreach(json_object_get(p, "irq_affinity"), i, a)
+		json_array_foreach(json_object_get(p, "irq_affinity"), k, b)
+			if (i < k)
+				CHECK(!json_equal(json_object_get(a, "interface"), json_object_get(b, "interface")));
+	nt_plan plan;
+	memset(&plan, 0, sizeof(plan));
+	json_t *perr = json_array();
+	if (nt_plan_build(&ctx, t, p, &plan, perr) == 0) {
+		CHECK(plan.nsteps > 0);
+		nt_plan_free(&plan);
+	} else {
+		CHECK_MSG(0, "plan failed on %s", root);
+	}
+	json_decref(perr);
+	json_decref(errors);
+	json_decref(p);
+	json_decref(d);
+	nt_topology_free(t);
+}
+
+int main(void)
+{
+	check_host(NT_FIXTURES "/seed003-epyc7713", 8); /* 4 NICs' IRQs, 4 rings, bond0, sysctls */
+	check_host(NT_FIXTURES "/seed000-x460", 6);
+	check_host(NT_FIXTURES "/seed002-ceph", 1);
+	/* Nothing to fix: an empty profile, still valid. */
+	json_t *empty = json_pack("{s:[]}", "findings");
+	json_t *p = nt_diagnose_fix_profile(empty, "none");
+	CHECK(p && json_object_get(p, "irq_affinity") == NULL && json_object_get(p, "sysctl") == NULL);
+	json_decref(p);
+	json_decref(empty);
+	TEST_MAIN_END();
+}

@@ -1,0 +1,591 @@
+/* IRQ placement strategies and irqbalance handling (issue 4), planned on
+ * the seed hosts read from their fixture trees: "local" with CPU 0 left out
+ * (seed 000), "local-node" masks, other_irqs to housekeeping CPUs (seed
+ * 002), an explicit cpulist dealt in IRQ order (seed 001), reserve_app_cpus,
+ * a NIC of unknown locality, hyper-thread siblings last, the irqbalance
+ * modes, and the ban list's composition. */
+#include "harness.h"
+#include "agent/cpuset.h"
+#include "agent/plan.h"
+#include "agent/profile.h"
+#include "agent/setting.h"
+#include "agent/topology.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define X460 NT_FIXTURES "/seed000-x460"
+#define CEPH NT_FIXTURES "/seed002-ceph"
+#define EPYC NT_FIXTURES "/seed003-epyc7713"
+
+static nt_topology *read_host(const char *root, nt_ctx *ctx)
+{
+	nt_topology *t = NULL;
+	CHECK_INT(nt_ctx_init(ctx, root), 0);
+	int r = nt_topology_read(ctx, &t);
+	CHECK_MSG(r == 0 && t, "cannot read %s: %d", root, r);
+	return t;
+}
+
+/* Plan TEXT on T; returns the result code, PLAN filled on success and the
+ * errors in *ERRORS (caller decrefs). */
+static int plan_of(const nt_ctx *ctx, const nt_topology *t, const char *text, nt_plan *plan,
+		   json_t **errors)
+{
+	json_error_t je;
+	json_t *p = json_loads(text, 0, &je);
+	CHECK_MSG(p != NULL, "profile does not parse: %s", je.text);
+	*errors = json_array();
+	int r = nt_plan_build(ctx, t, p, plan, *errors);
+	json_decref(p);
+	return r;
+}
+
+static const nt_step *step_for(const nt_plan *plan, const char *kind, const char *target)
+{
+	for (int i = 0; i < plan->nsteps; i++)
+		if (strcmp(plan->steps[i].kind->name, kind) == 0 &&
+		    strcmp(plan->steps[i].target, target) == 0)
+			return &plan->steps[i];
+	return NULL;
+}
+
+static bool warned(json_t *w, const char *words)
+{
+	size_t i;
+	json_t *e;
+	json_array_foreach(w, i, e)
+		if (strstr(json_string_value(e), words))
+			return true;
+	return false;
+}
+
+static bool has_error(json_t *errors, const char *path, const char *words)
+{
+	size_t i;
+	json_t *e;
+	json_array_foreach(errors, i, e) {
+		const char *p = json_string_value(json_object_get(e, "path"));
+		const char *m = json_string_value(json_object_get(e, "message"));
+		if (p && m && strcmp(p, path) == 0 && strstr(m, words))
+			return true;
+	}
+	return false;
+}
+
+static int first_cpu(const char *list)
+{
+	nt_cpuset s;
+	if (nt_cpulist_parse(list, &s) < 0)
+		return -1;
+	return nt_cpuset_next(&s, 0);
+}
+
+/* Seed 000: "local", CPU 0 out: each NIC's IRQ on a CPU of its own node,
+ * one CPU each, distinct first CPUs; irqbalance runs there, so the plan
+ * says it will undo this. */
+static void test_x460_local(void)
+{
+	nt_ctx ctx;
+	nt_topology *t = read_host(X460, &ctx);
+	nt_plan plan;
+	json_t *errors;
+	if (!t)
+		return;
+	int r = plan_of(&ctx, t, "{\"name\":\"x\",\"irq_affinity\":[{\"interface\":\"eth*\","
+			"\"policy\":\"local\",\"exclude_cpus\":\"0\"}]}", &plan, &errors);
+	CHECK_MSG(r == 0, "plan: %d %s", r, json_dumps(errors, JSON_COMPACT));
+	if (r == 0) {
+		nt_cpuset firsts;
+		nt_cpuset_zero(&firsts);
+		CHECK_INT(plan.nsteps, 8);
+		for (int i = 0; i < plan.nsteps; i++) {
+			const nt_step *s = &plan.steps[i];
+			const nt_nic *nic = nt_topology_nic(t, s->interface);
+			nt_cpuset set;
+			CHECK_STR(s->kind->name, "irq_affinity");
+			CHECK(nt_cpulist_parse(s->after, &set) == 0 && nt_cpuset_count(&set) == 1);
+			int c = nt_cpuset_next(&set, 0);
+			CHECK_MSG(nic && nt_topology_cpu_node(t, c) == nic->numa_node,
+				  "%s IRQ %s on CPU %d, off its node", s->interface, s->target, c);
+			CHECK_MSG(c != 0, "IRQ %s on the excluded CPU 0", s->target);
+			CHECK_MSG(!nt_cpuset_isset(&firsts, c), "CPU %d is two NICs' first CPU", c);
+			nt_cpuset_set(&firsts, c);
+		}
+		CHECK(warned(plan.warnings, "irqbalance (pid 1234) is running"));
+		CHECK_INT(json_object_size(plan.reserved), 0);
+		nt_plan_free(&plan);
+	}
+	json_decref(errors);
+
+	/* local-node: every IRQ gets its node's mask minus exclusions; eth1's
+	 * mask starts at eth0's first CPU, and the plan says so. */
+	r = plan_of(&ctx, t, "{\"name\":\"x\",\"irq_affinity\":[{\"interface\":\"eth*\","
+		    "\"policy\":\"local-node\",\"exclude_cpus\":\"0\"}]}", &plan, &errors);
+	CHECK_INT(r, 0);
+	if (r == 0) {
+		const nt_step *s0 = step_for(&plan, "irq_affinity", "177");
+		const nt_step *s1 = step_for(&plan, "irq_affinity", "185");
+		const nt_step *s2 = step_for(&plan, "irq_affinity", "193");
+		const nt_step *s7 = step_for(&plan, "irq_affinity", "233");
+		CHECK_STR(s0 ? s0->after : NULL, "1-15");
+		CHECK_STR(s1 ? s1->after : NULL, "1-15");
+		CHECK_STR(s2 ? s2->after : NULL, "16-31");
+		CHECK_STR(s7 ? s7->after : NULL, "48-63");
+		CHECK(warned(plan.warnings, "eth1: its IRQ mask 1-15 starts at CPU 1, as eth0's does"));
+		CHECK(warned(plan.warnings, "eth3: its IRQ mask 16-31 starts at CPU 16, as eth2's"));
+		nt_plan_free(&plan);
+	}
+	json_decref(errors);
+
+	/* Unknown policy names both. */
+	r = plan_of(&ctx, t, "{\"name\":\"x\",\"irq_affinity\":[{\"interface\":\"eth0\","
+		    "\"policy\":\"remote\"}]}", &plan, &errors);
+	CHECK_INT(r, NT_EINVALID);
+	CHECK(has_error(errors, "$.irq_affinity[0].policy", "known: local, local-node"));
+	json_decref(errors);
+	nt_topology_free(t);
+}
+
+/* Seed 002: ib0 "local", everything else to the housekeeping CPUs 0-1
+ * (their production rule), eno1 included since it is not tuned. */
+static void test_ceph_other(void)
+{
+	nt_ctx ctx;
+	nt_topology *t = read_host(CEPH, &ctx);
+	nt_plan plan;
+	json_t *errors;
+	if (!t)
+		return;
+	int r = plan_of(&ctx, t, "{\"name\":\"x\",\"irq_affinity\":[{\"interface\":\"ib0\","
+			"\"policy\":\"local\"}],\"other_irqs\":{\"cpus\":\"0-1\"}}", &plan, &errors);
+	CHECK_MSG(r == 0, "plan: %d %s", r, json_dumps(errors, JSON_COMPACT));
+	if (r == 0) {
+		const nt_nic *ib0 = nt_topology_nic(t, "ib0");
+		int others = 0, mine = 0;
+		for (int i = 0; i < t->nirqs; i++) {
+			const nt_irq *irq = &t->irqs[i];
+			char target[16];
+			snprintf(target, sizeof(target), "%d", irq->irq);
+			const nt_step *s = step_for(&plan, "irq_affinity", target);
+			bool of_ib0 = irq->nic >= 0 && &t->nics[irq->nic] == ib0;
+			if (of_ib0) {
+				CHECK_MSG(s && nt_topology_cpu_node(t, first_cpu(s->after)) == 0 &&
+					  strchr(s->after, '-') == NULL && strchr(s->after, ',') == NULL,
+					  "ib0 IRQ %d: %s", irq->irq, s ? s->after : "no step");
+				mine++;
+			} else if (irq->has_affinity && !irq->managed) {
+				CHECK_MSG(s && strcmp(s->after, "0-1") == 0, "IRQ %d (%s): %s", irq->irq,
+					  irq->name, s ? s->after : "no step");
+				others++;
+			}
+		}
+		CHECK_INT(mine, 9);
+		/* timer, ttyS0, rtc0, acpi, ahci, 5 nvme, 5 eno1 */
+		CHECK_INT(others, 15);
+		CHECK_INT(plan.nsteps, mine + others);
+		const nt_step *eno1 = step_for(&plan, "irq_affinity", "81");
+		CHECK_STR(eno1 ? eno1->interface : NULL, "eno1");
+		nt_plan_free(&plan);
+	}
+	json_decref(errors);
+
+	/* A managed IRQ is not moved by other_irqs either. */
+	for (int i = 0; i < t->nirqs; i++)
+		if (t->irqs[i].irq == 72)
+			t->irqs[i].managed = true;
+	r = plan_of(&ctx, t, "{\"name\":\"x\",\"other_irqs\":{\"cpus\":\"0-1\"}}", &plan, &errors);
+	CHECK_INT(r, 0);
+	if (r == 0) {
+		CHECK(step_for(&plan, "irq_affinity", "72") == NULL);
+		CHECK(step_for(&plan, "irq_affinity", "71") != NULL);
+		CHECK(warned(plan.warnings, "other_irqs: 1 kernel-managed IRQ(s) left"));
+		nt_plan_free(&plan);
+	}
+	json_decref(errors);
+
+	/* other_irqs is checked like any cpulist, and has one field. */
+	r = plan_of(&ctx, t, "{\"name\":\"x\",\"other_irqs\":{\"cpus\":\"0-99\",\"node\":1}}", &plan,
+		    &errors);
+	CHECK_INT(r, NT_EINVALID);
+	CHECK(has_error(errors, "$.other_irqs.cpus", "CPU 56-99 do not exist"));
+	CHECK(has_error(errors, "$.other_irqs.node", "unknown field"));
+	json_decref(errors);
+	r = plan_of(&ctx, t, "{\"name\":\"x\",\"other_irqs\":\"0-1\"}", &plan, &errors);
+	CHECK(has_error(errors, "$.other_irqs", "must be an object"));
+	json_decref(errors);
+	nt_topology_free(t);
+}
+
+/* Seed 001's set_irq_affinity_cpulist.sh 0-7: enos0's 17 IRQs (async +
+ * 16 completion) get 0..7 round-robin in IRQ order; reserve_app_cpus. */
+static void test_epyc(void)
+{
+	nt_ctx ctx;
+	nt_topology *t = read_host(EPYC, &ctx);
+	nt_plan plan;
+	json_t *errors;
+	char target[16], want[16];
+	if (!t)
+		return;
+	const nt_nic *enos0 = nt_topology_nic(t, "enos0");
+	CHECK(enos0 && enos0->nirqs == 17);
+	int r = plan_of(&ctx, t, "{\"name\":\"x\",\"irq_affinity\":[{\"interface\":\"enos0\","
+			"\"cpus\":\"0-7\"}]}", &plan, &errors);
+	CHECK_INT(r, 0);
+	if (r == 0) {
+		for (int q = 0; enos0 && q < enos0->nirqs; q++) {
+			/* No IRQ of the fixture's enos0 is on its CPU already, so
+			 * each has a step. */
+			snprintf(target, sizeof(target), "%d", 100 + q);
+			snprintf(want, sizeof(want), "%d", q % 8);
+			const nt_step *s = step_for(&plan, "irq_affinity", target);
+			CHECK_MSG(s && strcmp(s->after, want) == 0, "IRQ %s: %s, want %s", target,
+				  s ? s->after : "no step", want);
+		}
+		nt_plan_free(&plan);
+	}
+	json_decref(errors);
+
+	/* reserve_app_cpus 4: whole cores from the end of node 0 (0-31,64-95,
+	 * siblings N and N+64), reported, never given to enos0's IRQs. */
+	r = plan_of(&ctx, t, "{\"name\":\"x\",\"irq_affinity\":[{\"interface\":\"enos0\","
+		    "\"policy\":\"local\",\"reserve_app_cpus\":4}]}", &plan, &errors);
+	CHECK_MSG(r == 0, "plan: %d %s", r, json_dumps(errors, JSON_COMPACT));
+	if (r == 0) {
+		const char *res = json_string_value(json_object_get(plan.reserved, "enos0"));
+		CHECK_STR(res, "30-31,94-95");
+		nt_plan_free(&plan);
+	}
+	json_decref(errors);
+
+	/* 50 of node 0's 64 reserved: 14 left for 17 IRQs, which wrap round
+	 * them and never land on a reserved CPU or a reserved CPU's sibling. */
+	r = plan_of(&ctx, t, "{\"name\":\"x\",\"irq_affinity\":[{\"interface\":\"enos0\","
+		    "\"policy\":\"local\",\"reserve_app_cpus\":50}]}", &plan, &errors);
+	CHECK_INT(r, 0);
+	if (r == 0) {
+		nt_cpuset res, used;
+		const char *rl = json_string_value(json_object_get(plan.reserved, "enos0"));
+		CHECK(rl && nt_cpulist_parse(rl, &res) == 0 && nt_cpuset_count(&res) == 50);
+		CHECK(rl && nt_topology_set_on_node(t, &res, 0));
+		nt_cpuset_zero(&used);
+		for (int q = 0; enos0 && q < enos0->nirqs; q++) {
+			snprintf(target, sizeof(target), "%d", 100 + q);
+			const nt_step *s = step_for(&plan, "irq_affinity", target);
+			/* An IRQ already on its CPU has no step: its current CPU counts. */
+			int c = s ? first_cpu(s->after) : nt_cpuset_next(&t->irqs[enos0->irqs[q]].affinity, 0);
+			nt_cpuset_set(&used, c);
+			CHECK_MSG(!nt_cpuset_isset(&res, c), "IRQ %s on reserved CPU %d", target, c);
+			CHECK_MSG(!nt_cpuset_isset(&res, c < 64 ? c + 64 : c - 64),
+				  "IRQ %s on CPU %d, sibling of a reserved CPU", target, c);
+		}
+		CHECK_INT(nt_cpuset_count(&used), 14);
+		nt_plan_free(&plan);
+	}
+	json_decref(errors);
+
+	/* Reserving all of a node, a count that is not one, or with 'cpus'. */
+	r = plan_of(&ctx, t, "{\"name\":\"x\",\"irq_affinity\":[{\"interface\":\"enos*\","
+		    "\"policy\":\"local\",\"exclude_cpus\":\"0\",\"reserve_app_cpus\":63}]}", &plan,
+		    &errors);
+	CHECK_INT(r, NT_EINVALID);
+	CHECK(has_error(errors, "$.irq_affinity[0].reserve_app_cpus", "enos0 has 63 usable CPU(s)"));
+	CHECK(!has_error(errors, "$.irq_affinity[0].reserve_app_cpus", "enos2"));
+	json_decref(errors);
+	r = plan_of(&ctx, t, "{\"name\":\"x\",\"irq_affinity\":[{\"interface\":\"enos0\","
+		    "\"policy\":\"local\",\"reserve_app_cpus\":-1},{\"interface\":\"enos1\","
+		    "\"cpus\":\"1\",\"reserve_app_cpus\":2}]}", &plan, &errors);
+	CHECK(has_error(errors, "$.irq_affinity[0].reserve_app_cpus", "integer from 0"));
+	CHECK(has_error(errors, "$.irq_affinity[1].reserve_app_cpus", "goes with a 'policy'"));
+	json_decref(errors);
+	nt_topology_free(t);
+}
+
+/* Hyper-thread siblings last. */
+static void test_siblings(void)
+{
+	nt_ctx ctx;
+	nt_topology *t = read_host(X460, &ctx);
+	nt_cpuset s;
+	int order[64];
+	if (!t)
+		return;
+	/* Seed 000: siblings N and N+8 in a node; node 0 without CPU 0 gives
+	 * CPU 8 (whose sibling is out) among the first threads. */
+	nt_cpulist_parse("1-15", &s);
+	int n = nt_cpus_siblings_last(t, &s, order);
+	CHECK_INT(n, 15);
+	for (int i = 0; i < n; i++)
+		CHECK_INT(order[i], i + 1);
+	/* 8 IRQs on node 0 with CPU 0 out: no CPU is used with its sibling
+	 * before every core has one. eth0 given 8 IRQs (those of eth0..7). */
+	nt_nic *eth0 = nt_topology_nic(t, "eth0");
+	int idx[8], *saved = eth0 ? eth0->irqs : NULL, nsaved = eth0 ? eth0->nirqs : 0;
+	for (int i = 0; i < 8; i++)
+		idx[i] = nt_topology_nic(t, (char[]){ 'e', 't', 'h', (char)('0' + i), 0 })->irqs[0];
+	if (eth0) {
+		eth0->irqs = idx;
+		eth0->nirqs = 8;
+	}
+	nt_desired *d = NULL;
+	int nd = 0;
+	json_t *w = json_array();
+	json_t *p = json_loads("{\"name\":\"x\",\"irq_affinity\":[{\"interface\":\"eth0\","
+			       "\"policy\":\"local\",\"exclude_cpus\":\"0\"}]}", 0, NULL);
+	CHECK_INT(nt_profile_desired(t, p, &d, &nd, w), 0);
+	CHECK_INT(nd, 8);
+	for (int i = 0; i < nd; i++)
+		for (int j = 0; j < i; j++) {
+			int a = first_cpu(d[i].after), b = first_cpu(d[j].after);
+			CHECK_MSG(a % 8 != b % 8, "CPUs %d and %d are siblings, both used for 8 IRQs on 8 "
+				  "cores", a, b);
+		}
+	free(d);
+	if (eth0) {
+		eth0->irqs = saved;
+		eth0->nirqs = nsaved;
+	}
+
+	/* Siblings numbered side by side (core = CPU / 2, as on many hosts):
+	 * the even CPUs come first. */
+	for (int c = 0; c < 16; c++)
+		t->cpu_core[c] = c / 2 % 4, t->cpu_package[c] = c / 8;
+	nt_cpulist_parse("0-7", &s);
+	n = nt_cpus_siblings_last(t, &s, order);
+	int want[] = { 0, 2, 4, 6, 1, 3, 5, 7 };
+	CHECK_INT(n, 8);
+	for (int i = 0; i < 8; i++)
+		CHECK_INT(order[i], want[i]);
+	/* and "local" deals them in that order: 3 IRQs of eth0 skip CPU 1. */
+	int three[3] = { idx[0], idx[1], idx[2] };
+	eth0->irqs = three;
+	eth0->nirqs = 3;
+	json_decref(w);
+	w = json_array();
+	CHECK_INT(nt_profile_desired(t, p, &d, &nd, w), 0);
+	CHECK_INT(nd, 3);
+	if (nd == 3) {
+		/* node 0 minus CPU 0: cores {1}, {2,3}, {4,5}, {6,7}, {8,9}... */
+		CHECK_STR(d[0].after, "1");
+		CHECK_STR(d[1].after, "2");
+		CHECK_STR(d[2].after, "4");
+	}
+	free(d);
+	/* reserve takes whole cores from the end: 2 of node 0 = {14,15}. */
+	nt_cpuset res;
+	nt_cpulist_parse("0-15", &s);
+	n = nt_cpus_siblings_last(t, &s, order);
+	CHECK_INT(nt_reserve_app_cpus(t, order, n, 2, &res), 0);
+	char cl[64];
+	nt_cpulist_format(&res, cl, sizeof(cl));
+	CHECK_STR(cl, "14-15");
+	CHECK_INT(nt_reserve_app_cpus(t, order, n, 16, &res), -ENOSPC);
+	eth0->irqs = saved;
+	eth0->nirqs = nsaved;
+	json_decref(p);
+	json_decref(w);
+	nt_topology_free(t);
+}
+
+/* A NIC whose locality is unknown (numa_node -1, no local_cpulist) is
+ * left out with a warning, unless the entry names CPUs. */
+static void test_unknown_locality(void)
+{
+	char dir[] = "/tmp/nt-strat-XXXXXX", cmd[PATH_MAX * 3], root[PATH_MAX];
+	if (!mkdtemp(dir)) {
+		CHECK_MSG(0, "mkdtemp");
+		return;
+	}
+	snprintf(root, sizeof(root), "%s/root", dir);
+	snprintf(cmd, sizeof(cmd),
+		 "cp -a '%s' '%s' && d='%s/sys/class/net/eth2/device/' && echo -1 > \"$d/numa_node\" && "
+		 "rm -f \"$d/local_cpulist\" \"$d/local_cpus\"", X460, root, root);
+	CHECK_INT(system(cmd), 0);
+	nt_ctx ctx;
+	nt_topology *t = read_host(root, &ctx);
+	nt_plan plan;
+	json_t *errors;
+	if (t) {
+		const nt_nic *eth2 = nt_topology_nic(t, "eth2");
+		CHECK(eth2 && eth2->numa_node == -1 && !eth2->has_local_cpus);
+		int r = plan_of(&ctx, t, "{\"name\":\"x\",\"irq_affinity\":[{\"interface\":\"eth[23]\","
+				"\"policy\":\"local\"}]}", &plan, &errors);
+		CHECK_INT(r, 0);
+		if (r == 0) {
+			CHECK(warned(plan.warnings, "eth2: NUMA locality unknown"));
+			CHECK(step_for(&plan, "irq_affinity", "193") == NULL);
+			CHECK(step_for(&plan, "irq_affinity", "201") != NULL);
+			CHECK_INT(plan.nsteps, 1);
+			nt_plan_free(&plan);
+		}
+		json_decref(errors);
+		r = plan_of(&ctx, t, "{\"name\":\"x\",\"irq_affinity\":[{\"interface\":\"eth2\","
+			    "\"cpus\":\"20\"}]}", &plan, &errors);
+		CHECK_INT(r, 0);
+		if (r == 0) {
+			const nt_step *s = step_for(&plan, "irq_affinity", "193");
+			CHECK_STR(s ? s->after : NULL, "20");
+			nt_plan_free(&plan);
+		}
+		json_decref(errors);
+		nt_topology_free(t);
+	}
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	system(cmd);
+}
+
+/* irqbalance modes on seed 000, where it runs (pid 1234 in the tree). */
+static void test_irqbalance_modes(void)
+{
+	nt_ctx ctx;
+	nt_topology *t = read_host(X460, &ctx);
+	nt_plan plan;
+	json_t *errors;
+#define fix "{\"name\":\"x\",\"irq_affinity\":[{\"interface\":\"eth*\"," \
+	"\"policy\":\"local\",\"exclude_cpus\":\"0\"}],\"irqbalance\":\"%s\"}"
+	char text[512];
+	if (!t)
+		return;
+	CHECK(t->irqbalance.running);
+
+	snprintf(text, sizeof(text), fix, "require-absent");
+	int r = plan_of(&ctx, t, text, &plan, &errors);
+	CHECK_INT(r, NT_EINVALID);
+	CHECK(has_error(errors, "$.irqbalance", "irqbalance (pid 1234) is running"));
+	json_decref(errors);
+	/* require-absent with nothing to place is fine. */
+	r = plan_of(&ctx, t, "{\"name\":\"x\",\"irqbalance\":\"require-absent\"}", &plan, &errors);
+	CHECK_INT(r, 0);
+	if (r == 0)
+		nt_plan_free(&plan);
+	json_decref(errors);
+
+	snprintf(text, sizeof(text), fix, "ignore");
+	r = plan_of(&ctx, t, text, &plan, &errors);
+	CHECK_INT(r, 0);
+	if (r == 0) {
+		CHECK(warned(plan.warnings, "will rewrite the IRQ affinity"));
+		CHECK_INT(plan.nsteps, 8);
+		nt_plan_free(&plan);
+	}
+	json_decref(errors);
+
+	/* A fixture has no daemon to talk to: ban and stop are left out with
+	 * a warning instead of failing the plan. */
+	const char *modes[] = { "ban", "stop" };
+	for (int i = 0; i < 2; i++) {
+		snprintf(text, sizeof(text), fix, modes[i]);
+		r = plan_of(&ctx, t, text, &plan, &errors);
+		CHECK_MSG(r == 0, "%s: %d %s", modes[i], r, json_dumps(errors, JSON_COMPACT));
+		if (r == 0) {
+			CHECK(warned(plan.warnings, "controlled only on the live host"));
+			CHECK(step_for(&plan, "irqbalance_ban", "irqbalance") == NULL);
+			CHECK(step_for(&plan, "irqbalance_service", "irqbalance") == NULL);
+			CHECK_INT(plan.nsteps, 8);
+			nt_plan_free(&plan);
+		}
+		json_decref(errors);
+	}
+	snprintf(text, sizeof(text), fix, "maybe");
+	r = plan_of(&ctx, t, text, &plan, &errors);
+	CHECK(has_error(errors, "$.irqbalance", "unknown irqbalance handling 'maybe'"));
+	json_decref(errors);
+
+	/* On a live host (pretended here, only the desired values are asked
+	 * for, nothing is read or written) the irqbalance value comes first:
+	 * the ban lists every IRQ the profile places. */
+	t->ctx.live = true;
+	for (int i = 0; i < 2; i++) {
+		nt_desired *d = NULL;
+		int n = 0;
+		json_t *w = json_array();
+		snprintf(text, sizeof(text), fix, modes[i]);
+		json_t *p = json_loads(text, 0, NULL);
+		CHECK_INT(nt_profile_desired(t, p, &d, &n, w), 0);
+		CHECK_INT(n, 9);
+		if (n == 9 && i == 0) {
+			CHECK_STR(d[0].kind->name, "irqbalance_ban");
+			CHECK_STR(d[0].after, "177 185 193 201 209 217 225 233");
+			CHECK_STR(d[0].path, "$.irqbalance");
+		} else if (n == 9) {
+			CHECK_STR(d[0].kind->name, "irqbalance_service");
+			CHECK_STR(d[0].after, "stopped");
+		}
+		for (int k = 1; k < n; k++)
+			CHECK_STR(d[k].kind->name, "irq_affinity");
+		free(d);
+		json_decref(p);
+		json_decref(w);
+	}
+	/* irqbalance not running: nothing to ban. */
+	t->irqbalance.running = false;
+	{
+		nt_desired *d = NULL;
+		int n = 0;
+		json_t *w = json_array();
+		snprintf(text, sizeof(text), fix, "ban");
+		json_t *p = json_loads(text, 0, NULL);
+		CHECK_INT(nt_profile_desired(t, p, &d, &n, w), 0);
+		CHECK_INT(n, 8);
+		CHECK(!warned(w, "irqbalance"));
+		free(d);
+		json_decref(p);
+		json_decref(w);
+	}
+	t->ctx.live = false;
+	nt_topology_free(t);
+}
+
+/* The ban list: its format, and the plan-time union with what is banned. */
+static void test_ban_list(void)
+{
+	const nt_setting_kind *k = nt_setting_find("irqbalance_ban");
+	char out[NT_VALUE_MAX];
+	CHECK(k == &nt_setting_irqbalance_ban);
+	CHECK(nt_setting_find("irqbalance_service") == &nt_setting_irqbalance_service);
+	if (!k)
+		return;
+	CHECK(k->compose != NULL);
+	CHECK_INT(k->compose("5 60-62", "100 61 63", out, sizeof(out)), 0);
+	CHECK_STR(out, "5 60-63 100");
+	CHECK_INT(k->compose("", "", out, sizeof(out)), 0);
+	CHECK_STR(out, "");
+	CHECK_INT(k->compose("7", "", out, sizeof(out)), 0);
+	CHECK_STR(out, "7");
+	CHECK(k->compose("7 x", "1", out, sizeof(out)) == NT_EINVALID);
+	CHECK(k->compose("", "100", out, 3) == -E2BIG);
+	CHECK(nt_setting_equal(k, "60 61 62 80", "60-62 80"));
+	CHECK(!nt_setting_equal(k, "60 61 62 80", "60-62"));
+	CHECK(nt_setting_irq_affinity.compose == NULL);
+
+	int v[] = { 9, 3, 4, 5, 3, 11 }, *p = NULL, n = 0;
+	CHECK_INT(nt_irqlist_format(v, 6, out, sizeof(out)), 0);
+	CHECK_STR(out, "3-5 9 11");
+	CHECK_INT(nt_irqlist_parse(out, &p, &n), 0);
+	CHECK_INT(n, 5);
+	if (n == 5)
+		CHECK(p[0] == 3 && p[2] == 5 && p[3] == 9 && p[4] == 11);
+	free(p);
+	CHECK(nt_irqlist_parse("5-3", &p, &n) == NT_EINVALID);
+	CHECK(nt_irqlist_parse("1,2", &p, &n) == NT_EINVALID);
+
+	/* The service value compares on its first word only. */
+	CHECK(nt_setting_equal(&nt_setting_irqbalance_service, "running systemd",
+			       "running /usr/sbin/irqbalance --foreground"));
+	CHECK(!nt_setting_equal(&nt_setting_irqbalance_service, "running systemd", "stopped"));
+}
+
+int main(void)
+{
+	test_x460_local();
+	test_ceph_other();
+	test_epyc();
+	test_siblings();
+	test_unknown_locality();
+	test_irqbalance_modes();
+	test_ban_list();
+	TEST_MAIN_END();
+}
