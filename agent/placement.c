@@ -73,6 +73,7 @@ json_t *nt_placement_to_json(const nt_topology *t, const nt_nic *nic, const nt_p
 		json_object_set_new(o, "app_cpus", json_null());
 		json_object_set_new(o, "numactl", json_null());
 		json_object_set_new(o, "iperf3", json_null());
+		json_object_set_new(o, "nettune_run", json_null());
 		return o;
 	}
 	nt_cpulist_format(&p->app_cpus, app, sizeof(app));

@@ -293,27 +293,19 @@ static int h_apply(const nt_request *req, nt_response *resp)
 static int h_list(const nt_request *req, nt_response *resp)
 {
 	const char *status = nt_query(req, "status");
-	const char *ls = nt_query(req, "limit"), *os = nt_query(req, "offset");
-	long limit = 50, offset = 0;
-	char *end;
+	int limit = 50, offset = 0;
 
 	if (status && !nt_txn_status_valid(status))
 		return nt_problem(resp, 400, "bad-request", "Bad request",
 				  "unknown status '%s'", status);
-	if (ls) {
-		limit = strtol(ls, &end, 10);
-		if (!*ls || *end || limit < 1 || limit > 500)
-			return nt_problem(resp, 400, "bad-request", "Bad request",
-					  "limit must be an integer from 1 to 500");
-	}
-	if (os) {
-		offset = strtol(os, &end, 10);
-		if (!*os || *end || offset < 0 || offset > 1000000000L)
-			return nt_problem(resp, 400, "bad-request", "Bad request",
-					  "offset must be a non-negative integer");
-	}
+	if (nt_query_int(req, "limit", 1, 500, 50, &limit) < 0)
+		return nt_problem(resp, 400, "bad-request", "Bad request",
+				  "limit must be an integer from 1 to 500");
+	if (nt_query_int(req, "offset", 0, 1000000000, 0, &offset) < 0)
+		return nt_problem(resp, 400, "bad-request", "Bad request",
+				  "offset must be a non-negative integer");
 	json_t *doc = NULL;
-	int r = nt_txn_list(engine(req), status, (int)limit, (int)offset, &doc);
+	int r = nt_txn_list(engine(req), status, limit, offset, &doc);
 	if (r < 0) {
 		nt_txn_outcome o = { 0 };
 		snprintf(o.message, sizeof(o.message), "the state database is unavailable: %s",

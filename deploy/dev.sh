@@ -17,6 +17,9 @@ build_pkgs=(build-essential cmake pkg-config libmicrohttpd-dev libjansson-dev li
 # busybox and kernel-module tools.
 test_pkgs=(iproute2 ethtool irqbalance sqlite3 python3 jq numactl hwloc-nox procps psmisc curl
 	ca-certificates
+	# the API contract tests (tests/contract): Spectral, Prism, openapi-typescript,
+	# fast-check come from the npm registry via `npm ci`
+	nodejs npm
 	# the VM lab (tests/lab): qemu, the initramfs tools, and what building
 	# netdevsim against Debian's kernel headers needs
 	qemu-system-x86 busybox-static kmod cpio make gcc-12 binutils xz-utils libelf1 libssl3)

@@ -231,12 +231,14 @@ static void test_bodies(void)
 
 	const char *post = post_route();
 	if (post) {
-		/* Without Content-Length the limit applies as the body arrives. */
+		/* Without Content-Length the limit applies as the body arrives.
+		 * Straight to the agent: a validating proxy in front refuses a
+		 * body this large itself. */
 		CURL *h = curl_easy_init();
 		struct curl_slist *hd = curl_slist_append(NULL, "Transfer-Encoding: chunked");
 		hd = curl_slist_append(hd, "Content-Type: application/json");
 		long st = 0;
-		curl_easy_setopt(h, CURLOPT_URL, nt_url(&A, post));
+		curl_easy_setopt(h, CURLOPT_URL, nt_url_direct(&A, post));
 		curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
 		curl_easy_setopt(h, CURLOPT_HTTPHEADER, hd);
 		curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, nt_http_body_cb);

@@ -57,7 +57,7 @@ allowed = [
 write_flags = ('O_WRONLY', 'O_RDWR', 'O_CREAT', 'O_TRUNC')
 # strace -y: a descriptor argument is printed as 3</path>; AT_FDCWD as is.
 strarg = r'"((?:[^"\\]|\\.)*)"'
-dirfd = r'(AT_FDCWD|-?\d+<([^>]*)>|-?\d+)'
+dirfd = r'(AT_FDCWD(?:<[^>]*>)?|-?\d+<([^>]*)>|-?\d+)'
 pats = {
     'open': re.compile(r'\b(open|creat)\(' + strarg + r'(?:, ([A-Z_|]+))?'),
     'openat': re.compile(r'\b(openat2?)\(' + dirfd + r', ' + strarg + r'(?:, (\{flags=)?([A-Z_|]+))?'),
@@ -72,7 +72,7 @@ cwd = root  # the agent never changes directory; relative paths would be a findi
 def full(d, dpath, p):
     if p.startswith('/'):
         return p
-    if d and d != 'AT_FDCWD' and dpath:
+    if d and not d.startswith('AT_FDCWD') and dpath:
         return dpath.rstrip('/') + '/' + p
     return '(relative)' + p
 
