@@ -308,6 +308,23 @@ static void check_ring_value(vstate *v, const json_t *e, const char *base, const
 	}
 }
 
+/* An interface (or glob) for rings[] or channels[]: a name must have the
+ * settings; a glob may also match NICs without (lo, bridges), which the
+ * plan leaves out, but must match one that has them. */
+static void check_ethtool_iface(vstate *v, const char *iface, const char *path, bool channels)
+{
+	if (check_iface(v, iface, path, false) <= 0 || !v->t)
+		return;
+	int with = 0;
+	for (int k = 0; k < v->t->nnics; k++) {
+		const nt_nic *n = &v->t->nics[k];
+		if (fnmatch(iface, n->name, 0) == 0 && (channels ? n->has_channels : n->has_rings))
+			with++;
+	}
+	if (with == 0)
+		nt_profile_error(v->errors, path, "'%s' has no %s settings", iface, channels ? "channel" : "ring");
+}
+
 static void validate_rings(vstate *v, const json_t *arr)
 {
 	static const char *const known[] = { "interface", "rx", "tx", NULL };
@@ -328,16 +345,7 @@ static void validate_rings(vstate *v, const json_t *arr)
 		if (!iface)
 			continue;
 		snprintf(path, sizeof(path), "%s.interface", base);
-		if (check_iface(v, iface, path, false) > 0 && v->t) {
-			/* A name must have rings; a glob may also match NICs
-			 * without (lo, bridges), which the plan leaves out. */
-			int with = 0;
-			for (int k = 0; k < v->t->nnics; k++)
-				if (fnmatch(iface, v->t->nics[k].name, 0) == 0 && v->t->nics[k].has_rings)
-					with++;
-			if (with == 0)
-				nt_profile_error(v->errors, path, "'%s' has no ring settings", iface);
-		}
+		check_ethtool_iface(v, iface, path, false);
 		check_ring_value(v, e, base, "rx", iface);
 		check_ring_value(v, e, base, "tx", iface);
 	}
@@ -438,14 +446,7 @@ static void validate_channels(vstate *v, const json_t *arr)
 		if (!iface)
 			continue;
 		snprintf(path, sizeof(path), "%s.interface", base);
-		if (check_iface(v, iface, path, false) > 0 && v->t) {
-			int with = 0;
-			for (int k = 0; k < v->t->nnics; k++)
-				if (fnmatch(iface, v->t->nics[k].name, 0) == 0 && v->t->nics[k].has_channels)
-					with++;
-			if (with == 0)
-				nt_profile_error(v->errors, path, "'%s' has no channel settings", iface);
-		}
+		check_ethtool_iface(v, iface, path, true);
 	}
 }
 

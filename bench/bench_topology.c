@@ -3,6 +3,7 @@
  * tests/fixtures/gen/mkhost.py big writes). Prints the median of N runs.
  * Not a test: speed is measured here, never asserted in ctest. */
 #include "agent/ctx.h"
+#include "bench/bench_util.h"
 #include "agent/diagnose.h"
 #include "agent/topology.h"
 
@@ -10,19 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-static double now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-static int cmp_d(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
 
 int main(int argc, char **argv)
 {
@@ -59,12 +47,9 @@ int main(int argc, char **argv)
 		json_decref(d);
 		nt_topology_free(t);
 	}
-	qsort(rd, (size_t)runs, sizeof(double), cmp_d);
-	qsort(js, (size_t)runs, sizeof(double), cmp_d);
-	qsort(dg, (size_t)runs, sizeof(double), cmp_d);
 	printf("host %s: %d CPUs, %d NICs, %d IRQs; median of %d runs\n", root, cpus, nics, irqs, runs);
-	printf("  topology read   %8.2f ms\n", rd[runs / 2]);
-	printf("  render JSON     %8.2f ms\n", js[runs / 2]);
-	printf("  diagnose        %8.2f ms\n", dg[runs / 2]);
+	printf("  topology read   %8.2f ms\n", median(rd, runs));
+	printf("  render JSON     %8.2f ms\n", median(js, runs));
+	printf("  diagnose        %8.2f ms\n", median(dg, runs));
 	return 0;
 }

@@ -4,25 +4,13 @@
  * median of N rounds and the number of steps.
  *   bench_txn ROOT_COPY STATE_DIR [ROUNDS] */
 #include "agent/ctx.h"
+#include "bench/bench_util.h"
 #include "agent/txn.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-static double now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-static int cmp_d(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
 
 int main(int argc, char **argv)
 {
@@ -79,13 +67,10 @@ int main(int argc, char **argv)
 		ap[i] = c - b;
 		rb[i] = d - c;
 	}
-	qsort(pl, (size_t)rounds, sizeof(double), cmp_d);
-	qsort(ap, (size_t)rounds, sizeof(double), cmp_d);
-	qsort(rb, (size_t)rounds, sizeof(double), cmp_d);
 	printf("host %s: %d steps a transaction; median of %d rounds\n", argv[1], steps, rounds);
-	printf("  plan (read host + validate + before-values)  %8.2f ms\n", pl[rounds / 2]);
-	printf("  apply (journal, write, read back, record)     %8.2f ms\n", ap[rounds / 2]);
-	printf("  rollback (as a new transaction)               %8.2f ms\n", rb[rounds / 2]);
+	printf("  plan (read host + validate + before-values)  %8.2f ms\n", median(pl, rounds));
+	printf("  apply (journal, write, read back, record)     %8.2f ms\n", median(ap, rounds));
+	printf("  rollback (as a new transaction)               %8.2f ms\n", median(rb, rounds));
 	json_decref(profile);
 	nt_txn_engine_close(e);
 	return 0;
