@@ -28,9 +28,17 @@ as_root() {
 	if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
 }
 
+# Packages that stand for a command: when the command is already there
+# (a newer Node.js from another Debian source bundles its own npm, which
+# Debian's npm package conflicts with), the package is not needed.
+declare -A provides_cmd=([nodejs]=node [npm]=npm)
+
 install_pkgs() {
 	local missing=()
 	for p in "$@"; do
+		if [ -n "${provides_cmd[$p]:-}" ] && command -v "${provides_cmd[$p]}" >/dev/null; then
+			continue
+		fi
 		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
 	done
 	[ ${#missing[@]} -eq 0 ] && return 0
