@@ -8,6 +8,7 @@
 #include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct nt_server;
 
@@ -91,7 +92,6 @@ extern const nt_area nt_area_metrics; /* GET /metrics (api/metrics.c) */
 
 /* Call FN for every (method, status code) pair the server has answered,
  * with the count. METHOD is an upper-case method name or "other". */
-#include <stdint.h>
 void nt_server_http_requests(struct nt_server *s,
 			     void (*fn)(void *ud, const char *method, int code, uint64_t n),
 			     void *ud);

@@ -877,17 +877,20 @@ static int mkdir_p(const char *dir, mode_t mode)
 	char buf[PATH_MAX];
 	if (snprintf(buf, sizeof(buf), "%s", dir) >= (int)sizeof(buf))
 		return -ENAMETOOLONG;
+	/* Only what is missing is created: an existing ancestor is not even
+	 * tried, so the agent's writes stay inside its state directory (as
+	 * tests/live/test_no_stray_writes.sh checks). */
+	struct stat st;
 	for (char *p = buf + 1; *p; p++) {
 		if (*p != '/')
 			continue;
 		*p = '\0';
-		if (mkdir(buf, mode) < 0 && errno != EEXIST)
+		if (stat(buf, &st) < 0 && mkdir(buf, mode) < 0 && errno != EEXIST)
 			return -errno;
 		*p = '/';
 	}
-	if (mkdir(buf, mode) < 0 && errno != EEXIST)
+	if (stat(buf, &st) < 0 && mkdir(buf, mode) < 0 && errno != EEXIST)
 		return -errno;
-	struct stat st;
 	if (stat(buf, &st) < 0)
 		return -errno;
 	return S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;

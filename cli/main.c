@@ -14,6 +14,7 @@
 #include <numa.h>
 #include <sched.h>
 #include <time.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,14 +72,6 @@ static int cmd_help(FILE *f)
 {
 	fputs(usage, f);
 	return f == stdout ? 0 : 2;
-}
-
-static volatile sig_atomic_t stop_requested;
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	stop_requested = 1;
 }
 
 enum { OPT_ROOT = 1000, OPT_JSON, OPT_LISTEN, OPT_STATE, OPT_RTT, OPT_AGENT, OPT_CONFIRM, OPT_FORCE,
@@ -653,11 +646,15 @@ static int cmd_serve(const cli_opts *o)
 	cfg.log = log_event;
 	cfg.log_ud = &log_json;
 
-	struct sigaction sa;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
+	/* SIGTERM and SIGINT are blocked before the server's threads exist, so
+	 * every thread inherits the mask and only sigwait below takes them: a
+	 * signal handled by a worker thread would leave pause() in the main
+	 * thread waiting forever. */
+	sigset_t stop_set;
+	sigemptyset(&stop_set);
+	sigaddset(&stop_set, SIGTERM);
+	sigaddset(&stop_set, SIGINT);
+	pthread_sigmask(SIG_BLOCK, &stop_set, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
 	int r = nt_server_start(&cfg, &srv, err, sizeof(err));
@@ -669,8 +666,9 @@ static int cmd_serve(const cli_opts *o)
 	printf("listening on %s://%s%s%s:%d\n", cfg.tls_cert[0] ? "https" : "http", v6 ? "[" : "",
 	       cfg.listen_addr, v6 ? "]" : "", nt_server_port(srv));
 	fflush(stdout);
-	while (!stop_requested)
-		pause();
+	int sig = 0;
+	while (sigwait(&stop_set, &sig) != 0)
+		;
 	nt_server_stop(srv);
 	return 0;
 }

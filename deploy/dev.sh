@@ -10,13 +10,18 @@ build=${NETTUNE_BUILD_DIR:-$here/build}
 
 # Build dependencies of the agent.
 build_pkgs=(build-essential cmake pkg-config libmicrohttpd-dev libjansson-dev libnuma-dev
-	libnl-3-dev libnl-route-3-dev libnl-genl-3-dev libsqlite3-dev libcurl4-openssl-dev libsystemd-dev)
+	libnl-3-dev libnl-route-3-dev libnl-genl-3-dev libsqlite3-dev libcurl4-openssl-dev libsystemd-dev
+	# token hashes and client-certificate checks (api/auth.c, api/server.c)
+	libgnutls28-dev)
 # What the tests use to check the agent against the real system: the real
 # tools (ip, ethtool, numactl, lstopo), the real irqbalance daemon, sqlite3,
 # python3/jq for fixture generation and JSON checks, and the VM lab's qemu,
 # busybox and kernel-module tools.
 test_pkgs=(iproute2 ethtool irqbalance sqlite3 python3 jq numactl hwloc-nox procps psmisc curl
 	ca-certificates
+	# security tests: certificates for the TLS test (openssl), the no-stray-writes
+	# trace (strace), `promtool check metrics` (Debian ships it in prometheus)
+	openssl strace prometheus
 	# the API contract tests (tests/contract): Spectral, Prism, openapi-typescript,
 	# fast-check come from the npm registry via `npm ci`
 	nodejs npm

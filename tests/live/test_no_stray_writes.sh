@@ -206,7 +206,13 @@ for body in \
 done
 expect '4[0-9][0-9]' POST /v1/transactions '{"profile_name":"../../etc/passwd"}'
 
-kill "$pid"; wait "$pid" 2>/dev/null; pid=
+# Stop the agent itself (strace's child), then strace follows it out; a
+# SIGTERM to strace would only detach it and leave the agent running.
+agent=$(cat /proc/$pid/task/$pid/children 2>/dev/null | awk '{print $1}')
+[ -n "$agent" ] && kill "$agent"
+for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+kill -0 "$pid" 2>/dev/null && { bad "the agent did not stop on SIGTERM"; kill "$pid"; }
+wait "$pid" 2>/dev/null; pid=
 
 # 3. Check what it did.
 nw=$(grep -cE 'O_WRONLY|O_RDWR|O_CREAT' "$work/trace")
