@@ -445,7 +445,8 @@ out:
 
 /* Seed 000 saw a multi-CPU mask served by its first CPU only, so two NICs
  * whose masks start at the same CPU share one CPU; seed 002 put every IRQ on
- * 000300,00000000 (CPUs 40,41), i.e. all on CPU 40. */
+ * 000300,00000000 (CPUs 40,41), i.e. all on CPU 40. The serving CPU is the
+ * single effective CPU where the kernel reports one. */
 static int check_irq_shared_first_cpu(diag *d)
 {
 	const nt_topology *t = d->t;
@@ -460,7 +461,13 @@ static int check_irq_shared_first_cpu(diag *d)
 		/* Managed IRQs cannot be moved (see check_irq_remote_node). */
 		if (irq->nic < 0 || irq->nic >= t->nnics || !irq->has_affinity || irq->managed)
 			continue;
-		int first = nt_cpuset_next(&irq->affinity, 0);
+		/* Where the kernel reports a single effective CPU, that is the
+		 * CPU serving the IRQ (x86's vector allocator spreads masks that
+		 * old hardware served from their first CPU); otherwise, as on
+		 * seed 000's machine, the first CPU of the mask. */
+		int first = irq->has_effective && nt_cpuset_count(&irq->effective) == 1
+				    ? nt_cpuset_next(&irq->effective, 0)
+				    : nt_cpuset_next(&irq->affinity, 0);
 		if (first < 0)
 			continue;
 		refs[n++] = (first_cpu_ref){ .cpu = first, .irq_idx = i };

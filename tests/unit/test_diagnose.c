@@ -278,6 +278,23 @@ static void test_shared_first_cpu(void)
 		CHECK_INT(json_array_size(J(f, "fix.irq_affinity")), 2);
 	}
 	json_decref(r);
+
+	/* The kernel says each IRQ is served by its own single effective CPU
+	 * (x86 spreads multi-CPU masks): no CPU is shared after all. */
+	for (int i = 0; i < 3; i++) {
+		nt_cpuset_zero(&t->irqs[i].effective);
+		nt_cpuset_set(&t->irqs[i].effective, 5 + i);
+		t->irqs[i].has_effective = true;
+	}
+	r = diagnose(t, 0);
+	CHECK_INT(count_id(r, "irq-shared-first-cpu"), 0);
+	json_decref(r);
+	/* ...and when the effective CPUs of both NICs coincide, it is. */
+	nt_cpuset_zero(&t->irqs[2].effective);
+	nt_cpuset_set(&t->irqs[2].effective, 5);
+	r = diagnose(t, 0);
+	CHECK(find(r, "irq-shared-first-cpu", "cpu 5") != NULL);
+	json_decref(r);
 	topo_free(t);
 }
 
