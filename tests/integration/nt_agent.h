@@ -98,8 +98,9 @@ static void nt_prism_atexit(void)
 	failed = nt_t_failed;
 #endif
 	if (!nt_prism_started && !failed) {
-		printf("SKIP: NT_VIA_PRISM is set but this test started no agent through "
-		       "nt_agent_start, so no response went through prism\n");
+		printf("SKIP: NT_VIA_PRISM is set but this test started no plain-HTTP agent "
+		       "(HTTPS with client certificates cannot be proxied), so no response "
+		       "went through prism\n");
 		fflush(stdout);
 		_exit(77);
 	}

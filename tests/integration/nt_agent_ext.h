@@ -123,8 +123,16 @@ static inline int nt_agent_start_ext(nt_agent *a, const char *root, const nt_age
 		return -1;
 	}
 	snprintf(a->base, sizeof(a->base), "%s://127.0.0.1:%d", scheme, a->port);
+	snprintf(a->direct, sizeof(a->direct), "%s", a->base);
 	unlink(a->out_path);
 	a->out_path[0] = '\0';
+	/* Contract mode: plain HTTP agents get the validating proxy in front,
+	 * as nt_agent_start's do. (Prism cannot stand in front of a client
+	 * certificate handshake, so HTTPS agents are asked directly.) */
+	if (nt_via_prism() && strcmp(scheme, "http") == 0 && nt_prism_start(a) < 0) {
+		nt_agent_stop(a);
+		return -1;
+	}
 	return 0;
 }
 
@@ -184,26 +192,28 @@ typedef struct nt_req_opts {
 
 /* Like nt_http_do with the options above; also records WWW-Authenticate
  * into RES->allow's neighbour WWW (the caller passes a buffer). */
-static inline size_t nt_ext_header_cb(char *p, size_t sz, size_t n, void *ud)
-{
-	char *www = ud;
-	nt_http_copy_header(p, sz * n, "WWW-Authenticate:", www, 256);
-	return sz * n;
-}
-
 typedef struct nt_ext_result {
 	nt_http_result r;
 	char www_authenticate[256];
 	CURLcode curl_code;
 } nt_ext_result;
 
+static inline size_t nt_ext_header_cb(char *p, size_t sz, size_t n, void *ud)
+{
+	nt_ext_result *x = ud;
+	nt_http_copy_header(p, sz * n, "WWW-Authenticate:", x->www_authenticate, sizeof(x->www_authenticate));
+	nt_http_copy_header(p, sz * n, "sl-violations:", x->r.violations, sizeof(x->r.violations));
+	nt_http_copy_header(p, sz * n, "Cache-Control:", x->r.cache_control, sizeof(x->r.cache_control));
+	return sz * n;
+}
+
 static inline void nt_ext_result_free(nt_ext_result *x)
 {
 	nt_http_result_free(&x->r);
 }
 
-static inline int nt_http_ext(const char *method, const char *url, const char *body,
-			      size_t body_len, const nt_req_opts *o, nt_ext_result *x)
+static inline int nt_http_ext1(const char *method, const char *url, const char *body,
+			       size_t body_len, const nt_req_opts *o, nt_ext_result *x)
 {
 	struct curl_slist *hdrs = NULL;
 	char h[1024];
@@ -221,7 +231,7 @@ static inline int nt_http_ext(const char *method, const char *url, const char *b
 	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, nt_http_body_cb);
 	curl_easy_setopt(c, CURLOPT_WRITEDATA, &x->r);
 	curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, nt_ext_header_cb);
-	curl_easy_setopt(c, CURLOPT_HEADERDATA, x->www_authenticate);
+	curl_easy_setopt(c, CURLOPT_HEADERDATA, x);
 	if (strcmp(method, "HEAD") == 0)
 		curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
 	if (body) {
@@ -260,6 +270,34 @@ static inline int nt_http_ext(const char *method, const char *url, const char *b
 	if (x->r.body_len)
 		x->r.json = json_loadb(x->r.body, x->r.body_len, 0, NULL);
 	return x->r.status ? 0 : -1;
+}
+
+/* nt_http_ext1, with contract mode's rules of nt_http_do: a response
+ * Prism flags is a failure, and one Prism made itself (no `Cache-Control:
+ * no-store`, which every agent response carries) is asked again straight
+ * from the agent, since nothing in the document can check it. */
+static inline int nt_http_ext(const char *method, const char *url, const char *body,
+			      size_t body_len, const nt_req_opts *o, nt_ext_result *x)
+{
+	int rc = nt_http_ext1(method, url, body, body_len, o, x);
+	char direct[2048];
+	size_t n = 0;
+	const char *base = rc == 0 && nt_via_prism() ? nt_prism_direct(url, &n) : NULL;
+	if (!base)
+		return rc;
+	if (x->r.violations[0]) {
+		nt_contract_fail();
+		fprintf(stderr, "CONTRACT VIOLATION: %s %s answered %ld: %s\n", method, url, x->r.status,
+			x->r.violations);
+		return rc;
+	}
+	if (strcmp(method, "HEAD") == 0 || strcasecmp(x->r.cache_control, "no-store") != 0) {
+		snprintf(direct, sizeof(direct), "%s%s", base, url + n);
+		nt_ext_result_free(x);
+		nt_prism_unchecked++;
+		return nt_http_ext1(method, direct, body, body_len, o, x);
+	}
+	return rc;
 }
 
 /* Write TEXT to PATH with MODE. Returns 0 or -1. */
