@@ -31,6 +31,10 @@ typedef struct nt_setting_kind {
 	 * error text in ERR. */
 	int (*apply)(const nt_ctx *ctx, const char *target, const char *value, char *err,
 		     size_t errsize);
+	/* What the target shows after an apply beyond its value, for the
+	 * record (an IRQ's effective CPUs, which change only when it next
+	 * fires); NULL for kinds with nothing more. Returns 0 or -errno. */
+	int (*observe)(const nt_ctx *ctx, const char *target, char *out, size_t size);
 	/* Whether two values mean the same; NULL means byte equality. */
 	bool (*equal)(const char *a, const char *b);
 	/* An apply error that means "this target cannot be changed, and that is

@@ -321,7 +321,14 @@ static void run_steps(nt_txn_engine *e, int64_t id, const nt_step *steps, int n,
 			failed = i;
 			snprintf(msg, sizeof(msg), "step %d: the store could not record: %s", i,
 				 nt_store_errmsg(e->store));
+			break;
 		}
+		/* Verification compared the requested value; what the target
+		 * shows beyond it (an IRQ's effective CPUs, which move only when
+		 * it next fires) is kept for the record. */
+		char seen[NT_VALUE_MAX];
+		if (s->kind->observe && s->kind->observe(&e->ctx, s->target, seen, sizeof(seen)) == 0)
+			nt_store_step_observe(e->store, id, i, seen);
 	}
 	if (failed < 0) {
 		if (confirm_timeout_s > 0 && n > 0) {

@@ -61,6 +61,9 @@ static const char *const migrations[] = {
 	/* 1 -> 2: the CPUs reserve_app_cpus kept for the application, as JSON
 	 * {interface: cpulist} (issue 4). */
 	"ALTER TABLE transactions ADD COLUMN reserved TEXT;",
+	/* 2 -> 3: what a step's target showed after it was applied, beyond
+	 * its value (the effective CPU of an IRQ). */
+	"ALTER TABLE steps ADD COLUMN observed TEXT;",
 };
 #define NMIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))
 _Static_assert(NMIGRATIONS == NT_STORE_SCHEMA_VERSION, "one migration per schema version");
@@ -418,7 +421,7 @@ static int load_steps(nt_store *s, int64_t id, json_t *doc)
 	int r = NT_ESTORE, rc;
 	if (!steps)
 		return -ENOMEM;
-	if (prep(s, &st, "SELECT idx, kind, target, interface, before, after, result, error"
+	if (prep(s, &st, "SELECT idx, kind, target, interface, before, after, result, error, observed"
 		 " FROM steps WHERE txn_id = ? ORDER BY idx") < 0)
 		goto out;
 	sqlite3_bind_int64(st, 1, id);
@@ -432,6 +435,7 @@ static int load_steps(nt_store *s, int64_t id, json_t *doc)
 			goto out;
 		if (col_text(st, 3) && col_text(st, 3)[0])
 			json_object_set_new(o, "interface", json_string(col_text(st, 3)));
+		json_object_set_new(o, "observed", text_or_null(st, 8));
 		json_array_append_new(steps, o);
 	}
 	if (rc != SQLITE_DONE)
@@ -706,6 +710,26 @@ int nt_store_txn_set_status(nt_store *s, int64_t id, const char *status, const c
 {
 	pthread_mutex_lock(&s->mu);
 	int r = txn_set_status_locked(s, id, status, error, failed_step, finished, deadline_ms);
+	pthread_mutex_unlock(&s->mu);
+	return r;
+}
+
+int nt_store_step_observe(nt_store *s, int64_t id, int idx, const char *observed)
+{
+	sqlite3_stmt *st = NULL;
+	int r = NT_ESTORE;
+	pthread_mutex_lock(&s->mu);
+	/* Information, not journal: no fsync (see nt_store_step_set). */
+	exec(s, "PRAGMA synchronous=NORMAL");
+	if (prep(s, &st, "UPDATE steps SET observed = ? WHERE txn_id = ? AND idx = ?") == 0) {
+		bind_text(st, 1, observed);
+		sqlite3_bind_int64(st, 2, id);
+		sqlite3_bind_int(st, 3, idx);
+		if (sqlite3_step(st) == SQLITE_DONE)
+			r = sqlite3_changes(s->db) ? 0 : -ENOENT;
+	}
+	sqlite3_finalize(st);
+	exec(s, "PRAGMA synchronous=FULL");
 	pthread_mutex_unlock(&s->mu);
 	return r;
 }

@@ -21,7 +21,7 @@
 typedef struct nt_store nt_store;
 
 /* The schema version this build writes. */
-#define NT_STORE_SCHEMA_VERSION 2
+#define NT_STORE_SCHEMA_VERSION 3
 
 /* Open (creating and migrating) the database at PATH. Returns 0 or
  * NT_ESTORE with a message in ERR; *OUT is owned by the caller. */
@@ -52,6 +52,9 @@ int nt_store_txn_set_status(nt_store *s, int64_t id, const char *status, const c
 			    int failed_step, bool finished, int64_t deadline_ms);
 /* Set one step's result and error (NULL clears it). */
 int nt_store_step_set(nt_store *s, int64_t id, int idx, const char *result, const char *error);
+/* Record what step IDX's target showed after it was applied (OBSERVED,
+ * NULL for nothing). Returns 0 or NT_ESTORE / -ENOENT. */
+int nt_store_step_observe(nt_store *s, int64_t id, int idx, const char *observed);
 
 /* The transaction document (see api/routes_txn.c) or -ENOENT. */
 int nt_store_txn_get(nt_store *s, int64_t id, json_t **out);

@@ -163,11 +163,27 @@ out:
 	return r;
 }
 
+/* "effective N": the CPUs the interrupt is delivered to now. */
+static int irq_observe(const nt_ctx *ctx, const char *target, char *out, size_t size)
+{
+	char buf[NT_VALUE_MAX];
+	char *end;
+	long irq = strtol(target, &end, 10);
+	if (*end || irq < 0)
+		return NT_EINVALID;
+	int r = nt_read_str(ctx, buf, sizeof(buf), "/proc/irq/%ld/effective_affinity_list", irq);
+	if (r < 0)
+		return r;
+	r = snprintf(out, size, "effective %s", buf);
+	return r < 0 || (size_t)r >= size ? -ENOSPC : 0;
+}
+
 const nt_setting_kind nt_setting_irq_affinity = {
 	.name = "irq_affinity",
 	.read = irq_read,
 	.validate = irq_validate,
 	.apply = irq_apply,
+	.observe = irq_observe,
 	.equal = irq_equal,
 	/* The kernel refuses affinity changes to managed IRQs with EIO. */
 	.skip_errno = EIO,

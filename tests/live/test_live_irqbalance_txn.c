@@ -251,7 +251,7 @@ int main(void)
 	 * rollback started again, by its pid), and this machine's affinity. */
 	nt_agent_stop(&a);
 	if (nt_irqbalance_find(&ctx, &q) == 0 && q.pid && strcmp(q.cmdline, p.cmdline) == 0) {
-		kill(q.pid, SIGTERM);
+		kill(q.pid, SIGKILL); /* not our child; no lingering daemon for later tests */
 		for (int i = 0; i < 50 && nt_irqbalance_find(&ctx, &q) == 0 && q.pid; i++)
 			usleep(100000);
 	}

@@ -116,6 +116,9 @@ else
 		[ "$(cat /proc/irq/$i/smp_affinity_list)" = "$target" ] && ok || bad "IRQ $i affinity $(cat /proc/irq/$i/smp_affinity_list), wanted $target"
 		b=$(jq -r --arg i "$i" '.steps[] | select(.target == $i) | .before' <<<"$body")
 		[ -z "$b" ] || [ "$b" = "${before_list[$i]}" ] && ok || bad "IRQ $i journalled before-value $b, was ${before_list[$i]}"
+		# The effective CPUs are recorded beside the verified mask.
+		o=$(jq -r --arg i "$i" '.steps[] | select(.target == $i) | .observed // ""' <<<"$body")
+		[ -z "$b" ] || [[ $o == "effective "* ]] && ok || bad "IRQ $i step observed '$o'"
 	done
 	post "$url/v1/transactions/$hid/rollback" '{}'
 	[ "$code" = 201 ] && ok || bad "host IRQ rollback: $code $body"
