@@ -303,6 +303,15 @@ int nt_irqbalance_start(const char *cmdline, char *err, size_t errsize)
 	if (pid < 0)
 		return -errno;
 	if (pid == 0) {
+		/* The agent blocks SIGTERM/SIGINT in its threads (it takes them
+		 * with sigwait); a mask survives exec, and a daemon started with
+		 * SIGTERM blocked could never be stopped again. */
+		sigset_t none;
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		signal(SIGTERM, SIG_DFL);
+		signal(SIGINT, SIG_DFL);
+		signal(SIGPIPE, SIG_DFL);
 		setsid();
 		pid_t p2 = fork();
 		if (p2 != 0)

@@ -135,15 +135,34 @@ int main(void)
 	nt_irqbalance_proc q;
 	nt_irqbalance_find(&ctx, &q);
 	CHECK_INT(q.pid, 0);
+	/* As in `nettune serve`, which takes SIGTERM with sigwait: the daemon
+	 * it starts must not inherit the blocked mask. */
+	sigset_t term, old;
+	sigemptyset(&term);
+	sigaddset(&term, SIGTERM);
+	sigprocmask(SIG_BLOCK, &term, &old);
 	CHECK_INT(nt_irqbalance_start(p.cmdline, err, sizeof(err)), 0);
+	sigprocmask(SIG_SETMASK, &old, NULL);
 	for (int i = 0; i < 100 && !q.pid; i++) {
 		usleep(50000);
 		nt_irqbalance_find(&ctx, &q);
 	}
 	CHECK(q.pid > 0 && q.pid != daemon);
 	CHECK_STR(q.cmdline, p.cmdline);
-	if (q.pid > 0)
-		kill(q.pid, SIGKILL); /* not our child; no lingering daemon for later tests */
+	if (q.pid > 0) {
+		char st[128], line[256], blk[64] = "";
+		snprintf(st, sizeof(st), "/proc/%d/status", q.pid);
+		FILE *f = fopen(st, "r");
+		while (f && fgets(line, sizeof(line), f))
+			if (sscanf(line, "SigBlk: %63s", blk) == 1)
+				break;
+		if (f)
+			fclose(f);
+		CHECK_STR(blk, "0000000000000000");
+		/* ...so SIGTERM stops it. */
+		CHECK_INT(nt_irqbalance_stop(&q, err, sizeof(err)), 0);
+		kill(q.pid, SIGKILL); /* not our child; never leave a daemon for later tests */
+	}
 	CHECK(nt_irqbalance_start("irqbalance --foreground", err, sizeof(err)) == -EINVAL);
 	CHECK(nt_irqbalance_start("/bin/sh -c true", err, sizeof(err)) == -EINVAL);
 	TEST_MAIN_END();
