@@ -313,19 +313,24 @@ static inline int nt_prism_start(nt_agent *a)
 	return -1;
 }
 
-/* Start the agent on ROOT (a fixture tree or "/"). EXTRA is a
- * NULL-terminated list of further serve arguments, or NULL. Returns 0, or -1
- * with the reason printed to stderr. */
-static inline int nt_agent_start(nt_agent *a, const char *root, const char *state_dir,
-			  const char *const *extra)
+typedef struct nt_agent_opts {
+	const char *state_dir; /* NULL: a temporary one */
+	const char *const *extra; /* further serve arguments, NULL-terminated */
+	const char *stderr_path; /* the child's stderr goes here (NULL: the test's) */
+} nt_agent_opts;
+
+/* As nt_agent_start, but the "listening on" line may say http or https
+ * (a->base follows it), and the child's stderr can go to a file. */
+static inline int nt_agent_start_ext(nt_agent *a, const char *root, const nt_agent_opts *o)
 {
 	char tmpl[] = "/tmp/nt-agent-out-XXXXXX";
 	const char *argv[64];
-	int argc = 0, fd;
+	int argc = 0, fd, efd = -1;
+	char scheme[8] = "http";
 
 	memset(a, 0, sizeof(*a));
-	if (state_dir) {
-		snprintf(a->state_dir, sizeof(a->state_dir), "%s", state_dir);
+	if (o->state_dir) {
+		snprintf(a->state_dir, sizeof(a->state_dir), "%s", o->state_dir);
 	} else {
 		char st[] = "/tmp/nt-agent-state-XXXXXX";
 		if (!mkdtemp(st)) {
@@ -342,7 +347,15 @@ static inline int nt_agent_start(nt_agent *a, const char *root, const char *stat
 		return -1;
 	}
 	snprintf(a->out_path, sizeof(a->out_path), "%s", tmpl);
-
+	if (o->stderr_path) {
+		efd = open(o->stderr_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+		if (efd < 0) {
+			perror("nt_agent: stderr file");
+			close(fd);
+			nt_agent_stop(a);
+			return -1;
+		}
+	}
 	argv[argc++] = NT_BIN;
 	argv[argc++] = "serve";
 	argv[argc++] = "--listen";
@@ -351,8 +364,8 @@ static inline int nt_agent_start(nt_agent *a, const char *root, const char *stat
 	argv[argc++] = root;
 	argv[argc++] = "--state-dir";
 	argv[argc++] = a->state_dir;
-	for (int i = 0; extra && extra[i] && argc < 63; i++)
-		argv[argc++] = extra[i];
+	for (int i = 0; o->extra && o->extra[i] && argc < 63; i++)
+		argv[argc++] = o->extra[i];
 	argv[argc] = NULL;
 
 	fflush(NULL);
@@ -360,28 +373,35 @@ static inline int nt_agent_start(nt_agent *a, const char *root, const char *stat
 	if (a->pid < 0) {
 		perror("nt_agent: fork");
 		close(fd);
+		if (efd >= 0)
+			close(efd);
 		nt_agent_stop(a);
 		return -1;
 	}
 	if (a->pid == 0) {
 		dup2(fd, STDOUT_FILENO);
-		close(fd);
+		if (efd >= 0)
+			dup2(efd, STDERR_FILENO);
 		execv(NT_BIN, (char *const *)argv);
 		fprintf(stderr, "nt_agent: exec %s: %s\n", NT_BIN, strerror(errno));
 		_exit(127);
 	}
 	close(fd);
+	if (efd >= 0)
+		close(efd);
 
-	/* Up to 15 s for the "listening on" line. */
-	for (int i = 0; i < 1500; i++) {
+	for (int i = 0; i < 1500 && a->port <= 0; i++) {
 		char buf[4096];
 		FILE *f = fopen(a->out_path, "r");
 		if (f) {
 			while (fgets(buf, sizeof(buf), f)) {
-				const char *p = strstr(buf, "listening on http://");
+				const char *p = strstr(buf, "listening on http");
 				const char *colon = p ? strrchr(p, ':') : NULL;
 				if (p && colon && strchr(buf, '\n')) {
 					a->port = atoi(colon + 1);
+					snprintf(scheme, sizeof(scheme), "%s",
+						 strncmp(p, "listening on https", 18) == 0 ? "https" :
+											      "http");
 					break;
 				}
 			}
@@ -391,8 +411,8 @@ static inline int nt_agent_start(nt_agent *a, const char *root, const char *stat
 			break;
 		int status;
 		if (waitpid(a->pid, &status, WNOHANG) == a->pid) {
-			fprintf(stderr, "nt_agent: %s serve exited (status %d) before listening\n",
-				NT_BIN, WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+			fprintf(stderr, "nt_agent: serve exited (status %d) before listening\n",
+				WIFEXITED(status) ? WEXITSTATUS(status) : -1);
 			a->pid = 0;
 			nt_agent_stop(a);
 			return -1;
@@ -400,21 +420,32 @@ static inline int nt_agent_start(nt_agent *a, const char *root, const char *stat
 		nt_agent_sleep_ms(10);
 	}
 	if (a->port <= 0) {
-		fprintf(stderr, "nt_agent: no \"listening on\" line from %s serve\n", NT_BIN);
+		fprintf(stderr, "nt_agent: no \"listening on\" line\n");
 		nt_agent_stop(a);
 		return -1;
 	}
-	snprintf(a->base, sizeof(a->base), "http://127.0.0.1:%d", a->port);
+	snprintf(a->base, sizeof(a->base), "%s://127.0.0.1:%d", scheme, a->port);
 	snprintf(a->direct, sizeof(a->direct), "%s", a->base);
-	/* The line is read; the child keeps its descriptor, so the file can go
-	 * now and is not left behind however the test ends the agent. */
 	unlink(a->out_path);
 	a->out_path[0] = '\0';
-	if (nt_via_prism() && nt_prism_start(a) < 0) {
+	/* Contract mode: plain HTTP agents get the validating proxy in front,
+	 * as nt_agent_start's do. (Prism cannot stand in front of a client
+	 * certificate handshake, so HTTPS agents are asked directly.) */
+	if (nt_via_prism() && strcmp(scheme, "http") == 0 && nt_prism_start(a) < 0) {
 		nt_agent_stop(a);
 		return -1;
 	}
 	return 0;
+}
+
+/* Start the agent on ROOT (a fixture tree or "/"). EXTRA is a
+ * NULL-terminated list of further serve arguments, or NULL. Returns 0, or -1
+ * with the reason printed to stderr. */
+static inline int nt_agent_start(nt_agent *a, const char *root, const char *state_dir,
+			  const char *const *extra)
+{
+	nt_agent_opts o = { .state_dir = state_dir, .extra = extra };
+	return nt_agent_start_ext(a, root, &o);
 }
 
 /* The agent's own URL for PATH, around the proxy in contract mode: for
