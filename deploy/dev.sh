@@ -52,9 +52,10 @@ install_pkgs() {
 	as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
 }
 
+# build [TARGET]: configure and build everything, or only TARGET.
 build() {
 	cmake -S "$here" -B "$build" -DNETTUNE_WERROR=ON >/dev/null
-	cmake --build "$build" -j"$(nproc)"
+	cmake --build "$build" -j"$(nproc)" ${1:+--target "$1"}
 }
 
 cmd=${1:-}
@@ -62,7 +63,7 @@ cmd=${1:-}
 case "$cmd" in
 serve)
 	install_pkgs "${build_pkgs[@]}"
-	build
+	build nettune
 	mkdir -p "$here/state"
 	as_root "$build/nettune" serve --listen 127.0.0.1:8470 --root / --state-dir "$here/state" "$@"
 	;;
