@@ -139,6 +139,16 @@ static int parse_long(const char *s, long lo, long hi, long *out)
 	return 0;
 }
 
+/* A numeric option's value in [LO, HI] into *OUT, or a message naming the
+ * option, what it counts (WHAT) and the range. Returns 0 or -1. */
+static int opt_number(const char *opt, const char *what, long lo, long hi, long *out)
+{
+	if (parse_long(optarg, lo, hi, out) == 0)
+		return 0;
+	fprintf(stderr, "nettune: --%s wants %s from %ld to %ld, not '%s'\n", opt, what, lo, hi, optarg);
+	return -1;
+}
+
 /* STOP_AT_COMMAND: for "run", options end at the first non-option so that
  * COMMAND's own options are never taken for ours. */
 static int parse_opts(int argc, char **argv, cli_opts *o, bool stop_at_command)
@@ -153,44 +163,34 @@ static int parse_opts(int argc, char **argv, cli_opts *o, bool stop_at_command)
 		case OPT_LISTEN: o->listen = optarg; break;
 		case OPT_STATE: o->state_dir = optarg; break;
 		case OPT_RTT:
-			if (parse_long(optarg, 1, 10000, &v) < 0) {
-				fprintf(stderr, "nettune: --rtt-ms wants a number of milliseconds from 1 to 10000, not '%s'\n", optarg);
+			if (opt_number("rtt-ms", "a number of milliseconds", 1, 10000, &v) < 0)
 				return -1;
-			}
 			o->rtt_ms = (int)v;
 			break;
 		case OPT_AGENT: o->agent = optarg; break;
 		case OPT_CONFIRM:
-			if (parse_long(optarg, 1, 86400, &v) < 0) {
-				fprintf(stderr, "nettune: --confirm-timeout wants seconds from 1 to 86400, not '%s'\n", optarg);
+			if (opt_number("confirm-timeout", "seconds", 1, 86400, &v) < 0)
 				return -1;
-			}
 			o->confirm_timeout = v;
 			break;
 		case OPT_FORCE: o->force = true; break;
 		case OPT_STATUS: o->status = optarg; break;
 		case OPT_LIMIT:
-			if (parse_long(optarg, 1, 1000, &v) < 0) {
-				fprintf(stderr, "nettune: --limit wants a number from 1 to 1000, not '%s'\n", optarg);
+			if (opt_number("limit", "a number", 1, 1000, &v) < 0)
 				return -1;
-			}
 			o->limit = v;
 			break;
 		case OPT_HELP: cmd_help(stdout); exit(0);
 		case OPT_INTERVAL:
-			if (parse_long(optarg, 10, 60000, &v) < 0) {
-				fprintf(stderr, "nettune: --interval-ms wants milliseconds from 10 to 60000, not '%s'\n", optarg);
+			if (opt_number("interval-ms", "milliseconds", 10, 60000, &v) < 0)
 				return -1;
-			}
 			o->interval_ms = v;
 			break;
 		case OPT_NEAR: o->near = optarg; break;
 		case OPT_FIXPROFILE: o->fix_profile = true; break;
 		case OPT_CPUS:
-			if (parse_long(optarg, 1, NT_MAX_CPUS, &v) < 0) {
-				fprintf(stderr, "nettune: --cpus wants a number of CPUs, not '%s'\n", optarg);
+			if (opt_number("cpus", "a number of CPUs", 1, NT_MAX_CPUS, &v) < 0)
 				return -1;
-			}
 			o->cpus = v;
 			break;
 		case OPT_TOKENS: o->tokens = optarg; break;
@@ -198,24 +198,18 @@ static int parse_opts(int argc, char **argv, cli_opts *o, bool stop_at_command)
 		case OPT_TLS_KEY: o->tls_key = optarg; break;
 		case OPT_TLS_CA: o->tls_client_ca = optarg; break;
 		case OPT_MAX_BODY:
-			if (parse_long(optarg, 1024, 64L * 1024 * 1024, &v) < 0) {
-				fprintf(stderr, "nettune: --max-body wants bytes from 1024 to 67108864, not '%s'\n", optarg);
+			if (opt_number("max-body", "bytes", 1024, 64L * 1024 * 1024, &v) < 0)
 				return -1;
-			}
 			o->max_body = v;
 			break;
 		case OPT_CLIENT_TIMEOUT:
-			if (parse_long(optarg, 1, 3600, &v) < 0) {
-				fprintf(stderr, "nettune: --client-timeout wants seconds from 1 to 3600, not '%s'\n", optarg);
+			if (opt_number("client-timeout", "seconds", 1, 3600, &v) < 0)
 				return -1;
-			}
 			o->client_timeout = v;
 			break;
 		case OPT_MAX_CONN:
-			if (parse_long(optarg, 1, 65536, &v) < 0) {
-				fprintf(stderr, "nettune: --max-connections wants a number from 1 to 65536, not '%s'\n", optarg);
+			if (opt_number("max-connections", "a number", 1, 65536, &v) < 0)
 				return -1;
-			}
 			o->max_connections = v;
 			break;
 		case OPT_LOG_FORMAT:
