@@ -6,19 +6,7 @@
 #include "agent/setting.h"
 #include "agent/topology.h"
 #include "harness.h"
-
-static bool has_error(const json_t *errors, const char *path, const char *text)
-{
-	size_t i;
-	json_t *e;
-	json_array_foreach(errors, i, e) {
-		const char *p = json_string_value(json_object_get(e, "path"));
-		const char *m = json_string_value(json_object_get(e, "message"));
-		if (p && m && strcmp(p, path) == 0 && strstr(m, text))
-			return true;
-	}
-	return false;
-}
+#include "test_json.h"
 
 int main(void)
 {

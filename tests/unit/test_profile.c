@@ -2,6 +2,7 @@
  * the "local" policy's start offsets and sysctl shapes, on a host model
  * built by hand: 4 nodes of 16 CPUs like seed 000's x460, CPU 62 offline. */
 #include "harness.h"
+#include "test_json.h"
 #include "agent/profile.h"
 #include "agent/setting.h"
 
@@ -74,20 +75,7 @@ static json_t *errors_of(const nt_topology *t, const char *text)
 	return errors;
 }
 
-/* Whether ERRORS has one at PATH whose message contains WORDS. */
-static bool has_error(json_t *errors, const char *path, const char *words)
-{
-	size_t i;
-	json_t *e;
-	json_array_foreach(errors, i, e) {
-		const char *p = json_string_value(json_object_get(e, "path"));
-		const char *m = json_string_value(json_object_get(e, "message"));
-		if (p && m && strcmp(p, path) == 0 && strstr(m, words))
-			return true;
-	}
-	return false;
-}
-
+/* Validating TEXT gives an error at PATH whose message contains WORDS. */
 #define EXPECT_ERROR(t, text, path, words) do { \
 	json_t *_e = errors_of(t, text); \
 	CHECK_MSG(has_error(_e, path, words), "no error at %s containing '%s' in %s", path, words, \
@@ -256,16 +244,6 @@ static void desired_of(const nt_topology *t, const char *text, char *buf, size_t
 	}
 	free(d);
 	json_decref(p);
-}
-
-static bool warned(json_t *w, const char *words)
-{
-	size_t i;
-	json_t *e;
-	json_array_foreach(w, i, e)
-		if (strstr(json_string_value(e), words))
-			return true;
-	return false;
 }
 
 static void test_desired(const nt_topology *t)

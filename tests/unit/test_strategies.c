@@ -5,6 +5,7 @@
  * a NIC of unknown locality, hyper-thread siblings last, the irqbalance
  * modes, and the ban list's composition. */
 #include "harness.h"
+#include "test_json.h"
 #include "agent/cpuset.h"
 #include "agent/plan.h"
 #include "agent/profile.h"
@@ -50,29 +51,6 @@ static const nt_step *step_for(const nt_plan *plan, const char *kind, const char
 		    strcmp(plan->steps[i].target, target) == 0)
 			return &plan->steps[i];
 	return NULL;
-}
-
-static bool warned(json_t *w, const char *words)
-{
-	size_t i;
-	json_t *e;
-	json_array_foreach(w, i, e)
-		if (strstr(json_string_value(e), words))
-			return true;
-	return false;
-}
-
-static bool has_error(json_t *errors, const char *path, const char *words)
-{
-	size_t i;
-	json_t *e;
-	json_array_foreach(errors, i, e) {
-		const char *p = json_string_value(json_object_get(e, "path"));
-		const char *m = json_string_value(json_object_get(e, "message"));
-		if (p && m && strcmp(p, path) == 0 && strstr(m, words))
-			return true;
-	}
-	return false;
 }
 
 static int first_cpu(const char *list)

@@ -1,0 +1,37 @@
+/* JSON lookups shared by the tests of profiles, plans and diagnostics. */
+#ifndef NT_TEST_JSON_H
+#define NT_TEST_JSON_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <string.h>
+
+/* Whether ERRORS ([{path, message}]) has one at PATH whose message contains
+ * WORDS. */
+static inline bool has_error(const json_t *errors, const char *path, const char *words)
+{
+	size_t i;
+	json_t *e;
+	json_array_foreach((json_t *)errors, i, e) {
+		const char *p = json_string_value(json_object_get(e, "path"));
+		const char *m = json_string_value(json_object_get(e, "message"));
+		if (p && m && strcmp(p, path) == 0 && strstr(m, words))
+			return true;
+	}
+	return false;
+}
+
+/* Whether WARNINGS (an array of strings) has one containing WORDS. */
+static inline bool warned(const json_t *warnings, const char *words)
+{
+	size_t i;
+	json_t *e;
+	json_array_foreach((json_t *)warnings, i, e) {
+		const char *w = json_string_value(e);
+		if (w && strstr(w, words))
+			return true;
+	}
+	return false;
+}
+
+#endif
