@@ -16,16 +16,6 @@
 	"\"policy\":\"local\",\"exclude_cpus\":\"0-1\",\"reserve_app_cpus\":4}]," \
 	"\"other_irqs\":{\"cpus\":\"0-1\"}}"
 
-static json_t *post(nt_agent *a, const char *path, const char *body, long want)
-{
-	long st = 0;
-	json_t *doc = NULL;
-	tu_http("POST", nt_url(a, path), body, NULL, &st, &doc);
-	CHECK_MSG(st == want, "POST %s: %ld, wanted %ld: %s", path, st, want,
-		  doc ? json_dumps(doc, JSON_COMPACT) : "");
-	return doc;
-}
-
 static void test_ceph(void)
 {
 	char dir[PATH_MAX], root[PATH_MAX], buf[256], rel[128], body[2048], path[64];
@@ -44,7 +34,7 @@ static void test_ceph(void)
 	}
 
 	/* The plan says which CPUs are kept for the application. */
-	doc = post(&a, "/v1/plan", CEPH_FIX, 200);
+	doc = tu_post(&a, "/v1/plan", CEPH_FIX, 200);
 	const char *planned = json_string_value(json_object_get(json_object_get(doc, "reserved"), "ib0"));
 	CHECK_MSG(planned != NULL, "plan without reserved.ib0: %s",
 		  doc ? json_dumps(doc, JSON_COMPACT) : "");
@@ -53,7 +43,7 @@ static void test_ceph(void)
 	json_decref(doc);
 
 	snprintf(body, sizeof(body), "{\"profile\":%s}", CEPH_FIX);
-	doc = post(&a, "/v1/transactions", body, 201);
+	doc = tu_post(&a, "/v1/transactions", body, 201);
 	CHECK_STR(tu_str(doc, "status"), "applied");
 	int64_t id = json_integer_value(json_object_get(doc, "id"));
 	/* ib0's 9 IRQs and the 15 others. */
@@ -97,7 +87,7 @@ static void test_ceph(void)
 
 	/* Roll it back: every file of /proc as it was. */
 	snprintf(path, sizeof(path), "/v1/transactions/%lld/rollback", (long long)id);
-	doc = post(&a, path, "{}", 201);
+	doc = tu_post(&a, path, "{}", 201);
 	CHECK_STR(tu_str(doc, "status"), "applied");
 	CHECK_INT(json_integer_value(json_object_get(doc, "rollback_of")), id);
 	CHECK_INT(json_array_size(json_object_get(doc, "steps")), 24);
@@ -126,7 +116,7 @@ static void test_x460(void)
 	/* irqbalance runs on seed 000: require-absent refuses, 422 at $.irqbalance. */
 	snprintf(body, sizeof(body), "{\"profile\":{\"name\":\"x\",\"irqbalance\":\"require-absent\","
 		 "\"irq_affinity\":[{\"interface\":\"eth*\",\"policy\":\"local-node\"}]}}");
-	doc = post(&a, "/v1/transactions", body, 422);
+	doc = tu_post(&a, "/v1/transactions", body, 422);
 	json_t *errs = json_object_get(doc, "errors");
 	CHECK_MSG(json_array_size(errs) >= 1 &&
 		  strcmp(tu_str(json_array_get(errs, 0), "path"), "$.irqbalance") == 0,
@@ -140,7 +130,7 @@ static void test_x460(void)
 	snprintf(body, sizeof(body), "{\"profile\":{\"name\":\"x\",\"irqbalance\":\"ban\","
 		 "\"irq_affinity\":[{\"interface\":\"eth*\",\"policy\":\"local-node\","
 		 "\"exclude_cpus\":\"0\"}]}}");
-	doc = post(&a, "/v1/transactions", body, 201);
+	doc = tu_post(&a, "/v1/transactions", body, 201);
 	CHECK_STR(tu_str(doc, "status"), "applied");
 	int64_t id = json_integer_value(json_object_get(doc, "id"));
 	CHECK_INT(json_array_size(json_object_get(doc, "steps")), 8);
@@ -155,7 +145,7 @@ static void test_x460(void)
 
 	char path[64];
 	snprintf(path, sizeof(path), "/v1/transactions/%lld/rollback", (long long)id);
-	doc = post(&a, path, "{}", 201);
+	doc = tu_post(&a, path, "{}", 201);
 	CHECK_STR(tu_str(doc, "status"), "applied");
 	json_decref(doc);
 	nt_agent_stop(&a);

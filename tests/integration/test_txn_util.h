@@ -155,4 +155,17 @@ static void tu_async_join(tu_async *a)
 
 static const int x460_irqs[] = { 177, 185, 193, 201, 209, 217, 225, 233 };
 
+/* POST BODY to PATH, check the status is WANT; the parsed answer (caller
+ * decrefs). */
+static inline json_t *tu_post(nt_agent *a, const char *path, const char *body, long want)
+{
+	long st = 0;
+	json_t *doc = NULL;
+	tu_http("POST", nt_url(a, path), body, NULL, &st, &doc);
+	char *text = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
+	CHECK_MSG(st == want, "POST %s: %ld, wanted %ld: %s", path, st, want, text ? text : "");
+	free(text);
+	return doc;
+}
+
 #endif

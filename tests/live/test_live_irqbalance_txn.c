@@ -105,21 +105,11 @@ static bool in_list(const char *list, int irq)
 	return found;
 }
 
-static json_t *post(nt_agent *a, const char *path, const char *body, long want)
-{
-	long st = 0;
-	json_t *doc = NULL;
-	tu_http("POST", nt_url(a, path), body, NULL, &st, &doc);
-	CHECK_MSG(st == want, "POST %s: %ld, wanted %ld: %s", path, st, want,
-		  doc ? json_dumps(doc, JSON_COMPACT) : "");
-	return doc;
-}
-
 static int64_t rollback(nt_agent *a, int64_t id)
 {
 	char path[64];
 	snprintf(path, sizeof(path), "/v1/transactions/%lld/rollback", (long long)id);
-	json_t *doc = post(a, path, "{}", 201);
+	json_t *doc = tu_post(a, path, "{}", 201);
 	CHECK_STR(tu_str(doc, "status"), "applied");
 	int64_t rid = json_integer_value(json_object_get(doc, "id"));
 	json_decref(doc);
@@ -189,7 +179,7 @@ int main(void)
 	CHECK_INT(banned(&p, before_ban, sizeof(before_ban)), 0);
 	snprintf(body, sizeof(body), "{\"profile\":{\"name\":\"ban-live\",\"irqbalance\":\"ban\","
 		 "\"irq_affinity\":[{\"interface\":\"eth0\",\"cpus\":\"%s\"}]}}", mine);
-	json_t *doc = post(&a, "/v1/transactions", body, 201);
+	json_t *doc = tu_post(&a, "/v1/transactions", body, 201);
 	CHECK_STR(tu_str(doc, "status"), "applied");
 	json_t *steps = json_object_get(doc, "steps");
 	CHECK_STR(tu_str(json_array_get(steps, 0), "kind"), "irqbalance_ban");
@@ -220,7 +210,7 @@ int main(void)
 	/* ---- stop ---- */
 	snprintf(body, sizeof(body), "{\"profile\":{\"name\":\"stop-live\",\"irqbalance\":\"stop\","
 		 "\"irq_affinity\":[{\"interface\":\"eth0\",\"cpus\":\"%s\"}]}}", mine);
-	doc = post(&a, "/v1/transactions", body, 201);
+	doc = tu_post(&a, "/v1/transactions", body, 201);
 	CHECK_MSG(strcmp(tu_str(doc, "status"), "applied") == 0, "stop: %s",
 		  doc ? json_dumps(doc, JSON_COMPACT) : "");
 	steps = json_object_get(doc, "steps");
