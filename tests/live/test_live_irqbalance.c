@@ -5,6 +5,7 @@
 #include "agent/irqbalance.h"
 #include "agent/topology.h"
 #include "harness.h"
+#include "live/live_irq.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -23,31 +24,6 @@ static pid_t start_daemon(void)
 		_exit(127);
 	}
 	return pid;
-}
-
-static int read_affinity(int irq, char *buf, size_t n)
-{
-	char p[64];
-	snprintf(p, sizeof(p), "/proc/irq/%d/smp_affinity_list", irq);
-	FILE *f = fopen(p, "r");
-	if (!f)
-		return -1;
-	if (!fgets(buf, (int)n, f))
-		buf[0] = '\0';
-	buf[strcspn(buf, "\n")] = '\0';
-	fclose(f);
-	return 0;
-}
-
-static int write_affinity(int irq, const char *v)
-{
-	char p[64];
-	snprintf(p, sizeof(p), "/proc/irq/%d/smp_affinity_list", irq);
-	FILE *f = fopen(p, "w");
-	if (!f)
-		return -1;
-	int r = fputs(v, f) < 0 ? -1 : 0;
-	return fclose(f) == 0 ? r : -1;
 }
 
 int main(void)

@@ -5,6 +5,7 @@
  * the rollback. This machine's IRQ affinity is restored and the daemon
  * killed at the end, whatever happened. */
 #include "harness.h"
+#include "live/live_irq.h"
 #include "integration/nt_agent.h"
 #include "integration/test_txn_util.h"
 #include "agent/ctx.h"
@@ -20,31 +21,10 @@
 static int irqs[MAXIRQ], nirq;
 static char orig[MAXIRQ][256];
 
-static int read_affinity(int irq, char *buf, size_t n)
-{
-	char p[64];
-	snprintf(p, sizeof(p), "/proc/irq/%d/smp_affinity_list", irq);
-	FILE *f = fopen(p, "r");
-	if (!f)
-		return -1;
-	if (!fgets(buf, (int)n, f))
-		buf[0] = '\0';
-	buf[strcspn(buf, "\n")] = '\0';
-	fclose(f);
-	return 0;
-}
-
 static void restore_affinity(void)
 {
-	char p[64];
-	for (int i = 0; i < nirq; i++) {
-		snprintf(p, sizeof(p), "/proc/irq/%d/smp_affinity_list", irqs[i]);
-		FILE *f = fopen(p, "w");
-		if (f) {
-			fputs(orig[i], f);
-			fclose(f);
-		}
-	}
+	for (int i = 0; i < nirq; i++)
+		write_affinity(irqs[i], orig[i]);
 }
 
 /* The daemon is this test's child; a child that exits stays a zombie
