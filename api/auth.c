@@ -1,6 +1,6 @@
 /* Bearer tokens: the token file and constant-time checks (see api/auth.h). */
 #include "api/auth.h"
-#include "agent/ctx.h"
+#include "kernel/ctx.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -17,7 +17,7 @@
  * during an apply (SQLite WAL lets readers run beside the writer). */
 #include "api/http.h"
 #include "api/server.h"
-#include "agent/topology.h"
+#include "host/topology.h"
 #include "store/store.h"
 
 #include <errno.h>

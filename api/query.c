@@ -1,6 +1,6 @@
 /* Typed query parameters. */
 #include "api/http.h"
-#include "agent/ctx.h"
+#include "kernel/ctx.h"
 
 int nt_query_int(const nt_request *req, const char *name, int lo, int hi, int def, int *out)
 {

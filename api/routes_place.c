@@ -2,9 +2,9 @@
  * should run, and interrupts per second per CPU sampled over an interval. */
 #include "api/http.h"
 #include "api/server.h"
-#include "agent/placement.h"
-#include "agent/rates.h"
-#include "agent/topology.h"
+#include "placement/app.h"
+#include "host/rates.h"
+#include "host/topology.h"
 
 #include <errno.h>
 #include <stdlib.h>

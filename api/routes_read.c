@@ -6,8 +6,8 @@
  * requests and two concurrent requests share nothing but the context. */
 #include "api/http.h"
 #include "api/server.h"
-#include "agent/diagnose.h"
-#include "agent/topology.h"
+#include "diagnose/diagnose.h"
+#include "host/topology.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -1,10 +1,10 @@
-/* Profiles, plans and transactions (issue 3). The engine is agent/txn.c;
+/* Profiles, plans and transactions (issue 3). The engine is engine/txn.c;
  * these handlers only translate between HTTP and it.
  *
  * Every error is an RFC 9457 problem document (application/problem+json).
  *
  * POST /v1/plan
- *   body: a profile (see agent/profile.h), or {"profile_name": "x"}
+ *   body: a profile (see engine/profile.h), or {"profile_name": "x"}
  *   200 {"profile": {...}, "steps": [{"kind","target","interface"?,"before","after"}],
  *        "warnings": ["..."]}              (steps that change nothing are left out)
  *   422 problem "invalid-profile" with "errors": [{"path": "$.rings[0].rx", "message"}]
@@ -55,8 +55,8 @@
  */
 #include "api/http.h"
 #include "api/server.h"
-#include "agent/profile.h"
-#include "agent/txn.h"
+#include "engine/profile.h"
+#include "engine/txn.h"
 
 #include <errno.h>
 #include <stdio.h>

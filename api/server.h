@@ -2,8 +2,8 @@
 #ifndef NT_API_SERVER_H
 #define NT_API_SERVER_H
 
-#include "agent/ctx.h"
-#include "agent/txn.h" /* nt_log_fn */
+#include "kernel/ctx.h"
+#include "engine/txn.h" /* nt_log_fn */
 #include <stdbool.h>
 #include <stddef.h>
 

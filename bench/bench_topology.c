@@ -2,10 +2,10 @@
  * diagnosis on a host tree (default: the synthetic 256-CPU host that
  * tests/fixtures/gen/mkhost.py big writes). Prints the median of N runs.
  * Not a test: speed is measured here, never asserted in ctest. */
-#include "agent/ctx.h"
+#include "kernel/ctx.h"
 #include "bench/bench_util.h"
-#include "agent/diagnose.h"
-#include "agent/topology.h"
+#include "diagnose/diagnose.h"
+#include "host/topology.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -3,9 +3,9 @@
  * and SQLite journal, on a COPY of a host tree (never on /). Prints the
  * median of N rounds and the number of steps.
  *   bench_txn ROOT_COPY STATE_DIR [ROUNDS] */
-#include "agent/ctx.h"
+#include "kernel/ctx.h"
 #include "bench/bench_util.h"
-#include "agent/txn.h"
+#include "engine/txn.h"
 
 #include <stdio.h>
 #include <stdlib.h>

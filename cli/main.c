@@ -1,11 +1,11 @@
 /* nettune: the thin main. Subcommands that read the host link the core
  * directly; those that change it talk to the running agent over HTTP, so
  * every change goes through the agent's journal. */
-#include "agent/ctx.h"
-#include "agent/diagnose.h"
-#include "agent/placement.h"
-#include "agent/rates.h"
-#include "agent/topology.h"
+#include "kernel/ctx.h"
+#include "diagnose/diagnose.h"
+#include "placement/app.h"
+#include "host/rates.h"
+#include "host/topology.h"
 #include "api/server.h"
 #include "cli/client.h"
 

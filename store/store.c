@@ -1,5 +1,5 @@
 #include "store/store.h"
-#include "agent/ctx.h"
+#include "kernel/ctx.h"
 
 #include <errno.h>
 #include <pthread.h>

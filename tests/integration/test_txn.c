@@ -8,7 +8,7 @@
 #include "harness.h"
 #include "integration/nt_agent.h"
 #include "integration/test_txn_util.h"
-#include "agent/cpuset.h"
+#include "host/cpuset.h"
 
 #define X460 NT_FIXTURES "/seed000-x460"
 #define EPYC NT_FIXTURES "/seed003-epyc7713"

@@ -7,7 +7,7 @@
 #include "harness.h"
 #include "integration/nt_agent.h"
 #include "integration/test_txn_util.h"
-#include "agent/cpuset.h"
+#include "host/cpuset.h"
 
 #define CEPH NT_FIXTURES "/seed002-ceph"
 #define X460 NT_FIXTURES "/seed000-x460"

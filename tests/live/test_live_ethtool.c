@@ -8,8 +8,8 @@
  *    unshare(CLONE_NEWNET)): veth, bridge and lo from nt_link_dump() equal
  *    `ip -j -d -s link`; veth channel counts are really changed and read
  *    back with `ethtool -l`, through both backends. */
-#include "agent/ethtool.h"
-#include "agent/link.h"
+#include "kernel/ethtool.h"
+#include "kernel/link.h"
 #include "harness.h"
 
 #include <arpa/inet.h>

@@ -1,9 +1,9 @@
 /* The irqbalance client against Debian's real daemon: find it by its
  * socket, read its settings, ban IRQs and clear the ban, and check that a
  * banned IRQ keeps the affinity we give it while irqbalance runs passes. */
-#include "agent/ctx.h"
-#include "agent/irqbalance.h"
-#include "agent/topology.h"
+#include "kernel/ctx.h"
+#include "kernel/irqbalance_client.h"
+#include "host/topology.h"
 #include "harness.h"
 #include "live/live_irq.h"
 

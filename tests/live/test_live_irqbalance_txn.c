@@ -8,10 +8,10 @@
 #include "live/live_irq.h"
 #include "integration/nt_agent.h"
 #include "integration/test_txn_util.h"
-#include "agent/ctx.h"
-#include "agent/irqbalance.h"
-#include "agent/setting.h"
-#include "agent/topology.h"
+#include "kernel/ctx.h"
+#include "kernel/irqbalance_client.h"
+#include "settings/setting.h"
+#include "host/topology.h"
 
 #include <signal.h>
 #include <sys/stat.h>

@@ -1,7 +1,7 @@
 /* The live host (--root /) cross-checked against libnuma, sysconf and the
  * kernel's own files read independently here. */
-#include "agent/ctx.h"
-#include "agent/topology.h"
+#include "kernel/ctx.h"
+#include "host/topology.h"
 #include "harness.h"
 
 #include <dirent.h>

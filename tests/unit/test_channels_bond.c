@@ -1,10 +1,10 @@
 /* Channel counts in profiles (issue 5: made with the NIC's rings, with a
  * warning) and bond options the kernel only changes on a bond that is down. */
-#include "agent/ctx.h"
-#include "agent/plan.h"
-#include "agent/profile.h"
-#include "agent/setting.h"
-#include "agent/topology.h"
+#include "kernel/ctx.h"
+#include "engine/plan.h"
+#include "engine/profile.h"
+#include "settings/setting.h"
+#include "host/topology.h"
 #include "harness.h"
 #include "test_json.h"
 

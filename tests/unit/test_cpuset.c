@@ -1,7 +1,7 @@
 /* cpulist and hex-mask parsing/formatting, including the seeds' masks and
  * hosts with 256+ CPUs. */
-#include "agent/cpuset.h"
-#include "agent/ctx.h"
+#include "host/cpuset.h"
+#include "kernel/ctx.h"
 #include "harness.h"
 
 #include <errno.h>

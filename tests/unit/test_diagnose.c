@@ -2,7 +2,7 @@
  * it must fire (with its evidence numbers checked) and one where it must
  * not. The seed fixture trees, read by nt_topology_read, are checked at the
  * end. */
-#include "agent/diagnose.h"
+#include "diagnose/diagnose.h"
 #include "harness.h"
 
 /* ---- building a host model by hand ---- */

@@ -1,6 +1,6 @@
 /* Rings and channels in a fixture root: ROOT/ethtool/IFACE.json is read,
  * written atomically, and refused requests leave it byte for byte as it was. */
-#include "agent/ethtool.h"
+#include "kernel/ethtool.h"
 #include "harness.h"
 
 #include <dirent.h>

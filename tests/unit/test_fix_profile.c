@@ -1,10 +1,10 @@
 /* diagnose's fixes merged into one profile that validates on the host it
  * came from, and whose plan fixes what was found. */
-#include "agent/ctx.h"
-#include "agent/diagnose.h"
-#include "agent/plan.h"
-#include "agent/profile.h"
-#include "agent/topology.h"
+#include "kernel/ctx.h"
+#include "diagnose/diagnose.h"
+#include "engine/plan.h"
+#include "engine/profile.h"
+#include "host/topology.h"
 #include "harness.h"
 
 static void check_host(const char *root, int min_entries)

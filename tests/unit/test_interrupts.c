@@ -1,6 +1,6 @@
 /* /proc/interrupts and /proc/softirqs parsing. */
-#include "agent/ctx.h"
-#include "agent/interrupts.h"
+#include "kernel/ctx.h"
+#include "host/interrupts.h"
 #include "harness.h"
 
 static const char sample[] =

@@ -1,6 +1,6 @@
 /* The irqbalance "setup" reply parser. */
-#include "agent/ctx.h"
-#include "agent/irqbalance.h"
+#include "kernel/ctx.h"
+#include "kernel/irqbalance_client.h"
 #include "harness.h"
 
 int main(void)

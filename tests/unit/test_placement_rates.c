@@ -1,9 +1,9 @@
 /* Placement recommendations and rate computation, on fixtures and on
  * hand-made /proc/interrupts samples. */
-#include "agent/ctx.h"
-#include "agent/placement.h"
-#include "agent/rates.h"
-#include "agent/topology.h"
+#include "kernel/ctx.h"
+#include "placement/app.h"
+#include "host/rates.h"
+#include "host/topology.h"
 #include "harness.h"
 
 static nt_topology *load(const char *root)

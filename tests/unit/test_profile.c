@@ -3,8 +3,8 @@
  * built by hand: 4 nodes of 16 CPUs like seed 000's x460, CPU 62 offline. */
 #include "harness.h"
 #include "test_json.h"
-#include "agent/profile.h"
-#include "agent/setting.h"
+#include "engine/profile.h"
+#include "settings/setting.h"
 
 #include <errno.h>
 

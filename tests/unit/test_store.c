@@ -4,7 +4,7 @@
  * filters and paging, the later-conflict query and stored profiles. */
 #include "harness.h"
 #include "store/store.h"
-#include "agent/ctx.h"
+#include "kernel/ctx.h"
 
 #include <errno.h>
 #include <sqlite3.h>

@@ -6,11 +6,11 @@
  * modes, and the ban list's composition. */
 #include "harness.h"
 #include "test_json.h"
-#include "agent/cpuset.h"
-#include "agent/plan.h"
-#include "agent/profile.h"
-#include "agent/setting.h"
-#include "agent/topology.h"
+#include "host/cpuset.h"
+#include "engine/plan.h"
+#include "engine/profile.h"
+#include "settings/setting.h"
+#include "host/topology.h"
 
 #include <errno.h>
 #include <limits.h>

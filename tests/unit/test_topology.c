@@ -1,8 +1,8 @@
 /* The host model read from fixture trees: the seeds' facts, the real
  * machines' trees, and damaged trees (missing, truncated, dangling,
  * looping, garbage) that must be reported, not fatal. */
-#include "agent/ctx.h"
-#include "agent/topology.h"
+#include "kernel/ctx.h"
+#include "host/topology.h"
 #include "harness.h"
 
 #include <errno.h>

@@ -1,8 +1,8 @@
 /* NUMA layouts no fixture machine here has: sparse node ids (0, 1, 33), a
  * memory-only node without CPUs, offline CPUs inside a node's list, and a
  * NIC on the memory-only node's neighbour. Built as a small tree in /tmp. */
-#include "agent/ctx.h"
-#include "agent/topology.h"
+#include "kernel/ctx.h"
+#include "host/topology.h"
 #include "harness.h"
 
 #include <errno.h>

@@ -1,0 +1,23 @@
+/* Findings: what is misplaced on a host, each with a stable id, a severity,
+ * the evidence, and where possible the profile fragment that fixes it. */
+#ifndef NT_DIAGNOSE_H
+#define NT_DIAGNOSE_H
+
+#include "host/topology.h"
+
+typedef struct nt_diag_options {
+	int rtt_ms; /* RTT for the bandwidth-delay product of tcp-buffers-small; default 10 */
+} nt_diag_options;
+
+/* Returns a new {"findings":[...], "rtt_ms":N, ...} object, never NULL on
+ * success; NULL only when out of memory. Pure: reads only T. */
+json_t *nt_diagnose(const nt_topology *t, const nt_diag_options *opt);
+
+/* One profile made of every finding's fix, ready for plan/apply:
+ * irq_affinity, rings and bonds entries concatenated (one per interface,
+ * first finding wins), sysctl and irqbalance merged. NAME names it.
+ * Returns a new profile (with no entries when nothing is fixable), or NULL
+ * when out of memory. Pure. */
+json_t *nt_diagnose_fix_profile(const json_t *diagnosis, const char *name);
+
+#endif

@@ -1,0 +1,40 @@
+/* A plan: the concrete steps a profile takes on a host, each with the value
+ * it finds (before) and the value it writes (after). Steps that would change
+ * nothing are left out, so planning an applied profile again gives none. */
+#ifndef NT_PLAN_H
+#define NT_PLAN_H
+
+#include "engine/profile.h"
+
+typedef struct nt_step {
+	const nt_setting_kind *kind;
+	char target[NT_TARGET_MAX];
+	char interface[IF_NAMESIZE];
+	char before[NT_VALUE_MAX];
+	char after[NT_VALUE_MAX];
+} nt_step;
+
+typedef struct nt_plan {
+	nt_step *steps; /* malloc'd, nsteps entries */
+	int nsteps;
+	json_t *warnings; /* array of strings (owned) */
+	json_t *reserved; /* object interface -> cpulist kept for the application
+			   * by reserve_app_cpus (owned; {} when none) */
+} nt_plan;
+
+/* Validate PROFILE against host T (read with CTX) and build its plan. On
+ * NT_EINVALID the problems are appended to ERRORS ({path, message}); a
+ * target whose current value cannot be read is such a problem too. On
+ * success *PLAN is filled (free with nt_plan_free). Returns 0, NT_EINVALID
+ * or -errno. */
+int nt_plan_build(const nt_ctx *ctx, const nt_topology *t, const json_t *profile, nt_plan *plan,
+		  json_t *errors);
+void nt_plan_free(nt_plan *plan);
+
+/* {"kind","target","interface"?,"before","after"} */
+json_t *nt_step_to_json(const nt_step *s);
+/* {"profile": PROFILE, "steps": [...], "warnings": [...], "reserved": {...}};
+ * new reference. */
+json_t *nt_plan_to_json(const nt_plan *plan, const json_t *profile);
+
+#endif

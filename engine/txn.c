@@ -1,0 +1,869 @@
+#include "engine/txn.h"
+#include "engine/plan.h"
+#include "settings/setting.h"
+#include "host/topology.h"
+#include "store/store.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+struct nt_txn_engine {
+	nt_ctx ctx;
+	nt_store *store; /* NULL when the database could not be opened */
+	char store_err[512];
+	int step_delay_ms;
+
+	pthread_mutex_t lock; /* guards everything below */
+	pthread_cond_t cond; /* busy released, pending changed, stop */
+	bool busy; /* a transaction is being applied, reverted or rolled back */
+	int64_t inflight_id; /* its id once recorded */
+	int64_t pending_id; /* the transaction waiting for confirmation, 0 none */
+	int64_t pending_deadline_ms;
+	bool stop;
+	pthread_t timer;
+	bool timer_started;
+
+	/* Set once before requests are served (nt_txn_engine_set_log). */
+	nt_log_fn log;
+	void *log_ud;
+};
+
+static const char *const statuses[] = {
+	"applying", "applied", "pending_confirm", "rolling_back", "rolled_back",
+	"rollback_failed", "reverted", "recovered", NULL,
+};
+
+bool nt_txn_status_valid(const char *status)
+{
+	for (int i = 0; status && statuses[i]; i++)
+		if (strcmp(statuses[i], status) == 0)
+			return true;
+	return false;
+}
+
+void nt_txn_outcome_free(nt_txn_outcome *o)
+{
+	json_decref(o->doc);
+	json_decref(o->errors);
+	memset(o, 0, sizeof(*o));
+}
+
+const char *nt_txn_store_error(nt_txn_engine *e)
+{
+	return e->store ? NULL : e->store_err;
+}
+
+void nt_txn_engine_set_log(nt_txn_engine *e, nt_log_fn fn, void *ud)
+{
+	pthread_mutex_lock(&e->lock);
+	e->log_ud = ud;
+	e->log = fn;
+	pthread_mutex_unlock(&e->lock);
+}
+
+static void emit(nt_txn_engine *e, json_t *ev)
+{
+	if (ev && e->log)
+		e->log(e->log_ud, ev);
+	json_decref(ev);
+}
+
+/* Record step IDX's RESULT in the store and tell the log sink. */
+static int record_step(nt_txn_engine *e, int64_t id, int idx, const nt_step *s, const char *result,
+		       const char *err)
+{
+	int r = nt_store_step_set(e->store, id, idx, result, err);
+	if (e->log) {
+		json_t *ev = json_pack("{s:s, s:I, s:i, s:s, s:s, s:s, s:s, s:s}", "event", "txn_step",
+				       "txn", (json_int_t)id, "index", idx, "kind",
+				       s->kind ? s->kind->name : "unknown", "target", s->target,
+				       "before", s->before, "after", s->after, "result", result);
+		if (ev && s->interface[0])
+			json_object_set_new(ev, "interface", json_string(s->interface));
+		if (ev && err && *err)
+			json_object_set_new(ev, "error", json_string(err));
+		if (ev && r < 0)
+			json_object_set_new(ev, "store_error", json_string(nt_store_errmsg(e->store)));
+		emit(e, ev);
+	}
+	return r;
+}
+
+/* Set transaction ID's status in the store and tell the log sink. */
+static int record_status(nt_txn_engine *e, int64_t id, const char *status, const char *error,
+			 int failed_step, bool finished, int64_t deadline_ms)
+{
+	int r = nt_store_txn_set_status(e->store, id, status, error, failed_step, finished,
+					 deadline_ms);
+	if (e->log) {
+		json_t *ev = json_pack("{s:s, s:I, s:s}", "event", "txn", "txn", (json_int_t)id,
+				       "status", status);
+		if (ev && error && *error)
+			json_object_set_new(ev, "error", json_string(error));
+		if (ev && failed_step >= 0)
+			json_object_set_new(ev, "failed_step", json_integer(failed_step));
+		emit(e, ev);
+	}
+	return r;
+}
+
+static void sleep_ms(int ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+	nanosleep(&ts, NULL);
+}
+
+/* ---- the apply slot ---- */
+
+/* Take the slot, or NT_ECONFLICT with the transaction in the way. */
+static int slot_take(nt_txn_engine *e, bool allow_pending, nt_txn_outcome *out)
+{
+	int r = 0;
+	pthread_mutex_lock(&e->lock);
+	if (e->busy) {
+		out->conflict_id = e->inflight_id;
+		if (e->inflight_id)
+			snprintf(out->message, sizeof(out->message),
+				 "transaction %lld is in flight", (long long)e->inflight_id);
+		else
+			snprintf(out->message, sizeof(out->message),
+				 "another transaction is being prepared");
+		r = NT_ECONFLICT;
+	} else if (e->pending_id && !allow_pending) {
+		out->conflict_id = e->pending_id;
+		snprintf(out->message, sizeof(out->message),
+			 "transaction %lld is waiting for confirmation", (long long)e->pending_id);
+		r = NT_ECONFLICT;
+	} else {
+		e->busy = true;
+		e->inflight_id = 0;
+	}
+	pthread_mutex_unlock(&e->lock);
+	return r;
+}
+
+static void slot_release(nt_txn_engine *e)
+{
+	pthread_mutex_lock(&e->lock);
+	e->busy = false;
+	e->inflight_id = 0;
+	pthread_cond_broadcast(&e->cond);
+	pthread_mutex_unlock(&e->lock);
+}
+
+static void set_inflight(nt_txn_engine *e, int64_t id)
+{
+	pthread_mutex_lock(&e->lock);
+	e->inflight_id = id;
+	pthread_mutex_unlock(&e->lock);
+}
+
+/* ---- steps ---- */
+
+/* Steps of a stored transaction document, in index order. */
+static int steps_from_doc(const json_t *doc, nt_step **out, char (**results)[64], int *n)
+{
+	json_t *arr = json_object_get(doc, "steps");
+	size_t count = json_array_size(arr), i;
+	json_t *s;
+	nt_step *steps = calloc(count + 1, sizeof(*steps));
+	char (*res)[64] = calloc(count + 1, sizeof(*res));
+	if (!steps || !res) {
+		free(steps);
+		free(res);
+		return -ENOMEM;
+	}
+	json_array_foreach(arr, i, s) {
+		steps[i].kind = nt_setting_find(json_string_value(json_object_get(s, "kind")));
+		snprintf(steps[i].target, sizeof(steps[i].target), "%s",
+			 json_string_value(json_object_get(s, "target")));
+		const char *iface = json_string_value(json_object_get(s, "interface"));
+		snprintf(steps[i].interface, sizeof(steps[i].interface), "%s", iface ? iface : "");
+		snprintf(steps[i].before, sizeof(steps[i].before), "%s",
+			 json_string_value(json_object_get(s, "before")));
+		snprintf(steps[i].after, sizeof(steps[i].after), "%s",
+			 json_string_value(json_object_get(s, "after")));
+		snprintf(res[i], sizeof(res[i]), "%s", json_string_value(json_object_get(s, "result")));
+	}
+	*out = steps;
+	*results = res;
+	*n = (int)count;
+	return 0;
+}
+
+static json_t *steps_json(const nt_step *steps, int n)
+{
+	json_t *arr = json_array();
+	for (int i = 0; arr && i < n; i++)
+		json_array_append_new(arr, nt_step_to_json(&steps[i]));
+	return arr;
+}
+
+/* Put targets 0..LAST back to their before-values, in reverse, verifying
+ * each. RESULTS holds each step's recorded result and is updated. Steps
+ * that were skipped, or already read as their before-value, are left
+ * alone. DONE is the result for a step put back ("rolled_back", "reverted",
+ * "restored"). Returns the number of targets that could not be put back. */
+static int undo(nt_txn_engine *e, int64_t id, const nt_step *steps, char (*results)[64], int last,
+		const char *done)
+{
+	int failures = 0;
+	char cur[NT_VALUE_MAX], err[512], got[NT_VALUE_MAX];
+
+	for (int i = last; i >= 0; i--) {
+		const nt_step *s = &steps[i];
+		if (strncmp(results[i], "skipped", 7) == 0 || strcmp(results[i], "unchanged") == 0)
+			continue;
+		if (!s->kind) {
+			record_step(e, id, i, s, "rollback_failed", "unknown setting kind");
+			failures++;
+			continue;
+		}
+		int r = s->kind->read(&e->ctx, s->target, cur, sizeof(cur));
+		if (r < 0 && strcmp(results[i], "applied") != 0) {
+			/* A step whose write failed (or never ran) on a target that
+			 * cannot even be read now: nothing of ours is there to undo. */
+			continue;
+		}
+		if (r == 0 && nt_setting_equal(s->kind, cur, s->before)) {
+			/* Already as it was: a step that never ran, or one the
+			 * crash interrupted before its write. */
+			if (strcmp(results[i], "applied") == 0) {
+				record_step(e, id, i, s, done, NULL);
+				snprintf(results[i], 64, "%s", done);
+			} else if (strcmp(results[i], "pending") == 0) {
+				record_step(e, id, i, s, "not_applied", NULL);
+				snprintf(results[i], 64, "not_applied");
+			}
+			continue;
+		}
+		err[0] = '\0';
+		r = s->kind->apply(&e->ctx, s->target, s->before, err, sizeof(err));
+		if (r == 0) {
+			r = nt_setting_verify(&e->ctx, s->kind, s->target, s->before, got, sizeof(got));
+			if (r == NT_ECONFLICT)
+				snprintf(err, sizeof(err), "reads '%s' after restoring '%s'", got,
+					 s->before);
+			else if (r < 0)
+				snprintf(err, sizeof(err), "cannot read back: %s", nt_strerror(r));
+		}
+		if (r < 0) {
+			char msg[1024];
+			snprintf(msg, sizeof(msg), "%s %s is '%s', wanted '%s': %s", s->kind->name,
+				 s->target, r == NT_ECONFLICT ? got : cur, s->before, err);
+			record_step(e, id, i, s, "rollback_failed", msg);
+			snprintf(results[i], 64, "rollback_failed");
+			failures++;
+			continue;
+		}
+		if (strcmp(results[i], "failed") != 0) {
+			record_step(e, id, i, s, done, NULL);
+			snprintf(results[i], 64, "%s", done);
+		}
+	}
+	return failures;
+}
+
+/* Apply steps 0..N-1 of transaction ID in order, verifying each. On a
+ * failure undo and record it. Returns 0 when all applied, else the index of
+ * the failing step + 1 with the final status in STATUS. */
+static void run_steps(nt_txn_engine *e, int64_t id, const nt_step *steps, int n,
+		      int confirm_timeout_s)
+{
+	char err[512], got[NT_VALUE_MAX], msg[1024];
+	char (*results)[64] = calloc((size_t)n + 1, sizeof(*results));
+	int failed = -1;
+
+	for (int i = 0; results && i < n; i++)
+		snprintf(results[i], 64, "pending");
+	if (!results) {
+		failed = 0;
+		snprintf(msg, sizeof(msg), "out of memory");
+	}
+	for (int i = 0; failed < 0 && i < n; i++) {
+		const nt_step *s = &steps[i];
+		if (e->step_delay_ms > 0)
+			sleep_ms(e->step_delay_ms);
+		err[0] = '\0';
+		int r = s->kind->apply(&e->ctx, s->target, s->after, err, sizeof(err));
+		if (r < 0 && s->kind->skip_errno && r == -s->kind->skip_errno) {
+			if (record_step(e, id, i, s, s->kind->skip_reason, err) < 0) {
+				failed = i;
+				snprintf(msg, sizeof(msg), "step %d: the store could not record: %s", i,
+					 nt_store_errmsg(e->store));
+			}
+			snprintf(results[i], 64, "%s", s->kind->skip_reason);
+			continue;
+		}
+		if (r == 0) {
+			r = nt_setting_verify(&e->ctx, s->kind, s->target, s->after, got, sizeof(got));
+			if (r == NT_ECONFLICT)
+				snprintf(err, sizeof(err), "verify: reads '%s' after writing '%s'", got,
+					 s->after);
+			else if (r < 0)
+				snprintf(err, sizeof(err), "verify: cannot read back: %s", nt_strerror(r));
+		}
+		if (r < 0) {
+			failed = i;
+			snprintf(results[i], 64, "failed");
+			record_step(e, id, i, s, "failed", err);
+			snprintf(msg, sizeof(msg), "step %d (%s %s): %s", i, s->kind->name, s->target,
+				 err[0] ? err : nt_strerror(r));
+			break;
+		}
+		snprintf(results[i], 64, "applied");
+		/* Never carry on without a record of what was done. */
+		if (record_step(e, id, i, s, "applied", NULL) < 0) {
+			failed = i;
+			snprintf(msg, sizeof(msg), "step %d: the store could not record: %s", i,
+				 nt_store_errmsg(e->store));
+			break;
+		}
+		/* Verification compared the requested value; what the target
+		 * shows beyond it (an IRQ's effective CPUs, which move only when
+		 * it next fires) is kept for the record. */
+		char seen[NT_VALUE_MAX];
+		if (s->kind->observe && s->kind->observe(&e->ctx, s->target, seen, sizeof(seen)) == 0)
+			nt_store_step_observe(e->store, id, i, seen);
+	}
+	if (failed < 0) {
+		if (confirm_timeout_s > 0 && n > 0) {
+			int64_t deadline = nt_store_now_ms() + (int64_t)confirm_timeout_s * 1000;
+			record_status(e, id, "pending_confirm", NULL, -1, false, deadline);
+			pthread_mutex_lock(&e->lock);
+			e->pending_id = id;
+			e->pending_deadline_ms = deadline;
+			pthread_cond_broadcast(&e->cond);
+			pthread_mutex_unlock(&e->lock);
+		} else {
+			record_status(e, id, "applied", NULL, -1, true, 0);
+		}
+		free(results);
+		return;
+	}
+	record_status(e, id, "rolling_back", msg, failed, false, 0);
+	int bad = results ? undo(e, id, steps, results, failed, "rolled_back") : 1;
+	if (bad) {
+		char full[1200];
+		snprintf(full, sizeof(full), "%s; undo failed for %d target(s), see steps", msg, bad);
+		record_status(e, id, "rollback_failed", full, failed, true, 0);
+	} else {
+		record_status(e, id, "rolled_back", msg, failed, true, 0);
+	}
+	free(results);
+}
+
+/* Undo every step of a stored transaction and give it STATUS (or
+ * rollback_failed). Used for revert and crash recovery. */
+static int undo_stored(nt_txn_engine *e, int64_t id, const char *done, const char *status,
+		       const char *why)
+{
+	json_t *doc = NULL;
+	nt_step *steps = NULL;
+	char (*results)[64] = NULL;
+	int n = 0, r;
+
+	if ((r = nt_store_txn_get(e->store, id, &doc)) < 0)
+		goto out;
+	if ((r = steps_from_doc(doc, &steps, &results, &n)) < 0)
+		goto out;
+	int bad = n ? undo(e, id, steps, results, n - 1, done) : 0;
+	if (bad) {
+		char msg[512];
+		snprintf(msg, sizeof(msg), "%s; undo failed for %d target(s), see steps", why, bad);
+		r = record_status(e, id, "rollback_failed", msg, -1, true, -1);
+	} else {
+		r = record_status(e, id, status, why, -1, true, -1);
+	}
+out:
+	json_decref(doc);
+	free(steps);
+	free(results);
+	return r;
+}
+
+/* ---- confirmation timer ---- */
+
+static void *timer_main(void *arg)
+{
+	nt_txn_engine *e = arg;
+	pthread_mutex_lock(&e->lock);
+	while (!e->stop) {
+		if (!e->pending_id) {
+			pthread_cond_wait(&e->cond, &e->lock);
+			continue;
+		}
+		int64_t now = nt_store_now_ms();
+		if (now < e->pending_deadline_ms) {
+			struct timespec ts = { .tv_sec = (time_t)(e->pending_deadline_ms / 1000),
+					       .tv_nsec = (long)(e->pending_deadline_ms % 1000) * 1000000L };
+			pthread_cond_timedwait(&e->cond, &e->lock, &ts);
+			continue;
+		}
+		if (e->busy) {
+			pthread_cond_wait(&e->cond, &e->lock);
+			continue;
+		}
+		int64_t id = e->pending_id;
+		e->busy = true;
+		e->inflight_id = id;
+		pthread_mutex_unlock(&e->lock);
+		undo_stored(e, id, "reverted", "reverted",
+			    "not confirmed within confirm_timeout_s; reverted");
+		pthread_mutex_lock(&e->lock);
+		if (e->pending_id == id)
+			e->pending_id = 0;
+		e->busy = false;
+		e->inflight_id = 0;
+		pthread_cond_broadcast(&e->cond);
+	}
+	pthread_mutex_unlock(&e->lock);
+	return NULL;
+}
+
+/* ---- open / close, recovery ---- */
+
+static void recover(nt_txn_engine *e)
+{
+	static const char *const crashed[] = { "applying", "rolling_back", NULL };
+	json_t *ids = NULL;
+	size_t i;
+	json_t *v;
+
+	for (int k = 0; crashed[k]; k++) {
+		if (nt_store_txn_ids(e->store, crashed[k], &ids) < 0)
+			continue;
+		json_array_foreach(ids, i, v)
+			undo_stored(e, json_integer_value(v), "restored", "recovered",
+				    "the agent stopped during this transaction; restored from the journal");
+		json_decref(ids);
+	}
+	if (nt_store_txn_ids(e->store, "pending_confirm", &ids) < 0)
+		return;
+	json_array_foreach(ids, i, v) {
+		json_t *doc = NULL;
+		int64_t id = json_integer_value(v);
+		if (nt_store_txn_get(e->store, id, &doc) < 0)
+			continue;
+		int64_t deadline = json_integer_value(json_object_get(doc, "confirm_deadline_ms"));
+		json_decref(doc);
+		if (deadline <= nt_store_now_ms() || e->pending_id) {
+			undo_stored(e, id, "reverted", "reverted",
+				    "not confirmed within confirm_timeout_s; reverted");
+		} else {
+			e->pending_id = id;
+			e->pending_deadline_ms = deadline;
+		}
+	}
+	json_decref(ids);
+}
+
+int nt_txn_engine_open(const nt_ctx *ctx, const char *state_dir, nt_txn_engine **out)
+{
+	nt_txn_engine *e = calloc(1, sizeof(*e));
+	char path[PATH_MAX];
+
+	*out = NULL;
+	if (!e)
+		return -ENOMEM;
+	e->ctx = *ctx;
+	pthread_mutex_init(&e->lock, NULL);
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_cond_init(&e->cond, &ca);
+	pthread_condattr_destroy(&ca);
+	const char *delay = getenv("NETTUNE_TEST_STEP_DELAY_MS");
+	if (delay)
+		e->step_delay_ms = atoi(delay);
+
+	if (!state_dir || !*state_dir) {
+		snprintf(e->store_err, sizeof(e->store_err), "no state directory configured");
+	} else if (snprintf(path, sizeof(path), "%s/nettune.db", state_dir) >= (int)sizeof(path)) {
+		snprintf(e->store_err, sizeof(e->store_err), "state directory path too long");
+	} else if (nt_store_open(path, &e->store, e->store_err, sizeof(e->store_err)) < 0) {
+		e->store = NULL;
+	}
+	if (e->store) {
+		recover(e);
+		if (pthread_create(&e->timer, NULL, timer_main, e) == 0)
+			e->timer_started = true;
+	}
+	*out = e;
+	return 0;
+}
+
+void nt_txn_engine_close(nt_txn_engine *e)
+{
+	if (!e)
+		return;
+	pthread_mutex_lock(&e->lock);
+	e->stop = true;
+	pthread_cond_broadcast(&e->cond);
+	pthread_mutex_unlock(&e->lock);
+	if (e->timer_started)
+		pthread_join(e->timer, NULL);
+	nt_store_close(e->store);
+	pthread_cond_destroy(&e->cond);
+	pthread_mutex_destroy(&e->lock);
+	free(e);
+}
+
+/* ---- requests ---- */
+
+static int need_store(nt_txn_engine *e, nt_txn_outcome *out)
+{
+	if (e->store)
+		return 0;
+	snprintf(out->message, sizeof(out->message), "the state database is unavailable: %s",
+		 e->store_err);
+	return NT_ESTORE;
+}
+
+/* The profile a request names: a new reference in *PROFILE. */
+static int resolve_profile(nt_txn_engine *e, const nt_txn_request *req, json_t **profile,
+			   nt_txn_outcome *out)
+{
+	*profile = NULL;
+	if (req->profile) {
+		*profile = json_incref((json_t *)req->profile);
+		return 0;
+	}
+	if (!req->profile_name) {
+		snprintf(out->message, sizeof(out->message), "give a profile or a profile_name");
+		out->errors = json_array();
+		nt_profile_error(out->errors, "$", "give 'profile' or 'profile_name'");
+		return NT_EINVALID;
+	}
+	int r = need_store(e, out);
+	if (r < 0)
+		return r;
+	r = nt_store_profile_get(e->store, req->profile_name, profile);
+	if (r == -ENOENT)
+		snprintf(out->message, sizeof(out->message), "no stored profile '%s'",
+			 req->profile_name);
+	else if (r < 0)
+		snprintf(out->message, sizeof(out->message), "reading profile '%s': %s",
+			 req->profile_name, nt_store_errmsg(e->store));
+	return r;
+}
+
+/* Topology + plan of PROFILE. */
+static int make_plan(nt_txn_engine *e, const json_t *profile, nt_plan *plan, nt_txn_outcome *out)
+{
+	nt_topology *t = NULL;
+	int r = nt_topology_read(&e->ctx, &t);
+	if (r < 0) {
+		snprintf(out->message, sizeof(out->message), "cannot read the host: %s",
+			 nt_strerror(r));
+		return r;
+	}
+	out->errors = json_array();
+	r = nt_plan_build(&e->ctx, t, profile, plan, out->errors);
+	nt_topology_free(t);
+	if (r == NT_EINVALID)
+		snprintf(out->message, sizeof(out->message), "the profile is not valid for this host");
+	else if (r < 0)
+		snprintf(out->message, sizeof(out->message), "planning failed: %s", nt_strerror(r));
+	if (r == 0) {
+		json_decref(out->errors);
+		out->errors = NULL;
+	}
+	return r;
+}
+
+int nt_txn_plan(nt_txn_engine *e, const nt_txn_request *req, nt_txn_outcome *out)
+{
+	json_t *profile = NULL;
+	nt_plan plan = { 0 };
+	int r = resolve_profile(e, req, &profile, out);
+	if (r < 0)
+		goto out;
+	if ((r = make_plan(e, profile, &plan, out)) < 0)
+		goto out;
+	out->doc = nt_plan_to_json(&plan, profile);
+	r = out->doc ? 0 : -ENOMEM;
+out:
+	nt_plan_free(&plan);
+	json_decref(profile);
+	return r;
+}
+
+static int replay(nt_txn_engine *e, const char *key, nt_txn_outcome *out)
+{
+	int64_t id;
+	int r = nt_store_idem_get(e->store, key, &id);
+	if (r < 0)
+		return r;
+	r = nt_store_txn_get(e->store, id, &out->doc);
+	if (r == 0)
+		out->replayed = true;
+	return r;
+}
+
+/* Record and run STEPS as a new transaction; the slot is held. */
+static int record_and_run(nt_txn_engine *e, json_t *txn, const nt_step *steps, int n,
+			  const nt_txn_request *req, nt_txn_outcome *out)
+{
+	int64_t id = 0;
+	json_t *sj = steps_json(steps, n);
+	int r = sj ? 0 : -ENOMEM;
+
+	if (r == 0)
+		r = nt_store_txn_create(e->store, txn, sj, req->idempotency_key, &id);
+	json_decref(sj);
+	if (r == -EEXIST && req->idempotency_key) {
+		/* The key was used by a request that raced this one. */
+		return replay(e, req->idempotency_key, out);
+	}
+	if (r < 0) {
+		snprintf(out->message, sizeof(out->message),
+			 "the transaction could not be recorded, nothing was applied: %s",
+			 nt_store_errmsg(e->store));
+		return NT_ESTORE;
+	}
+	set_inflight(e, id);
+	if (e->log) {
+		json_t *ev = json_pack("{s:s, s:I, s:s, s:i, s:s, s:s}", "event", "txn", "txn",
+				       (json_int_t)id, "status", "applying", "steps", n, "client",
+				       req->client ? req->client : "", "identity",
+				       req->identity ? req->identity : "");
+		emit(e, ev);
+	}
+	run_steps(e, id, steps, n, req->confirm_timeout_s);
+	return nt_store_txn_get(e->store, id, &out->doc);
+}
+
+int nt_txn_apply(nt_txn_engine *e, const nt_txn_request *req, nt_txn_outcome *out)
+{
+	json_t *profile = NULL, *txn = NULL;
+	nt_plan plan = { 0 };
+	int r;
+
+	if ((r = need_store(e, out)) < 0)
+		return r;
+	if (req->idempotency_key && (r = replay(e, req->idempotency_key, out)) != -ENOENT)
+		return r < 0 ? NT_ESTORE : 0;
+	if ((r = slot_take(e, false, out)) < 0)
+		return r;
+	if ((r = resolve_profile(e, req, &profile, out)) < 0)
+		goto out;
+	if ((r = make_plan(e, profile, &plan, out)) < 0)
+		goto out;
+	const char *pname = json_string_value(json_object_get(profile, "name"));
+	txn = json_pack("{s:s,s:O,s:s?,s:s,s:s,s:O}", "status", "applying", "profile", profile,
+			"profile_name", req->profile_name ? req->profile_name : pname, "client",
+			req->client ? req->client : "", "identity", req->identity ? req->identity : "",
+			"warnings", plan.warnings);
+	if (!txn) {
+		r = -ENOMEM;
+		goto out;
+	}
+	if (req->confirm_timeout_s > 0)
+		json_object_set_new(txn, "confirm_timeout_s", json_integer(req->confirm_timeout_s));
+	if (plan.reserved)
+		json_object_set(txn, "reserved", plan.reserved);
+	r = record_and_run(e, txn, plan.steps, plan.nsteps, req, out);
+out:
+	slot_release(e);
+	json_decref(txn);
+	json_decref(profile);
+	nt_plan_free(&plan);
+	return r;
+}
+
+int nt_txn_confirm(nt_txn_engine *e, int64_t id, nt_txn_outcome *out)
+{
+	json_t *doc = NULL;
+	int r;
+	if ((r = need_store(e, out)) < 0)
+		return r;
+	pthread_mutex_lock(&e->lock);
+	if (e->pending_id != id || e->busy) {
+		pthread_mutex_unlock(&e->lock);
+		r = nt_store_txn_get(e->store, id, &doc);
+		if (r == -ENOENT) {
+			snprintf(out->message, sizeof(out->message), "no transaction %lld",
+				 (long long)id);
+			return r;
+		}
+		snprintf(out->message, sizeof(out->message),
+			 "transaction %lld is %s, not waiting for confirmation", (long long)id,
+			 doc ? json_string_value(json_object_get(doc, "status")) : "unknown");
+		json_decref(doc);
+		return r < 0 ? r : NT_ECONFLICT;
+	}
+	r = record_status(e, id, "applied", NULL, -1, true, -1);
+	if (r == 0) {
+		e->pending_id = 0;
+		pthread_cond_broadcast(&e->cond);
+	}
+	pthread_mutex_unlock(&e->lock);
+	if (r < 0) {
+		snprintf(out->message, sizeof(out->message), "cannot record: %s",
+			 nt_store_errmsg(e->store));
+		return NT_ESTORE;
+	}
+	return nt_store_txn_get(e->store, id, &out->doc);
+}
+
+int nt_txn_rollback(nt_txn_engine *e, int64_t id, bool force, const nt_txn_request *req,
+		    nt_txn_outcome *out)
+{
+	json_t *orig = NULL, *txn = NULL;
+	nt_step *ostep = NULL, *steps = NULL;
+	char (*results)[64] = NULL;
+	int n = 0, r, k = 0;
+
+	if ((r = need_store(e, out)) < 0)
+		return r;
+	if (req->idempotency_key && (r = replay(e, req->idempotency_key, out)) != -ENOENT)
+		return r < 0 ? NT_ESTORE : 0;
+	if ((r = slot_take(e, false, out)) < 0)
+		return r;
+	if ((r = nt_store_txn_get(e->store, id, &orig)) < 0) {
+		snprintf(out->message, sizeof(out->message), "no transaction %lld", (long long)id);
+		goto out;
+	}
+	const char *status = json_string_value(json_object_get(orig, "status"));
+	if (strcmp(status, "applied") != 0) {
+		snprintf(out->message, sizeof(out->message),
+			 "transaction %lld is %s: only an applied transaction can be rolled back",
+			 (long long)id, status);
+		r = NT_ECONFLICT;
+		goto out;
+	}
+	int64_t later = 0;
+	if ((r = nt_store_later_conflict(e->store, id, &later)) < 0) {
+		snprintf(out->message, sizeof(out->message), "%s", nt_store_errmsg(e->store));
+		r = NT_ESTORE;
+		goto out;
+	}
+	if (later && !force) {
+		out->later_id = later;
+		snprintf(out->message, sizeof(out->message),
+			 "transaction %lld changed targets of transaction %lld since; give "
+			 "{\"force\":true} to roll back anyway", (long long)later, (long long)id);
+		r = NT_ECONFLICT;
+		goto out;
+	}
+	if ((r = steps_from_doc(orig, &ostep, &results, &n)) < 0)
+		goto out;
+	steps = calloc((size_t)n + 1, sizeof(*steps));
+	if (!steps) {
+		r = -ENOMEM;
+		goto out;
+	}
+	/* The new transaction's steps: every applied step of the original, in
+	 * reverse order, back to its before-value; targets already there are
+	 * left out like any no-op step. */
+	for (int i = n - 1; i >= 0; i--) {
+		if (strcmp(results[i], "applied") != 0 || !ostep[i].kind)
+			continue;
+		nt_step *s = &steps[k];
+		*s = ostep[i];
+		snprintf(s->after, sizeof(s->after), "%s", ostep[i].before);
+		if (s->kind->read(&e->ctx, s->target, s->before, sizeof(s->before)) < 0)
+			snprintf(s->before, sizeof(s->before), "%s", ostep[i].after);
+		if (nt_setting_equal(s->kind, s->before, s->after))
+			continue;
+		k++;
+	}
+	txn = json_pack("{s:s,s:n,s:s,s:s,s:I,s:[]}", "status", "applying", "profile", "client",
+			req->client ? req->client : "", "identity", req->identity ? req->identity : "",
+			"rollback_of", (json_int_t)id, "warnings");
+	if (!txn) {
+		r = -ENOMEM;
+		goto out;
+	}
+	nt_txn_request plain = *req;
+	plain.confirm_timeout_s = 0;
+	r = record_and_run(e, txn, steps, k, &plain, out);
+out:
+	slot_release(e);
+	json_decref(orig);
+	json_decref(txn);
+	free(ostep);
+	free(steps);
+	free(results);
+	return r;
+}
+
+int nt_txn_get(nt_txn_engine *e, int64_t id, json_t **doc)
+{
+	*doc = NULL;
+	if (!e->store)
+		return NT_ESTORE;
+	return nt_store_txn_get(e->store, id, doc);
+}
+
+int nt_txn_list(nt_txn_engine *e, const char *status, int limit, int offset, json_t **doc)
+{
+	json_t *arr = NULL;
+	int64_t total = 0;
+	*doc = NULL;
+	if (!e->store)
+		return NT_ESTORE;
+	int r = nt_store_txn_list(e->store, status, limit, offset, &arr, &total);
+	if (r < 0)
+		return r;
+	*doc = json_pack("{s:o,s:I,s:i,s:i}", "transactions", arr, "total", (json_int_t)total,
+			 "limit", limit, "offset", offset);
+	return *doc ? 0 : -ENOMEM;
+}
+
+int nt_txn_profile_put(nt_txn_engine *e, const char *name, const json_t *profile, bool *created,
+		       nt_txn_outcome *out)
+{
+	nt_topology *t = NULL;
+	int r;
+	if ((r = need_store(e, out)) < 0)
+		return r;
+	if ((r = nt_topology_read(&e->ctx, &t)) < 0) {
+		snprintf(out->message, sizeof(out->message), "cannot read the host: %s",
+			 nt_strerror(r));
+		return r;
+	}
+	out->errors = json_array();
+	r = nt_profile_validate(t, profile, out->errors);
+	nt_topology_free(t);
+	if (r < 0) {
+		snprintf(out->message, sizeof(out->message), "the profile is not valid for this host");
+		return r;
+	}
+	json_decref(out->errors);
+	out->errors = NULL;
+	if ((r = nt_store_profile_put(e->store, name, profile, created)) < 0) {
+		snprintf(out->message, sizeof(out->message), "cannot store: %s",
+			 nt_store_errmsg(e->store));
+		return NT_ESTORE;
+	}
+	return nt_store_profile_get(e->store, name, &out->doc);
+}
+
+int nt_txn_profile_get(nt_txn_engine *e, const char *name, json_t **doc)
+{
+	*doc = NULL;
+	return e->store ? nt_store_profile_get(e->store, name, doc) : NT_ESTORE;
+}
+
+int nt_txn_profile_delete(nt_txn_engine *e, const char *name)
+{
+	return e->store ? nt_store_profile_delete(e->store, name) : NT_ESTORE;
+}
+
+int nt_txn_profile_list(nt_txn_engine *e, json_t **doc)
+{
+	json_t *arr = NULL;
+	*doc = NULL;
+	if (!e->store)
+		return NT_ESTORE;
+	int r = nt_store_profile_list(e->store, &arr);
+	if (r < 0)
+		return r;
+	*doc = json_pack("{s:o}", "profiles", arr);
+	return *doc ? 0 : -ENOMEM;
+}

@@ -1,0 +1,105 @@
+/* The transaction engine: apply a profile's plan as one journalled,
+ * verified, reversible transaction (issue 3). Core code: no HTTP here; the
+ * routes in api/routes_txn.c only translate.
+ *
+ * Order of work for an apply: plan against a fresh topology; record the
+ * transaction and every step's before-value in the store in one SQL
+ * transaction (status "applying"); apply the steps in order, reading each
+ * back; then "applied" (or "pending_confirm" with a deadline). A failing
+ * step undoes the applied ones in reverse and verifies the undo
+ * ("rolled_back"); an undo that fails leaves "rollback_failed" with each
+ * target's state in its step. At open, transactions left "applying" or
+ * "rolling_back" by a crash are restored from the journal ("recovered"), and
+ * expired "pending_confirm" ones are reverted ("reverted").
+ *
+ * One transaction at a time: while one is applying, or waiting for its
+ * confirmation, another apply gets NT_ECONFLICT naming it.
+ *
+ * NETTUNE_TEST_STEP_DELAY_MS (environment, read at open): sleep that long
+ * before each step, so a test can kill the agent between two steps. */
+#ifndef NT_TXN_H
+#define NT_TXN_H
+
+#include "kernel/ctx.h"
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef struct nt_txn_engine nt_txn_engine;
+
+typedef struct nt_txn_request {
+	const json_t *profile; /* inline profile, or NULL */
+	const char *profile_name; /* a stored profile, or NULL */
+	int confirm_timeout_s; /* 0: no confirmation needed */
+	const char *idempotency_key; /* NULL for none */
+	const char *client; /* who asked (address), "" unknown */
+	const char *identity; /* authenticated identity, "" none */
+} nt_txn_request;
+
+/* What an engine call produced. Free with nt_txn_outcome_free. */
+typedef struct nt_txn_outcome {
+	json_t *doc; /* the plan or transaction document */
+	json_t *errors; /* [{path, message}] on NT_EINVALID */
+	int64_t conflict_id; /* the transaction in flight on NT_ECONFLICT (0 if none) */
+	int64_t later_id; /* rollback: the later transaction that changed the same targets */
+	bool replayed; /* an Idempotency-Key retry: doc is the original */
+	char message[512]; /* a sentence for the error cases */
+} nt_txn_outcome;
+
+void nt_txn_outcome_free(nt_txn_outcome *o);
+
+/* Open the engine for host CTX with its database in STATE_DIR/nettune.db,
+ * and run crash recovery. A store that cannot be opened does not fail the
+ * open: the engine then refuses applies with NT_ESTORE (see
+ * nt_txn_store_error). Returns 0 or -ENOMEM. */
+int nt_txn_engine_open(const nt_ctx *ctx, const char *state_dir, nt_txn_engine **out);
+void nt_txn_engine_close(nt_txn_engine *e);
+
+/* A sink for structured events: one JSON object per event, borrowed for
+ * the call (the sink copies what it keeps). Called from whichever thread
+ * does the work (HTTP workers, the confirmation timer), so it must be
+ * thread-safe. The core never prints; the CLI's sink writes the lines. */
+typedef void (*nt_log_fn)(void *ud, const json_t *event);
+/* Send an event for every transaction step's outcome
+ *   {"event":"txn_step","txn":ID,"index":I,"kind","target","interface"?,
+ *    "before","after","result","error"?}
+ * and every status change {"event":"txn","txn":ID,"status","error"?,
+ * "identity","client"} to FN (NULL: none). Set it before the engine serves
+ * requests; the crash recovery done by nt_txn_engine_open is not logged. */
+void nt_txn_engine_set_log(nt_txn_engine *e, nt_log_fn fn, void *ud);
+/* Why the store is unavailable, or NULL when it is fine. */
+const char *nt_txn_store_error(nt_txn_engine *e);
+
+/* Plan REQ's profile: 0 with doc {profile, steps, warnings}; NT_EINVALID
+ * with errors; -ENOENT for an unknown profile_name; NT_ESTORE. */
+int nt_txn_plan(nt_txn_engine *e, const nt_txn_request *req, nt_txn_outcome *out);
+/* Apply. 0 with the transaction document (whatever its final status);
+ * NT_EINVALID, -ENOENT (profile_name), NT_ECONFLICT (another in flight),
+ * NT_ESTORE (nothing applied without a record). */
+int nt_txn_apply(nt_txn_engine *e, const nt_txn_request *req, nt_txn_outcome *out);
+/* Confirm a pending_confirm transaction: 0, -ENOENT, NT_ECONFLICT (not
+ * pending). */
+int nt_txn_confirm(nt_txn_engine *e, int64_t id, nt_txn_outcome *out);
+/* Undo transaction ID's changes as a new transaction. NT_ECONFLICT when it
+ * is not in a state to undo, or a later transaction changed the same
+ * targets (unless FORCE). REQ gives client/identity/idempotency key. */
+int nt_txn_rollback(nt_txn_engine *e, int64_t id, bool force, const nt_txn_request *req,
+		    nt_txn_outcome *out);
+
+int nt_txn_get(nt_txn_engine *e, int64_t id, json_t **doc);
+/* {"transactions":[...], "total", "limit", "offset"} */
+int nt_txn_list(nt_txn_engine *e, const char *status, int limit, int offset, json_t **doc);
+
+/* Stored profiles. PUT validates against this host (NT_EINVALID with
+ * out->errors). */
+int nt_txn_profile_put(nt_txn_engine *e, const char *name, const json_t *profile, bool *created,
+		       nt_txn_outcome *out);
+int nt_txn_profile_get(nt_txn_engine *e, const char *name, json_t **doc);
+int nt_txn_profile_delete(nt_txn_engine *e, const char *name);
+int nt_txn_profile_list(nt_txn_engine *e, json_t **doc);
+
+/* Whether STATUS is one a transaction can have (for list filters). */
+bool nt_txn_status_valid(const char *status);
+
+#endif

@@ -1,0 +1,289 @@
+#include "host/interrupts.h"
+#include "kernel/ctx.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Parse "CPU0 CPU1 CPU3" into column CPU numbers. */
+static int parse_header(const char *line, size_t len, int **cpus_out, int *n_out)
+{
+	int cap = 64, n = 0;
+	int *cpus = malloc(sizeof(int) * (size_t)cap);
+	const char *p = line, *end = line + len;
+
+	if (!cpus)
+		return -ENOMEM;
+	while (p < end) {
+		while (p < end && isspace((unsigned char)*p))
+			p++;
+		if (p >= end)
+			break;
+		if (end - p < 4 || strncmp(p, "CPU", 3) != 0 || !isdigit((unsigned char)p[3])) {
+			free(cpus);
+			return NT_EPARSE;
+		}
+		p += 3;
+		long v = 0;
+		while (p < end && isdigit((unsigned char)*p)) {
+			v = v * 10 + (*p - '0');
+			if (v > 1 << 20) {
+				free(cpus);
+				return NT_EPARSE;
+			}
+			p++;
+		}
+		if (n == cap) {
+			cap *= 2;
+			int *nc = realloc(cpus, sizeof(int) * (size_t)cap);
+			if (!nc) {
+				free(cpus);
+				return -ENOMEM;
+			}
+			cpus = nc;
+		}
+		cpus[n++] = (int)v;
+	}
+	if (n == 0) {
+		free(cpus);
+		return NT_EPARSE;
+	}
+	*cpus_out = cpus;
+	*n_out = n;
+	return 0;
+}
+
+static void copy_token(char *dst, size_t size, const char *s, size_t len)
+{
+	if (len >= size)
+		len = size - 1;
+	memcpy(dst, s, len);
+	dst[len] = '\0';
+}
+
+/* The hardware IRQ column: "5-edge", "524288-edge", "27", or the ARM-style
+ * "Level"/"Edge" word that follows the number. */
+static bool looks_like_hwirq(const char *s, size_t len)
+{
+	if (len == 0)
+		return false;
+	if ((len == 5 && strncmp(s, "Level", 5) == 0) || (len == 4 && strncmp(s, "Edge", 4) == 0))
+		return true;
+	if (!isdigit((unsigned char)s[0]))
+		return false;
+	size_t i = 0;
+	while (i < len && isxdigit((unsigned char)s[i]))
+		i++;
+	return i == len || s[i] == '-';
+}
+
+int nt_interrupts_parse_line(const char *line, int ncols, nt_irq_line *out)
+{
+	const char *p = line;
+	const char *eol = line + strcspn(line, "\n");
+	char *end;
+
+	while (p < eol && isspace((unsigned char)*p))
+		p++;
+	if (!isdigit((unsigned char)*p))
+		return NT_EPARSE;
+	errno = 0;
+	long irq = strtol(p, &end, 10);
+	if (errno || end == p || *end != ':' || irq < 0 || irq > INT32_MAX)
+		return NT_EPARSE;
+	p = end + 1;
+	out->irq = (int)irq;
+	out->chip[0] = out->hwirq[0] = out->name[0] = '\0';
+	/* The hot loop of a read on a big host (thousands of lines times
+	 * hundreds of columns): plain digit accumulation, not strtoull. */
+	for (int i = 0; i < ncols; i++) {
+		while (p < eol && (*p == ' ' || *p == '\t'))
+			p++;
+		if (p >= eol || *p < '0' || *p > '9')
+			return NT_EPARSE;
+		uint64_t v = 0;
+		int digits = 0;
+		while (p < eol && *p >= '0' && *p <= '9') {
+			v = v * 10 + (uint64_t)(*p++ - '0');
+			if (++digits > 20)
+				return NT_EPARSE;
+		}
+		out->counts[i] = v;
+	}
+	out->ncols = ncols;
+	/* chip, then hwirq tokens, then the rest is the action name(s). */
+	const char *tok[3];
+	size_t toklen[3];
+	int ntok = 0;
+	const char *q = p;
+	while (ntok < 3) {
+		while (q < eol && isspace((unsigned char)*q))
+			q++;
+		if (q >= eol)
+			break;
+		tok[ntok] = q;
+		while (q < eol && !isspace((unsigned char)*q))
+			q++;
+		toklen[ntok] = (size_t)(q - tok[ntok]);
+		ntok++;
+	}
+	if (ntok == 0)
+		return 0; /* an IRQ with no chip name at all */
+	copy_token(out->chip, sizeof(out->chip), tok[0], toklen[0]);
+	const char *rest = ntok > 1 ? tok[1] : eol;
+	if (ntok > 1 && looks_like_hwirq(tok[1], toklen[1])) {
+		size_t hl = toklen[1];
+		rest = tok[1] + toklen[1];
+		if (ntok > 2 && ((toklen[2] == 5 && strncmp(tok[2], "Level", 5) == 0) ||
+				 (toklen[2] == 4 && strncmp(tok[2], "Edge", 4) == 0))) {
+			hl = (size_t)(tok[2] + toklen[2] - tok[1]);
+			rest = tok[2] + toklen[2];
+		}
+		copy_token(out->hwirq, sizeof(out->hwirq), tok[1], hl);
+	}
+	while (rest < eol && isspace((unsigned char)*rest))
+		rest++;
+	const char *rend = eol;
+	while (rend > rest && isspace((unsigned char)rend[-1]))
+		rend--;
+	copy_token(out->name, sizeof(out->name), rest, (size_t)(rend - rest));
+	return 0;
+}
+
+void nt_interrupts_free(nt_interrupts *in)
+{
+	if (!in)
+		return;
+	for (int i = 0; i < in->nlines; i++)
+		free(in->lines[i].counts);
+	free(in->lines);
+	free(in->cpus);
+	memset(in, 0, sizeof(*in));
+}
+
+int nt_interrupts_parse(const char *text, nt_interrupts *out)
+{
+	const char *p = text;
+	int r, cap = 0, lineno = 1;
+
+	memset(out, 0, sizeof(*out));
+	size_t hl = strcspn(p, "\n");
+	r = parse_header(p, hl, &out->cpus, &out->ncols);
+	if (r < 0)
+		return r;
+	p += hl;
+	while (*p) {
+		if (*p == '\n')
+			p++;
+		if (!*p)
+			break;
+		lineno++;
+		size_t ll = strcspn(p, "\n");
+		const char *s = p;
+		p += ll;
+		while (s < p && isspace((unsigned char)*s))
+			s++;
+		if (s >= p || !isdigit((unsigned char)*s))
+			continue; /* arch row (NMI, LOC, ERR, ...) or blank */
+		if (out->nlines == cap) {
+			cap = cap ? cap * 2 : 256;
+			nt_irq_line *nl = realloc(out->lines, sizeof(*nl) * (size_t)cap);
+			if (!nl) {
+				r = -ENOMEM;
+				goto fail;
+			}
+			out->lines = nl;
+		}
+		nt_irq_line *L = &out->lines[out->nlines];
+		memset(L, 0, sizeof(*L));
+		L->counts = calloc((size_t)out->ncols, sizeof(uint64_t));
+		if (!L->counts) {
+			r = -ENOMEM;
+			goto fail;
+		}
+		if (nt_interrupts_parse_line(s, out->ncols, L) < 0) {
+			free(L->counts);
+			L->counts = NULL;
+			out->bad_lines++;
+			if (!out->first_bad_line)
+				out->first_bad_line = lineno;
+			continue;
+		}
+		out->nlines++;
+	}
+	return 0;
+fail:
+	nt_interrupts_free(out);
+	return r;
+}
+
+int nt_softirqs_parse(const char *text, int **cpus_out, uint64_t **rx_out, uint64_t **tx_out,
+		      int *ncols_out)
+{
+	const char *p = text;
+	int *cpus = NULL, ncols = 0, r;
+	uint64_t *rx = NULL, *tx = NULL;
+
+	size_t hl = strcspn(p, "\n");
+	r = parse_header(p, hl, &cpus, &ncols);
+	if (r < 0)
+		return r;
+	rx = calloc((size_t)ncols, sizeof(uint64_t));
+	tx = calloc((size_t)ncols, sizeof(uint64_t));
+	if (!rx || !tx) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	bool got_rx = false, got_tx = false;
+	p += hl;
+	while (*p) {
+		if (*p == '\n')
+			p++;
+		size_t ll = strcspn(p, "\n");
+		const char *s = p, *e = p + ll;
+		p = e;
+		while (s < e && isspace((unsigned char)*s))
+			s++;
+		uint64_t *dst = NULL;
+		if (e - s > 7 && strncmp(s, "NET_RX:", 7) == 0) {
+			dst = rx;
+			got_rx = true;
+		} else if (e - s > 7 && strncmp(s, "NET_TX:", 7) == 0) {
+			dst = tx;
+			got_tx = true;
+		} else {
+			continue;
+		}
+		s += 7;
+		for (int i = 0; i < ncols; i++) {
+			char *end;
+			while (s < e && isspace((unsigned char)*s))
+				s++;
+			if (s >= e) {
+				r = NT_EPARSE;
+				goto fail;
+			}
+			dst[i] = strtoull(s, &end, 10);
+			if (end == s) {
+				r = NT_EPARSE;
+				goto fail;
+			}
+			s = end;
+		}
+	}
+	if (!got_rx || !got_tx) {
+		r = NT_EPARSE;
+		goto fail;
+	}
+	*cpus_out = cpus;
+	*rx_out = rx;
+	*tx_out = tx;
+	*ncols_out = ncols;
+	return 0;
+fail:
+	free(cpus);
+	free(rx);
+	free(tx);
+	return r;
+}

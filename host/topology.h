@@ -1,0 +1,163 @@
+/* The host model: what nettune knows about a host after one read.
+ *
+ * nt_topology_read() reads /proc/interrupts once, every IRQ's affinity once,
+ * and each NIC's sysfs directory once, so its cost grows with the host, not
+ * with the number of questions asked of it. Everything a reader could not
+ * read goes into `problems` and the read carries on. */
+#ifndef NT_TOPOLOGY_H
+#define NT_TOPOLOGY_H
+
+#include "host/cpuset.h"
+#include "kernel/ctx.h"
+
+#include <jansson.h>
+#include <net/if.h>
+
+#define NT_NAME_MAX 128
+
+typedef struct nt_numa_node {
+	int id;
+	nt_cpuset cpus; /* online CPUs of the node */
+	int *distances; /* indexed like topology->nodes[] order; ndist entries */
+	int ndist;
+	uint64_t mem_total_kb, mem_free_kb;
+	bool has_memory;
+} nt_numa_node;
+
+typedef struct nt_irq {
+	int irq;
+	char name[NT_NAME_MAX]; /* the action(s), e.g. "mlx5_comp3@pci:0000:81:00.0" */
+	char chip[64]; /* e.g. "PCI-MSIX-0000:00:03.0" */
+	char hwirq[32]; /* e.g. "2-edge" */
+	nt_cpuset affinity;
+	nt_cpuset effective;
+	bool has_affinity, has_effective;
+	bool managed; /* kernel-managed: affinity writes fail with EIO */
+	bool managed_known; /* false when debugfs did not tell (managed is then false) */
+	int node; /* /proc/irq/N/node, -1 when unknown */
+	uint64_t *counts; /* per CPU column of /proc/interrupts, ncounts entries */
+	int ncounts;
+	uint64_t total;
+	int nic; /* index into topology->nics, -1 when no NIC owns it */
+	int queue; /* queue number parsed from the name, -1 when none */
+} nt_irq;
+
+typedef struct nt_rings {
+	uint32_t rx, tx, rx_max, tx_max;
+} nt_rings;
+
+typedef struct nt_channels {
+	uint32_t rx, tx, other, combined;
+	uint32_t rx_max, tx_max, other_max, combined_max;
+} nt_channels;
+
+typedef enum { NT_SRC_UNKNOWN = 0, NT_SRC_SYSFS, NT_SRC_LOCAL_CPULIST } nt_node_source;
+
+typedef struct nt_nic {
+	char name[IF_NAMESIZE];
+	int ifindex;
+	char driver[64];
+	char pci_address[32]; /* "" when not on PCI */
+	char device_path[PATH_MAX]; /* canonical device dir relative to root, "" if virtual */
+	char mac[24];
+	int numa_node;
+	nt_node_source numa_node_source;
+	nt_cpuset local_cpus;
+	bool has_local_cpus;
+	long speed_mbps; /* -1 unknown */
+	int mtu;
+	char operstate[16];
+	bool is_virtual;
+	bool is_bond;
+	char master[IF_NAMESIZE]; /* "" when none */
+	bool has_rings;
+	nt_rings rings;
+	bool has_channels;
+	nt_channels channels;
+	bool has_stats;
+	uint64_t rx_packets, tx_packets, rx_bytes, tx_bytes;
+	uint64_t rx_dropped, rx_missed, rx_fifo_errors, rx_errors;
+	int *irqs; /* indexes into topology->irqs */
+	int nirqs;
+} nt_nic;
+
+typedef struct nt_bond {
+	char name[IF_NAMESIZE];
+	char mode[32]; /* "balance-rr", "802.3ad", ... */
+	int mode_num;
+	char xmit_hash_policy[16]; /* "layer2", "layer2+3", ... */
+	long miimon;
+	char (*slaves)[IF_NAMESIZE];
+	int nslaves;
+} nt_bond;
+
+typedef struct nt_sysctl_value {
+	const char *key; /* static string from the known-key table */
+	char value[256];
+	bool present;
+} nt_sysctl_value;
+
+typedef struct nt_topology {
+	nt_ctx ctx; /* copy of the context it was read with */
+	char hostname[256];
+	char kernel[128];
+	char netns[64]; /* "net:[4026531840]" for the live host, "" otherwise */
+	int ncpus_possible; /* bits in the kernel's masks */
+	nt_cpuset cpus_online;
+	nt_cpuset cpus_present;
+	nt_numa_node *nodes;
+	int nnodes;
+	int *cpu_node; /* node id per CPU (ncpus_possible entries), -1 unknown */
+	int *cpu_core; /* core id per CPU, for hyper-thread siblings; -1 unknown */
+	int *cpu_package;
+	nt_nic *nics;
+	int nnics;
+	nt_irq *irqs; /* ascending by irq number */
+	int nirqs;
+	int *irq_cpu_columns; /* CPU number of each /proc/interrupts column */
+	int ncolumns;
+	bool have_irq_info; /* false when /proc/interrupts is absent */
+	nt_bond *bonds;
+	int nbonds;
+	nt_sysctl_value *sysctls;
+	int nsysctls;
+	struct {
+		bool running;
+		int pid;
+		char socket_path[PATH_MAX]; /* "" when not found */
+	} irqbalance;
+	json_t *problems; /* array of {"path","error"}: what could not be read */
+} nt_topology;
+
+/* Read the host under CTX. On success *OUT is owned by the caller (free with
+ * nt_topology_free). Returns 0 or -errno for failures that leave nothing to
+ * report (out of memory); unreadable parts are listed in problems. */
+int nt_topology_read(const nt_ctx *ctx, nt_topology **out);
+void nt_topology_free(nt_topology *t);
+
+/* Find things by name or number; NULL / -1 when absent. */
+nt_nic *nt_topology_nic(const nt_topology *t, const char *name);
+int nt_topology_nic_index(const nt_topology *t, const char *name);
+nt_irq *nt_topology_irq(const nt_topology *t, int irq);
+nt_bond *nt_topology_bond(const nt_topology *t, const char *name);
+const nt_numa_node *nt_topology_node(const nt_topology *t, int id);
+int nt_topology_cpu_node(const nt_topology *t, int cpu);
+
+/* Nodes that CPUs of SET belong to, as a JSON array of ints. */
+json_t *nt_topology_nodes_of(const nt_topology *t, const nt_cpuset *set);
+/* Whether every CPU of SET is on NODE. */
+bool nt_topology_set_on_node(const nt_topology *t, const nt_cpuset *set, int node);
+
+/* JSON documents served by the API and printed by the CLI. New references. */
+json_t *nt_topology_to_json(const nt_topology *t);
+json_t *nt_nic_to_json(const nt_topology *t, const nt_nic *n);
+json_t *nt_irq_to_json(const nt_topology *t, const nt_irq *irq, bool with_counts);
+json_t *nt_irqs_to_json(const nt_topology *t);
+
+/* Record a problem (PATH could not be read: ERR). */
+void nt_topology_problem(nt_topology *t, const char *path, int err);
+
+/* cpulist as a JSON string (helper for every serializer). */
+json_t *nt_cpuset_json(const nt_cpuset *s);
+
+#endif

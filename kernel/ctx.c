@@ -1,0 +1,314 @@
+#include "kernel/ctx.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+const char *nt_strerror(int err)
+{
+	switch (err) {
+	case 0: return "success";
+	case NT_EPARSE: return "unexpected format";
+	case NT_ENOTFOUND: return "not found";
+	case NT_EINVALID: return "invalid request";
+	case NT_ECONFLICT: return "conflict";
+	case NT_ESTORE: return "store error";
+	default: break;
+	}
+	if (err < 0 && err > -4096)
+		return strerror(-err);
+	return "unknown error";
+}
+
+int nt_ctx_init(nt_ctx *ctx, const char *root)
+{
+	char real[PATH_MAX];
+
+	memset(ctx, 0, sizeof(*ctx));
+	if (!root || !*root)
+		root = "/";
+	if (!realpath(root, real))
+		return -errno;
+	struct stat st;
+	if (stat(real, &st) < 0)
+		return -errno;
+	if (!S_ISDIR(st.st_mode))
+		return -ENOTDIR;
+	if (strcmp(real, "/") == 0) {
+		ctx->root[0] = '\0';
+		ctx->live = true;
+	} else {
+		if (strlen(real) >= sizeof(ctx->root))
+			return -ENAMETOOLONG;
+		strcpy(ctx->root, real);
+		ctx->live = false;
+	}
+	return 0;
+}
+
+static int vpath(const nt_ctx *ctx, char *buf, size_t size, const char *fmt, va_list ap)
+{
+	size_t rl = strlen(ctx->root);
+	if (rl >= size)
+		return -ENAMETOOLONG;
+	memcpy(buf, ctx->root, rl);
+	int n = vsnprintf(buf + rl, size - rl, fmt, ap);
+	if (n < 0 || (size_t)n >= size - rl)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+int nt_path(const nt_ctx *ctx, char *buf, size_t size, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int r = vpath(ctx, buf, size, fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+static int read_fd_str(int fd, char *buf, size_t size)
+{
+	size_t len = 0;
+	for (;;) {
+		if (len + 1 >= size) {
+			/* Full: is there more? */
+			char c;
+			ssize_t m = read(fd, &c, 1);
+			if (m > 0)
+				return -EFBIG;
+			if (m < 0 && errno == EINTR)
+				continue;
+			break;
+		}
+		ssize_t n = read(fd, buf + len, size - 1 - len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+		/* sysfs and procfs attributes hand over their whole value in
+		 * one read, and a short read of a regular file is its end:
+		 * skip the read() that would only return 0. */
+		if (len + 1 < size)
+			break;
+	}
+	buf[len] = '\0';
+	while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == ' '))
+		buf[--len] = '\0';
+	return (int)len;
+}
+
+static int vread_str(const nt_ctx *ctx, char *buf, size_t size, const char *fmt, va_list ap)
+{
+	char path[PATH_MAX];
+	int r = vpath(ctx, path, sizeof(path), fmt, ap);
+	if (r < 0)
+		return r;
+	if (size == 0)
+		return -EINVAL;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return -errno;
+	r = read_fd_str(fd, buf, size);
+	close(fd);
+	if (r < 0)
+		buf[0] = '\0';
+	return r;
+}
+
+int nt_read_str(const nt_ctx *ctx, char *buf, size_t size, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int r = vread_str(ctx, buf, size, fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+int nt_read_all(const nt_ctx *ctx, char **out, const char *fmt, ...)
+{
+	char path[PATH_MAX];
+	va_list ap;
+	char *buf = NULL;
+	size_t cap = 0, len = 0;
+	int r, fd;
+
+	*out = NULL;
+	va_start(ap, fmt);
+	r = vpath(ctx, path, sizeof(path), fmt, ap);
+	va_end(ap);
+	if (r < 0)
+		return r;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return -errno;
+	/* /proc files report size 0, so grow as we go. */
+	cap = 64 * 1024;
+	buf = malloc(cap);
+	if (!buf) {
+		r = -ENOMEM;
+		goto out;
+	}
+	for (;;) {
+		if (len + 1 >= cap) {
+			if (cap >= (size_t)INT_MAX / 2) {
+				r = -EFBIG;
+				goto out;
+			}
+			char *nb = realloc(buf, cap * 2);
+			if (!nb) {
+				r = -ENOMEM;
+				goto out;
+			}
+			buf = nb;
+			cap *= 2;
+		}
+		ssize_t n = read(fd, buf + len, cap - 1 - len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			r = -errno;
+			goto out;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	buf[len] = '\0';
+	*out = buf;
+	buf = NULL;
+	r = (int)len;
+out:
+	free(buf);
+	close(fd);
+	return r;
+}
+
+int nt_read_long(const nt_ctx *ctx, long *out, const char *fmt, ...)
+{
+	char buf[64];
+	va_list ap;
+	va_start(ap, fmt);
+	int r = vread_str(ctx, buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (r < 0)
+		return r;
+	char *end;
+	errno = 0;
+	long v = strtol(buf, &end, 0);
+	if (errno || end == buf)
+		return NT_EPARSE;
+	while (isspace((unsigned char)*end))
+		end++;
+	if (*end)
+		return NT_EPARSE;
+	*out = v;
+	return 0;
+}
+
+int nt_write_str(const nt_ctx *ctx, const char *value, const char *fmt, ...)
+{
+	char path[PATH_MAX];
+	va_list ap;
+	va_start(ap, fmt);
+	int r = vpath(ctx, path, sizeof(path), fmt, ap);
+	va_end(ap);
+	if (r < 0)
+		return r;
+	/* O_TRUNC matters only for fixture trees (regular files); kernel
+	 * attribute files ignore it. */
+	int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY | (ctx->live ? 0 : O_TRUNC));
+	if (fd < 0)
+		return -errno;
+	size_t len = strlen(value);
+	ssize_t n;
+	do {
+		n = write(fd, value, len);
+	} while (n < 0 && errno == EINTR);
+	r = 0;
+	if (n < 0)
+		r = -errno;
+	else if ((size_t)n != len)
+		r = -EIO;
+	/* sysfs/procfs report some errors only at close. */
+	if (close(fd) < 0 && r == 0)
+		r = -errno;
+	return r;
+}
+
+int nt_readlink(const nt_ctx *ctx, char *buf, size_t size, const char *fmt, ...)
+{
+	char path[PATH_MAX];
+	va_list ap;
+	va_start(ap, fmt);
+	int r = vpath(ctx, path, sizeof(path), fmt, ap);
+	va_end(ap);
+	if (r < 0)
+		return r;
+	ssize_t n = readlink(path, buf, size - 1);
+	if (n < 0)
+		return -errno;
+	buf[n] = '\0';
+	return (int)n;
+}
+
+int nt_resolve(const nt_ctx *ctx, char *buf, size_t size, const char *fmt, ...)
+{
+	char path[PATH_MAX], real[PATH_MAX];
+	va_list ap;
+	va_start(ap, fmt);
+	int r = vpath(ctx, path, sizeof(path), fmt, ap);
+	va_end(ap);
+	if (r < 0)
+		return r;
+	/* realpath() fails with ELOOP on loops (the kernel bounds the walk). */
+	if (!realpath(path, real))
+		return -errno;
+	size_t rl = strlen(ctx->root);
+	if (rl && (strncmp(real, ctx->root, rl) != 0 || (real[rl] != '/' && real[rl] != '\0')))
+		return -EXDEV; /* a link that leaves the fixture tree */
+	const char *rel = real + rl;
+	if (!*rel)
+		rel = "/";
+	if (strlen(rel) >= size)
+		return -ENAMETOOLONG;
+	strcpy(buf, rel);
+	return (int)strlen(rel);
+}
+
+bool nt_exists(const nt_ctx *ctx, const char *fmt, ...)
+{
+	char path[PATH_MAX];
+	va_list ap;
+	va_start(ap, fmt);
+	int r = vpath(ctx, path, sizeof(path), fmt, ap);
+	va_end(ap);
+	if (r < 0)
+		return false;
+	return access(path, F_OK) == 0;
+}
+
+bool nt_ifname_valid(const char *name)
+{
+	size_t n = name ? strlen(name) : 0;
+	if (n == 0 || n > 15)
+		return false;
+	if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)name[i];
+		if (c <= 0x20 || c >= 0x7f || c == '/' || c == ':')
+			return false;
+	}
+	return true;
+}

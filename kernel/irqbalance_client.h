@@ -1,0 +1,49 @@
+/* Talking to a running irqbalance, which rewrites IRQ affinity every few
+ * seconds (seed 000: "affinity fails unless irqbalance is stopped").
+ *
+ * irqbalance (>= 1.2) listens on a unix stream socket: the file
+ * /run/irqbalance/irqbalance<PID>.sock when /run/irqbalance exists (systemd's
+ * RuntimeDirectory), otherwise an abstract socket whose name is all zero
+ * bytes. Each connection carries one command with SCM_CREDENTIALS of a
+ * root sender:
+ *   "setup"                    -> "SLEEP n IRQ i LOAD l DIFF d CLASS c ... BANNED mask"
+ *   "settings ban irqs 1 2 3"  -> replaces the whole list of banned IRQs
+ *   "settings ban irqs NONE"   -> clears it
+ * Banned IRQs keep whatever affinity they are given. */
+#ifndef NT_IRQBALANCE_H
+#define NT_IRQBALANCE_H
+
+#include "kernel/ctx.h"
+
+#include <stddef.h>
+
+typedef struct nt_irqbalance_proc {
+	int pid; /* 0 when not running */
+	char socket_path[PATH_MAX]; /* "" for the abstract socket */
+	char cmdline[1024]; /* argv joined with spaces, to start it again */
+	bool systemd; /* the host runs systemd (unit irqbalance.service) */
+} nt_irqbalance_proc;
+
+/* Find the running daemon on the live host. Returns 0 (P->pid is 0 when
+ * none runs) or -errno. */
+int nt_irqbalance_find(const nt_ctx *ctx, nt_irqbalance_proc *p);
+
+/* Send CMD and read the reply (if any) into REPLY. Returns the reply
+ * length or -errno (-ECONNREFUSED, -ENOENT when no daemon listens). */
+int nt_irqbalance_command(const nt_irqbalance_proc *p, const char *cmd, char *reply, size_t size);
+
+/* Parse the IRQ numbers out of a "setup" reply, ascending, into a
+ * space-separated list ("" for none). Pure. Returns 0 or NT_EPARSE. */
+int nt_irqbalance_parse_banned(const char *setup_reply, char *list, size_t size);
+
+/* Stop the daemon. On a systemd host: StopUnit irqbalance.service over
+ * D-Bus (sd-bus), so systemd knows it is stopped; elsewhere SIGTERM and
+ * up to 5 s for it to exit. ERR gets systemd's error text. The caller
+ * keeps P (cmdline) to start it again. Returns 0 or -errno. */
+int nt_irqbalance_stop(const nt_irqbalance_proc *p, char *err, size_t errsize);
+/* Start it again: StartUnit on a systemd host (CMDLINE "systemd"),
+ * otherwise from the recorded command line (detached, in its own session,
+ * stdio on /dev/null). Returns 0 or -errno. */
+int nt_irqbalance_start(const char *cmdline, char *err, size_t errsize);
+
+#endif

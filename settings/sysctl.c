@@ -1,0 +1,228 @@
+/* Network sysctls: target = key ("net.ipv4.tcp_rmem"), value = the string
+ * to write. Only allowlisted keys are turned into a path (dots become
+ * slashes under /proc/sys), so a profile can never reach an arbitrary file.
+ * Values compare whitespace-insensitively because the kernel prints tabs
+ * between the numbers of tcp_rmem where a profile writes spaces. */
+#include "settings/setting.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define B(k) { k, NT_SYSCTL_INT, 0, 1 }
+#define POS(k) { k, NT_SYSCTL_INT, 1, 2147483647L }
+#define NONNEG(k) { k, NT_SYSCTL_INT, 0, 2147483647L }
+
+const nt_sysctl_key nt_sysctl_allowlist[] = {
+	POS("net.core.rmem_max"),
+	POS("net.core.wmem_max"),
+	POS("net.core.rmem_default"),
+	POS("net.core.wmem_default"),
+	POS("net.core.netdev_max_backlog"),
+	POS("net.core.netdev_budget"),
+	POS("net.core.netdev_budget_usecs"),
+	POS("net.core.optmem_max"),
+	POS("net.core.somaxconn"),
+	{ "net.core.default_qdisc", NT_SYSCTL_WORD, 0, 0 },
+	/* 0 turns busy polling off, the kernel's default. */
+	NONNEG("net.core.busy_poll"),
+	NONNEG("net.core.busy_read"),
+	NONNEG("net.core.rps_sock_flow_entries"),
+	{ "net.ipv4.tcp_rmem", NT_SYSCTL_TRIPLE, 0, 0 },
+	{ "net.ipv4.tcp_wmem", NT_SYSCTL_TRIPLE, 0, 0 },
+	{ "net.ipv4.tcp_mem", NT_SYSCTL_TRIPLE, 0, 0 },
+	{ "net.ipv4.udp_mem", NT_SYSCTL_TRIPLE, 0, 0 },
+	B("net.ipv4.tcp_window_scaling"),
+	B("net.ipv4.tcp_timestamps"),
+	B("net.ipv4.tcp_sack"),
+	{ "net.ipv4.tcp_congestion_control", NT_SYSCTL_WORD, 0, 0 },
+	/* 0 off, 1 after an ICMP black hole is detected, 2 always. */
+	{ "net.ipv4.tcp_mtu_probing", NT_SYSCTL_INT, 0, 2 },
+	B("net.ipv4.tcp_no_metrics_save"),
+	B("net.ipv4.tcp_moderate_rcvbuf"),
+	B("net.ipv4.tcp_low_latency"),
+	/* 0 off, 1 global, 2 loopback only (the kernel's default). */
+	{ "net.ipv4.tcp_tw_reuse", NT_SYSCTL_INT, 0, 2 },
+	POS("net.ipv4.tcp_max_syn_backlog"),
+	{ "net.ipv4.ip_local_port_range", NT_SYSCTL_PORTS, 0, 0 },
+	POS("net.ipv4.tcp_fin_timeout"),
+	B("net.ipv4.tcp_slow_start_after_idle"),
+	POS("net.ipv4.tcp_notsent_lowat"),
+	{ NULL, 0, 0, 0 },
+};
+
+const nt_sysctl_key *nt_sysctl_allowed(const char *key)
+{
+	for (int i = 0; key && nt_sysctl_allowlist[i].key; i++)
+		if (strcmp(nt_sysctl_allowlist[i].key, key) == 0)
+			return &nt_sysctl_allowlist[i];
+	return NULL;
+}
+
+/* Split VALUE into at most MAX integers. Returns the count or -1 when a
+ * token is not a plain decimal integer. */
+static int ints(const char *value, long long *out, int max)
+{
+	int n = 0;
+	const char *p = value;
+	for (;;) {
+		while (isspace((unsigned char)*p))
+			p++;
+		if (!*p)
+			break;
+		if (n == max)
+			return -1;
+		const char *start = p;
+		if (*p == '-')
+			p++;
+		if (!isdigit((unsigned char)*p))
+			return -1;
+		while (isdigit((unsigned char)*p))
+			p++;
+		if (*p && !isspace((unsigned char)*p))
+			return -1;
+		errno = 0;
+		out[n++] = strtoll(start, NULL, 10);
+		if (errno)
+			return -1;
+	}
+	return n;
+}
+
+int nt_sysctl_check_shape(const char *key, const char *value, char *why, size_t whysize)
+{
+	const nt_sysctl_key *k = nt_sysctl_allowed(key);
+	long long v[4];
+	int n;
+
+	if (!k) {
+		snprintf(why, whysize, "'%s' is not in the allowlist of sysctls nettune may change",
+			 key);
+		return NT_EINVALID;
+	}
+	switch (k->shape) {
+	case NT_SYSCTL_INT:
+		n = ints(value, v, 1);
+		if (n != 1 || v[0] < k->min || v[0] > k->max) {
+			snprintf(why, whysize, "%s takes one integer from %ld to %ld, not '%s'", key,
+				 k->min, k->max, value);
+			return NT_EINVALID;
+		}
+		return 0;
+	case NT_SYSCTL_TRIPLE:
+		n = ints(value, v, 3);
+		if (n != 3 || v[0] <= 0 || v[1] < v[0] || v[2] < v[1]) {
+			snprintf(why, whysize,
+				 "%s takes three ascending positive integers (min default max), "
+				 "not '%s'", key, value);
+			return NT_EINVALID;
+		}
+		return 0;
+	case NT_SYSCTL_PORTS:
+		n = ints(value, v, 2);
+		if (n != 2 || v[0] < 1 || v[1] > 65535 || v[1] < v[0]) {
+			snprintf(why, whysize, "%s takes two ascending ports from 1 to 65535, not '%s'",
+				 key, value);
+			return NT_EINVALID;
+		}
+		return 0;
+	case NT_SYSCTL_WORD: {
+		size_t len = strlen(value);
+		bool ok = len > 0 && len < 64;
+		for (size_t i = 0; ok && i < len; i++)
+			ok = isalnum((unsigned char)value[i]) || value[i] == '_' || value[i] == '-';
+		if (!ok) {
+			snprintf(why, whysize, "%s takes one word, not '%s'", key, value);
+			return NT_EINVALID;
+		}
+		return 0;
+	}
+	}
+	return NT_EINVALID;
+}
+
+/* "/proc/sys/net/ipv4/tcp_rmem" for an allowlisted key, else NT_EINVALID. */
+static int key_rel(const char *key, char *buf, size_t size)
+{
+	if (!nt_sysctl_allowed(key))
+		return NT_EINVALID;
+	int n = snprintf(buf, size, "/proc/sys/%s", key);
+	if (n < 0 || (size_t)n >= size)
+		return -ENAMETOOLONG;
+	for (char *p = buf + strlen("/proc/sys/"); *p; p++)
+		if (*p == '.')
+			*p = '/';
+	return 0;
+}
+
+static int sysctl_read(const nt_ctx *ctx, const char *target, char *value, size_t size)
+{
+	char rel[128];
+	int r = key_rel(target, rel, sizeof(rel));
+	if (r < 0)
+		return r;
+	r = nt_read_str(ctx, value, size, "%s", rel);
+	return r < 0 ? r : 0;
+}
+
+/* VALUE with runs of whitespace as one space and the ends trimmed. */
+static void squeeze(const char *in, char *out, size_t size)
+{
+	size_t n = 0;
+	bool space = false;
+	for (; *in && n + 2 < size; in++) {
+		if (isspace((unsigned char)*in)) {
+			space = n > 0;
+			continue;
+		}
+		if (space)
+			out[n++] = ' ';
+		space = false;
+		out[n++] = *in;
+	}
+	out[n] = '\0';
+}
+
+static bool sysctl_equal(const char *a, const char *b)
+{
+	char x[NT_VALUE_MAX], y[NT_VALUE_MAX];
+	squeeze(a, x, sizeof(x));
+	squeeze(b, y, sizeof(y));
+	return strcmp(x, y) == 0;
+}
+
+static int sysctl_validate(const nt_ctx *ctx, const nt_topology *t, const char *target,
+			   const char *value, char *why, size_t whysize)
+{
+	int r = nt_sysctl_check_shape(target, value, why, whysize);
+	if (r < 0)
+		return r;
+	char rel[128];
+	if ((r = key_rel(target, rel, sizeof(rel))) < 0 || !nt_exists(ctx, "%s", rel)) {
+		snprintf(why, whysize, "%s does not exist on this host", target);
+		return NT_EINVALID;
+	}
+	return 0;
+}
+
+static int sysctl_apply(const nt_ctx *ctx, const char *target, const char *value, char *err,
+			size_t errsize)
+{
+	char rel[128];
+	int r = key_rel(target, rel, sizeof(rel));
+	if (r == 0)
+		r = nt_setting_write(ctx, value, "%s", rel);
+	if (r < 0 && err && errsize)
+		snprintf(err, errsize, "%s: %s", target, nt_strerror(r));
+	return r;
+}
+
+const nt_setting_kind nt_setting_sysctl = {
+	.name = "sysctl",
+	.read = sysctl_read,
+	.validate = sysctl_validate,
+	.apply = sysctl_apply,
+	.equal = sysctl_equal,
+};
