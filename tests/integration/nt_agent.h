@@ -4,7 +4,7 @@
  * Links with libcurl and jansson (the test build does).
  *
  *   nt_agent a;
- *   if (nt_agent_start(&a, NT_FIXTURES "/seed000-x460", NULL, NULL) < 0) ...fail;
+ *   if (nt_agent_start(&a, NT_FIXTURES "/x460-4node-8nic", NULL, NULL) < 0) ...fail;
  *   long st; json_t *doc; char ct[128];
  *   nt_http("GET", nt_url(&a, "/v1/nics"), NULL, &st, &doc, ct, sizeof(ct));
  *   ...

@@ -9,8 +9,8 @@
 #include <limits.h>
 #include <stdio.h>
 
-#define X460 NT_FIXTURES "/seed000-x460"
-#define EPYC NT_FIXTURES "/seed003-epyc7713"
+#define X460 NT_FIXTURES "/x460-4node-8nic"
+#define EPYC NT_FIXTURES "/epyc7713-2node-bond"
 
 /* GET PATH; the parsed body when the status is 200 and the type JSON. */
 static json_t *get_json(nt_agent *a, const char *path)

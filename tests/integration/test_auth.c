@@ -7,7 +7,7 @@
 #include "harness.h"
 #include "integration/nt_agent_ext.h"
 
-#define SRC NT_FIXTURES "/seed003-epyc7713"
+#define SRC NT_FIXTURES "/epyc7713-2node-bond"
 
 static const char READ_SECRET[] = "r3ad-secret-0123456789abcdef";
 static const char APPLY_SECRET[] = "app1y-secret-0123456789abcdef";

@@ -22,7 +22,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-cp -a "$NT_FIXTURES/seed003-epyc7713" "$work/root"
+cp -a "$NT_FIXTURES/epyc7713-2node-bond" "$work/root"
 "$NT_BIN" serve --listen 127.0.0.1:0 --root "$work/root" --state-dir "$work/state" \
 	> "$work/out" 2> "$work/err" &
 pid=$!

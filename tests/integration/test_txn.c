@@ -10,8 +10,8 @@
 #include "integration/test_txn_util.h"
 #include "host/cpuset.h"
 
-#define X460 NT_FIXTURES "/seed000-x460"
-#define EPYC NT_FIXTURES "/seed003-epyc7713"
+#define X460 NT_FIXTURES "/x460-4node-8nic"
+#define EPYC NT_FIXTURES "/epyc7713-2node-bond"
 
 static json_t *apply(nt_agent *a, const char *profile, long want_status)
 {
@@ -430,7 +430,7 @@ static void test_store_unavailable(void)
 int main(void)
 {
 	if (access(X460, F_OK) != 0 || access(EPYC, F_OK) != 0)
-		SKIP("fixtures seed000-x460 / seed003-epyc7713 are missing");
+		SKIP("fixtures x460-4node-8nic / epyc7713-2node-bond are missing");
 	if (access(NT_BIN, X_OK) != 0)
 		SKIP("%s is not built", NT_BIN);
 	test_x460();

@@ -10,7 +10,7 @@
 #include "integration/nt_agent.h"
 #include "integration/test_txn_util.h"
 
-#define X460 NT_FIXTURES "/seed000-x460"
+#define X460 NT_FIXTURES "/x460-4node-8nic"
 
 static int start_delayed(nt_agent *a, const char *root, const char *state, const char *delay)
 {
@@ -206,7 +206,7 @@ static void test_confirm(void)
 int main(void)
 {
 	if (access(X460, F_OK) != 0)
-		SKIP("fixture seed000-x460 is missing");
+		SKIP("fixture x460-4node-8nic is missing");
 	if (access(NT_BIN, X_OK) != 0)
 		SKIP("%s is not built", NT_BIN);
 	test_kill9();

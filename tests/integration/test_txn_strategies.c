@@ -9,8 +9,8 @@
 #include "integration/test_txn_util.h"
 #include "host/cpuset.h"
 
-#define CEPH NT_FIXTURES "/seed002-ceph"
-#define X460 NT_FIXTURES "/seed000-x460"
+#define CEPH NT_FIXTURES "/ceph-2node-ib"
+#define X460 NT_FIXTURES "/x460-4node-8nic"
 
 #define CEPH_FIX "{\"name\":\"ceph-osd\",\"irq_affinity\":[{\"interface\":\"ib0\"," \
 	"\"policy\":\"local\",\"exclude_cpus\":\"0-1\",\"reserve_app_cpus\":4}]," \

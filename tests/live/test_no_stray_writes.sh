@@ -35,7 +35,7 @@ trap cleanup EXIT
 
 root=$work/root
 state=$work/state
-cp -a "$NT_FIXTURES/seed003-epyc7713" "$root"
+cp -a "$NT_FIXTURES/epyc7713-2node-bond" "$root"
 root=$(cd "$root" && pwd -P)
 mkdir -p "$state"
 state=$(cd "$state" && pwd -P)

@@ -15,7 +15,7 @@ int main(void)
 	nt_topology *t = NULL;
 
 	CHECK(mkdtemp(root) != NULL);
-	snprintf(cmd, sizeof(cmd), "cp -a %s/seed003-epyc7713/. %s/", NT_FIXTURES, root);
+	snprintf(cmd, sizeof(cmd), "cp -a %s/epyc7713-2node-bond/. %s/", NT_FIXTURES, root);
 	CHECK_INT(system(cmd), 0);
 	CHECK_INT(nt_ctx_init(&ctx, root), 0);
 	CHECK_INT(nt_topology_read(&ctx, &t), 0);

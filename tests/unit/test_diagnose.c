@@ -660,7 +660,7 @@ static nt_topology *read_fixture(const char *name)
 /* Seed 000 out of the box: irqbalance running, every NIC's IRQ on node 0. */
 static void test_fixture_x460(void)
 {
-	nt_topology *t = read_fixture("seed000-x460");
+	nt_topology *t = read_fixture("x460-4node-8nic");
 	if (!t)
 		return;
 	json_t *r = diagnose(t, 0);
@@ -706,7 +706,7 @@ static void test_fixture_x460(void)
  * TCP buffers below a 100G BDP. */
 static void test_fixture_epyc(void)
 {
-	nt_topology *t = read_fixture("seed003-epyc7713");
+	nt_topology *t = read_fixture("epyc7713-2node-bond");
 	if (!t)
 		return;
 	json_t *r = diagnose(t, 10);
@@ -761,7 +761,7 @@ static void test_fixture_epyc(void)
  * node 1. */
 static void test_fixture_ceph(void)
 {
-	nt_topology *t = read_fixture("seed002-ceph");
+	nt_topology *t = read_fixture("ceph-2node-ib");
 	if (!t)
 		return;
 	json_t *r = diagnose(t, 0);

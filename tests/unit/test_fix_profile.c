@@ -55,9 +55,9 @@ static void check_host(const char *root, int min_entries)
 
 int main(void)
 {
-	check_host(NT_FIXTURES "/seed003-epyc7713", 8); /* 4 NICs' IRQs, 4 rings, bond0, sysctls */
-	check_host(NT_FIXTURES "/seed000-x460", 6);
-	check_host(NT_FIXTURES "/seed002-ceph", 1);
+	check_host(NT_FIXTURES "/epyc7713-2node-bond", 8); /* 4 NICs' IRQs, 4 rings, bond0, sysctls */
+	check_host(NT_FIXTURES "/x460-4node-8nic", 6);
+	check_host(NT_FIXTURES "/ceph-2node-ib", 1);
 	/* Nothing to fix: an empty profile, still valid. */
 	json_t *empty = json_pack("{s:[]}", "findings");
 	json_t *p = nt_diagnose_fix_profile(empty, "none");

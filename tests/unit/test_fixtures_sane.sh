@@ -4,11 +4,13 @@
 # not at the tree:
 #   - every sys/class/net entry is a symlink resolving inside the fixture
 #     (bonding_masters is a file; KNOWN_DANGLING lists captured dangling ones),
-#   - each seed NIC's device/numa_node and local_cpulist are the seed facts,
+#   - each generated host's NICs have the device/numa_node and local_cpulist
+#     of the field reports (docs/field-reports.md#host-x460,
+#     docs/field-reports.md#host-ceph, docs/field-reports.md#host-epyc7713),
 #   - every numbered /proc/interrupts line has proc/irq/N/smp_affinity_list,
 #     whose first CPU is the effective one,
 #   - /proc/interrupts has one count column per online CPU.
-# Then it breaks a copy of a seed in four ways and requires each check to
+# Then it breaks a copy of the EPYC host in four ways and requires each check to
 # notice, so the test can fail.
 set -u
 FIX=${NT_FIXTURES:-$(cd "$(dirname "$0")/../fixtures" && pwd)}
@@ -21,21 +23,21 @@ done
 KNOWN_DANGLING=" hwloc-2pa-pcidomain32bits/sys/class/net/lo "
 
 # fixture iface numa_node local_cpulist
-SEED_FACTS="
-seed000-x460 eth0 0 0-15
-seed000-x460 eth1 0 0-15
-seed000-x460 eth2 1 16-31
-seed000-x460 eth3 1 16-31
-seed000-x460 eth4 2 32-47
-seed000-x460 eth5 2 32-47
-seed000-x460 eth6 3 48-63
-seed000-x460 eth7 3 48-63
-seed003-epyc7713 enos0 0 0-31,64-95
-seed003-epyc7713 enos1 0 0-31,64-95
-seed003-epyc7713 enos2 1 32-63,96-127
-seed003-epyc7713 enos3 1 32-63,96-127
-seed002-ceph ib0 0 0-13,28-41
-seed002-ceph eno1 1 14-27,42-55
+NIC_FACTS="
+x460-4node-8nic eth0 0 0-15
+x460-4node-8nic eth1 0 0-15
+x460-4node-8nic eth2 1 16-31
+x460-4node-8nic eth3 1 16-31
+x460-4node-8nic eth4 2 32-47
+x460-4node-8nic eth5 2 32-47
+x460-4node-8nic eth6 3 48-63
+x460-4node-8nic eth7 3 48-63
+epyc7713-2node-bond enos0 0 0-31,64-95
+epyc7713-2node-bond enos1 0 0-31,64-95
+epyc7713-2node-bond enos2 1 32-63,96-127
+epyc7713-2node-bond enos3 1 32-63,96-127
+ceph-2node-ib ib0 0 0-13,28-41
+ceph-2node-ib eno1 1 14-27,42-55
 "
 
 expand() { # cpulist -> one CPU a line
@@ -73,7 +75,7 @@ check_fixture() {
 		[ "$got" = "$node" ] || err "$name: $ifc numa_node=$got, expected $node"
 		got=$(cat "$dir/sys/class/net/$ifc/device/local_cpulist" 2>/dev/null) || got=missing
 		[ "$got" = "$cl" ] || err "$name: $ifc local_cpulist=$got, expected $cl"
-	done <<<"$SEED_FACTS"
+	done <<<"$NIC_FACTS"
 
 	local intr=$dir/proc/interrupts
 	[ -f "$intr" ] || return 0 # the hwloc captures hold no IRQ data
@@ -96,7 +98,7 @@ check_fixture() {
 		[ -f "$dir/proc/irq/$irq/effective_affinity_list" ] || continue
 		read -r list <"$dir/proc/irq/$irq/smp_affinity_list"
 		read -r eff <"$dir/proc/irq/$irq/effective_affinity_list"
-		case "$name" in seed*|big*)
+		case "$name" in x460-4node-8nic|ceph-2node-ib|epyc7713-2node-bond|big*)
 			[ "$eff" = "${list%%[-,]*}" ] ||
 				err "$name: IRQ $irq effective $eff is not the first CPU of $list" ;;
 		esac
@@ -113,22 +115,22 @@ for d in "$FIX"/*/; do
 done
 [ "$nfix" -ge 7 ] || err "expected at least 7 fixtures in $FIX, found $nfix"
 
-# Seed-specific facts the lead's assertions rely on.
-s2=$FIX/seed002-ceph
+# Host-specific facts the tests' assertions rely on.
+s2=$FIX/ceph-2node-ib
 for a in "$s2"/proc/irq/[0-9]*/smp_affinity; do
-	[ "$(cat "$a")" = "000300,00000000" ] || err "seed002: ${a#"$FIX"/} = $(cat "$a")"
+	[ "$(cat "$a")" = "000300,00000000" ] || err "ceph-2node-ib: ${a#"$FIX"/} = $(cat "$a")"
 done
-[ "$(cat "$FIX/seed003-epyc7713/sys/class/net/bond0/bonding/xmit_hash_policy")" = "layer2+3 2" ] ||
-	err "seed003: bond0 xmit_hash_policy"
-grep -qx irqbalance "$FIX"/seed000-x460/proc/[0-9]*/comm || err "seed000: irqbalance not running"
-! grep -qx irqbalance "$FIX"/seed003-epyc7713/proc/[0-9]*/comm || err "seed003: irqbalance running"
+[ "$(cat "$FIX/epyc7713-2node-bond/sys/class/net/bond0/bonding/xmit_hash_policy")" = "layer2+3 2" ] ||
+	err "epyc7713-2node-bond: bond0 xmit_hash_policy"
+grep -qx irqbalance "$FIX"/x460-4node-8nic/proc/[0-9]*/comm || err "x460-4node-8nic: irqbalance not running"
+! grep -qx irqbalance "$FIX"/epyc7713-2node-bond/proc/[0-9]*/comm || err "epyc7713-2node-bond: irqbalance running"
 
-# The checks must be able to fail: break a copy of seed003 four ways, one at a time.
+# The checks must be able to fail: break a copy of the EPYC host four ways, one at a time.
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-cp -a "$FIX/seed003-epyc7713" "$tmp/seed003-epyc7713"
-b=$tmp/seed003-epyc7713
-src=$FIX/seed003-epyc7713
+cp -a "$FIX/epyc7713-2node-bond" "$tmp/epyc7713-2node-bond"
+b=$tmp/epyc7713-2node-bond
+src=$FIX/epyc7713-2node-bond
 for breakage in link numa irqdir columns; do
 	case $breakage in
 	link) rm "$b/sys/class/net/enos1" && echo x >"$b/sys/class/net/enos1" ;;
@@ -137,7 +139,7 @@ for breakage in link numa irqdir columns; do
 	columns) sed -i '1s/ CPU127 *$//' "$b/proc/interrupts" ;;
 	esac
 	before=$ERRS
-	check_fixture "$b" seed003-epyc7713 >/dev/null
+	check_fixture "$b" epyc7713-2node-bond >/dev/null
 	if [ "$ERRS" -gt "$before" ]; then ERRS=$before; else
 		echo "FAIL: self-test: breaking '$breakage' went unnoticed"; ERRS=$((before + 1)); fi
 	# Undo this breakage so the next one is tested alone.
@@ -150,7 +152,7 @@ for breakage in link numa irqdir columns; do
 done
 # The restored copy must pass again, or the breakages were not alone.
 before=$ERRS
-check_fixture "$b" seed003-epyc7713
+check_fixture "$b" epyc7713-2node-bond
 [ "$ERRS" -eq "$before" ] || err "self-test copy still broken after undo"
 
 if [ "$ERRS" -ne 0 ]; then

@@ -26,7 +26,7 @@ static const char *cl(const nt_cpuset *s)
 
 static void placement(void)
 {
-	nt_topology *t = load(NT_FIXTURES "/seed000-x460");
+	nt_topology *t = load(NT_FIXTURES "/x460-4node-8nic");
 	nt_placement p;
 	if (!t)
 		return;
@@ -51,7 +51,7 @@ static void placement(void)
 	nt_topology_free(t);
 
 	/* Unknown locality is not guessed at. */
-	t = load(NT_FIXTURES "/seed003-epyc7713");
+	t = load(NT_FIXTURES "/epyc7713-2node-bond");
 	if (!t)
 		return;
 	nt_nic *bond = nt_topology_nic(t, "bond0");
@@ -67,7 +67,7 @@ static void placement(void)
 
 static void rates(void)
 {
-	nt_topology *t = load(NT_FIXTURES "/seed000-x460");
+	nt_topology *t = load(NT_FIXTURES "/x460-4node-8nic");
 	if (!t)
 		return;
 	nt_irq_sample a, b;

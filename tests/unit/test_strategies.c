@@ -17,9 +17,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define X460 NT_FIXTURES "/seed000-x460"
-#define CEPH NT_FIXTURES "/seed002-ceph"
-#define EPYC NT_FIXTURES "/seed003-epyc7713"
+#define X460 NT_FIXTURES "/x460-4node-8nic"
+#define CEPH NT_FIXTURES "/ceph-2node-ib"
+#define EPYC NT_FIXTURES "/epyc7713-2node-bond"
 
 static nt_topology *read_host(const char *root, nt_ctx *ctx)
 {

@@ -46,7 +46,7 @@ static bool has_problem(const nt_topology *t, const char *path_part)
 
 static void test_x460(void)
 {
-	nt_topology *t = load(NT_FIXTURES "/seed000-x460");
+	nt_topology *t = load(NT_FIXTURES "/x460-4node-8nic");
 	if (!t)
 		return;
 	CHECK_INT(t->nnodes, 4);
@@ -82,7 +82,7 @@ static void test_x460(void)
 
 static void test_epyc(void)
 {
-	nt_topology *t = load(NT_FIXTURES "/seed003-epyc7713");
+	nt_topology *t = load(NT_FIXTURES "/epyc7713-2node-bond");
 	if (!t)
 		return;
 	CHECK_INT(t->nnodes, 2);
@@ -136,7 +136,7 @@ static void test_epyc(void)
 
 static void test_ceph(void)
 {
-	nt_topology *t = load(NT_FIXTURES "/seed002-ceph");
+	nt_topology *t = load(NT_FIXTURES "/ceph-2node-ib");
 	if (!t)
 		return;
 	CHECK_STR(cpulist(&t->nodes[0].cpus), "0-13,28-41");
@@ -241,7 +241,7 @@ static void test_damaged(void)
 		CHECK_MSG(0, "mkdtemp: %s", strerror(errno));
 		return;
 	}
-	CHECK_INT(sh("cp -a %s/seed000-x460/. %s/", NT_FIXTURES, tmp_root), 0);
+	CHECK_INT(sh("cp -a %s/x460-4node-8nic/. %s/", NT_FIXTURES, tmp_root), 0);
 	/* missing affinity files of one IRQ */
 	sh("rm -f %s/proc/irq/185/smp_affinity %s/proc/irq/185/smp_affinity_list", tmp_root, tmp_root);
 	/* a garbage line and a truncated last line in /proc/interrupts */
@@ -252,7 +252,7 @@ static void test_damaged(void)
 	sh("ln -s loopy %s/sys/class/net/loopy", tmp_root);
 	/* a NIC whose device vanished while being read */
 	sh("rm -rf %s/sys/devices/pci0000:61/0000:61:00.1", tmp_root);
-	sh("mkdir -p %s/sys/devices/pci0000:61/0000:61:00.1/net/eth7 && cp -a %s/seed000-x460/sys/devices/pci0000:61/0000:61:00.1/net/eth7/. %s/sys/devices/pci0000:61/0000:61:00.1/net/eth7/ 2>/dev/null; rm -f %s/sys/devices/pci0000:61/0000:61:00.1/net/eth7/device",
+	sh("mkdir -p %s/sys/devices/pci0000:61/0000:61:00.1/net/eth7 && cp -a %s/x460-4node-8nic/sys/devices/pci0000:61/0000:61:00.1/net/eth7/. %s/sys/devices/pci0000:61/0000:61:00.1/net/eth7/ 2>/dev/null; rm -f %s/sys/devices/pci0000:61/0000:61:00.1/net/eth7/device",
 	   tmp_root, NT_FIXTURES, tmp_root, tmp_root);
 	/* a truncated numa_node file */
 	sh(": > %s/sys/devices/pci0000:41/0000:41:00.0/numa_node", tmp_root);
