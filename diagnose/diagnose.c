@@ -1,5 +1,5 @@
-/* Findings on a host model: what the seed authors dug out by hand (IRQs off
- * the NIC's node, IRQs of several NICs on one CPU, irqbalance undoing manual
+/* Findings on a host model: what the authors of the field reports in
+ * docs/field-reports.md dug out by hand (IRQs off the NIC's node, IRQs of several NICs on one CPU, irqbalance undoing manual
  * affinity, small rings with drops, layer2 bond hashing, small TCP buffers),
  * each with the facts it rests on and the profile fragment that fixes it.
  *
@@ -268,8 +268,9 @@ static int check_irq_info(diag *d)
 		"interrupt placement was not checked.");
 }
 
-/* Seed 000, out of the box: every NIC's interrupts were served on node 0,
- * wherever the NIC sat, and throughput per CPU fell with every node hop. */
+/* Out of the box, a 4-node server served every NIC's interrupts on node 0,
+ * wherever the NIC sat, and its CPU use grew faster than its throughput
+ * with every node added (docs/field-reports.md#irq-remote-node). */
 static int check_irq_remote_node(diag *d)
 {
 	const nt_topology *t = d->t;
@@ -328,8 +329,9 @@ static int check_irq_remote_node(diag *d)
 		}
 
 		json_t *rule = json_pack("{s:s, s:s}", "interface", nic->name, "policy", "local");
-		/* Seed 000 kept CPU 0 out of the NIC masks: it carries the timer
-		 * and most of the system's housekeeping. Only worth saying when
+		/* CPU 0 is kept out of the NIC masks, as the x460 report did
+		 * because that CPU usually carries much of the other work
+		 * (docs/field-reports.md#cpu0-kept-free). Only worth saying when
 		 * CPU 0 is on this NIC's node and is not its only CPU. */
 		const nt_numa_node *node = NULL;
 		for (int n = 0; n < t->nnodes; n++)
@@ -359,7 +361,8 @@ static int check_irq_remote_node(diag *d)
 		int err = add_finding(d, "irq-remote-node", SEV_WARNING, nic->name, ev, fix,
 			"%s is on NUMA node %d, but %d of its %d IRQs are served by CPUs of "
 			"other nodes (IRQ %d on CPU%s %s of node%s %s%s); each interrupt then "
-			"crosses the interconnect, costing throughput and CPU.",
+			"crosses the interconnect, costing throughput and CPU (see "
+			"docs/field-reports.md#irq-remote-node).",
 			nic->name, nic->numa_node, remote, nic->nirqs, first_irq, one_cpu ? "" : "s",
 			aff, one_node ? "" : "s", nodes_s, more);
 		if (err)
@@ -432,8 +435,8 @@ static int shared_first_cpu_finding(diag *d, const first_cpu_ref *g, int ng)
 	snprintf(subject, sizeof(subject), "cpu %d", cpu);
 	err = add_finding(d, "irq-shared-first-cpu", SEV_WARNING, subject, ev, fix,
 		"CPU %d is the first CPU in the affinity of %d IRQs of %d NICs (%s); where "
-		"an interrupt goes to the first CPU of its mask (seed 000), this one CPU "
-		"serves them all.",
+		"an interrupt goes to the first CPU of its mask, this one CPU serves them "
+		"all (see docs/field-reports.md#first-cpu-serves).",
 		cpu, ng, nnics, names);
 out:
 	json_decref(nics);
@@ -443,10 +446,11 @@ out:
 	return err;
 }
 
-/* Seed 000 saw a multi-CPU mask served by its first CPU only, so two NICs
- * whose masks start at the same CPU share one CPU; seed 002 put every IRQ on
- * 000300,00000000 (CPUs 40,41), i.e. all on CPU 40. The serving CPU is the
- * single effective CPU where the kernel reports one. */
+/* On the x460 a multi-CPU mask was served by its first CPU only, so two
+ * NICs whose masks start at the same CPU share one CPU; the Ceph report put
+ * every IRQ on 000300,00000000 (CPUs 40,41), by that rule all on CPU 40
+ * (docs/field-reports.md#first-cpu-serves). The serving CPU is the single
+ * effective CPU where the kernel reports one. */
 static int check_irq_shared_first_cpu(diag *d)
 {
 	const nt_topology *t = d->t;
@@ -464,7 +468,8 @@ static int check_irq_shared_first_cpu(diag *d)
 		/* Where the kernel reports a single effective CPU, that is the
 		 * CPU serving the IRQ (x86's vector allocator spreads masks that
 		 * old hardware served from their first CPU); otherwise, as on
-		 * seed 000's machine, the first CPU of the mask. */
+		 * the x460 of docs/field-reports.md#first-cpu-serves, the first
+		 * CPU of the mask. */
 		int first = irq->has_effective && nt_cpuset_count(&irq->effective) == 1
 				    ? nt_cpuset_next(&irq->effective, 0)
 				    : nt_cpuset_next(&irq->affinity, 0);
@@ -507,12 +512,13 @@ static int check_irqbalance(diag *d)
 	}
 	return add_finding(d, "irqbalance-active", SEV_WARNING, "irqbalance", ev, fix,
 		"irqbalance is running (pid %d) and rewrites IRQ affinity periodically, so "
-		"manual affinity will be undone (seed 000) unless it is told to leave those "
-		"IRQs alone or stopped.",
+		"manual affinity will be undone unless it is told to leave those IRQs alone "
+		"or stopped (see docs/field-reports.md#irqbalance-rewrites).",
 		t->irqbalance.pid);
 }
 
-/* Seed 003: RX drops at 40 Gbit/s with a ring of 1024 out of 8192. */
+/* RX drops at 40 Gbit/s with a ring of 1024 out of 8192 on a 100G host
+ * (docs/field-reports.md#ring-rx-drops). */
 static int check_rings(diag *d)
 {
 	const nt_topology *t = d->t;
@@ -542,7 +548,7 @@ static int check_rings(diag *d)
 			err = add_finding(d, "ring-below-max", SEV_ERROR, nic->name, ev, fix,
 				"%s drops received packets (%" PRIu64 " dropped, missed or FIFO "
 				"errors) with its RX ring at %u of a possible %u; a larger ring "
-				"absorbs bursts.",
+				"absorbs bursts (see docs/field-reports.md#ring-rx-drops).",
 				nic->name, drops, nic->rings.rx, nic->rings.rx_max);
 		else
 			err = add_finding(d, "ring-below-max", SEV_INFO, nic->name, ev, fix,
@@ -572,8 +578,9 @@ static bool bond_mode_hashes(const nt_bond *b)
 	return !(b->mode_num == 0 || b->mode_num == 1 || b->mode_num == 3);
 }
 
-/* Seed 003: layer2+3 hashing put one client on one port (~10 Gbit/s);
- * layer3+4 spread its connections (18+ Gbit/s). */
+/* layer2+3 hashing put one client on one port (~10 Gbit/s); layer3+4
+ * spread its connections (18+ Gbit/s)
+ * (docs/field-reports.md#bond-hash-layer3-4). */
 static int check_bonds(diag *d)
 {
 	const nt_topology *t = d->t;
@@ -600,7 +607,8 @@ static int check_bonds(diag *d)
 		}
 		int err = add_finding(d, "bond-hash-layer2", SEV_WARNING, b->name, ev, fix,
 			"%s hashes on %s, so all traffic to one peer leaves by one of its %d ports "
-			"(seed 003: one client got ~10 Gbit/s, 18+ Gbit/s after layer3+4).",
+			"(one client got ~10 Gbit/s on a 100G bond, 18+ Gbit/s after layer3+4; "
+			"see docs/field-reports.md#bond-hash-layer3-4).",
 			b->name, b->xmit_hash_policy, b->nslaves);
 		if (err)
 			return err;
@@ -665,7 +673,8 @@ static uint64_t pow2_at_least(uint64_t x)
 
 /* A TCP connection cannot have more bytes in flight than its socket buffer,
  * so a buffer maximum below the bandwidth-delay product caps one stream
- * below line rate (seed 003 raised them to 16 MiB). */
+ * below line rate (the 100G report raised them to 16 MiB:
+ * docs/field-reports.md#tcp-buffers-bdp). */
 static int check_tcp_buffers(diag *d)
 {
 	const nt_topology *t = d->t;
@@ -758,7 +767,8 @@ static int check_tcp_buffers(diag *d)
 	}
 	err = add_finding(d, "tcp-buffers-small", SEV_WARNING, "sysctl", ev, fix,
 		"TCP buffer maxima are below the bandwidth-delay product of %s (%ld Mbit/s at "
-		"%d ms RTT = %" PRIu64 " bytes): %s; one connection cannot fill the link.",
+		"%d ms RTT = %" PRIu64 " bytes): %s; one connection cannot fill the link "
+		"(see docs/field-reports.md#tcp-buffers-bdp).",
 		fastest, speed, d->rtt_ms, bdp, list);
 out:
 	json_decref(values);

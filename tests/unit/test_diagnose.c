@@ -1,7 +1,7 @@
 /* Diagnostics on host models built by hand: for every finding a host where
  * it must fire (with its evidence numbers checked) and one where it must
- * not. The seed fixture trees, read by nt_topology_read, are checked at the
- * end. */
+ * not. The fixture trees of the field-report hosts (docs/field-reports.md),
+ * read by nt_topology_read, are checked at the end. */
 #include "diagnose/diagnose.h"
 #include "harness.h"
 
@@ -173,10 +173,23 @@ static void check_shape(const json_t *r)
 		CHECK(sev && (!strcmp(sev, "error") || !strcmp(sev, "warning") || !strcmp(sev, "info")));
 		CHECK(json_is_string(json_object_get(f, "subject")));
 		CHECK(json_is_string(json_object_get(f, "message")) && strlen(JS(f, "message")) > 10);
+		/* Messages cite the repository's own pages, never documents
+		 * outside it. */
+		CHECK_MSG(!JS(f, "message") || !strstr(JS(f, "message"), "seed"),
+			"message cites a seed: %s", JS(f, "message"));
 		CHECK(json_is_object(json_object_get(f, "evidence")));
 		json_t *fix = json_object_get(f, "fix");
 		CHECK(fix && (json_is_null(fix) || json_is_object(fix)));
 	}
+}
+
+/* F's message ends by citing ANCHOR of docs/field-reports.md. */
+static void check_cites(const json_t *f, const char *anchor)
+{
+	char want[128];
+	snprintf(want, sizeof(want), "see docs/field-reports.md#%s)", anchor);
+	const char *m = f ? JS(f, "message") : NULL;
+	CHECK_MSG(m && strstr(m, want), "message does not cite %s: %s", want, m ? m : "(none)");
 }
 
 static const char *const two_nodes[] = { "0-3", "4-7" };
@@ -213,11 +226,13 @@ static void test_remote_node(void)
 		/* CPU 0 is not on node 1: nothing to exclude */
 		CHECK(J(f, "fix.irq_affinity.0.exclude_cpus") == NULL);
 		CHECK(strstr(JS(f, "message"), "101") != NULL);
+		check_cites(f, "irq-remote-node");
 	}
 	json_decref(r);
 
 	/* A mask spanning both nodes is remote for its off-node half; CPU 0 is
-	 * on the NIC's node, so the fix keeps it out (seed 000). */
+	 * on the NIC's node, so the fix keeps it out
+	 * (docs/field-reports.md#cpu0-kept-free). */
 	t->irqs[0].affinity.w[0] = 0xff;
 	r = diagnose(t, 0);
 	f = find(r, "irq-remote-node", "eth0");
@@ -276,6 +291,7 @@ static void test_shared_first_cpu(void)
 		CHECK_STR(JS(f, "evidence.nics.1"), "eth1");
 		CHECK_INT(json_array_size(J(f, "evidence.irqs")), 3);
 		CHECK_INT(json_array_size(J(f, "fix.irq_affinity")), 2);
+		check_cites(f, "first-cpu-serves");
 	}
 	json_decref(r);
 
@@ -298,9 +314,10 @@ static void test_shared_first_cpu(void)
 	topo_free(t);
 }
 
-/* Seed 002 by hand: 56 CPUs in two interleaved nodes, every IRQ on
- * 000300,00000000 (CPUs 40,41 of node 0), eno1 on node 1. */
-static void test_seed002_by_hand(void)
+/* The Ceph host by hand (docs/field-reports.md#host-ceph): 56 CPUs in two
+ * interleaved nodes, every IRQ on 000300,00000000 (CPUs 40,41 of node 0),
+ * eno1 on node 1. */
+static void test_ceph_by_hand(void)
 {
 	static const char *const nodes[] = { "0-13,28-41", "14-27,42-55" };
 	nt_topology *t = topo_new(56, 2, nodes);
@@ -349,6 +366,7 @@ static void test_irqbalance(void)
 		CHECK_INT(JI(f, "evidence.pid"), 4321);
 		CHECK_STR(JS(f, "fix.irqbalance"), "ban");
 		CHECK(strstr(JS(f, "message"), "4321") != NULL);
+		check_cites(f, "irqbalance-rewrites");
 	}
 	json_decref(r);
 	topo_free(t);
@@ -366,7 +384,7 @@ static void test_rings(void)
 		t->nics[n].rings = (nt_rings){ .rx = 1024, .tx = 1024, .rx_max = 8192, .tx_max = 8192 };
 		t->nics[n].has_stats = true;
 	}
-	t->nics[0].rx_missed = 12345; /* seed 003: drops */
+	t->nics[0].rx_missed = 12345; /* drops, as in docs/field-reports.md#ring-rx-drops */
 	t->nics[1].rings.rx = 8192; /* at max */
 	t->nics[1].rx_dropped = 7; /* drops, but nothing to raise */
 	t->nics[3].has_rings = false; /* not supported */
@@ -383,6 +401,7 @@ static void test_rings(void)
 		CHECK_INT(JI(f, "evidence.rx_drops_total"), 12345);
 		CHECK_STR(JS(f, "fix.rings.0.interface"), "enos0");
 		CHECK_STR(JS(f, "fix.rings.0.rx"), "max");
+		check_cites(f, "ring-rx-drops");
 	}
 	f = find(r, "ring-below-max", "enos2");
 	CHECK(f != NULL);
@@ -423,6 +442,7 @@ static void test_bonds(void)
 		CHECK_INT(json_array_size(J(f, "evidence.slaves")), 2);
 		CHECK_STR(JS(f, "fix.bonds.0.interface"), "bond0");
 		CHECK_STR(JS(f, "fix.bonds.0.xmit_hash_policy"), "layer3+4");
+		check_cites(f, "bond-hash-layer3-4");
 	}
 	CHECK(find(r, "bond-hash-layer2", "bond5") != NULL);
 	CHECK(find(r, "bond-hash-layer2", "bond1") == NULL); /* layer3+4 */
@@ -475,6 +495,7 @@ static void test_tcp_buffers(void)
 		CHECK(json_object_get(sc, "net.core.wmem_max") == NULL);
 		CHECK_INT(json_object_size(sc), 3);
 		CHECK(strstr(JS(f, "message"), "31250000") != NULL);
+		check_cites(f, "tcp-buffers-bdp");
 	}
 	json_decref(r);
 
@@ -643,7 +664,7 @@ static void test_order(void)
 	topo_free(t);
 }
 
-/* ---- the seed fixture trees, read by the real reader ---- */
+/* ---- the field-report hosts' fixture trees, read by the real reader ---- */
 
 static nt_topology *read_fixture(const char *name)
 {
@@ -657,7 +678,8 @@ static nt_topology *read_fixture(const char *name)
 	return err == 0 ? t : NULL;
 }
 
-/* Seed 000 out of the box: irqbalance running, every NIC's IRQ on node 0. */
+/* The x460 out of the box (docs/field-reports.md#irq-remote-node):
+ * irqbalance running, every NIC's IRQ on node 0. */
 static void test_fixture_x460(void)
 {
 	nt_topology *t = read_fixture("x460-4node-8nic");
@@ -702,8 +724,8 @@ static void test_fixture_x460(void)
 	nt_topology_free(t);
 }
 
-/* Seed 003: bond0 on layer2+3, RX ring 1024 of 8192 with drops on enos0,
- * TCP buffers below a 100G BDP. */
+/* The EPYC host (docs/field-reports.md#host-epyc7713): bond0 on layer2+3,
+ * RX ring 1024 of 8192 with drops on enos0, TCP buffers below a 100G BDP. */
 static void test_fixture_epyc(void)
 {
 	nt_topology *t = read_fixture("epyc7713-2node-bond");
@@ -757,8 +779,8 @@ static void test_fixture_epyc(void)
 	nt_topology_free(t);
 }
 
-/* Seed 002: every IRQ on 000300,00000000 (CPUs 40,41 of node 0); eno1 on
- * node 1. */
+/* The Ceph host (docs/field-reports.md#host-ceph): every IRQ on
+ * 000300,00000000 (CPUs 40,41 of node 0); eno1 on node 1. */
 static void test_fixture_ceph(void)
 {
 	nt_topology *t = read_fixture("ceph-2node-ib");
@@ -811,7 +833,7 @@ int main(void)
 {
 	test_remote_node();
 	test_shared_first_cpu();
-	test_seed002_by_hand();
+	test_ceph_by_hand();
 	test_irqbalance();
 	test_rings();
 	test_bonds();
