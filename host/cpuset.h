@@ -3,7 +3,8 @@
  * cpulist: "0-13,28-41" (canonical: ascending, ranges merged, "" for empty).
  * mask:    hex in comma-separated 32-bit groups, most significant group
  *          first, rightmost bit CPU 0: "00000000,000000f0" is CPUs 4-7 and
- *          "000300,00000000" is CPUs 40,41 (seeds 000 and 002).
+ *          "000300,00000000" is CPUs 40,41
+ *          (docs/field-reports.md#smp-affinity-mask).
  *
  * A set is a fixed bitmap of NT_MAX_CPUS bits, large enough for every
  * machine Debian's kernel (NR_CPUS=8192) boots with a realistic topology

@@ -1,7 +1,8 @@
 /* Live interrupt rates: two samples of /proc/interrupts and /proc/softirqs
  * a known interval apart, turned into per-second rates per IRQ per CPU,
  * totals per CPU and per NUMA node, and the interrupts that landed off
- * their NIC's node (the `sar -I` tables of seed 000, live). */
+ * their NIC's node (the `sar -I` tables of
+ * docs/field-reports.md#irq-remote-node, live). */
 #ifndef NT_RATES_H
 #define NT_RATES_H
 

@@ -16,7 +16,8 @@
 #include <string.h>
 
 /* The TCP/socket buffer keys reported (and, by the profile allowlist,
- * tunable). Seed 003 tuned the first group. */
+ * tunable). The 100G report tuned the first group
+ * (docs/field-reports.md#tcp-buffers-bdp). */
 static const char *const sysctl_keys[] = {
 	"net.ipv4.tcp_rmem",
 	"net.ipv4.tcp_wmem",

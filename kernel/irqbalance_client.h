@@ -1,5 +1,6 @@
-/* Talking to a running irqbalance, which rewrites IRQ affinity every few
- * seconds (seed 000: "affinity fails unless irqbalance is stopped").
+/* Talking to a running irqbalance, which keeps rewriting IRQ affinity, so
+ * manual affinity fails unless it is stopped or told to leave those IRQs
+ * alone (docs/field-reports.md#irqbalance-rewrites).
  *
  * irqbalance (>= 1.2) listens on a unix stream socket: the file
  * /run/irqbalance/irqbalance<PID>.sock when /run/irqbalance exists (systemd's

@@ -59,7 +59,7 @@ static const char *const migrations[] = {
 	" txn_id INTEGER NOT NULL REFERENCES transactions(id) ON DELETE CASCADE,"
 	" created_ms INTEGER NOT NULL);",
 	/* 1 -> 2: the CPUs reserve_app_cpus kept for the application, as JSON
-	 * {interface: cpulist} (issue 4). */
+	 * {interface: cpulist}. */
 	"ALTER TABLE transactions ADD COLUMN reserved TEXT;",
 	/* 2 -> 3: what a step's target showed after it was applied, beyond
 	 * its value (the effective CPU of an IRQ). */
