@@ -19,7 +19,7 @@
  * STATE_DIR is NULL a fresh temporary directory is made and removed again by
  * nt_agent_stop.
  *
- * Contract mode (issue 6): with NT_VIA_PRISM=1 in the environment,
+ * Contract mode (tests/contract/): with NT_VIA_PRISM=1 in the environment,
  * nt_agent_start also starts Prism (`prism proxy openapi.yaml AGENT --errors
  * --validate-request false`) in front of the agent, and nt_url() points at
  * the proxy, so every response a test receives is checked against

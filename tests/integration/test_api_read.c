@@ -1,8 +1,9 @@
-/* The read API over a real socket, on the two seed hosts: what seeds 000
- * (IBM x460, 4 nodes, eight tg3 ports whose IRQs all sit on node 0) and 003
- * (EPYC 7713, bond0 layer2+3, rings 1024 of 8192) report must come out of
- * the HTTP API as the seeds state it, and /v1/topology must be the same
- * document as `nettune topology --json`. */
+/* The read API over a real socket, on two field-report hosts: what the
+ * IBM x460 (4 nodes, eight tg3 ports whose IRQs all sit on node 0) and the
+ * EPYC 7713 (bond0 layer2+3, rings 1024 of 8192) show must come out of the
+ * HTTP API as their fixtures hold it (docs/field-reports.md#host-x460,
+ * docs/field-reports.md#host-epyc7713, tests/fixtures/README.md), and
+ * /v1/topology must be the same document as `nettune topology --json`. */
 #include "harness.h"
 #include "integration/nt_agent.h"
 
@@ -121,13 +122,13 @@ static void check_health(nt_agent *a, const char *root)
 	json_decref(h);
 }
 
-/* Seed 000: node 0 = CPUs 0-15 ... node 3 = 48-63; eth0..eth7, two a node,
+/* The x460: node 0 = CPUs 0-15 ... node 3 = 48-63; eth0..eth7, two a node,
  * IRQs 177, 185, ..., 233, all with affinity 0-15 (irqbalance out of the
  * box put every NIC's interrupts on node 0), so only eth0/eth1 are local. */
 static void test_x460(void)
 {
 	nt_agent a;
-	static const int seed_irqs[] = { 177, 185, 193, 201, 209, 217, 225, 233 };
+	static const int x460_irqs[] = { 177, 185, 193, 201, 209, 217, 225, 233 };
 
 	if (nt_agent_start(&a, X460, NULL, NULL) < 0) {
 		CHECK_MSG(0, "agent did not start on %s", X460);
@@ -171,9 +172,9 @@ static void test_x460(void)
 		json_t *q = json_array_get(ni, 0);
 		json_int_t irq = json_integer_value(json_object_get(q, "irq"));
 		int k;
-		for (k = 0; k < 8 && seed_irqs[k] != irq; k++)
+		for (k = 0; k < 8 && x460_irqs[k] != irq; k++)
 			;
-		CHECK_MSG(k < 8, "%s IRQ %lld is not one of the seed's", name, (long long)irq);
+		CHECK_MSG(k < 8, "%s IRQ %lld is not one of the x460's", name, (long long)irq);
 		if (k < 8)
 			seen_irq[k]++;
 		CHECK_STR(json_string_value(json_object_get(q, "affinity")), "0-15");
@@ -207,7 +208,7 @@ static void test_x460(void)
 		physical += json_is_false(json_object_get(nic, "virtual"));
 	CHECK_INT(physical, 8);
 	for (int k = 0; k < 8; k++)
-		CHECK_MSG(seen_irq[k] == 1, "seed IRQ %d owned by %d NICs", seed_irqs[k], seen_irq[k]);
+		CHECK_MSG(seen_irq[k] == 1, "x460 IRQ %d owned by %d NICs", x460_irqs[k], seen_irq[k]);
 	CHECK(json_is_true(json_object_get(irqs, "available")));
 	json_decref(nics);
 	json_decref(irqs);
@@ -224,7 +225,7 @@ static void test_x460(void)
 	CHECK_INT(nt_agent_stop(&a), 0);
 }
 
-/* Seed 003: nodes 0-31,64-95 / 32-63,96-127; bond0 layer2+3 over four
+/* The EPYC 7713: nodes 0-31,64-95 / 32-63,96-127; bond0 layer2+3 over four
  * ports; enos0 rings RX 1024 of 8192; enos0 on node 0, enos2 on node 1. */
 static void test_epyc(void)
 {
@@ -289,7 +290,7 @@ static void test_epyc(void)
 int main(void)
 {
 	if (access(X460, F_OK) != 0 || access(EPYC, F_OK) != 0)
-		SKIP("seed fixtures %s and %s are not both present", X460, EPYC);
+		SKIP("fixtures %s and %s are not both present", X460, EPYC);
 	test_x460();
 	test_epyc();
 	TEST_MAIN_END();

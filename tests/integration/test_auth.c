@@ -3,7 +3,7 @@
  * a network address, and with tokens every request but the open ones needs
  * a valid bearer token of the right scope. Transactions record the token's
  * name; the access log names it and never prints a secret. Runs on a copy
- * of the EPYC seed (a sysctl is changed by an apply). */
+ * of the EPYC host fixture (a sysctl is changed by an apply). */
 #include "harness.h"
 #include "integration/nt_agent_ext.h"
 

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# GET /metrics on a copy of the EPYC seed: Prometheus text format that
+# GET /metrics on a copy of the EPYC host fixture: Prometheus text format that
 # `promtool check metrics` accepts (and the same promtool rejects a broken
 # copy, so the check can fail), the content type Prometheus asks for, the
-# seed's own numbers (enos0 rx_dropped 48213, rx_missed 1911, a per-CPU IRQ
+# fixture's own numbers (enos0 rx_dropped 48213, rx_missed 1911, a per-CPU IRQ
 # count read straight from the fixture's /proc/interrupts), NIC IRQs only,
 # and transactions by status / last apply time moving after an apply.
 set -u

@@ -1,7 +1,7 @@
 /* Profiles applied as transactions over HTTP, on throw-away copies of the
- * seed fixtures: seed 000's fix (each NIC's IRQ on its own node, CPU 0
- * left out, distinct first CPUs), seed 003's fix (rings 4096, bond0
- * layer3+4, TCP buffers), the no-op second apply, real faults part-way
+ * field-report hosts' fixtures: the x460's fix (each NIC's IRQ on its own
+ * node, CPU 0 left out, distinct first CPUs), the EPYC's fix (rings 4096,
+ * bond0 layer3+4, TCP buffers), the no-op second apply, real faults part-way
  * (a target turned into a directory, an IRQ that disappears) with every
  * file byte-for-byte as before, Idempotency-Key, history, rollback of a
  * transaction and its 409, stored profiles, and an unusable store. */
@@ -43,7 +43,8 @@ static void test_x460(void)
 	json_decref(doc);
 
 	/* Every NIC IRQ on its own node (node k = CPUs 16k..16k+15), never
-	 * CPU 0, and no two NICs with the same first CPU (seed 000). */
+	 * CPU 0, and no two NICs with the same first CPU
+	 * (docs/field-reports.md#first-cpu-serves). */
 	int firsts[8];
 	for (int i = 0; i < 8; i++) {
 		int node = i / 2;
@@ -149,7 +150,8 @@ static void test_epyc(void)
 		CHECK_MSG(0, "agent did not start");
 		return;
 	}
-	/* Plan first: the steps with before-values as seed 003 found them. */
+	/* Plan first: the steps with before-values as the EPYC report found
+	 * them. */
 	tu_http("POST", nt_url(&a, "/v1/plan"), EPYC_FIX, NULL, &st, &doc);
 	CHECK_INT(st, 200);
 	CHECK_INT(json_array_size(json_object_get(doc, "steps")), 9);
@@ -213,7 +215,7 @@ static void test_epyc(void)
 	CHECK_INT(json_integer_value(json_object_get(doc, "rollback_of")), t1);
 	json_int_t t3 = json_integer_value(json_object_get(doc, "id"));
 	json_decref(doc);
-	/* Every file seed 003's fix touched is as the fixture had it. */
+	/* Every file the EPYC fix touched is as the fixture had it. */
 	CHECK_MSG(tu_sh("diff -r '%s/snap/proc' '%s/proc' >&2", dir, root) == 0,
 		  "/proc differs after the rollback");
 	CHECK_MSG(tu_sh("cmp '%s/snap/sys/class/net/bond0/bonding/xmit_hash_policy' "
@@ -271,7 +273,7 @@ static void test_epyc(void)
 	tu_sh("rm -rf '%s'", dir);
 }
 
-/* A fault in the middle of seed 003's fix: the last sysctl cannot be
+/* A fault in the middle of the EPYC fix: the last sysctl cannot be
  * written; rings, bond and the other sysctls are put back. */
 static void test_epyc_fault(void)
 {
@@ -321,7 +323,7 @@ static void test_profiles_and_validation(void)
 	if (nt_agent_start(&a, root, NULL, NULL) < 0)
 		return;
 	tu_http("PUT", nt_url(&a, "/v1/profiles/epyc"),
-		"{\"description\":\"seed 003\",\"bonds\":[{\"interface\":\"bond0\","
+		"{\"description\":\"EPYC fix\",\"bonds\":[{\"interface\":\"bond0\","
 		"\"xmit_hash_policy\":\"layer3+4\"}]}", NULL, &st, &doc);
 	CHECK_INT(st, 201);
 	CHECK_STR(tu_str(doc, "name"), "epyc");

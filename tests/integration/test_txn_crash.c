@@ -1,4 +1,4 @@
-/* The transaction engine under stress, on copies of seed 000: the agent
+/* The transaction engine under stress, on copies of the x460 fixture: the agent
  * killed with SIGKILL between two steps recovers on restart and puts every
  * file back; two applies at once give one 409 naming the one in flight;
  * confirm_timeout_s reverts an unconfirmed transaction (while running, and

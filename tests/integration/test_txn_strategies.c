@@ -1,8 +1,9 @@
-/* Placement strategies applied through HTTP on a throw-away copy of seed
- * 002's Ceph node: ib0 "local" with reserve_app_cpus, every other IRQ to
- * housekeeping CPUs (other_irqs), the transaction document carrying the
- * reserved CPUs, then its rollback leaving /proc byte-for-byte as before.
- * Also "local-node" on seed 000 and the 422 of irqbalance "require-absent"
+/* Placement strategies applied through HTTP on a throw-away copy of the
+ * Ceph node (docs/field-reports.md#host-ceph): ib0 "local" with
+ * reserve_app_cpus, every other IRQ to housekeeping CPUs (other_irqs), the
+ * transaction document carrying the reserved CPUs, then its rollback
+ * leaving /proc byte-for-byte as before.
+ * Also "local-node" on the x460 and the 422 of irqbalance "require-absent"
  * there (its irqbalance runs). */
 #include "harness.h"
 #include "integration/nt_agent.h"
@@ -113,7 +114,7 @@ static void test_x460(void)
 		CHECK_MSG(0, "agent did not start");
 		return;
 	}
-	/* irqbalance runs on seed 000: require-absent refuses, 422 at $.irqbalance. */
+	/* irqbalance runs on the x460: require-absent refuses, 422 at $.irqbalance. */
 	snprintf(body, sizeof(body), "{\"profile\":{\"name\":\"x\",\"irqbalance\":\"require-absent\","
 		 "\"irq_affinity\":[{\"interface\":\"eth*\",\"policy\":\"local-node\"}]}}");
 	doc = tu_post(&a, "/v1/transactions", body, 422);
@@ -125,7 +126,8 @@ static void test_x460(void)
 	CHECK_MSG(tu_sh("diff -r '%s/snap/proc' '%s/proc' >&2", dir, root) == 0,
 		  "/proc changed by a refused transaction");
 
-	/* local-node, irqbalance "ban": the masks of seed 000 minus CPU 0, the
+	/* local-node, irqbalance "ban": whole-node masks minus CPU 0 (the x460's
+	 * own were 4-CPU masks, docs/field-reports.md#smp-affinity-mask), the
 	 * ban left out with a warning (a fixture has no daemon). */
 	snprintf(body, sizeof(body), "{\"profile\":{\"name\":\"x\",\"irqbalance\":\"ban\","
 		 "\"irq_affinity\":[{\"interface\":\"eth*\",\"policy\":\"local-node\","

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # No file outside the allowed targets is ever opened for writing, created,
-# renamed, removed or made a directory by the agent (issue 6).
+# renamed, removed or made a directory by the agent.
 #
-# The agent runs under strace on a COPY of the EPYC seed and is driven with
+# The agent runs under strace on a COPY of the EPYC host fixture and is driven with
 # curl through plan, apply (IRQ affinity, rings, bonds, sysctls), rollback,
 # stored profiles and hostile input: "../../etc" names, "eth0/../x",
 # over-long and non-printable names, sysctl keys like

@@ -1,5 +1,5 @@
-/* Channel counts in profiles (issue 5: made with the NIC's rings, with a
- * warning) and bond options the kernel only changes on a bond that is down. */
+/* Channel counts in profiles (made with the NIC's rings, with a warning)
+ * and bond options the kernel only changes on a bond that is down. */
 #include "kernel/ctx.h"
 #include "engine/plan.h"
 #include "engine/profile.h"

@@ -1,4 +1,5 @@
-/* cpulist and hex-mask parsing/formatting, including the seeds' masks and
+/* cpulist and hex-mask parsing/formatting, including the field reports'
+ * masks (docs/field-reports.md#smp-affinity-mask) and
  * hosts with 256+ CPUs. */
 #include "host/cpuset.h"
 #include "kernel/ctx.h"
@@ -56,13 +57,13 @@ int main(void)
 	CHECK_INT(nt_cpulist_parse("4096", &s), -ERANGE);
 	CHECK_INT(nt_cpulist_parse("99999999999999", &s), -ERANGE);
 
-	/* Seed 000's masks: rightmost bit CPU 0, 32-bit groups. */
+	/* The x460's masks: rightmost bit CPU 0, 32-bit groups. */
 	CHECK_STR(mask_to_list("00000000,000000f0"), "4-7");
 	CHECK_STR(mask_to_list("00000000,0000f000"), "12-15");
 	CHECK_STR(mask_to_list("000000f0,00000000"), "36-39");
 	CHECK_STR(mask_to_list("f0000000,00000000"), "60-63");
 	CHECK_STR(mask_to_list("f0"), "4-7");
-	/* Seed 002: CPUs 40,41 in a short leading group. */
+	/* The Ceph node's: CPUs 40,41 in a short leading group. */
 	CHECK_STR(mask_to_list("000300,00000000"), "40-41");
 	CHECK_STR(mask_to_list("00000300,00000000"), "40-41");
 	CHECK_STR(mask_to_list("FF"), "0-7");

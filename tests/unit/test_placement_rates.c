@@ -58,7 +58,7 @@ static void placement(void)
 	CHECK_INT(nt_placement_for(t, bond, 0, &p), NT_ENOTFOUND);
 	CHECK(!p.known);
 	CHECK(strstr(p.reason, "unknown") != NULL);
-	/* Seed 003: enos2 on node 1, application on node 1 CPUs only. */
+	/* The EPYC host: enos2 on node 1, application on node 1 CPUs only. */
 	CHECK_INT(nt_placement_for(t, nt_topology_nic(t, "enos2"), 0, &p), 0);
 	CHECK(nt_topology_set_on_node(t, &p.app_cpus, 1));
 	CHECK(!nt_cpuset_intersects(&p.app_cpus, &p.irq_cpus));

@@ -1,6 +1,7 @@
 /* Profile validation (every error kind with its JSON path), CPU dealing,
  * the "local" policy's start offsets and sysctl shapes, on a host model
- * built by hand: 4 nodes of 16 CPUs like seed 000's x460, CPU 62 offline. */
+ * built by hand: 4 nodes of 16 CPUs like the x460
+ * (docs/field-reports.md#host-x460), CPU 62 offline. */
 #include "harness.h"
 #include "test_json.h"
 #include "engine/profile.h"
@@ -257,9 +258,10 @@ static void test_desired(const nt_topology *t)
 	CHECK_STR(buf, "116=4 124=5 132=4 140=5");
 	json_decref(w);
 
-	/* local, CPU 0 excluded (seed 000): eth0 and eth1 share node 0 and
-	 * start on different CPUs; eth4 continues after them; eth2 on node 1;
-	 * eth3's locality is unknown: left out with a warning. */
+	/* local, CPU 0 excluded (docs/field-reports.md#cpu0-kept-free): eth0
+	 * and eth1 share node 0 and start on different CPUs; eth4 continues
+	 * after them; eth2 on node 1; eth3's locality is unknown: left out
+	 * with a warning. */
 	desired_of(t, "{\"name\":\"x\",\"irq_affinity\":[{\"interface\":\"eth*\",\"policy\":\"local\","
 		   "\"exclude_cpus\":\"0\"}]}", buf, sizeof(buf), &w);
 	CHECK_STR(buf, "100=1 108=2 116=16 124=17 132=18 140=19 156=3 164=4");
@@ -297,7 +299,7 @@ int main(void)
 {
 	nt_topology t;
 	host(&t);
-	CHECK(nt_profile_name_valid("seed-000_fix.v2"));
+	CHECK(nt_profile_name_valid("x460-4node_fix.v2"));
 	CHECK(!nt_profile_name_valid(""));
 	CHECK(!nt_profile_name_valid("a/b"));
 	CHECK(!nt_profile_name_valid("x12345678901234567890123456789012345678901234567890123456789012345"));

@@ -146,14 +146,14 @@ int main(void)
 
 	/* Profiles. */
 	bool was_new = false;
-	json_t *p = json_pack("{s:s,s:s}", "name", "fix", "description", "seed 000");
+	json_t *p = json_pack("{s:s,s:s}", "name", "fix", "description", "x460 fix");
 	CHECK_INT(nt_store_profile_put(s, "fix", p, &was_new), 0);
 	CHECK(was_new);
 	CHECK_INT(nt_store_profile_put(s, "fix", p, &was_new), 0);
 	CHECK(!was_new);
 	json_decref(p);
 	CHECK_INT(nt_store_profile_get(s, "fix", &doc), 0);
-	CHECK_STR(json_string_value(json_object_get(doc, "description")), "seed 000");
+	CHECK_STR(json_string_value(json_object_get(doc, "description")), "x460 fix");
 	json_decref(doc);
 	CHECK_INT(nt_store_profile_list(s, &list), 0);
 	CHECK_INT(json_array_size(list), 1);

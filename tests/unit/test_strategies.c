@@ -1,9 +1,11 @@
-/* IRQ placement strategies and irqbalance handling (issue 4), planned on
- * the seed hosts read from their fixture trees: "local" with CPU 0 left out
- * (seed 000), "local-node" masks, other_irqs to housekeeping CPUs (seed
- * 002), an explicit cpulist dealt in IRQ order (seed 001), reserve_app_cpus,
- * a NIC of unknown locality, hyper-thread siblings last, the irqbalance
- * modes, and the ban list's composition. */
+/* IRQ placement strategies and irqbalance handling, planned on the
+ * field-report hosts read from their fixture trees: "local" with CPU 0 left
+ * out (docs/field-reports.md#cpu0-kept-free), "local-node" masks,
+ * other_irqs to housekeeping CPUs
+ * (docs/field-reports.md#other-irqs-to-system-node), an explicit cpulist
+ * dealt in IRQ order (docs/field-reports.md#set-irq-affinity-cpulist),
+ * reserve_app_cpus, a NIC of unknown locality, hyper-thread siblings last,
+ * the irqbalance modes, and the ban list's composition. */
 #include "harness.h"
 #include "test_json.h"
 #include "host/cpuset.h"
@@ -61,7 +63,7 @@ static int first_cpu(const char *list)
 	return nt_cpuset_next(&s, 0);
 }
 
-/* Seed 000: "local", CPU 0 out: each NIC's IRQ on a CPU of its own node,
+/* The x460: "local", CPU 0 out: each NIC's IRQ on a CPU of its own node,
  * one CPU each, distinct first CPUs; irqbalance runs there, so the plan
  * says it will undo this. */
 static void test_x460_local(void)
@@ -127,8 +129,9 @@ static void test_x460_local(void)
 	nt_topology_free(t);
 }
 
-/* Seed 002: ib0 "local", everything else to the housekeeping CPUs 0-1
- * (their production rule), eno1 included since it is not tuned. */
+/* The Ceph node: ib0 "local", everything else to the housekeeping CPUs
+ * 0-1 (their production rule, docs/field-reports.md#other-irqs-to-system-node),
+ * eno1 included since it is not tuned. */
 static void test_ceph_other(void)
 {
 	nt_ctx ctx;
@@ -197,7 +200,8 @@ static void test_ceph_other(void)
 	nt_topology_free(t);
 }
 
-/* Seed 001's set_irq_affinity_cpulist.sh 0-7: enos0's 17 IRQs (async +
+/* Mellanox's set_irq_affinity_cpulist.sh 0-7
+ * (docs/field-reports.md#set-irq-affinity-cpulist): enos0's 17 IRQs (async +
  * 16 completion) get 0..7 round-robin in IRQ order; reserve_app_cpus. */
 static void test_epyc(void)
 {
@@ -291,7 +295,7 @@ static void test_siblings(void)
 	int order[64];
 	if (!t)
 		return;
-	/* Seed 000: siblings N and N+8 in a node; node 0 without CPU 0 gives
+	/* The x460 fixture: siblings N and N+8 in a node; node 0 without CPU 0 gives
 	 * CPU 8 (whose sibling is out) among the first threads. */
 	nt_cpulist_parse("1-15", &s);
 	int n = nt_cpus_siblings_last(t, &s, order);
@@ -415,7 +419,7 @@ static void test_unknown_locality(void)
 	system(cmd);
 }
 
-/* irqbalance modes on seed 000, where it runs (pid 1234 in the tree). */
+/* irqbalance modes on the x460 fixture, where it runs (pid 1234 in the tree). */
 static void test_irqbalance_modes(void)
 {
 	nt_ctx ctx;

@@ -1,4 +1,6 @@
-/* The host model read from fixture trees: the seeds' facts, the real
+/* The host model read from fixture trees: the field-report hosts'
+ * facts (docs/field-reports.md#host-x460, docs/field-reports.md#host-ceph,
+ * docs/field-reports.md#host-epyc7713), the real
  * machines' trees, and damaged trees (missing, truncated, dangling,
  * looping, garbage) that must be reported, not fatal. */
 #include "kernel/ctx.h"
@@ -73,7 +75,8 @@ static void test_x460(void)
 		CHECK_INT(q->irq, irqs[i]);
 		CHECK_STR(q->name, name);
 		CHECK_STR(cpulist(&q->affinity), "0-15");
-		/* Out of the box every NIC is served by node 0 (seed 000). */
+		/* Out of the box every NIC is served by node 0
+		 * (docs/field-reports.md#irq-remote-node). */
 		CHECK(nt_topology_set_on_node(t, &q->affinity, 0));
 		CHECK(nt_topology_set_on_node(t, &q->affinity, n->numa_node) == (i < 2));
 	}
@@ -143,7 +146,7 @@ static void test_ceph(void)
 	CHECK_INT(t->nodes[0].ndist, 2);
 	if (t->nodes[0].ndist == 2)
 		CHECK_INT(t->nodes[0].distances[1], 21);
-	/* Seed 002: every IRQ on CPUs 40,41. */
+	/* The Ceph node: every IRQ on CPUs 40,41. */
 	int on_40_41 = 0;
 	for (int i = 0; i < t->nirqs; i++)
 		if (strcmp(cpulist(&t->irqs[i].affinity), "40-41") == 0)
