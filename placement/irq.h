@@ -1,8 +1,8 @@
 /* IRQ placement: which CPUs each of a NIC's interrupts goes to.
  *
  * Two ways to ask: named CPUs, dealt to the NIC's IRQs one CPU each,
- * round-robin in IRQ order (what Mellanox's set_irq_affinity_cpulist.sh
- * does), or a strategy working from the NIC's NUMA node:
+ * round-robin in IRQ order (as Mellanox's set_irq_affinity_cpulist.sh
+ * does, docs/field-reports.md#set-irq-affinity-cpulist), or a strategy working from the NIC's NUMA node:
  *   "local"       one CPU each from the NIC's node, one thread of every core
  *                 before any hyper-thread sibling; NICs sharing a node
  *                 continue where the previous one stopped and never start

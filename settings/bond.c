@@ -4,7 +4,7 @@
  * Profile section:
  *   "bonds": [{"interface": "bond0", "xmit_hash_policy": "layer3+4"}]
  * A layer2+3 hash puts every flow between two hosts on one slave; layer3+4
- * spreads them by port (docs/field-reports.md#bond-hash). */
+ * spreads them by port (docs/field-reports.md#bond-hash-layer3-4). */
 #include "kernel/kernel.h"
 #include "settings/section.h"
 

@@ -6,7 +6,7 @@
  *       a NIC's movable IRQs placed by placement/irq.c;
  *   "other_irqs": {"cpus": "0-1"}
  *       every IRQ of no NIC named above to housekeeping CPUs, as one mask
- *       each (docs/field-reports.md#other-irqs).
+ *       each (docs/field-reports.md#other-irqs-to-system-node).
  *
  * The write goes to /proc/irq/N/smp_affinity_list through kernel/, which
  * on a fixture root also updates what the kernel would (the mask and the

@@ -381,7 +381,7 @@ static void validate_irqbalance(nt_section_check *c, const json_t *value)
 }
 
 /* irqbalance rewrites affinity every few seconds
- * (docs/field-reports.md#irqbalance): keep it off the IRQs this plan
+ * (docs/field-reports.md#irqbalance-rewrites): keep it off the IRQs this plan
  * places, stop it, or say that it will undo them. This runs after the IRQ
  * sections (pass 1) and its step is ordered first, so that the daemon is
  * told before any affinity changes. */

@@ -4,7 +4,7 @@
  * Profile section:
  *   "rings": [{"interface": "enos*", "rx": 4096, "tx": "max"}]
  * A ring too small for a burst drops packets that a larger one holds
- * (docs/field-reports.md#ring-size). Through kernel/ethtool.h, which talks
+ * (docs/field-reports.md#ring-rx-drops). Through kernel/ethtool.h, which talks
  * to the kernel live and to ROOT/ethtool/IFACE.json in a fixture. */
 #include "kernel/ethtool.h"
 #include "settings/section.h"

@@ -5,7 +5,7 @@
  * Profile section:
  *   "sysctl": {"net.ipv4.tcp_rmem": "4096 87380 16777216"}
  * TCP buffers smaller than the path's bandwidth-delay product cap a single
- * flow's throughput (docs/field-reports.md#tcp-buffers). */
+ * flow's throughput (docs/field-reports.md#tcp-buffers-bdp). */
 #include "settings/section.h"
 
 #include <ctype.h>
