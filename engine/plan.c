@@ -1,8 +1,47 @@
 #include "engine/plan.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+static const char *const result_names[] = {
+	[NT_STEP_PENDING] = "pending",
+	[NT_STEP_APPLIED] = "applied",
+	[NT_STEP_SKIPPED] = "skipped",
+	[NT_STEP_FAILED] = "failed",
+	[NT_STEP_ROLLED_BACK] = "rolled_back",
+	[NT_STEP_ROLLBACK_FAILED] = "rollback_failed",
+	[NT_STEP_REVERTED] = "reverted",
+	[NT_STEP_RESTORED] = "restored",
+	[NT_STEP_NOT_APPLIED] = "not_applied",
+};
+
+const char *nt_step_result_name(nt_step_result r, const nt_setting_kind *k)
+{
+	if (r == NT_STEP_SKIPPED && k && k->skip_reason)
+		return k->skip_reason;
+	if ((size_t)r < sizeof(result_names) / sizeof(result_names[0]))
+		return result_names[r];
+	return "unknown";
+}
+
+int nt_step_result_parse(const char *name, nt_step_result *out)
+{
+	if (!name)
+		return NT_EPARSE;
+	if (strncmp(name, "skipped", 7) == 0) {
+		*out = NT_STEP_SKIPPED;
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(result_names) / sizeof(result_names[0]); i++) {
+		if (strcmp(result_names[i], name) == 0) {
+			*out = (nt_step_result)i;
+			return 0;
+		}
+	}
+	return NT_EPARSE;
+}
 
 void nt_plan_free(nt_plan *plan)
 {
@@ -14,12 +53,29 @@ void nt_plan_free(nt_plan *plan)
 	memset(plan, 0, sizeof(*plan));
 }
 
+/* A change that may reset a NIC: say so once per NIC (its queue settings
+ * stand together in the plan). */
+static void warn_resets(nt_plan *plan)
+{
+	for (int i = 0; i < plan->nsteps; i++) {
+		const nt_step *s = &plan->steps[i], *prev = i > 0 ? &plan->steps[i - 1] : NULL;
+		if (!s->kind->reset_warning)
+			continue;
+		if (prev && prev->kind->reset_warning && strcmp(prev->interface, s->interface) == 0)
+			continue;
+		char msg[256];
+		snprintf(msg, sizeof(msg), "%s: %s", s->interface[0] ? s->interface : s->target,
+			 s->kind->reset_warning);
+		json_array_append_new(plan->warnings, json_string(msg));
+	}
+}
+
 int nt_plan_build(const nt_ctx *ctx, const nt_topology *t, const json_t *profile, nt_plan *plan,
 		  json_t *errors)
 {
 	nt_desired *want = NULL;
 	int nwant = 0, r;
-	char why[512];
+	char why[512], a[NT_VALUE_MAX], b[NT_VALUE_MAX];
 
 	memset(plan, 0, sizeof(*plan));
 	plan->warnings = json_array();
@@ -30,8 +86,7 @@ int nt_plan_build(const nt_ctx *ctx, const nt_topology *t, const json_t *profile
 	}
 	if ((r = nt_profile_validate(t, profile, errors)) < 0)
 		goto fail;
-	if ((r = nt_profile_desired_ex(t, profile, &want, &nwant, plan->warnings,
-					 plan->reserved)) < 0)
+	if ((r = nt_profile_desired_ex(t, profile, &want, &nwant, plan->warnings, plan->reserved)) < 0)
 		goto fail;
 	plan->steps = calloc((size_t)nwant + 1, sizeof(nt_step));
 	if (!plan->steps) {
@@ -40,31 +95,33 @@ int nt_plan_build(const nt_ctx *ctx, const nt_topology *t, const json_t *profile
 	}
 	for (int i = 0; i < nwant; i++) {
 		const nt_desired *d = &want[i];
+		const nt_setting_kind *k = d->kind;
 		nt_step *s = &plan->steps[plan->nsteps];
-		if (d->kind->validate(ctx, t, d->target, d->after, why, sizeof(why)) < 0) {
+		if (k->check(ctx, t, d->target, &d->value, why, sizeof(why)) < 0) {
 			nt_profile_error(errors, d->path, "%s", why);
 			continue;
 		}
-		int e = d->kind->read(ctx, d->target, s->before, sizeof(s->before));
+		int e = k->read(ctx, d->target, &s->before);
 		if (e < 0) {
-			nt_profile_error(errors, d->path, "%s %s cannot be read: %s", d->kind->name,
-					 d->target, nt_strerror(e));
+			nt_profile_error(errors, d->path, "%s %s cannot be read: %s", k->name, d->target,
+					 nt_strerror(e));
 			continue;
 		}
 		/* A shared list (the irqbalance ban) is written whole: what is
 		 * there plus what the profile adds. */
-		if (d->kind->compose)
-			e = d->kind->compose(s->before, d->after, s->after, sizeof(s->after));
+		if (k->compose)
+			e = k->compose(&s->before, &d->value, &s->after);
 		else
-			memcpy(s->after, d->after, sizeof(s->after));
+			s->after = d->value;
 		if (e < 0) {
-			nt_profile_error(errors, d->path, "%s %s: '%s' and '%s' do not combine: %s",
-					 d->kind->name, d->target, s->before, d->after, nt_strerror(e));
+			nt_profile_error(errors, d->path, "%s %s: '%s' and '%s' do not combine: %s", k->name,
+					 d->target, nt_value_str(k, &s->before, a, sizeof(a)),
+					 nt_value_str(k, &d->value, b, sizeof(b)), nt_strerror(e));
 			continue;
 		}
-		if (nt_setting_equal(d->kind, s->before, s->after))
+		if (nt_setting_equal(k, &s->before, &s->after))
 			continue;
-		s->kind = d->kind;
+		s->kind = k;
 		memcpy(s->target, d->target, sizeof(s->target));
 		memcpy(s->interface, d->interface, sizeof(s->interface));
 		plan->nsteps++;
@@ -73,20 +130,7 @@ int nt_plan_build(const nt_ctx *ctx, const nt_topology *t, const json_t *profile
 		r = NT_EINVALID;
 		goto fail;
 	}
-	/* Drivers re-create their queues for a ring or channel change (seed
-	 * 003 took the link down around `ethtool -G`): say so once a NIC. */
-	for (int i = 0; i < plan->nsteps; i++) {
-		const nt_step *s = &plan->steps[i];
-		if (s->kind != &nt_setting_rings && s->kind != &nt_setting_channels)
-			continue;
-		if (i > 0 && strcmp(plan->steps[i - 1].target, s->target) == 0 &&
-		    (plan->steps[i - 1].kind == &nt_setting_rings || plan->steps[i - 1].kind == &nt_setting_channels))
-			continue;
-		char msg[256];
-		snprintf(msg, sizeof(msg),
-			 "%s: changing rings or channels may reset the NIC and briefly drop its link", s->target);
-		json_array_append_new(plan->warnings, json_string(msg));
-	}
+	warn_resets(plan);
 	free(want);
 	return 0;
 fail:
@@ -97,11 +141,30 @@ fail:
 
 json_t *nt_step_to_json(const nt_step *s)
 {
-	json_t *o = json_pack("{s:s,s:s,s:s,s:s}", "kind", s->kind->name, "target", s->target,
-			      "before", s->before, "after", s->after);
+	char before[NT_VALUE_MAX], after[NT_VALUE_MAX];
+	json_t *o = json_pack("{s:s,s:s,s:s,s:s}", "kind", s->kind->name, "target", s->target, "before",
+			      nt_value_str(s->kind, &s->before, before, sizeof(before)), "after",
+			      nt_value_str(s->kind, &s->after, after, sizeof(after)));
 	if (o && s->interface[0])
 		json_object_set_new(o, "interface", json_string(s->interface));
 	return o;
+}
+
+int nt_step_from_json(const json_t *doc, nt_step *s)
+{
+	const char *target = json_string_value(json_object_get(doc, "target"));
+	const char *iface = json_string_value(json_object_get(doc, "interface"));
+
+	memset(s, 0, sizeof(*s));
+	s->kind = nt_setting_find(json_string_value(json_object_get(doc, "kind")));
+	snprintf(s->target, sizeof(s->target), "%s", target ? target : "");
+	snprintf(s->interface, sizeof(s->interface), "%s", iface ? iface : "");
+	if (!s->kind)
+		return 0;
+	if (s->kind->parse(json_string_value(json_object_get(doc, "before")), &s->before) < 0 ||
+	    s->kind->parse(json_string_value(json_object_get(doc, "after")), &s->after) < 0)
+		return NT_EPARSE;
+	return 0;
 }
 
 json_t *nt_plan_to_json(const nt_plan *plan, const json_t *profile)
@@ -109,7 +172,7 @@ json_t *nt_plan_to_json(const nt_plan *plan, const json_t *profile)
 	json_t *steps = json_array();
 	for (int i = 0; steps && i < plan->nsteps; i++)
 		json_array_append_new(steps, nt_step_to_json(&plan->steps[i]));
-	return json_pack("{s:O,s:o,s:O,s:o}", "profile", profile ? profile : json_null(), "steps",
-			 steps, "warnings", plan->warnings, "reserved",
+	return json_pack("{s:O,s:o,s:O,s:o}", "profile", profile ? profile : json_null(), "steps", steps,
+			 "warnings", plan->warnings, "reserved",
 			 plan->reserved ? json_incref(plan->reserved) : json_object());
 }

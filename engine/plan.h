@@ -10,9 +10,30 @@ typedef struct nt_step {
 	const nt_setting_kind *kind;
 	char target[NT_TARGET_MAX];
 	char interface[IF_NAMESIZE];
-	char before[NT_VALUE_MAX];
-	char after[NT_VALUE_MAX];
+	nt_value before;
+	nt_value after;
 } nt_step;
+
+/* What became of a step. The journal and the API spell them as
+ * nt_step_result_name() does; SKIPPED reads as the kind's skip reason
+ * ("skipped: not movable"). */
+typedef enum nt_step_result {
+	NT_STEP_PENDING = 0,
+	NT_STEP_APPLIED,
+	NT_STEP_SKIPPED,
+	NT_STEP_FAILED,
+	NT_STEP_ROLLED_BACK,
+	NT_STEP_ROLLBACK_FAILED,
+	NT_STEP_REVERTED,
+	NT_STEP_RESTORED,
+	NT_STEP_NOT_APPLIED,
+} nt_step_result;
+
+/* "pending", "applied", ...; for SKIPPED, K's skip reason when K has one. */
+const char *nt_step_result_name(nt_step_result r, const nt_setting_kind *k);
+/* The result a recorded name stands for ("skipped..." is SKIPPED). Returns
+ * 0, or NT_EPARSE for a name that is none of them. */
+int nt_step_result_parse(const char *name, nt_step_result *out);
 
 typedef struct nt_plan {
 	nt_step *steps; /* malloc'd, nsteps entries */
@@ -33,6 +54,10 @@ void nt_plan_free(nt_plan *plan);
 
 /* {"kind","target","interface"?,"before","after"} */
 json_t *nt_step_to_json(const nt_step *s);
+/* Fill S from a step document as nt_step_to_json writes it (the journal).
+ * S->kind is NULL when the kind is unknown to this build. Returns 0, or
+ * NT_EPARSE when a value is not one of its kind. */
+int nt_step_from_json(const json_t *doc, nt_step *s);
 /* {"profile": PROFILE, "steps": [...], "warnings": [...], "reserved": {...}};
  * new reference. */
 json_t *nt_plan_to_json(const nt_plan *plan, const json_t *profile);

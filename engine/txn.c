@@ -73,15 +73,18 @@ static void emit(nt_txn_engine *e, json_t *ev)
 }
 
 /* Record step IDX's RESULT in the store and tell the log sink. */
-static int record_step(nt_txn_engine *e, int64_t id, int idx, const nt_step *s, const char *result,
+static int record_step(nt_txn_engine *e, int64_t id, int idx, const nt_step *s, nt_step_result result,
 		       const char *err)
 {
-	int r = nt_store_step_set(e->store, id, idx, result, err);
+	const char *name = nt_step_result_name(result, s->kind);
+	int r = nt_store_step_set(e->store, id, idx, name, err);
 	if (e->log) {
+		char before[NT_VALUE_MAX], after[NT_VALUE_MAX];
 		json_t *ev = json_pack("{s:s, s:I, s:i, s:s, s:s, s:s, s:s, s:s}", "event", "txn_step",
 				       "txn", (json_int_t)id, "index", idx, "kind",
-				       s->kind ? s->kind->name : "unknown", "target", s->target,
-				       "before", s->before, "after", s->after, "result", result);
+				       s->kind ? s->kind->name : "unknown", "target", s->target, "before",
+				       nt_value_str(s->kind, &s->before, before, sizeof(before)), "after",
+				       nt_value_str(s->kind, &s->after, after, sizeof(after)), "result", name);
 		if (ev && s->interface[0])
 			json_object_set_new(ev, "interface", json_string(s->interface));
 		if (ev && err && *err)
@@ -164,30 +167,27 @@ static void set_inflight(nt_txn_engine *e, int64_t id)
 
 /* ---- steps ---- */
 
-/* Steps of a stored transaction document, in index order. */
-static int steps_from_doc(const json_t *doc, nt_step **out, char (**results)[64], int *n)
+/* Steps of a stored transaction document, in index order, with their
+ * recorded results. A step whose kind this build does not know, or whose
+ * values do not read as its kind's, gets kind NULL: it cannot be undone,
+ * and undo says so. */
+static int steps_from_doc(const json_t *doc, nt_step **out, nt_step_result **results, int *n)
 {
 	json_t *arr = json_object_get(doc, "steps");
 	size_t count = json_array_size(arr), i;
 	json_t *s;
 	nt_step *steps = calloc(count + 1, sizeof(*steps));
-	char (*res)[64] = calloc(count + 1, sizeof(*res));
+	nt_step_result *res = calloc(count + 1, sizeof(*res));
 	if (!steps || !res) {
 		free(steps);
 		free(res);
 		return -ENOMEM;
 	}
 	json_array_foreach(arr, i, s) {
-		steps[i].kind = nt_setting_find(json_string_value(json_object_get(s, "kind")));
-		snprintf(steps[i].target, sizeof(steps[i].target), "%s",
-			 json_string_value(json_object_get(s, "target")));
-		const char *iface = json_string_value(json_object_get(s, "interface"));
-		snprintf(steps[i].interface, sizeof(steps[i].interface), "%s", iface ? iface : "");
-		snprintf(steps[i].before, sizeof(steps[i].before), "%s",
-			 json_string_value(json_object_get(s, "before")));
-		snprintf(steps[i].after, sizeof(steps[i].after), "%s",
-			 json_string_value(json_object_get(s, "after")));
-		snprintf(res[i], sizeof(res[i]), "%s", json_string_value(json_object_get(s, "result")));
+		if (nt_step_from_json(s, &steps[i]) < 0)
+			steps[i].kind = NULL;
+		if (nt_step_result_parse(json_string_value(json_object_get(s, "result")), &res[i]) < 0)
+			res[i] = NT_STEP_PENDING;
 	}
 	*out = steps;
 	*results = res;
@@ -206,63 +206,68 @@ static json_t *steps_json(const nt_step *steps, int n)
 /* Put targets 0..LAST back to their before-values, in reverse, verifying
  * each. RESULTS holds each step's recorded result and is updated. Steps
  * that were skipped, or already read as their before-value, are left
- * alone. DONE is the result for a step put back ("rolled_back", "reverted",
- * "restored"). Returns the number of targets that could not be put back. */
-static int undo(nt_txn_engine *e, int64_t id, const nt_step *steps, char (*results)[64], int last,
-		const char *done)
+ * alone. DONE is the result for a step put back (rolled back, reverted,
+ * restored). Returns the number of targets that could not be put back. */
+static int undo(nt_txn_engine *e, int64_t id, const nt_step *steps, nt_step_result *results, int last,
+		nt_step_result done)
 {
 	int failures = 0;
-	char cur[NT_VALUE_MAX], err[512], got[NT_VALUE_MAX];
+	char err[512], a[NT_VALUE_MAX], b[NT_VALUE_MAX];
+	nt_value cur, got;
 
 	for (int i = last; i >= 0; i--) {
 		const nt_step *s = &steps[i];
-		if (strncmp(results[i], "skipped", 7) == 0 || strcmp(results[i], "unchanged") == 0)
+		if (results[i] == NT_STEP_SKIPPED)
 			continue;
 		if (!s->kind) {
-			record_step(e, id, i, s, "rollback_failed", "unknown setting kind");
+			record_step(e, id, i, s, NT_STEP_ROLLBACK_FAILED,
+				    "unknown setting kind, or a value that is not of its kind");
 			failures++;
 			continue;
 		}
-		int r = s->kind->read(&e->ctx, s->target, cur, sizeof(cur));
-		if (r < 0 && strcmp(results[i], "applied") != 0) {
+		memset(&cur, 0, sizeof(cur));
+		int r = s->kind->read(&e->ctx, s->target, &cur);
+		if (r < 0 && results[i] != NT_STEP_APPLIED) {
 			/* A step whose write failed (or never ran) on a target that
 			 * cannot even be read now: nothing of ours is there to undo. */
 			continue;
 		}
-		if (r == 0 && nt_setting_equal(s->kind, cur, s->before)) {
+		if (r == 0 && nt_setting_equal(s->kind, &cur, &s->before)) {
 			/* Already as it was: a step that never ran, or one the
 			 * crash interrupted before its write. */
-			if (strcmp(results[i], "applied") == 0) {
+			if (results[i] == NT_STEP_APPLIED) {
 				record_step(e, id, i, s, done, NULL);
-				snprintf(results[i], 64, "%s", done);
-			} else if (strcmp(results[i], "pending") == 0) {
-				record_step(e, id, i, s, "not_applied", NULL);
-				snprintf(results[i], 64, "not_applied");
+				results[i] = done;
+			} else if (results[i] == NT_STEP_PENDING) {
+				record_step(e, id, i, s, NT_STEP_NOT_APPLIED, NULL);
+				results[i] = NT_STEP_NOT_APPLIED;
 			}
 			continue;
 		}
 		err[0] = '\0';
-		r = s->kind->apply(&e->ctx, s->target, s->before, err, sizeof(err));
+		r = s->kind->apply(&e->ctx, s->target, &s->before, err, sizeof(err));
 		if (r == 0) {
-			r = nt_setting_verify(&e->ctx, s->kind, s->target, s->before, got, sizeof(got));
+			r = nt_setting_verify(&e->ctx, s->kind, s->target, &s->before, &got);
 			if (r == NT_ECONFLICT)
-				snprintf(err, sizeof(err), "reads '%s' after restoring '%s'", got,
-					 s->before);
+				snprintf(err, sizeof(err), "reads '%s' after restoring '%s'",
+					 nt_value_str(s->kind, &got, a, sizeof(a)),
+					 nt_value_str(s->kind, &s->before, b, sizeof(b)));
 			else if (r < 0)
 				snprintf(err, sizeof(err), "cannot read back: %s", nt_strerror(r));
 		}
 		if (r < 0) {
 			char msg[1024];
-			snprintf(msg, sizeof(msg), "%s %s is '%s', wanted '%s': %s", s->kind->name,
-				 s->target, r == NT_ECONFLICT ? got : cur, s->before, err);
-			record_step(e, id, i, s, "rollback_failed", msg);
-			snprintf(results[i], 64, "rollback_failed");
+			snprintf(msg, sizeof(msg), "%s %s is '%s', wanted '%s': %s", s->kind->name, s->target,
+				 nt_value_str(s->kind, r == NT_ECONFLICT ? &got : &cur, a, sizeof(a)),
+				 nt_value_str(s->kind, &s->before, b, sizeof(b)), err);
+			record_step(e, id, i, s, NT_STEP_ROLLBACK_FAILED, msg);
+			results[i] = NT_STEP_ROLLBACK_FAILED;
 			failures++;
 			continue;
 		}
-		if (strcmp(results[i], "failed") != 0) {
+		if (results[i] != NT_STEP_FAILED) {
 			record_step(e, id, i, s, done, NULL);
-			snprintf(results[i], 64, "%s", done);
+			results[i] = done;
 		}
 	}
 	return failures;
@@ -274,12 +279,11 @@ static int undo(nt_txn_engine *e, int64_t id, const nt_step *steps, char (*resul
 static void run_steps(nt_txn_engine *e, int64_t id, const nt_step *steps, int n,
 		      int confirm_timeout_s)
 {
-	char err[512], got[NT_VALUE_MAX], msg[1024];
-	char (*results)[64] = calloc((size_t)n + 1, sizeof(*results));
+	char err[512], msg[1024], a[NT_VALUE_MAX], b[NT_VALUE_MAX], seen[NT_VALUE_MAX];
+	nt_step_result *results = calloc((size_t)n + 1, sizeof(*results));
+	nt_value got;
 	int failed = -1;
 
-	for (int i = 0; results && i < n; i++)
-		snprintf(results[i], 64, "pending");
 	if (!results) {
 		failed = 0;
 		snprintf(msg, sizeof(msg), "out of memory");
@@ -289,35 +293,36 @@ static void run_steps(nt_txn_engine *e, int64_t id, const nt_step *steps, int n,
 		if (e->step_delay_ms > 0)
 			sleep_ms(e->step_delay_ms);
 		err[0] = '\0';
-		int r = s->kind->apply(&e->ctx, s->target, s->after, err, sizeof(err));
+		int r = s->kind->apply(&e->ctx, s->target, &s->after, err, sizeof(err));
 		if (r < 0 && s->kind->skip_errno && r == -s->kind->skip_errno) {
-			if (record_step(e, id, i, s, s->kind->skip_reason, err) < 0) {
+			results[i] = NT_STEP_SKIPPED;
+			if (record_step(e, id, i, s, NT_STEP_SKIPPED, err) < 0) {
 				failed = i;
 				snprintf(msg, sizeof(msg), "step %d: the store could not record: %s", i,
 					 nt_store_errmsg(e->store));
 			}
-			snprintf(results[i], 64, "%s", s->kind->skip_reason);
 			continue;
 		}
 		if (r == 0) {
-			r = nt_setting_verify(&e->ctx, s->kind, s->target, s->after, got, sizeof(got));
+			r = nt_setting_verify(&e->ctx, s->kind, s->target, &s->after, &got);
 			if (r == NT_ECONFLICT)
-				snprintf(err, sizeof(err), "verify: reads '%s' after writing '%s'", got,
-					 s->after);
+				snprintf(err, sizeof(err), "verify: reads '%s' after writing '%s'",
+					 nt_value_str(s->kind, &got, a, sizeof(a)),
+					 nt_value_str(s->kind, &s->after, b, sizeof(b)));
 			else if (r < 0)
 				snprintf(err, sizeof(err), "verify: cannot read back: %s", nt_strerror(r));
 		}
 		if (r < 0) {
 			failed = i;
-			snprintf(results[i], 64, "failed");
-			record_step(e, id, i, s, "failed", err);
+			results[i] = NT_STEP_FAILED;
+			record_step(e, id, i, s, NT_STEP_FAILED, err);
 			snprintf(msg, sizeof(msg), "step %d (%s %s): %s", i, s->kind->name, s->target,
 				 err[0] ? err : nt_strerror(r));
 			break;
 		}
-		snprintf(results[i], 64, "applied");
+		results[i] = NT_STEP_APPLIED;
 		/* Never carry on without a record of what was done. */
-		if (record_step(e, id, i, s, "applied", NULL) < 0) {
+		if (record_step(e, id, i, s, NT_STEP_APPLIED, NULL) < 0) {
 			failed = i;
 			snprintf(msg, sizeof(msg), "step %d: the store could not record: %s", i,
 				 nt_store_errmsg(e->store));
@@ -326,7 +331,6 @@ static void run_steps(nt_txn_engine *e, int64_t id, const nt_step *steps, int n,
 		/* Verification compared the requested value; what the target
 		 * shows beyond it (an IRQ's effective CPUs, which move only when
 		 * it next fires) is kept for the record. */
-		char seen[NT_VALUE_MAX];
 		if (s->kind->observe && s->kind->observe(&e->ctx, s->target, seen, sizeof(seen)) == 0)
 			nt_store_step_observe(e->store, id, i, seen);
 	}
@@ -346,7 +350,7 @@ static void run_steps(nt_txn_engine *e, int64_t id, const nt_step *steps, int n,
 		return;
 	}
 	record_status(e, id, "rolling_back", msg, failed, false, 0);
-	int bad = results ? undo(e, id, steps, results, failed, "rolled_back") : 1;
+	int bad = results ? undo(e, id, steps, results, failed, NT_STEP_ROLLED_BACK) : 1;
 	if (bad) {
 		char full[1200];
 		snprintf(full, sizeof(full), "%s; undo failed for %d target(s), see steps", msg, bad);
@@ -359,12 +363,12 @@ static void run_steps(nt_txn_engine *e, int64_t id, const nt_step *steps, int n,
 
 /* Undo every step of a stored transaction and give it STATUS (or
  * rollback_failed). Used for revert and crash recovery. */
-static int undo_stored(nt_txn_engine *e, int64_t id, const char *done, const char *status,
+static int undo_stored(nt_txn_engine *e, int64_t id, nt_step_result done, const char *status,
 		       const char *why)
 {
 	json_t *doc = NULL;
 	nt_step *steps = NULL;
-	char (*results)[64] = NULL;
+	nt_step_result *results = NULL;
 	int n = 0, r;
 
 	if ((r = nt_store_txn_get(e->store, id, &doc)) < 0)
@@ -412,7 +416,7 @@ static void *timer_main(void *arg)
 		e->busy = true;
 		e->inflight_id = id;
 		pthread_mutex_unlock(&e->lock);
-		undo_stored(e, id, "reverted", "reverted",
+		undo_stored(e, id, NT_STEP_REVERTED, "reverted",
 			    "not confirmed within confirm_timeout_s; reverted");
 		pthread_mutex_lock(&e->lock);
 		if (e->pending_id == id)
@@ -438,7 +442,7 @@ static void recover(nt_txn_engine *e)
 		if (nt_store_txn_ids(e->store, crashed[k], &ids) < 0)
 			continue;
 		json_array_foreach(ids, i, v)
-			undo_stored(e, json_integer_value(v), "restored", "recovered",
+			undo_stored(e, json_integer_value(v), NT_STEP_RESTORED, "recovered",
 				    "the agent stopped during this transaction; restored from the journal");
 		json_decref(ids);
 	}
@@ -452,7 +456,7 @@ static void recover(nt_txn_engine *e)
 		int64_t deadline = json_integer_value(json_object_get(doc, "confirm_deadline_ms"));
 		json_decref(doc);
 		if (deadline <= nt_store_now_ms() || e->pending_id) {
-			undo_stored(e, id, "reverted", "reverted",
+			undo_stored(e, id, NT_STEP_REVERTED, "reverted",
 				    "not confirmed within confirm_timeout_s; reverted");
 		} else {
 			e->pending_id = id;
@@ -715,7 +719,7 @@ int nt_txn_rollback(nt_txn_engine *e, int64_t id, bool force, const nt_txn_reque
 {
 	json_t *orig = NULL, *txn = NULL;
 	nt_step *ostep = NULL, *steps = NULL;
-	char (*results)[64] = NULL;
+	nt_step_result *results = NULL;
 	int n = 0, r, k = 0;
 
 	if ((r = need_store(e, out)) < 0)
@@ -761,14 +765,14 @@ int nt_txn_rollback(nt_txn_engine *e, int64_t id, bool force, const nt_txn_reque
 	 * reverse order, back to its before-value; targets already there are
 	 * left out like any no-op step. */
 	for (int i = n - 1; i >= 0; i--) {
-		if (strcmp(results[i], "applied") != 0 || !ostep[i].kind)
+		if (results[i] != NT_STEP_APPLIED || !ostep[i].kind)
 			continue;
 		nt_step *s = &steps[k];
 		*s = ostep[i];
-		snprintf(s->after, sizeof(s->after), "%s", ostep[i].before);
-		if (s->kind->read(&e->ctx, s->target, s->before, sizeof(s->before)) < 0)
-			snprintf(s->before, sizeof(s->before), "%s", ostep[i].after);
-		if (nt_setting_equal(s->kind, s->before, s->after))
+		s->after = ostep[i].before;
+		if (s->kind->read(&e->ctx, s->target, &s->before) < 0)
+			s->before = ostep[i].after;
+		if (nt_setting_equal(s->kind, &s->before, &s->after))
 			continue;
 		k++;
 	}

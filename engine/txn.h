@@ -1,5 +1,5 @@
 /* The transaction engine: apply a profile's plan as one journalled,
- * verified, reversible transaction (issue 3). Core code: no HTTP here; the
+ * verified, reversible transaction. Core code: no HTTP here; the
  * routes in api/routes_txn.c only translate.
  *
  * Order of work for an apply: plan against a fresh topology; record the

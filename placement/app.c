@@ -1,18 +1,8 @@
 #include "placement/app.h"
+#include "placement/cpus.h"
 
 #include <stdio.h>
 #include <string.h>
-
-static bool sibling_of_any(const nt_topology *t, int cpu, const nt_cpuset *set)
-{
-	if (cpu >= t->ncpus_possible || t->cpu_core[cpu] < 0)
-		return false;
-	for (int c = nt_cpuset_next(set, 0); c >= 0; c = nt_cpuset_next(set, c + 1))
-		if (c != cpu && c < t->ncpus_possible && t->cpu_core[c] == t->cpu_core[cpu] &&
-		    t->cpu_package[c] == t->cpu_package[cpu])
-			return true;
-	return false;
-}
 
 int nt_placement_for(const nt_topology *t, const nt_nic *nic, int want, nt_placement *p)
 {
@@ -52,7 +42,7 @@ int nt_placement_for(const nt_topology *t, const nt_nic *nic, int want, nt_place
 	int n = 0;
 	for (int pass = 0; pass < 2 && n < limit; pass++) {
 		for (int c = nt_cpuset_next(&free_cpus, 0); c >= 0 && n < limit; c = nt_cpuset_next(&free_cpus, c + 1)) {
-			bool sib = sibling_of_any(t, c, &p->irq_cpus);
+			bool sib = nt_cpus_sibling_of_any(t, c, &p->irq_cpus);
 			if ((pass == 0) == sib || nt_cpuset_isset(&p->app_cpus, c))
 				continue;
 			nt_cpuset_set(&p->app_cpus, c);

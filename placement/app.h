@@ -1,6 +1,7 @@
 /* Where an application using a NIC should run: on the NIC's node, beside
- * but not on top of the CPUs serving its interrupts (seed 001: IRQs on
- * 0-7, iperf3 on 8-15; seed 002: iperf3 on CPU 39 beside IRQs on 40,41). */
+ * but not on top of the CPUs serving its interrupts
+ * (docs/field-reports.md#irq-cpus-apart-from-app,
+ * docs/field-reports.md#app-near-irqs). */
 #ifndef NT_PLACEMENT_H
 #define NT_PLACEMENT_H
 

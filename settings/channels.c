@@ -1,32 +1,69 @@
-/* Channel (queue) counts: target = interface, value =
- * "rx=N,tx=N,other=N,combined=N" (all four always present in a stored value,
- * so a restore sets every count back). Through kernel/ethtool.h like rings.
+/* Channel (queue) counts: target = interface, value = the RX, TX, other and
+ * combined counts ("rx=N,tx=N,other=N,combined=N" as text; all four always
+ * present in a stored value, so a restore sets every count back).
+ *
+ * Profile section:
+ *   "channels": [{"interface": "enos*", "combined": "max"}]
  * Changing channels re-creates the NIC's queues and IRQ vectors: the plan
  * warns, and a NIC's ring and channel steps stand together. */
 #include "kernel/ethtool.h"
-#include "settings/setting.h"
+#include "settings/section.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
-static int parse_channels(const char *v, nt_channels *c)
+enum { RX, TX, OTHER, COMBINED, NFIELDS };
+static const char *const field_names[NFIELDS] = { "rx", "tx", "other", "combined" };
+
+static void from_counts(const nt_channels *c, nt_value *out)
 {
+	memset(out, 0, sizeof(*out));
+	nt_value_field_set(out, RX, c->rx);
+	nt_value_field_set(out, TX, c->tx);
+	nt_value_field_set(out, OTHER, c->other);
+	nt_value_field_set(out, COMBINED, c->combined);
+}
+
+static uint32_t max_of(const nt_channels *c, int field)
+{
+	const uint32_t max[NFIELDS] = { c->rx_max, c->tx_max, c->other_max, c->combined_max };
+	return max[field];
+}
+
+static uint32_t cur_of(const nt_channels *c, int field)
+{
+	const uint32_t cur[NFIELDS] = { c->rx, c->tx, c->other, c->combined };
+	return cur[field];
+}
+
+static int channels_parse(const char *text, nt_value *out)
+{
+	nt_channels c = { 0 };
 	char tail;
-	memset(c, 0, sizeof(*c));
-	if (!v || sscanf(v, "rx=%u,tx=%u,other=%u,combined=%u%c", &c->rx, &c->tx, &c->other, &c->combined,
-			 &tail) != 4)
+	if (!text || sscanf(text, "rx=%u,tx=%u,other=%u,combined=%u%c", &c.rx, &c.tx, &c.other,
+			    &c.combined, &tail) != 4)
 		return NT_EPARSE;
+	from_counts(&c, out);
 	return 0;
 }
 
-int nt_channels_format(const nt_channels *c, char *value, size_t size)
+static int channels_format(const nt_value *v, char *out, size_t size)
 {
-	int n = snprintf(value, size, "rx=%u,tx=%u,other=%u,combined=%u", c->rx, c->tx, c->other, c->combined);
+	int n = snprintf(out, size, "rx=%u,tx=%u,other=%u,combined=%u", v->f.v[RX], v->f.v[TX],
+			 v->f.v[OTHER], v->f.v[COMBINED]);
 	return n < 0 || (size_t)n >= size ? -ENOSPC : 0;
 }
 
-static int channels_read(const nt_ctx *ctx, const char *target, char *value, size_t size)
+static bool channels_equal(const nt_value *a, const nt_value *b)
+{
+	for (int i = 0; i < NFIELDS; i++)
+		if (a->f.v[i] != b->f.v[i])
+			return false;
+	return true;
+}
+
+static int channels_read(const nt_ctx *ctx, const char *target, nt_value *out)
 {
 	nt_channels c;
 	if (!nt_ifname_valid(target))
@@ -34,72 +71,47 @@ static int channels_read(const nt_ctx *ctx, const char *target, char *value, siz
 	int e = nt_ethtool_get_channels(ctx, target, &c);
 	if (e < 0)
 		return e;
-	return nt_channels_format(&c, value, size);
+	from_counts(&c, out);
+	return 0;
 }
 
-static bool channels_equal(const char *a, const char *b)
+static int channels_check(const nt_ctx *ctx, const nt_topology *t, const char *target, const nt_value *v,
+			  char *why, size_t whysize)
 {
-	nt_channels x, y;
-	if (parse_channels(a, &x) < 0 || parse_channels(b, &y) < 0)
-		return strcmp(a, b) == 0;
-	return x.rx == y.rx && x.tx == y.tx && x.other == y.other && x.combined == y.combined;
-}
-
-static int channels_validate(const nt_ctx *ctx, const nt_topology *t, const char *target, const char *value,
-			     char *why, size_t whysize)
-{
-	nt_channels want, cur;
+	nt_channels cur;
 	int r;
 
 	if (!nt_ifname_valid(target)) {
 		snprintf(why, whysize, "'%s' is not an interface name", target);
 		return NT_EINVALID;
 	}
-	if (parse_channels(value, &want) < 0) {
-		snprintf(why, whysize, "'%s' is not rx=N,tx=N,other=N,combined=N", value);
-		return NT_EINVALID;
-	}
 	if ((r = nt_ethtool_get_channels(ctx, target, &cur)) < 0) {
 		snprintf(why, whysize, "%s: channel counts cannot be read: %s", target, nt_strerror(r));
 		return NT_EINVALID;
 	}
-	static const struct {
-		const char *name;
-		size_t off, max_off;
-	} f[] = {
-		{ "rx", offsetof(nt_channels, rx), offsetof(nt_channels, rx_max) },
-		{ "tx", offsetof(nt_channels, tx), offsetof(nt_channels, tx_max) },
-		{ "other", offsetof(nt_channels, other), offsetof(nt_channels, other_max) },
-		{ "combined", offsetof(nt_channels, combined), offsetof(nt_channels, combined_max) },
-	};
-	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++) {
-		uint32_t w = *(const uint32_t *)((const char *)&want + f[i].off);
-		uint32_t m = *(const uint32_t *)((const char *)&cur + f[i].max_off);
-		if (w > m) {
-			snprintf(why, whysize, "%s channels %u is above %s's maximum %u", f[i].name, w, target, m);
+	for (int i = 0; i < NFIELDS; i++) {
+		if (v->f.v[i] > max_of(&cur, i)) {
+			snprintf(why, whysize, "%s channels %u is above %s's maximum %u", field_names[i],
+				 v->f.v[i], target, max_of(&cur, i));
 			return NT_EINVALID;
 		}
 	}
 	/* A NIC with no queue at all carries no traffic: the kernel refuses. */
-	if (want.combined + want.rx == 0 || want.combined + want.tx == 0) {
+	if (v->f.v[COMBINED] + v->f.v[RX] == 0 || v->f.v[COMBINED] + v->f.v[TX] == 0) {
 		snprintf(why, whysize, "%s would be left without RX or TX queues", target);
 		return NT_EINVALID;
 	}
 	return 0;
 }
 
-static int channels_apply(const nt_ctx *ctx, const char *target, const char *value, char *err, size_t errsize)
+static int channels_apply(const nt_ctx *ctx, const char *target, const nt_value *v, char *err,
+			  size_t errsize)
 {
-	nt_channels want;
+	nt_channels want = { .rx = v->f.v[RX], .tx = v->f.v[TX], .other = v->f.v[OTHER],
+			     .combined = v->f.v[COMBINED] };
 	char kerr[200] = "";
-	int r;
-
-	if (!nt_ifname_valid(target) || parse_channels(value, &want) < 0) {
-		r = NT_EINVALID;
-		goto out;
-	}
-	r = nt_ethtool_set_channels_exact(ctx, target, &want, kerr, sizeof(kerr));
-out:
+	int r = nt_ifname_valid(target) ? nt_ethtool_set_channels_exact(ctx, target, &want, kerr, sizeof(kerr))
+					: NT_EINVALID;
 	if (r < 0 && err && errsize)
 		snprintf(err, errsize, "%s channels: %s%s%s", target, nt_strerror(r), kerr[0] ? ": " : "", kerr);
 	return r;
@@ -107,8 +119,113 @@ out:
 
 const nt_setting_kind nt_setting_channels = {
 	.name = "channels",
-	.read = channels_read,
-	.validate = channels_validate,
-	.apply = channels_apply,
+	.parse = channels_parse,
+	.format = channels_format,
 	.equal = channels_equal,
+	.read = channels_read,
+	.check = channels_check,
+	.apply = channels_apply,
+	.order = 30,
+	.suborder = 1,
+	.reset_warning = "changing rings or channels may reset the NIC and briefly drop its link",
+};
+
+/* ---- "channels": [...] ---- */
+
+static bool has_channels(const nt_nic *nic)
+{
+	return nic->has_channels;
+}
+
+/* rx, tx, other, combined: a count >= 0 or "max". */
+static void validate_channels(nt_section_check *c, const json_t *arr)
+{
+	static const char *const known[] = { "interface", "rx", "tx", "other", "combined", NULL };
+	size_t i;
+	json_t *e;
+	char base[NT_JSONPATH_MAX], path[NT_JSONPATH_MAX];
+
+	json_array_foreach(arr, i, e) {
+		if (!nt_sc_entry(c, "channels", i, e, base, sizeof(base)))
+			continue;
+		nt_sc_unknown_fields(c, e, base, known);
+		const char *iface = nt_sc_str(c, e, base, "interface", true);
+		bool any = false;
+		for (int k = 0; k < NFIELDS; k++) {
+			json_t *x = json_object_get(e, field_names[k]);
+			if (!x)
+				continue;
+			any = true;
+			snprintf(path, sizeof(path), "%s.%s", base, field_names[k]);
+			if (json_is_string(x) ? strcmp(json_string_value(x), "max") != 0
+					      : !json_is_integer(x) || json_integer_value(x) < 0 ||
+							json_integer_value(x) > 65535) {
+				nt_sc_error(c, path, "'%s' must be a count from 0 to 65535 or \"max\"",
+					    field_names[k]);
+				continue;
+			}
+			if (!json_is_integer(x) || !c->t || !iface || !nt_iface_pattern_valid(iface))
+				continue;
+			for (int n = 0; n < c->t->nnics; n++) {
+				const nt_nic *nic = &c->t->nics[n];
+				if (!nt_iface_match(iface, nic->name) || !nic->has_channels)
+					continue;
+				uint32_t max = max_of(&nic->channels, k);
+				if (json_integer_value(x) > max)
+					nt_sc_error(c, path, "%s %lld is above %s's maximum %u", field_names[k],
+						    (long long)json_integer_value(x), nic->name, max);
+			}
+		}
+		if (!any)
+			nt_sc_error(c, base, "give at least one of rx, tx, other, combined");
+		if (!iface)
+			continue;
+		snprintf(path, sizeof(path), "%s.interface", base);
+		nt_sc_nic_with(c, iface, path, has_channels, "channel");
+	}
+}
+
+static int desire_channels(nt_section_plan *p, const json_t *arr)
+{
+	size_t i;
+	json_t *e;
+	char path[NT_JSONPATH_MAX];
+	json_array_foreach(arr, i, e) {
+		const char *pattern = json_string_value(json_object_get(e, "interface"));
+		snprintf(path, sizeof(path), "$.channels[%zu]", i);
+		for (int k = 0; k < p->t->nnics; k++) {
+			const nt_nic *nic = &p->t->nics[k];
+			nt_value v;
+			if (!nt_iface_match(pattern, nic->name))
+				continue;
+			if (!nic->has_channels) {
+				nt_desire_warn(p, "%s: no channel settings; left out", nic->name);
+				continue;
+			}
+			memset(&v, 0, sizeof(v));
+			for (int f = 0; f < NFIELDS; f++) {
+				json_t *x = json_object_get(e, field_names[f]);
+				uint32_t want = !x ? cur_of(&nic->channels, f)
+					      : json_is_string(x) ? max_of(&nic->channels, f)
+								  : (uint32_t)json_integer_value(x);
+				nt_value_field_set(&v, f, want);
+			}
+			int r = nt_desire_put(p, &nt_setting_channels, nic->name, nic->name, &v, path);
+			if (r < 0)
+				return r;
+		}
+	}
+	return 0;
+}
+
+static const nt_profile_section section_channels = {
+	.key = "channels",
+	.type = JSON_ARRAY,
+	.validate = validate_channels,
+	.desire = desire_channels,
+};
+
+const nt_setting_module nt_module_channels = {
+	.kinds = (const nt_setting_kind *const[]){ &nt_setting_channels, NULL },
+	.sections = (const nt_profile_section *const[]){ &section_channels, NULL },
 };

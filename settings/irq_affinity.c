@@ -1,14 +1,21 @@
-/* IRQ affinity: target = IRQ number, value = cpulist.
+/* IRQ affinity: target = IRQ number, value = the CPU set it may run on.
  *
- * The write goes to /proc/irq/N/smp_affinity_list. In a fixture tree
- * nothing else would react, so there we also rewrite smp_affinity and
- * effective_affinity(_list) the way the kernel would (effective = the first
- * CPU of the mask, which seed 000 observed as the CPU that handles the
- * interrupt), so that a fixture after an apply reads like a host after one.
- * On the live host effective affinity changes only when the IRQ next fires,
- * so verification compares smp_affinity_list alone. */
-#include "settings/setting.h"
-#include "host/cpuset.h"
+ * Profile sections:
+ *   "irq_affinity": [{"interface": "eth*", "policy": "local", "exclude_cpus": "0",
+ *                     "reserve_app_cpus": 4}, {"interface": "enos0", "cpus": "0-7"}]
+ *       a NIC's movable IRQs placed by placement/irq.c;
+ *   "other_irqs": {"cpus": "0-1"}
+ *       every IRQ of no NIC named above to housekeeping CPUs, as one mask
+ *       each (docs/field-reports.md#other-irqs-to-system-node).
+ *
+ * The write goes to /proc/irq/N/smp_affinity_list through kernel/, which
+ * on a fixture root also updates what the kernel would (the mask and the
+ * effective affinity). On the live host effective affinity changes only
+ * when the IRQ next fires, so verification compares smp_affinity_list
+ * alone and the effective CPUs are recorded as an observation. */
+#include "placement/irq.h"
+#include "settings/section.h"
+#include "kernel/kernel.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -30,53 +37,63 @@ static int parse_irq(const char *target, long *irq)
 	return 0;
 }
 
-static int irq_read(const nt_ctx *ctx, const char *target, char *value, size_t size)
+/* ---- values ---- */
+
+static int irq_parse(const char *text, nt_value *out)
+{
+	memset(out, 0, sizeof(*out));
+	return nt_cpulist_parse(text, &out->cpus) < 0 ? NT_EPARSE : 0;
+}
+
+static int irq_format(const nt_value *v, char *out, size_t size)
+{
+	return nt_cpulist_format(&v->cpus, out, size) < 0 ? -ENOSPC : 0;
+}
+
+static bool irq_equal(const nt_value *a, const nt_value *b)
+{
+	return nt_cpuset_equal(&a->cpus, &b->cpus);
+}
+
+/* ---- the system ---- */
+
+static int irq_read(const nt_ctx *ctx, const char *target, nt_value *out)
 {
 	long irq;
 	char buf[NT_VALUE_MAX * 4];
-	nt_cpuset s;
 	int r = parse_irq(target, &irq);
 	if (r < 0)
 		return r;
+	memset(out, 0, sizeof(*out));
 	r = nt_read_str(ctx, buf, sizeof(buf), "/proc/irq/%ld/smp_affinity_list", irq);
 	if (r == -ENOENT) {
 		/* Old kernels have only the mask. */
 		r = nt_read_str(ctx, buf, sizeof(buf), "/proc/irq/%ld/smp_affinity", irq);
 		if (r < 0)
 			return r;
-		r = nt_cpumask_parse(buf, &s);
+		r = nt_cpumask_parse(buf, &out->cpus);
 	} else if (r >= 0) {
-		r = nt_cpulist_parse(buf, &s);
+		r = nt_cpulist_parse(buf, &out->cpus);
 	}
-	if (r < 0)
-		return r;
-	r = nt_cpulist_format(&s, value, size);
 	return r < 0 ? r : 0;
 }
 
-static bool irq_equal(const char *a, const char *b)
-{
-	nt_cpuset x, y;
-	if (nt_cpulist_parse(a, &x) < 0 || nt_cpulist_parse(b, &y) < 0)
-		return strcmp(a, b) == 0;
-	return nt_cpuset_equal(&x, &y);
-}
-
-static int irq_validate(const nt_ctx *ctx, const nt_topology *t, const char *target,
-			const char *value, char *why, size_t whysize)
+static int irq_check(const nt_ctx *ctx, const nt_topology *t, const char *target, const nt_value *v,
+		     char *why, size_t whysize)
 {
 	long irq;
-	nt_cpuset s;
+	char list[NT_VALUE_MAX];
 	if (parse_irq(target, &irq) < 0) {
 		snprintf(why, whysize, "'%s' is not an IRQ number", target);
 		return NT_EINVALID;
 	}
-	if (nt_cpulist_parse(value, &s) < 0 || nt_cpuset_empty(&s)) {
-		snprintf(why, whysize, "'%s' is not a non-empty cpulist", value);
+	if (nt_cpuset_empty(&v->cpus)) {
+		snprintf(why, whysize, "IRQ %ld: the CPU set is empty", irq);
 		return NT_EINVALID;
 	}
-	if (t && !nt_cpuset_subset(&s, &t->cpus_online)) {
-		snprintf(why, whysize, "cpulist '%s' names CPUs that are not online", value);
+	if (t && !nt_cpuset_subset(&v->cpus, &t->cpus_online)) {
+		snprintf(why, whysize, "cpulist '%s' names CPUs that are not online",
+			 irq_format(v, list, sizeof(list)) == 0 ? list : "?");
 		return NT_EINVALID;
 	}
 	if (!nt_exists(ctx, "/proc/irq/%ld", irq)) {
@@ -86,78 +103,22 @@ static int irq_validate(const nt_ctx *ctx, const nt_topology *t, const char *tar
 	return 0;
 }
 
-/* Bits in an existing mask file: 4 per hex digit, commas aside. */
-static int mask_width(const nt_ctx *ctx, long irq, const char *file)
-{
-	char buf[NT_VALUE_MAX * 4];
-	int bits = 0;
-	if (nt_read_str(ctx, buf, sizeof(buf), "/proc/irq/%ld/%s", irq, file) < 0)
-		return -1;
-	for (char *p = buf; *p; p++)
-		if (isxdigit((unsigned char)*p))
-			bits += 4;
-	return bits;
-}
-
-/* What the kernel would show after the write, for a fixture tree. */
-static int fixture_mirror(const nt_ctx *ctx, long irq, const nt_cpuset *s)
-{
-	char buf[NT_VALUE_MAX * 4];
-	nt_cpuset first;
-	int r, bits;
-
-	bits = mask_width(ctx, irq, "smp_affinity");
-	if (bits > 0) {
-		if ((r = nt_cpumask_format(s, bits, buf, sizeof(buf))) < 0)
-			return r;
-		if ((r = nt_setting_write(ctx, buf, "/proc/irq/%ld/smp_affinity", irq)) < 0)
-			return r;
-	}
-	nt_cpuset_zero(&first);
-	nt_cpuset_set(&first, nt_cpuset_next(s, 0));
-	if (nt_exists(ctx, "/proc/irq/%ld/effective_affinity_list", irq)) {
-		if ((r = nt_cpulist_format(&first, buf, sizeof(buf))) < 0)
-			return r;
-		if ((r = nt_setting_write(ctx, buf, "/proc/irq/%ld/effective_affinity_list", irq)) < 0)
-			return r;
-	}
-	bits = mask_width(ctx, irq, "effective_affinity");
-	if (bits > 0) {
-		if ((r = nt_cpumask_format(&first, bits, buf, sizeof(buf))) < 0)
-			return r;
-		if ((r = nt_setting_write(ctx, buf, "/proc/irq/%ld/effective_affinity", irq)) < 0)
-			return r;
-	}
-	return 0;
-}
-
-static int irq_apply(const nt_ctx *ctx, const char *target, const char *value, char *err,
+static int irq_apply(const nt_ctx *ctx, const char *target, const nt_value *v, char *err,
 		     size_t errsize)
 {
 	long irq;
-	nt_cpuset s;
-	char canon[NT_VALUE_MAX];
 	int r = parse_irq(target, &irq);
 
-	if (r < 0)
-		goto out;
-	if ((r = nt_cpulist_parse(value, &s)) < 0 || nt_cpuset_empty(&s)) {
-		r = r < 0 ? r : NT_EINVALID;
-		goto out;
-	}
-	if ((r = nt_cpulist_format(&s, canon, sizeof(canon))) < 0)
-		goto out;
+	if (r == 0 && nt_cpuset_empty(&v->cpus))
+		r = NT_EINVALID;
 	/* EBUSY/EAGAIN come from an IRQ in the middle of a move; irqbalance's
 	 * activate.c treats them as transient too. */
-	for (int attempt = 0; attempt < 3; attempt++) {
-		r = nt_setting_write(ctx, canon, "/proc/irq/%ld/smp_affinity_list", irq);
+	for (int attempt = 0; r == 0 && attempt < 3; attempt++) {
+		r = nt_kernel_irq_set_affinity(ctx, irq, &v->cpus);
 		if (r != -EBUSY && r != -EAGAIN)
 			break;
 		nanosleep(&(struct timespec){ .tv_nsec = 10 * 1000 * 1000 }, NULL);
 	}
-	if (r == 0 && !ctx->live)
-		r = fixture_mirror(ctx, irq, &s);
-out:
 	if (r < 0 && err && errsize)
 		snprintf(err, errsize, "IRQ %s: %s", target, nt_strerror(r));
 	return r;
@@ -167,9 +128,8 @@ out:
 static int irq_observe(const nt_ctx *ctx, const char *target, char *out, size_t size)
 {
 	char buf[NT_VALUE_MAX];
-	char *end;
-	long irq = strtol(target, &end, 10);
-	if (*end || irq < 0)
+	long irq;
+	if (parse_irq(target, &irq) < 0)
 		return NT_EINVALID;
 	int r = nt_read_str(ctx, buf, sizeof(buf), "/proc/irq/%ld/effective_affinity_list", irq);
 	if (r < 0)
@@ -180,12 +140,229 @@ static int irq_observe(const nt_ctx *ctx, const char *target, char *out, size_t 
 
 const nt_setting_kind nt_setting_irq_affinity = {
 	.name = "irq_affinity",
+	.parse = irq_parse,
+	.format = irq_format,
+	.equal = irq_equal,
 	.read = irq_read,
-	.validate = irq_validate,
+	.check = irq_check,
 	.apply = irq_apply,
 	.observe = irq_observe,
-	.equal = irq_equal,
+	.order = 10,
 	/* The kernel refuses affinity changes to managed IRQs with EIO. */
 	.skip_errno = EIO,
 	.skip_reason = "skipped: not movable",
+};
+
+/* ---- "irq_affinity": [...] ---- */
+
+/* reserve_app_cpus: a count, with a policy, that leaves every matching
+ * NIC at least one CPU for its IRQs. */
+static void check_reserve(nt_section_check *c, const json_t *e, const char *base, const char *iface,
+			  const char *excl)
+{
+	char path[NT_JSONPATH_MAX];
+	json_t *x = json_object_get(e, "reserve_app_cpus");
+	if (!x)
+		return;
+	snprintf(path, sizeof(path), "%s.reserve_app_cpus", base);
+	if (!json_is_integer(x) || json_integer_value(x) < 0 || json_integer_value(x) > NT_MAX_CPUS) {
+		nt_sc_error(c, path, "'reserve_app_cpus' must be an integer from 0 to %d", NT_MAX_CPUS);
+		return;
+	}
+	if (json_object_get(e, "cpus")) {
+		nt_sc_error(c, path,
+			    "'reserve_app_cpus' goes with a 'policy'; with 'cpus' the IRQ CPUs "
+			    "are named, so leave the application's out of them");
+		return;
+	}
+	int n = (int)json_integer_value(x);
+	if (!c->t || !iface || !nt_iface_pattern_valid(iface) || n == 0)
+		return;
+	nt_cpuset exclude, cand;
+	nt_cpuset_zero(&exclude);
+	if (excl && nt_cpulist_parse(excl, &exclude) < 0)
+		return;
+	for (int k = 0; k < c->t->nnics; k++) {
+		const nt_nic *nic = &c->t->nics[k];
+		if (!nt_iface_match(iface, nic->name) || !nt_nic_local_cpus(c->t, nic, &cand))
+			continue;
+		nt_cpuset_andnot(&cand, &cand, &exclude);
+		int m = nt_cpuset_count(&cand);
+		if (n >= m)
+			nt_sc_error(c, path,
+				    "%s has %d usable CPU(s) on its node; reserving %d leaves none "
+				    "for its IRQs", nic->name, m, n);
+	}
+}
+
+static void validate_irq(nt_section_check *c, const json_t *arr)
+{
+	static const char *const known[] = { "interface", "cpus", "policy", "exclude_cpus",
+					     "reserve_app_cpus", NULL };
+	size_t i;
+	json_t *e;
+	char base[NT_JSONPATH_MAX], path[NT_JSONPATH_MAX];
+
+	json_array_foreach(arr, i, e) {
+		if (!nt_sc_entry(c, "irq_affinity", i, e, base, sizeof(base)))
+			continue;
+		nt_sc_unknown_fields(c, e, base, known);
+		const char *iface = nt_sc_str(c, e, base, "interface", true);
+		const char *cpus = nt_sc_str(c, e, base, "cpus", false);
+		const char *policy = nt_sc_str(c, e, base, "policy", false);
+		const char *excl = nt_sc_str(c, e, base, "exclude_cpus", false);
+		if (iface) {
+			snprintf(path, sizeof(path), "%s.interface", base);
+			nt_sc_iface(c, iface, path, false);
+		}
+		bool has_cpus = json_object_get(e, "cpus") != NULL;
+		bool has_policy = json_object_get(e, "policy") != NULL;
+		if (has_cpus == has_policy)
+			nt_sc_error(c, base, "give exactly one of 'cpus' and 'policy'");
+		if (cpus) {
+			snprintf(path, sizeof(path), "%s.cpus", base);
+			nt_sc_cpulist(c, cpus, path, true);
+		}
+		if (policy && !nt_irq_strategy_known(policy)) {
+			snprintf(path, sizeof(path), "%s.policy", base);
+			nt_sc_error(c, path, "unknown policy '%s' (known: local, local-node)", policy);
+		}
+		if (excl) {
+			snprintf(path, sizeof(path), "%s.exclude_cpus", base);
+			nt_sc_cpulist(c, excl, path, false);
+		}
+		check_reserve(c, e, base, iface, excl);
+	}
+}
+
+static int desire_irq(nt_section_plan *p, const json_t *arr)
+{
+	const nt_topology *t = p->t;
+	nt_irq_placement *pl = NULL;
+	size_t i;
+	json_t *e;
+	char path[NT_JSONPATH_MAX], target[32];
+	int r;
+
+	if ((r = nt_irq_placement_new(t, &pl)) < 0)
+		return r;
+	json_array_foreach(arr, i, e) {
+		const char *pattern = json_string_value(json_object_get(e, "interface"));
+		const char *cpulist = json_string_value(json_object_get(e, "cpus"));
+		const char *excl = json_string_value(json_object_get(e, "exclude_cpus"));
+		nt_cpuset named;
+		nt_irq_request req = {
+			.strategy = json_string_value(json_object_get(e, "policy")),
+			.reserve_app_cpus = (int)json_integer_value(json_object_get(e, "reserve_app_cpus")),
+		};
+		nt_cpuset_zero(&req.exclude);
+		if (excl)
+			nt_cpulist_parse(excl, &req.exclude);
+		if (cpulist && nt_cpulist_parse(cpulist, &named) == 0)
+			req.cpus = &named;
+		snprintf(path, sizeof(path), "$.irq_affinity[%zu]", i);
+		for (int k = 0; k < t->nnics; k++) {
+			int *irqs = NULL, n = 0;
+			nt_cpuset *sets = NULL;
+			if (!nt_iface_match(pattern, t->nics[k].name))
+				continue;
+			if ((r = nt_irq_place(pl, k, pattern, &req, &irqs, &sets, &n, p->warnings,
+					      p->reserved)) < 0)
+				goto out;
+			for (int q = 0; q < n && r == 0; q++) {
+				nt_value v = { .cpus = sets[q] };
+				snprintf(target, sizeof(target), "%d", t->irqs[irqs[q]].irq);
+				r = nt_desire_put(p, &nt_setting_irq_affinity, target, t->nics[k].name, &v, path);
+			}
+			free(irqs);
+			free(sets);
+			if (r < 0)
+				goto out;
+		}
+	}
+	r = 0;
+out:
+	nt_irq_placement_free(pl);
+	return r;
+}
+
+static const nt_profile_section section_irq = {
+	.key = "irq_affinity",
+	.type = JSON_ARRAY,
+	.validate = validate_irq,
+	.desire = desire_irq,
+};
+
+/* ---- "other_irqs": {"cpus": ...} ---- */
+
+static void validate_other(nt_section_check *c, const json_t *obj)
+{
+	static const char *const known[] = { "cpus", NULL };
+	nt_sc_unknown_fields(c, obj, "$.other_irqs", known);
+	const char *cpus = nt_sc_str(c, obj, "$.other_irqs", "cpus", true);
+	if (cpus)
+		nt_sc_cpulist(c, cpus, "$.other_irqs.cpus", true);
+}
+
+/* Whether an irq_affinity entry of the profile names NIC. */
+static bool nic_tuned(const json_t *profile, const char *nic)
+{
+	size_t i;
+	json_t *e;
+	json_array_foreach(json_object_get(profile, "irq_affinity"), i, e) {
+		const char *pattern = json_string_value(json_object_get(e, "interface"));
+		if (pattern && nt_iface_match(pattern, nic))
+			return true;
+	}
+	return false;
+}
+
+/* Managed IRQs and IRQs without an affinity file stay as they are. */
+static int desire_other(nt_section_plan *p, const json_t *obj)
+{
+	const nt_topology *t = p->t;
+	nt_value v;
+	char target[32];
+	int managed = 0, r;
+
+	memset(&v, 0, sizeof(v));
+	if (nt_cpulist_parse(json_string_value(json_object_get(obj, "cpus")), &v.cpus) < 0)
+		return 0;
+	bool *tuned = calloc((size_t)t->nnics + 1, sizeof(bool));
+	if (!tuned)
+		return -ENOMEM;
+	for (int k = 0; k < t->nnics; k++)
+		tuned[k] = nic_tuned(p->profile, t->nics[k].name);
+	for (int i = 0; i < t->nirqs; i++) {
+		const nt_irq *irq = &t->irqs[i];
+		if ((irq->nic >= 0 && tuned[irq->nic]) || !irq->has_affinity)
+			continue;
+		if (irq->managed) {
+			managed++;
+			continue;
+		}
+		snprintf(target, sizeof(target), "%d", irq->irq);
+		r = nt_desire_put(p, &nt_setting_irq_affinity, target,
+				  irq->nic >= 0 ? t->nics[irq->nic].name : "", &v, "$.other_irqs.cpus");
+		if (r < 0)
+			goto out;
+	}
+	if (managed)
+		nt_desire_warn(p, "other_irqs: %d kernel-managed IRQ(s) left as they are", managed);
+	r = 0;
+out:
+	free(tuned);
+	return r;
+}
+
+static const nt_profile_section section_other = {
+	.key = "other_irqs",
+	.type = JSON_OBJECT,
+	.validate = validate_other,
+	.desire = desire_other,
+};
+
+const nt_setting_module nt_module_irq_affinity = {
+	.kinds = (const nt_setting_kind *const[]){ &nt_setting_irq_affinity, NULL },
+	.sections = (const nt_profile_section *const[]){ &section_irq, &section_other, NULL },
 };

@@ -1,5 +1,5 @@
-/* The table of setting kinds: a new kind is one new file here and one line
- * in this table. */
+/* The modules of settings/: a new kind of setting is one new file in this
+ * folder and one line in this table. */
 #include "settings/setting.h"
 
 #include <errno.h>
@@ -8,41 +8,57 @@
 #include <stdio.h>
 #include <string.h>
 
-const nt_setting_kind *const nt_setting_kinds[] = {
-	&nt_setting_irq_affinity,
-	&nt_setting_rings,
-	&nt_setting_channels,
-	&nt_setting_bond,
-	&nt_setting_sysctl,
-	&nt_setting_irqbalance_ban,
-	&nt_setting_irqbalance_service,
+const nt_setting_module *const nt_setting_modules[] = {
+	&nt_module_irq_affinity,
+	&nt_module_irqbalance,
+	&nt_module_rings,
+	&nt_module_channels,
+	&nt_module_bond,
+	&nt_module_sysctl,
 	NULL,
 };
 
 const nt_setting_kind *nt_setting_find(const char *name)
 {
-	for (int i = 0; name && nt_setting_kinds[i]; i++)
-		if (strcmp(nt_setting_kinds[i]->name, name) == 0)
-			return nt_setting_kinds[i];
+	for (int m = 0; name && nt_setting_modules[m]; m++)
+		for (int i = 0; nt_setting_modules[m]->kinds && nt_setting_modules[m]->kinds[i]; i++)
+			if (strcmp(nt_setting_modules[m]->kinds[i]->name, name) == 0)
+				return nt_setting_modules[m]->kinds[i];
 	return NULL;
 }
 
-bool nt_setting_equal(const nt_setting_kind *k, const char *a, const char *b)
+const nt_profile_section *nt_section_find(const char *key)
+{
+	for (int m = 0; key && nt_setting_modules[m]; m++) {
+		const nt_profile_section *const *s = nt_setting_modules[m]->sections;
+		for (int i = 0; s && s[i]; i++)
+			if (strcmp(s[i]->key, key) == 0)
+				return s[i];
+	}
+	return NULL;
+}
+
+bool nt_setting_equal(const nt_setting_kind *k, const nt_value *a, const nt_value *b)
 {
 	if (!a || !b)
 		return a == b;
-	if (k->equal)
-		return k->equal(a, b);
-	return strcmp(a, b) == 0;
+	return k->equal(a, b);
 }
 
 int nt_setting_verify(const nt_ctx *ctx, const nt_setting_kind *k, const char *target,
-		      const char *want, char *got, size_t gotsize)
+		      const nt_value *want, nt_value *got)
 {
-	int r = k->read(ctx, target, got, gotsize);
+	int r = k->read(ctx, target, got);
 	if (r < 0)
 		return r;
-	return nt_setting_equal(k, got, want) ? 0 : NT_ECONFLICT;
+	return k->equal(got, want) ? 0 : NT_ECONFLICT;
+}
+
+const char *nt_value_str(const nt_setting_kind *k, const nt_value *v, char *buf, size_t size)
+{
+	if (!k || k->format(v, buf, size) < 0)
+		snprintf(buf, size, "?");
+	return buf;
 }
 
 int nt_setting_write(const nt_ctx *ctx, const char *value, const char *fmt, ...)

@@ -1,69 +1,190 @@
-/* Kinds of setting a transaction can change, behind one small set of
- * operations (read, validate, apply; verification is read back and
- * compare), one file per kind in settings/ and one table entry in
- * settings/registry.c, the way iproute2 keeps each link type behind a
- * struct link_util.
+/* Kinds of setting a transaction can change.
  *
- * Targets and values are strings ("177" / "4-7", "enos0" / "rx=4096,tx=1024",
- * "bond0" / "layer3+4", "net.ipv4.tcp_rmem" / "4096 87380 16777216") so the
- * journal stores every kind the same way and can restore any of them after
- * a crash without knowing more than the kind's name. */
+ * A kind of setting is one file in settings/: it owns its part of a
+ * profile (parsing, validation with JSON paths, the values it asks for on
+ * a host), its values (typed, with text only at the edges: the journal and
+ * the API), and the operations on a target (read, check, apply, observe,
+ * verify by reading back). The file exports one nt_setting_module, listed
+ * by one line in settings/registry.c; the planner, the engine, the store
+ * and the HTTP layer go through this interface and never name a kind.
+ *
+ * How a kind talks to the system (the kernel on "/", a fixture tree in
+ * tests) is kernel/'s business: a kind calls the same functions for both. */
 #ifndef NT_SETTING_H
 #define NT_SETTING_H
 
 #include "kernel/ctx.h"
+#include "host/cpuset.h"
 #include "host/topology.h"
 
+#include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
+/* Longest value as text (journal, API). */
 #define NT_VALUE_MAX 256
+/* Numeric fields a value can carry (ring sizes, channel counts, coalescing). */
+#define NT_VALUE_FIELDS 16
+#define NT_TARGET_MAX 64
+#define NT_JSONPATH_MAX 128
+
+/* A setting's value. The kind decides which member it uses: a CPU set (IRQ
+ * affinity), named numeric fields (rings, channels, coalescing; PRESENT
+ * says which are set), or a word or line of text (a bond's hash policy, a
+ * sysctl, irqbalance's state). */
+typedef struct nt_value {
+	union {
+		nt_cpuset cpus;
+		struct {
+			uint32_t v[NT_VALUE_FIELDS];
+			uint32_t present; /* bit i: v[i] is set */
+		} f;
+		char text[NT_VALUE_MAX];
+	};
+} nt_value;
 
 typedef struct nt_setting_kind {
-	const char *name; /* "irq_affinity", "rings", "bond", "sysctl" */
-	/* Current value of TARGET into VALUE. Returns 0 or -errno. */
-	int (*read)(const nt_ctx *ctx, const char *target, char *value, size_t size);
-	/* Whether VALUE can be applied to TARGET on this host. Returns 0, or
-	 * NT_EINVALID with a reason in WHY. T may be NULL (journal replay). */
-	int (*validate)(const nt_ctx *ctx, const nt_topology *t, const char *target,
-			const char *value, char *why, size_t whysize);
-	/* Write VALUE. Returns 0 or the kernel's -errno, with any extended
-	 * error text in ERR. */
-	int (*apply)(const nt_ctx *ctx, const char *target, const char *value, char *err,
+	const char *name; /* the step's "kind" in the API and the journal */
+
+	/* Text at the edges. PARSE: NT_EPARSE when TEXT is not a value of this
+	 * kind. FORMAT: -ENOSPC when it does not fit. Both return 0 otherwise. */
+	int (*parse)(const char *text, nt_value *out);
+	int (*format)(const nt_value *v, char *out, size_t size);
+	/* Whether two values mean the same. */
+	bool (*equal)(const nt_value *a, const nt_value *b);
+
+	/* Current value of TARGET. Returns 0 or -errno. */
+	int (*read)(const nt_ctx *ctx, const char *target, nt_value *out);
+	/* Whether V can be applied to TARGET on this host (T may be NULL).
+	 * Returns 0, or NT_EINVALID with a reason in WHY. */
+	int (*check)(const nt_ctx *ctx, const nt_topology *t, const char *target, const nt_value *v,
+		     char *why, size_t whysize);
+	/* Write V. Returns 0 or the kernel's -errno, with any extended error
+	 * text in ERR. */
+	int (*apply)(const nt_ctx *ctx, const char *target, const nt_value *v, char *err,
 		     size_t errsize);
 	/* What the target shows after an apply beyond its value, for the
 	 * record (an IRQ's effective CPUs, which change only when it next
 	 * fires); NULL for kinds with nothing more. Returns 0 or -errno. */
 	int (*observe)(const nt_ctx *ctx, const char *target, char *out, size_t size);
-	/* Whether two values mean the same; NULL means byte equality. */
-	bool (*equal)(const char *a, const char *b);
+	/* For kinds whose value is a whole list that others share (the
+	 * irqbalance ban list): the value to write, made at plan time from what
+	 * is there (BEFORE) and what the profile wants added. Returns 0 or
+	 * -errno (-E2BIG when it does not fit). NULL: the wanted value as is. */
+	int (*compose)(const nt_value *before, const nt_value *wanted, nt_value *out);
+
+	/* Plan order: steps go by ascending ORDER. Kinds of one NIC's
+	 * queues share an ORDER and are kept together per interface, by
+	 * SUBORDER within it. */
+	int order, suborder;
+	/* A change may reset the NIC (drivers re-create their queues): the
+	 * plan says so once per interface with this text after "IFACE: ". */
+	const char *reset_warning;
 	/* An apply error that means "this target cannot be changed, and that is
-	 * not a failure" (EIO on a kernel-managed IRQ); 0 for none. */
+	 * not a failure" (EIO on a kernel-managed IRQ); 0 for none. The step's
+	 * result then reads SKIP_REASON. */
 	int skip_errno;
 	const char *skip_reason;
-	/* For kinds whose value is a whole list that others share (the
-	 * irqbalance ban list): the value to write, made at plan time from
-	 * the current value BEFORE and what the profile WANTS added to it.
-	 * Returns 0 or -errno (-E2BIG when it does not fit). NULL: the
-	 * profile's value is written as it is. */
-	int (*compose)(const char *before, const char *wanted, char *out, size_t size);
 } nt_setting_kind;
+
+/* ---- profile sections ---- */
+
+/* Checking a section: the host (NULL: form only), where errors go, and the
+ * whole profile for sections that depend on others. */
+typedef struct nt_section_check {
+	const nt_topology *t;
+	const json_t *profile;
+	json_t *errors; /* [{path, message}] */
+} nt_section_check;
+
+/* One value a profile asks for. */
+typedef struct nt_desired {
+	const nt_setting_kind *kind;
+	char target[NT_TARGET_MAX];
+	char interface[IF_NAMESIZE]; /* the NIC or bond it belongs to, "" for none */
+	nt_value value;
+	char path[NT_JSONPATH_MAX]; /* JSON path of the profile value asking for it */
+} nt_desired;
+
+/* Turning sections into desired values on one host. */
+typedef struct nt_section_plan {
+	const nt_topology *t;
+	const json_t *profile;
+	json_t *warnings; /* array of strings: what was left out and why */
+	json_t *reserved; /* object interface -> cpulist kept for applications, or NULL */
+	nt_desired *v; /* what is desired so far */
+	int n, cap;
+} nt_section_plan;
+
+typedef struct nt_profile_section {
+	const char *key; /* the profile member: "rings" */
+	json_type type; /* JSON_ARRAY, JSON_OBJECT or JSON_STRING */
+	/* Check VALUE (of TYPE already), appending to C->errors. */
+	void (*validate)(nt_section_check *c, const json_t *value);
+	/* Add the values VALID asks for on P->t. Returns 0 or -errno. */
+	int (*desire)(nt_section_plan *p, const json_t *value);
+	/* Sections of pass 1 see what pass 0 sections desired (irqbalance
+	 * handling looks at the IRQs the profile places). */
+	int pass;
+	/* DESIRE runs also when the profile lacks the member (VALUE NULL):
+	 * the section has something to say about every profile. */
+	bool always;
+} nt_profile_section;
+
+/* Per-NIC state a module reports in the host model (nt_nic_to_json):
+ * add members to OUT. Returns 0, or -errno to leave the NIC's report
+ * without it. */
+typedef int (*nt_setting_report_fn)(const nt_ctx *ctx, const nt_nic *nic, json_t *out);
+
+/* What one file of settings/ brings: its kinds, the profile sections it
+ * owns, and optionally what it reports per NIC. */
+typedef struct nt_setting_module {
+	const nt_setting_kind *const *kinds; /* NULL-terminated */
+	const nt_profile_section *const *sections; /* NULL-terminated */
+	nt_setting_report_fn report_nic;
+} nt_setting_module;
+
+/* The NULL-terminated list of modules (settings/registry.c). */
+extern const nt_setting_module *const nt_setting_modules[];
 
 /* The kind called NAME, or NULL. */
 const nt_setting_kind *nt_setting_find(const char *name);
-/* The NULL-terminated table of all kinds. */
-extern const nt_setting_kind *const nt_setting_kinds[];
+/* The section for profile member KEY, or NULL. */
+const nt_profile_section *nt_section_find(const char *key);
 
-extern const nt_setting_kind nt_setting_irq_affinity;
-extern const nt_setting_kind nt_setting_rings;
-extern const nt_setting_kind nt_setting_channels;
-/* "rx=N,tx=N,other=N,combined=N" for C. Returns 0 or -ENOSPC. */
-int nt_channels_format(const nt_channels *c, char *value, size_t size);
-extern const nt_setting_kind nt_setting_bond;
-extern const nt_setting_kind nt_setting_sysctl;
-/* settings/irqbalance.c: the daemon's ban list and whether it runs. */
-extern const nt_setting_kind nt_setting_irqbalance_ban;
-extern const nt_setting_kind nt_setting_irqbalance_service;
+/* Value helpers over a kind's operations. */
+bool nt_setting_equal(const nt_setting_kind *k, const nt_value *a, const nt_value *b);
+/* Read TARGET back and compare with WANT. Returns 0 when equal, NT_ECONFLICT
+ * when it reads differently (GOT holds what it reads), or the read error. */
+int nt_setting_verify(const nt_ctx *ctx, const nt_setting_kind *k, const char *target,
+		      const nt_value *want, nt_value *got);
+/* V as text; "?" when it cannot be formatted. Returns BUF. */
+const char *nt_value_str(const nt_setting_kind *k, const nt_value *v, char *buf, size_t size);
+
+/* Numeric-field values: set field I. */
+static inline void nt_value_field_set(nt_value *v, int i, uint32_t x)
+{
+	v->f.v[i] = x;
+	v->f.present |= 1u << i;
+}
+
+/* Write VALUE to a kernel file under the root. In a fixture tree a newline
+ * is added, as the kernel shows one when the file is read, so a restored
+ * fixture file is byte-for-byte what it was. Returns 0 or -errno. */
+int nt_setting_write(const nt_ctx *ctx, const char *value, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* ---- what the kinds export beside their module ---- */
+
+extern const nt_setting_module nt_module_irq_affinity, nt_module_rings, nt_module_channels,
+	nt_module_bond, nt_module_sysctl, nt_module_irqbalance;
+
+/* Kinds other code refers to (tests; irqbalance handling bans the IRQs
+ * the profile places). */
+extern const nt_setting_kind nt_setting_irq_affinity, nt_setting_rings, nt_setting_channels,
+	nt_setting_bond, nt_setting_sysctl, nt_setting_irqbalance_ban,
+	nt_setting_irqbalance_service;
 
 /* IRQ lists as the irqbalance_ban kind writes them: ascending, ranges for
  * runs, space-separated ("60-68 80-84", "" for none), so a host's worth of
@@ -72,19 +193,6 @@ extern const nt_setting_kind nt_setting_irqbalance_service;
  * (caller frees; NULL when empty). */
 int nt_irqlist_format(int *irqs, int n, char *out, size_t size);
 int nt_irqlist_parse(const char *list, int **irqs, int *n);
-
-bool nt_setting_equal(const nt_setting_kind *k, const char *a, const char *b);
-
-/* Read TARGET back and compare with WANT. Returns 0 when equal, NT_ECONFLICT
- * when it reads differently (GOT holds what it reads), or the read error. */
-int nt_setting_verify(const nt_ctx *ctx, const nt_setting_kind *k, const char *target,
-		      const char *want, char *got, size_t gotsize);
-
-/* Write VALUE to a kernel file under the root. In a fixture tree a newline
- * is added, as the kernel shows one when the file is read, so a restored
- * fixture file is byte-for-byte what it was. Returns 0 or -errno. */
-int nt_setting_write(const nt_ctx *ctx, const char *value, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
 
 /* Whether the bonding driver knows xmit_hash_policy NAME. */
 bool nt_bond_policy_known(const char *name);

@@ -1,9 +1,12 @@
 /* Network sysctls: target = key ("net.ipv4.tcp_rmem"), value = the string
  * to write. Only allowlisted keys are turned into a path (dots become
  * slashes under /proc/sys), so a profile can never reach an arbitrary file.
- * Values compare whitespace-insensitively because the kernel prints tabs
- * between the numbers of tcp_rmem where a profile writes spaces. */
-#include "settings/setting.h"
+ *
+ * Profile section:
+ *   "sysctl": {"net.ipv4.tcp_rmem": "4096 87380 16777216"}
+ * TCP buffers smaller than the path's bandwidth-delay product cap a single
+ * flow's throughput (docs/field-reports.md#tcp-buffers-bdp). */
+#include "settings/section.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -157,13 +160,31 @@ static int key_rel(const char *key, char *buf, size_t size)
 	return 0;
 }
 
-static int sysctl_read(const nt_ctx *ctx, const char *target, char *value, size_t size)
+/* The value is the text as written or as the kernel shows it (tabs kept,
+ * so a restored file reads as it did). */
+static int sysctl_parse(const char *text, nt_value *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (!text || strlen(text) >= sizeof(out->text))
+		return NT_EPARSE;
+	snprintf(out->text, sizeof(out->text), "%s", text);
+	return 0;
+}
+
+static int sysctl_format(const nt_value *v, char *out, size_t size)
+{
+	int n = snprintf(out, size, "%s", v->text);
+	return n < 0 || (size_t)n >= size ? -ENOSPC : 0;
+}
+
+static int sysctl_read(const nt_ctx *ctx, const char *target, nt_value *out)
 {
 	char rel[128];
 	int r = key_rel(target, rel, sizeof(rel));
 	if (r < 0)
 		return r;
-	r = nt_read_str(ctx, value, size, "%s", rel);
+	memset(out, 0, sizeof(*out));
+	r = nt_read_str(ctx, out->text, sizeof(out->text), "%s", rel);
 	return r < 0 ? r : 0;
 }
 
@@ -185,18 +206,20 @@ static void squeeze(const char *in, char *out, size_t size)
 	out[n] = '\0';
 }
 
-static bool sysctl_equal(const char *a, const char *b)
+/* The kernel prints tabs between the numbers of tcp_rmem where a profile
+ * writes spaces: values compare whitespace-insensitively. */
+static bool sysctl_equal(const nt_value *a, const nt_value *b)
 {
 	char x[NT_VALUE_MAX], y[NT_VALUE_MAX];
-	squeeze(a, x, sizeof(x));
-	squeeze(b, y, sizeof(y));
+	squeeze(a->text, x, sizeof(x));
+	squeeze(b->text, y, sizeof(y));
 	return strcmp(x, y) == 0;
 }
 
-static int sysctl_validate(const nt_ctx *ctx, const nt_topology *t, const char *target,
-			   const char *value, char *why, size_t whysize)
+static int sysctl_check(const nt_ctx *ctx, const nt_topology *t, const char *target, const nt_value *v,
+			char *why, size_t whysize)
 {
-	int r = nt_sysctl_check_shape(target, value, why, whysize);
+	int r = nt_sysctl_check_shape(target, v->text, why, whysize);
 	if (r < 0)
 		return r;
 	char rel[128];
@@ -207,13 +230,13 @@ static int sysctl_validate(const nt_ctx *ctx, const nt_topology *t, const char *
 	return 0;
 }
 
-static int sysctl_apply(const nt_ctx *ctx, const char *target, const char *value, char *err,
+static int sysctl_apply(const nt_ctx *ctx, const char *target, const nt_value *v, char *err,
 			size_t errsize)
 {
 	char rel[128];
 	int r = key_rel(target, rel, sizeof(rel));
 	if (r == 0)
-		r = nt_setting_write(ctx, value, "%s", rel);
+		r = nt_setting_write(ctx, v->text, "%s", rel);
 	if (r < 0 && err && errsize)
 		snprintf(err, errsize, "%s: %s", target, nt_strerror(r));
 	return r;
@@ -221,8 +244,59 @@ static int sysctl_apply(const nt_ctx *ctx, const char *target, const char *value
 
 const nt_setting_kind nt_setting_sysctl = {
 	.name = "sysctl",
-	.read = sysctl_read,
-	.validate = sysctl_validate,
-	.apply = sysctl_apply,
+	.parse = sysctl_parse,
+	.format = sysctl_format,
 	.equal = sysctl_equal,
+	.read = sysctl_read,
+	.check = sysctl_check,
+	.apply = sysctl_apply,
+	.order = 50,
+};
+
+/* ---- "sysctl": {"key": "value"} ---- */
+
+static void validate_sysctl(nt_section_check *c, const json_t *obj)
+{
+	const char *key;
+	json_t *val;
+	char path[NT_JSONPATH_MAX], why[256];
+
+	json_object_foreach((json_t *)obj, key, val) {
+		snprintf(path, sizeof(path), "$.sysctl['%s']", key);
+		if (!json_is_string(val)) {
+			nt_sc_error(c, path, "the value must be a string");
+			continue;
+		}
+		if (nt_sysctl_check_shape(key, json_string_value(val), why, sizeof(why)) < 0)
+			nt_sc_error(c, path, "%s", why);
+	}
+}
+
+static int desire_sysctl(nt_section_plan *p, const json_t *obj)
+{
+	const char *key;
+	json_t *val;
+	char path[NT_JSONPATH_MAX];
+	json_object_foreach((json_t *)obj, key, val) {
+		nt_value v;
+		if (sysctl_parse(json_string_value(val), &v) < 0)
+			continue;
+		snprintf(path, sizeof(path), "$.sysctl['%s']", key);
+		int r = nt_desire_put(p, &nt_setting_sysctl, key, "", &v, path);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+static const nt_profile_section section_sysctl = {
+	.key = "sysctl",
+	.type = JSON_OBJECT,
+	.validate = validate_sysctl,
+	.desire = desire_sysctl,
+};
+
+const nt_setting_module nt_module_sysctl = {
+	.kinds = (const nt_setting_kind *const[]){ &nt_setting_sysctl, NULL },
+	.sections = (const nt_profile_section *const[]){ &section_sysctl, NULL },
 };

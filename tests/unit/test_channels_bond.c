@@ -4,6 +4,7 @@
 #include "engine/plan.h"
 #include "engine/profile.h"
 #include "settings/setting.h"
+#include "setting_util.h"
 #include "host/topology.h"
 #include "harness.h"
 #include "test_json.h"
@@ -53,14 +54,14 @@ int main(void)
 			ring0 = i;
 		if (s->kind == &nt_setting_channels && !strcmp(s->target, "enos0")) {
 			chan0 = i;
-			CHECK_STR(s->before, "rx=0,tx=0,other=0,combined=16");
-			CHECK_STR(s->after, "rx=0,tx=0,other=0,combined=32");
+			CHECK_STR(nt_t_str(s->kind, &s->before), "rx=0,tx=0,other=0,combined=16");
+			CHECK_STR(nt_t_str(s->kind, &s->after), "rx=0,tx=0,other=0,combined=32");
 		}
 		if (s->kind == &nt_setting_rings && !strcmp(s->target, "enos3"))
 			ring3 = i;
 		if (s->kind == &nt_setting_channels && !strcmp(s->target, "enos3")) {
 			chan3 = i;
-			CHECK_STR(s->after, "rx=0,tx=0,other=0,combined=63");
+			CHECK_STR(nt_t_str(s->kind, &s->after), "rx=0,tx=0,other=0,combined=63");
 		}
 	}
 	CHECK(ring0 >= 0 && chan0 == ring0 + 1);
@@ -74,13 +75,12 @@ int main(void)
 	CHECK_INT(warned, 4); /* enos0..enos3, once each */
 
 	/* Apply and restore through the kind, as a transaction does. */
-	char err[256], got[NT_VALUE_MAX];
-	CHECK_INT(nt_setting_channels.apply(&ctx, "enos0", plan.steps[chan0].after, err, sizeof(err)), 0);
-	CHECK_INT(nt_setting_verify(&ctx, &nt_setting_channels, "enos0", plan.steps[chan0].after, got, sizeof(got)), 0);
-	CHECK_INT(nt_setting_channels.apply(&ctx, "enos0", plan.steps[chan0].before, err, sizeof(err)), 0);
-	CHECK_INT(nt_setting_verify(&ctx, &nt_setting_channels, "enos0", "rx=0,tx=0,other=0,combined=16", got,
-				    sizeof(got)),
-		  0);
+	char err[256];
+	nt_value got, orig = nt_t_val(&nt_setting_channels, "rx=0,tx=0,other=0,combined=16");
+	CHECK_INT(nt_setting_channels.apply(&ctx, "enos0", &plan.steps[chan0].after, err, sizeof(err)), 0);
+	CHECK_INT(nt_setting_verify(&ctx, &nt_setting_channels, "enos0", &plan.steps[chan0].after, &got), 0);
+	CHECK_INT(nt_setting_channels.apply(&ctx, "enos0", &plan.steps[chan0].before, err, sizeof(err)), 0);
+	CHECK_INT(nt_setting_verify(&ctx, &nt_setting_channels, "enos0", &orig, &got), 0);
 	nt_plan_free(&plan);
 	json_decref(errors);
 	json_decref(p);

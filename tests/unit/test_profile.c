@@ -6,6 +6,8 @@
 #include "test_json.h"
 #include "engine/profile.h"
 #include "settings/setting.h"
+#include "setting_util.h"
+#include "placement/irq.h"
 
 #include <errno.h>
 
@@ -197,14 +199,14 @@ static void test_shapes(void)
 		CHECK_MSG((r == 0) == cases[i].ok, "%s = '%s': got %d (%s)", cases[i].key,
 			  cases[i].value, r, why);
 	}
-	CHECK(nt_setting_equal(&nt_setting_sysctl, "4096\t87380\t16777216\n", "4096 87380  16777216"));
-	CHECK(!nt_setting_equal(&nt_setting_sysctl, "4096 87380 16777216", "4096 87380 1677721"));
-	CHECK(nt_setting_equal(&nt_setting_irq_affinity, "0-3", "0,1,2,3"));
-	CHECK(!nt_setting_equal(&nt_setting_irq_affinity, "0-3", "0-4"));
-	CHECK(nt_setting_equal(&nt_setting_bond, "layer2+3 2", "layer2+3"));
-	CHECK(!nt_setting_equal(&nt_setting_bond, "layer2+3 2", "layer3+4"));
-	CHECK(nt_setting_equal(&nt_setting_rings, "rx=4096,tx=1024", "rx=4096,tx=1024"));
-	CHECK(!nt_setting_equal(&nt_setting_rings, "rx=4096,tx=1024", "rx=1024,tx=1024"));
+	CHECK(nt_t_equal(&nt_setting_sysctl, "4096\t87380\t16777216\n", "4096 87380  16777216"));
+	CHECK(!nt_t_equal(&nt_setting_sysctl, "4096 87380 16777216", "4096 87380 1677721"));
+	CHECK(nt_t_equal(&nt_setting_irq_affinity, "0-3", "0,1,2,3"));
+	CHECK(!nt_t_equal(&nt_setting_irq_affinity, "0-3", "0-4"));
+	CHECK(nt_t_equal(&nt_setting_bond, "layer2+3 2", "layer2+3"));
+	CHECK(!nt_t_equal(&nt_setting_bond, "layer2+3 2", "layer3+4"));
+	CHECK(nt_t_equal(&nt_setting_rings, "rx=4096,tx=1024", "rx=4096,tx=1024"));
+	CHECK(!nt_t_equal(&nt_setting_rings, "rx=4096,tx=1024", "rx=1024,tx=1024"));
 	CHECK(nt_setting_find("sysctl") == &nt_setting_sysctl);
 	CHECK(nt_setting_find("nope") == NULL);
 	CHECK(nt_bond_policy_known("vlan+srcmac"));
@@ -241,7 +243,7 @@ static void desired_of(const nt_topology *t, const char *text, char *buf, size_t
 	CHECK_INT(nt_profile_desired(t, p, &d, &n, *warnings), 0);
 	for (int i = 0; i < n; i++) {
 		size_t len = strlen(buf);
-		snprintf(buf + len, size - len, "%s%s=%s", i ? " " : "", d[i].target, d[i].after);
+		snprintf(buf + len, size - len, "%s%s=%s", i ? " " : "", d[i].target, nt_t_str(d[i].kind, &d[i].value));
 	}
 	free(d);
 	json_decref(p);

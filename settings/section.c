@@ -1,0 +1,205 @@
+#include "settings/section.h"
+
+#include <errno.h>
+#include <fnmatch.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void nt_profile_error(json_t *errors, const char *path, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	json_array_append_new(errors, json_pack("{s:s,s:s}", "path", path, "message", msg));
+}
+
+void nt_sc_unknown_fields(nt_section_check *c, const json_t *obj, const char *base,
+			  const char *const *known)
+{
+	const char *key;
+	json_t *val;
+	char path[NT_JSONPATH_MAX];
+	json_object_foreach((json_t *)obj, key, val) {
+		bool ok = false;
+		for (int i = 0; known[i] && !ok; i++)
+			ok = strcmp(known[i], key) == 0;
+		if (!ok) {
+			snprintf(path, sizeof(path), "%s.%s", base, key);
+			nt_sc_error(c, path, "unknown field '%s'", key);
+		}
+	}
+}
+
+const char *nt_sc_str(nt_section_check *c, const json_t *obj, const char *base, const char *field,
+		      bool required)
+{
+	char path[NT_JSONPATH_MAX];
+	json_t *x = json_object_get(obj, field);
+	snprintf(path, sizeof(path), "%s.%s", base, field);
+	if (!x) {
+		if (required)
+			nt_sc_error(c, path, "'%s' is required", field);
+		return NULL;
+	}
+	if (!json_is_string(x)) {
+		nt_sc_error(c, path, "'%s' must be a string", field);
+		return NULL;
+	}
+	return json_string_value(x);
+}
+
+bool nt_sc_entry(nt_section_check *c, const char *key, size_t i, const json_t *entry, char *base,
+		 size_t size)
+{
+	snprintf(base, size, "$.%s[%zu]", key, i);
+	if (json_is_object(entry))
+		return true;
+	nt_sc_error(c, base, "must be an object");
+	return false;
+}
+
+bool nt_iface_is_glob(const char *p)
+{
+	return strpbrk(p, "*?[") != NULL;
+}
+
+bool nt_iface_pattern_valid(const char *p)
+{
+	size_t n = p ? strlen(p) : 0;
+	return n > 0 && n <= 64 && !strchr(p, '/') && (nt_iface_is_glob(p) || nt_ifname_valid(p));
+}
+
+bool nt_iface_match(const char *pattern, const char *name)
+{
+	return fnmatch(pattern, name, 0) == 0;
+}
+
+int nt_sc_iface(nt_section_check *c, const char *pattern, const char *path, bool bond)
+{
+	if (!nt_iface_pattern_valid(pattern)) {
+		nt_sc_error(c, path, "'%s' is not an interface name or glob", pattern);
+		return 0;
+	}
+	if (!c->t)
+		return 1;
+	int n = 0;
+	if (bond) {
+		for (int i = 0; i < c->t->nbonds; i++)
+			n += nt_iface_match(pattern, c->t->bonds[i].name);
+	} else {
+		for (int i = 0; i < c->t->nnics; i++)
+			n += nt_iface_match(pattern, c->t->nics[i].name);
+	}
+	if (n == 0)
+		nt_sc_error(c, path, nt_iface_is_glob(pattern) ? "no %s matches '%s'" : "no such %s '%s'",
+			    bond ? "bond" : "interface", pattern);
+	return n;
+}
+
+void nt_sc_nic_with(nt_section_check *c, const char *iface, const char *path,
+		    bool (*has)(const nt_nic *nic), const char *what)
+{
+	if (nt_sc_iface(c, iface, path, false) <= 0 || !c->t)
+		return;
+	int with = 0;
+	for (int k = 0; k < c->t->nnics; k++)
+		with += nt_iface_match(iface, c->t->nics[k].name) && has(&c->t->nics[k]);
+	if (with == 0)
+		nt_sc_error(c, path, "'%s' has no %s settings", iface, what);
+}
+
+void nt_sc_cpulist(nt_section_check *c, const char *list, const char *path, bool must_exist)
+{
+	nt_cpuset s;
+	int r = nt_cpulist_parse(list, &s);
+	if (r < 0) {
+		nt_sc_error(c, path, "'%s' is not a cpulist%s", list,
+			    r == -ERANGE ? " (CPU number too large)" : "");
+		return;
+	}
+	if (!must_exist)
+		return;
+	if (nt_cpuset_empty(&s)) {
+		nt_sc_error(c, path, "the cpulist is empty");
+		return;
+	}
+	if (!c->t)
+		return;
+	bool have_present = !nt_cpuset_empty(&c->t->cpus_present);
+	nt_cpuset off, missing;
+	char cl[256];
+	nt_cpuset_andnot(&off, &s, &c->t->cpus_online);
+	nt_cpuset_zero(&missing);
+	if (have_present) {
+		nt_cpuset_andnot(&missing, &off, &c->t->cpus_present);
+		nt_cpuset_and(&off, &off, &c->t->cpus_present);
+	} else {
+		missing = off;
+		nt_cpuset_zero(&off);
+	}
+	/* One message per kind of problem, naming the CPUs as a cpulist. */
+	if (!nt_cpuset_empty(&missing) && nt_cpulist_format(&missing, cl, sizeof(cl)) >= 0)
+		nt_sc_error(c, path, "CPU %s do%s not exist", cl, nt_cpuset_count(&missing) == 1 ? "es" : "");
+	if (!nt_cpuset_empty(&off) && nt_cpulist_format(&off, cl, sizeof(cl)) >= 0)
+		nt_sc_error(c, path, "CPU %s %s offline", cl, nt_cpuset_count(&off) == 1 ? "is" : "are");
+}
+
+int nt_sc_count_or_max(nt_section_check *c, const json_t *obj, const char *base, const char *field,
+		       long long lo, long long hi, long long *out)
+{
+	char path[NT_JSONPATH_MAX];
+	json_t *x = json_object_get(obj, field);
+	if (!x)
+		return 0;
+	snprintf(path, sizeof(path), "%s.%s", base, field);
+	if (json_is_string(x) && strcmp(json_string_value(x), "max") == 0)
+		return 2;
+	if (!json_is_integer(x) || json_integer_value(x) < lo || json_integer_value(x) > hi) {
+		nt_sc_error(c, path, "'%s' must be an integer from %lld to %lld or \"max\"", field, lo, hi);
+		return -1;
+	}
+	*out = json_integer_value(x);
+	return 1;
+}
+
+int nt_desire_put(nt_section_plan *p, const nt_setting_kind *k, const char *target,
+		  const char *iface, const nt_value *v, const char *path)
+{
+	nt_desired *x = NULL;
+	/* A later entry for the same target replaces an earlier one. */
+	for (int i = 0; i < p->n && !x; i++)
+		if (p->v[i].kind == k && strcmp(p->v[i].target, target) == 0)
+			x = &p->v[i];
+	if (!x) {
+		if (p->n == p->cap) {
+			int cap = p->cap ? p->cap * 2 : 32;
+			nt_desired *nv = realloc(p->v, sizeof(*nv) * (size_t)cap);
+			if (!nv)
+				return -ENOMEM;
+			p->v = nv;
+			p->cap = cap;
+		}
+		x = &p->v[p->n++];
+		memset(x, 0, sizeof(*x));
+		x->kind = k;
+		snprintf(x->target, sizeof(x->target), "%s", target);
+	}
+	x->value = *v;
+	snprintf(x->interface, sizeof(x->interface), "%s", iface ? iface : "");
+	snprintf(x->path, sizeof(x->path), "%s", path);
+	return 0;
+}
+
+void nt_desire_warn(nt_section_plan *p, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	json_array_append_new(p->warnings, json_string(msg));
+}

@@ -1,0 +1,54 @@
+/* What the kinds share to read their profile sections: errors with JSON
+ * paths, fields of an entry, interface names and globs, cpulists, and the
+ * list of desired values a plan is built from. */
+#ifndef NT_SECTION_H
+#define NT_SECTION_H
+
+#include "settings/setting.h"
+
+/* Append {"path": PATH, "message": ...} to ERRORS (a JSON array). */
+void nt_profile_error(json_t *errors, const char *path, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+#define nt_sc_error(c, path, ...) nt_profile_error((c)->errors, (path), __VA_ARGS__)
+
+/* An error for every member of OBJ (at BASE) not in KNOWN (NULL-ended). */
+void nt_sc_unknown_fields(nt_section_check *c, const json_t *obj, const char *base,
+			  const char *const *known);
+/* The string at OBJ.FIELD; NULL (with an error when REQUIRED or mistyped). */
+const char *nt_sc_str(nt_section_check *c, const json_t *obj, const char *base, const char *field,
+		      bool required);
+/* Entries of an array section: an error for each that is not an object.
+ * Returns whether ENTRY is one; BASE gets "$.KEY[I]". */
+bool nt_sc_entry(nt_section_check *c, const char *key, size_t i, const json_t *entry, char *base,
+		 size_t size);
+
+/* Interface names or globs ([A-Za-z0-9...] up to 64, no '/'). */
+bool nt_iface_pattern_valid(const char *pattern);
+bool nt_iface_is_glob(const char *pattern);
+/* Whether NAME matches PATTERN (a name or a glob). */
+bool nt_iface_match(const char *pattern, const char *name);
+
+/* A pattern that must name a NIC (or, with BOND, a bond) of the host.
+ * Returns the number of matches (0 after an error; 1 without a host). */
+int nt_sc_iface(nt_section_check *c, const char *pattern, const char *path, bool bond);
+/* An interface (or glob) for a NIC setting: a name must have the setting
+ * (HAS says whether a NIC does); a glob may also match NICs without (lo,
+ * bridges), which the plan leaves out, but must match one that has it.
+ * WHAT names the setting in the message ("ring"). */
+void nt_sc_nic_with(nt_section_check *c, const char *iface, const char *path,
+		    bool (*has)(const nt_nic *nic), const char *what);
+/* A cpulist; with MUST_EXIST it must be non-empty and its CPUs online. */
+void nt_sc_cpulist(nt_section_check *c, const char *list, const char *path, bool must_exist);
+/* An integer in [LO, HI] or the string "max" at OBJ.FIELD (absent is
+ * fine). Returns 1 for an integer (in *OUT), 2 for "max", 0 when absent,
+ * -1 after an error. */
+int nt_sc_count_or_max(nt_section_check *c, const json_t *obj, const char *base, const char *field,
+		       long long lo, long long hi, long long *out);
+
+/* Add (or, for a target already desired, replace) a desired value. */
+int nt_desire_put(nt_section_plan *p, const nt_setting_kind *k, const char *target,
+		  const char *iface, const nt_value *v, const char *path);
+/* Append a warning to P->warnings. */
+void nt_desire_warn(nt_section_plan *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#endif
