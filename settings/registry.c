@@ -1,5 +1,5 @@
 /* The modules of settings/: a new kind of setting is one new file in this
- * folder and one line in this table. */
+ * folder and one line in NT_SETTING_MODULES below. */
 #include "settings/setting.h"
 
 #include <errno.h>
@@ -8,15 +8,20 @@
 #include <stdio.h>
 #include <string.h>
 
-const nt_setting_module *const nt_setting_modules[] = {
-	&nt_module_irq_affinity,
-	&nt_module_irqbalance,
-	&nt_module_rings,
-	&nt_module_channels,
-	&nt_module_bond,
-	&nt_module_sysctl,
-	NULL,
-};
+/* One line per file of settings/, in the order profiles' sections are
+ * checked and planned (the plan is then ordered by each kind's order). */
+#define NT_SETTING_MODULES(X) \
+	X(irq_affinity)       \
+	X(irqbalance)         \
+	X(rings)              \
+	X(channels)           \
+	X(bond)               \
+	X(sysctl)
+
+#define DECLARE(m) extern const nt_setting_module nt_module_##m;
+NT_SETTING_MODULES(DECLARE)
+#define ENTRY(m) &nt_module_##m,
+const nt_setting_module *const nt_setting_modules[] = { NT_SETTING_MODULES(ENTRY) NULL };
 
 const nt_setting_kind *nt_setting_find(const char *name)
 {

@@ -175,10 +175,7 @@ static inline void nt_value_field_set(nt_value *v, int i, uint32_t x)
 int nt_setting_write(const nt_ctx *ctx, const char *value, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-/* ---- what the kinds export beside their module ---- */
-
-extern const nt_setting_module nt_module_irq_affinity, nt_module_rings, nt_module_channels,
-	nt_module_bond, nt_module_sysctl, nt_module_irqbalance;
+/* ---- what some kinds export beside their module ---- */
 
 /* Kinds other code refers to (tests; irqbalance handling bans the IRQs
  * the profile places). */
