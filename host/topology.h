@@ -9,6 +9,7 @@
 
 #include "host/cpuset.h"
 #include "kernel/ctx.h"
+#include "kernel/ethtool.h"
 
 #include <jansson.h>
 #include <net/if.h>
@@ -41,15 +42,6 @@ typedef struct nt_irq {
 	int nic; /* index into topology->nics, -1 when no NIC owns it */
 	int queue; /* queue number parsed from the name, -1 when none */
 } nt_irq;
-
-typedef struct nt_rings {
-	uint32_t rx, tx, rx_max, tx_max;
-} nt_rings;
-
-typedef struct nt_channels {
-	uint32_t rx, tx, other, combined;
-	uint32_t rx_max, tx_max, other_max, combined_max;
-} nt_channels;
 
 typedef enum { NT_SRC_UNKNOWN = 0, NT_SRC_SYSFS, NT_SRC_LOCAL_CPULIST } nt_node_source;
 

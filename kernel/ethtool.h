@@ -11,7 +11,20 @@
 #define NT_ETHTOOL_H
 
 #include "kernel/ctx.h"
-#include "host/topology.h"
+
+#include <stdint.h>
+
+/* Ring sizes as `ethtool -g` shows them; a maximum of 0 means the driver
+ * has no such ring (n/a). */
+typedef struct nt_rings {
+	uint32_t rx, tx, rx_max, tx_max;
+} nt_rings;
+
+/* Channel (queue) counts as `ethtool -l` shows them; 0 maxima are n/a. */
+typedef struct nt_channels {
+	uint32_t rx, tx, other, combined;
+	uint32_t rx_max, tx_max, other_max, combined_max;
+} nt_channels;
 
 /* Return 0, -EOPNOTSUPP (driver or fixture has none), -ENODEV, or -errno.
  * ERR, when not NULL, receives the kernel's extended error text if any. */
