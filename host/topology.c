@@ -696,7 +696,8 @@ static int cmp_nic(const void *a, const void *b)
 	return strcmp(((const nt_nic *)a)->name, ((const nt_nic *)b)->name);
 }
 
-static int read_nics(nt_topology *t)
+/* EH is the read's ethtool handle, NULL when it could not be opened. */
+static int read_nics(nt_topology *t, nt_ethtool *eh)
 {
 	char path[PATH_MAX], buf[PATH_MAX];
 	nt_link_info *links = NULL;
@@ -786,10 +787,10 @@ static int read_nics(nt_topology *t)
 		}
 		if (!n->driver[0] && n->is_bond)
 			snprintf(n->driver, sizeof(n->driver), "bonding");
-		if (strcmp(n->name, "lo") != 0 && !n->is_bond) {
-			if (nt_ethtool_get_rings(&t->ctx, n->name, &n->rings) == 0)
+		if (eh && strcmp(n->name, "lo") != 0 && !n->is_bond) {
+			if (nt_ethtool_read_rings(eh, &t->ctx, n->name, &n->rings) == 0)
 				n->has_rings = true;
-			if (nt_ethtool_get_channels(&t->ctx, n->name, &n->channels) == 0)
+			if (nt_ethtool_read_channels(eh, &t->ctx, n->name, &n->channels) == 0)
 				n->has_channels = true;
 		}
 		if (n->is_bond)
@@ -866,6 +867,7 @@ static void read_irqbalance(nt_topology *t)
 int nt_topology_read(const nt_ctx *ctx, nt_topology **out)
 {
 	nt_topology *t = calloc(1, sizeof(*t));
+	nt_ethtool *eh = NULL;
 	int r;
 
 	*out = NULL;
@@ -887,7 +889,14 @@ int nt_topology_read(const nt_ctx *ctx, nt_topology **out)
 		goto fail;
 	if ((r = read_irqs(t)) < 0)
 		goto fail;
-	if ((r = read_nics(t)) < 0)
+	/* One ethtool socket for every NIC's questions, not one per NIC and kind. */
+	r = nt_ethtool_open(ctx, &eh);
+	if (r < 0)
+		nt_topology_problem(t, "ethtool", r);
+	r = read_nics(t, eh);
+	nt_ethtool_close(eh);
+	eh = NULL;
+	if (r < 0)
 		goto fail;
 	if ((r = read_sysctls(t)) < 0)
 		goto fail;
