@@ -1,8 +1,13 @@
 /* The kernel on a fixture root: see kernel/fixture.h. */
 #include "kernel/fixture.h"
+/* Pure cpulist and mask spellings; no reading, so no arrow up to the host
+ * model. */
+#include "host/cpuset.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -213,3 +218,120 @@ out:
 	return r;
 }
 
+/* ---- attribute files ---- */
+
+/* A page is the most any sysfs or procfs attribute takes in one write. */
+#define ATTR_MAX 4096
+
+int nt_fixture_write_attr(const nt_ctx *ctx, const char *value, const char *rel)
+{
+	char buf[ATTR_MAX + 2];
+	int n = snprintf(buf, sizeof(buf), "%s\n", value);
+
+	if (n < 0 || (size_t)n >= sizeof(buf))
+		return -E2BIG;
+	return nt_write_str(ctx, buf, "%s", rel);
+}
+
+static int write_attrf(const nt_ctx *ctx, const char *value, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static int write_attrf(const nt_ctx *ctx, const char *value, const char *fmt, ...)
+{
+	char rel[PATH_MAX];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(rel, sizeof(rel), fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= sizeof(rel))
+		return -ENAMETOOLONG;
+	return nt_fixture_write_attr(ctx, value, rel);
+}
+
+/* ---- IRQ affinity ---- */
+
+/* Bits in an existing mask file: 4 per hex digit, commas aside. The
+ * fixture's masks are as wide as the captured machine's. */
+static int mask_width(const nt_ctx *ctx, int irq, const char *file)
+{
+	char buf[ATTR_MAX];
+	int bits = 0;
+	if (nt_read_str(ctx, buf, sizeof(buf), "/proc/irq/%d/%s", irq, file) < 0)
+		return -1;
+	for (char *p = buf; *p; p++)
+		if (isxdigit((unsigned char)*p))
+			bits += 4;
+	return bits;
+}
+
+int nt_fixture_irq_set_affinity(const nt_ctx *ctx, int irq, const char *cpulist)
+{
+	char buf[ATTR_MAX];
+	nt_cpuset set, first;
+	int r, bits;
+
+	if (nt_cpulist_parse(cpulist, &set) < 0 || nt_cpuset_empty(&set))
+		return NT_EINVALID;
+	if ((r = write_attrf(ctx, cpulist, "/proc/irq/%d/smp_affinity_list", irq)) < 0)
+		return r;
+	bits = mask_width(ctx, irq, "smp_affinity");
+	if (bits > 0) {
+		if ((r = nt_cpumask_format(&set, bits, buf, sizeof(buf))) < 0)
+			return r;
+		if ((r = write_attrf(ctx, buf, "/proc/irq/%d/smp_affinity", irq)) < 0)
+			return r;
+	}
+	nt_cpuset_zero(&first);
+	nt_cpuset_set(&first, nt_cpuset_next(&set, 0));
+	if (nt_exists(ctx, "/proc/irq/%d/effective_affinity_list", irq)) {
+		if ((r = nt_cpulist_format(&first, buf, sizeof(buf))) < 0)
+			return r;
+		if ((r = write_attrf(ctx, buf, "/proc/irq/%d/effective_affinity_list", irq)) < 0)
+			return r;
+	}
+	bits = mask_width(ctx, irq, "effective_affinity");
+	if (bits > 0) {
+		if ((r = nt_cpumask_format(&first, bits, buf, sizeof(buf))) < 0)
+			return r;
+		if ((r = write_attrf(ctx, buf, "/proc/irq/%d/effective_affinity", irq)) < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* ---- bonding options ---- */
+
+/* The bonding driver shows an enumerated option as "name number"; the
+ * numbers are the kernel's (BOND_MODE_*, BOND_XMIT_POLICY_* in
+ * include/uapi/linux/if_bonding.h, AD_LACP_* ). */
+static const struct {
+	const char *option;
+	const char *const names[8]; /* by number, NULL-terminated */
+} bond_enums[] = {
+	{ "mode", { "balance-rr", "active-backup", "balance-xor", "broadcast", "802.3ad",
+		    "balance-tlb", "balance-alb", NULL } },
+	{ "xmit_hash_policy", { "layer2", "layer3+4", "layer2+3", "encap2+3", "encap3+4",
+				"vlan+srcmac", NULL } },
+	{ "lacp_rate", { "slow", "fast", NULL } },
+};
+
+int nt_fixture_bond_set(const nt_ctx *ctx, const char *bond, const char *option,
+			const char *value)
+{
+	char shown[64];
+
+	for (size_t i = 0; i < sizeof(bond_enums) / sizeof(bond_enums[0]); i++) {
+		if (strcmp(bond_enums[i].option, option) != 0)
+			continue;
+		/* The driver takes the name or the number. */
+		for (int k = 0; bond_enums[i].names[k]; k++) {
+			char num[12];
+			snprintf(num, sizeof(num), "%d", k);
+			if (strcmp(value, bond_enums[i].names[k]) && strcmp(value, num))
+				continue;
+			snprintf(shown, sizeof(shown), "%s %d", bond_enums[i].names[k], k);
+			return write_attrf(ctx, shown, "/sys/class/net/%s/bonding/%s", bond, option);
+		}
+		return -EINVAL;
+	}
+	return write_attrf(ctx, value, "/sys/class/net/%s/bonding/%s", bond, option);
+}

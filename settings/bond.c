@@ -2,6 +2,7 @@
  * sysfs shows "layer2+3 2" (name and number); the first word is the value.
  * Seed 003 moved bond0 from layer2+3 to layer3+4 this way. */
 #include "settings/setting.h"
+#include "kernel/kernel.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -84,14 +85,8 @@ static int bond_apply(const nt_ctx *ctx, const char *target, const char *value, 
 	int r;
 	if (!nt_ifname_valid(target) || !known_policy(value))
 		r = NT_EINVALID;
-	else if (ctx->live)
-		r = nt_setting_write(ctx, value, "/sys/class/net/%s/bonding/xmit_hash_policy", target);
-	else {
-		/* A fixture file should read afterwards as the kernel's does. */
-		char shown[64];
-		snprintf(shown, sizeof(shown), "%s %d", value, policy_num(value));
-		r = nt_setting_write(ctx, shown, "/sys/class/net/%s/bonding/xmit_hash_policy", target);
-	}
+	else
+		r = nt_kernel_bond_set(ctx, target, "xmit_hash_policy", value);
 	if (r < 0 && err && errsize)
 		snprintf(err, errsize, "%s xmit_hash_policy: %s", target, nt_strerror(r));
 	return r;

@@ -1,13 +1,12 @@
 /* IRQ affinity: target = IRQ number, value = cpulist.
  *
- * The write goes to /proc/irq/N/smp_affinity_list. In a fixture tree
- * nothing else would react, so there we also rewrite smp_affinity and
- * effective_affinity(_list) the way the kernel would (effective = the first
- * CPU of the mask, which seed 000 observed as the CPU that handles the
- * interrupt), so that a fixture after an apply reads like a host after one.
- * On the live host effective affinity changes only when the IRQ next fires,
- * so verification compares smp_affinity_list alone. */
+ * The write goes to /proc/irq/N/smp_affinity_list through kernel/kernel.h,
+ * which on a fixture tree also rewrites what the kernel derives from it
+ * (smp_affinity, effective_affinity(_list)). On the live host effective
+ * affinity changes only when the IRQ next fires, so verification compares
+ * smp_affinity_list alone. */
 #include "settings/setting.h"
+#include "kernel/kernel.h"
 #include "host/cpuset.h"
 
 #include <ctype.h>
@@ -86,51 +85,6 @@ static int irq_validate(const nt_ctx *ctx, const nt_topology *t, const char *tar
 	return 0;
 }
 
-/* Bits in an existing mask file: 4 per hex digit, commas aside. */
-static int mask_width(const nt_ctx *ctx, long irq, const char *file)
-{
-	char buf[NT_VALUE_MAX * 4];
-	int bits = 0;
-	if (nt_read_str(ctx, buf, sizeof(buf), "/proc/irq/%ld/%s", irq, file) < 0)
-		return -1;
-	for (char *p = buf; *p; p++)
-		if (isxdigit((unsigned char)*p))
-			bits += 4;
-	return bits;
-}
-
-/* What the kernel would show after the write, for a fixture tree. */
-static int fixture_mirror(const nt_ctx *ctx, long irq, const nt_cpuset *s)
-{
-	char buf[NT_VALUE_MAX * 4];
-	nt_cpuset first;
-	int r, bits;
-
-	bits = mask_width(ctx, irq, "smp_affinity");
-	if (bits > 0) {
-		if ((r = nt_cpumask_format(s, bits, buf, sizeof(buf))) < 0)
-			return r;
-		if ((r = nt_setting_write(ctx, buf, "/proc/irq/%ld/smp_affinity", irq)) < 0)
-			return r;
-	}
-	nt_cpuset_zero(&first);
-	nt_cpuset_set(&first, nt_cpuset_next(s, 0));
-	if (nt_exists(ctx, "/proc/irq/%ld/effective_affinity_list", irq)) {
-		if ((r = nt_cpulist_format(&first, buf, sizeof(buf))) < 0)
-			return r;
-		if ((r = nt_setting_write(ctx, buf, "/proc/irq/%ld/effective_affinity_list", irq)) < 0)
-			return r;
-	}
-	bits = mask_width(ctx, irq, "effective_affinity");
-	if (bits > 0) {
-		if ((r = nt_cpumask_format(&first, bits, buf, sizeof(buf))) < 0)
-			return r;
-		if ((r = nt_setting_write(ctx, buf, "/proc/irq/%ld/effective_affinity", irq)) < 0)
-			return r;
-	}
-	return 0;
-}
-
 static int irq_apply(const nt_ctx *ctx, const char *target, const char *value, char *err,
 		     size_t errsize)
 {
@@ -147,16 +101,9 @@ static int irq_apply(const nt_ctx *ctx, const char *target, const char *value, c
 	}
 	if ((r = nt_cpulist_format(&s, canon, sizeof(canon))) < 0)
 		goto out;
-	/* EBUSY/EAGAIN come from an IRQ in the middle of a move; irqbalance's
-	 * activate.c treats them as transient too. */
-	for (int attempt = 0; attempt < 3; attempt++) {
-		r = nt_setting_write(ctx, canon, "/proc/irq/%ld/smp_affinity_list", irq);
-		if (r != -EBUSY && r != -EAGAIN)
-			break;
-		nanosleep(&(struct timespec){ .tv_nsec = 10 * 1000 * 1000 }, NULL);
-	}
-	if (r == 0 && !ctx->live)
-		r = fixture_mirror(ctx, irq, &s);
+	/* Retries a transient EBUSY/EAGAIN; on a fixture root it also writes
+	 * what the kernel derives from the list. */
+	r = nt_kernel_irq_set_affinity(ctx, (int)irq, canon, NULL, 0);
 out:
 	if (r < 0 && err && errsize)
 		snprintf(err, errsize, "IRQ %s: %s", target, nt_strerror(r));

@@ -1,6 +1,7 @@
 /* The table of setting kinds: a new kind is one new file here and one line
  * in this table. */
 #include "settings/setting.h"
+#include "kernel/kernel.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -47,17 +48,9 @@ int nt_setting_verify(const nt_ctx *ctx, const nt_setting_kind *k, const char *t
 
 int nt_setting_write(const nt_ctx *ctx, const char *value, const char *fmt, ...)
 {
-	char rel[PATH_MAX], buf[NT_VALUE_MAX * 4 + 2];
 	va_list ap;
 	va_start(ap, fmt);
-	int n = vsnprintf(rel, sizeof(rel), fmt, ap);
+	int r = nt_kernel_vwrite_attr(ctx, value, fmt, ap);
 	va_end(ap);
-	if (n < 0 || (size_t)n >= sizeof(rel))
-		return -ENAMETOOLONG;
-	if (ctx->live)
-		return nt_write_str(ctx, value, "%s", rel);
-	n = snprintf(buf, sizeof(buf), "%s\n", value);
-	if (n < 0 || (size_t)n >= sizeof(buf))
-		return -E2BIG;
-	return nt_write_str(ctx, buf, "%s", rel);
+	return r;
 }
