@@ -120,11 +120,7 @@ static int irqlist_canon(const char *in, char *out, size_t size)
 
 static int need_live(const nt_ctx *ctx, char *err, size_t errsize)
 {
-	if (ctx->live)
-		return 0;
-	if (err)
-		snprintf(err, errsize, "irqbalance is controlled only on the live host (--root /)");
-	return -EOPNOTSUPP;
+	return nt_irqbalance_controllable(ctx, err, errsize);
 }
 
 static int ban_read(const nt_ctx *ctx, const char *target, char *value, size_t size)

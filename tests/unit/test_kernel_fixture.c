@@ -1,7 +1,8 @@
 /* kernel/kernel.h on a fixture root: the one place that plays the kernel.
  * A written attribute ends with the newline the kernel shows; an IRQ's
  * masks and effective affinity follow its cpulist; a bond option reads as
- * "name number". */
+ * "name number"; irqbalance cannot be controlled. */
+#include "kernel/irqbalance_client.h"
 #include "kernel/kernel.h"
 #include "harness.h"
 
@@ -111,6 +112,14 @@ int main(void)
 	CHECK_STR(raw("/sys/class/net/bond0/bonding/miimon"), "200\n");
 	CHECK_INT(nt_kernel_bond_set(&ctx, "bond0", "../../x", "1"), -EINVAL);
 	CHECK_INT(nt_kernel_bond_set(&ctx, "../bond0", "miimon", "1"), -EINVAL);
+
+	/* irqbalance has no socket nor process in a captured tree. */
+	CHECK_INT(nt_irqbalance_controllable(&ctx, err, sizeof(err)), -EOPNOTSUPP);
+	CHECK(strstr(err, "live host") != NULL);
+	CHECK_INT(nt_irqbalance_controllable(&ctx, NULL, 0), -EOPNOTSUPP);
+	nt_ctx live;
+	CHECK_INT(nt_ctx_init(&live, "/"), 0);
+	CHECK_INT(nt_irqbalance_controllable(&live, err, sizeof(err)), 0);
 
 	nftw(root, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
 	TEST_MAIN_END();
