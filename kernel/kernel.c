@@ -67,3 +67,12 @@ int nt_kernel_bond_set(const nt_ctx *ctx, const char *bond, const char *option,
 		return nt_fixture_bond_set(ctx, bond, option, value);
 	return nt_write_str(ctx, value, "/sys/class/net/%s/bonding/%s", bond, option);
 }
+
+int nt_kernel_netns(const nt_ctx *ctx, char *buf, size_t size)
+{
+	if (size)
+		buf[0] = '\0';
+	if (!ctx->live)
+		return -EOPNOTSUPP;
+	return nt_readlink(ctx, buf, size, "/proc/self/ns/net");
+}

@@ -47,4 +47,9 @@ int nt_kernel_irq_set_affinity(const nt_ctx *ctx, int irq, const char *cpulist, 
 int nt_kernel_bond_set(const nt_ctx *ctx, const char *bond, const char *option,
 		       const char *value);
 
+/* The network namespace this process runs in ("net:[4026531840]") into
+ * BUF. A fixture root is a captured host, not a namespace anything runs
+ * in: -EOPNOTSUPP. Returns the length or -errno. */
+int nt_kernel_netns(const nt_ctx *ctx, char *buf, size_t size);
+
 #endif

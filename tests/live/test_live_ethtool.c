@@ -212,6 +212,7 @@ static int send_lo_packets(int count)
 
 static void netns_links(void)
 {
+	nt_ctx root_ctx;
 	nt_link_info *links = NULL;
 	int n = 0;
 
@@ -222,8 +223,9 @@ static void netns_links(void)
 		     "ip link set ntvb master ntbr && "
 		     "ip link set ntbr up && ip link set ntvb up"), 0);
 	CHECK_INT(send_lo_packets(5), 0);
+	CHECK_INT(nt_ctx_init(&root_ctx, "/"), 0);
 
-	CHECK_INT(nt_link_dump(&links, &n), 0);
+	CHECK_INT(nt_link_dump(&root_ctx, &links, &n), 0);
 	json_t *ipj = ip_link_json();
 	CHECK(json_is_array(ipj));
 	CHECK_INT(n, json_array_size(ipj));

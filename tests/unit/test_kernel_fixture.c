@@ -1,9 +1,11 @@
 /* kernel/kernel.h on a fixture root: the one place that plays the kernel.
  * A written attribute ends with the newline the kernel shows; an IRQ's
  * masks and effective affinity follow its cpulist; a bond option reads as
- * "name number"; irqbalance cannot be controlled. */
+ * "name number"; what only the live host has (rtnetlink, a namespace,
+ * irqbalance's socket) says -EOPNOTSUPP. */
 #include "kernel/irqbalance_client.h"
 #include "kernel/kernel.h"
+#include "kernel/link.h"
 #include "harness.h"
 
 #include <errno.h>
@@ -61,7 +63,7 @@ static int rm_cb(const char *p, const struct stat *st, int flag, struct FTW *ftw
 int main(void)
 {
 	nt_ctx ctx;
-	char err[256];
+	char err[256], buf[128];
 
 	snprintf(root, sizeof(root), "/tmp/nt-kfix-XXXXXX");
 	if (!mkdtemp(root)) {
@@ -113,13 +115,24 @@ int main(void)
 	CHECK_INT(nt_kernel_bond_set(&ctx, "bond0", "../../x", "1"), -EINVAL);
 	CHECK_INT(nt_kernel_bond_set(&ctx, "../bond0", "miimon", "1"), -EINVAL);
 
-	/* irqbalance has no socket nor process in a captured tree. */
+	/* Only the live host has these. */
+	CHECK_INT(nt_kernel_netns(&ctx, buf, sizeof(buf)), -EOPNOTSUPP);
+	CHECK_STR(buf, "");
+	nt_link_info *links = NULL;
+	int n = -1;
+	CHECK_INT(nt_link_dump(&ctx, &links, &n), -EOPNOTSUPP);
+	CHECK(links == NULL);
+	CHECK_INT(n, 0);
 	CHECK_INT(nt_irqbalance_controllable(&ctx, err, sizeof(err)), -EOPNOTSUPP);
 	CHECK(strstr(err, "live host") != NULL);
 	CHECK_INT(nt_irqbalance_controllable(&ctx, NULL, 0), -EOPNOTSUPP);
+
+	/* And the live context says yes without touching anything. */
 	nt_ctx live;
 	CHECK_INT(nt_ctx_init(&live, "/"), 0);
 	CHECK_INT(nt_irqbalance_controllable(&live, err, sizeof(err)), 0);
+	CHECK(nt_kernel_netns(&live, buf, sizeof(buf)) > 0);
+	CHECK(strncmp(buf, "net:[", 5) == 0);
 
 	nftw(root, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
 	TEST_MAIN_END();
