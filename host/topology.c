@@ -810,6 +810,25 @@ static int read_nics(nt_topology *t, nt_ethtool *eh)
 	return 0;
 }
 
+/* ---------------------------------------------------------- NIC reports */
+
+int nt_topology_report(nt_topology *t, nt_ethtool *eh, const nt_nic_report_fn *reporters)
+{
+	for (int i = 0; i < t->nnics; i++) {
+		nt_nic *n = &t->nics[i];
+		if (!n->reported && !(n->reported = json_object()))
+			return -ENOMEM;
+		for (int k = 0; reporters[k]; k++) {
+			int r = reporters[k](&t->ctx, eh, n, n->reported);
+			if (r == -ENOMEM)
+				return r;
+			if (r < 0)
+				problemf(t, r, "/sys/class/net/%s (NIC report %d)", n->name, k);
+		}
+	}
+	return 0;
+}
+
 /* ---------------------------------------------------------------- sysctls */
 
 static void normalize_space(char *s)
@@ -897,6 +916,8 @@ int nt_topology_read(const nt_ctx *ctx, nt_topology **out)
 	if (r < 0)
 		nt_topology_problem(t, "ethtool", r);
 	r = read_nics(t, eh);
+	if (r == 0)
+		r = nt_topology_report(t, eh, nt_nic_reporters);
 	nt_ethtool_close(eh);
 	eh = NULL;
 	if (r < 0)
@@ -921,8 +942,10 @@ void nt_topology_free(nt_topology *t)
 	free(t->cpu_node);
 	free(t->cpu_core);
 	free(t->cpu_package);
-	for (int i = 0; i < t->nnics; i++)
+	for (int i = 0; i < t->nnics; i++) {
 		free(t->nics[i].irqs);
+		json_decref(t->nics[i].reported);
+	}
 	free(t->nics);
 	for (int i = 0; i < t->nirqs; i++)
 		free(t->irqs[i].counts);
@@ -1125,6 +1148,12 @@ json_t *nt_nic_to_json(const nt_topology *t, const nt_nic *n)
 	for (int i = 0; i < n->nirqs; i++)
 		json_array_append_new(irqs, nt_irq_to_json(t, &t->irqs[n->irqs[i]], false));
 	json_object_set_new(o, "irqs", irqs);
+	/* Copies: a caller may edit the document, never the topology. */
+	const char *key;
+	json_t *v;
+	json_object_foreach(n->reported, key, v)
+		if (!json_object_get(o, key))
+			json_object_set_new(o, key, json_deep_copy(v));
 	return o;
 }
 

@@ -20,6 +20,12 @@ const nt_setting_kind *const nt_setting_kinds[] = {
 	NULL,
 };
 
+/* Kinds that report per-NIC state in the host model (host/topology.h):
+ * one line each, as above. */
+const nt_nic_report_fn nt_nic_reporters[] = {
+	NULL,
+};
+
 const nt_setting_kind *nt_setting_find(const char *name)
 {
 	for (int i = 0; name && nt_setting_kinds[i]; i++)
