@@ -2,6 +2,7 @@
  * /proc/interrupts, one pass over /proc/irq, one pass over /sys/class/net. */
 #include "host/topology.h"
 #include "kernel/ethtool.h"
+#include "kernel/kernel.h"
 #include "host/interrupts.h"
 #include "kernel/irqbalance_client.h"
 #include "kernel/link.h"
@@ -697,7 +698,8 @@ static int cmp_nic(const void *a, const void *b)
 	return strcmp(((const nt_nic *)a)->name, ((const nt_nic *)b)->name);
 }
 
-static int read_nics(nt_topology *t)
+/* EH is the read's ethtool handle, NULL when it could not be opened. */
+static int read_nics(nt_topology *t, nt_ethtool *eh)
 {
 	char path[PATH_MAX], buf[PATH_MAX];
 	nt_link_info *links = NULL;
@@ -742,8 +744,11 @@ static int read_nics(nt_topology *t)
 	if (t->nnics > 1)
 		qsort(t->nics, (size_t)t->nnics, sizeof(nt_nic), cmp_nic);
 
-	if (t->ctx.live && nt_link_dump(&links, &nlinks) < 0) {
-		problemf(t, -EIO, "rtnetlink link dump");
+	/* Without rtnetlink (a fixture root) each link is read from sysfs. */
+	int lr = nt_link_dump(&t->ctx, &links, &nlinks);
+	if (lr < 0) {
+		if (lr != -EOPNOTSUPP)
+			problemf(t, -EIO, "rtnetlink link dump");
 		links = NULL;
 		nlinks = 0;
 	}
@@ -787,10 +792,10 @@ static int read_nics(nt_topology *t)
 		}
 		if (!n->driver[0] && n->is_bond)
 			snprintf(n->driver, sizeof(n->driver), "bonding");
-		if (strcmp(n->name, "lo") != 0 && !n->is_bond) {
-			if (nt_ethtool_get_rings(&t->ctx, n->name, &n->rings) == 0)
+		if (eh && strcmp(n->name, "lo") != 0 && !n->is_bond) {
+			if (nt_ethtool_read_rings(eh, &t->ctx, n->name, &n->rings) == 0)
 				n->has_rings = true;
-			if (nt_ethtool_get_channels(&t->ctx, n->name, &n->channels) == 0)
+			if (nt_ethtool_read_channels(eh, &t->ctx, n->name, &n->channels) == 0)
 				n->has_channels = true;
 		}
 		if (n->is_bond)
@@ -803,6 +808,25 @@ static int read_nics(nt_topology *t)
 		for (int i = 0; i < t->nnics; i++)
 			if ((pass == 0) == (t->nics[i].pci_address[0] != '\0'))
 				read_nic_irqs(t, i);
+	return 0;
+}
+
+/* ---------------------------------------------------------- NIC reports */
+
+int nt_topology_report(nt_topology *t, nt_ethtool *eh, const nt_nic_report_fn *reporters)
+{
+	for (int i = 0; i < t->nnics; i++) {
+		nt_nic *n = &t->nics[i];
+		if (!n->reported && !(n->reported = json_object()))
+			return -ENOMEM;
+		for (int k = 0; reporters[k]; k++) {
+			int r = reporters[k](&t->ctx, eh, n, n->reported);
+			if (r == -ENOMEM)
+				return r;
+			if (r < 0)
+				problemf(t, r, "/sys/class/net/%s (NIC report %d)", n->name, k);
+		}
+	}
 	return 0;
 }
 
@@ -867,6 +891,7 @@ static void read_irqbalance(nt_topology *t)
 int nt_topology_read(const nt_ctx *ctx, nt_topology **out)
 {
 	nt_topology *t = calloc(1, sizeof(*t));
+	nt_ethtool *eh = NULL;
 	int r;
 
 	*out = NULL;
@@ -880,15 +905,23 @@ int nt_topology_read(const nt_ctx *ctx, nt_topology **out)
 	}
 	nt_read_str(ctx, t->hostname, sizeof(t->hostname), "/proc/sys/kernel/hostname");
 	nt_read_str(ctx, t->kernel, sizeof(t->kernel), "/proc/sys/kernel/osrelease");
-	if (ctx->live)
-		nt_readlink(ctx, t->netns, sizeof(t->netns), "/proc/self/ns/net");
+	nt_kernel_netns(ctx, t->netns, sizeof(t->netns)); /* "" on a fixture root */
 	if ((r = read_cpus(t)) < 0)
 		goto fail;
 	if ((r = read_nodes(t)) < 0)
 		goto fail;
 	if ((r = read_irqs(t)) < 0)
 		goto fail;
-	if ((r = read_nics(t)) < 0)
+	/* One ethtool socket for every NIC's questions, not one per NIC and kind. */
+	r = nt_ethtool_open(ctx, &eh);
+	if (r < 0)
+		nt_topology_problem(t, "ethtool", r);
+	r = read_nics(t, eh);
+	if (r == 0)
+		r = nt_topology_report(t, eh, nt_nic_reporters);
+	nt_ethtool_close(eh);
+	eh = NULL;
+	if (r < 0)
 		goto fail;
 	if ((r = read_sysctls(t)) < 0)
 		goto fail;
@@ -910,8 +943,10 @@ void nt_topology_free(nt_topology *t)
 	free(t->cpu_node);
 	free(t->cpu_core);
 	free(t->cpu_package);
-	for (int i = 0; i < t->nnics; i++)
+	for (int i = 0; i < t->nnics; i++) {
 		free(t->nics[i].irqs);
+		json_decref(t->nics[i].reported);
+	}
 	free(t->nics);
 	for (int i = 0; i < t->nirqs; i++)
 		free(t->irqs[i].counts);
@@ -1114,6 +1149,12 @@ json_t *nt_nic_to_json(const nt_topology *t, const nt_nic *n)
 	for (int i = 0; i < n->nirqs; i++)
 		json_array_append_new(irqs, nt_irq_to_json(t, &t->irqs[n->irqs[i]], false));
 	json_object_set_new(o, "irqs", irqs);
+	/* Copies: a caller may edit the document, never the topology. */
+	const char *key;
+	json_t *v;
+	json_object_foreach(n->reported, key, v)
+		if (!json_object_get(o, key))
+			json_object_set_new(o, key, json_deep_copy(v));
 	return o;
 }
 

@@ -9,6 +9,7 @@
 
 #include "host/cpuset.h"
 #include "kernel/ctx.h"
+#include "kernel/ethtool.h"
 
 #include <jansson.h>
 #include <net/if.h>
@@ -42,15 +43,6 @@ typedef struct nt_irq {
 	int queue; /* queue number parsed from the name, -1 when none */
 } nt_irq;
 
-typedef struct nt_rings {
-	uint32_t rx, tx, rx_max, tx_max;
-} nt_rings;
-
-typedef struct nt_channels {
-	uint32_t rx, tx, other, combined;
-	uint32_t rx_max, tx_max, other_max, combined_max;
-} nt_channels;
-
 typedef enum { NT_SRC_UNKNOWN = 0, NT_SRC_SYSFS, NT_SRC_LOCAL_CPULIST } nt_node_source;
 
 typedef struct nt_nic {
@@ -79,6 +71,9 @@ typedef struct nt_nic {
 	uint64_t rx_dropped, rx_missed, rx_fifo_errors, rx_errors;
 	int *irqs; /* indexes into topology->irqs */
 	int nirqs;
+	/* Members the NIC reporters added (see nt_nic_reporters), merged into
+	 * nt_nic_to_json; owned by the topology, NULL when none ran. */
+	json_t *reported;
 } nt_nic;
 
 typedef struct nt_bond {
@@ -129,6 +124,24 @@ typedef struct nt_topology {
 	json_t *problems; /* array of {"path","error"}: what could not be read */
 } nt_topology;
 
+/* A setting kind reports per-NIC state in the host model without touching
+ * this reader: it adds members to OUT (an object, e.g. "coalesce": {...},
+ * or null when the NIC has none) for NIC, asking the kernel through EH, the
+ * read's ethtool handle (NULL when the read could not open one; then a
+ * call with NULL opens its own). Returns 0, or -errno for a failure the
+ * read lists in problems; members added before it are kept. */
+typedef int (*nt_nic_report_fn)(const nt_ctx *ctx, nt_ethtool *eh, const nt_nic *nic,
+				json_t *out);
+/* The reporters nt_topology_read runs, NULL-terminated; defined beside the
+ * table of setting kinds (settings/registry.c). */
+extern const nt_nic_report_fn nt_nic_reporters[];
+
+/* Run REPORTERS (NULL-terminated) for every NIC of T, adding to each NIC's
+ * `reported` object. nt_topology_read does this with nt_nic_reporters;
+ * tests call it with tables of their own. Returns 0 or -ENOMEM; a
+ * reporter's failure is recorded in problems. */
+int nt_topology_report(nt_topology *t, nt_ethtool *eh, const nt_nic_report_fn *reporters);
+
 /* Read the host under CTX. On success *OUT is owned by the caller (free with
  * nt_topology_free). Returns 0 or -errno for failures that leave nothing to
  * report (out of memory); unreadable parts are listed in problems. */
@@ -148,7 +161,9 @@ json_t *nt_topology_nodes_of(const nt_topology *t, const nt_cpuset *set);
 /* Whether every CPU of SET is on NODE. */
 bool nt_topology_set_on_node(const nt_topology *t, const nt_cpuset *set, int node);
 
-/* JSON documents served by the API and printed by the CLI. New references. */
+/* JSON documents served by the API and printed by the CLI. New references.
+ * A NIC's document carries the members its reporters added, after its own;
+ * a reporter cannot replace one of the reader's members. */
 json_t *nt_topology_to_json(const nt_topology *t);
 json_t *nt_nic_to_json(const nt_topology *t, const nt_nic *n);
 json_t *nt_irq_to_json(const nt_topology *t, const nt_irq *irq, bool with_counts);

@@ -1,21 +1,20 @@
-/* Rings and channels: one table-driven implementation for both kinds.
+/* ethtool settings groups over one handle: see kernel/ethtool.h.
  *
- * nt_rings and nt_channels are flat structs of uint32_t, and so are the
- * ioctl's ethtool_ringparam and ethtool_channels; each kind is described by a
- * table of fields (JSON key, netlink attribute, offsets in our struct and in
- * the ioctl struct, each with its maximum). The fixture file, the netlink
- * messages and the ioctl are then three readers and writers of that table.
+ * A group is a table of fields (fixture key, netlink attribute and width,
+ * offset in the ioctl struct). Three backends read and write that table:
+ * ethtool netlink, the SIOCETHTOOL ioctl, and kernel/fixture.c on a fixture
+ * root. The backend is chosen once, when the handle is opened.
  *
- * A SET reads the current values first and sends only what differs, as
- * systemd's ethtool_set_nic_buffer_size does: drivers such as virtio_net
- * and mlx5 reset queues on every ring change, so an unneeded SET costs a
- * link flap. Values above the maximum are not clamped here: the caller asked
- * for them, and the kernel's refusal (with its reason) is the answer. */
+ * A SET reads the group first and sends only what differs, as systemd's
+ * ethtool_set_nic_buffer_size does: drivers such as virtio_net and mlx5
+ * reset queues on every ring change, so an unneeded SET costs a link flap.
+ * Values above a maximum are not clamped here: the caller asked for them,
+ * and the kernel's refusal (with its reason) is the answer. */
 #include "kernel/ethtool.h"
+#include "kernel/fixture.h"
 #include "kernel/nlmsg.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -24,7 +23,6 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <linux/ethtool.h>
@@ -32,7 +30,6 @@
 #include <linux/sockios.h>
 #include <net/if.h>
 
-#include <jansson.h>
 #include <netlink/attr.h>
 #include <netlink/errno.h>
 #include <netlink/genl/ctrl.h>
@@ -41,72 +38,17 @@
 #include <netlink/netlink.h>
 #include <netlink/socket.h>
 
-#define U32_AT(obj, off) (*(uint32_t *)((char *)(obj) + (off)))
-
-typedef struct eth_field {
-	const char *name, *max_name; /* keys in the fixture JSON */
-	size_t off, max_off; /* in nt_rings / nt_channels */
-	int attr, max_attr; /* ETHTOOL_A_* */
-	size_t ioc_off, ioc_max_off; /* in ethtool_ringparam / ethtool_channels */
-} eth_field;
-
-typedef struct eth_kind {
-	const char *key; /* object in the fixture JSON */
-	const char *above_max; /* the kernel's extack text for a value above max */
-	size_t size; /* of nt_rings / nt_channels */
-	uint8_t get_cmd, set_cmd; /* ETHTOOL_MSG_* */
-	int header_attr, maxattr;
-	uint32_t ioc_get, ioc_set; /* ETHTOOL_G* / ETHTOOL_S* */
-	const eth_field *fields;
-	int nfields;
-} eth_kind;
-
-#define RF(n, A, io) { #n, #n "_max", offsetof(nt_rings, n), offsetof(nt_rings, n##_max), \
-	ETHTOOL_A_RINGS_##A, ETHTOOL_A_RINGS_##A##_MAX, \
-	offsetof(struct ethtool_ringparam, io##_pending), \
-	offsetof(struct ethtool_ringparam, io##_max_pending) }
-static const eth_field ring_fields[] = { RF(rx, RX, rx), RF(tx, TX, tx) };
-
-#define CF(n, A) { #n, #n "_max", offsetof(nt_channels, n), offsetof(nt_channels, n##_max), \
-	ETHTOOL_A_CHANNELS_##A##_COUNT, ETHTOOL_A_CHANNELS_##A##_MAX, \
-	offsetof(struct ethtool_channels, n##_count), offsetof(struct ethtool_channels, max_##n) }
-static const eth_field channel_fields[] = {
-	CF(rx, RX), CF(tx, TX), CF(other, OTHER), CF(combined, COMBINED),
+struct nt_ethtool {
+	bool fixture; /* a fixture root: kernel/fixture.c answers, nothing is open */
+	nt_ethtool_backend be; /* NETLINK or IOCTL on the live host */
+	struct nl_sock *sk; /* NETLINK: one generic netlink socket */
+	int family; /* NETLINK: the "ethtool" family id */
+	int fd; /* IOCTL: any socket reaches dev_ioctl() */
 };
 
-static const eth_kind kind_rings = {
-	.key = "rings",
-	.above_max = "requested ring size exceeds maximum",
-	.size = sizeof(nt_rings),
-	.get_cmd = ETHTOOL_MSG_RINGS_GET,
-	.set_cmd = ETHTOOL_MSG_RINGS_SET,
-	.header_attr = ETHTOOL_A_RINGS_HEADER,
-	.maxattr = ETHTOOL_A_RINGS_MAX,
-	.ioc_get = ETHTOOL_GRINGPARAM,
-	.ioc_set = ETHTOOL_SRINGPARAM,
-	.fields = ring_fields,
-	.nfields = (int)(sizeof(ring_fields) / sizeof(ring_fields[0])),
-};
-
-static const eth_kind kind_channels = {
-	.key = "channels",
-	.above_max = "requested channel count exceeds maximum",
-	.size = sizeof(nt_channels),
-	.get_cmd = ETHTOOL_MSG_CHANNELS_GET,
-	.set_cmd = ETHTOOL_MSG_CHANNELS_SET,
-	.header_attr = ETHTOOL_A_CHANNELS_HEADER,
-	.maxattr = ETHTOOL_A_CHANNELS_MAX,
-	.ioc_get = ETHTOOL_GCHANNELS,
-	.ioc_set = ETHTOOL_SCHANNELS,
-	.fields = channel_fields,
-	.nfields = (int)(sizeof(channel_fields) / sizeof(channel_fields[0])),
-};
-
-/* Big enough for the attributes of either kind as this header knows them;
- * newer kernels' extra attributes are skipped by the parser. */
-#define ETH_MAXATTR 32
-_Static_assert(ETHTOOL_A_RINGS_MAX <= ETH_MAXATTR && ETHTOOL_A_CHANNELS_MAX <= ETH_MAXATTR,
-	       "attribute table too small");
+/* Big enough for every ioctl struct of a settings group (ethtool_coalesce
+ * is 92 bytes, ethtool_ringparam 36); a table asking for more is refused. */
+#define IOC_MAX 512
 
 static void set_err(char *err, size_t errsize, const char *text)
 {
@@ -114,206 +56,128 @@ static void set_err(char *err, size_t errsize, const char *text)
 		snprintf(err, errsize, "%s", text);
 }
 
-/* ---- fixture root: ROOT/ethtool/IFACE.json ---- */
-
-static int fixture_load(const nt_ctx *ctx, const eth_kind *k, const char *ifname,
-			json_t **rootp, json_t **objp)
-{
-	char *buf = NULL;
-	json_t *root = NULL;
-	int r = nt_read_all(ctx, &buf, "/ethtool/%s.json", ifname);
-
-	if (r < 0) {
-		/* No file is how a fixture says the driver has no ethtool ops. */
-		r = r == -ENOENT ? -EOPNOTSUPP : r;
-		goto out;
-	}
-	root = json_loads(buf, 0, NULL);
-	if (!json_is_object(root)) {
-		r = NT_EPARSE;
-		goto out;
-	}
-	json_t *obj = json_object_get(root, k->key);
-	if (!obj) {
-		r = -EOPNOTSUPP;
-		goto out;
-	}
-	if (!json_is_object(obj)) {
-		r = NT_EPARSE;
-		goto out;
-	}
-	*rootp = root;
-	*objp = obj;
-	root = NULL;
-	r = 0;
-out:
-	json_decref(root);
-	free(buf);
-	return r;
-}
-
-static int json_u32(json_t *obj, const char *key, uint32_t *out)
-{
-	json_t *v = json_object_get(obj, key);
-	*out = 0; /* absent means n/a, as ethtool prints a 0 maximum */
-	if (!v)
-		return 0;
-	if (!json_is_integer(v) || json_integer_value(v) < 0 ||
-	    json_integer_value(v) > (json_int_t)UINT32_MAX)
-		return NT_EPARSE;
-	*out = (uint32_t)json_integer_value(v);
-	return 0;
-}
-
-static int fixture_get(const nt_ctx *ctx, const eth_kind *k, const char *ifname, void *out)
-{
-	json_t *root = NULL, *obj = NULL;
-	int r = fixture_load(ctx, k, ifname, &root, &obj);
-
-	if (r < 0)
-		return r;
-	for (int i = 0; i < k->nfields && r == 0; i++) {
-		const eth_field *f = &k->fields[i];
-		r = json_u32(obj, f->name, &U32_AT(out, f->off));
-		if (r == 0)
-			r = json_u32(obj, f->max_name, &U32_AT(out, f->max_off));
-	}
-	json_decref(root);
-	return r;
-}
-
-/* Replace the file in one step so a reader (or a crash) never sees half a
- * document: write a temporary file in the same directory, then rename. */
-static int write_atomic(const nt_ctx *ctx, const char *ifname, const char *text)
-{
-	char path[PATH_MAX], tmp[PATH_MAX];
-	size_t len = strlen(text), done = 0;
-	int fd = -1, r;
-
-	r = nt_path(ctx, path, sizeof(path), "/ethtool/%s.json", ifname);
-	if (r == 0)
-		r = nt_path(ctx, tmp, sizeof(tmp), "/ethtool/.%s.json.XXXXXX", ifname);
-	if (r < 0)
-		return r;
-	fd = mkstemp(tmp);
-	if (fd < 0)
-		return -errno;
-	while (done < len) {
-		ssize_t n = write(fd, text + done, len - done);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			r = -errno;
-			goto fail;
-		}
-		done += (size_t)n;
-	}
-	if (fchmod(fd, 0644) < 0 || fsync(fd) < 0) {
-		r = -errno;
-		goto fail;
-	}
-	if (close(fd) < 0) {
-		fd = -1;
-		r = -errno;
-		goto fail;
-	}
-	fd = -1;
-	if (rename(tmp, path) < 0) {
-		r = -errno;
-		goto fail;
-	}
-	return 0;
-fail:
-	if (fd >= 0)
-		close(fd);
-	unlink(tmp);
-	return r;
-}
-
-/* CHANGED: bit i set for each field i to write. CUR holds the maxima. */
-static int fixture_set(const nt_ctx *ctx, const eth_kind *k, const char *ifname,
-		       const void *want, const void *cur, unsigned changed, char *err,
-		       size_t errsize)
-{
-	json_t *root = NULL, *obj = NULL;
-	char *text = NULL;
-	int r;
-
-	/* Check every field before touching the file: a refused request leaves
-	 * the fixture exactly as it was, as the kernel leaves the NIC. */
-	for (int i = 0; i < k->nfields; i++) {
-		const eth_field *f = &k->fields[i];
-		if ((changed & (1u << i)) && U32_AT(want, f->off) > U32_AT(cur, f->max_off)) {
-			set_err(err, errsize, k->above_max);
-			return -EINVAL;
-		}
-	}
-	r = fixture_load(ctx, k, ifname, &root, &obj);
-	if (r < 0)
-		return r;
-	for (int i = 0; i < k->nfields; i++) {
-		const eth_field *f = &k->fields[i];
-		if (!(changed & (1u << i)))
-			continue;
-		if (json_object_set_new(obj, f->name, json_integer(U32_AT(want, f->off))) < 0) {
-			r = -ENOMEM;
-			goto out;
-		}
-	}
-	text = json_dumps(root, JSON_INDENT(2));
-	if (!text) {
-		r = -ENOMEM;
-		goto out;
-	}
-	size_t n = strlen(text);
-	char *nl = realloc(text, n + 2);
-	if (!nl) {
-		r = -ENOMEM;
-		goto out;
-	}
-	text = nl;
-	memcpy(text + n, "\n", 2);
-	r = write_atomic(ctx, ifname, text);
-out:
-	free(text);
-	json_decref(root);
-	return r;
-}
-
-/* ---- live: ethtool generic netlink ---- */
-
-typedef struct eth_nl {
-	struct nl_sock *sk;
-	int family;
-} eth_nl;
+/* ---- the handle ---- */
 
 /* Returns 0, -EPROTONOSUPPORT when the kernel has no ethtool family (before
  * 5.6, or built without CONFIG_ETHTOOL_NETLINK), or -errno. */
-static int eth_nl_open(eth_nl *s)
+static int nl_open(nt_ethtool *h)
 {
-	int r = nt_nl_open(NETLINK_GENERIC, &s->sk);
+	int r = nt_nl_open(NETLINK_GENERIC, &h->sk);
 	if (r < 0)
 		return r;
-	r = genl_ctrl_resolve(s->sk, ETHTOOL_GENL_NAME);
+	r = genl_ctrl_resolve(h->sk, ETHTOOL_GENL_NAME);
 	if (r < 0) {
 		r = r == -NLE_OBJ_NOTFOUND ? -EPROTONOSUPPORT : nt_nl_errno(r);
-		nl_socket_free(s->sk);
-		s->sk = NULL;
+		nl_socket_free(h->sk);
+		h->sk = NULL;
 		return r;
 	}
-	s->family = r;
+	h->family = r;
 	return 0;
 }
 
-static void eth_nl_close(eth_nl *s)
+static int ioc_open(nt_ethtool *h)
 {
-	nl_socket_free(s->sk);
-	s->sk = NULL;
+	/* AF_INET may be compiled out, so an AF_UNIX socket is the second
+	 * choice; either reaches dev_ioctl(). */
+	h->fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (h->fd < 0)
+		h->fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	return h->fd < 0 ? -errno : 0;
 }
 
+int nt_ethtool_open_via(const nt_ctx *ctx, nt_ethtool_backend be, nt_ethtool **out)
+{
+	nt_ethtool *h = calloc(1, sizeof(*h));
+	int r;
+
+	*out = NULL;
+	if (!h)
+		return -ENOMEM;
+	h->fd = -1;
+	if (!ctx->live) {
+		h->fixture = true;
+		h->be = NT_ETHTOOL_AUTO;
+		goto done;
+	}
+	if (be != NT_ETHTOOL_IOCTL) {
+		r = nl_open(h);
+		if (r == 0) {
+			h->be = NT_ETHTOOL_NETLINK;
+			goto done;
+		}
+		if (r != -EPROTONOSUPPORT || be == NT_ETHTOOL_NETLINK)
+			goto fail;
+	}
+	r = ioc_open(h);
+	if (r < 0)
+		goto fail;
+	h->be = NT_ETHTOOL_IOCTL;
+done:
+	*out = h;
+	return 0;
+fail:
+	nt_ethtool_close(h);
+	return r;
+}
+
+int nt_ethtool_open(const nt_ctx *ctx, nt_ethtool **out)
+{
+	return nt_ethtool_open_via(ctx, NT_ETHTOOL_AUTO, out);
+}
+
+void nt_ethtool_close(nt_ethtool *h)
+{
+	if (!h)
+		return;
+	if (h->sk)
+		nl_socket_free(h->sk);
+	if (h->fd >= 0)
+		close(h->fd);
+	free(h);
+}
+
+nt_ethtool_backend nt_ethtool_backend_of(const nt_ethtool *h)
+{
+	return h->be;
+}
+
+/* ---- tables ---- */
+
+int nt_ethtool_field_index(const nt_ethtool_group *g, const char *name)
+{
+	for (int i = 0; name && i < g->nfields; i++)
+		if (strcmp(g->fields[i].name, name) == 0)
+			return i;
+	return -1;
+}
+
+/* A table from a caller: check what would otherwise index out of bounds. */
+static int group_valid(const nt_ethtool_group *g)
+{
+	if (!g || !g->section || !g->fields || g->nfields < 1 ||
+	    g->nfields > NT_ETHTOOL_MAX_FIELDS || g->ioc_size < sizeof(uint32_t) ||
+	    g->ioc_size > IOC_MAX)
+		return -EINVAL;
+	for (int i = 0; i < g->nfields; i++) {
+		const nt_ethtool_field *f = &g->fields[i];
+		if (!f->name || f->attr == 0 || f->attr == g->header_attr)
+			return -EINVAL;
+		if (f->ioc_off != NT_ETHTOOL_NO_IOCTL &&
+		    (f->ioc_off < sizeof(uint32_t) || f->ioc_off % sizeof(uint32_t) ||
+		     f->ioc_off + sizeof(uint32_t) > g->ioc_size))
+			return -EINVAL;
+		if (f->max && nt_ethtool_field_index(g, f->max) < 0)
+			return -EINVAL;
+	}
+	return 0;
+}
+
+/* ---- ethtool netlink ---- */
+
 /* A request message with the device header filled in. */
-static int eth_nl_msg(const eth_nl *s, const eth_kind *k, uint8_t cmd, const char *ifname,
-		      struct nl_msg **out)
+static int nl_msg(const nt_ethtool *h, const nt_ethtool_group *g, uint8_t cmd,
+		  const char *ifname, struct nl_msg **out)
 {
 	struct nl_msg *msg = nlmsg_alloc();
 	struct nlattr *hdr;
@@ -321,10 +185,10 @@ static int eth_nl_msg(const eth_nl *s, const eth_kind *k, uint8_t cmd, const cha
 	*out = NULL;
 	if (!msg)
 		return -ENOMEM;
-	if (!genlmsg_put(msg, NL_AUTO_PORT, NL_AUTO_SEQ, s->family, 0, NLM_F_REQUEST, cmd,
+	if (!genlmsg_put(msg, NL_AUTO_PORT, NL_AUTO_SEQ, h->family, 0, NLM_F_REQUEST, cmd,
 			 ETHTOOL_GENL_VERSION))
 		goto full;
-	hdr = nla_nest_start(msg, k->header_attr);
+	hdr = nla_nest_start(msg, g->header_attr);
 	if (!hdr || nla_put_string(msg, ETHTOOL_A_HEADER_DEV_NAME, ifname) < 0)
 		goto full;
 	nla_nest_end(msg, hdr);
@@ -336,274 +200,457 @@ full:
 }
 
 typedef struct get_reply {
-	const eth_kind *k;
-	void *out;
+	const nt_ethtool_group *g;
+	nt_ethtool_values *out;
 	bool seen;
 } get_reply;
 
+/* The kernel puts in the reply only what the driver reports (see
+ * rings_fill_reply, coalesce_fill_reply); attributes newer than our
+ * table, and the header, are skipped. */
 static int parse_get_reply(struct nl_msg *msg, void *arg)
 {
-	get_reply *g = arg;
-	struct nlattr *tb[ETH_MAXATTR + 1];
-	int r = genlmsg_parse(nlmsg_hdr(msg), 0, tb, g->k->maxattr, NULL);
+	get_reply *gr = arg;
+	struct nlmsghdr *nlh = nlmsg_hdr(msg);
+	struct genlmsghdr *gnlh = nlmsg_data(nlh);
+	struct nlattr *a;
+	int rem;
 
-	if (r < 0)
-		return nt_nl_errno(r);
-	/* An attribute the driver does not report is n/a: left at 0. */
-	for (int i = 0; i < g->k->nfields; i++) {
-		const eth_field *f = &g->k->fields[i];
-		if (tb[f->attr])
-			U32_AT(g->out, f->off) = nla_get_u32(tb[f->attr]);
-		if (tb[f->max_attr])
-			U32_AT(g->out, f->max_off) = nla_get_u32(tb[f->max_attr]);
+	if (!genlmsg_valid_hdr(nlh, 0))
+		return NT_EPARSE;
+	nla_for_each_attr(a, genlmsg_attrdata(gnlh, 0), genlmsg_attrlen(gnlh, 0), rem) {
+		for (int i = 0; i < gr->g->nfields; i++) {
+			const nt_ethtool_field *f = &gr->g->fields[i];
+			if (nla_type(a) != f->attr)
+				continue;
+			if (f->width == NT_ETHTOOL_U8) {
+				if (nla_len(a) < 1)
+					return NT_EPARSE;
+				gr->out->v[i] = nla_get_u8(a);
+			} else {
+				if (nla_len(a) < 4)
+					return NT_EPARSE;
+				gr->out->v[i] = nla_get_u32(a);
+			}
+			gr->out->present |= 1u << i;
+		}
 	}
-	g->seen = true;
+	gr->seen = true;
 	return 0;
 }
 
-static int nl_get(const eth_nl *s, const eth_kind *k, const char *ifname, void *out)
+static int nl_get(const nt_ethtool *h, const nt_ethtool_group *g, const char *ifname,
+		  nt_ethtool_values *out)
 {
-	get_reply g = { .k = k, .out = out };
+	get_reply gr = { .g = g, .out = out };
 	struct nl_msg *msg = NULL;
-	int r = eth_nl_msg(s, k, k->get_cmd, ifname, &msg);
+	int r = nl_msg(h, g, g->get_cmd, ifname, &msg);
 
 	if (r < 0)
 		return r;
-	r = nt_nl_request(s->sk, msg, parse_get_reply, &g, NULL, 0);
-	if (r == 0 && !g.seen)
+	r = nt_nl_request(h->sk, msg, parse_get_reply, &gr, NULL, 0);
+	if (r == 0 && !gr.seen)
 		r = -EIO; /* an ACK without the reply: should not happen */
 	nlmsg_free(msg);
 	return r;
 }
 
-static int nl_set(const eth_nl *s, const eth_kind *k, const char *ifname, const void *want,
-		  unsigned changed, char *err, size_t errsize)
+static int nl_set(const nt_ethtool *h, const nt_ethtool_group *g, const char *ifname,
+		  const nt_ethtool_values *send, char *err, size_t errsize)
 {
 	struct nl_msg *msg = NULL;
-	int r = eth_nl_msg(s, k, k->set_cmd, ifname, &msg);
+	int r = nl_msg(h, g, g->set_cmd, ifname, &msg);
 
 	if (r < 0)
 		return r;
-	for (int i = 0; i < k->nfields; i++) {
-		const eth_field *f = &k->fields[i];
-		if ((changed & (1u << i)) && nla_put_u32(msg, f->attr, U32_AT(want, f->off)) < 0) {
+	for (int i = 0; i < g->nfields; i++) {
+		const nt_ethtool_field *f = &g->fields[i];
+		if (!(send->present & (1u << i)))
+			continue;
+		r = f->width == NT_ETHTOOL_U8 ? nla_put_u8(msg, f->attr, (uint8_t)send->v[i])
+					       : nla_put_u32(msg, f->attr, send->v[i]);
+		if (r < 0) {
 			r = -EMSGSIZE;
 			goto out;
 		}
 	}
-	r = nt_nl_request(s->sk, msg, NULL, NULL, err, errsize);
+	r = nt_nl_request(h->sk, msg, NULL, NULL, err, errsize);
 out:
 	nlmsg_free(msg);
 	return r;
 }
 
-/* ---- live: SIOCETHTOOL ioctl, for kernels without ethtool netlink ---- */
+/* ---- SIOCETHTOOL ioctl, for kernels without ethtool netlink ---- */
 
-typedef union eth_ioc {
+typedef union ioc_buf {
 	uint32_t cmd;
-	struct ethtool_ringparam rings;
-	struct ethtool_channels channels;
-} eth_ioc;
+	uint32_t words[IOC_MAX / sizeof(uint32_t)];
+} ioc_buf;
 
-static int ioc_call(const char *ifname, eth_ioc *buf)
+#define IOC_U32(buf, off) (*(uint32_t *)((char *)(buf) + (off)))
+
+static int ioc_call(const nt_ethtool *h, const char *ifname, ioc_buf *buf)
 {
 	struct ifreq ifr;
-	int fd, r = 0;
 
-	/* Any socket reaches dev_ioctl(); AF_INET may be compiled out, so an
-	 * AF_UNIX one is the second choice. */
-	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
 	memset(&ifr, 0, sizeof(ifr));
 	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
 	ifr.ifr_data = (void *)buf;
-	if (ioctl(fd, SIOCETHTOOL, &ifr) < 0)
-		r = -errno;
-	close(fd);
-	return r;
+	return ioctl(h->fd, SIOCETHTOOL, &ifr) < 0 ? -errno : 0;
 }
 
-static int ioc_get(const eth_kind *k, const char *ifname, void *out, eth_ioc *raw)
+/* The ioctl has no "not supported" per field: every field it carries is
+ * reported. RAW keeps the whole struct for a SET. */
+static int ioc_get(const nt_ethtool *h, const nt_ethtool_group *g, const char *ifname,
+		   nt_ethtool_values *out, ioc_buf *raw)
 {
 	int r;
 
 	memset(raw, 0, sizeof(*raw));
-	raw->cmd = k->ioc_get;
-	r = ioc_call(ifname, raw);
+	raw->cmd = g->ioc_get;
+	r = ioc_call(h, ifname, raw);
 	if (r < 0)
 		return r;
-	for (int i = 0; i < k->nfields; i++) {
-		const eth_field *f = &k->fields[i];
-		U32_AT(out, f->off) = U32_AT(raw, f->ioc_off);
-		U32_AT(out, f->max_off) = U32_AT(raw, f->ioc_max_off);
+	for (int i = 0; i < g->nfields; i++) {
+		const nt_ethtool_field *f = &g->fields[i];
+		if (f->ioc_off == NT_ETHTOOL_NO_IOCTL)
+			continue;
+		out->v[i] = IOC_U32(raw, f->ioc_off);
+		out->present |= 1u << i;
 	}
 	return 0;
 }
 
-/* The ioctl sets every field at once, so start from what the driver reports
- * (including fields nettune does not model, such as rx_mini) and change only
- * the requested ones. */
-static int ioc_set(const eth_kind *k, const char *ifname, const void *want, unsigned changed)
+/* The ioctl sets every field at once, so start from what the driver
+ * reported (RAW, including fields the group does not name, such as
+ * rx_mini) and change only the requested ones. */
+static int ioc_set(const nt_ethtool *h, const nt_ethtool_group *g, const char *ifname,
+		   const nt_ethtool_values *send, ioc_buf *raw)
 {
-	eth_ioc raw;
-	nt_channels scratch; /* large enough for either kind */
-	int r = ioc_get(k, ifname, &scratch, &raw);
-
-	if (r < 0)
-		return r;
-	for (int i = 0; i < k->nfields; i++) {
-		const eth_field *f = &k->fields[i];
-		if (changed & (1u << i))
-			U32_AT(&raw, f->ioc_off) = U32_AT(want, f->off);
+	for (int i = 0; i < g->nfields; i++) {
+		const nt_ethtool_field *f = &g->fields[i];
+		if (!(send->present & (1u << i)))
+			continue;
+		if (f->ioc_off == NT_ETHTOOL_NO_IOCTL)
+			return -EOPNOTSUPP; /* only netlink carries it */
+		IOC_U32(raw, f->ioc_off) = send->v[i];
 	}
-	raw.cmd = k->ioc_set;
-	return ioc_call(ifname, &raw);
+	raw->cmd = g->ioc_set;
+	return ioc_call(h, ifname, raw);
 }
 
 /* ---- the operations ---- */
 
-static int do_get(const nt_ctx *ctx, nt_ethtool_backend be, const eth_kind *k,
-		  const char *ifname, void *out)
+static int be_get(const nt_ethtool *h, const nt_ctx *ctx, const nt_ethtool_group *g,
+		  const char *ifname, nt_ethtool_values *out, ioc_buf *raw)
 {
-	eth_nl s = { 0 };
-	eth_ioc raw;
-	int r;
-
-	memset(out, 0, k->size);
-	if (!nt_ifname_valid(ifname))
-		return -EINVAL;
-	if (!ctx->live)
-		return fixture_get(ctx, k, ifname, out);
-	if (be != NT_ETHTOOL_IOCTL) {
-		r = eth_nl_open(&s);
-		if (r == 0) {
-			r = nl_get(&s, k, ifname, out);
-			eth_nl_close(&s);
-			return r;
-		}
-		if (r != -EPROTONOSUPPORT || be == NT_ETHTOOL_NETLINK)
-			return r;
-	}
-	return ioc_get(k, ifname, out, &raw);
+	memset(out, 0, sizeof(*out));
+	if (h->fixture)
+		return nt_fixture_ethtool_get(ctx, g, ifname, out);
+	if (h->be == NT_ETHTOOL_NETLINK)
+		return nl_get(h, g, ifname, out);
+	return ioc_get(h, g, ifname, out, raw);
 }
 
-/* EXACT: bit i set means field i is set to its value even when that is 0
- * (netdevsim starts with rings of 0, and a rollback must restore them);
- * fields outside EXACT are set only when non-zero. */
-static int do_set(const nt_ctx *ctx, nt_ethtool_backend be, const eth_kind *k,
-		  const char *ifname, const void *want, unsigned exact, char *err, size_t errsize)
+int nt_ethtool_get_group(nt_ethtool *h, const nt_ctx *ctx, const nt_ethtool_group *g,
+			 const char *ifname, nt_ethtool_values *out)
 {
-	nt_channels cur_buf; /* large enough for either kind */
-	void *cur = &cur_buf;
-	eth_nl s = { 0 };
-	eth_ioc raw;
-	unsigned changed = 0;
-	bool use_nl = false;
+	nt_ethtool *tmp = NULL;
+	ioc_buf raw;
 	int r;
 
-	set_err(err, errsize, "");
-	memset(cur, 0, sizeof(cur_buf));
-	if (!nt_ifname_valid(ifname))
+	memset(out, 0, sizeof(*out));
+	if (!nt_ifname_valid(ifname) || group_valid(g) < 0)
 		return -EINVAL;
-	if (!ctx->live) {
-		r = fixture_get(ctx, k, ifname, cur);
-	} else {
-		r = -EPROTONOSUPPORT;
-		if (be != NT_ETHTOOL_IOCTL) {
-			r = eth_nl_open(&s);
-			if (r == 0) {
-				use_nl = true;
-				r = nl_get(&s, k, ifname, cur);
-			} else if (r != -EPROTONOSUPPORT || be == NT_ETHTOOL_NETLINK) {
-				goto out;
-			}
-		}
-		if (!use_nl)
-			r = ioc_get(k, ifname, cur, &raw);
+	if (!h) {
+		if ((r = nt_ethtool_open(ctx, &tmp)) < 0)
+			return r;
+		h = tmp;
 	}
+	r = be_get(h, ctx, g, ifname, out, &raw);
 	if (r < 0)
-		goto out;
-
-	for (int i = 0; i < k->nfields; i++) {
-		uint32_t w = U32_AT(want, k->fields[i].off);
-		if ((w || (exact & (1u << i))) && w != U32_AT(cur, k->fields[i].off))
-			changed |= 1u << i;
-	}
-	if (!changed) {
-		r = 0; /* already as asked: no SET, no queue reset */
-		goto out;
-	}
-	if (!ctx->live)
-		r = fixture_set(ctx, k, ifname, want, cur, changed, err, errsize);
-	else if (use_nl)
-		r = nl_set(&s, k, ifname, want, changed, err, errsize);
-	else
-		r = ioc_set(k, ifname, want, changed);
-out:
-	if (s.sk)
-		eth_nl_close(&s);
+		memset(out, 0, sizeof(*out));
+	nt_ethtool_close(tmp);
 	return r;
 }
 
-int nt_ethtool_get_rings_via(const nt_ctx *ctx, nt_ethtool_backend be, const char *ifname,
-			     nt_rings *out)
+/* What a caller may ask for, whatever the backend. */
+static int want_valid(const nt_ethtool_group *g, const nt_ethtool_values *want, char *err,
+		      size_t errsize)
 {
-	return do_get(ctx, be, &kind_rings, ifname, out);
+	char text[160];
+
+	if (want->present >> (g->nfields - 1) >> 1)
+		return -EINVAL; /* bits beyond the table */
+	for (int i = 0; i < g->nfields; i++) {
+		const nt_ethtool_field *f = &g->fields[i];
+		if (!(want->present & (1u << i)))
+			continue;
+		if (f->read_only) {
+			snprintf(text, sizeof(text), "%s %s is read-only", g->section, f->name);
+			set_err(err, errsize, text);
+			return -EINVAL;
+		}
+		if (f->width == NT_ETHTOOL_U8 && want->v[i] > UINT8_MAX) {
+			snprintf(text, sizeof(text), "%s %s %u does not fit in 8 bits", g->section,
+				 f->name, want->v[i]);
+			set_err(err, errsize, text);
+			return -EINVAL;
+		}
+	}
+	return 0;
 }
 
-int nt_ethtool_get_channels_via(const nt_ctx *ctx, nt_ethtool_backend be, const char *ifname,
-				nt_channels *out)
+int nt_ethtool_set_group(nt_ethtool *h, const nt_ctx *ctx, const nt_ethtool_group *g,
+			 const char *ifname, const nt_ethtool_values *want, char *err,
+			 size_t errsize)
 {
-	return do_get(ctx, be, &kind_channels, ifname, out);
+	nt_ethtool *tmp = NULL;
+	nt_ethtool_values cur, send = { 0 };
+	ioc_buf raw;
+	int r;
+
+	set_err(err, errsize, "");
+	if (!nt_ifname_valid(ifname) || group_valid(g) < 0)
+		return -EINVAL;
+	if ((r = want_valid(g, want, err, errsize)) < 0)
+		return r;
+	if (!h) {
+		if ((r = nt_ethtool_open(ctx, &tmp)) < 0)
+			return r;
+		h = tmp;
+	}
+	if ((r = be_get(h, ctx, g, ifname, &cur, &raw)) < 0)
+		goto out;
+	/* A field the driver does not report reads as 0; asking for 0 is then
+	 * already true, and sending it would be refused as unsupported. */
+	for (int i = 0; i < g->nfields; i++) {
+		if ((want->present & (1u << i)) && want->v[i] != cur.v[i]) {
+			send.v[i] = want->v[i];
+			send.present |= 1u << i;
+		}
+	}
+	if (!send.present) {
+		r = 0; /* already as asked: no SET, no queue reset */
+		goto out;
+	}
+	if (h->fixture)
+		r = nt_fixture_ethtool_set(ctx, g, ifname, &cur, &send, err, errsize);
+	else if (h->be == NT_ETHTOOL_NETLINK)
+		r = nl_set(h, g, ifname, &send, err, errsize);
+	else
+		r = ioc_set(h, g, ifname, &send, &raw);
+out:
+	nt_ethtool_close(tmp);
+	return r;
 }
 
-int nt_ethtool_set_rings_via(const nt_ctx *ctx, nt_ethtool_backend be, const char *ifname,
-			     const nt_rings *want, char *err, size_t errsize)
+/* ---- rings and channels ---- */
+
+#define RING(n, A, io, max_name) { #n, ETHTOOL_A_RINGS_##A, NT_ETHTOOL_U32, \
+	offsetof(struct ethtool_ringparam, io), false, max_name }
+#define RING_MAX(n, A, io) { #n, ETHTOOL_A_RINGS_##A, NT_ETHTOOL_U32, \
+	offsetof(struct ethtool_ringparam, io), true, NULL }
+/* In the order of nt_rings' members. */
+static const nt_ethtool_field ring_fields[] = {
+	RING(rx, RX, rx_pending, "rx_max"),
+	RING(tx, TX, tx_pending, "tx_max"),
+	RING_MAX(rx_max, RX_MAX, rx_max_pending),
+	RING_MAX(tx_max, TX_MAX, tx_max_pending),
+};
+
+const nt_ethtool_group nt_ethtool_rings_group = {
+	.section = "rings",
+	.get_cmd = ETHTOOL_MSG_RINGS_GET,
+	.set_cmd = ETHTOOL_MSG_RINGS_SET,
+	.header_attr = ETHTOOL_A_RINGS_HEADER,
+	.ioc_get = ETHTOOL_GRINGPARAM,
+	.ioc_set = ETHTOOL_SRINGPARAM,
+	.ioc_size = sizeof(struct ethtool_ringparam),
+	.above_max = "requested ring size exceeds maximum",
+	.fields = ring_fields,
+	.nfields = (int)(sizeof(ring_fields) / sizeof(ring_fields[0])),
+};
+
+#define CHAN(n, A) { #n, ETHTOOL_A_CHANNELS_##A##_COUNT, NT_ETHTOOL_U32, \
+	offsetof(struct ethtool_channels, n##_count), false, #n "_max" }
+#define CHAN_MAX(n, A) { #n "_max", ETHTOOL_A_CHANNELS_##A##_MAX, NT_ETHTOOL_U32, \
+	offsetof(struct ethtool_channels, max_##n), true, NULL }
+/* In the order of nt_channels' members. */
+static const nt_ethtool_field channel_fields[] = {
+	CHAN(rx, RX), CHAN(tx, TX), CHAN(other, OTHER), CHAN(combined, COMBINED),
+	CHAN_MAX(rx, RX), CHAN_MAX(tx, TX), CHAN_MAX(other, OTHER), CHAN_MAX(combined, COMBINED),
+};
+
+const nt_ethtool_group nt_ethtool_channels_group = {
+	.section = "channels",
+	.get_cmd = ETHTOOL_MSG_CHANNELS_GET,
+	.set_cmd = ETHTOOL_MSG_CHANNELS_SET,
+	.header_attr = ETHTOOL_A_CHANNELS_HEADER,
+	.ioc_get = ETHTOOL_GCHANNELS,
+	.ioc_set = ETHTOOL_SCHANNELS,
+	.ioc_size = sizeof(struct ethtool_channels),
+	.above_max = "requested channel count exceeds maximum",
+	.fields = channel_fields,
+	.nfields = (int)(sizeof(channel_fields) / sizeof(channel_fields[0])),
+};
+
+/* nt_rings and nt_channels are their group's fields in table order, so a
+ * struct is that many uint32_t. */
+_Static_assert(sizeof(nt_rings) == sizeof(ring_fields) / sizeof(ring_fields[0]) * sizeof(uint32_t),
+	       "nt_rings follows ring_fields");
+_Static_assert(offsetof(nt_rings, tx_max) == 3 * sizeof(uint32_t), "nt_rings order");
+_Static_assert(sizeof(nt_channels) ==
+		       sizeof(channel_fields) / sizeof(channel_fields[0]) * sizeof(uint32_t),
+	       "nt_channels follows channel_fields");
+_Static_assert(offsetof(nt_channels, combined_max) == 7 * sizeof(uint32_t), "nt_channels order");
+
+static int read_struct(nt_ethtool *h, const nt_ctx *ctx, const nt_ethtool_group *g,
+		       const char *ifname, uint32_t *out)
 {
-	return do_set(ctx, be, &kind_rings, ifname, want, 0, err, errsize);
+	nt_ethtool_values v;
+	int r = nt_ethtool_get_group(h, ctx, g, ifname, &v);
+
+	memcpy(out, v.v, sizeof(uint32_t) * (size_t)g->nfields);
+	return r;
 }
 
-int nt_ethtool_set_channels_via(const nt_ctx *ctx, nt_ethtool_backend be, const char *ifname,
-				const nt_channels *want, char *err, size_t errsize)
+/* The settable fields come first in both tables: NSET of them. */
+static int write_struct(nt_ethtool *h, const nt_ctx *ctx, const nt_ethtool_group *g,
+			const char *ifname, const uint32_t *want, int nset, bool exact, char *err,
+			size_t errsize)
 {
-	return do_set(ctx, be, &kind_channels, ifname, want, 0, err, errsize);
+	nt_ethtool_values v = { 0 };
+
+	for (int i = 0; i < nset; i++) {
+		v.v[i] = want[i];
+		if (exact || want[i])
+			v.present |= 1u << i;
+	}
+	return nt_ethtool_set_group(h, ctx, g, ifname, &v, err, errsize);
+}
+
+int nt_ethtool_read_rings(nt_ethtool *h, const nt_ctx *ctx, const char *ifname, nt_rings *out)
+{
+	return read_struct(h, ctx, &nt_ethtool_rings_group, ifname, (uint32_t *)out);
+}
+
+int nt_ethtool_read_channels(nt_ethtool *h, const nt_ctx *ctx, const char *ifname,
+			     nt_channels *out)
+{
+	return read_struct(h, ctx, &nt_ethtool_channels_group, ifname, (uint32_t *)out);
+}
+
+int nt_ethtool_write_rings(nt_ethtool *h, const nt_ctx *ctx, const char *ifname,
+			   const nt_rings *want, bool exact, char *err, size_t errsize)
+{
+	const uint32_t w[] = { want->rx, want->tx };
+	return write_struct(h, ctx, &nt_ethtool_rings_group, ifname, w, 2, exact, err, errsize);
+}
+
+int nt_ethtool_write_channels(nt_ethtool *h, const nt_ctx *ctx, const char *ifname,
+			      const nt_channels *want, bool exact, char *err, size_t errsize)
+{
+	const uint32_t w[] = { want->rx, want->tx, want->other, want->combined };
+	return write_struct(h, ctx, &nt_ethtool_channels_group, ifname, w, 4, exact, err,
+			    errsize);
 }
 
 int nt_ethtool_get_rings(const nt_ctx *ctx, const char *ifname, nt_rings *out)
 {
-	return do_get(ctx, NT_ETHTOOL_AUTO, &kind_rings, ifname, out);
+	return nt_ethtool_read_rings(NULL, ctx, ifname, out);
 }
 
 int nt_ethtool_get_channels(const nt_ctx *ctx, const char *ifname, nt_channels *out)
 {
-	return do_get(ctx, NT_ETHTOOL_AUTO, &kind_channels, ifname, out);
+	return nt_ethtool_read_channels(NULL, ctx, ifname, out);
 }
 
 int nt_ethtool_set_rings(const nt_ctx *ctx, const char *ifname, const nt_rings *want,
 			 char *err, size_t errsize)
 {
-	return do_set(ctx, NT_ETHTOOL_AUTO, &kind_rings, ifname, want, 0, err, errsize);
+	return nt_ethtool_write_rings(NULL, ctx, ifname, want, false, err, errsize);
+}
+
+int nt_ethtool_set_rings_exact(const nt_ctx *ctx, const char *ifname, const nt_rings *want,
+			       char *err, size_t errsize)
+{
+	return nt_ethtool_write_rings(NULL, ctx, ifname, want, true, err, errsize);
 }
 
 int nt_ethtool_set_channels(const nt_ctx *ctx, const char *ifname, const nt_channels *want,
 			    char *err, size_t errsize)
 {
-	return do_set(ctx, NT_ETHTOOL_AUTO, &kind_channels, ifname, want, 0, err, errsize);
-}
-
-int nt_ethtool_set_rings_exact(const nt_ctx *ctx, const char *ifname, const nt_rings *want, char *err,
-			       size_t errsize)
-{
-	/* Both rx and tx, zeros included. */
-	return do_set(ctx, NT_ETHTOOL_AUTO, &kind_rings, ifname, want, 0x3, err, errsize);
+	return nt_ethtool_write_channels(NULL, ctx, ifname, want, false, err, errsize);
 }
 
 int nt_ethtool_set_channels_exact(const nt_ctx *ctx, const char *ifname, const nt_channels *want,
 				  char *err, size_t errsize)
 {
 	/* All four counts, zeros included: other=0 is a real request. */
-	return do_set(ctx, NT_ETHTOOL_AUTO, &kind_channels, ifname, want, 0xf, err, errsize);
+	return nt_ethtool_write_channels(NULL, ctx, ifname, want, true, err, errsize);
+}
+
+/* ---- pinned to one interface ---- */
+
+/* The name is checked before anything is opened, as without a pin. */
+static int open_pinned(const nt_ctx *ctx, nt_ethtool_backend be, const char *ifname,
+		       nt_ethtool **h)
+{
+	*h = NULL;
+	if (!nt_ifname_valid(ifname))
+		return -EINVAL;
+	return nt_ethtool_open_via(ctx, be, h);
+}
+
+int nt_ethtool_get_rings_via(const nt_ctx *ctx, nt_ethtool_backend be, const char *ifname,
+			     nt_rings *out)
+{
+	nt_ethtool *h;
+	int r = open_pinned(ctx, be, ifname, &h);
+
+	memset(out, 0, sizeof(*out));
+	if (r == 0)
+		r = nt_ethtool_read_rings(h, ctx, ifname, out);
+	nt_ethtool_close(h);
+	return r;
+}
+
+int nt_ethtool_get_channels_via(const nt_ctx *ctx, nt_ethtool_backend be, const char *ifname,
+				nt_channels *out)
+{
+	nt_ethtool *h;
+	int r = open_pinned(ctx, be, ifname, &h);
+
+	memset(out, 0, sizeof(*out));
+	if (r == 0)
+		r = nt_ethtool_read_channels(h, ctx, ifname, out);
+	nt_ethtool_close(h);
+	return r;
+}
+
+int nt_ethtool_set_rings_via(const nt_ctx *ctx, nt_ethtool_backend be, const char *ifname,
+			     const nt_rings *want, char *err, size_t errsize)
+{
+	nt_ethtool *h;
+	int r = open_pinned(ctx, be, ifname, &h);
+
+	set_err(err, errsize, "");
+	if (r == 0)
+		r = nt_ethtool_write_rings(h, ctx, ifname, want, false, err, errsize);
+	nt_ethtool_close(h);
+	return r;
+}
+
+int nt_ethtool_set_channels_via(const nt_ctx *ctx, nt_ethtool_backend be, const char *ifname,
+				const nt_channels *want, char *err, size_t errsize)
+{
+	nt_ethtool *h;
+	int r = open_pinned(ctx, be, ifname, &h);
+
+	set_err(err, errsize, "");
+	if (r == 0)
+		r = nt_ethtool_write_channels(h, ctx, ifname, want, false, err, errsize);
+	nt_ethtool_close(h);
+	return r;
 }

@@ -1,50 +1,172 @@
-/* Ring and channel sizes of a NIC.
+/* A NIC's ethtool settings: ring sizes, channel counts, and any other group
+ * of settings the kernel's ethtool interface GETs and SETs as one message
+ * (coalescing, pause, ...), described by a table.
  *
- * On the live host (ctx->live) these go through the kernel: ethtool netlink
- * (ETHTOOL_MSG_RINGS_GET/SET, CHANNELS_GET/SET over generic netlink) with the
- * SIOCETHTOOL ioctl as the fallback when the family is missing. In a fixture
- * root they are read from and written to ROOT/ethtool/IFACE.json, e.g.
+ * On the live host these go through the kernel: ethtool netlink (one
+ * generic netlink socket, ETHTOOL_MSG_*_GET/SET) with the SIOCETHTOOL ioctl
+ * as the fallback when the kernel has no "ethtool" family. On a fixture root
+ * kernel/fixture.c plays the kernel with ROOT/ethtool/IFACE.json, e.g.
  *   {"rings":{"rx":1024,"tx":1024,"rx_max":8192,"tx_max":8192},
  *    "channels":{"combined":16,"combined_max":63}}
- * A missing file or key means "not supported" (-EOPNOTSUPP). */
+ * A missing file or section means "not supported" (-EOPNOTSUPP). */
 #ifndef NT_ETHTOOL_H
 #define NT_ETHTOOL_H
 
 #include "kernel/ctx.h"
-#include "host/topology.h"
 
-/* Return 0, -EOPNOTSUPP (driver or fixture has none), -ENODEV, or -errno.
- * ERR, when not NULL, receives the kernel's extended error text if any. */
-int nt_ethtool_get_rings(const nt_ctx *ctx, const char *ifname, nt_rings *out);
-int nt_ethtool_get_channels(const nt_ctx *ctx, const char *ifname, nt_channels *out);
+#include <stddef.h>
+#include <stdint.h>
 
-/* Set rx/tx ring sizes (the _max fields of WANT are ignored). A value of 0
- * leaves that ring unchanged. Errors are the kernel's: -EINVAL above the
- * maximum, -ENOMEM when the driver cannot allocate, -EOPNOTSUPP, -EBUSY. */
-int nt_ethtool_set_rings(const nt_ctx *ctx, const char *ifname, const nt_rings *want,
-			 char *err, size_t errsize);
-/* Set rx and tx exactly, 0 included (netdevsim's fresh rings are 0, and a
- * rollback must be able to restore them). */
-int nt_ethtool_set_rings_exact(const nt_ctx *ctx, const char *ifname, const nt_rings *want,
-			       char *err, size_t errsize);
-/* Set rx, tx, other and combined exactly, 0 included. */
-int nt_ethtool_set_channels_exact(const nt_ctx *ctx, const char *ifname, const nt_channels *want,
-				  char *err, size_t errsize);
-/* Set channel counts; 0 leaves a count unchanged. */
-int nt_ethtool_set_channels(const nt_ctx *ctx, const char *ifname, const nt_channels *want,
-			    char *err, size_t errsize);
+/* Ring sizes as `ethtool -g` shows them; a maximum of 0 means the driver
+ * has no such ring (n/a). */
+typedef struct nt_rings {
+	uint32_t rx, tx, rx_max, tx_max;
+} nt_rings;
 
-/* The live calls above try ethtool netlink and fall back to the ioctl when
- * the kernel has no "ethtool" generic netlink family. These variants pin one
- * interface so tests can check both against the same NIC; in a fixture root
- * the backend is ignored. NT_ETHTOOL_NETLINK gives -EPROTONOSUPPORT when the
- * family is missing. */
+/* Channel (queue) counts as `ethtool -l` shows them; 0 maxima are n/a. */
+typedef struct nt_channels {
+	uint32_t rx, tx, other, combined;
+	uint32_t rx_max, tx_max, other_max, combined_max;
+} nt_channels;
+
+/* ---- the handle: one per read (or per transaction step) ---- */
+
+/* Which kernel interface a live handle uses. AUTO tries ethtool netlink and
+ * falls back to the ioctl when the kernel has no "ethtool" family; NETLINK
+ * then fails with -EPROTONOSUPPORT instead. Tests pin one to check both
+ * against the same NIC. On a fixture root the choice is ignored. */
 typedef enum {
 	NT_ETHTOOL_AUTO = 0,
 	NT_ETHTOOL_NETLINK,
 	NT_ETHTOOL_IOCTL,
 } nt_ethtool_backend;
 
+typedef struct nt_ethtool nt_ethtool;
+
+/* Open a handle for CTX: on the live host one generic netlink socket with
+ * the "ethtool" family resolved once (or one ioctl socket when the family is
+ * missing); on a fixture root nothing is opened. *OUT is the caller's, freed
+ * with nt_ethtool_close. A handle is used by one thread at a time, and every
+ * call that takes it must pass the CTX it was opened for. Returns 0 or
+ * -errno (-EPROTONOSUPPORT: NT_ETHTOOL_NETLINK without the family). */
+int nt_ethtool_open(const nt_ctx *ctx, nt_ethtool **out);
+int nt_ethtool_open_via(const nt_ctx *ctx, nt_ethtool_backend be, nt_ethtool **out);
+/* Close H (NULL is fine). */
+void nt_ethtool_close(nt_ethtool *h);
+/* The interface H talks through (NT_ETHTOOL_NETLINK or NT_ETHTOOL_IOCTL on
+ * the live host, NT_ETHTOOL_AUTO on a fixture root). */
+nt_ethtool_backend nt_ethtool_backend_of(const nt_ethtool *h);
+
+/* ---- settings groups ---- */
+
+/* Fields per group: `present` below is a bitmask of them. */
+#define NT_ETHTOOL_MAX_FIELDS 32
+/* ioc_off of a field that the ioctl struct does not carry (a netlink-only
+ * attribute): via the ioctl such a field is never present and cannot be set. */
+#define NT_ETHTOOL_NO_IOCTL ((size_t)-1)
+
+typedef enum {
+	NT_ETHTOOL_U32 = 0, /* NLA_U32 */
+	NT_ETHTOOL_U8, /* NLA_U8, also the kernel's booleans (1 = on) */
+} nt_ethtool_width;
+
+typedef struct nt_ethtool_field {
+	const char *name; /* key in the fixture section: "rx", "rx_usecs" */
+	uint16_t attr; /* ETHTOOL_A_* in the GET reply and the SET request */
+	nt_ethtool_width width;
+	/* Offset of the field's __u32 in the ioctl struct (every ioctl field
+	 * is a __u32, booleans included), or NT_ETHTOOL_NO_IOCTL. */
+	size_t ioc_off;
+	/* Reported, never set (a maximum); a SET naming it is refused. */
+	bool read_only;
+	/* Name of the field that bounds this one ("rx_max" for "rx"), NULL when
+	 * none: the fixture refuses a value above it as the kernel does. */
+	const char *max;
+} nt_ethtool_field;
+
+/* One GET/SET pair of the ethtool interface. Tables are the caller's and
+ * must outlive the calls; a new kind of setting defines its own. */
+typedef struct nt_ethtool_group {
+	const char *section; /* object in ROOT/ethtool/IFACE.json: "rings" */
+	uint8_t get_cmd, set_cmd; /* ETHTOOL_MSG_*_GET / _SET */
+	uint16_t header_attr; /* ETHTOOL_A_*_HEADER */
+	uint32_t ioc_get, ioc_set; /* ETHTOOL_G* / ETHTOOL_S* */
+	size_t ioc_size; /* sizeof(struct ethtool_*) of the ioctl */
+	/* The kernel's extack text when a value is above its max field, for the
+	 * fixture to give the same reason; NULL for a generic one. */
+	const char *above_max;
+	const nt_ethtool_field *fields; /* at most NT_ETHTOOL_MAX_FIELDS */
+	int nfields;
+} nt_ethtool_group;
+
+/* Values of a group's fields, by index into group->fields. */
+typedef struct nt_ethtool_values {
+	uint32_t v[NT_ETHTOOL_MAX_FIELDS];
+	/* Bit i: field i is reported (GET) or to be set (SET). Absent fields
+	 * read as 0. */
+	uint32_t present;
+} nt_ethtool_values;
+
+/* The index of the field called NAME in G, or -1. */
+int nt_ethtool_field_index(const nt_ethtool_group *g, const char *name);
+
+/* Read group G of IFNAME. A field is present when the driver reports it:
+ * over netlink when the kernel puts its attribute in the reply (it leaves
+ * out what the driver does not support: a ring without a maximum, an
+ * unsupported coalescing parameter that is 0); via the ioctl, every field
+ * the struct carries; on a fixture root, every key of the section.
+ * H may be NULL: a handle is opened for this call alone.
+ * Returns 0, -EOPNOTSUPP (the driver or fixture has no such group),
+ * -ENODEV, -EINVAL (bad name or table), NT_EPARSE (fixture), or -errno. */
+int nt_ethtool_get_group(nt_ethtool *h, const nt_ctx *ctx, const nt_ethtool_group *g,
+			 const char *ifname, nt_ethtool_values *out);
+
+/* Set the fields of WANT->present. The group is read first and only the
+ * fields that differ are sent, so a request that is already true sends
+ * nothing (drivers such as virtio_net and mlx5 reset queues on every SET).
+ * Nothing is clamped: a value the driver refuses comes back as the
+ * kernel's -errno (-EINVAL above a maximum or for an unsupported parameter,
+ * -EOPNOTSUPP, -EBUSY, -ENOMEM) with its extack text in ERR ("" when none).
+ * A read-only field in WANT->present is refused with -EINVAL. H may be NULL.
+ * Returns 0 or -errno. */
+int nt_ethtool_set_group(nt_ethtool *h, const nt_ctx *ctx, const nt_ethtool_group *g,
+			 const char *ifname, const nt_ethtool_values *want, char *err,
+			 size_t errsize);
+
+/* The two groups nettune models as structs. */
+extern const nt_ethtool_group nt_ethtool_rings_group;
+extern const nt_ethtool_group nt_ethtool_channels_group;
+
+/* ---- rings and channels as structs: thin wrappers of the above ---- */
+
+/* Return 0, -EOPNOTSUPP (driver or fixture has none), -ENODEV, or -errno.
+ * Fields the driver does not report read as 0. H may be NULL. */
+int nt_ethtool_read_rings(nt_ethtool *h, const nt_ctx *ctx, const char *ifname, nt_rings *out);
+int nt_ethtool_read_channels(nt_ethtool *h, const nt_ctx *ctx, const char *ifname,
+			     nt_channels *out);
+/* Set rx/tx (and other/combined); the _max fields of WANT are ignored. With
+ * EXACT every count is set to its value, 0 included (netdevsim's fresh
+ * rings are 0, and a rollback must restore them); without it a 0 leaves
+ * that count unchanged. Errors as nt_ethtool_set_group. H may be NULL. */
+int nt_ethtool_write_rings(nt_ethtool *h, const nt_ctx *ctx, const char *ifname,
+			   const nt_rings *want, bool exact, char *err, size_t errsize);
+int nt_ethtool_write_channels(nt_ethtool *h, const nt_ctx *ctx, const char *ifname,
+			      const nt_channels *want, bool exact, char *err, size_t errsize);
+
+/* The same with a handle for the call alone. ERR, when not NULL, receives
+ * the kernel's extended error text if any. */
+int nt_ethtool_get_rings(const nt_ctx *ctx, const char *ifname, nt_rings *out);
+int nt_ethtool_get_channels(const nt_ctx *ctx, const char *ifname, nt_channels *out);
+int nt_ethtool_set_rings(const nt_ctx *ctx, const char *ifname, const nt_rings *want,
+			 char *err, size_t errsize);
+int nt_ethtool_set_rings_exact(const nt_ctx *ctx, const char *ifname, const nt_rings *want,
+			       char *err, size_t errsize);
+int nt_ethtool_set_channels(const nt_ctx *ctx, const char *ifname, const nt_channels *want,
+			    char *err, size_t errsize);
+int nt_ethtool_set_channels_exact(const nt_ctx *ctx, const char *ifname, const nt_channels *want,
+				  char *err, size_t errsize);
+
+/* The same through a pinned interface (see nt_ethtool_backend). */
 int nt_ethtool_get_rings_via(const nt_ctx *ctx, nt_ethtool_backend be, const char *ifname,
 			     nt_rings *out);
 int nt_ethtool_get_channels_via(const nt_ctx *ctx, nt_ethtool_backend be, const char *ifname,

@@ -89,6 +89,15 @@ static void read_cmdline(const nt_ctx *ctx, int pid, char *out, size_t size)
 	free(raw);
 }
 
+int nt_irqbalance_controllable(const nt_ctx *ctx, char *err, size_t errsize)
+{
+	if (ctx->live)
+		return 0;
+	if (err && errsize)
+		snprintf(err, errsize, "irqbalance is controlled only on the live host (--root /)");
+	return -EOPNOTSUPP;
+}
+
 int nt_irqbalance_find(const nt_ctx *ctx, nt_irqbalance_proc *p)
 {
 	char path[PATH_MAX];

@@ -25,6 +25,13 @@ typedef struct nt_irqbalance_proc {
 	bool systemd; /* the host runs systemd (unit irqbalance.service) */
 } nt_irqbalance_proc;
 
+/* Whether irqbalance can be controlled under CTX: only on the live host.
+ * A fixture root may show a daemon in its captured /proc (and
+ * nt_irqbalance_find reports it), but there is no socket to talk to nor a
+ * process to stop. Returns 0, or -EOPNOTSUPP with the reason in ERR (which
+ * may be NULL). */
+int nt_irqbalance_controllable(const nt_ctx *ctx, char *err, size_t errsize);
+
 /* Find the running daemon on the live host. Returns 0 (P->pid is 0 when
  * none runs) or -errno. */
 int nt_irqbalance_find(const nt_ctx *ctx, nt_irqbalance_proc *p);

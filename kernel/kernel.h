@@ -1,12 +1,56 @@
-/* The kernel's setting interfaces, live or on a fixture root. (Interim;
- * replaced by the kernel backend.) */
+/* The kernel's setting interfaces, live or on a fixture root.
+ *
+ * Kinds of setting change the host through these calls and never ask
+ * whether the root is live: on the live host they write the kernel's files;
+ * on a fixture root kernel/fixture.c also does what the kernel would do in
+ * reply (show a trailing newline, rewrite the masks that mirror an IRQ's
+ * cpulist, print a bond option's number), so a fixture after an apply reads
+ * like a host after one. NIC settings over ethtool are in kernel/ethtool.h,
+ * which makes the same choice when its handle is opened. */
 #ifndef NT_KERNEL_H
 #define NT_KERNEL_H
 
 #include "kernel/ctx.h"
-#include "host/cpuset.h"
 
-int nt_kernel_irq_set_affinity(const nt_ctx *ctx, long irq, const nt_cpuset *cpus);
-int nt_kernel_bond_set(const nt_ctx *ctx, const char *bond, const char *option, const char *value);
+#include <stdarg.h>
+#include <stddef.h>
+
+/* Write VALUE to the kernel attribute file under the root that FMT names
+ * (a sysfs or procfs path starting with '/'). On a fixture root a newline
+ * follows VALUE, as the kernel shows one when the file is read, so a
+ * restored fixture file is byte for byte what it was. Returns 0 or the
+ * kernel's -errno (-E2BIG on a fixture root for a value longer than a page,
+ * which no attribute takes). */
+int nt_kernel_write_attr(const nt_ctx *ctx, const char *value, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+int nt_kernel_vwrite_attr(const nt_ctx *ctx, const char *value, const char *fmt, va_list ap)
+	__attribute__((format(printf, 3, 0)));
+
+/* Point IRQ at the CPUs of CPULIST ("0-3,8") through
+ * /proc/irq/IRQ/smp_affinity_list. EBUSY and EAGAIN come from an IRQ in the
+ * middle of a move and are retried a few times (irqbalance's activate.c
+ * treats them as transient too). On a fixture root smp_affinity and
+ * effective_affinity(_list) are rewritten as well, effective being the
+ * first CPU of the list, the CPU that serves it on some hardware
+ * (docs/field-reports.md#first-cpu-serves); on
+ * the live host effective affinity changes only when the IRQ next fires.
+ * Returns 0 or -errno (-EIO: a kernel-managed IRQ, -EINVAL: CPUs the kernel
+ * refuses, NT_EINVALID: not a cpulist), with "IRQ N: reason" in ERR. */
+int nt_kernel_irq_set_affinity(const nt_ctx *ctx, int irq, const char *cpulist, char *err,
+			       size_t errsize);
+
+/* Set OPTION ("xmit_hash_policy", "miimon") of bond BOND to VALUE through
+ * /sys/class/net/BOND/bonding/OPTION. On a fixture root the file then reads
+ * as the bonding driver shows it: an enumerated option as its name and
+ * number ("layer3+4 1"), refusing a name the driver does not know with
+ * -EINVAL as the driver does. Returns 0 or -errno (-EINVAL for a bad bond
+ * or option name). */
+int nt_kernel_bond_set(const nt_ctx *ctx, const char *bond, const char *option,
+		       const char *value);
+
+/* The network namespace this process runs in ("net:[4026531840]") into
+ * BUF. A fixture root is a captured host, not a namespace anything runs
+ * in: -EOPNOTSUPP. Returns the length or -errno. */
+int nt_kernel_netns(const nt_ctx *ctx, char *buf, size_t size);
 
 #endif

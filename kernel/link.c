@@ -53,7 +53,7 @@ static void fill_link(nt_link_info *li, struct nl_cache *cache, struct rtnl_link
 	li->rx_errors = rtnl_link_get_stat(l, RTNL_LINK_RX_ERRORS);
 }
 
-int nt_link_dump(nt_link_info **out, int *n)
+int nt_link_dump(const nt_ctx *ctx, nt_link_info **out, int *n)
 {
 	struct nl_sock *sk = NULL;
 	struct nl_cache *cache = NULL;
@@ -62,6 +62,8 @@ int nt_link_dump(nt_link_info **out, int *n)
 
 	*out = NULL;
 	*n = 0;
+	if (!ctx->live)
+		return -EOPNOTSUPP;
 	r = nt_nl_open(NETLINK_ROUTE, &sk);
 	if (r < 0)
 		goto out;

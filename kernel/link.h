@@ -1,6 +1,7 @@
 /* Links and their counters through rtnetlink (libnl-route-3) on the live
- * host; the topology reader falls back to sysfs files in fixture roots.
- * nl_* errors are mapped to -errno at this boundary. */
+ * host. A fixture root has no rtnetlink: the dump says -EOPNOTSUPP and the
+ * topology reader reads the same facts from sysfs files. nl_* errors are
+ * mapped to -errno at this boundary. */
 #ifndef NT_LINK_H
 #define NT_LINK_H
 
@@ -20,7 +21,8 @@ typedef struct nt_link_info {
 } nt_link_info;
 
 /* Dump every link of the current network namespace in one request.
- * *OUT is malloc'd (caller frees), *N its length. Returns 0 or -errno. */
-int nt_link_dump(nt_link_info **out, int *n);
+ * *OUT is malloc'd (caller frees), *N its length. Returns 0, -EOPNOTSUPP
+ * on a fixture root, or -errno. */
+int nt_link_dump(const nt_ctx *ctx, nt_link_info **out, int *n);
 
 #endif

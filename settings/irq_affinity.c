@@ -22,7 +22,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 static int parse_irq(const char *target, long *irq)
 {
@@ -107,19 +106,16 @@ static int irq_apply(const nt_ctx *ctx, const char *target, const nt_value *v, c
 		     size_t errsize)
 {
 	long irq;
+	char list[NT_VALUE_MAX * 4];
 	int r = parse_irq(target, &irq);
 
 	if (r == 0 && nt_cpuset_empty(&v->cpus))
 		r = NT_EINVALID;
-	/* EBUSY/EAGAIN come from an IRQ in the middle of a move; irqbalance's
-	 * activate.c treats them as transient too. */
-	for (int attempt = 0; r == 0 && attempt < 3; attempt++) {
-		r = nt_kernel_irq_set_affinity(ctx, irq, &v->cpus);
-		if (r != -EBUSY && r != -EAGAIN)
-			break;
-		nanosleep(&(struct timespec){ .tv_nsec = 10 * 1000 * 1000 }, NULL);
-	}
-	if (r < 0 && err && errsize)
+	if (r == 0 && nt_cpulist_format(&v->cpus, list, sizeof(list)) < 0)
+		r = -ENOSPC;
+	if (r == 0)
+		return nt_kernel_irq_set_affinity(ctx, (int)irq, list, err, errsize);
+	if (err && errsize)
 		snprintf(err, errsize, "IRQ %s: %s", target, nt_strerror(r));
 	return r;
 }

@@ -12,7 +12,8 @@
  *                       "systemd" or the daemon's command line; only the
  *                       first word is compared.
  *
- * Both need the live host: a fixture tree has no daemon to talk to. */
+ * Both need the live host: a fixture tree has no daemon to talk to
+ * (kernel/irqbalance_client.h says which). */
 #include "kernel/irqbalance_client.h"
 #include "settings/section.h"
 
@@ -118,13 +119,9 @@ static int irqlist_canon(const char *in, char *out, size_t size)
 	return r;
 }
 
-static int need_live(const nt_ctx *ctx, char *err, size_t errsize)
+static int need_control(const nt_ctx *ctx, char *err, size_t errsize)
 {
-	if (ctx->live)
-		return 0;
-	if (err)
-		snprintf(err, errsize, "irqbalance is controlled only on the live host (--root /)");
-	return -EOPNOTSUPP;
+	return nt_irqbalance_controllable(ctx, err, errsize);
 }
 
 static int text_format(const nt_value *v, char *out, size_t size)
@@ -153,7 +150,7 @@ static int ban_read(const nt_ctx *ctx, const char *target, nt_value *out)
 	int r;
 
 	memset(out, 0, sizeof(*out));
-	if ((r = need_live(ctx, NULL, 0)) < 0)
+	if ((r = need_control(ctx, NULL, 0)) < 0)
 		return r;
 	if ((r = nt_irqbalance_find(ctx, &p)) < 0)
 		return r;
@@ -200,7 +197,7 @@ static int ban_check(const nt_ctx *ctx, const nt_topology *t, const char *target
 		snprintf(why, whysize, "target must be \"irqbalance\"");
 		return NT_EINVALID;
 	}
-	return need_live(ctx, why, whysize) < 0 ? NT_EINVALID : 0;
+	return need_control(ctx, why, whysize) < 0 ? NT_EINVALID : 0;
 }
 
 static int ban_apply(const nt_ctx *ctx, const char *target, const nt_value *value, char *err,
@@ -212,7 +209,7 @@ static int ban_apply(const nt_ctx *ctx, const char *target, const nt_value *valu
 	int *v = NULL, n = 0, r;
 	size_t len;
 
-	if ((r = need_live(ctx, err, errsize)) < 0)
+	if ((r = need_control(ctx, err, errsize)) < 0)
 		goto out;
 	if ((r = nt_irqlist_parse(value->text, &v, &n)) < 0) {
 		snprintf(err, errsize, "'%s' is not an IRQ list", value->text);
@@ -293,7 +290,7 @@ static int svc_read(const nt_ctx *ctx, const char *target, nt_value *out)
 	int r;
 
 	memset(out, 0, sizeof(*out));
-	if ((r = need_live(ctx, NULL, 0)) < 0)
+	if ((r = need_control(ctx, NULL, 0)) < 0)
 		return r;
 	if ((r = nt_irqbalance_find(ctx, &p)) < 0)
 		return r;
@@ -309,7 +306,7 @@ static int svc_read(const nt_ctx *ctx, const char *target, nt_value *out)
 static int svc_check(const nt_ctx *ctx, const nt_topology *t, const char *target, const nt_value *v,
 		     char *why, size_t whysize)
 {
-	return need_live(ctx, why, whysize) < 0 ? NT_EINVALID : 0;
+	return need_control(ctx, why, whysize) < 0 ? NT_EINVALID : 0;
 }
 
 static int svc_apply(const nt_ctx *ctx, const char *target, const nt_value *v, char *err, size_t errsize)
@@ -317,7 +314,7 @@ static int svc_apply(const nt_ctx *ctx, const char *target, const nt_value *v, c
 	nt_irqbalance_proc p;
 	int r;
 
-	if ((r = need_live(ctx, err, errsize)) < 0)
+	if ((r = need_control(ctx, err, errsize)) < 0)
 		return r;
 	if ((r = nt_irqbalance_find(ctx, &p)) < 0)
 		return r;
@@ -405,7 +402,7 @@ static int desire_irqbalance(nt_section_plan *p, const json_t *value)
 	}
 	if (strcmp(mode, "ban") != 0 && strcmp(mode, "stop") != 0)
 		return 0; /* require-absent: validation refused it already */
-	if (need_live(&t->ctx, NULL, 0) < 0) {
+	if (need_control(&t->ctx, NULL, 0) < 0) {
 		nt_desire_warn(p, "irqbalance \"%s\" left out: irqbalance is controlled only on the live "
 			       "host (--root /), not in a fixture tree", mode);
 		return 0;

@@ -23,6 +23,20 @@ NT_SETTING_MODULES(DECLARE)
 #define ENTRY(m) &nt_module_##m,
 const nt_setting_module *const nt_setting_modules[] = { NT_SETTING_MODULES(ENTRY) NULL };
 
+/* Every module's per-NIC report, as the host model's one reporter. */
+static int report_modules(const nt_ctx *ctx, nt_ethtool *eh, const nt_nic *nic, json_t *out)
+{
+	int r = 0;
+	for (int m = 0; nt_setting_modules[m]; m++) {
+		int e = nt_setting_modules[m]->report_nic ? nt_setting_modules[m]->report_nic(ctx, eh, nic, out) : 0;
+		if (e < 0 && r == 0)
+			r = e;
+	}
+	return r;
+}
+
+const nt_nic_report_fn nt_nic_reporters[] = { report_modules, NULL };
+
 const nt_setting_kind *nt_setting_find(const char *name)
 {
 	for (int m = 0; name && nt_setting_modules[m]; m++)
@@ -64,21 +78,4 @@ const char *nt_value_str(const nt_setting_kind *k, const nt_value *v, char *buf,
 	if (!k || k->format(v, buf, size) < 0)
 		snprintf(buf, size, "?");
 	return buf;
-}
-
-int nt_setting_write(const nt_ctx *ctx, const char *value, const char *fmt, ...)
-{
-	char rel[PATH_MAX], buf[NT_VALUE_MAX * 4 + 2];
-	va_list ap;
-	va_start(ap, fmt);
-	int n = vsnprintf(rel, sizeof(rel), fmt, ap);
-	va_end(ap);
-	if (n < 0 || (size_t)n >= sizeof(rel))
-		return -ENAMETOOLONG;
-	if (ctx->live)
-		return nt_write_str(ctx, value, "%s", rel);
-	n = snprintf(buf, sizeof(buf), "%s\n", value);
-	if (n < 0 || (size_t)n >= sizeof(buf))
-		return -E2BIG;
-	return nt_write_str(ctx, buf, "%s", rel);
 }

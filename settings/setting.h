@@ -133,9 +133,9 @@ typedef struct nt_profile_section {
 } nt_profile_section;
 
 /* Per-NIC state a module reports in the host model (nt_nic_to_json):
- * add members to OUT. Returns 0, or -errno to leave the NIC's report
- * without it. */
-typedef int (*nt_setting_report_fn)(const nt_ctx *ctx, const nt_nic *nic, json_t *out);
+ * add members to OUT, reading through EH, the topology read's ethtool
+ * handle. Returns 0, or -errno (recorded as a problem of the read). */
+typedef int (*nt_setting_report_fn)(const nt_ctx *ctx, nt_ethtool *eh, const nt_nic *nic, json_t *out);
 
 /* What one file of settings/ brings: its kinds, the profile sections it
  * owns, and optionally what it reports per NIC. */
@@ -168,12 +168,6 @@ static inline void nt_value_field_set(nt_value *v, int i, uint32_t x)
 	v->f.v[i] = x;
 	v->f.present |= 1u << i;
 }
-
-/* Write VALUE to a kernel file under the root. In a fixture tree a newline
- * is added, as the kernel shows one when the file is read, so a restored
- * fixture file is byte-for-byte what it was. Returns 0 or -errno. */
-int nt_setting_write(const nt_ctx *ctx, const char *value, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
 
 /* ---- what some kinds export beside their module ---- */
 

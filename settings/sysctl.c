@@ -6,6 +6,7 @@
  *   "sysctl": {"net.ipv4.tcp_rmem": "4096 87380 16777216"}
  * TCP buffers smaller than the path's bandwidth-delay product cap a single
  * flow's throughput (docs/field-reports.md#tcp-buffers-bdp). */
+#include "kernel/kernel.h"
 #include "settings/section.h"
 
 #include <ctype.h>
@@ -236,7 +237,7 @@ static int sysctl_apply(const nt_ctx *ctx, const char *target, const nt_value *v
 	char rel[128];
 	int r = key_rel(target, rel, sizeof(rel));
 	if (r == 0)
-		r = nt_setting_write(ctx, v->text, "%s", rel);
+		r = nt_kernel_write_attr(ctx, v->text, "%s", rel);
 	if (r < 0 && err && errsize)
 		snprintf(err, errsize, "%s: %s", target, nt_strerror(r));
 	return r;

@@ -8,6 +8,9 @@
 # usage: mkinitramfs.sh KDIR OUT.cpio
 #   KDIR     a kernel directory made by prepare.sh
 #   NT_BIN   the nettune binary to put in the guest (environment)
+#   NT_LAB_BINS  more binaries for /usr/bin of the guest, space-separated
+#            (environment; test programs that guest tests run, e.g. the live
+#            test test_live_ethtool_group); missing ones are left out
 #   LAB_TESTS the folder of guest test scripts (default: tests/ next to this file)
 set -euo pipefail
 
@@ -89,6 +92,10 @@ done
 put_bin "$(command -v curl)" /usr/bin/curl
 put_bin "$(command -v jq)" /usr/bin/jq
 put_bin "$NT_BIN" /usr/bin/nettune
+for b in ${NT_LAB_BINS:-}; do
+    if [ -x "$b" ]; then put_bin "$b" "/usr/bin/${b##*/}"
+    else echo "mkinitramfs: NT_LAB_BINS: $b is not an executable; left out" >&2; fi
+done
 
 # Minimal /etc so libc name lookups of localhost and uid 0 behave.
 printf 'root:x:0:0:root:/root:/bin/bash\n' > "$stage/etc/passwd"

@@ -11,6 +11,7 @@
 #include "kernel/ethtool.h"
 #include "kernel/link.h"
 #include "harness.h"
+#include "live/live_tool.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -24,45 +25,6 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-/* Run a shell command, return its stdout (malloc'd) or NULL when it failed. */
-static char *run(const char *cmd)
-{
-	FILE *p = popen(cmd, "r");
-	size_t cap = 4096, len = 0;
-	char *buf = malloc(cap);
-	if (!p || !buf) {
-		if (p)
-			pclose(p);
-		free(buf);
-		return NULL;
-	}
-	for (;;) {
-		if (len + 1024 > cap) {
-			cap *= 2;
-			char *nb = realloc(buf, cap);
-			if (!nb)
-				break;
-			buf = nb;
-		}
-		size_t n = fread(buf + len, 1, cap - len - 1, p);
-		if (n == 0)
-			break;
-		len += n;
-	}
-	buf[len] = '\0';
-	if (pclose(p) != 0) {
-		free(buf);
-		return NULL;
-	}
-	return buf;
-}
-
-static int sh(const char *cmd)
-{
-	int st = system(cmd);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
 
 /* Parse the two sections of `ethtool -g` / `ethtool -l` output: KEYS[i]
  * ("RX", "Combined") under "Pre-set maximums:" go to MAX[i], under
@@ -250,6 +212,7 @@ static int send_lo_packets(int count)
 
 static void netns_links(void)
 {
+	nt_ctx root_ctx;
 	nt_link_info *links = NULL;
 	int n = 0;
 
@@ -260,8 +223,9 @@ static void netns_links(void)
 		     "ip link set ntvb master ntbr && "
 		     "ip link set ntbr up && ip link set ntvb up"), 0);
 	CHECK_INT(send_lo_packets(5), 0);
+	CHECK_INT(nt_ctx_init(&root_ctx, "/"), 0);
 
-	CHECK_INT(nt_link_dump(&links, &n), 0);
+	CHECK_INT(nt_link_dump(&root_ctx, &links, &n), 0);
 	json_t *ipj = ip_link_json();
 	CHECK(json_is_array(ipj));
 	CHECK_INT(n, json_array_size(ipj));

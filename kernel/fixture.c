@@ -1,0 +1,337 @@
+/* The kernel on a fixture root: see kernel/fixture.h. */
+#include "kernel/fixture.h"
+/* Pure cpulist and mask spellings; no reading, so no arrow up to the host
+ * model. */
+#include "host/cpuset.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+static void set_err(char *err, size_t errsize, const char *text)
+{
+	if (err && errsize)
+		snprintf(err, errsize, "%s", text);
+}
+
+/* ---- ethtool: ROOT/ethtool/IFACE.json ---- */
+
+static int ethtool_load(const nt_ctx *ctx, const nt_ethtool_group *g, const char *ifname,
+			json_t **rootp, json_t **secp)
+{
+	char *buf = NULL;
+	json_t *root = NULL;
+	int r = nt_read_all(ctx, &buf, "/ethtool/%s.json", ifname);
+
+	if (r < 0) {
+		/* No file is how a fixture says the driver has no ethtool ops. */
+		r = r == -ENOENT ? -EOPNOTSUPP : r;
+		goto out;
+	}
+	root = json_loads(buf, 0, NULL);
+	if (!json_is_object(root)) {
+		r = NT_EPARSE;
+		goto out;
+	}
+	json_t *sec = json_object_get(root, g->section);
+	if (!sec) {
+		r = -EOPNOTSUPP;
+		goto out;
+	}
+	if (!json_is_object(sec)) {
+		r = NT_EPARSE;
+		goto out;
+	}
+	*rootp = root;
+	*secp = sec;
+	root = NULL;
+	r = 0;
+out:
+	json_decref(root);
+	free(buf);
+	return r;
+}
+
+/* A count is a non-negative integer; a u8 field may also be written as
+ * true/false, the way a person writing a fixture spells a boolean. */
+static int json_field(json_t *v, const nt_ethtool_field *f, uint32_t *out)
+{
+	if (f->width == NT_ETHTOOL_U8 && json_is_boolean(v)) {
+		*out = json_is_true(v) ? 1 : 0;
+		return 0;
+	}
+	if (!json_is_integer(v) || json_integer_value(v) < 0 ||
+	    json_integer_value(v) > (f->width == NT_ETHTOOL_U8 ? 255 : (json_int_t)UINT32_MAX))
+		return NT_EPARSE;
+	*out = (uint32_t)json_integer_value(v);
+	return 0;
+}
+
+int nt_fixture_ethtool_get(const nt_ctx *ctx, const nt_ethtool_group *g, const char *ifname,
+			   nt_ethtool_values *out)
+{
+	json_t *root = NULL, *sec = NULL;
+	int r = ethtool_load(ctx, g, ifname, &root, &sec);
+
+	memset(out, 0, sizeof(*out));
+	if (r < 0)
+		return r;
+	for (int i = 0; i < g->nfields; i++) {
+		json_t *v = json_object_get(sec, g->fields[i].name);
+		if (!v)
+			continue; /* not reported, as the kernel leaves out what is n/a */
+		r = json_field(v, &g->fields[i], &out->v[i]);
+		if (r < 0)
+			goto out;
+		out->present |= 1u << i;
+	}
+	r = 0;
+out:
+	json_decref(root);
+	return r;
+}
+
+/* Replace the file in one step so a reader (or a crash) never sees half a
+ * document: write a temporary file in the same directory, then rename. */
+static int write_atomic(const nt_ctx *ctx, const char *ifname, const char *text)
+{
+	char path[PATH_MAX], tmp[PATH_MAX];
+	size_t len = strlen(text), done = 0;
+	int fd = -1, r;
+
+	r = nt_path(ctx, path, sizeof(path), "/ethtool/%s.json", ifname);
+	if (r == 0)
+		r = nt_path(ctx, tmp, sizeof(tmp), "/ethtool/.%s.json.XXXXXX", ifname);
+	if (r < 0)
+		return r;
+	fd = mkstemp(tmp);
+	if (fd < 0)
+		return -errno;
+	while (done < len) {
+		ssize_t n = write(fd, text + done, len - done);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			r = -errno;
+			goto fail;
+		}
+		done += (size_t)n;
+	}
+	if (fchmod(fd, 0644) < 0 || fsync(fd) < 0) {
+		r = -errno;
+		goto fail;
+	}
+	if (close(fd) < 0) {
+		fd = -1;
+		r = -errno;
+		goto fail;
+	}
+	fd = -1;
+	if (rename(tmp, path) < 0) {
+		r = -errno;
+		goto fail;
+	}
+	return 0;
+fail:
+	if (fd >= 0)
+		close(fd);
+	unlink(tmp);
+	return r;
+}
+
+/* Refuse what the kernel refuses, before touching the file: a refused
+ * request leaves the fixture exactly as it was, as the kernel leaves the NIC. */
+static int ethtool_check(const nt_ethtool_group *g, const nt_ethtool_values *cur,
+			 const nt_ethtool_values *send, char *err, size_t errsize)
+{
+	for (int i = 0; i < g->nfields; i++) {
+		const nt_ethtool_field *f = &g->fields[i];
+		if (!(send->present & (1u << i)))
+			continue;
+		int m = f->max ? nt_ethtool_field_index(g, f->max) : -1;
+		/* An absent maximum is 0 (n/a), so any count is above it, as
+		 * rings_fill_reply leaves out a ring whose maximum is 0. */
+		if (m >= 0 && send->v[i] > cur->v[m]) {
+			set_err(err, errsize, g->above_max ? g->above_max : "value exceeds maximum");
+			return -EINVAL;
+		}
+		/* ethnl_set_coalesce's refusal of a parameter the driver lacks. */
+		if (!(cur->present & (1u << i))) {
+			set_err(err, errsize, "cannot modify an unsupported parameter");
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+int nt_fixture_ethtool_set(const nt_ctx *ctx, const nt_ethtool_group *g, const char *ifname,
+			   const nt_ethtool_values *cur, const nt_ethtool_values *send, char *err,
+			   size_t errsize)
+{
+	json_t *root = NULL, *sec = NULL;
+	char *text = NULL;
+	int r = ethtool_check(g, cur, send, err, errsize);
+
+	if (r < 0)
+		return r;
+	r = ethtool_load(ctx, g, ifname, &root, &sec);
+	if (r < 0)
+		return r;
+	for (int i = 0; i < g->nfields; i++) {
+		const nt_ethtool_field *f = &g->fields[i];
+		if (!(send->present & (1u << i)))
+			continue;
+		/* Keep the spelling the fixture uses for a boolean. */
+		json_t *old = json_object_get(sec, f->name);
+		json_t *v = json_is_boolean(old) ? json_boolean(send->v[i] != 0)
+						 : json_integer(send->v[i]);
+		if (json_object_set_new(sec, f->name, v) < 0) {
+			r = -ENOMEM;
+			goto out;
+		}
+	}
+	text = json_dumps(root, JSON_INDENT(2));
+	if (!text) {
+		r = -ENOMEM;
+		goto out;
+	}
+	size_t n = strlen(text);
+	char *nl = realloc(text, n + 2);
+	if (!nl) {
+		r = -ENOMEM;
+		goto out;
+	}
+	text = nl;
+	memcpy(text + n, "\n", 2);
+	r = write_atomic(ctx, ifname, text);
+out:
+	free(text);
+	json_decref(root);
+	return r;
+}
+
+/* ---- attribute files ---- */
+
+/* A page is the most any sysfs or procfs attribute takes in one write. */
+#define ATTR_MAX 4096
+
+int nt_fixture_write_attr(const nt_ctx *ctx, const char *value, const char *rel)
+{
+	char buf[ATTR_MAX + 2];
+	int n = snprintf(buf, sizeof(buf), "%s\n", value);
+
+	if (n < 0 || (size_t)n >= sizeof(buf))
+		return -E2BIG;
+	return nt_write_str(ctx, buf, "%s", rel);
+}
+
+static int write_attrf(const nt_ctx *ctx, const char *value, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static int write_attrf(const nt_ctx *ctx, const char *value, const char *fmt, ...)
+{
+	char rel[PATH_MAX];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(rel, sizeof(rel), fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= sizeof(rel))
+		return -ENAMETOOLONG;
+	return nt_fixture_write_attr(ctx, value, rel);
+}
+
+/* ---- IRQ affinity ---- */
+
+/* Bits in an existing mask file: 4 per hex digit, commas aside. The
+ * fixture's masks are as wide as the captured machine's. */
+static int mask_width(const nt_ctx *ctx, int irq, const char *file)
+{
+	char buf[ATTR_MAX];
+	int bits = 0;
+	if (nt_read_str(ctx, buf, sizeof(buf), "/proc/irq/%d/%s", irq, file) < 0)
+		return -1;
+	for (char *p = buf; *p; p++)
+		if (isxdigit((unsigned char)*p))
+			bits += 4;
+	return bits;
+}
+
+int nt_fixture_irq_set_affinity(const nt_ctx *ctx, int irq, const char *cpulist)
+{
+	char buf[ATTR_MAX];
+	nt_cpuset set, first;
+	int r, bits;
+
+	if (nt_cpulist_parse(cpulist, &set) < 0 || nt_cpuset_empty(&set))
+		return NT_EINVALID;
+	if ((r = write_attrf(ctx, cpulist, "/proc/irq/%d/smp_affinity_list", irq)) < 0)
+		return r;
+	bits = mask_width(ctx, irq, "smp_affinity");
+	if (bits > 0) {
+		if ((r = nt_cpumask_format(&set, bits, buf, sizeof(buf))) < 0)
+			return r;
+		if ((r = write_attrf(ctx, buf, "/proc/irq/%d/smp_affinity", irq)) < 0)
+			return r;
+	}
+	nt_cpuset_zero(&first);
+	nt_cpuset_set(&first, nt_cpuset_next(&set, 0));
+	if (nt_exists(ctx, "/proc/irq/%d/effective_affinity_list", irq)) {
+		if ((r = nt_cpulist_format(&first, buf, sizeof(buf))) < 0)
+			return r;
+		if ((r = write_attrf(ctx, buf, "/proc/irq/%d/effective_affinity_list", irq)) < 0)
+			return r;
+	}
+	bits = mask_width(ctx, irq, "effective_affinity");
+	if (bits > 0) {
+		if ((r = nt_cpumask_format(&first, bits, buf, sizeof(buf))) < 0)
+			return r;
+		if ((r = write_attrf(ctx, buf, "/proc/irq/%d/effective_affinity", irq)) < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* ---- bonding options ---- */
+
+/* The bonding driver shows an enumerated option as "name number"; the
+ * numbers are the kernel's (BOND_MODE_*, BOND_XMIT_POLICY_* in
+ * include/uapi/linux/if_bonding.h, AD_LACP_* ). */
+static const struct {
+	const char *option;
+	const char *const names[8]; /* by number, NULL-terminated */
+} bond_enums[] = {
+	{ "mode", { "balance-rr", "active-backup", "balance-xor", "broadcast", "802.3ad",
+		    "balance-tlb", "balance-alb", NULL } },
+	{ "xmit_hash_policy", { "layer2", "layer3+4", "layer2+3", "encap2+3", "encap3+4",
+				"vlan+srcmac", NULL } },
+	{ "lacp_rate", { "slow", "fast", NULL } },
+};
+
+int nt_fixture_bond_set(const nt_ctx *ctx, const char *bond, const char *option,
+			const char *value)
+{
+	char shown[64];
+
+	for (size_t i = 0; i < sizeof(bond_enums) / sizeof(bond_enums[0]); i++) {
+		if (strcmp(bond_enums[i].option, option) != 0)
+			continue;
+		/* The driver takes the name or the number. */
+		for (int k = 0; bond_enums[i].names[k]; k++) {
+			char num[12];
+			snprintf(num, sizeof(num), "%d", k);
+			if (strcmp(value, bond_enums[i].names[k]) && strcmp(value, num))
+				continue;
+			snprintf(shown, sizeof(shown), "%s %d", bond_enums[i].names[k], k);
+			return write_attrf(ctx, shown, "/sys/class/net/%s/bonding/%s", bond, option);
+		}
+		return -EINVAL;
+	}
+	return write_attrf(ctx, value, "/sys/class/net/%s/bonding/%s", bond, option);
+}

@@ -1,0 +1,44 @@
+/* The kernel as a fixture root plays it: private to kernel/.
+ *
+ * A fixture root is a captured host, and nothing reacts to writes into it.
+ * Everything the kernel would do in reply to a write (show a trailing
+ * newline, update the masks that mirror a cpulist, print a bond option's
+ * number, refuse a ring size above its maximum) is imitated here and
+ * nowhere else, so the code above kernel/ runs the same on both. The live
+ * side of each call is in kernel/kernel.c and kernel/ethtool.c, which call
+ * these only when the context is not live. */
+#ifndef NT_FIXTURE_H
+#define NT_FIXTURE_H
+
+#include "kernel/ctx.h"
+#include "kernel/ethtool.h"
+
+#include <stdarg.h>
+
+/* Group G of IFNAME from ROOT/ethtool/IFACE.json (see kernel/ethtool.h).
+ * Returns 0, -EOPNOTSUPP without the file or section, NT_EPARSE. */
+int nt_fixture_ethtool_get(const nt_ctx *ctx, const nt_ethtool_group *g, const char *ifname,
+			   nt_ethtool_values *out);
+/* Write the fields of SEND->present, given CUR as read by the above. A value
+ * above its max field, or a field the section lacks (the driver does not
+ * support it), is refused with -EINVAL and the kernel's text in ERR, and
+ * the file is left as it was; otherwise it is replaced in one rename. */
+int nt_fixture_ethtool_set(const nt_ctx *ctx, const nt_ethtool_group *g, const char *ifname,
+			   const nt_ethtool_values *cur, const nt_ethtool_values *send, char *err,
+			   size_t errsize);
+
+/* The attribute file REL (already formatted) holds VALUE and a newline. */
+int nt_fixture_write_attr(const nt_ctx *ctx, const char *value, const char *rel);
+
+/* smp_affinity_list of IRQ holds CPULIST, and the files the kernel derives
+ * from it (smp_affinity, effective_affinity, effective_affinity_list) say
+ * the same, those that exist in the fixture. Returns 0, NT_EINVALID for an
+ * empty or malformed list, or -errno. */
+int nt_fixture_irq_set_affinity(const nt_ctx *ctx, int irq, const char *cpulist);
+
+/* bonding/OPTION of BOND as the driver shows VALUE. Returns 0, -EINVAL for
+ * a value an enumerated option does not have, or -errno. */
+int nt_fixture_bond_set(const nt_ctx *ctx, const char *bond, const char *option,
+			const char *value);
+
+#endif

@@ -1,0 +1,78 @@
+/* The kernel's setting interfaces: see kernel/kernel.h. The live side is
+ * here; what a fixture root needs besides is in kernel/fixture.c. */
+#include "kernel/kernel.h"
+#include "kernel/fixture.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+int nt_kernel_vwrite_attr(const nt_ctx *ctx, const char *value, const char *fmt, va_list ap)
+{
+	char rel[PATH_MAX];
+	int n = vsnprintf(rel, sizeof(rel), fmt, ap);
+
+	if (n < 0 || (size_t)n >= sizeof(rel))
+		return -ENAMETOOLONG;
+	if (!ctx->live)
+		return nt_fixture_write_attr(ctx, value, rel);
+	return nt_write_str(ctx, value, "%s", rel);
+}
+
+int nt_kernel_write_attr(const nt_ctx *ctx, const char *value, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int r = nt_kernel_vwrite_attr(ctx, value, fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+int nt_kernel_irq_set_affinity(const nt_ctx *ctx, int irq, const char *cpulist, char *err,
+			       size_t errsize)
+{
+	int r = 0;
+
+	if (irq < 0 || !cpulist || !*cpulist) {
+		r = NT_EINVALID;
+	} else if (!ctx->live) {
+		r = nt_fixture_irq_set_affinity(ctx, irq, cpulist);
+	} else {
+		for (int attempt = 0; attempt < 3; attempt++) {
+			r = nt_write_str(ctx, cpulist, "/proc/irq/%d/smp_affinity_list", irq);
+			if (r != -EBUSY && r != -EAGAIN)
+				break;
+			nanosleep(&(struct timespec){ .tv_nsec = 10 * 1000 * 1000 }, NULL);
+		}
+	}
+	if (r < 0 && err && errsize)
+		snprintf(err, errsize, "IRQ %d: %s", irq, nt_strerror(r));
+	return r;
+}
+
+/* An option is one file name under bonding/. */
+static bool option_valid(const char *option)
+{
+	return option && *option && !strchr(option, '/') && strcmp(option, ".") &&
+	       strcmp(option, "..");
+}
+
+int nt_kernel_bond_set(const nt_ctx *ctx, const char *bond, const char *option,
+		       const char *value)
+{
+	if (!nt_ifname_valid(bond) || !option_valid(option) || !value)
+		return -EINVAL;
+	if (!ctx->live)
+		return nt_fixture_bond_set(ctx, bond, option, value);
+	return nt_write_str(ctx, value, "/sys/class/net/%s/bonding/%s", bond, option);
+}
+
+int nt_kernel_netns(const nt_ctx *ctx, char *buf, size_t size)
+{
+	if (size)
+		buf[0] = '\0';
+	if (!ctx->live)
+		return -EOPNOTSUPP;
+	return nt_readlink(ctx, buf, size, "/proc/self/ns/net");
+}

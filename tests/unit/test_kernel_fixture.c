@@ -1,0 +1,139 @@
+/* kernel/kernel.h on a fixture root: the one place that plays the kernel.
+ * A written attribute ends with the newline the kernel shows; an IRQ's
+ * masks and effective affinity follow its cpulist; a bond option reads as
+ * "name number"; what only the live host has (rtnetlink, a namespace,
+ * irqbalance's socket) says -EOPNOTSUPP. */
+#include "kernel/irqbalance_client.h"
+#include "kernel/kernel.h"
+#include "kernel/link.h"
+#include "harness.h"
+
+#include <errno.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static char root[64];
+
+static void put(const char *rel, const char *text)
+{
+	char path[PATH_MAX];
+	snprintf(path, sizeof(path), "%s%s", root, rel);
+	/* mkdir -p of the parent */
+	for (char *p = path + strlen(root) + 1; (p = strchr(p, '/')); p++) {
+		*p = '\0';
+		mkdir(path, 0755);
+		*p = '/';
+	}
+	FILE *f = fopen(path, "w");
+	if (!f) {
+		perror(path);
+		exit(1);
+	}
+	fputs(text, f);
+	fclose(f);
+}
+
+/* The file's bytes, newline included (nt_read_str would strip it). */
+static const char *raw(const char *rel)
+{
+	static char buf[4][512];
+	static int k;
+	char path[PATH_MAX];
+	char *b = buf[k++ % 4];
+	snprintf(path, sizeof(path), "%s%s", root, rel);
+	FILE *f = fopen(path, "r");
+	b[0] = '\0';
+	if (f) {
+		size_t n = fread(b, 1, 511, f);
+		b[n] = '\0';
+		fclose(f);
+	}
+	return b;
+}
+
+static int rm_cb(const char *p, const struct stat *st, int flag, struct FTW *ftw)
+{
+	return remove(p);
+}
+
+int main(void)
+{
+	nt_ctx ctx;
+	char err[256], buf[128];
+
+	snprintf(root, sizeof(root), "/tmp/nt-kfix-XXXXXX");
+	if (!mkdtemp(root)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	put("/proc/sys/net/core/rmem_max", "212992\n");
+	put("/proc/irq/42/smp_affinity_list", "0-63\n");
+	put("/proc/irq/42/smp_affinity", "ffffffff,ffffffff\n");
+	put("/proc/irq/42/effective_affinity_list", "0\n");
+	put("/proc/irq/42/effective_affinity", "00000000,00000001\n");
+	put("/proc/irq/43/smp_affinity_list", "0-3\n"); /* no masks: only the list */
+	put("/sys/class/net/bond0/bonding/xmit_hash_policy", "layer2 0\n");
+	put("/sys/class/net/bond0/bonding/miimon", "100\n");
+	CHECK_INT(nt_ctx_init(&ctx, root), 0);
+
+	/* An attribute: the value and the kernel's newline. */
+	CHECK_INT(nt_kernel_write_attr(&ctx, "4194304", "/proc/sys/net/core/%s", "rmem_max"), 0);
+	CHECK_STR(raw("/proc/sys/net/core/rmem_max"), "4194304\n");
+	/* No O_CREAT: a file the kernel does not have stays absent. */
+	CHECK_INT(nt_kernel_write_attr(&ctx, "1", "/proc/sys/net/core/nope"), -ENOENT);
+
+	/* IRQ affinity and what the kernel derives from it. */
+	CHECK_INT(nt_kernel_irq_set_affinity(&ctx, 42, "4-7,40", err, sizeof(err)), 0);
+	CHECK_STR(raw("/proc/irq/42/smp_affinity_list"), "4-7,40\n");
+	CHECK_STR(raw("/proc/irq/42/smp_affinity"), "00000100,000000f0\n");
+	CHECK_STR(raw("/proc/irq/42/effective_affinity_list"), "4\n");
+	CHECK_STR(raw("/proc/irq/42/effective_affinity"), "00000000,00000010\n");
+	CHECK_INT(nt_kernel_irq_set_affinity(&ctx, 43, "2", err, sizeof(err)), 0);
+	CHECK_STR(raw("/proc/irq/43/smp_affinity_list"), "2\n");
+	char p43[PATH_MAX];
+	snprintf(p43, sizeof(p43), "%s/proc/irq/43/smp_affinity", root);
+	CHECK_INT(access(p43, F_OK), -1); /* not created where the fixture has none */
+	CHECK_INT(nt_kernel_irq_set_affinity(&ctx, 44, "1", err, sizeof(err)), -ENOENT);
+	CHECK_STR(err, "IRQ 44: No such file or directory");
+	CHECK_INT(nt_kernel_irq_set_affinity(&ctx, 42, "", err, sizeof(err)), NT_EINVALID);
+	CHECK_INT(nt_kernel_irq_set_affinity(&ctx, 42, "7-3", err, sizeof(err)), NT_EINVALID);
+	CHECK_STR(raw("/proc/irq/42/smp_affinity_list"), "4-7,40\n");
+
+	/* Bond options as the driver shows them. */
+	CHECK_INT(nt_kernel_bond_set(&ctx, "bond0", "xmit_hash_policy", "layer3+4"), 0);
+	CHECK_STR(raw("/sys/class/net/bond0/bonding/xmit_hash_policy"), "layer3+4 1\n");
+	CHECK_INT(nt_kernel_bond_set(&ctx, "bond0", "xmit_hash_policy", "2"), 0);
+	CHECK_STR(raw("/sys/class/net/bond0/bonding/xmit_hash_policy"), "layer2+3 2\n");
+	CHECK_INT(nt_kernel_bond_set(&ctx, "bond0", "xmit_hash_policy", "layer9"), -EINVAL);
+	CHECK_STR(raw("/sys/class/net/bond0/bonding/xmit_hash_policy"), "layer2+3 2\n");
+	CHECK_INT(nt_kernel_bond_set(&ctx, "bond0", "miimon", "200"), 0);
+	CHECK_STR(raw("/sys/class/net/bond0/bonding/miimon"), "200\n");
+	CHECK_INT(nt_kernel_bond_set(&ctx, "bond0", "../../x", "1"), -EINVAL);
+	CHECK_INT(nt_kernel_bond_set(&ctx, "../bond0", "miimon", "1"), -EINVAL);
+
+	/* Only the live host has these. */
+	CHECK_INT(nt_kernel_netns(&ctx, buf, sizeof(buf)), -EOPNOTSUPP);
+	CHECK_STR(buf, "");
+	nt_link_info *links = NULL;
+	int n = -1;
+	CHECK_INT(nt_link_dump(&ctx, &links, &n), -EOPNOTSUPP);
+	CHECK(links == NULL);
+	CHECK_INT(n, 0);
+	CHECK_INT(nt_irqbalance_controllable(&ctx, err, sizeof(err)), -EOPNOTSUPP);
+	CHECK(strstr(err, "live host") != NULL);
+	CHECK_INT(nt_irqbalance_controllable(&ctx, NULL, 0), -EOPNOTSUPP);
+
+	/* And the live context says yes without touching anything. */
+	nt_ctx live;
+	CHECK_INT(nt_ctx_init(&live, "/"), 0);
+	CHECK_INT(nt_irqbalance_controllable(&live, err, sizeof(err)), 0);
+	CHECK(nt_kernel_netns(&live, buf, sizeof(buf)) > 0);
+	CHECK(strncmp(buf, "net:[", 5) == 0);
+
+	nftw(root, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+	TEST_MAIN_END();
+}
