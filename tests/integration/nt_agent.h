@@ -29,13 +29,17 @@
  * an `sl-violations` header (Prism's error severity also turns it into a
  * 500): nt_http_do prints it and counts a harness failure, and
  * nt_agent_stop fails the test for every violation in Prism's log (which
- * also covers clients that do not go through nt_http_do). Requests for a
- * path or method the document does not list (the 404/405 probes) cannot be
- * checked by anyone; Prism answers those itself, so nt_http_do repeats them
- * straight to the agent and says so. a->port stays the agent's own port
- * (raw-socket tests of malformed HTTP). NT_PRISM and NT_OPENAPI override
- * where prism and the document are (default: tests/contract/node_modules
- * and openapi/openapi.yaml beside NT_FIXTURES). */
+ * also covers clients that do not go through nt_http_do). No proxy outlives
+ * the test binary: each dies with it (PR_SET_PDEATHSIG), and one nobody
+ * stopped (an agent SIGKILLed and started again in the same nt_agent, a test
+ * returning early) is stopped at that nt_agent's next start or at exit, its
+ * log still checked. Requests for a path or method the document does not
+ * list (the 404/405 probes) cannot be checked by anyone; Prism answers those
+ * itself, so nt_http_do repeats them straight to the agent and says so.
+ * a->port stays the agent's own port (raw-socket tests of malformed HTTP).
+ * NT_PRISM and NT_OPENAPI override where prism and the document are
+ * (default: tests/contract/node_modules and openapi/openapi.yaml beside
+ * NT_FIXTURES). */
 #ifndef NT_TEST_AGENT_H
 #define NT_TEST_AGENT_H
 
@@ -53,6 +57,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <strings.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -72,12 +77,21 @@ typedef struct nt_agent {
 	char prism_log[PATH_MAX]; /* the proxy's output */
 } nt_agent;
 
-/* Contract mode: proxy base -> agent base, so nt_http_do can send a request
- * Prism cannot route (a path or method outside the document) straight to
- * the agent. A few agents at most are alive at once in a test binary. */
+/* Contract mode: every proxy this test binary started and has not stopped
+ * yet, with the agent it fronts. The proxy base -> agent base lets
+ * nt_http_do send a request Prism cannot route (a path or method outside
+ * the document) straight to the agent. The rest finds proxies nobody
+ * stopped: a test that SIGKILLs its agent and starts it again in the same
+ * nt_agent (nt_agent_start_ext stops the old proxy first), or one that
+ * returns early without nt_agent_stop (stopped at exit). A few agents at
+ * most are alive at once in a test binary. */
+#define NT_PRISM_MAX 8
 static struct {
+	const nt_agent *owner;
+	pid_t pid;
+	char log[PATH_MAX];
 	char proxy[64], direct[64];
-} nt_prism_map[8];
+} nt_prism_map[NT_PRISM_MAX];
 static int nt_prism_unchecked; /* requests sent around the proxy */
 static int nt_prism_started; /* proxies started by this test binary */
 
@@ -87,13 +101,21 @@ static inline bool nt_via_prism(void)
 	return v && *v && strcmp(v, "0") != 0;
 }
 
-/* Contract mode: a test binary that never started its agent through
- * nt_agent_start (it has its own launcher) had none of its responses
- * checked, so it must not pass as if they had been: unless it already
- * failed, it ends as skipped (77), saying why. */
+static inline int nt_prism_stop_left(const nt_agent *owner);
+
+/* Contract mode, at exit: proxies still running are stopped (their logs
+ * still count: a violation found now fails the binary). And a test binary
+ * that never started its agent through nt_agent_start (it has its own
+ * launcher) had none of its responses checked, so it must not pass as if
+ * they had been: unless it already failed, it ends as skipped (77), saying
+ * why. */
 static void nt_prism_atexit(void)
 {
 	int failed = 0;
+	if (nt_prism_stop_left(NULL) > 0) {
+		fflush(NULL);
+		_exit(1);
+	}
 #ifdef NT_TEST_HARNESS_H
 	failed = nt_t_failed;
 #endif
@@ -134,26 +156,31 @@ static inline void nt_agent_sleep_ms(int ms)
 	nanosleep(&ts, NULL);
 }
 
-/* Stop the agent: SIGTERM, wait up to 10 s, then SIGKILL. Returns the
- * child's exit status as waitpid gave it (0 for a clean exit), -1 when it
- * had to be killed. Safe to call twice. */
-/* Stop the proxy and fail the test for every violation in its log. */
-static inline void nt_prism_stop(nt_agent *a)
+/* Stop the proxy (its whole process group: SIGTERM, up to 5 s, then
+ * SIGKILL, and reaped) and fail the test for every violation in its log.
+ * Returns the number of violation lines. */
+static inline int nt_prism_stop(nt_agent *a)
 {
 	if (a->prism_pid > 0) {
 		int status;
+		bool gone = false;
 		kill(-a->prism_pid, SIGTERM);
-		for (int i = 0; i < 500 && waitpid(a->prism_pid, &status, WNOHANG) != a->prism_pid; i++)
-			nt_agent_sleep_ms(10);
+		for (int i = 0; i < 500 && !gone; i++) {
+			gone = waitpid(a->prism_pid, &status, WNOHANG) == a->prism_pid;
+			if (!gone)
+				nt_agent_sleep_ms(10);
+		}
 		kill(-a->prism_pid, SIGKILL);
-		waitpid(a->prism_pid, &status, WNOHANG);
-		a->prism_pid = 0;
+		if (!gone)
+			waitpid(a->prism_pid, &status, 0);
 	}
-	for (int i = 0; i < 8; i++)
-		if (a->base[0] && strcmp(nt_prism_map[i].proxy, a->base) == 0)
-			nt_prism_map[i].proxy[0] = '\0';
+	for (int i = 0; i < NT_PRISM_MAX; i++)
+		if ((a->prism_pid > 0 && nt_prism_map[i].pid == a->prism_pid) ||
+		    (a->base[0] && strcmp(nt_prism_map[i].proxy, a->base) == 0))
+			memset(&nt_prism_map[i], 0, sizeof(nt_prism_map[i]));
+	a->prism_pid = 0;
 	if (!a->prism_log[0])
-		return;
+		return 0;
 	FILE *f = fopen(a->prism_log, "r");
 	char line[8192], last_req[512] = "";
 	int nviol = 0;
@@ -182,7 +209,32 @@ static inline void nt_prism_stop(nt_agent *a)
 			nt_prism_unchecked);
 	nt_prism_unchecked = 0;
 	a->prism_log[0] = '\0';
+	return nviol;
 }
+
+/* Stop the proxies nobody stopped: those of OWNER (NULL: all). Returns the
+ * number of violation lines their logs held. */
+static inline int nt_prism_stop_left(const nt_agent *owner)
+{
+	int nviol = 0;
+	for (int i = 0; i < NT_PRISM_MAX; i++) {
+		if (nt_prism_map[i].pid <= 0 || (owner && nt_prism_map[i].owner != owner))
+			continue;
+		nt_agent t;
+		memset(&t, 0, sizeof(t));
+		t.prism_pid = nt_prism_map[i].pid;
+		snprintf(t.prism_log, sizeof(t.prism_log), "%s", nt_prism_map[i].log);
+		snprintf(t.base, sizeof(t.base), "%s", nt_prism_map[i].proxy);
+		fprintf(stderr, "nt_agent: prism pid %d (%s) outlived its agent; stopping it\n",
+			(int)t.prism_pid, t.base[0] ? t.base : "not listening yet");
+		nviol += nt_prism_stop(&t);
+	}
+	return nviol;
+}
+
+/* Stop the agent: SIGTERM, wait up to 10 s, then SIGKILL. Returns the
+ * child's exit status as waitpid gave it (0 for a clean exit), -1 when it
+ * had to be killed. Safe to call twice. */
 
 static inline int nt_agent_stop(nt_agent *a)
 {
@@ -260,6 +312,7 @@ static inline int nt_prism_start(nt_agent *a)
 	snprintf(upstream, sizeof(upstream), "%s", a->direct);
 	snprintf(port_s, sizeof(port_s), "%d", port);
 	fflush(NULL);
+	pid_t parent = getpid();
 	a->prism_pid = fork();
 	if (a->prism_pid < 0) {
 		perror("nt_agent: fork");
@@ -267,8 +320,14 @@ static inline int nt_prism_start(nt_agent *a)
 		return -1;
 	}
 	if (a->prism_pid == 0) {
-		/* Its own process group: prism is node with children. */
+		/* Its own process group: prism is node with children. It
+		 * goes when this test binary goes, however that ends (a
+		 * timeout's SIGKILL included; the signal comes when the
+		 * forking thread ends, and agents are started from main). */
 		setpgid(0, 0);
+		prctl(PR_SET_PDEATHSIG, SIGTERM);
+		if (getppid() != parent)
+			_exit(127);
 		dup2(fd, STDOUT_FILENO);
 		dup2(fd, STDERR_FILENO);
 		close(fd);
@@ -279,6 +338,14 @@ static inline int nt_prism_start(nt_agent *a)
 	}
 	setpgid(a->prism_pid, a->prism_pid);
 	close(fd);
+	for (int j = 0; j < NT_PRISM_MAX; j++) {
+		if (nt_prism_map[j].pid <= 0 && !nt_prism_map[j].proxy[0]) {
+			nt_prism_map[j].owner = a;
+			nt_prism_map[j].pid = a->prism_pid;
+			snprintf(nt_prism_map[j].log, sizeof(nt_prism_map[j].log), "%s", a->prism_log);
+			break;
+		}
+	}
 	/* Up to 60 s: prism reads and dereferences the document first. */
 	for (int i = 0; i < 6000; i++) {
 		char buf[4096];
@@ -292,8 +359,8 @@ static inline int nt_prism_start(nt_agent *a)
 		if (up) {
 			nt_prism_started++;
 			snprintf(a->base, sizeof(a->base), "http://127.0.0.1:%d", port);
-			for (int j = 0; j < 8; j++) {
-				if (!nt_prism_map[j].proxy[0]) {
+			for (int j = 0; j < NT_PRISM_MAX; j++) {
+				if (nt_prism_map[j].pid == a->prism_pid) {
 					snprintf(nt_prism_map[j].proxy, sizeof(nt_prism_map[j].proxy), "%s", a->base);
 					snprintf(nt_prism_map[j].direct, sizeof(nt_prism_map[j].direct), "%s", a->direct);
 					break;
@@ -303,6 +370,9 @@ static inline int nt_prism_start(nt_agent *a)
 		}
 		int status;
 		if (waitpid(a->prism_pid, &status, WNOHANG) == a->prism_pid) {
+			for (int j = 0; j < NT_PRISM_MAX; j++)
+				if (nt_prism_map[j].pid == a->prism_pid)
+					memset(&nt_prism_map[j], 0, sizeof(nt_prism_map[j]));
 			a->prism_pid = 0;
 			break;
 		}
@@ -328,6 +398,9 @@ static inline int nt_agent_start_ext(nt_agent *a, const char *root, const nt_age
 	int argc = 0, fd, efd = -1;
 	char scheme[8] = "http";
 
+	/* The same nt_agent started again without nt_agent_stop (its agent
+	 * was killed on purpose): its old proxy is still running. */
+	nt_prism_stop_left(a);
 	memset(a, 0, sizeof(*a));
 	if (o->state_dir) {
 		snprintf(a->state_dir, sizeof(a->state_dir), "%s", o->state_dir);
@@ -632,7 +705,7 @@ static inline bool nt_json_loose_equal(json_t *a, json_t *b)
  * base, or NULL. */
 static inline const char *nt_prism_direct(const char *url, size_t *prefix)
 {
-	for (int i = 0; i < 8; i++) {
+	for (int i = 0; i < NT_PRISM_MAX; i++) {
 		size_t n = strlen(nt_prism_map[i].proxy);
 		if (n && strncmp(url, nt_prism_map[i].proxy, n) == 0) {
 			*prefix = n;

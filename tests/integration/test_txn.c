@@ -213,6 +213,8 @@ static void test_epyc(void)
 	CHECK_INT(st, 201);
 	CHECK_STR(tu_str(doc, "status"), "applied");
 	CHECK_INT(json_integer_value(json_object_get(doc, "rollback_of")), t1);
+	/* A rollback applies no profile: `profile` is there, and null. */
+	CHECK(json_is_null(json_object_get(doc, "profile")));
 	json_int_t t3 = json_integer_value(json_object_get(doc, "id"));
 	json_decref(doc);
 	/* Every file the EPYC fix touched is as the fixture had it. */
@@ -332,6 +334,12 @@ static void test_profiles_and_validation(void)
 		"{\"name\":\"epyc\",\"bonds\":[{\"interface\":\"bond0\","
 		"\"xmit_hash_policy\":\"layer3+4\"}]}", NULL, &st, &doc);
 	CHECK_INT(st, 200);
+	json_decref(doc);
+	/* Read back: the replacement, without the first one's description. */
+	tu_http("GET", nt_url(&a, "/v1/profiles/epyc"), NULL, NULL, &st, &doc);
+	CHECK_INT(st, 200);
+	CHECK_STR(tu_str(doc, "name"), "epyc");
+	CHECK(json_object_get(doc, "description") == NULL);
 	json_decref(doc);
 	tu_http("PUT", nt_url(&a, "/v1/profiles/epyc"), "{\"name\":\"other\"}", NULL, &st, &doc);
 	CHECK_INT(st, 400);

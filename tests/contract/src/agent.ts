@@ -56,6 +56,27 @@ async function freePort(): Promise<number> {
   });
 }
 
+// Every child still running, so none outlives this process: on exit
+// (process.exit, the end of the event loop, SIGINT/SIGTERM/SIGHUP, an
+// uncaught error) each is sent SIGKILL, with its process group when it has
+// one. tests/contract/run.sh sweeps again after us.
+const live = new Map<ChildProcess, boolean>(); // child -> own process group
+function track(child: ChildProcess, group: boolean): ChildProcess {
+  live.set(child, group);
+  child.on("exit", () => live.delete(child));
+  return child;
+}
+process.on("exit", () => {
+  for (const [child, group] of live) {
+    try {
+      if (group && child.pid) process.kill(-child.pid, "SIGKILL");
+      else child.kill("SIGKILL");
+    } catch { /* already gone */ }
+  }
+});
+for (const [sig, code] of [["SIGINT", 130], ["SIGTERM", 143], ["SIGHUP", 129]] as const)
+  process.on(sig, () => process.exit(code));
+
 function stopChild(child: ChildProcess, group: boolean): Promise<void> {
   return new Promise((resolve) => {
     if (child.exitCode !== null || child.signalCode !== null) return resolve();
@@ -71,50 +92,63 @@ function stopChild(child: ChildProcess, group: boolean): Promise<void> {
   });
 }
 
+export interface Proxy {
+  base: string;
+  stop(): Promise<void>;
+}
+
+/** Prism's validating proxy (the document at DOC, default openapi.yaml) in
+ * front of UPSTREAM, as the C tests run it. */
+export async function startPrism(upstream: string, doc: string = openapiPath()): Promise<Proxy> {
+  const port = await freePort();
+  const prism = track(spawn(join(env("NT_SRC"), "tests", "contract", "node_modules", ".bin", "prism"),
+    ["proxy", doc, upstream, "--errors", "--validate-request", "false", "--cors", "false",
+     "--host", "127.0.0.1", "--port", String(port), "-v", "warn"],
+    { stdio: ["ignore", "pipe", "pipe"], detached: true }), true);
+  const prismLog: string[] = [];
+  prism.stderr!.on("data", (d: Buffer) => prismLog.push(d.toString()));
+  // At level warn Prism prints nothing once it is up, so readiness is a
+  // successful connection rather than a log line.
+  const deadline = Date.now() + 60000;
+  for (;;) {
+    try {
+      await fetch(`http://127.0.0.1:${port}/v1/health`);
+      break;
+    } catch {
+      if (Date.now() > deadline || prism.exitCode !== null) {
+        await stopChild(prism, true);
+        throw new Error(`prism did not start\n${prismLog.join("")}`);
+      }
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+  return { base: `http://127.0.0.1:${port}`, stop: () => stopChild(prism, true) };
+}
+
 /** Start the agent on a copy of FIXTURE; with PRISM, behind the proxy. */
 export async function startAgent(fixture: string, opts: { prism?: boolean } = {}): Promise<Agent> {
   const dir = mkdtempSync(join(tmpdir(), "nt-contract-"));
   const root = join(dir, "root");
   cpSync(join(env("NT_FIXTURES"), fixture), root, { recursive: true, verbatimSymlinks: true });
   const agentLog: string[] = [];
-  const agent = spawn(env("NT_BIN"), ["serve", "--listen", "127.0.0.1:0", "--root", root,
-    "--state-dir", join(dir, "state")], { stdio: ["ignore", "pipe", "pipe"] });
+  const agent = track(spawn(env("NT_BIN"), ["serve", "--listen", "127.0.0.1:0", "--root", root,
+    "--state-dir", join(dir, "state")], { stdio: ["ignore", "pipe", "pipe"] }), false);
   agent.stderr!.on("data", (d: Buffer) => { if (process.env.NT_CONTRACT_VERBOSE) process.stderr.write(d); });
-  const m = await waitForLine(agent, "stdout", /listening on (http:\/\/\S+:\d+)/, "nettune serve", 15000, agentLog);
-  const direct = m[1];
-  let base = direct;
-  let prism: ChildProcess | undefined;
-  const prismLog: string[] = [];
-  if (opts.prism) {
-    const port = await freePort();
-    prism = spawn(join(env("NT_SRC"), "tests", "contract", "node_modules", ".bin", "prism"),
-      ["proxy", openapiPath(), direct, "--errors", "--validate-request", "false", "--cors", "false",
-       "--host", "127.0.0.1", "--port", String(port), "-v", "warn"],
-      { stdio: ["ignore", "pipe", "pipe"], detached: true });
-    prism.stderr!.on("data", (d: Buffer) => prismLog.push(d.toString()));
-    // At level warn Prism prints nothing once it is up, so readiness is a
-    // successful connection rather than a log line.
-    const deadline = Date.now() + 60000;
-    for (;;) {
-      try {
-        await fetch(`http://127.0.0.1:${port}/v1/health`);
-        break;
-      } catch {
-        if (Date.now() > deadline || prism.exitCode !== null)
-          throw new Error(`prism did not start\n${prismLog.join("")}`);
-        await new Promise((r) => setTimeout(r, 200));
-      }
-    }
-    base = `http://127.0.0.1:${port}`;
-  }
-  return {
-    base, direct, root,
-    async stop() {
-      if (prism) await stopChild(prism, true);
-      await stopChild(agent, false);
-      rmSync(dir, { recursive: true, force: true });
-    },
+  let prism: Proxy | undefined;
+  const stop = async () => {
+    if (prism) await prism.stop();
+    await stopChild(agent, false);
+    rmSync(dir, { recursive: true, force: true });
   };
+  try {
+    const m = await waitForLine(agent, "stdout", /listening on (http:\/\/\S+:\d+)/, "nettune serve", 15000, agentLog);
+    const direct = m[1];
+    if (opts.prism) prism = await startPrism(direct);
+    return { base: prism ? prism.base : direct, direct, root, stop };
+  } catch (e) {
+    await stop();
+    throw e;
+  }
 }
 
 export const readRoot = (a: Agent, rel: string): string => readFileSync(join(a.root, rel), "utf8").trim();

@@ -5,7 +5,9 @@
 // a copy of the EPYC fixture. For every request:
 //   - never a 5xx;
 //   - the status is one the document declares for that operation;
-//   - the response matches the document (no `sl-violations` from Prism);
+//   - the response matches the document: no `sl-violations` from Prism, and
+//     none from a second validator (validate.ts, Ajv 2020-12), which also
+//     checks the answers Prism could not relay;
 //   - input built to be valid gets a 2xx, input built to be invalid a 4xx.
 // "Valid" is defined against this host: interfaces, bonds and sysctl keys
 // come from what the agent reports, so a valid profile is one the host can
@@ -15,6 +17,7 @@ import fc from "fast-check";
 import { readFileSync } from "node:fs";
 import { parse } from "yaml";
 import { check, done, openapiPath, startAgent } from "./agent.js";
+import { ResponseChecker } from "./validate.js";
 
 const SEED = Number(process.env.NT_PROPERTY_SEED ?? 20261130);
 const RUNS = Number(process.env.NT_PROPERTY_RUNS ?? 300);
@@ -53,6 +56,7 @@ const params = (template: string, op: any): any[] =>
   [...(doc.paths[template].parameters ?? []), ...(op.parameters ?? [])].map(resolve);
 const declared = (op: any): Set<string> => new Set(Object.keys(op.responses ?? {}));
 
+const checker = new ResponseChecker(doc);
 const agent = await startAgent("seed003-epyc7713", { prism: true });
 try {
   // ---- what the host has (asked directly, outside the property) ----
@@ -252,7 +256,7 @@ try {
       checked = false;
     }
     const text = await res.text();
-    return { status: res.status, violations, text, checked };
+    return { status: res.status, violations, text, checked, ctype: res.headers.get("content-type") };
   };
 
   const t0 = Date.now();
@@ -267,6 +271,8 @@ try {
     if (!declared(op.op).has(String(res.status)) && !declared(op.op).has("default"))
       throw new Error(`status not declared for ${r.op}: ${where}`);
     if (res.violations) throw new Error(`response breaks the document: ${where}: ${res.violations}`);
+    const errors = checker.check(r.method, op.template, res.status, res.ctype, res.text);
+    if (errors.length) throw new Error(`response breaks the document (validate.ts): ${where}: ${errors.join("; ")}`);
     if (r.expect === "2xx" && (res.status < 200 || res.status > 299)) throw new Error(`valid input refused: ${where}: ${res.text.slice(0, 300)}`);
     if (r.expect === "4xx" && (res.status < 400 || res.status > 499)) throw new Error(`invalid input accepted: ${where}: ${res.text.slice(0, 300)}`);
     if ((r.op === "POST /v1/transactions" || r.op.endsWith("/rollback")) && res.status === 201)
@@ -274,7 +280,8 @@ try {
   }), { seed: SEED, numRuns: RUNS, interruptAfterTimeLimit: TIME_LIMIT_MS, endOnFailure: true });
   const secs = ((Date.now() - t0) / 1000).toFixed(1);
   console.log(`fast-check: seed ${SEED}, ${result.numRuns} runs in ${secs} s${result.interrupted ? " (time limit hit)" : ""}; ` +
-    `${unchecked} answers sent around Prism (bodies its JSON parser refuses), status checked only`);
+    `${unchecked} answers sent around Prism (bodies its JSON parser refuses), checked by validate.ts only; ` +
+    `${checker.checked} bodies checked by validate.ts`);
   if (result.failed)
     console.error(`counterexample: ${fc.stringify(result.counterexample)}\n${result.errorInstance instanceof Error ? result.errorInstance.message : result.errorInstance}`);
   check(!result.failed, "every generated request answered as the document says");
