@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Contract tests (issue 6): the API against openapi/openapi.yaml, checked by
+# Contract tests: the API against openapi/openapi.yaml, checked by
 # tools no one on the team wrote. One entry point for ctest:
 #   run.sh lint                 Spectral (spectral:oas), zero errors
 #   run.sh schemas              the schemas as JSON Schema 2020-12 (Ajv,

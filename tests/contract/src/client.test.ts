@@ -16,7 +16,7 @@ import { ResponseChecker } from "./validate.js";
 type Profile = components["schemas"]["Profile"];
 type Transaction = components["schemas"]["Transaction"];
 
-const agent = await startAgent("seed003-epyc7713", { prism: true });
+const agent = await startAgent("epyc7713-2node-bond", { prism: true });
 const api = createClient<paths>({ baseUrl: agent.base });
 const checker = new ResponseChecker();
 let violations = 0;

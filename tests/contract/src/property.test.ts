@@ -1,4 +1,4 @@
-// Spec-driven property test (issue 6): requests generated from
+// Spec-driven property test: requests generated from
 // openapi/openapi.yaml — every operation it lists, path and query
 // parameters from their schemas, bodies from the Profile schema and
 // mutations of it — sent through Prism's validating proxy to a real agent on
@@ -57,7 +57,7 @@ const params = (template: string, op: any): any[] =>
 const declared = (op: any): Set<string> => new Set(Object.keys(op.responses ?? {}));
 
 const checker = new ResponseChecker(doc);
-const agent = await startAgent("seed003-epyc7713", { prism: true });
+const agent = await startAgent("epyc7713-2node-bond", { prism: true });
 try {
   // ---- what the host has (asked directly, outside the property) ----
   const topo: any = await (await fetch(`${agent.direct}/v1/topology`)).json();
