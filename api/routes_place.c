@@ -1,4 +1,4 @@
-/* Placement and live rates (issue 4): where an application using a NIC
+/* Placement and live rates: where an application using a NIC
  * should run, and interrupts per second per CPU sampled over an interval. */
 #include "api/http.h"
 #include "api/server.h"

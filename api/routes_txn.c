@@ -1,4 +1,4 @@
-/* Profiles, plans and transactions (issue 3). The engine is engine/txn.c;
+/* Profiles, plans and transactions. The engine is engine/txn.c;
  * these handlers only translate between HTTP and it.
  *
  * Every error is an RFC 9457 problem document (application/problem+json).
