@@ -15,6 +15,7 @@
 	X(irqbalance)         \
 	X(rings)              \
 	X(channels)           \
+	X(coalesce)           \
 	X(bond)               \
 	X(sysctl)
 

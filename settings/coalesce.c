@@ -1,0 +1,344 @@
+/* Interrupt coalescing: target = interface, value = the coalescing
+ * parameters the NIC reports ("rx_usecs=50,tx_usecs=50,rx_frames=0,
+ * tx_frames=0,adaptive_rx=on,adaptive_tx=off" as text, each field only
+ * when the driver supports it).
+ *
+ * Profile section:
+ *   "coalesce": [{"interface": "enos*", "rx_usecs": 64, "adaptive_rx": false}]
+ * How long a NIC waits (microseconds) or how many frames it gathers before
+ * it raises an interrupt trades latency for interrupt load; adaptive
+ * coalescing lets the driver move both with the traffic. A field the NIC
+ * does not support is refused with the list of those it does.
+ *
+ * Through ethtool netlink (ETHTOOL_MSG_COALESCE_GET/SET; the kernel's reply
+ * carries only the parameters the driver supports) with the
+ * ETHTOOL_GCOALESCE/SCOALESCE ioctl as fallback, and the "coalesce" object
+ * of ROOT/ethtool/IFACE.json on a fixture root. */
+#include "kernel/ethtool.h"
+#include "settings/section.h"
+
+#include <errno.h>
+#include <linux/ethtool.h>
+#include <linux/ethtool_netlink.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define FIELD(name, attr, width, ioc) \
+	{ name, ETHTOOL_A_COALESCE_##attr, NT_ETHTOOL_##width, offsetof(struct ethtool_coalesce, ioc), false, NULL }
+
+/* The profile's names, in the order values are written. */
+static const nt_ethtool_field fields[] = {
+	FIELD("rx_usecs", RX_USECS, U32, rx_coalesce_usecs),
+	FIELD("tx_usecs", TX_USECS, U32, tx_coalesce_usecs),
+	FIELD("rx_frames", RX_MAX_FRAMES, U32, rx_max_coalesced_frames),
+	FIELD("tx_frames", TX_MAX_FRAMES, U32, tx_max_coalesced_frames),
+	FIELD("adaptive_rx", USE_ADAPTIVE_RX, U8, use_adaptive_rx_coalesce),
+	FIELD("adaptive_tx", USE_ADAPTIVE_TX, U8, use_adaptive_tx_coalesce),
+};
+enum { NFIELDS = sizeof(fields) / sizeof(fields[0]) };
+_Static_assert(NFIELDS <= NT_VALUE_FIELDS, "fields fit a value");
+
+static const nt_ethtool_group group = {
+	.section = "coalesce",
+	.get_cmd = ETHTOOL_MSG_COALESCE_GET,
+	.set_cmd = ETHTOOL_MSG_COALESCE_SET,
+	.header_attr = ETHTOOL_A_COALESCE_HEADER,
+	.ioc_get = ETHTOOL_GCOALESCE,
+	.ioc_set = ETHTOOL_SCOALESCE,
+	.ioc_size = sizeof(struct ethtool_coalesce),
+	.fields = fields,
+	.nfields = NFIELDS,
+};
+
+static bool is_flag(int i)
+{
+	return fields[i].width == NT_ETHTOOL_U8;
+}
+
+static int field_of(const char *name, size_t len)
+{
+	for (int i = 0; i < NFIELDS; i++)
+		if (strlen(fields[i].name) == len && strncmp(fields[i].name, name, len) == 0)
+			return i;
+	return -1;
+}
+
+/* "rx_usecs, tx_usecs" for the fields of MASK. */
+static void names_of(uint32_t mask, char *out, size_t size)
+{
+	size_t len = 0;
+	out[0] = '\0';
+	for (int i = 0; i < NFIELDS; i++) {
+		if (!(mask & (1u << i)))
+			continue;
+		int w = snprintf(out + len, size - len, "%s%s", len ? ", " : "", fields[i].name);
+		if (w < 0 || (size_t)w >= size - len)
+			break;
+		len += (size_t)w;
+	}
+}
+
+/* ---- values ---- */
+
+static int coalesce_parse(const char *text, nt_value *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (!text)
+		return NT_EPARSE;
+	for (const char *p = text; *p;) {
+		const char *eq = strchr(p, '='), *end = strchr(p, ',');
+		if (!end)
+			end = p + strlen(p);
+		if (!eq || eq > end)
+			return NT_EPARSE;
+		int i = field_of(p, (size_t)(eq - p));
+		if (i < 0 || (out->f.present & (1u << i)))
+			return NT_EPARSE;
+		const char *v = eq + 1;
+		size_t vlen = (size_t)(end - v);
+		if (is_flag(i)) {
+			if (vlen == 2 && strncmp(v, "on", 2) == 0)
+				nt_value_field_set(out, i, 1);
+			else if (vlen == 3 && strncmp(v, "off", 3) == 0)
+				nt_value_field_set(out, i, 0);
+			else
+				return NT_EPARSE;
+		} else {
+			char *e;
+			if (vlen == 0 || v[0] < '0' || v[0] > '9')
+				return NT_EPARSE;
+			unsigned long long x = strtoull(v, &e, 10);
+			if (e != end || x > UINT32_MAX)
+				return NT_EPARSE;
+			nt_value_field_set(out, i, (uint32_t)x);
+		}
+		p = *end ? end + 1 : end;
+	}
+	return 0;
+}
+
+static int coalesce_format(const nt_value *v, char *out, size_t size)
+{
+	size_t len = 0;
+	if (size == 0)
+		return -ENOSPC;
+	out[0] = '\0';
+	for (int i = 0; i < NFIELDS; i++) {
+		if (!(v->f.present & (1u << i)))
+			continue;
+		int w = is_flag(i) ? snprintf(out + len, size - len, "%s%s=%s", len ? "," : "", fields[i].name,
+					      v->f.v[i] ? "on" : "off")
+				   : snprintf(out + len, size - len, "%s%s=%u", len ? "," : "", fields[i].name,
+					      v->f.v[i]);
+		if (w < 0 || (size_t)w >= size - len)
+			return -ENOSPC;
+		len += (size_t)w;
+	}
+	return 0;
+}
+
+/* The fields both values carry agree (a read carries what the driver
+ * reports, and a plan's value was made from one). */
+static bool coalesce_equal(const nt_value *a, const nt_value *b)
+{
+	if (a->f.present != b->f.present)
+		return false;
+	for (int i = 0; i < NFIELDS; i++)
+		if ((a->f.present & (1u << i)) && (is_flag(i) ? !a->f.v[i] != !b->f.v[i] : a->f.v[i] != b->f.v[i]))
+			return false;
+	return true;
+}
+
+/* ---- the system ---- */
+
+static int read_values(nt_ethtool *h, const nt_ctx *ctx, const char *ifname, nt_value *out)
+{
+	nt_ethtool_values got;
+	memset(out, 0, sizeof(*out));
+	if (!nt_ifname_valid(ifname))
+		return NT_EINVALID;
+	int r = nt_ethtool_get_group(h, ctx, &group, ifname, &got);
+	if (r < 0)
+		return r;
+	for (int i = 0; i < NFIELDS; i++)
+		if (got.present & (1u << i))
+			nt_value_field_set(out, i, got.v[i]);
+	return 0;
+}
+
+static int coalesce_read(const nt_ctx *ctx, const char *target, nt_value *out)
+{
+	return read_values(NULL, ctx, target, out);
+}
+
+/* Every field asked for must be one the NIC reports. */
+static int coalesce_check(const nt_ctx *ctx, const nt_topology *t, const char *target, const nt_value *v,
+			  char *why, size_t whysize)
+{
+	nt_value cur;
+	char names[128];
+	int r = read_values(NULL, ctx, target, &cur);
+	if (r < 0) {
+		snprintf(why, whysize, "%s: interrupt coalescing cannot be read: %s", target, nt_strerror(r));
+		return NT_EINVALID;
+	}
+	uint32_t missing = v->f.present & ~cur.f.present;
+	if (missing) {
+		char have[128];
+		names_of(missing, names, sizeof(names));
+		names_of(cur.f.present, have, sizeof(have));
+		snprintf(why, whysize, "%s does not support coalescing %s (its driver reports %s)", target, names,
+			 have[0] ? have : "none");
+		return NT_EINVALID;
+	}
+	return 0;
+}
+
+/* What is there with the profile's fields put in: a restore then sets
+ * every field back. */
+static int coalesce_compose(const nt_value *before, const nt_value *wanted, nt_value *out)
+{
+	*out = *before;
+	for (int i = 0; i < NFIELDS; i++)
+		if (wanted->f.present & (1u << i))
+			nt_value_field_set(out, i, wanted->f.v[i]);
+	return 0;
+}
+
+static int coalesce_apply(const nt_ctx *ctx, const char *target, const nt_value *v, char *err,
+			  size_t errsize)
+{
+	nt_ethtool_values want = { .present = v->f.present };
+	char kerr[200] = "";
+	int r = NT_EINVALID;
+
+	for (int i = 0; i < NFIELDS; i++)
+		want.v[i] = is_flag(i) ? !!v->f.v[i] : v->f.v[i];
+	if (nt_ifname_valid(target))
+		r = nt_ethtool_set_group(NULL, ctx, &group, target, &want, kerr, sizeof(kerr));
+	if (r < 0 && err && errsize)
+		snprintf(err, errsize, "%s coalesce: %s%s%s", target, nt_strerror(r), kerr[0] ? ": " : "", kerr);
+	return r;
+}
+
+const nt_setting_kind nt_setting_coalesce = {
+	.name = "coalesce",
+	.parse = coalesce_parse,
+	.format = coalesce_format,
+	.equal = coalesce_equal,
+	.read = coalesce_read,
+	.check = coalesce_check,
+	.apply = coalesce_apply,
+	.compose = coalesce_compose,
+	/* With the NIC's other queue settings, after its channels (which
+	 * re-create the queues the parameters apply to). */
+	.order = 30,
+	.suborder = 2,
+};
+
+/* ---- "coalesce": [...] ---- */
+
+static void validate_coalesce(nt_section_check *c, const json_t *arr)
+{
+	static const char *known[NFIELDS + 2] = { "interface" };
+	size_t i;
+	json_t *e;
+	char base[NT_JSONPATH_MAX], path[NT_JSONPATH_MAX];
+
+	for (int k = 0; k < NFIELDS; k++)
+		known[k + 1] = fields[k].name;
+	json_array_foreach(arr, i, e) {
+		if (!nt_sc_entry(c, "coalesce", i, e, base, sizeof(base)))
+			continue;
+		nt_sc_unknown_fields(c, e, base, known);
+		const char *iface = nt_sc_str(c, e, base, "interface", true);
+		bool any = false;
+		for (int k = 0; k < NFIELDS; k++) {
+			json_t *x = json_object_get(e, fields[k].name);
+			if (!x)
+				continue;
+			any = true;
+			snprintf(path, sizeof(path), "%s.%s", base, fields[k].name);
+			if (is_flag(k) ? !json_is_boolean(x)
+				       : !json_is_integer(x) || json_integer_value(x) < 0 ||
+						 json_integer_value(x) > UINT32_MAX)
+				nt_sc_error(c, path, is_flag(k) ? "'%s' must be true or false"
+								: "'%s' must be an integer from 0 to 4294967295",
+					    fields[k].name);
+		}
+		if (!any)
+			nt_sc_error(c, base, "give at least one of rx_usecs, tx_usecs, rx_frames, tx_frames, "
+					     "adaptive_rx, adaptive_tx");
+		if (iface) {
+			snprintf(path, sizeof(path), "%s.interface", base);
+			nt_sc_iface(c, iface, path, false);
+		}
+	}
+}
+
+/* The profile's fields only; the plan checks them against what the NIC
+ * supports and composes the full value. */
+static int desire_coalesce(nt_section_plan *p, const json_t *arr)
+{
+	size_t i;
+	json_t *e;
+	char path[NT_JSONPATH_MAX];
+	json_array_foreach(arr, i, e) {
+		const char *pattern = json_string_value(json_object_get(e, "interface"));
+		nt_value v;
+		memset(&v, 0, sizeof(v));
+		for (int k = 0; k < NFIELDS; k++) {
+			json_t *x = json_object_get(e, fields[k].name);
+			if (x)
+				nt_value_field_set(&v, k, is_flag(k) ? json_is_true(x) : (uint32_t)json_integer_value(x));
+		}
+		snprintf(path, sizeof(path), "$.coalesce[%zu]", i);
+		for (int k = 0; k < p->t->nnics; k++) {
+			const nt_nic *nic = &p->t->nics[k];
+			if (!nt_iface_match(pattern, nic->name))
+				continue;
+			/* A glob also matches NICs without coalescing (lo, bridges,
+			 * veth): left out, where a NIC named outright is refused. */
+			nt_value cur;
+			if (nt_iface_is_glob(pattern) && read_values(NULL, &p->t->ctx, nic->name, &cur) == -EOPNOTSUPP) {
+				nt_desire_warn(p, "%s: no interrupt coalescing settings; left out", nic->name);
+				continue;
+			}
+			int r = nt_desire_put(p, &nt_setting_coalesce, nic->name, nic->name, &v, path);
+			if (r < 0)
+				return r;
+		}
+	}
+	return 0;
+}
+
+static const nt_profile_section section_coalesce = {
+	.key = "coalesce",
+	.type = JSON_ARRAY,
+	.validate = validate_coalesce,
+	.desire = desire_coalesce,
+};
+
+/* "coalesce": {"rx_usecs": 50, ..., "adaptive_rx": true} with the fields
+ * the NIC supports; nothing when it has none. */
+static int report_coalesce(const nt_ctx *ctx, nt_ethtool *eh, const nt_nic *nic, json_t *out)
+{
+	nt_value v;
+	int r = read_values(eh, ctx, nic->name, &v);
+	if (r < 0)
+		return r == -EOPNOTSUPP ? 0 : r;
+	json_t *o = json_object();
+	for (int i = 0; o && i < NFIELDS; i++)
+		if (v.f.present & (1u << i))
+			json_object_set_new(o, fields[i].name,
+					    is_flag(i) ? json_boolean(v.f.v[i]) : json_integer(v.f.v[i]));
+	return o ? json_object_set_new(out, "coalesce", o) : -ENOMEM;
+}
+
+const nt_setting_module nt_module_coalesce = {
+	.kinds = (const nt_setting_kind *const[]){ &nt_setting_coalesce, NULL },
+	.sections = (const nt_profile_section *const[]){ &section_coalesce, NULL },
+	.report_nic = report_coalesce,
+};
