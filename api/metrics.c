@@ -18,6 +18,7 @@
 #include "api/http.h"
 #include "api/server.h"
 #include "host/topology.h"
+#include "store/status.h"
 #include "store/store.h"
 
 #include <errno.h>
@@ -27,11 +28,6 @@
 #include <string.h>
 
 extern const nt_area nt_area_metrics;
-
-static const char *const txn_statuses[] = {
-	"applying", "applied", "pending_confirm", "rolling_back", "rolled_back",
-	"rollback_failed", "reverted", "recovered", NULL,
-};
 
 static int metrics_init(struct nt_server *s, void **state, char *err, size_t errsize)
 {
@@ -147,11 +143,12 @@ static void txn_metrics(FILE *f, nt_store *st)
 	if (!st || nt_store_txn_stats(st, &counts, &last_ms) < 0)
 		return;
 	family(f, "nettune_transactions", "gauge", "Recorded transactions by status.");
-	for (int i = 0; txn_statuses[i]; i++) {
+	for (int i = 0; i < NT_TXN_NSTATUS; i++) {
+		const char *status = nt_txn_status_name((nt_txn_status)i);
 		fputs("nettune_transactions{", f);
-		put_label(f, "status", txn_statuses[i], true);
+		put_label(f, "status", status, true);
 		fprintf(f, "} %" JSON_INTEGER_FORMAT "\n",
-			json_integer_value(json_object_get(counts, txn_statuses[i])));
+			json_integer_value(json_object_get(counts, status)));
 	}
 	family(f, "nettune_last_apply_timestamp_seconds", "gauge",
 	       "When the newest transaction that left changes in place finished "

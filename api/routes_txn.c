@@ -20,9 +20,8 @@
  *       waiting for confirmation)
  *   422 as for plan; 404 profile-not-found; 503 problem "store-unavailable" (nothing applied)
  *
- * Transaction document:
- *   {"id": 7, "status": "applied" | "applying" | "pending_confirm" | "rolling_back" |
- *      "rolled_back" | "rollback_failed" | "reverted" | "recovered",
+ * Transaction document (statuses and step results: store/status.h):
+ *   {"id": 7, "status": "applied",
  *    "profile": {...} | null, "profile_name": "x" | null, "rollback_of": ID | null,
  *    "client": "127.0.0.1", "identity": "",
  *    "created": "2026-11-30T01:02:03.456Z", "finished": "..." | null, "duration_ms": N | null,
@@ -31,9 +30,7 @@
  *    "warnings": ["..."],
  *    "steps": [{"index": 0, "kind": "irq_affinity", "target": "177", "interface": "eth0",
  *               "before": "0-63", "after": "1", "result": "applied", "error": null}]}
- *   Step results: "pending", "applied", "skipped: not movable", "failed", "rolled_back",
- *   "rollback_failed" (error says what the target reads now and what it should), "reverted",
- *   "restored", "not_applied".
+ *   A "rollback_failed" step's error says what the target reads now and what it should.
  *
  * GET /v1/transactions?status=S&limit=N&offset=N    (newest first; limit 1..500, default 50)
  *   200 {"transactions": [transaction document without "steps", with "nsteps"],
@@ -57,6 +54,7 @@
 #include "api/server.h"
 #include "engine/profile.h"
 #include "engine/txn.h"
+#include "store/status.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -295,7 +293,7 @@ static int h_list(const nt_request *req, nt_response *resp)
 	const char *status = nt_query(req, "status");
 	int limit = 50, offset = 0;
 
-	if (status && !nt_txn_status_valid(status))
+	if (status && nt_txn_status_parse(status) < 0)
 		return nt_problem(resp, 400, "bad-request", "Bad request",
 				  "unknown status '%s'", status);
 	if (nt_query_int(req, "limit", 1, 500, 50, &limit) < 0)

@@ -2,6 +2,7 @@
 #include "engine/plan.h"
 #include "settings/setting.h"
 #include "host/topology.h"
+#include "store/status.h"
 #include "store/store.h"
 
 #include <errno.h>
@@ -32,19 +33,6 @@ struct nt_txn_engine {
 	void *log_ud;
 };
 
-static const char *const statuses[] = {
-	"applying", "applied", "pending_confirm", "rolling_back", "rolled_back",
-	"rollback_failed", "reverted", "recovered", NULL,
-};
-
-bool nt_txn_status_valid(const char *status)
-{
-	for (int i = 0; status && statuses[i]; i++)
-		if (strcmp(statuses[i], status) == 0)
-			return true;
-	return false;
-}
-
 void nt_txn_outcome_free(nt_txn_outcome *o)
 {
 	json_decref(o->doc);
@@ -72,7 +60,8 @@ static void emit(nt_txn_engine *e, json_t *ev)
 	json_decref(ev);
 }
 
-/* Record step IDX's RESULT in the store and tell the log sink. */
+/* Record step IDX's RESULT (a name of store/status.h, or a kind's skip
+ * reason) in the store and tell the log sink. */
 static int record_step(nt_txn_engine *e, int64_t id, int idx, const nt_step *s, const char *result,
 		       const char *err)
 {
@@ -93,10 +82,16 @@ static int record_step(nt_txn_engine *e, int64_t id, int idx, const nt_step *s, 
 	return r;
 }
 
+static bool result_is(const char *result, nt_step_result r)
+{
+	return strcmp(result, nt_step_result_name(r)) == 0;
+}
+
 /* Set transaction ID's status in the store and tell the log sink. */
-static int record_status(nt_txn_engine *e, int64_t id, const char *status, const char *error,
+static int record_status(nt_txn_engine *e, int64_t id, nt_txn_status st, const char *error,
 			 int failed_step, bool finished, int64_t deadline_ms)
 {
+	const char *status = nt_txn_status_name(st);
 	int r = nt_store_txn_set_status(e->store, id, status, error, failed_step, finished,
 					 deadline_ms);
 	if (e->log) {
@@ -206,25 +201,26 @@ static json_t *steps_json(const nt_step *steps, int n)
 /* Put targets 0..LAST back to their before-values, in reverse, verifying
  * each. RESULTS holds each step's recorded result and is updated. Steps
  * that were skipped, or already read as their before-value, are left
- * alone. DONE is the result for a step put back ("rolled_back", "reverted",
- * "restored"). Returns the number of targets that could not be put back. */
+ * alone. DONE is the result for a step put back (rolled back, reverted,
+ * restored). Returns the number of targets that could not be put back. */
 static int undo(nt_txn_engine *e, int64_t id, const nt_step *steps, char (*results)[64], int last,
-		const char *done)
+		nt_step_result done)
 {
 	int failures = 0;
 	char cur[NT_VALUE_MAX], err[512], got[NT_VALUE_MAX];
 
 	for (int i = last; i >= 0; i--) {
 		const nt_step *s = &steps[i];
-		if (strncmp(results[i], "skipped", 7) == 0 || strcmp(results[i], "unchanged") == 0)
+		if (nt_step_result_skipped(results[i]))
 			continue;
 		if (!s->kind) {
-			record_step(e, id, i, s, "rollback_failed", "unknown setting kind");
+			record_step(e, id, i, s, nt_step_result_name(NT_STEP_ROLLBACK_FAILED),
+				    "unknown setting kind");
 			failures++;
 			continue;
 		}
 		int r = s->kind->read(&e->ctx, s->target, cur, sizeof(cur));
-		if (r < 0 && strcmp(results[i], "applied") != 0) {
+		if (r < 0 && !result_is(results[i], NT_STEP_APPLIED)) {
 			/* A step whose write failed (or never ran) on a target that
 			 * cannot even be read now: nothing of ours is there to undo. */
 			continue;
@@ -232,12 +228,12 @@ static int undo(nt_txn_engine *e, int64_t id, const nt_step *steps, char (*resul
 		if (r == 0 && nt_setting_equal(s->kind, cur, s->before)) {
 			/* Already as it was: a step that never ran, or one the
 			 * crash interrupted before its write. */
-			if (strcmp(results[i], "applied") == 0) {
-				record_step(e, id, i, s, done, NULL);
-				snprintf(results[i], 64, "%s", done);
-			} else if (strcmp(results[i], "pending") == 0) {
-				record_step(e, id, i, s, "not_applied", NULL);
-				snprintf(results[i], 64, "not_applied");
+			if (result_is(results[i], NT_STEP_APPLIED)) {
+				record_step(e, id, i, s, nt_step_result_name(done), NULL);
+				snprintf(results[i], 64, "%s", nt_step_result_name(done));
+			} else if (result_is(results[i], NT_STEP_PENDING)) {
+				record_step(e, id, i, s, nt_step_result_name(NT_STEP_NOT_APPLIED), NULL);
+				snprintf(results[i], 64, "%s", nt_step_result_name(NT_STEP_NOT_APPLIED));
 			}
 			continue;
 		}
@@ -255,14 +251,14 @@ static int undo(nt_txn_engine *e, int64_t id, const nt_step *steps, char (*resul
 			char msg[1024];
 			snprintf(msg, sizeof(msg), "%s %s is '%s', wanted '%s': %s", s->kind->name,
 				 s->target, r == NT_ECONFLICT ? got : cur, s->before, err);
-			record_step(e, id, i, s, "rollback_failed", msg);
-			snprintf(results[i], 64, "rollback_failed");
+			record_step(e, id, i, s, nt_step_result_name(NT_STEP_ROLLBACK_FAILED), msg);
+			snprintf(results[i], 64, "%s", nt_step_result_name(NT_STEP_ROLLBACK_FAILED));
 			failures++;
 			continue;
 		}
-		if (strcmp(results[i], "failed") != 0) {
-			record_step(e, id, i, s, done, NULL);
-			snprintf(results[i], 64, "%s", done);
+		if (!result_is(results[i], NT_STEP_FAILED)) {
+			record_step(e, id, i, s, nt_step_result_name(done), NULL);
+			snprintf(results[i], 64, "%s", nt_step_result_name(done));
 		}
 	}
 	return failures;
@@ -279,7 +275,7 @@ static void run_steps(nt_txn_engine *e, int64_t id, const nt_step *steps, int n,
 	int failed = -1;
 
 	for (int i = 0; results && i < n; i++)
-		snprintf(results[i], 64, "pending");
+		snprintf(results[i], 64, "%s", nt_step_result_name(NT_STEP_PENDING));
 	if (!results) {
 		failed = 0;
 		snprintf(msg, sizeof(msg), "out of memory");
@@ -309,15 +305,15 @@ static void run_steps(nt_txn_engine *e, int64_t id, const nt_step *steps, int n,
 		}
 		if (r < 0) {
 			failed = i;
-			snprintf(results[i], 64, "failed");
-			record_step(e, id, i, s, "failed", err);
+			snprintf(results[i], 64, "%s", nt_step_result_name(NT_STEP_FAILED));
+			record_step(e, id, i, s, nt_step_result_name(NT_STEP_FAILED), err);
 			snprintf(msg, sizeof(msg), "step %d (%s %s): %s", i, s->kind->name, s->target,
 				 err[0] ? err : nt_strerror(r));
 			break;
 		}
-		snprintf(results[i], 64, "applied");
+		snprintf(results[i], 64, "%s", nt_step_result_name(NT_STEP_APPLIED));
 		/* Never carry on without a record of what was done. */
-		if (record_step(e, id, i, s, "applied", NULL) < 0) {
+		if (record_step(e, id, i, s, nt_step_result_name(NT_STEP_APPLIED), NULL) < 0) {
 			failed = i;
 			snprintf(msg, sizeof(msg), "step %d: the store could not record: %s", i,
 				 nt_store_errmsg(e->store));
@@ -333,33 +329,33 @@ static void run_steps(nt_txn_engine *e, int64_t id, const nt_step *steps, int n,
 	if (failed < 0) {
 		if (confirm_timeout_s > 0 && n > 0) {
 			int64_t deadline = nt_store_now_ms() + (int64_t)confirm_timeout_s * 1000;
-			record_status(e, id, "pending_confirm", NULL, -1, false, deadline);
+			record_status(e, id, NT_TXN_PENDING_CONFIRM, NULL, -1, false, deadline);
 			pthread_mutex_lock(&e->lock);
 			e->pending_id = id;
 			e->pending_deadline_ms = deadline;
 			pthread_cond_broadcast(&e->cond);
 			pthread_mutex_unlock(&e->lock);
 		} else {
-			record_status(e, id, "applied", NULL, -1, true, 0);
+			record_status(e, id, NT_TXN_APPLIED, NULL, -1, true, 0);
 		}
 		free(results);
 		return;
 	}
-	record_status(e, id, "rolling_back", msg, failed, false, 0);
-	int bad = results ? undo(e, id, steps, results, failed, "rolled_back") : 1;
+	record_status(e, id, NT_TXN_ROLLING_BACK, msg, failed, false, 0);
+	int bad = results ? undo(e, id, steps, results, failed, NT_STEP_ROLLED_BACK) : 1;
 	if (bad) {
 		char full[1200];
 		snprintf(full, sizeof(full), "%s; undo failed for %d target(s), see steps", msg, bad);
-		record_status(e, id, "rollback_failed", full, failed, true, 0);
+		record_status(e, id, NT_TXN_ROLLBACK_FAILED, full, failed, true, 0);
 	} else {
-		record_status(e, id, "rolled_back", msg, failed, true, 0);
+		record_status(e, id, NT_TXN_ROLLED_BACK, msg, failed, true, 0);
 	}
 	free(results);
 }
 
 /* Undo every step of a stored transaction and give it STATUS (or
  * rollback_failed). Used for revert and crash recovery. */
-static int undo_stored(nt_txn_engine *e, int64_t id, const char *done, const char *status,
+static int undo_stored(nt_txn_engine *e, int64_t id, nt_step_result done, nt_txn_status status,
 		       const char *why)
 {
 	json_t *doc = NULL;
@@ -375,7 +371,7 @@ static int undo_stored(nt_txn_engine *e, int64_t id, const char *done, const cha
 	if (bad) {
 		char msg[512];
 		snprintf(msg, sizeof(msg), "%s; undo failed for %d target(s), see steps", why, bad);
-		r = record_status(e, id, "rollback_failed", msg, -1, true, -1);
+		r = record_status(e, id, NT_TXN_ROLLBACK_FAILED, msg, -1, true, -1);
 	} else {
 		r = record_status(e, id, status, why, -1, true, -1);
 	}
@@ -412,7 +408,7 @@ static void *timer_main(void *arg)
 		e->busy = true;
 		e->inflight_id = id;
 		pthread_mutex_unlock(&e->lock);
-		undo_stored(e, id, "reverted", "reverted",
+		undo_stored(e, id, NT_STEP_REVERTED, NT_TXN_REVERTED,
 			    "not confirmed within confirm_timeout_s; reverted");
 		pthread_mutex_lock(&e->lock);
 		if (e->pending_id == id)
@@ -429,20 +425,20 @@ static void *timer_main(void *arg)
 
 static void recover(nt_txn_engine *e)
 {
-	static const char *const crashed[] = { "applying", "rolling_back", NULL };
+	static const nt_txn_status crashed[] = { NT_TXN_APPLYING, NT_TXN_ROLLING_BACK };
 	json_t *ids = NULL;
 	size_t i;
 	json_t *v;
 
-	for (int k = 0; crashed[k]; k++) {
-		if (nt_store_txn_ids(e->store, crashed[k], &ids) < 0)
+	for (size_t k = 0; k < sizeof(crashed) / sizeof(crashed[0]); k++) {
+		if (nt_store_txn_ids(e->store, nt_txn_status_name(crashed[k]), &ids) < 0)
 			continue;
 		json_array_foreach(ids, i, v)
-			undo_stored(e, json_integer_value(v), "restored", "recovered",
+			undo_stored(e, json_integer_value(v), NT_STEP_RESTORED, NT_TXN_RECOVERED,
 				    "the agent stopped during this transaction; restored from the journal");
 		json_decref(ids);
 	}
-	if (nt_store_txn_ids(e->store, "pending_confirm", &ids) < 0)
+	if (nt_store_txn_ids(e->store, nt_txn_status_name(NT_TXN_PENDING_CONFIRM), &ids) < 0)
 		return;
 	json_array_foreach(ids, i, v) {
 		json_t *doc = NULL;
@@ -452,7 +448,7 @@ static void recover(nt_txn_engine *e)
 		int64_t deadline = json_integer_value(json_object_get(doc, "confirm_deadline_ms"));
 		json_decref(doc);
 		if (deadline <= nt_store_now_ms() || e->pending_id) {
-			undo_stored(e, id, "reverted", "reverted",
+			undo_stored(e, id, NT_STEP_REVERTED, NT_TXN_REVERTED,
 				    "not confirmed within confirm_timeout_s; reverted");
 		} else {
 			e->pending_id = id;
@@ -628,7 +624,8 @@ static int record_and_run(nt_txn_engine *e, json_t *txn, const nt_step *steps, i
 	set_inflight(e, id);
 	if (e->log) {
 		json_t *ev = json_pack("{s:s, s:I, s:s, s:i, s:s, s:s}", "event", "txn", "txn",
-				       (json_int_t)id, "status", "applying", "steps", n, "client",
+				       (json_int_t)id, "status", nt_txn_status_name(NT_TXN_APPLYING),
+				       "steps", n, "client",
 				       req->client ? req->client : "", "identity",
 				       req->identity ? req->identity : "");
 		emit(e, ev);
@@ -654,7 +651,8 @@ int nt_txn_apply(nt_txn_engine *e, const nt_txn_request *req, nt_txn_outcome *ou
 	if ((r = make_plan(e, profile, &plan, out)) < 0)
 		goto out;
 	const char *pname = json_string_value(json_object_get(profile, "name"));
-	txn = json_pack("{s:s,s:O,s:s?,s:s,s:s,s:O}", "status", "applying", "profile", profile,
+	txn = json_pack("{s:s,s:O,s:s?,s:s,s:s,s:O}", "status", nt_txn_status_name(NT_TXN_APPLYING),
+			"profile", profile,
 			"profile_name", req->profile_name ? req->profile_name : pname, "client",
 			req->client ? req->client : "", "identity", req->identity ? req->identity : "",
 			"warnings", plan.warnings);
@@ -696,7 +694,7 @@ int nt_txn_confirm(nt_txn_engine *e, int64_t id, nt_txn_outcome *out)
 		json_decref(doc);
 		return r < 0 ? r : NT_ECONFLICT;
 	}
-	r = record_status(e, id, "applied", NULL, -1, true, -1);
+	r = record_status(e, id, NT_TXN_APPLIED, NULL, -1, true, -1);
 	if (r == 0) {
 		e->pending_id = 0;
 		pthread_cond_broadcast(&e->cond);
@@ -729,7 +727,7 @@ int nt_txn_rollback(nt_txn_engine *e, int64_t id, bool force, const nt_txn_reque
 		goto out;
 	}
 	const char *status = json_string_value(json_object_get(orig, "status"));
-	if (strcmp(status, "applied") != 0) {
+	if (nt_txn_status_parse(status) != NT_TXN_APPLIED) {
 		snprintf(out->message, sizeof(out->message),
 			 "transaction %lld is %s: only an applied transaction can be rolled back",
 			 (long long)id, status);
@@ -761,7 +759,7 @@ int nt_txn_rollback(nt_txn_engine *e, int64_t id, bool force, const nt_txn_reque
 	 * reverse order, back to its before-value; targets already there are
 	 * left out like any no-op step. */
 	for (int i = n - 1; i >= 0; i--) {
-		if (strcmp(results[i], "applied") != 0 || !ostep[i].kind)
+		if (!result_is(results[i], NT_STEP_APPLIED) || !ostep[i].kind)
 			continue;
 		nt_step *s = &steps[k];
 		*s = ostep[i];
@@ -772,7 +770,8 @@ int nt_txn_rollback(nt_txn_engine *e, int64_t id, bool force, const nt_txn_reque
 			continue;
 		k++;
 	}
-	txn = json_pack("{s:s,s:n,s:s,s:s,s:I,s:[]}", "status", "applying", "profile", "client",
+	txn = json_pack("{s:s,s:n,s:s,s:s,s:I,s:[]}", "status", nt_txn_status_name(NT_TXN_APPLYING),
+			"profile", "client",
 			req->client ? req->client : "", "identity", req->identity ? req->identity : "",
 			"rollback_of", (json_int_t)id, "warnings");
 	if (!txn) {

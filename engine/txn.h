@@ -10,7 +10,8 @@
  * ("rolled_back"); an undo that fails leaves "rollback_failed" with each
  * target's state in its step. At open, transactions left "applying" or
  * "rolling_back" by a crash are restored from the journal ("recovered"), and
- * expired "pending_confirm" ones are reverted ("reverted").
+ * expired "pending_confirm" ones are reverted ("reverted"). The statuses and
+ * step results are the one list in store/status.h.
  *
  * One transaction at a time: while one is applying, or waiting for its
  * confirmation, another apply gets NT_ECONFLICT naming it.
@@ -98,8 +99,5 @@ int nt_txn_profile_put(nt_txn_engine *e, const char *name, const json_t *profile
 int nt_txn_profile_get(nt_txn_engine *e, const char *name, json_t **doc);
 int nt_txn_profile_delete(nt_txn_engine *e, const char *name);
 int nt_txn_profile_list(nt_txn_engine *e, json_t **doc);
-
-/* Whether STATUS is one a transaction can have (for list filters). */
-bool nt_txn_status_valid(const char *status);
 
 #endif
