@@ -15,6 +15,7 @@
 struct nt_txn_engine {
 	nt_ctx ctx;
 	nt_store *store; /* NULL when the database could not be opened */
+	bool own_store; /* opened by nt_txn_engine_open, closed with the engine */
 	char store_err[512];
 	int step_delay_ms;
 
@@ -458,15 +459,19 @@ static void recover(nt_txn_engine *e)
 	json_decref(ids);
 }
 
-int nt_txn_engine_open(const nt_ctx *ctx, const char *state_dir, nt_txn_engine **out)
+int nt_txn_engine_new(const nt_ctx *ctx, nt_store *store, const char *store_err,
+		      nt_txn_engine **out)
 {
 	nt_txn_engine *e = calloc(1, sizeof(*e));
-	char path[PATH_MAX];
 
 	*out = NULL;
 	if (!e)
 		return -ENOMEM;
 	e->ctx = *ctx;
+	e->store = store;
+	if (!store)
+		snprintf(e->store_err, sizeof(e->store_err), "%s",
+			 store_err && *store_err ? store_err : "no database");
 	pthread_mutex_init(&e->lock, NULL);
 	pthread_condattr_t ca;
 	pthread_condattr_init(&ca);
@@ -475,21 +480,51 @@ int nt_txn_engine_open(const nt_ctx *ctx, const char *state_dir, nt_txn_engine *
 	const char *delay = getenv("NETTUNE_TEST_STEP_DELAY_MS");
 	if (delay)
 		e->step_delay_ms = atoi(delay);
-
-	if (!state_dir || !*state_dir) {
-		snprintf(e->store_err, sizeof(e->store_err), "no state directory configured");
-	} else if (snprintf(path, sizeof(path), "%s/nettune.db", state_dir) >= (int)sizeof(path)) {
-		snprintf(e->store_err, sizeof(e->store_err), "state directory path too long");
-	} else if (nt_store_open(path, &e->store, e->store_err, sizeof(e->store_err)) < 0) {
-		e->store = NULL;
-	}
-	if (e->store) {
-		recover(e);
-		if (pthread_create(&e->timer, NULL, timer_main, e) == 0)
-			e->timer_started = true;
-	}
 	*out = e;
 	return 0;
+}
+
+int nt_txn_engine_start(nt_txn_engine *e)
+{
+	if (!e->store || e->timer_started)
+		return 0;
+	/* What recovery restores is the journal's doing, not a client's
+	 * request: the transactions' own records say it, the log does not.
+	 * No other thread exists yet, so the sink can be set aside. */
+	nt_log_fn log = e->log;
+	e->log = NULL;
+	recover(e);
+	e->log = log;
+	int r = pthread_create(&e->timer, NULL, timer_main, e);
+	if (r != 0)
+		return -r;
+	e->timer_started = true;
+	return 0;
+}
+
+int nt_txn_engine_open(const nt_ctx *ctx, const char *state_dir, nt_txn_engine **out)
+{
+	nt_store *store = NULL;
+	char path[PATH_MAX], err[512] = "";
+	int r;
+
+	*out = NULL;
+	if (!state_dir || !*state_dir)
+		snprintf(err, sizeof(err), "no state directory configured");
+	else if (snprintf(path, sizeof(path), "%s/nettune.db", state_dir) >= (int)sizeof(path))
+		snprintf(err, sizeof(err), "state directory path too long");
+	else if (nt_store_open(path, &store, err, sizeof(err)) < 0)
+		store = NULL;
+	if ((r = nt_txn_engine_new(ctx, store, err, out)) < 0) {
+		nt_store_close(store);
+		return r;
+	}
+	(*out)->own_store = store != NULL;
+	if ((r = nt_txn_engine_start(*out)) < 0) {
+		nt_txn_engine_close(*out);
+		*out = NULL;
+	}
+	return r;
 }
 
 void nt_txn_engine_close(nt_txn_engine *e)
@@ -502,7 +537,8 @@ void nt_txn_engine_close(nt_txn_engine *e)
 	pthread_mutex_unlock(&e->lock);
 	if (e->timer_started)
 		pthread_join(e->timer, NULL);
-	nt_store_close(e->store);
+	if (e->own_store)
+		nt_store_close(e->store);
 	pthread_cond_destroy(&e->cond);
 	pthread_mutex_destroy(&e->lock);
 	free(e);
