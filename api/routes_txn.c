@@ -1,5 +1,6 @@
-/* Profiles, plans and transactions (issue 3). The engine is engine/txn.c;
- * these handlers only translate between HTTP and it.
+/* Profiles, plans and transactions. The engine is engine/txn.c, owned by
+ * the agent (agent/agent.h); these handlers only translate between HTTP
+ * and it.
  *
  * Every error is an RFC 9457 problem document (application/problem+json).
  *
@@ -50,6 +51,7 @@
  *                                  422 invalid-profile; 400 name mismatch
  * DELETE /v1/profiles/{name}       204 | 404
  */
+#include "agent/agent.h"
 #include "api/http.h"
 #include "api/server.h"
 #include "engine/profile.h"
@@ -61,28 +63,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-extern const nt_area nt_area_txn;
-
 static nt_txn_engine *engine(const nt_request *req)
 {
-	return nt_area_state(req->server, &nt_area_txn);
-}
-
-static int txn_init(struct nt_server *s, void **state, char *err, size_t errsize)
-{
-	nt_txn_engine *e = NULL;
-	int r = nt_txn_engine_open(nt_server_ctx(s), nt_server_cfg(s)->state_dir, &e);
-	if (r < 0) {
-		snprintf(err, errsize, "transaction engine: %s", nt_strerror(r));
-		return r;
-	}
-	*state = e;
-	return 0;
-}
-
-static void txn_fini(void *state)
-{
-	nt_txn_engine_close(state);
+	return nt_agent_engine(nt_server_agent(req->server));
 }
 
 /* ---- helpers ---- */
@@ -499,7 +482,5 @@ static const nt_route txn_routes[] = {
 
 const nt_area nt_area_txn = {
 	.name = "txn",
-	.init = txn_init,
-	.fini = txn_fini,
 	.routes = txn_routes,
 };

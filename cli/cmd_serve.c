@@ -1,5 +1,7 @@
-/* nettune serve: the options made into the server's configuration, the
- * log sink, signal handling, and the order things start and stop in. */
+/* nettune serve: the options made into the agent's and the server's
+ * configuration, the log sink, signal handling, and the order things start
+ * and stop in. */
+#include "agent/agent.h"
 #include "api/server.h"
 #include "cli/cli.h"
 
@@ -110,19 +112,39 @@ static int copy_path(char *dst, size_t size, const char *src, const char *opt)
 	return 0;
 }
 
+/* A database that cannot be opened does not stop the agent (reads and
+ * plans still work), so it is said once at start, through the log, where
+ * an operator looks when applies answer 503. */
+static void report_store(nt_agent *agent, nt_log_fn log, void *log_ud)
+{
+	const char *why = nt_agent_store_error(agent);
+	if (!why)
+		return;
+	json_t *ev = json_pack("{s:s, s:s, s:s, s:s}", "event", "store_unavailable", "state_dir",
+			       nt_agent_cfg(agent)->state_dir, "error", why, "effect",
+			       "transactions are refused until the database can be opened");
+	if (ev)
+		log(log_ud, ev);
+	json_decref(ev);
+}
+
 int nt_cmd_serve(const char *cmd, const cli_opts *o, int nargs, char **args)
 {
 	nt_server_config cfg;
+	nt_agent_config acfg;
 	struct nt_server *srv = NULL;
+	nt_agent *agent = NULL;
 	char err[512] = "";
+	int r;
 
 	memset(&cfg, 0, sizeof(cfg));
+	memset(&acfg, 0, sizeof(acfg));
 	if (split_listen(o->listen ? o->listen : "127.0.0.1:8470", &cfg) < 0) {
 		fprintf(stderr, "nettune: --listen wants ADDR:PORT (e.g. 127.0.0.1:8470), not '%s'\n", o->listen);
 		return 2;
 	}
-	snprintf(cfg.root, sizeof(cfg.root), "%s", o->root ? o->root : "/");
-	snprintf(cfg.state_dir, sizeof(cfg.state_dir), "%s", o->state_dir ? o->state_dir : "/var/lib/nettune");
+	snprintf(acfg.root, sizeof(acfg.root), "%s", o->root ? o->root : "/");
+	snprintf(acfg.state_dir, sizeof(acfg.state_dir), "%s", o->state_dir ? o->state_dir : "/var/lib/nettune");
 	cfg.rtt_ms = o->rtt_ms ? o->rtt_ms : 10;
 	if (copy_path(cfg.tokens_path, sizeof(cfg.tokens_path), o->tokens, "--tokens") < 0 ||
 	    copy_path(cfg.tls_cert, sizeof(cfg.tls_cert), o->tls_cert, "--tls-cert") < 0 ||
@@ -135,13 +157,14 @@ int nt_cmd_serve(const char *cmd, const cli_opts *o, int nargs, char **args)
 	cfg.max_connections = (unsigned)o->max_connections;
 	static bool log_json;
 	log_json = o->log_json;
-	cfg.log = log_event;
-	cfg.log_ud = &log_json;
+	acfg.log = log_event;
+	acfg.log_ud = &log_json;
 
-	/* SIGTERM and SIGINT are blocked before the server's threads exist, so
-	 * every thread inherits the mask and only sigwait below takes them: a
-	 * signal handled by a worker thread would leave pause() in the main
-	 * thread waiting forever. */
+	/* SIGTERM and SIGINT are blocked before any thread exists (the
+	 * engine's confirmation timer, the server's workers), so every thread
+	 * inherits the mask and only sigwait below takes them: a signal
+	 * handled by another thread would leave the main thread waiting
+	 * forever. */
 	sigset_t stop_set;
 	sigemptyset(&stop_set);
 	sigaddset(&stop_set, SIGTERM);
@@ -149,11 +172,17 @@ int nt_cmd_serve(const char *cmd, const cli_opts *o, int nargs, char **args)
 	pthread_sigmask(SIG_BLOCK, &stop_set, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
-	int r = nt_server_start(&cfg, &srv, err, sizeof(err));
-	if (r < 0) {
-		fprintf(stderr, "nettune: cannot start: %s\n", err[0] ? err : nt_strerror(r));
-		return 1;
-	}
+	/* The server's configuration first: one that will be refused (an
+	 * open API off loopback, a bad token file) is refused before the
+	 * agent opens the database or crash recovery touches the host. The
+	 * agent is open, recovered, before the server listens, so no request
+	 * ever sees a half-made transaction. */
+	if ((r = nt_server_new(&cfg, &srv, err, sizeof(err))) < 0 ||
+	    (r = nt_agent_open(&acfg, &agent, err, sizeof(err))) < 0)
+		goto fail;
+	report_store(agent, acfg.log, acfg.log_ud);
+	if ((r = nt_server_start(srv, agent, err, sizeof(err))) < 0)
+		goto fail;
 	bool v6 = strchr(cfg.listen_addr, ':') != NULL;
 	printf("listening on %s://%s%s%s:%d\n", cfg.tls_cert[0] ? "https" : "http", v6 ? "[" : "",
 	       cfg.listen_addr, v6 ? "]" : "", nt_server_port(srv));
@@ -161,6 +190,13 @@ int nt_cmd_serve(const char *cmd, const cli_opts *o, int nargs, char **args)
 	int sig = 0;
 	while (sigwait(&stop_set, &sig) != 0)
 		;
+	/* The server borrows the agent: it stops (its requests finish) first. */
 	nt_server_stop(srv);
+	nt_agent_close(agent);
 	return 0;
+fail:
+	fprintf(stderr, "nettune: cannot start: %s\n", err[0] ? err : nt_strerror(r));
+	nt_server_stop(srv);
+	nt_agent_close(agent);
+	return 1;
 }
