@@ -68,14 +68,18 @@ int nt_route_read_host(const nt_request *req, nt_response *resp, struct nt_topol
 /* Request header, or NULL. */
 const char *nt_header(const nt_request *req, const char *name);
 
-/* An area of the API: its routes and, optionally, state created at server
- * start (the store, the transaction engine). api/server.c lists the areas
- * it serves in one table; a route reaches its area's state with
- * nt_area_state(req->server, &nt_area_x). */
+/* An area of the API: its routes and, optionally, state of its own created
+ * at server start (a cache, a rate limiter). What the whole agent shares
+ * (the host context, the transaction engine, the store, the log sink and
+ * request counters) is the agent's, not an area's: a route reaches it with
+ * nt_server_agent(req->server) (api/server.h, agent/agent.h).
+ * api/server.c lists the areas it serves in one table; a route reaches its
+ * area's state with nt_area_state(req->server, &nt_area_x). */
 typedef struct nt_area {
 	const char *name;
-	/* Called once at start, before listening. Returns 0 or -errno; ERR gets
-	 * a message for the operator (start-up is refused). May be NULL. */
+	/* Called once at start, before listening, with the agent already
+	 * open. Returns 0 or -errno; ERR gets a message for the operator
+	 * (start-up is refused). May be NULL. */
 	int (*init)(struct nt_server *s, void **state, char *err, size_t errsize);
 	void (*fini)(void *state);
 	const nt_route *routes; /* terminated by an entry with method NULL */
@@ -89,11 +93,5 @@ extern const nt_area nt_area_txn; /* profiles, plan, transactions */
 extern const nt_area nt_area_place; /* placement, live IRQ rates */
 extern const nt_area nt_area_doc; /* GET /v1/openapi.yaml (api/routes_doc.c) */
 extern const nt_area nt_area_metrics; /* GET /metrics (api/metrics.c) */
-
-/* Call FN for every (method, status code) pair the server has answered,
- * with the count. METHOD is an upper-case method name or "other". */
-void nt_server_http_requests(struct nt_server *s,
-			     void (*fn)(void *ud, const char *method, int code, uint64_t n),
-			     void *ud);
 
 #endif

@@ -12,12 +12,15 @@
  *   nettune_http_requests_total{method,code}        counter, since the agent started
  *
  * The host is read fresh for each scrape, like every read route. The
- * transaction counts come from the agent's own database, opened read-only
- * here through its own handle so a scrape never waits on the engine's lock
- * during an apply (SQLite WAL lets readers run beside the writer). */
+ * transaction counts and request counters are the agent's: its one store
+ * handle and its counters. A scrape during an apply waits at most for the
+ * step being recorded (the store serialises single calls), never for the
+ * whole transaction: the engine holds no lock across its steps. */
+#include "agent/agent.h"
 #include "api/http.h"
 #include "api/server.h"
 #include "host/topology.h"
+#include "store/status.h"
 #include "store/store.h"
 
 #include <errno.h>
@@ -25,36 +28,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-extern const nt_area nt_area_metrics;
-
-static const char *const txn_statuses[] = {
-	"applying", "applied", "pending_confirm", "rolling_back", "rolled_back",
-	"rollback_failed", "reverted", "recovered", NULL,
-};
-
-static int metrics_init(struct nt_server *s, void **state, char *err, size_t errsize)
-{
-	const char *dir = nt_server_cfg(s)->state_dir;
-	char path[PATH_MAX];
-	nt_store *st = NULL;
-	char serr[256];
-
-	*state = NULL;
-	/* No state directory (read-only tests): no transaction metrics. A
-	 * database that cannot be opened is the transaction area's error to
-	 * report; metrics then just leave the transaction families empty. */
-	if (!dir[0] || snprintf(path, sizeof(path), "%s/nettune.db", dir) >= (int)sizeof(path))
-		return 0;
-	if (nt_store_open(path, &st, serr, sizeof(serr)) == 0)
-		*state = st;
-	return 0;
-}
-
-static void metrics_fini(void *state)
-{
-	nt_store_close(state);
-}
 
 /* A label value as the exposition format wants it: backslash, double quote
  * and newline escaped. Names and IRQ actions come from the kernel and may
@@ -139,6 +112,8 @@ static void host_metrics(FILE *f, const nt_topology *t)
 	}
 }
 
+/* Without a database (none configured, or it could not be opened: the
+ * agent reported that at start) the transaction families are left out. */
 static void txn_metrics(FILE *f, nt_store *st)
 {
 	json_t *counts = NULL;
@@ -147,11 +122,12 @@ static void txn_metrics(FILE *f, nt_store *st)
 	if (!st || nt_store_txn_stats(st, &counts, &last_ms) < 0)
 		return;
 	family(f, "nettune_transactions", "gauge", "Recorded transactions by status.");
-	for (int i = 0; txn_statuses[i]; i++) {
+	for (int i = 0; i < NT_TXN_NSTATUS; i++) {
+		const char *status = nt_txn_status_name((nt_txn_status)i);
 		fputs("nettune_transactions{", f);
-		put_label(f, "status", txn_statuses[i], true);
+		put_label(f, "status", status, true);
 		fprintf(f, "} %" JSON_INTEGER_FORMAT "\n",
-			json_integer_value(json_object_get(counts, txn_statuses[i])));
+			json_integer_value(json_object_get(counts, status)));
 	}
 	family(f, "nettune_last_apply_timestamp_seconds", "gauge",
 	       "When the newest transaction that left changes in place finished "
@@ -180,11 +156,12 @@ static int get_metrics(const nt_request *req, nt_response *resp)
 	fputs("} 1\n", f);
 	host_metrics(f, t);
 	nt_topology_free(t);
-	txn_metrics(f, nt_area_state(req->server, &nt_area_metrics));
+	nt_agent *agent = nt_server_agent(req->server);
+	txn_metrics(f, nt_agent_store(agent));
 	family(f, "nettune_http_requests_total", "counter",
 	       "HTTP requests answered since the agent started, by method and status code.");
 	struct http_ctx h = { f };
-	nt_server_http_requests(req->server, http_sample, &h);
+	nt_agent_http_counts(agent, http_sample, &h);
 	if (fclose(f) != 0 || !text) {
 		free(text);
 		return -ENOMEM;
@@ -202,7 +179,5 @@ static const nt_route metrics_routes[] = {
 
 const nt_area nt_area_metrics = {
 	.name = "metrics",
-	.init = metrics_init,
-	.fini = metrics_fini,
 	.routes = metrics_routes,
 };

@@ -1,5 +1,6 @@
-/* Profiles, plans and transactions. The engine is engine/txn.c;
- * these handlers only translate between HTTP and it.
+/* Profiles, plans and transactions. The engine is engine/txn.c, owned by
+ * the agent (agent/agent.h); these handlers only translate between HTTP
+ * and it.
  *
  * Every error is an RFC 9457 problem document (application/problem+json).
  *
@@ -20,9 +21,8 @@
  *       waiting for confirmation)
  *   422 as for plan; 404 profile-not-found; 503 problem "store-unavailable" (nothing applied)
  *
- * Transaction document:
- *   {"id": 7, "status": "applied" | "applying" | "pending_confirm" | "rolling_back" |
- *      "rolled_back" | "rollback_failed" | "reverted" | "recovered",
+ * Transaction document (statuses and step results: store/status.h):
+ *   {"id": 7, "status": "applied",
  *    "profile": {...} | null, "profile_name": "x" | null, "rollback_of": ID | null,
  *    "client": "127.0.0.1", "identity": "",
  *    "created": "2026-11-30T01:02:03.456Z", "finished": "..." | null, "duration_ms": N | null,
@@ -31,9 +31,7 @@
  *    "warnings": ["..."],
  *    "steps": [{"index": 0, "kind": "irq_affinity", "target": "177", "interface": "eth0",
  *               "before": "0-63", "after": "1", "result": "applied", "error": null}]}
- *   Step results: "pending", "applied", "skipped: not movable", "failed", "rolled_back",
- *   "rollback_failed" (error says what the target reads now and what it should), "reverted",
- *   "restored", "not_applied".
+ *   A "rollback_failed" step's error says what the target reads now and what it should.
  *
  * GET /v1/transactions?status=S&limit=N&offset=N    (newest first; limit 1..500, default 50)
  *   200 {"transactions": [transaction document without "steps", with "nsteps"],
@@ -53,38 +51,21 @@
  *                                  422 invalid-profile; 400 name mismatch
  * DELETE /v1/profiles/{name}       204 | 404
  */
+#include "agent/agent.h"
 #include "api/http.h"
 #include "api/server.h"
 #include "engine/profile.h"
 #include "engine/txn.h"
+#include "store/status.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-extern const nt_area nt_area_txn;
-
 static nt_txn_engine *engine(const nt_request *req)
 {
-	return nt_area_state(req->server, &nt_area_txn);
-}
-
-static int txn_init(struct nt_server *s, void **state, char *err, size_t errsize)
-{
-	nt_txn_engine *e = NULL;
-	int r = nt_txn_engine_open(nt_server_ctx(s), nt_server_cfg(s)->state_dir, &e);
-	if (r < 0) {
-		snprintf(err, errsize, "transaction engine: %s", nt_strerror(r));
-		return r;
-	}
-	*state = e;
-	return 0;
-}
-
-static void txn_fini(void *state)
-{
-	nt_txn_engine_close(state);
+	return nt_agent_engine(nt_server_agent(req->server));
 }
 
 /* ---- helpers ---- */
@@ -295,7 +276,7 @@ static int h_list(const nt_request *req, nt_response *resp)
 	const char *status = nt_query(req, "status");
 	int limit = 50, offset = 0;
 
-	if (status && !nt_txn_status_valid(status))
+	if (status && nt_txn_status_parse(status) < 0)
 		return nt_problem(resp, 400, "bad-request", "Bad request",
 				  "unknown status '%s'", status);
 	if (nt_query_int(req, "limit", 1, 500, 50, &limit) < 0)
@@ -501,7 +482,5 @@ static const nt_route txn_routes[] = {
 
 const nt_area nt_area_txn = {
 	.name = "txn",
-	.init = txn_init,
-	.fini = txn_fini,
 	.routes = txn_routes,
 };

@@ -1,17 +1,25 @@
-/* The agent's HTTP server (libmicrohttpd). */
+/* The agent's HTTP server (libmicrohttpd). It serves an agent (see
+ * agent/agent.h) it borrows: the server owns the listening socket, its
+ * worker threads, the security material and per-area state; the engine,
+ * the store and the log sink are the agent's.
+ *
+ *   nt_server_new      check the configuration, read tokens and TLS files
+ *                      (nothing listens yet, nothing of the host is touched)
+ *   nt_server_start    take the agent, set up the areas and listen
+ *   nt_server_stop     stop listening and free; the agent stays open */
 #ifndef NT_API_SERVER_H
 #define NT_API_SERVER_H
 
+#include "agent/agent.h"
 #include "kernel/ctx.h"
-#include "engine/txn.h" /* nt_log_fn */
+
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 
 typedef struct nt_server_config {
 	char listen_addr[64]; /* "127.0.0.1" */
 	int port; /* 8470; 0 picks a free port (tests) */
-	char root[PATH_MAX]; /* host root, "/" live */
-	char state_dir[PATH_MAX]; /* SQLite database and journal live here */
 	int rtt_ms; /* for diagnostics */
 
 	/* Who may call (see api/auth.h). Files are read once at start. With
@@ -26,13 +34,11 @@ typedef struct nt_server_config {
 	size_t max_body; /* request body bytes (1 MiB) */
 	unsigned client_timeout_s; /* idle or slow connection closed after (30 s) */
 	unsigned max_connections; /* open connections at once (64) */
-
-	/* Structured events (access log, transaction steps), or NULL. Access
-	 * events are {"event":"access","method","path","status","duration_ms",
-	 * "identity","client"}; see nt_txn_engine_set_log for the others. */
-	nt_log_fn log;
-	void *log_ud;
 } nt_server_config;
+
+/* The access log goes to the agent's log sink, one event per request:
+ * {"event":"access","method","path","status","duration_ms","identity",
+ * "client"}. */
 
 #define NT_DEFAULT_MAX_BODY ((size_t)1024 * 1024)
 #define NT_DEFAULT_CLIENT_TIMEOUT_S 30u
@@ -44,13 +50,26 @@ typedef struct nt_server_config {
 
 struct nt_server;
 
-/* Start serving in background threads. Returns 0 or -errno; ERR receives a
- * message fit for an operator. */
-int nt_server_start(const nt_server_config *cfg, struct nt_server **out, char *err, size_t errsize);
+/* A server for CFG (copied), not yet listening: the listen address, the
+ * listen policy (no open API off loopback), the token file and TLS
+ * material are checked and read here, so that a configuration that will be
+ * refused is refused before the agent touches the host. Returns 0 or
+ * -errno with a sentence for the operator in ERR; *OUT is the caller's
+ * (nt_server_stop). */
+int nt_server_new(const nt_server_config *cfg, struct nt_server **out, char *err,
+		  size_t errsize);
+/* Serve AGENT (borrowed until nt_server_stop) in background threads: the
+ * areas' state is set up and the socket bound. Returns 0 or -errno with a
+ * sentence in ERR; on failure S can be stopped (freed) as usual. */
+int nt_server_start(struct nt_server *s, nt_agent *agent, char *err, size_t errsize);
 /* The port actually bound (useful with port 0). */
 int nt_server_port(const struct nt_server *s);
+nt_agent *nt_server_agent(const struct nt_server *s);
+/* The agent's host context (shorthand for routes). */
 const nt_ctx *nt_server_ctx(const struct nt_server *s);
 const nt_server_config *nt_server_cfg(const struct nt_server *s);
+/* Stop listening (waits for requests in progress) and free S. NULL is
+ * allowed. */
 void nt_server_stop(struct nt_server *s);
 /* Whether the listen address ADDR (an IP literal, brackets allowed) is a
  * loopback address. */

@@ -5,42 +5,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const result_names[] = {
-	[NT_STEP_PENDING] = "pending",
-	[NT_STEP_APPLIED] = "applied",
-	[NT_STEP_SKIPPED] = "skipped",
-	[NT_STEP_FAILED] = "failed",
-	[NT_STEP_ROLLED_BACK] = "rolled_back",
-	[NT_STEP_ROLLBACK_FAILED] = "rollback_failed",
-	[NT_STEP_REVERTED] = "reverted",
-	[NT_STEP_RESTORED] = "restored",
-	[NT_STEP_NOT_APPLIED] = "not_applied",
-};
-
-const char *nt_step_result_name(nt_step_result r, const nt_setting_kind *k)
+const char *nt_step_result_label(nt_step_result r, const nt_setting_kind *k)
 {
 	if (r == NT_STEP_SKIPPED && k && k->skip_reason)
 		return k->skip_reason;
-	if ((size_t)r < sizeof(result_names) / sizeof(result_names[0]))
-		return result_names[r];
-	return "unknown";
-}
-
-int nt_step_result_parse(const char *name, nt_step_result *out)
-{
-	if (!name)
-		return NT_EPARSE;
-	if (strncmp(name, "skipped", 7) == 0) {
-		*out = NT_STEP_SKIPPED;
-		return 0;
-	}
-	for (size_t i = 0; i < sizeof(result_names) / sizeof(result_names[0]); i++) {
-		if (strcmp(result_names[i], name) == 0) {
-			*out = (nt_step_result)i;
-			return 0;
-		}
-	}
-	return NT_EPARSE;
+	const char *name = nt_step_result_name(r);
+	return name ? name : "unknown";
 }
 
 void nt_plan_free(nt_plan *plan)

@@ -5,6 +5,7 @@
 #define NT_PLAN_H
 
 #include "engine/profile.h"
+#include "store/status.h"
 
 typedef struct nt_step {
 	const nt_setting_kind *kind;
@@ -14,26 +15,9 @@ typedef struct nt_step {
 	nt_value after;
 } nt_step;
 
-/* What became of a step. The journal and the API spell them as
- * nt_step_result_name() does; SKIPPED reads as the kind's skip reason
- * ("skipped: not movable"). */
-typedef enum nt_step_result {
-	NT_STEP_PENDING = 0,
-	NT_STEP_APPLIED,
-	NT_STEP_SKIPPED,
-	NT_STEP_FAILED,
-	NT_STEP_ROLLED_BACK,
-	NT_STEP_ROLLBACK_FAILED,
-	NT_STEP_REVERTED,
-	NT_STEP_RESTORED,
-	NT_STEP_NOT_APPLIED,
-} nt_step_result;
-
-/* "pending", "applied", ...; for SKIPPED, K's skip reason when K has one. */
-const char *nt_step_result_name(nt_step_result r, const nt_setting_kind *k);
-/* The result a recorded name stands for ("skipped..." is SKIPPED). Returns
- * 0, or NT_EPARSE for a name that is none of them. */
-int nt_step_result_parse(const char *name, nt_step_result *out);
+/* The result STEP's record shows for R: the name of store/status.h, or for
+ * NT_STEP_SKIPPED the kind's own reason ("skipped: not movable"). */
+const char *nt_step_result_label(nt_step_result r, const nt_setting_kind *k);
 
 typedef struct nt_plan {
 	nt_step *steps; /* malloc'd, nsteps entries */

@@ -2,6 +2,7 @@
 #include "engine/plan.h"
 #include "settings/setting.h"
 #include "host/topology.h"
+#include "store/status.h"
 #include "store/store.h"
 
 #include <errno.h>
@@ -14,6 +15,7 @@
 struct nt_txn_engine {
 	nt_ctx ctx;
 	nt_store *store; /* NULL when the database could not be opened */
+	bool own_store; /* opened by nt_txn_engine_open, closed with the engine */
 	char store_err[512];
 	int step_delay_ms;
 
@@ -31,19 +33,6 @@ struct nt_txn_engine {
 	nt_log_fn log;
 	void *log_ud;
 };
-
-static const char *const statuses[] = {
-	"applying", "applied", "pending_confirm", "rolling_back", "rolled_back",
-	"rollback_failed", "reverted", "recovered", NULL,
-};
-
-bool nt_txn_status_valid(const char *status)
-{
-	for (int i = 0; status && statuses[i]; i++)
-		if (strcmp(statuses[i], status) == 0)
-			return true;
-	return false;
-}
 
 void nt_txn_outcome_free(nt_txn_outcome *o)
 {
@@ -76,7 +65,7 @@ static void emit(nt_txn_engine *e, json_t *ev)
 static int record_step(nt_txn_engine *e, int64_t id, int idx, const nt_step *s, nt_step_result result,
 		       const char *err)
 {
-	const char *name = nt_step_result_name(result, s->kind);
+	const char *name = nt_step_result_label(result, s->kind);
 	int r = nt_store_step_set(e->store, id, idx, name, err);
 	if (e->log) {
 		char before[NT_VALUE_MAX], after[NT_VALUE_MAX];
@@ -97,9 +86,10 @@ static int record_step(nt_txn_engine *e, int64_t id, int idx, const nt_step *s, 
 }
 
 /* Set transaction ID's status in the store and tell the log sink. */
-static int record_status(nt_txn_engine *e, int64_t id, const char *status, const char *error,
+static int record_status(nt_txn_engine *e, int64_t id, nt_txn_status st, const char *error,
 			 int failed_step, bool finished, int64_t deadline_ms)
 {
+	const char *status = nt_txn_status_name(st);
 	int r = nt_store_txn_set_status(e->store, id, status, error, failed_step, finished,
 					 deadline_ms);
 	if (e->log) {
@@ -186,8 +176,8 @@ static int steps_from_doc(const json_t *doc, nt_step **out, nt_step_result **res
 	json_array_foreach(arr, i, s) {
 		if (nt_step_from_json(s, &steps[i]) < 0)
 			steps[i].kind = NULL;
-		if (nt_step_result_parse(json_string_value(json_object_get(s, "result")), &res[i]) < 0)
-			res[i] = NT_STEP_PENDING;
+		int r = nt_step_result_parse(json_string_value(json_object_get(s, "result")));
+		res[i] = r < 0 ? NT_STEP_PENDING : (nt_step_result)r;
 	}
 	*out = steps;
 	*results = res;
@@ -337,33 +327,33 @@ static void run_steps(nt_txn_engine *e, int64_t id, const nt_step *steps, int n,
 	if (failed < 0) {
 		if (confirm_timeout_s > 0 && n > 0) {
 			int64_t deadline = nt_store_now_ms() + (int64_t)confirm_timeout_s * 1000;
-			record_status(e, id, "pending_confirm", NULL, -1, false, deadline);
+			record_status(e, id, NT_TXN_PENDING_CONFIRM, NULL, -1, false, deadline);
 			pthread_mutex_lock(&e->lock);
 			e->pending_id = id;
 			e->pending_deadline_ms = deadline;
 			pthread_cond_broadcast(&e->cond);
 			pthread_mutex_unlock(&e->lock);
 		} else {
-			record_status(e, id, "applied", NULL, -1, true, 0);
+			record_status(e, id, NT_TXN_APPLIED, NULL, -1, true, 0);
 		}
 		free(results);
 		return;
 	}
-	record_status(e, id, "rolling_back", msg, failed, false, 0);
+	record_status(e, id, NT_TXN_ROLLING_BACK, msg, failed, false, 0);
 	int bad = results ? undo(e, id, steps, results, failed, NT_STEP_ROLLED_BACK) : 1;
 	if (bad) {
 		char full[1200];
 		snprintf(full, sizeof(full), "%s; undo failed for %d target(s), see steps", msg, bad);
-		record_status(e, id, "rollback_failed", full, failed, true, 0);
+		record_status(e, id, NT_TXN_ROLLBACK_FAILED, full, failed, true, 0);
 	} else {
-		record_status(e, id, "rolled_back", msg, failed, true, 0);
+		record_status(e, id, NT_TXN_ROLLED_BACK, msg, failed, true, 0);
 	}
 	free(results);
 }
 
 /* Undo every step of a stored transaction and give it STATUS (or
  * rollback_failed). Used for revert and crash recovery. */
-static int undo_stored(nt_txn_engine *e, int64_t id, nt_step_result done, const char *status,
+static int undo_stored(nt_txn_engine *e, int64_t id, nt_step_result done, nt_txn_status status,
 		       const char *why)
 {
 	json_t *doc = NULL;
@@ -379,7 +369,7 @@ static int undo_stored(nt_txn_engine *e, int64_t id, nt_step_result done, const 
 	if (bad) {
 		char msg[512];
 		snprintf(msg, sizeof(msg), "%s; undo failed for %d target(s), see steps", why, bad);
-		r = record_status(e, id, "rollback_failed", msg, -1, true, -1);
+		r = record_status(e, id, NT_TXN_ROLLBACK_FAILED, msg, -1, true, -1);
 	} else {
 		r = record_status(e, id, status, why, -1, true, -1);
 	}
@@ -416,7 +406,7 @@ static void *timer_main(void *arg)
 		e->busy = true;
 		e->inflight_id = id;
 		pthread_mutex_unlock(&e->lock);
-		undo_stored(e, id, NT_STEP_REVERTED, "reverted",
+		undo_stored(e, id, NT_STEP_REVERTED, NT_TXN_REVERTED,
 			    "not confirmed within confirm_timeout_s; reverted");
 		pthread_mutex_lock(&e->lock);
 		if (e->pending_id == id)
@@ -433,20 +423,20 @@ static void *timer_main(void *arg)
 
 static void recover(nt_txn_engine *e)
 {
-	static const char *const crashed[] = { "applying", "rolling_back", NULL };
+	static const nt_txn_status crashed[] = { NT_TXN_APPLYING, NT_TXN_ROLLING_BACK };
 	json_t *ids = NULL;
 	size_t i;
 	json_t *v;
 
-	for (int k = 0; crashed[k]; k++) {
-		if (nt_store_txn_ids(e->store, crashed[k], &ids) < 0)
+	for (size_t k = 0; k < sizeof(crashed) / sizeof(crashed[0]); k++) {
+		if (nt_store_txn_ids(e->store, nt_txn_status_name(crashed[k]), &ids) < 0)
 			continue;
 		json_array_foreach(ids, i, v)
-			undo_stored(e, json_integer_value(v), NT_STEP_RESTORED, "recovered",
+			undo_stored(e, json_integer_value(v), NT_STEP_RESTORED, NT_TXN_RECOVERED,
 				    "the agent stopped during this transaction; restored from the journal");
 		json_decref(ids);
 	}
-	if (nt_store_txn_ids(e->store, "pending_confirm", &ids) < 0)
+	if (nt_store_txn_ids(e->store, nt_txn_status_name(NT_TXN_PENDING_CONFIRM), &ids) < 0)
 		return;
 	json_array_foreach(ids, i, v) {
 		json_t *doc = NULL;
@@ -456,7 +446,7 @@ static void recover(nt_txn_engine *e)
 		int64_t deadline = json_integer_value(json_object_get(doc, "confirm_deadline_ms"));
 		json_decref(doc);
 		if (deadline <= nt_store_now_ms() || e->pending_id) {
-			undo_stored(e, id, NT_STEP_REVERTED, "reverted",
+			undo_stored(e, id, NT_STEP_REVERTED, NT_TXN_REVERTED,
 				    "not confirmed within confirm_timeout_s; reverted");
 		} else {
 			e->pending_id = id;
@@ -466,15 +456,19 @@ static void recover(nt_txn_engine *e)
 	json_decref(ids);
 }
 
-int nt_txn_engine_open(const nt_ctx *ctx, const char *state_dir, nt_txn_engine **out)
+int nt_txn_engine_new(const nt_ctx *ctx, nt_store *store, const char *store_err,
+		      nt_txn_engine **out)
 {
 	nt_txn_engine *e = calloc(1, sizeof(*e));
-	char path[PATH_MAX];
 
 	*out = NULL;
 	if (!e)
 		return -ENOMEM;
 	e->ctx = *ctx;
+	e->store = store;
+	if (!store)
+		snprintf(e->store_err, sizeof(e->store_err), "%s",
+			 store_err && *store_err ? store_err : "no database");
 	pthread_mutex_init(&e->lock, NULL);
 	pthread_condattr_t ca;
 	pthread_condattr_init(&ca);
@@ -483,21 +477,51 @@ int nt_txn_engine_open(const nt_ctx *ctx, const char *state_dir, nt_txn_engine *
 	const char *delay = getenv("NETTUNE_TEST_STEP_DELAY_MS");
 	if (delay)
 		e->step_delay_ms = atoi(delay);
-
-	if (!state_dir || !*state_dir) {
-		snprintf(e->store_err, sizeof(e->store_err), "no state directory configured");
-	} else if (snprintf(path, sizeof(path), "%s/nettune.db", state_dir) >= (int)sizeof(path)) {
-		snprintf(e->store_err, sizeof(e->store_err), "state directory path too long");
-	} else if (nt_store_open(path, &e->store, e->store_err, sizeof(e->store_err)) < 0) {
-		e->store = NULL;
-	}
-	if (e->store) {
-		recover(e);
-		if (pthread_create(&e->timer, NULL, timer_main, e) == 0)
-			e->timer_started = true;
-	}
 	*out = e;
 	return 0;
+}
+
+int nt_txn_engine_start(nt_txn_engine *e)
+{
+	if (!e->store || e->timer_started)
+		return 0;
+	/* What recovery restores is the journal's doing, not a client's
+	 * request: the transactions' own records say it, the log does not.
+	 * No other thread exists yet, so the sink can be set aside. */
+	nt_log_fn log = e->log;
+	e->log = NULL;
+	recover(e);
+	e->log = log;
+	int r = pthread_create(&e->timer, NULL, timer_main, e);
+	if (r != 0)
+		return -r;
+	e->timer_started = true;
+	return 0;
+}
+
+int nt_txn_engine_open(const nt_ctx *ctx, const char *state_dir, nt_txn_engine **out)
+{
+	nt_store *store = NULL;
+	char path[PATH_MAX], err[512] = "";
+	int r;
+
+	*out = NULL;
+	if (!state_dir || !*state_dir)
+		snprintf(err, sizeof(err), "no state directory configured");
+	else if (snprintf(path, sizeof(path), "%s/nettune.db", state_dir) >= (int)sizeof(path))
+		snprintf(err, sizeof(err), "state directory path too long");
+	else if (nt_store_open(path, &store, err, sizeof(err)) < 0)
+		store = NULL;
+	if ((r = nt_txn_engine_new(ctx, store, err, out)) < 0) {
+		nt_store_close(store);
+		return r;
+	}
+	(*out)->own_store = store != NULL;
+	if ((r = nt_txn_engine_start(*out)) < 0) {
+		nt_txn_engine_close(*out);
+		*out = NULL;
+	}
+	return r;
 }
 
 void nt_txn_engine_close(nt_txn_engine *e)
@@ -510,7 +534,8 @@ void nt_txn_engine_close(nt_txn_engine *e)
 	pthread_mutex_unlock(&e->lock);
 	if (e->timer_started)
 		pthread_join(e->timer, NULL);
-	nt_store_close(e->store);
+	if (e->own_store)
+		nt_store_close(e->store);
 	pthread_cond_destroy(&e->cond);
 	pthread_mutex_destroy(&e->lock);
 	free(e);
@@ -632,7 +657,8 @@ static int record_and_run(nt_txn_engine *e, json_t *txn, const nt_step *steps, i
 	set_inflight(e, id);
 	if (e->log) {
 		json_t *ev = json_pack("{s:s, s:I, s:s, s:i, s:s, s:s}", "event", "txn", "txn",
-				       (json_int_t)id, "status", "applying", "steps", n, "client",
+				       (json_int_t)id, "status", nt_txn_status_name(NT_TXN_APPLYING),
+				       "steps", n, "client",
 				       req->client ? req->client : "", "identity",
 				       req->identity ? req->identity : "");
 		emit(e, ev);
@@ -658,7 +684,8 @@ int nt_txn_apply(nt_txn_engine *e, const nt_txn_request *req, nt_txn_outcome *ou
 	if ((r = make_plan(e, profile, &plan, out)) < 0)
 		goto out;
 	const char *pname = json_string_value(json_object_get(profile, "name"));
-	txn = json_pack("{s:s,s:O,s:s?,s:s,s:s,s:O}", "status", "applying", "profile", profile,
+	txn = json_pack("{s:s,s:O,s:s?,s:s,s:s,s:O}", "status", nt_txn_status_name(NT_TXN_APPLYING),
+			"profile", profile,
 			"profile_name", req->profile_name ? req->profile_name : pname, "client",
 			req->client ? req->client : "", "identity", req->identity ? req->identity : "",
 			"warnings", plan.warnings);
@@ -700,7 +727,7 @@ int nt_txn_confirm(nt_txn_engine *e, int64_t id, nt_txn_outcome *out)
 		json_decref(doc);
 		return r < 0 ? r : NT_ECONFLICT;
 	}
-	r = record_status(e, id, "applied", NULL, -1, true, -1);
+	r = record_status(e, id, NT_TXN_APPLIED, NULL, -1, true, -1);
 	if (r == 0) {
 		e->pending_id = 0;
 		pthread_cond_broadcast(&e->cond);
@@ -733,7 +760,7 @@ int nt_txn_rollback(nt_txn_engine *e, int64_t id, bool force, const nt_txn_reque
 		goto out;
 	}
 	const char *status = json_string_value(json_object_get(orig, "status"));
-	if (strcmp(status, "applied") != 0) {
+	if (nt_txn_status_parse(status) != NT_TXN_APPLIED) {
 		snprintf(out->message, sizeof(out->message),
 			 "transaction %lld is %s: only an applied transaction can be rolled back",
 			 (long long)id, status);
@@ -776,7 +803,8 @@ int nt_txn_rollback(nt_txn_engine *e, int64_t id, bool force, const nt_txn_reque
 			continue;
 		k++;
 	}
-	txn = json_pack("{s:s,s:n,s:s,s:s,s:I,s:[]}", "status", "applying", "profile", "client",
+	txn = json_pack("{s:s,s:n,s:s,s:s,s:I,s:[]}", "status", nt_txn_status_name(NT_TXN_APPLYING),
+			"profile", "client",
 			req->client ? req->client : "", "identity", req->identity ? req->identity : "",
 			"rollback_of", (json_int_t)id, "warnings");
 	if (!txn) {

@@ -8,14 +8,15 @@
  * back; then "applied" (or "pending_confirm" with a deadline). A failing
  * step undoes the applied ones in reverse and verifies the undo
  * ("rolled_back"); an undo that fails leaves "rollback_failed" with each
- * target's state in its step. At open, transactions left "applying" or
+ * target's state in its step. At start, transactions left "applying" or
  * "rolling_back" by a crash are restored from the journal ("recovered"), and
- * expired "pending_confirm" ones are reverted ("reverted").
+ * expired "pending_confirm" ones are reverted ("reverted"). The statuses and
+ * step results are the one list in store/status.h.
  *
  * One transaction at a time: while one is applying, or waiting for its
  * confirmation, another apply gets NT_ECONFLICT naming it.
  *
- * NETTUNE_TEST_STEP_DELAY_MS (environment, read at open): sleep that long
+ * NETTUNE_TEST_STEP_DELAY_MS (environment, read by nt_txn_engine_new): sleep that long
  * before each step, so a test can kill the agent between two steps. */
 #ifndef NT_TXN_H
 #define NT_TXN_H
@@ -49,11 +50,28 @@ typedef struct nt_txn_outcome {
 
 void nt_txn_outcome_free(nt_txn_outcome *o);
 
-/* Open the engine for host CTX with its database in STATE_DIR/nettune.db,
- * and run crash recovery. A store that cannot be opened does not fail the
- * open: the engine then refuses applies with NT_ESTORE (see
- * nt_txn_store_error). Returns 0 or -ENOMEM. */
+struct nt_store;
+
+/* A new engine for host CTX journalling in STORE, which it borrows: the
+ * caller (the agent, agent/agent.h) closes the store after the engine.
+ * STORE may be NULL, with STORE_ERR saying why: the engine then refuses
+ * applies with NT_ESTORE (see nt_txn_store_error) and still plans. Nothing
+ * runs until nt_txn_engine_start. Returns 0 or -ENOMEM. */
+int nt_txn_engine_new(const nt_ctx *ctx, struct nt_store *store, const char *store_err,
+		      nt_txn_engine **out);
+/* Crash recovery, then the confirmation timer thread: transactions a crash
+ * left "applying" or "rolling_back" are restored from the journal
+ * ("recovered"), expired "pending_confirm" ones reverted ("reverted"), and
+ * a live one waits for its deadline again. Call once, before the engine
+ * serves requests. Without a store it does nothing. Returns 0 or -errno
+ * (the thread could not be started). */
+int nt_txn_engine_start(nt_txn_engine *e);
+/* nt_txn_engine_new and nt_txn_engine_start in one, with a store of its
+ * own at STATE_DIR/nettune.db (a store that cannot be opened does not fail
+ * the open, as above). For tools that need the engine without the agent
+ * (bench/bench_txn.c). Returns 0 or -errno. */
 int nt_txn_engine_open(const nt_ctx *ctx, const char *state_dir, nt_txn_engine **out);
+/* Stop the timer and free the engine (and its store, when it opened it). */
 void nt_txn_engine_close(nt_txn_engine *e);
 
 /* A sink for structured events: one JSON object per event, borrowed for
@@ -65,8 +83,9 @@ typedef void (*nt_log_fn)(void *ud, const json_t *event);
  *   {"event":"txn_step","txn":ID,"index":I,"kind","target","interface"?,
  *    "before","after","result","error"?}
  * and every status change {"event":"txn","txn":ID,"status","error"?,
- * "identity","client"} to FN (NULL: none). Set it before the engine serves
- * requests; the crash recovery done by nt_txn_engine_open is not logged. */
+ * "identity","client"} to FN (NULL: none). Set it before
+ * nt_txn_engine_start (the timer thread reads it unlocked); the crash
+ * recovery done there is not logged. */
 void nt_txn_engine_set_log(nt_txn_engine *e, nt_log_fn fn, void *ud);
 /* Why the store is unavailable, or NULL when it is fine. */
 const char *nt_txn_store_error(nt_txn_engine *e);
@@ -98,8 +117,5 @@ int nt_txn_profile_put(nt_txn_engine *e, const char *name, const json_t *profile
 int nt_txn_profile_get(nt_txn_engine *e, const char *name, json_t **doc);
 int nt_txn_profile_delete(nt_txn_engine *e, const char *name);
 int nt_txn_profile_list(nt_txn_engine *e, json_t **doc);
-
-/* Whether STATUS is one a transaction can have (for list filters). */
-bool nt_txn_status_valid(const char *status);
 
 #endif

@@ -1,4 +1,5 @@
 #include "store/store.h"
+#include "store/status.h"
 #include "kernel/ctx.h"
 
 #include <errno.h>
@@ -248,6 +249,20 @@ static json_t *text_or_null(sqlite3_stmt *st, int i)
 	return t ? json_string(t) : json_null();
 }
 
+/* "('applied','pending_confirm')": the statuses for which WANT holds, as
+ * an SQL list, so queries filter on the one table in store/status.c. The
+ * names are ours, never a client's, so quoting them inline is safe. */
+static void status_list(bool (*want)(nt_txn_status), char *buf, size_t size)
+{
+	size_t n = (size_t)snprintf(buf, size, "(");
+	for (int i = 0; i < NT_TXN_NSTATUS && n < size; i++)
+		if (want((nt_txn_status)i))
+			n += (size_t)snprintf(buf + n, size - n, "%s'%s'", n > 1 ? "," : "",
+					      nt_txn_status_name((nt_txn_status)i));
+	if (n < size)
+		snprintf(buf + n, size - n, ")");
+}
+
 /* ---- transactions ---- */
 
 static int txn_create_locked(nt_store *s, const json_t *txn, const json_t *steps, const char *idem_key,
@@ -287,8 +302,8 @@ static int txn_create_locked(nt_store *s, const json_t *txn, const json_t *steps
 	sqlite3_finalize(st);
 	st = NULL;
 
-	if (prep(s, &st, "INSERT INTO steps (txn_id, idx, kind, target, interface, before, after)"
-		 " VALUES (?,?,?,?,?,?,?)") < 0)
+	if (prep(s, &st, "INSERT INTO steps (txn_id, idx, kind, target, interface, before, after,"
+		 " result) VALUES (?,?,?,?,?,?,?,?)") < 0)
 		goto out;
 	json_array_foreach(steps, i, step) {
 		const char *iface = json_string_value(json_object_get(step, "interface"));
@@ -300,6 +315,7 @@ static int txn_create_locked(nt_store *s, const json_t *txn, const json_t *steps
 		bind_text(st, 5, iface ? iface : "");
 		bind_text(st, 6, json_string_value(json_object_get(step, "before")));
 		bind_text(st, 7, json_string_value(json_object_get(step, "after")));
+		bind_text(st, 8, nt_step_result_name(NT_STEP_PENDING));
 		if (sqlite3_step(st) != SQLITE_DONE)
 			goto out;
 	}
@@ -565,15 +581,19 @@ static int later_conflict_locked(nt_store *s, int64_t id, int64_t *later)
 {
 	sqlite3_stmt *st = NULL;
 	int r = NT_ESTORE, rc;
+	char in_place[256], sql[1024];
 	*later = 0;
-	/* Statuses whose changes are still in place on the host. */
-	if (prep(s, &st, "SELECT min(t.id) FROM transactions t JOIN steps b ON b.txn_id = t.id"
+	/* Later transactions whose changes may still be on the host. */
+	status_list(nt_txn_status_holds_changes, in_place, sizeof(in_place));
+	snprintf(sql, sizeof(sql),
+		 "SELECT min(t.id) FROM transactions t JOIN steps b ON b.txn_id = t.id"
 		 " JOIN steps a ON a.kind = b.kind AND a.target = b.target"
-		 " WHERE a.txn_id = ?1 AND a.result = 'applied' AND b.result = 'applied'"
-		 " AND t.id > ?1 AND t.status IN ('applied','pending_confirm','rollback_failed',"
-		 " 'applying','rolling_back')") < 0)
+		 " WHERE a.txn_id = ?1 AND a.result = ?2 AND b.result = ?2"
+		 " AND t.id > ?1 AND t.status IN %s", in_place);
+	if (prep(s, &st, sql) < 0)
 		goto out;
 	sqlite3_bind_int64(st, 1, id);
+	bind_text(st, 2, nt_step_result_name(NT_STEP_APPLIED));
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW) {
 		if (sqlite3_column_type(st, 0) != SQLITE_NULL)
@@ -796,6 +816,7 @@ static int txn_stats_locked(nt_store *s, json_t **counts, int64_t *last_apply_ms
 	sqlite3_stmt *st = NULL;
 	json_t *obj = json_object();
 	int r = NT_ESTORE, rc;
+	char took_effect[256], sql[256];
 
 	*counts = NULL;
 	*last_apply_ms = 0;
@@ -812,8 +833,10 @@ static int txn_stats_locked(nt_store *s, json_t **counts, int64_t *last_apply_ms
 		goto out;
 	sqlite3_finalize(st);
 	st = NULL;
-	if (prep(s, &st, "SELECT max(coalesce(finished_ms, created_ms)) FROM transactions"
-			 " WHERE status IN ('applied', 'pending_confirm')") < 0)
+	status_list(nt_txn_status_took_effect, took_effect, sizeof(took_effect));
+	snprintf(sql, sizeof(sql), "SELECT max(coalesce(finished_ms, created_ms)) FROM transactions"
+		 " WHERE status IN %s", took_effect);
+	if (prep(s, &st, sql) < 0)
 		goto out;
 	if (sqlite3_step(st) != SQLITE_ROW)
 		goto out;

@@ -9,7 +9,8 @@
  * concurrent readers from HTTP threads are safe.
  *
  * Documents cross this interface as JSON (jansson), the same shape the API
- * serves, so the store knows nothing of setting kinds. */
+ * serves, so the store knows nothing of setting kinds. Statuses and step
+ * results are the words of store/status.h. */
 #ifndef NT_STORE_H
 #define NT_STORE_H
 
@@ -65,15 +66,15 @@ int nt_store_txn_list(nt_store *s, const char *status, int limit, int offset, js
 int nt_store_txn_ids(nt_store *s, const char *status, json_t **out);
 /* The transaction an idempotency key was used for, or -ENOENT. */
 int nt_store_idem_get(nt_store *s, const char *key, int64_t *id);
-/* The earliest transaction after ID, in one of the statuses that leave
- * changes in place, that changed (step result "applied") a kind+target that
- * ID changed too; *LATER = 0 when none. */
+/* The earliest transaction after ID, in a status that may leave changes
+ * in place (nt_txn_status_holds_changes), that changed (step result
+ * "applied") a kind+target that ID changed too; *LATER = 0 when none. */
 int nt_store_later_conflict(nt_store *s, int64_t id, int64_t *later);
 
 /* For metrics: {"status": count, ...} of every status present in *COUNTS,
- * and in *LAST_APPLY_MS when the newest transaction that left changes in
- * place ("applied" or "pending_confirm") finished (or started, while
- * pending); 0 when there is none. */
+ * and in *LAST_APPLY_MS when the newest transaction that took effect
+ * (nt_txn_status_took_effect: "applied" or "pending_confirm") finished (or
+ * started, while pending); 0 when there is none. */
 int nt_store_txn_stats(nt_store *s, json_t **counts, int64_t *last_apply_ms);
 
 /* Stored profiles. PUT replaces; *CREATED tells whether it was new. */

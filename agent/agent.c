@@ -1,0 +1,207 @@
+#include "agent/agent.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+/* Methods counted one by one in nettune_http_requests_total; the last
+ * entry takes every other method. */
+static const char *const methods[] = { "GET", "HEAD", "POST", "PUT", "DELETE", "PATCH",
+				       "OPTIONS", "other" };
+#define NMETHODS ((int)(sizeof(methods) / sizeof(methods[0])))
+#define NSTATUS 500 /* codes 100..599 */
+
+struct nt_agent {
+	nt_agent_config cfg;
+	nt_ctx ctx;
+	nt_store *store; /* the one database handle; NULL when it could not be opened */
+	char store_err[512];
+	nt_txn_engine *engine; /* borrows store; closed before it */
+
+	/* Answered requests (atomic: every HTTP worker adds to them). */
+	uint64_t http_counts[NMETHODS][NSTATUS];
+
+	/* Threads of the agent's own. The engine runs the confirmation timer
+	 * inside itself. A desired-state loop (the drift watcher: re-read the
+	 * host, compare with the last applied profile, report or re-apply
+	 * through the engine) belongs here: its pthread_t, a stop flag and a
+	 * condition variable under a mutex of its own, started at the end of
+	 * nt_agent_open (after crash recovery, so it never sees a half-made
+	 * transaction) and joined first in nt_agent_close (before the engine
+	 * and store it uses go away). It must take the engine's slot like any
+	 * apply (nt_txn_apply), never write the host behind it. */
+};
+
+/* Make DIR and whatever of its parents is missing. */
+static int mkdir_p(const char *dir, mode_t mode)
+{
+	char buf[PATH_MAX];
+	if (snprintf(buf, sizeof(buf), "%s", dir) >= (int)sizeof(buf))
+		return -ENAMETOOLONG;
+	/* Only what is missing is created: an existing ancestor is not even
+	 * tried, so the agent's writes stay inside its state directory (as
+	 * tests/live/test_no_stray_writes.sh checks). */
+	struct stat st;
+	for (char *p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (stat(buf, &st) < 0 && mkdir(buf, mode) < 0 && errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	if (stat(buf, &st) < 0 && mkdir(buf, mode) < 0 && errno != EEXIST)
+		return -errno;
+	if (stat(buf, &st) < 0)
+		return -errno;
+	return S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
+}
+
+/* Open the database in the state directory. Only a directory that cannot
+ * be made is an error; a database that cannot be opened leaves the store
+ * NULL with the reason in store_err (the agent still serves reads). */
+static int open_store(nt_agent *a, char *err, size_t errsize)
+{
+	const char *dir = a->cfg.state_dir;
+	char path[PATH_MAX];
+
+	if (!dir[0]) {
+		snprintf(a->store_err, sizeof(a->store_err), "no state directory configured");
+		return 0;
+	}
+	int r = mkdir_p(dir, 0700);
+	if (r < 0) {
+		snprintf(err, errsize, "state directory %s: %s", dir, nt_strerror(r));
+		return r;
+	}
+	if (snprintf(path, sizeof(path), "%s/nettune.db", dir) >= (int)sizeof(path)) {
+		snprintf(a->store_err, sizeof(a->store_err), "state directory path too long");
+		return 0;
+	}
+	if (nt_store_open(path, &a->store, a->store_err, sizeof(a->store_err)) < 0)
+		a->store = NULL;
+	return 0;
+}
+
+int nt_agent_open(const nt_agent_config *cfg, nt_agent **out, char *err, size_t errsize)
+{
+	nt_agent *a;
+	int r;
+
+	*out = NULL;
+	if (errsize)
+		err[0] = '\0';
+	a = calloc(1, sizeof(*a));
+	if (!a) {
+		snprintf(err, errsize, "out of memory");
+		return -ENOMEM;
+	}
+	a->cfg = *cfg;
+	r = nt_ctx_init(&a->ctx, cfg->root[0] ? cfg->root : "/");
+	if (r < 0) {
+		snprintf(err, errsize, "host root %s: %s", cfg->root, nt_strerror(r));
+		goto fail;
+	}
+	if ((r = open_store(a, err, errsize)) < 0)
+		goto fail;
+	r = nt_txn_engine_new(&a->ctx, a->store, a->store_err, &a->engine);
+	if (r < 0) {
+		snprintf(err, errsize, "transaction engine: %s", nt_strerror(r));
+		goto fail;
+	}
+	nt_txn_engine_set_log(a->engine, cfg->log, cfg->log_ud);
+	/* Crash recovery, then the confirmation timer. */
+	r = nt_txn_engine_start(a->engine);
+	if (r < 0) {
+		snprintf(err, errsize, "transaction engine: %s", nt_strerror(r));
+		goto fail;
+	}
+	/* The agent's own threads (the drift watcher) start here. */
+	*out = a;
+	return 0;
+fail:
+	nt_agent_close(a);
+	return r;
+}
+
+void nt_agent_close(nt_agent *a)
+{
+	if (!a)
+		return;
+	/* The agent's own threads (the drift watcher) are joined here, first. */
+	nt_txn_engine_close(a->engine);
+	nt_store_close(a->store);
+	free(a);
+}
+
+const nt_ctx *nt_agent_ctx(const nt_agent *a)
+{
+	return &a->ctx;
+}
+
+const nt_agent_config *nt_agent_cfg(const nt_agent *a)
+{
+	return &a->cfg;
+}
+
+nt_txn_engine *nt_agent_engine(nt_agent *a)
+{
+	return a->engine;
+}
+
+nt_store *nt_agent_store(nt_agent *a)
+{
+	return a->store;
+}
+
+const char *nt_agent_store_error(const nt_agent *a)
+{
+	return a->store ? NULL : a->store_err;
+}
+
+void nt_agent_log(nt_agent *a, const json_t *ev)
+{
+	if (ev && a->cfg.log)
+		a->cfg.log(a->cfg.log_ud, ev);
+}
+
+bool nt_agent_log_enabled(const nt_agent *a)
+{
+	return a->cfg.log != NULL;
+}
+
+static int method_index(const char *m)
+{
+	for (int i = 0; m && i < NMETHODS - 1; i++)
+		if (strcmp(methods[i], m) == 0)
+			return i;
+	return NMETHODS - 1;
+}
+
+const char *nt_agent_http_method(const char *method)
+{
+	return methods[method_index(method)];
+}
+
+void nt_agent_count_http(nt_agent *a, const char *method, int status)
+{
+	if (status < 100 || status >= 100 + NSTATUS)
+		return;
+	__atomic_add_fetch(&a->http_counts[method_index(method)][status - 100], 1,
+			   __ATOMIC_RELAXED);
+}
+
+void nt_agent_http_counts(nt_agent *a,
+			  void (*fn)(void *ud, const char *method, int status, uint64_t n),
+			  void *ud)
+{
+	for (int m = 0; m < NMETHODS; m++) {
+		for (int k = 0; k < NSTATUS; k++) {
+			uint64_t n = __atomic_load_n(&a->http_counts[m][k], __ATOMIC_RELAXED);
+			if (n)
+				fn(ud, methods[m], k + 100, n);
+		}
+	}
+}

@@ -1,0 +1,78 @@
+/* The agent object: everything `nettune serve` runs on, owned in one place
+ * and handed out to the parts that need it (the HTTP server and its route
+ * areas today, a desired-state loop next).
+ *
+ * It owns the host context (nt_ctx), the one SQLite handle on the state
+ * database (nt_store), the transaction engine that journals into it, the
+ * log sink, and the request counters GET /metrics reports. Nothing else
+ * opens the database: readers (history, metrics) and the engine share the
+ * handle, which serialises calls itself (store/store.h).
+ *
+ * Lifetime: nt_agent_open, then hand it to nt_server_start (api/server.h);
+ * at exit nt_server_stop first, then nt_agent_close. Every accessor may be
+ * called from any thread while the agent is open. */
+#ifndef NT_AGENT_AGENT_H
+#define NT_AGENT_AGENT_H
+
+#include "engine/txn.h" /* nt_txn_engine, nt_log_fn */
+#include "kernel/ctx.h"
+#include "store/store.h"
+
+#include <jansson.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct nt_agent_config {
+	char root[PATH_MAX]; /* host root, "/" live */
+	/* The SQLite database lives here (made 0700 when missing). "" keeps
+	 * no state: the engine then plans but refuses to apply. */
+	char state_dir[PATH_MAX];
+	/* Structured events (see nt_txn_engine_set_log, and the access log of
+	 * api/server.h), or NULL. Must be thread-safe. */
+	nt_log_fn log;
+	void *log_ud;
+} nt_agent_config;
+
+typedef struct nt_agent nt_agent;
+
+/* Open the agent for CFG (copied): the host root, the state directory, the
+ * database, the engine; then crash recovery (the host is put back where a
+ * crash left it half-changed) and the engine's confirmation timer. A
+ * database that cannot be opened does not fail the open: the agent serves
+ * reads and refuses applies, and nt_agent_store_error says why, for the
+ * caller to report. Returns 0 or -errno with a sentence for the operator in
+ * ERR; *OUT is the caller's (nt_agent_close). */
+int nt_agent_open(const nt_agent_config *cfg, nt_agent **out, char *err, size_t errsize);
+/* Stop the agent's threads and free it. Whatever borrowed from it (the
+ * HTTP server) must be stopped first. NULL is allowed. */
+void nt_agent_close(nt_agent *a);
+
+const nt_ctx *nt_agent_ctx(const nt_agent *a);
+const nt_agent_config *nt_agent_cfg(const nt_agent *a);
+/* The transaction engine; never NULL while the agent is open. */
+nt_txn_engine *nt_agent_engine(nt_agent *a);
+/* The database, or NULL when it could not be opened. */
+nt_store *nt_agent_store(nt_agent *a);
+/* Why there is no database ("no state directory configured", SQLite's
+ * message), or NULL when there is one. */
+const char *nt_agent_store_error(const nt_agent *a);
+
+/* Send EV (borrowed) to the log sink; nothing when there is none. */
+void nt_agent_log(nt_agent *a, const json_t *ev);
+/* Whether there is a sink (to skip building events nobody reads). */
+bool nt_agent_log_enabled(const nt_agent *a);
+
+/* HTTP requests answered, by method and status code (100..599), for
+ * nettune_http_requests_total. Methods outside a fixed list count as
+ * "other", so a client cannot create series at will. */
+/* The name METHOD is counted under: "GET", ... or "other" (static storage). */
+const char *nt_agent_http_method(const char *method);
+void nt_agent_count_http(nt_agent *a, const char *method, int status);
+/* Call FN for every (method, status) pair counted so far, with the count. */
+void nt_agent_http_counts(nt_agent *a,
+			  void (*fn)(void *ud, const char *method, int status, uint64_t n),
+			  void *ud);
+
+#endif

@@ -1,0 +1,145 @@
+/* Inside the HTTP server: the server and per-request state shared by its
+ * files, one per concern. Routes never include this; their interface is
+ * api/http.h.
+ *
+ *   api/server.c         MHD lifecycle, the request pipeline, responses
+ *   api/server_route.c   path splitting and decoding, route matching,
+ *                        query parameter checks
+ *   api/server_tls.c     TLS material, client certificate verification
+ *   api/server_auth.c    who is calling and what they may do (with the
+ *                        token file of api/auth.c), the listen policy
+ *   api/server_limits.c  connections, body size and type, JSON pre-scan */
+#ifndef NT_API_SERVER_INT_H
+#define NT_API_SERVER_INT_H
+
+#include "api/auth.h"
+#include "api/http.h"
+#include "api/server.h"
+
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/socket.h>
+#include <time.h>
+
+#define NT_MAX_SEGMENTS 16
+#define NT_MAX_AREAS 8
+
+struct nt_server {
+	nt_server_config cfg;
+	nt_agent *agent; /* borrowed, from nt_server_start to nt_server_stop */
+	struct MHD_Daemon *daemon;
+	struct sockaddr_storage addr; /* the listen address, port included */
+	char host[64]; /* its text, brackets removed */
+	bool ipv6;
+	int port;
+	void *state[NT_MAX_AREAS]; /* per area, see nt_area_state */
+	bool inited[NT_MAX_AREAS];
+
+	/* Limits (api/server_limits.c), defaults applied. */
+	size_t max_body;
+	unsigned max_conn, keepalive_max, timeout_s, threads;
+	int nconn; /* open connections (atomic: updated by every worker thread) */
+
+	/* Security (api/server_auth.c, api/server_tls.c). */
+	nt_auth *auth; /* NULL: no tokens */
+	bool tls, client_certs;
+	char *tls_cert, *tls_key, *tls_ca; /* PEM text, kept while the daemon runs */
+};
+
+/* Per-request state, created from the raw request target before MHD parses
+ * it and freed when MHD reports the request completed. */
+struct nt_conn {
+	char *uri; /* request target exactly as sent, query included */
+	char *path; /* uri up to '?' */
+	char *segs[NT_MAX_SEGMENTS]; /* decoded path segments */
+	int nsegs; /* -1: the path can match no route */
+	int nalloc; /* entries of segs to free */
+	const nt_route *route;
+	bool started; /* first handler call (headers parsed) done */
+	bool done; /* a response is queued */
+	bool overflow; /* body exceeded the server's max_body */
+	char *body;
+	size_t len, cap, seen;
+	char client[INET6_ADDRSTRLEN];
+	char allow[64]; /* Allow header of a 405 */
+	struct timespec t0; /* request line received */
+	const char *method; /* as counted and logged: "GET", ... or "other" */
+	int status; /* of the queued response, 0 none */
+	bool www_auth; /* a 401: add WWW-Authenticate */
+	nt_scope scope;
+	char identity[512]; /* token name or certificate subject */
+	nt_request req;
+};
+
+/* ---- routing (api/server_route.c) ---- */
+
+/* Split c->path into decoded segments. Returns 0 (nsegs -1 when no route
+ * can match), NT_EINVALID for a broken percent-encoding, or -ENOMEM. */
+int nt_srv_split_path(struct nt_conn *c);
+/* The route of AREAS (N of them) for METHOD on the request's path, with
+ * c->req.params filled; HEAD is served by the GET route. NULL when none,
+ * with ALLOW listing the methods the path has, if any. */
+const nt_route *nt_srv_find_route(const nt_area *const *areas, int n, struct nt_conn *c,
+				  const char *method, char *allow, size_t allowsize);
+/* Check the query against the route's allowed parameters. Returns 0, or
+ * NT_EINVALID with the offending name in BAD and *DUPLICATE telling
+ * whether it was unknown or repeated. */
+int nt_srv_check_query(struct MHD_Connection *mc, const nt_route *route, char *bad,
+		       size_t badsize, bool *duplicate);
+
+/* ---- TLS (api/server_tls.c) ---- */
+
+/* Check the TLS options of s->cfg and read the PEM files they name into
+ * s->tls_cert, tls_key, tls_ca; sets s->tls and s->client_certs. Returns 0
+ * or -errno with a sentence in ERR. */
+int nt_srv_tls_load(struct nt_server *s, char *err, size_t errsize);
+/* Forget the PEM text (the key's bytes are wiped). */
+void nt_srv_tls_free(struct nt_server *s);
+/* The subject DN of the client's certificate when it verifies against the
+ * configured CA. Returns 1 with the DN in DN, 0 when the client sent no
+ * certificate, or -EACCES with the reason in WHY. */
+int nt_srv_client_cert(struct MHD_Connection *mc, char *dn, size_t dnsize, char *why,
+		       size_t whysize);
+
+/* ---- authentication and authorization (api/server_auth.c) ---- */
+
+/* Tokens, TLS material and the listen policy for listening on s->host.
+ * Returns 0 or -errno with a sentence for the operator in ERR. */
+int nt_srv_security_init(struct nt_server *s, char *err, size_t errsize);
+void nt_srv_security_fini(struct nt_server *s);
+/* Whether the server asks callers who they are at all. */
+bool nt_srv_auth_required(const struct nt_server *s);
+/* Establish who is calling (c->identity, c->scope). Returns 0, or -EACCES
+ * with the reason for a 401 in WHY. */
+int nt_srv_authenticate(struct nt_server *s, struct nt_conn *c, struct MHD_Connection *mc,
+			char *why, size_t whysize);
+/* Whether the caller's scope allows c->route. Returns 0 or -EPERM. */
+int nt_srv_authorize(const struct nt_server *s, const struct nt_conn *c);
+
+/* ---- limits (api/server_limits.c) ---- */
+
+/* Apply the defaults of nt_server_config to s->max_body, max_conn, ... */
+void nt_srv_limits_init(struct nt_server *s);
+/* MHD_OPTION_NOTIFY_CONNECTION: counts open connections. */
+void nt_srv_on_connection(void *cls, struct MHD_Connection *mc, void **socket_ctx,
+			  enum MHD_ConnectionNotificationCode code);
+/* Whether a response should close its connection to free a slot. */
+bool nt_srv_should_close(struct nt_server *s);
+/* The body length the request declares (Content-Length; ULLONG_MAX when
+ * unparsable), and in *HAS_BODY whether it has one at all (chunked ones
+ * declare none). */
+unsigned long long nt_srv_declared_length(struct MHD_Connection *mc, bool *has_body);
+/* Whether a Content-Type header value is application/json. */
+bool nt_srv_is_json_type(const char *ct);
+/* Add N bytes of body. Past max_body the rest is counted and dropped
+ * (c->overflow); returns -EFBIG when the client keeps sending long after,
+ * -ENOMEM, or 0. */
+int nt_srv_append_body(struct nt_conn *c, size_t max, const char *data, size_t n);
+/* Refuse JSON that would cost the parser much before it is parsed.
+ * Returns 0 or NT_EINVALID with the reason in WHY. */
+int nt_srv_json_prescan(const char *p, size_t n, int max_depth, long max_values, char *why,
+			size_t whysize);
+
+#endif

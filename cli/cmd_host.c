@@ -1,0 +1,313 @@
+/* The commands that read the host directly, linking the core: topology,
+ * diagnose, irqs, rates, placement and run. None of them needs the agent;
+ * run is the only one that changes anything, and only its own process
+ * (CPU and memory binding) before it becomes the command. */
+#include "cli/cli.h"
+#include "diagnose/diagnose.h"
+#include "host/rates.h"
+#include "host/topology.h"
+#include "kernel/ctx.h"
+#include "placement/app.h"
+
+#include <errno.h>
+#include <numa.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static int read_host(const cli_opts *o, nt_topology **t)
+{
+	nt_ctx ctx;
+	int r = nt_ctx_init(&ctx, o->root ? o->root : "/");
+	if (r < 0) {
+		fprintf(stderr, "nettune: cannot use root '%s': %s\n", o->root ? o->root : "/", nt_strerror(r));
+		return r;
+	}
+	r = nt_topology_read(&ctx, t);
+	if (r < 0)
+		fprintf(stderr, "nettune: reading the host failed: %s\n", nt_strerror(r));
+	return r;
+}
+
+static void print_json(json_t *doc)
+{
+	char *s = json_dumps(doc, JSON_INDENT(2) | JSON_SORT_KEYS);
+	if (s) {
+		puts(s);
+		free(s);
+	}
+}
+
+static void print_topology_text(const nt_topology *t)
+{
+	char buf[16384];
+	printf("host %s  kernel %s  root %s\n", t->hostname[0] ? t->hostname : "?", t->kernel[0] ? t->kernel : "?",
+	       t->ctx.root[0] ? t->ctx.root : "/");
+	nt_cpulist_format(&t->cpus_online, buf, sizeof(buf));
+	printf("cpus online %s (%d)\n", buf, nt_cpuset_count(&t->cpus_online));
+	for (int i = 0; i < t->nnodes; i++) {
+		nt_cpulist_format(&t->nodes[i].cpus, buf, sizeof(buf));
+		printf("node %d: cpus %s, memory %llu MiB\n", t->nodes[i].id, buf[0] ? buf : "(none)",
+		       (unsigned long long)t->nodes[i].mem_total_kb / 1024);
+	}
+	printf("irqbalance: %s", t->irqbalance.running ? "running" : "not running");
+	if (t->irqbalance.running)
+		printf(" (pid %d)", t->irqbalance.pid);
+	printf("\n\n%-16s %-10s %-14s %5s %-14s %-16s %s\n", "NIC", "DRIVER", "PCI", "NODE", "LOCAL CPUS",
+	       "RX RING", "IRQS (cpus, L=local)");
+	for (int i = 0; i < t->nnics; i++) {
+		const nt_nic *n = &t->nics[i];
+		char ring[32] = "-", local[64] = "-";
+		if (n->has_rings)
+			snprintf(ring, sizeof(ring), "%u/%u", n->rings.rx, n->rings.rx_max);
+		if (n->has_local_cpus)
+			nt_cpulist_format(&n->local_cpus, local, sizeof(local));
+		printf("%-16s %-10s %-14s %5d %-14s %-16s", n->name, n->driver[0] ? n->driver : "-",
+		       n->pci_address[0] ? n->pci_address : (n->is_virtual ? "(virtual)" : "-"), n->numa_node,
+		       local, ring);
+		for (int k = 0; k < n->nirqs && k < 8; k++) {
+			const nt_irq *q = &t->irqs[n->irqs[k]];
+			nt_cpulist_format(&q->affinity, buf, sizeof(buf));
+			bool loc = n->numa_node >= 0 && nt_topology_set_on_node(t, &q->affinity, n->numa_node);
+			printf(" %d:%s%s", q->irq, buf, loc ? "L" : "");
+		}
+		if (n->nirqs > 8)
+			printf(" ...(+%d)", n->nirqs - 8);
+		printf("\n");
+	}
+	for (int i = 0; i < t->nbonds; i++) {
+		const nt_bond *b = &t->bonds[i];
+		printf("\nbond %s: mode %s, xmit_hash_policy %s, miimon %ld, slaves", b->name, b->mode,
+		       b->xmit_hash_policy, b->miimon);
+		for (int k = 0; k < b->nslaves; k++)
+			printf(" %s", b->slaves[k]);
+		printf("\n");
+	}
+	printf("\n");
+	for (int i = 0; i < t->nsysctls; i++)
+		if (t->sysctls[i].present)
+			printf("%s = %s\n", t->sysctls[i].key, t->sysctls[i].value);
+	size_t np = json_array_size(t->problems);
+	if (np)
+		printf("\n%zu part(s) could not be read (see --json \"problems\")\n", np);
+}
+
+int nt_cmd_topology(const char *cmd, const cli_opts *o, int nargs, char **args)
+{
+	nt_topology *t;
+	if (read_host(o, &t) < 0)
+		return 1;
+	if (o->json) {
+		json_t *doc = nt_topology_to_json(t);
+		print_json(doc);
+		json_decref(doc);
+	} else {
+		print_topology_text(t);
+	}
+	nt_topology_free(t);
+	return 0;
+}
+
+int nt_cmd_irqs(const char *cmd, const cli_opts *o, int nargs, char **args)
+{
+	nt_topology *t;
+	if (read_host(o, &t) < 0)
+		return 1;
+	json_t *doc = nt_irqs_to_json(t);
+	print_json(doc);
+	json_decref(doc);
+	nt_topology_free(t);
+	return 0;
+}
+
+int nt_cmd_diagnose(const char *cmd, const cli_opts *o, int nargs, char **args)
+{
+	nt_topology *t;
+	if (read_host(o, &t) < 0)
+		return 1;
+	nt_diag_options dopt = { .rtt_ms = o->rtt_ms ? o->rtt_ms : 10 };
+	json_t *doc = nt_diagnose(t, &dopt);
+	nt_topology_free(t);
+	if (!doc) {
+		fprintf(stderr, "nettune: out of memory\n");
+		return 1;
+	}
+	if (o->fix_profile) {
+		json_t *p = nt_diagnose_fix_profile(doc, "diagnose-fixes");
+		if (p)
+			print_json(p);
+		json_decref(p);
+	} else if (o->json) {
+		print_json(doc);
+	} else {
+		size_t i;
+		json_t *f;
+		json_array_foreach(json_object_get(doc, "findings"), i, f) {
+			printf("%-7s %-22s %-10s %s\n", json_string_value(json_object_get(f, "severity")),
+			       json_string_value(json_object_get(f, "id")),
+			       json_string_value(json_object_get(f, "subject")),
+			       json_string_value(json_object_get(f, "message")));
+		}
+		if (json_array_size(json_object_get(doc, "findings")) == 0)
+			printf("no findings\n");
+	}
+	json_decref(doc);
+	return 0;
+}
+
+int nt_cmd_rates(const char *cmd, const cli_opts *o, int nargs, char **args)
+{
+	nt_topology *t;
+	nt_irq_sample a, b;
+	if (read_host(o, &t) < 0)
+		return 1;
+	int r = nt_rates_sample(&t->ctx, &a);
+	if (r < 0) {
+		fprintf(stderr, "nettune: cannot read /proc/interrupts: %s\n", nt_strerror(r));
+		nt_topology_free(t);
+		return 1;
+	}
+	long ms = o->interval_ms ? o->interval_ms : 1000;
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+	r = nt_rates_sample(&t->ctx, &b);
+	if (r < 0) {
+		fprintf(stderr, "nettune: cannot read /proc/interrupts: %s\n", nt_strerror(r));
+		nt_rates_sample_free(&a);
+		nt_topology_free(t);
+		return 1;
+	}
+	json_t *doc = nt_rates_compute(t, &a, &b);
+	if (o->json) {
+		print_json(doc);
+	} else {
+		size_t i;
+		json_t *row;
+		printf("interrupts per second over %.0f ms\n\n%5s %5s %12s %12s %12s\n",
+		       json_real_value(json_object_get(doc, "interval_ms")), "CPU", "NODE", "IRQ/s", "NET_RX/s", "NET_TX/s");
+		json_array_foreach(json_object_get(doc, "cpus"), i, row) {
+			printf("%5lld %5lld %12.1f %12.1f %12.1f\n", json_integer_value(json_object_get(row, "cpu")),
+			       json_integer_value(json_object_get(row, "node")),
+			       json_real_value(json_object_get(row, "irq_per_second")),
+			       json_real_value(json_object_get(row, "net_rx_per_second")),
+			       json_real_value(json_object_get(row, "net_tx_per_second")));
+		}
+		printf("\n%5s %12s\n", "NODE", "IRQ/s");
+		json_array_foreach(json_object_get(doc, "nodes"), i, row)
+			printf("%5lld %12.1f\n", json_integer_value(json_object_get(row, "node")),
+			       json_real_value(json_object_get(row, "irq_per_second")));
+		printf("\n%6s %-28s %-10s %5s %12s\n", "IRQ", "NAME", "OWNER", "", "IRQ/s");
+		json_array_foreach(json_object_get(doc, "irqs"), i, row) {
+			double ps = json_real_value(json_object_get(row, "per_second"));
+			if (ps <= 0)
+				continue;
+			json_t *own = json_object_get(row, "owner");
+			double off = json_real_value(json_object_get(row, "off_node_per_second"));
+			printf("%6lld %-28s %-10s %5s %12.1f\n", json_integer_value(json_object_get(row, "irq")),
+			       json_string_value(json_object_get(row, "name")),
+			       json_is_string(own) ? json_string_value(own) : "-", off > 0 ? "OFF" : "", ps);
+		}
+		size_t noff = json_array_size(json_object_get(doc, "off_node"));
+		if (noff)
+			printf("\n%zu IRQ/CPU pair(s) served off their NIC's node (OFF)\n", noff);
+	}
+	json_decref(doc);
+	nt_rates_sample_free(&a);
+	nt_rates_sample_free(&b);
+	nt_topology_free(t);
+	return 0;
+}
+
+static int placement_of(const cli_opts *o, const char *ifname, nt_topology **t, nt_placement *p)
+{
+	if (!nt_ifname_valid(ifname)) {
+		fprintf(stderr, "nettune: '%s' is not a valid interface name\n", ifname);
+		return 2;
+	}
+	if (read_host(o, t) < 0)
+		return 1;
+	const nt_nic *n = nt_topology_nic(*t, ifname);
+	if (!n) {
+		fprintf(stderr, "nettune: no NIC named '%s'\n", ifname);
+		return 2;
+	}
+	nt_placement_for(*t, n, (int)o->cpus, p);
+	return 0;
+}
+
+int nt_cmd_placement(const char *cmd, const cli_opts *o, int nargs, char **args)
+{
+	nt_topology *t = NULL;
+	nt_placement p;
+	if (nargs != 1) {
+		fprintf(stderr, "nettune: placement wants one interface name\n");
+		return 2;
+	}
+	const char *ifname = args[0];
+	int rc = placement_of(o, ifname, &t, &p);
+	if (rc == 0) {
+		json_t *doc = nt_placement_to_json(t, nt_topology_nic(t, ifname), &p);
+		if (o->json) {
+			print_json(doc);
+		} else if (!p.known) {
+			printf("%s\n", p.reason);
+		} else {
+			printf("%s: node %d\n  irq cpus  %s\n  app cpus  %s\n  %s\n  %s\n", ifname, p.node,
+			       json_string_value(json_object_get(doc, "irq_cpus")),
+			       json_string_value(json_object_get(doc, "app_cpus")),
+			       json_string_value(json_object_get(doc, "numactl")),
+			       json_string_value(json_object_get(doc, "iperf3")));
+		}
+		json_decref(doc);
+	}
+	nt_topology_free(t);
+	return rc;
+}
+
+/* Bind this process to the recommended CPUs and the NIC's memory node,
+ * then become COMMAND: the affinity and memory policy are inherited. */
+int nt_cmd_run(const char *cmd, const cli_opts *o, int nargs, char **args)
+{
+	nt_topology *t = NULL;
+	nt_placement p;
+	if (!o->near || nargs < 1) {
+		fprintf(stderr, "nettune: run wants --near IFACE -- COMMAND [ARGS...]\n");
+		return 2;
+	}
+	int rc = placement_of(o, o->near, &t, &p);
+	if (rc) {
+		nt_topology_free(t);
+		return rc;
+	}
+	if (!p.known) {
+		fprintf(stderr, "nettune: %s\n", p.reason);
+		nt_topology_free(t);
+		return 2;
+	}
+	cpu_set_t *set = CPU_ALLOC(NT_MAX_CPUS);
+	size_t sz = CPU_ALLOC_SIZE(NT_MAX_CPUS);
+	CPU_ZERO_S(sz, set);
+	for (int c = nt_cpuset_next(&p.app_cpus, 0); c >= 0; c = nt_cpuset_next(&p.app_cpus, c + 1))
+		CPU_SET_S((size_t)c, sz, set);
+	int node = p.node;
+	nt_topology_free(t);
+	if (sched_setaffinity(0, sz, set) < 0) {
+		fprintf(stderr, "nettune: cannot bind to the CPUs: %s\n", strerror(errno));
+		CPU_FREE(set);
+		return 1;
+	}
+	CPU_FREE(set);
+	if (numa_available() >= 0) {
+		struct bitmask *nodes = numa_allocate_nodemask();
+		numa_bitmask_setbit(nodes, (unsigned)node);
+		numa_set_membind(nodes);
+		numa_free_nodemask(nodes);
+	}
+	execvp(args[0], args);
+	fprintf(stderr, "nettune: cannot run '%s': %s\n", args[0], strerror(errno));
+	return 127;
+}
