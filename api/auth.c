@@ -135,7 +135,10 @@ int nt_auth_load(const char *path, nt_auth **out, char *err, size_t errsize)
 	struct stat st;
 
 	*out = NULL;
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	/* O_NONBLOCK: a FIFO in place of the file must be refused below, not
+	 * wait for a writer (start-up would hang, deaf to SIGTERM). A symlink
+	 * is followed: secrets are often mounted through one. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0) {
 		r = -errno;
 		snprintf(err, errsize, "token file %s: %s", path, strerror(errno));

@@ -5,6 +5,7 @@
 #include "api/server_int.h"
 
 #include <errno.h>
+#include <sys/stat.h>
 #include <fcntl.h>
 #include <gnutls/gnutls.h>
 #include <gnutls/x509.h>
@@ -20,7 +21,8 @@
 /* Read a PEM file whole, NUL-terminated (MHD takes PEM as a C string). */
 static int read_pem(const char *path, char **out, char *err, size_t errsize)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	/* O_NONBLOCK: a FIFO must not hang start-up (refused below). */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	char *buf = NULL;
 	size_t len = 0;
 	int r;
@@ -30,6 +32,12 @@ static int read_pem(const char *path, char **out, char *err, size_t errsize)
 		r = -errno;
 		snprintf(err, errsize, "%s: %s", path, strerror(errno));
 		return r;
+	}
+	struct stat st;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		r = -EINVAL;
+		snprintf(err, errsize, "%s is not a regular file", path);
+		goto fail;
 	}
 	buf = malloc(NT_PEM_MAX + 1);
 	if (!buf) {

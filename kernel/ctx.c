@@ -19,6 +19,8 @@ const char *nt_strerror(int err)
 	case NT_EINVALID: return "invalid request";
 	case NT_ECONFLICT: return "conflict";
 	case NT_ESTORE: return "store error";
+	case NT_EFILETYPE: return "not a regular file (a symlink, FIFO, device or directory)";
+	case NT_EOUTSIDE: return "resolves outside the host root";
 	default: break;
 	}
 	if (err < 0 && err > -4096)
@@ -62,6 +64,61 @@ static int vpath(const nt_ctx *ctx, char *buf, size_t size, const char *fmt, va_
 	if (n < 0 || (size_t)n >= size - rl)
 		return -ENAMETOOLONG;
 	return 0;
+}
+
+/* Whether the file open on FD lies under the root. Only fixture roots can
+ * be escaped: a symlink planted in the tree (a directory on the way, since
+ * the last component is never followed) could otherwise lead a read or a
+ * write anywhere on the machine. The kernel's own name of the open file is
+ * the one that counts, not the path that led to it. */
+static int fd_under_root(const nt_ctx *ctx, int fd)
+{
+	char link[64], real[PATH_MAX];
+	size_t rl = strlen(ctx->root);
+
+	if (!rl)
+		return 0;
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	ssize_t n = readlink(link, real, sizeof(real) - 1);
+	if (n < 0)
+		return -errno;
+	real[n] = '\0';
+	if (strncmp(real, ctx->root, rl) != 0 || (real[rl] != '/' && real[rl] != '\0'))
+		return NT_EOUTSIDE;
+	return 0;
+}
+
+/* Open a kernel file (or its fixture stand-in) as the root says it is: the
+ * last component is never a symlink, the open never blocks (a FIFO planted
+ * as a target would hang a read or a write forever; with O_NONBLOCK its
+ * open returns at once and it is refused below), and only regular files are
+ * used (every /proc and /sys attribute is one). Returns the descriptor or
+ * -errno / NT_EFILETYPE / NT_EOUTSIDE. */
+static int open_kernel_file(const nt_ctx *ctx, const char *path, int flags)
+{
+	struct stat st;
+	int fd = open(path, flags | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW | O_NONBLOCK);
+	if (fd < 0) {
+		/* O_NOFOLLOW on a symlink; ENXIO is a FIFO without a reader
+		 * opened for writing. */
+		if (errno == ELOOP || errno == ENXIO)
+			return NT_EFILETYPE;
+		return -errno;
+	}
+	int r = fstat(fd, &st) < 0 ? -errno : 0;
+	if (r == 0 && !S_ISREG(st.st_mode))
+		r = NT_EFILETYPE;
+	if (r == 0)
+		r = fd_under_root(ctx, fd);
+	if (r < 0) {
+		close(fd);
+		return r;
+	}
+	/* Reads of a regular file never block anyway; keep writes plain. */
+	int fl = fcntl(fd, F_GETFL);
+	if (fl >= 0)
+		fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+	return fd;
 }
 
 int nt_path(const nt_ctx *ctx, char *buf, size_t size, const char *fmt, ...)
@@ -116,9 +173,11 @@ static int vread_str(const nt_ctx *ctx, char *buf, size_t size, const char *fmt,
 		return r;
 	if (size == 0)
 		return -EINVAL;
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0)
-		return -errno;
+	int fd = open_kernel_file(ctx, path, O_RDONLY);
+	if (fd < 0) {
+		buf[0] = '\0';
+		return fd;
+	}
 	r = read_fd_str(fd, buf, size);
 	close(fd);
 	if (r < 0)
@@ -149,9 +208,9 @@ int nt_read_all(const nt_ctx *ctx, char **out, const char *fmt, ...)
 	va_end(ap);
 	if (r < 0)
 		return r;
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	fd = open_kernel_file(ctx, path, O_RDONLY);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	/* /proc files report size 0, so grow as we go. */
 	cap = 64 * 1024;
 	buf = malloc(cap);
@@ -216,6 +275,70 @@ int nt_read_long(const nt_ctx *ctx, long *out, const char *fmt, ...)
 	return 0;
 }
 
+/* Write all of VALUE to FD. Returns 0 or -errno. */
+static int write_all(int fd, const char *value)
+{
+	size_t len = strlen(value), done = 0;
+	while (done < len) {
+		ssize_t n = write(fd, value + done, len - done);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return -EIO;
+		done += (size_t)n;
+	}
+	return 0;
+}
+
+/* A fixture file is replaced in one step (a temporary file beside it, then
+ * rename), so an agent killed in the middle of a write leaves the old value
+ * or the new one, never an empty file, as a kernel attribute would. FD is
+ * the checked target; the temporary file goes next to the name the kernel
+ * gives it, not next to the path that led there. */
+static int write_fixture(int fd, const char *value)
+{
+	char link[64], real[PATH_MAX], tmp[PATH_MAX];
+	struct stat st;
+	int tfd = -1, r;
+
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	ssize_t n = readlink(link, real, sizeof(real) - 1);
+	if (n < 0)
+		return -errno;
+	real[n] = '\0';
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (snprintf(tmp, sizeof(tmp), "%s.nt-XXXXXX", real) >= (int)sizeof(tmp))
+		return -ENAMETOOLONG;
+	tfd = mkostemp(tmp, O_CLOEXEC);
+	if (tfd < 0)
+		return -errno;
+	if ((r = write_all(tfd, value)) < 0)
+		goto fail;
+	if (fchmod(tfd, st.st_mode & 07777) < 0) {
+		r = -errno;
+		goto fail;
+	}
+	if (close(tfd) < 0) {
+		tfd = -1;
+		r = -errno;
+		goto fail;
+	}
+	tfd = -1;
+	if (rename(tmp, real) < 0) {
+		r = -errno;
+		goto fail;
+	}
+	return 0;
+fail:
+	if (tfd >= 0)
+		close(tfd);
+	unlink(tmp);
+	return r;
+}
+
 int nt_write_str(const nt_ctx *ctx, const char *value, const char *fmt, ...)
 {
 	char path[PATH_MAX];
@@ -225,11 +348,18 @@ int nt_write_str(const nt_ctx *ctx, const char *value, const char *fmt, ...)
 	va_end(ap);
 	if (r < 0)
 		return r;
-	/* O_TRUNC matters only for fixture trees (regular files); kernel
-	 * attribute files ignore it. */
-	int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY | (ctx->live ? 0 : O_TRUNC));
+	/* Never O_TRUNC: on a fixture the target is replaced whole
+	 * (write_fixture), and kernel attribute files ignore it. */
+	int fd = open_kernel_file(ctx, path, O_WRONLY);
 	if (fd < 0)
-		return -errno;
+		return fd;
+	if (!ctx->live) {
+		r = write_fixture(fd, value);
+		close(fd);
+		return r;
+	}
+	/* One write() is one value to a kernel attribute: a short write is
+	 * an error, never continued (the rest would be a second value). */
 	size_t len = strlen(value);
 	ssize_t n;
 	do {

@@ -20,6 +20,8 @@ enum {
 	NT_EINVALID = -1002, /* a request failed validation */
 	NT_ECONFLICT = -1003, /* another transaction holds or changed the target */
 	NT_ESTORE = -1004, /* the SQLite store could not record */
+	NT_EFILETYPE = -1005, /* a kernel file is a symlink, FIFO, device or directory */
+	NT_EOUTSIDE = -1006, /* a path under a fixture root leads outside it */
 };
 
 const char *nt_strerror(int err);
@@ -37,7 +39,13 @@ int nt_ctx_init(nt_ctx *ctx, const char *root);
 int nt_path(const nt_ctx *ctx, char *buf, size_t size, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
-/* Read a whole small file (sysfs attribute, /proc line) under the root into
+/* Every read and write below opens its file without following a symlink in
+ * the last component and without blocking, and uses only regular files
+ * (NT_EFILETYPE otherwise: a FIFO planted as a target would hang the agent);
+ * on a fixture root the file must also lie under the root (NT_EOUTSIDE), and
+ * a write replaces the file in one step (never an empty file after a crash).
+ *
+ * Read a whole small file (sysfs attribute, /proc line) under the root into
  * BUF, NUL-terminated, trailing newline removed. Returns the length or
  * -errno. -EFBIG when the file does not fit. */
 int nt_read_str(const nt_ctx *ctx, char *buf, size_t size, const char *fmt, ...)
