@@ -57,6 +57,11 @@ nt_txn_engine *nt_agent_engine(nt_agent *a);
 nt_store *nt_agent_store(nt_agent *a);
 /* Why there is no database ("no state directory configured", SQLite's
  * message), or NULL when there is one. */
+/* What the agent says wherever it reports an unusable database (the start-up
+ * log, GET /v1/health): recovery could not run. */
+#define NT_AGENT_NO_RECOVERY_WARNING                                                          \
+	"crash recovery did not run: a transaction interrupted before this start may still "  \
+	"be half-applied on the host, recorded only in the unreadable journal"
 const char *nt_agent_store_error(const nt_agent *a);
 
 /* Send EV (borrowed) to the log sink; nothing when there is none. */

@@ -23,6 +23,7 @@ typedef struct nt_request {
 	const char *client; /* client address as text */
 	const char *identity; /* authenticated identity, "" when none */
 	struct nt_server *server;
+	void *defer_state; /* in a continuation (nt_response.then): the route's state */
 } nt_request;
 
 typedef struct nt_response {
@@ -31,6 +32,16 @@ typedef struct nt_response {
 	const char *content_type; /* default application/json */
 	char *text; /* a non-JSON body (malloc'd, owned) instead of json */
 	char location[256]; /* Location header when non-empty */
+	/* A route that must wait (a measurement over an interval) sets
+	 * defer_ms, then and defer_state instead of a body: the server
+	 * suspends the request without holding a worker thread and calls
+	 * THEN after defer_ms with req->defer_state set, which answers.
+	 * The server owns DEFER_STATE from then on and frees it with
+	 * DEFER_FREE after THEN or when the request ends without it. */
+	unsigned defer_ms;
+	int (*then)(const struct nt_request *req, struct nt_response *resp);
+	void *defer_state;
+	void (*defer_free)(void *state);
 } nt_response;
 
 typedef int (*nt_route_fn)(const nt_request *req, nt_response *resp);

@@ -11,6 +11,12 @@
 #include <string.h>
 #include <time.h>
 
+/* The longest measurement a request may ask for. Waiting costs no thread
+ * (the request is suspended), but a client that wants a longer average can
+ * take several samples; ten seconds also stays inside every client's
+ * default timeout. */
+#define NT_RATES_MAX_INTERVAL_MS 10000
+
 static int get_placement(const nt_request *req, nt_response *resp)
 {
 	const char *name = req->nparams > 0 ? req->params[0] : "";
@@ -38,39 +44,66 @@ static int get_placement(const nt_request *req, nt_response *resp)
 	return resp->json ? 0 : -ENOMEM;
 }
 
+/* What a rate measurement keeps between its two samples. */
+struct rates_wait {
+	nt_topology *t;
+	nt_irq_sample a;
+};
+
+static void rates_wait_free(void *p)
+{
+	struct rates_wait *w = p;
+	nt_rates_sample_free(&w->a);
+	nt_topology_free(w->t);
+	free(w);
+}
+
+/* The second half, after the interval (the server held no thread for it). */
+static int rates_finish(const nt_request *req, nt_response *resp)
+{
+	const nt_ctx *ctx = nt_server_ctx(req->server);
+	struct rates_wait *w = req->defer_state;
+	nt_irq_sample b;
+
+	int r = nt_rates_sample(ctx, &b);
+	if (r < 0)
+		return nt_problem(resp, 503, "no-irq-information", "No interrupt information",
+				  "/proc/interrupts could not be read: %s", nt_strerror(r));
+	resp->json = nt_rates_compute(w->t, &w->a, &b);
+	nt_rates_sample_free(&b);
+	return resp->json ? 0 : -ENOMEM;
+}
+
 static int get_rates(const nt_request *req, nt_response *resp)
 {
 	const nt_ctx *ctx = nt_server_ctx(req->server);
 	int interval = 1000;
-	nt_topology *t = NULL;
-	nt_irq_sample a, b;
+	struct rates_wait *w;
 
-	if (nt_query_int(req, "interval_ms", 10, 10000, 1000, &interval) < 0)
+	if (nt_query_int(req, "interval_ms", 10, NT_RATES_MAX_INTERVAL_MS, 1000, &interval) < 0)
 		return nt_problem(resp, 400, "bad-request", "Invalid query parameter",
-				  "interval_ms must be an integer from 10 to 10000");
-	int r = nt_route_read_host(req, resp, &t);
-	if (r < 0 || !t)
+				  "interval_ms must be an integer from 10 to %d",
+				  NT_RATES_MAX_INTERVAL_MS);
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	int r = nt_route_read_host(req, resp, &w->t);
+	if (r < 0 || !w->t) {
+		free(w);
 		return r;
-	r = nt_rates_sample(ctx, &a);
+	}
+	r = nt_rates_sample(ctx, &w->a);
 	if (r < 0) {
-		nt_topology_free(t);
+		nt_topology_free(w->t);
+		free(w);
 		return nt_problem(resp, 503, "no-irq-information", "No interrupt information",
 				  "/proc/interrupts could not be read: %s", nt_strerror(r));
 	}
-	struct timespec ts = { interval / 1000, (long)(interval % 1000) * 1000000L };
-	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-		;
-	r = nt_rates_sample(ctx, &b);
-	if (r == 0) {
-		resp->json = nt_rates_compute(t, &a, &b);
-		nt_rates_sample_free(&b);
-	}
-	nt_rates_sample_free(&a);
-	nt_topology_free(t);
-	if (r < 0)
-		return nt_problem(resp, 503, "no-irq-information", "No interrupt information",
-				  "/proc/interrupts could not be read: %s", nt_strerror(r));
-	return resp->json ? 0 : -ENOMEM;
+	resp->defer_ms = (unsigned)interval;
+	resp->then = rates_finish;
+	resp->defer_state = w;
+	resp->defer_free = rates_wait_free;
+	return 0;
 }
 
 static const char *const placement_query[] = { "cpus", NULL };

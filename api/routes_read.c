@@ -4,6 +4,7 @@
  * frees it before returning: the host changes under the agent (irqbalance
  * rewrites affinity, links go up and down), so nothing is cached between
  * requests and two concurrent requests share nothing but the context. */
+#include "agent/agent.h"
 #include "api/http.h"
 #include "api/server.h"
 #include "diagnose/diagnose.h"
@@ -27,19 +28,33 @@ int nt_route_read_host(const nt_request *req, nt_response *resp, nt_topology **t
 }
 
 /* Health answers without reading the whole host: it says the agent is up
- * and which host it looks at, and must stay cheap when /sys is slow. */
+ * and which host it looks at, and must stay cheap when /sys is slow. An
+ * agent whose database could not be opened is not healthy, whatever else
+ * works: it cannot record or undo a change, and crash recovery did not run,
+ * so a transaction cut short before this start may still be half-applied on
+ * the host. Health then answers 503 with status "degraded" and says so. */
 static int get_health(const nt_request *req, nt_response *resp)
 {
 	const nt_ctx *ctx = nt_server_ctx(req->server);
+	const char *store_err = nt_agent_store_error(nt_server_agent(req->server));
 	char netns[64] = "";
 
 	/* As in the host model: only the live host has a network namespace
 	 * of its own; a fixture tree's /proc/self is not this process. */
 	if (ctx->live && nt_readlink(ctx, netns, sizeof(netns), "/proc/self/ns/net") < 0)
 		netns[0] = '\0';
-	resp->json = json_pack("{s:s, s:s, s:s, s:b, s:o}", "status", "ok", "version",
-			       NETTUNE_VERSION, "root", ctx->root[0] ? ctx->root : "/", "live",
-			       ctx->live, "netns", netns[0] ? json_string(netns) : json_null());
+	resp->json = json_pack("{s:s, s:s, s:s, s:b, s:o, s:s}", "status",
+			       store_err ? "degraded" : "ok", "version", NETTUNE_VERSION, "root",
+			       ctx->root[0] ? ctx->root : "/", "live", ctx->live, "netns",
+			       netns[0] ? json_string(netns) : json_null(), "store",
+			       store_err ? "unavailable" : "ok");
+	if (resp->json && store_err) {
+		resp->status = 503;
+		json_object_set_new(resp->json, "store_error", nt_json_string_safe(store_err));
+		json_object_set_new(resp->json, "warnings",
+				    json_pack("[s, s]", NT_AGENT_NO_RECOVERY_WARNING,
+					      "transactions are refused until the database can be opened"));
+	}
 	return resp->json ? 0 : -ENOMEM;
 }
 

@@ -14,7 +14,9 @@
  * POST /v1/transactions
  *   body: {"profile": {...}} or {"profile_name": "x"}, optional "confirm_timeout_s": N (1..86400)
  *   header Idempotency-Key (optional, 1..128 printable bytes): a retry with the same key
- *     returns the original transaction with 200 and applies nothing.
+ *     and the same body returns the original transaction with 200 and applies nothing;
+ *     the same key with another body gets 422 "idempotency-key-reused". Keys are scoped
+ *     to the method and path (a rollback's key never replays an apply).
  *   201 transaction document, Location: /v1/transactions/ID. The status tells how it went:
  *       "applied", "pending_confirm", "rolled_back", "rollback_failed".
  *   409 problem "transaction-in-flight" with "in_flight": ID (another is applying or
@@ -53,12 +55,14 @@
  */
 #include "agent/agent.h"
 #include "api/http.h"
+#include "api/jsonpath.h"
 #include "api/server.h"
 #include "engine/profile.h"
 #include "engine/txn.h"
 #include "store/status.h"
 
 #include <errno.h>
+#include <gnutls/crypto.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,7 +90,16 @@ static json_t *body_object(const nt_request *req, nt_response *resp, bool option
 		nt_problem(resp, 400, "bad-request", "Bad request", "a JSON body is required");
 		return NULL;
 	}
-	json_t *v = json_loadb(req->body, req->body_len, 0, &je);
+	/* A key given twice is refused rather than letting the last one win
+	 * silently: the client meant one of them, and we cannot tell which. */
+	json_t *v = json_loadb(req->body, req->body_len, JSON_REJECT_DUPLICATES, &je);
+	if (!v && json_error_code(&je) == json_error_duplicate_key) {
+		char path[256];
+		nt_json_path_at(req->body, req->body_len, (size_t)je.position, path, sizeof(path));
+		nt_problem(resp, 400, "bad-request", "Bad request",
+			   "the key %s is given more than once", path);
+		return NULL;
+	}
 	if (!v) {
 		bad_json(resp, &je);
 		return NULL;
@@ -99,15 +112,38 @@ static json_t *body_object(const nt_request *req, nt_response *resp, bool option
 	return v;
 }
 
+/* At most this many validation errors are listed in a reply: a large
+ * body of bad entries would otherwise turn into a reply many times its
+ * size. errors_total says how many there were. */
+#define NT_MAX_REPLY_ERRORS 100
+
+static void set_errors(json_t *problem, json_t *errors)
+{
+	size_t n = json_array_size(errors);
+	json_object_set_new(problem, "errors_total", json_integer((json_int_t)n));
+	if (n <= NT_MAX_REPLY_ERRORS) {
+		json_object_set(problem, "errors", errors);
+		return;
+	}
+	json_t *first = json_array();
+	for (size_t i = 0; first && i < NT_MAX_REPLY_ERRORS; i++)
+		json_array_append(first, json_array_get(errors, i));
+	if (first)
+		json_object_set_new(problem, "errors", first);
+}
+
 /* Translate an engine error into a problem. */
 static int engine_problem(nt_response *resp, int r, nt_txn_outcome *o)
 {
 	const char *msg = o->message[0] ? o->message : nt_strerror(r);
 	switch (r) {
 	case NT_EINVALID:
+		if (o->key_reused)
+			return nt_problem(resp, 422, "idempotency-key-reused",
+					  "Idempotency-Key reused", "%s", msg);
 		nt_problem(resp, 422, "invalid-profile", "Invalid profile", "%s", msg);
 		if (resp->json && o->errors)
-			json_object_set(resp->json, "errors", o->errors);
+			set_errors(resp->json, o->errors);
 		return 0;
 	case -ENOENT:
 	case NT_ENOTFOUND:
@@ -196,7 +232,14 @@ static int request_from_body(const nt_request *hreq, nt_response *resp, json_t *
 	return 0;
 }
 
-static int idem_key(const nt_request *req, nt_response *resp, const char **key)
+/* The Idempotency-Key header as the engine records it: scoped to the
+ * method and path it was sent to (a rollback never replays an apply), with
+ * a fingerprint of the request (SHA-256 of its JSON, keys sorted) so that a
+ * reuse with another body is told apart (422) from a retry (the first
+ * answer again). "SCOPE\tKEY\tFINGERPRINT" into BUF; *KEY NULL when the
+ * header is absent. Returns 0, or -EINVAL after answering 400. */
+static int idem_key(const nt_request *req, nt_response *resp, const json_t *body, char *buf,
+		    size_t size, const char **key)
 {
 	const char *k = nt_header(req, "Idempotency-Key");
 	*key = NULL;
@@ -210,7 +253,19 @@ static int idem_key(const nt_request *req, nt_response *resp, const char **key)
 		return nt_problem(resp, 400, "bad-request", "Bad request",
 				  "Idempotency-Key must be 1 to 128 printable ASCII characters"),
 		       -EINVAL;
-	*key = k;
+	unsigned char d[32];
+	char hex[65];
+	char *text = json_dumps(body, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
+	int r = text ? gnutls_hash_fast(GNUTLS_DIG_SHA256, text, strlen(text), d) : -1;
+	free(text);
+	if (r < 0)
+		return nt_problem(resp, 500, "internal", "Internal error",
+				  "the request could not be fingerprinted"),
+		       -EINVAL;
+	for (int i = 0; i < 32; i++)
+		snprintf(hex + 2 * i, 3, "%02x", d[i]);
+	snprintf(buf, size, "%s %s\t%s\t%s", req->method, req->path, k, hex);
+	*key = buf;
 	return 0;
 }
 
@@ -249,13 +304,16 @@ static int h_apply(const nt_request *req, nt_response *resp)
 {
 	nt_txn_outcome o = { 0 };
 	nt_txn_request tr;
+	char keybuf[512];
 	const char *key;
 	json_t *body;
 
-	if (idem_key(req, resp, &key) < 0)
-		return 0;
 	if (!(body = body_object(req, resp, false)))
 		return 0;
+	if (idem_key(req, resp, body, keybuf, sizeof(keybuf), &key) < 0) {
+		json_decref(body);
+		return 0;
+	}
 	if (request_from_body(req, resp, body, false, &tr) == 0) {
 		tr.idempotency_key = key;
 		int r = nt_txn_apply(engine(req), &tr, &o);
@@ -338,15 +396,18 @@ static int h_rollback(const nt_request *req, nt_response *resp)
 	int64_t id;
 	nt_txn_outcome o = { 0 };
 	nt_txn_request tr = { 0 };
+	char keybuf[512];
 	const char *key;
 	json_t *body;
 
 	if (parse_id(req->params[0], &id) < 0)
 		return not_found_id(resp, req->params[0]);
-	if (idem_key(req, resp, &key) < 0)
-		return 0;
 	if (!(body = body_object(req, resp, true)))
 		return 0;
+	if (idem_key(req, resp, body, keybuf, sizeof(keybuf), &key) < 0) {
+		json_decref(body);
+		return 0;
+	}
 	const char *k;
 	json_t *v;
 	json_object_foreach(body, k, v) {

@@ -78,6 +78,8 @@ static void conn_free(struct nt_conn *c)
 	free(c->uri);
 	free(c->path);
 	free(c->body);
+	if (c->defer_state && c->defer_free)
+		c->defer_free(c->defer_state);
 	free(c);
 }
 
@@ -252,6 +254,12 @@ static enum MHD_Result begin(struct nt_server *s, struct nt_conn *c, struct MHD_
 				    "the path has an invalid percent-encoding");
 
 	char why[256] = "";
+	r = nt_srv_check_framing(mc, why, sizeof(why));
+	if (r == -ENOSYS)
+		return send_problem(mc, c, 501, "not-implemented", "Not implemented", "%s", why);
+	if (r < 0)
+		return send_problem(mc, c, 400, "bad-request", "Bad request", "%s", why);
+
 	if (nt_srv_authenticate(s, c, mc, why, sizeof(why)) < 0) {
 		c->www_auth = true;
 		return send_problem(mc, c, 401, "unauthorized", "Unauthorized", "%s", why);
@@ -366,7 +374,29 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *mc, const ch
 	}
 
 	nt_response resp = { 0 };
-	int r = c->route->fn(&c->req, &resp);
+	int r;
+	if (c->then) {
+		/* Resumed after the delay the route asked for. */
+		nt_route_fn then = c->then;
+		c->then = NULL;
+		c->req.defer_state = c->defer_state;
+		r = then(&c->req, &resp);
+	} else {
+		r = c->route->fn(&c->req, &resp);
+	}
+	if (r == 0 && resp.defer_ms && resp.then) {
+		if (c->defer_state && c->defer_free)
+			c->defer_free(c->defer_state);
+		c->then = resp.then;
+		c->defer_state = resp.defer_state;
+		c->defer_free = resp.defer_free;
+		r = nt_srv_defer(s, mc, resp.defer_ms);
+		if (r == 0)
+			return MHD_YES;
+		c->then = NULL;
+		return send_problem(mc, c, 503, "busy", "Busy",
+				    "too many measurements are in progress; try again shortly");
+	}
 	if (r < 0 && (resp.status < 400 || (!resp.json && !resp.text)))
 		nt_problem(&resp, 500, "internal", "Internal error",
 			   "%s", nt_strerror(r));
@@ -479,7 +509,11 @@ int nt_server_start(struct nt_server *s, nt_agent *agent, char *err, size_t errs
 	if ((r = areas_init(s, err, errsize)) < 0)
 		goto fail;
 
-	flags = MHD_USE_INTERNAL_POLLING_THREAD;
+	if ((r = nt_srv_defer_init(s)) < 0) {
+		snprintf(err, errsize, "cannot start the timer thread: %s", strerror(-r));
+		goto fail;
+	}
+	flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_ALLOW_SUSPEND_RESUME;
 	flags |= MHD_is_feature_supported(MHD_FEATURE_EPOLL) == MHD_YES ? MHD_USE_EPOLL :
 									  MHD_USE_POLL;
 	if (s->ipv6)
@@ -525,6 +559,7 @@ int nt_server_start(struct nt_server *s, nt_agent *agent, char *err, size_t errs
 	return 0;
 
 fail:
+	nt_srv_defer_fini(s);
 	areas_fini(s);
 	s->agent = NULL;
 	return r;
@@ -534,8 +569,11 @@ void nt_server_stop(struct nt_server *s)
 {
 	if (!s)
 		return;
+	/* Waiting requests are resumed (and answered) before MHD stops. */
+	nt_srv_defer_stop(s);
 	if (s->daemon)
 		MHD_stop_daemon(s->daemon);
+	nt_srv_defer_fini(s);
 	areas_fini(s);
 	nt_srv_security_fini(s);
 	free(s);

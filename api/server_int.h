@@ -18,6 +18,7 @@
 
 #include <microhttpd.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/socket.h>
@@ -46,7 +47,18 @@ struct nt_server {
 	nt_auth *auth; /* NULL: no tokens */
 	bool tls, client_certs;
 	char *tls_cert, *tls_key, *tls_ca; /* PEM text, kept while the daemon runs */
+
+	/* Suspended requests waiting for their delay (api/server_defer.c). */
+	pthread_t defer_thread;
+	pthread_mutex_t defer_lock;
+	pthread_cond_t defer_cond;
+	struct nt_deferred *deferred; /* under defer_lock */
+	int ndeferred;
+	bool defer_running, defer_stop;
 };
+
+/* At most this many requests wait suspended at once; more get 503. */
+#define NT_MAX_DEFERRED 32
 
 /* Per-request state, created from the raw request target before MHD parses
  * it and freed when MHD reports the request completed. */
@@ -71,6 +83,10 @@ struct nt_conn {
 	nt_scope scope;
 	char identity[512]; /* token name or certificate subject */
 	nt_request req;
+	/* A route that asked for a delay: its continuation and state. */
+	nt_route_fn then;
+	void *defer_state;
+	void (*defer_free)(void *state);
 };
 
 /* ---- routing (api/server_route.c) ---- */
@@ -88,6 +104,18 @@ const nt_route *nt_srv_find_route(const nt_area *const *areas, int n, struct nt_
  * whether it was unknown or repeated. */
 int nt_srv_check_query(struct MHD_Connection *mc, const nt_route *route, char *bad,
 		       size_t badsize, bool *duplicate);
+
+/* ---- delayed requests (api/server_defer.c) ---- */
+
+/* Start and stop the timer thread. Stop resumes every waiting connection
+ * (MHD must not be stopped with one suspended). Init returns 0 or -errno. */
+int nt_srv_defer_init(struct nt_server *s);
+void nt_srv_defer_stop(struct nt_server *s);
+void nt_srv_defer_fini(struct nt_server *s);
+/* Suspend MC for MS milliseconds; MHD calls the request handler again
+ * afterwards. Returns 0, -EBUSY when NT_MAX_DEFERRED wait already, or
+ * -ENOMEM. */
+int nt_srv_defer(struct nt_server *s, struct MHD_Connection *mc, unsigned ms);
 
 /* ---- TLS (api/server_tls.c) ---- */
 
@@ -131,6 +159,11 @@ bool nt_srv_should_close(struct nt_server *s);
  * unparsable), and in *HAS_BODY whether it has one at all (chunked ones
  * declare none). */
 unsigned long long nt_srv_declared_length(struct MHD_Connection *mc, bool *has_body);
+/* How the body is framed, checked before anything else: Content-Length
+ * headers that disagree or sit beside a Transfer-Encoding give -EBADMSG
+ * (400), a Transfer-Encoding other than one "chunked" -ENOSYS (501); the
+ * reason in WHY. Returns 0 when the framing is one MHD reads as sent. */
+int nt_srv_check_framing(struct MHD_Connection *mc, char *why, size_t whysize);
 /* Whether a Content-Type header value is application/json. */
 bool nt_srv_is_json_type(const char *ct);
 /* Add N bytes of body. Past max_body the rest is counted and dropped

@@ -66,6 +66,57 @@ unsigned long long nt_srv_declared_length(struct MHD_Connection *mc, bool *has_b
 	return clen;
 }
 
+struct framing {
+	int ncl; /* Content-Length headers */
+	bool cl_differ; /* ... with different values */
+	const char *first_cl;
+	int nte; /* Transfer-Encoding headers */
+};
+
+static enum MHD_Result count_framing(void *cls, enum MHD_ValueKind kind, const char *key,
+				     const char *value)
+{
+	struct framing *f = cls;
+	if (!key)
+		return MHD_YES;
+	if (strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH) == 0) {
+		if (f->ncl++ == 0)
+			f->first_cl = value ? value : "";
+		else if (strcmp(f->first_cl, value ? value : "") != 0)
+			f->cl_differ = true;
+	} else if (strcasecmp(key, MHD_HTTP_HEADER_TRANSFER_ENCODING) == 0) {
+		f->nte++;
+	}
+	return MHD_YES;
+}
+
+int nt_srv_check_framing(struct MHD_Connection *mc, char *why, size_t whysize)
+{
+	struct framing f = { 0 };
+	MHD_get_connection_values(mc, MHD_HEADER_KIND, count_framing, &f);
+	/* Two lengths that disagree are how request smuggling starts: a proxy
+	 * in front may have used the other one. (RFC 9112 6.3: unrecoverable.) */
+	if (f.cl_differ) {
+		snprintf(why, whysize, "the request has Content-Length headers that disagree");
+		return -EBADMSG;
+	}
+	if (f.ncl && f.nte) {
+		snprintf(why, whysize, "the request has both Content-Length and Transfer-Encoding");
+		return -EBADMSG;
+	}
+	if (f.nte) {
+		const char *te = MHD_lookup_connection_value(mc, MHD_HEADER_KIND,
+							     MHD_HTTP_HEADER_TRANSFER_ENCODING);
+		if (f.nte > 1 || !te || strcasecmp(te, "chunked") != 0) {
+			snprintf(why, whysize,
+				 "Transfer-Encoding '%.64s' is not supported (only 'chunked')",
+				 f.nte > 1 ? "(given more than once)" : te ? te : "");
+			return -ENOSYS;
+		}
+	}
+	return 0;
+}
+
 bool nt_srv_is_json_type(const char *ct)
 {
 	if (!ct)

@@ -120,9 +120,11 @@ static void report_store(nt_agent *agent, nt_log_fn log, void *log_ud)
 	const char *why = nt_agent_store_error(agent);
 	if (!why)
 		return;
-	json_t *ev = json_pack("{s:s, s:s, s:s, s:s}", "event", "store_unavailable", "state_dir",
-			       nt_agent_cfg(agent)->state_dir, "error", why, "effect",
-			       "transactions are refused until the database can be opened");
+	json_t *ev = json_pack("{s:s, s:s, s:s, s:s, s:s}", "event", "store_unavailable",
+			       "state_dir", nt_agent_cfg(agent)->state_dir, "error", why, "effect",
+			       "transactions are refused until the database can be opened; "
+			       "GET /v1/health answers 503 (degraded)",
+			       "warning", NT_AGENT_NO_RECOVERY_WARNING);
 	if (ev)
 		log(log_ud, ev);
 	json_decref(ev);

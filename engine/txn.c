@@ -485,13 +485,9 @@ int nt_txn_engine_start(nt_txn_engine *e)
 {
 	if (!e->store || e->timer_started)
 		return 0;
-	/* What recovery restores is the journal's doing, not a client's
-	 * request: the transactions' own records say it, the log does not.
-	 * No other thread exists yet, so the sink can be set aside. */
-	nt_log_fn log = e->log;
-	e->log = NULL;
+	/* Recovery changes the host: it is logged like any transaction (each
+	 * status change and restored step), with the journal's own record. */
 	recover(e);
-	e->log = log;
 	int r = pthread_create(&e->timer, NULL, timer_main, e);
 	if (r != 0)
 		return -r;
@@ -621,16 +617,52 @@ out:
 	return r;
 }
 
+/* The transaction an Idempotency-Key already stands for. KEY is the
+ * scoped key the API made ("SCOPE\tKEY\tFINGERPRINT", see nt_txn_request):
+ * the same scope and key with another fingerprint is a different request
+ * under a used key, refused with NT_EINVALID (the IETF draft's 422) rather
+ * than answered with the transaction of the first. Returns 0 (replayed),
+ * -ENOENT (not used), NT_EINVALID or NT_ESTORE. */
 static int replay(nt_txn_engine *e, const char *key, nt_txn_outcome *out)
 {
 	int64_t id;
 	int r = nt_store_idem_get(e->store, key, &id);
+	const char *fp = strrchr(key, '\t');
+	if (r == -ENOENT && fp) {
+		char prefix[512], used[512];
+		int n = snprintf(prefix, sizeof(prefix), "%.*s", (int)(fp - key + 1), key);
+		if (n > 0 && (size_t)n < sizeof(prefix) &&
+		    nt_store_idem_find(e->store, prefix, used, sizeof(used), &id) == 0) {
+			snprintf(out->message, sizeof(out->message),
+				 "this Idempotency-Key was used for transaction %lld with a different "
+				 "request; use a new key for a new request",
+				 (long long)id);
+			out->key_reused = true;
+			return NT_EINVALID;
+		}
+	}
 	if (r < 0)
 		return r;
 	r = nt_store_txn_get(e->store, id, &out->doc);
 	if (r == 0)
 		out->replayed = true;
 	return r;
+}
+
+/* replay() as the apply and rollback paths use it, before and again once
+ * the slot is held (a request with the same key and another body may have
+ * finished in between). Returns 1 when OUT is answered (replayed), 0 to go
+ * on, or a negative error. */
+static int replay_check(nt_txn_engine *e, const char *key, nt_txn_outcome *out)
+{
+	if (!key)
+		return 0;
+	int r = replay(e, key, out);
+	if (r == -ENOENT)
+		return 0;
+	if (r == 0)
+		return 1;
+	return r == NT_EINVALID ? r : NT_ESTORE;
 }
 
 /* Record and run STEPS as a new transaction; the slot is held. */
@@ -675,10 +707,14 @@ int nt_txn_apply(nt_txn_engine *e, const nt_txn_request *req, nt_txn_outcome *ou
 
 	if ((r = need_store(e, out)) < 0)
 		return r;
-	if (req->idempotency_key && (r = replay(e, req->idempotency_key, out)) != -ENOENT)
-		return r < 0 ? NT_ESTORE : 0;
+	if ((r = replay_check(e, req->idempotency_key, out)) != 0)
+		return r < 0 ? r : 0;
 	if ((r = slot_take(e, false, out)) < 0)
 		return r;
+	if ((r = replay_check(e, req->idempotency_key, out)) != 0) {
+		slot_release(e);
+		return r < 0 ? r : 0;
+	}
 	if ((r = resolve_profile(e, req, &profile, out)) < 0)
 		goto out;
 	if ((r = make_plan(e, profile, &plan, out)) < 0)
@@ -751,10 +787,14 @@ int nt_txn_rollback(nt_txn_engine *e, int64_t id, bool force, const nt_txn_reque
 
 	if ((r = need_store(e, out)) < 0)
 		return r;
-	if (req->idempotency_key && (r = replay(e, req->idempotency_key, out)) != -ENOENT)
-		return r < 0 ? NT_ESTORE : 0;
+	if ((r = replay_check(e, req->idempotency_key, out)) != 0)
+		return r < 0 ? r : 0;
 	if ((r = slot_take(e, false, out)) < 0)
 		return r;
+	if ((r = replay_check(e, req->idempotency_key, out)) != 0) {
+		slot_release(e);
+		return r < 0 ? r : 0;
+	}
 	if ((r = nt_store_txn_get(e->store, id, &orig)) < 0) {
 		snprintf(out->message, sizeof(out->message), "no transaction %lld", (long long)id);
 		goto out;

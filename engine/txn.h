@@ -33,7 +33,10 @@ typedef struct nt_txn_request {
 	const json_t *profile; /* inline profile, or NULL */
 	const char *profile_name; /* a stored profile, or NULL */
 	int confirm_timeout_s; /* 0: no confirmation needed */
-	const char *idempotency_key; /* NULL for none */
+	/* NULL for none. Compared whole; when it has the form
+	 * "SCOPE\tKEY\tFINGERPRINT", the same SCOPE and KEY recorded with
+	 * another fingerprint is refused (key_reused). */
+	const char *idempotency_key;
 	const char *client; /* who asked (address), "" unknown */
 	const char *identity; /* authenticated identity, "" none */
 } nt_txn_request;
@@ -45,6 +48,7 @@ typedef struct nt_txn_outcome {
 	int64_t conflict_id; /* the transaction in flight on NT_ECONFLICT (0 if none) */
 	int64_t later_id; /* rollback: the later transaction that changed the same targets */
 	bool replayed; /* an Idempotency-Key retry: doc is the original */
+	bool key_reused; /* NT_EINVALID: the Idempotency-Key was used for another request */
 	char message[512]; /* a sentence for the error cases */
 } nt_txn_outcome;
 

@@ -803,6 +803,32 @@ int nt_store_idem_get(nt_store *s, const char *key, int64_t *id)
 	return r;
 }
 
+int nt_store_idem_find(nt_store *s, const char *prefix, char *key, size_t keysize, int64_t *id)
+{
+	sqlite3_stmt *st = NULL;
+	int r = NT_ESTORE, rc;
+
+	pthread_mutex_lock(&s->mu);
+	/* substr, not LIKE: keys may hold '%' and '_'. */
+	if (prep(s, &st, "SELECT key, txn_id FROM idempotency_keys "
+			 "WHERE substr(key, 1, length(?1)) = ?1 ORDER BY created_ms LIMIT 1") < 0)
+		goto out;
+	bind_text(st, 1, prefix);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		const char *k = (const char *)sqlite3_column_text(st, 0);
+		snprintf(key, keysize, "%s", k ? k : "");
+		*id = sqlite3_column_int64(st, 1);
+		r = 0;
+	} else if (rc == SQLITE_DONE) {
+		r = -ENOENT;
+	}
+out:
+	sqlite3_finalize(st);
+	pthread_mutex_unlock(&s->mu);
+	return r;
+}
+
 int nt_store_later_conflict(nt_store *s, int64_t id, int64_t *later)
 {
 	pthread_mutex_lock(&s->mu);

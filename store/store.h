@@ -66,6 +66,9 @@ int nt_store_txn_list(nt_store *s, const char *status, int limit, int offset, js
 int nt_store_txn_ids(nt_store *s, const char *status, json_t **out);
 /* The transaction an idempotency key was used for, or -ENOENT. */
 int nt_store_idem_get(nt_store *s, const char *key, int64_t *id);
+/* The first recorded key that starts with PREFIX (into KEY) and its
+ * transaction, or -ENOENT: finds a key used before with another request. */
+int nt_store_idem_find(nt_store *s, const char *prefix, char *key, size_t keysize, int64_t *id);
 /* The earliest transaction after ID, in a status that may leave changes
  * in place (nt_txn_status_holds_changes), that changed (step result
  * "applied") a kind+target that ID changed too; *LATER = 0 when none. */

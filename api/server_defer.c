@@ -1,0 +1,129 @@
+/* Requests that wait (a rate measurement over an interval) do not hold a
+ * worker thread while they wait: the route asks for a delay, the
+ * connection is suspended, and one timer thread resumes it when the delay
+ * is over; MHD then calls the request handler again, which finishes the
+ * request with the route's continuation. A handful of slow requests would
+ * otherwise occupy every worker, and health probes, confirmations and
+ * rollbacks behind them would time out. */
+#include "api/server_int.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct nt_deferred {
+	struct nt_deferred *next;
+	struct MHD_Connection *mc;
+	struct timespec due; /* CLOCK_MONOTONIC */
+};
+
+static bool before(const struct timespec *a, const struct timespec *b)
+{
+	return a->tv_sec < b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec < b->tv_nsec);
+}
+
+static void *timer_main(void *arg)
+{
+	struct nt_server *s = arg;
+	pthread_mutex_lock(&s->defer_lock);
+	for (;;) {
+		struct timespec now;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		/* Resume what is due (everything when stopping). */
+		struct nt_deferred **pp = &s->deferred;
+		while (*pp) {
+			struct nt_deferred *d = *pp;
+			if (s->defer_stop || !before(&now, &d->due)) {
+				*pp = d->next;
+				MHD_resume_connection(d->mc);
+				s->ndeferred--;
+				free(d);
+			} else {
+				pp = &d->next;
+			}
+		}
+		if (s->defer_stop)
+			break;
+		struct timespec wake = { 0, 0 };
+		for (struct nt_deferred *d = s->deferred; d; d = d->next)
+			if ((wake.tv_sec == 0 && wake.tv_nsec == 0) || before(&d->due, &wake))
+				wake = d->due;
+		if (wake.tv_sec == 0 && wake.tv_nsec == 0)
+			pthread_cond_wait(&s->defer_cond, &s->defer_lock);
+		else
+			pthread_cond_timedwait(&s->defer_cond, &s->defer_lock, &wake);
+	}
+	pthread_mutex_unlock(&s->defer_lock);
+	return NULL;
+}
+
+int nt_srv_defer_init(struct nt_server *s)
+{
+	pthread_condattr_t ca;
+	int r;
+
+	pthread_mutex_init(&s->defer_lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&s->defer_cond, &ca);
+	pthread_condattr_destroy(&ca);
+	r = pthread_create(&s->defer_thread, NULL, timer_main, s);
+	if (r != 0) {
+		pthread_cond_destroy(&s->defer_cond);
+		pthread_mutex_destroy(&s->defer_lock);
+		return -r;
+	}
+	s->defer_running = true;
+	return 0;
+}
+
+void nt_srv_defer_stop(struct nt_server *s)
+{
+	if (!s->defer_running)
+		return;
+	pthread_mutex_lock(&s->defer_lock);
+	s->defer_stop = true;
+	pthread_cond_signal(&s->defer_cond);
+	pthread_mutex_unlock(&s->defer_lock);
+	pthread_join(s->defer_thread, NULL);
+	s->defer_running = false;
+}
+
+void nt_srv_defer_fini(struct nt_server *s)
+{
+	nt_srv_defer_stop(s);
+	if (s->defer_stop) {
+		pthread_cond_destroy(&s->defer_cond);
+		pthread_mutex_destroy(&s->defer_lock);
+		s->defer_stop = false;
+	}
+}
+
+int nt_srv_defer(struct nt_server *s, struct MHD_Connection *mc, unsigned ms)
+{
+	struct nt_deferred *d = calloc(1, sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	d->mc = mc;
+	clock_gettime(CLOCK_MONOTONIC, &d->due);
+	d->due.tv_sec += ms / 1000;
+	d->due.tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (d->due.tv_nsec >= 1000000000L) {
+		d->due.tv_sec++;
+		d->due.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&s->defer_lock);
+	if (s->defer_stop || s->ndeferred >= NT_MAX_DEFERRED) {
+		pthread_mutex_unlock(&s->defer_lock);
+		free(d);
+		return -EBUSY;
+	}
+	/* Suspended under the lock, so the timer cannot resume it first. */
+	MHD_suspend_connection(mc);
+	d->next = s->deferred;
+	s->deferred = d;
+	s->ndeferred++;
+	pthread_cond_signal(&s->defer_cond);
+	pthread_mutex_unlock(&s->defer_lock);
+	return 0;
+}

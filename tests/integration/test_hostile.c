@@ -1,0 +1,339 @@
+/* What production and hostile clients do to the agent, over a real socket:
+ * slow requests (rate measurements) must not starve health, confirmations
+ * and rollbacks; malformed framing (conflicting Content-Length, unknown
+ * Transfer-Encoding) is answered at once; duplicate JSON keys are refused
+ * with their path; a huge list of validation errors is capped; an
+ * Idempotency-Key is scoped to its route and bound to its body; a FIFO or a
+ * symlink in place of a kernel file is refused without hanging; a FIFO as
+ * the token file does not hang start-up; a database that cannot be opened
+ * makes health say so. Runs on copies of the fixtures. */
+#include "harness.h"
+#include "integration/nt_agent_ext.h"
+#include "integration/test_txn_util.h"
+
+#include <poll.h>
+
+#define VM NT_FIXTURES "/vm-virtio-2cpu"
+#define SYSCTL_PROFILE(v) "{\"name\":\"s\",\"sysctl\":{\"net.core.rmem_max\":\"" v "\"}}"
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Send BYTES on a fresh connection; the status of the reply, 0 when none
+ * came within TIMEOUT_S (*SECS: how long it took). */
+static int raw_status(int port, const char *bytes, double timeout_s, double *secs)
+{
+	int fd = nt_tcp_connect(port);
+	double t0 = now_s();
+	char buf[4096];
+	size_t got = 0;
+	if (fd < 0)
+		return -1;
+	if (write(fd, bytes, strlen(bytes)) < 0) {
+		close(fd);
+		return -1;
+	}
+	while (now_s() - t0 < timeout_s && got < sizeof(buf) - 1) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		if (poll(&p, 1, 100) <= 0)
+			continue;
+		ssize_t n = recv(fd, buf + got, sizeof(buf) - 1 - got, 0);
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+		buf[got] = '\0';
+		if (strstr(buf, "\r\n\r\n"))
+			break;
+	}
+	close(fd);
+	*secs = now_s() - t0;
+	buf[got] = '\0';
+	int st = 0;
+	if (sscanf(buf, "HTTP/1.1 %d", &st) != 1)
+		st = 0;
+	return st;
+}
+
+struct slow_get {
+	pthread_t th;
+	char url[256];
+	long status;
+};
+
+static void *slow_main(void *arg)
+{
+	struct slow_get *g = arg;
+	json_t *doc = NULL;
+	tu_http("GET", g->url, NULL, NULL, &g->status, &doc);
+	json_decref(doc);
+	return NULL;
+}
+
+/* Twelve 3-second rate measurements at once (three times the worker
+ * threads): health, an apply and its confirmation still answer at once,
+ * and every measurement still gets its answer. */
+static void slow_requests(void)
+{
+	char dir[PATH_MAX], root[PATH_MAX];
+	nt_agent a;
+	if (tu_copy(VM, dir, sizeof(dir), root, sizeof(root)) < 0 ||
+	    nt_agent_start(&a, root, NULL, NULL) < 0) {
+		CHECK_MSG(0, "agent did not start");
+		return;
+	}
+	struct slow_get g[12];
+	for (int i = 0; i < 12; i++) {
+		snprintf(g[i].url, sizeof(g[i].url), "%s/v1/irqs/rates?interval_ms=3000", a.direct);
+		g[i].status = 0;
+		pthread_create(&g[i].th, NULL, slow_main, &g[i]);
+	}
+	nt_agent_sleep_ms(300);
+	double worst = 0;
+	for (int i = 0; i < 5; i++) {
+		long st = 0;
+		json_t *doc = NULL;
+		double t0 = now_s();
+		tu_http("GET", nt_url(&a, "/v1/health"), NULL, NULL, &st, &doc);
+		double dt = now_s() - t0;
+		worst = dt > worst ? dt : worst;
+		CHECK_INT(st, 200);
+		json_decref(doc);
+	}
+	CHECK_MSG(worst < 1.0, "health took %.2f s while measurements ran", worst);
+	/* An apply waiting for confirmation, confirmed while they still run. */
+	double t0 = now_s();
+	json_t *doc = tu_post(&a, "/v1/transactions",
+			      "{\"profile\":" SYSCTL_PROFILE("5242880") ",\"confirm_timeout_s\":60}",
+			      201);
+	CHECK_STR(tu_str(doc, "status"), "pending_confirm");
+	char path[128];
+	snprintf(path, sizeof(path), "/v1/transactions/%lld/confirm",
+		 (long long)json_integer_value(json_object_get(doc, "id")));
+	json_decref(doc);
+	doc = tu_post(&a, path, NULL, 200);
+	CHECK_STR(tu_str(doc, "status"), "applied");
+	json_decref(doc);
+	CHECK_MSG(now_s() - t0 < 2.0, "apply and confirm took %.2f s", now_s() - t0);
+	for (int i = 0; i < 12; i++) {
+		pthread_join(g[i].th, NULL);
+		CHECK_INT(g[i].status, 200);
+	}
+	/* Out of range stays a 400 naming the limit. */
+	long st = 0;
+	tu_http("GET", nt_url(&a, "/v1/irqs/rates?interval_ms=10001"), NULL, NULL, &st, &doc);
+	CHECK_INT(st, 400);
+	CHECK(strstr(tu_str(doc, "detail"), "10000") != NULL);
+	json_decref(doc);
+	nt_agent_stop(&a);
+	tu_sh("rm -rf '%s'", dir);
+}
+
+static void framing_and_json(void)
+{
+	nt_agent a;
+	if (nt_agent_start(&a, VM, NULL, NULL) < 0) {
+		CHECK_MSG(0, "agent did not start");
+		return;
+	}
+	double secs = 0;
+	CHECK_INT(raw_status(a.port,
+			     "POST /v1/plan HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+			     "Content-Length: 2\r\nContent-Length: 30\r\n\r\n{}",
+			     5, &secs),
+		  400);
+	CHECK_INT(raw_status(a.port,
+			     "POST /v1/plan HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+			     "Transfer-Encoding: gzip\r\n\r\n{}",
+			     5, &secs),
+		  501);
+	CHECK_MSG(secs < 2, "an unsupported Transfer-Encoding took %.1f s", secs);
+	CHECK_INT(raw_status(a.port,
+			     "POST /v1/plan HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+			     "Content-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+			     5, &secs),
+		  400);
+	/* The same length twice is not a conflict. */
+	CHECK_INT(raw_status(a.port,
+			     "POST /v1/plan HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+			     "Content-Length: 2\r\nContent-Length: 2\r\n\r\n{}",
+			     5, &secs),
+		  422);
+
+	/* Duplicate keys, with their path. */
+	long st = 0;
+	json_t *doc = NULL;
+	tu_http("POST", nt_url_direct(&a, "/v1/plan"), "{\"name\":\"p\",\"name\":\"q\"}", NULL, &st,
+		&doc);
+	CHECK_INT(st, 400);
+	CHECK_MSG(strstr(tu_str(doc, "detail"), "$.name") != NULL, "%s", tu_str(doc, "detail"));
+	json_decref(doc);
+	tu_http("POST", nt_url_direct(&a, "/v1/plan"),
+		"{\"name\":\"p\",\"sysctl\":{\"net.core.rmem_max\":\"1\",\"net.core.rmem_max\":\"2\"}}",
+		NULL, &st, &doc);
+	CHECK_INT(st, 400);
+	CHECK_MSG(strstr(tu_str(doc, "detail"), "$.sysctl['net.core.rmem_max']") != NULL, "%s",
+		  tu_str(doc, "detail"));
+	json_decref(doc);
+
+	/* 3000 bad entries: the first 100 errors, and how many there were. */
+	size_t cap = 3000 * 48 + 64, len = 0;
+	char *body = malloc(cap);
+	len += (size_t)snprintf(body + len, cap - len, "{\"name\":\"big\",\"irq_affinity\":[");
+	for (int i = 0; i < 3000; i++)
+		len += (size_t)snprintf(body + len, cap - len, "%s{\"interface\":\"eth0\",\"cpus\":\"x\"}",
+					i ? "," : "");
+	snprintf(body + len, cap - len, "]}");
+	tu_http("POST", nt_url_direct(&a, "/v1/plan"), body, NULL, &st, &doc);
+	CHECK_INT(st, 422);
+	CHECK_INT(json_array_size(json_object_get(doc, "errors")), 100);
+	CHECK_MSG(json_integer_value(json_object_get(doc, "errors_total")) >= 3000,
+		  "errors_total %lld", (long long)json_integer_value(json_object_get(doc, "errors_total")));
+	json_decref(doc);
+	free(body);
+	nt_agent_stop(&a);
+}
+
+static void idempotency(void)
+{
+	char dir[PATH_MAX], root[PATH_MAX];
+	nt_agent a;
+	if (tu_copy(VM, dir, sizeof(dir), root, sizeof(root)) < 0 ||
+	    nt_agent_start(&a, root, NULL, NULL) < 0) {
+		CHECK_MSG(0, "agent did not start");
+		return;
+	}
+	long st = 0;
+	json_t *first = NULL, *doc = NULL;
+	const char *a_body = "{\"profile\":" SYSCTL_PROFILE("5242880") "}";
+	const char *b_body = "{\"profile\":" SYSCTL_PROFILE("8388608") "}";
+	tu_http("POST", nt_url(&a, "/v1/transactions"), a_body, "k-1", &st, &first);
+	CHECK_INT(st, 201);
+	json_int_t id = json_integer_value(json_object_get(first, "id"));
+	/* A retry: the first transaction again, nothing applied. */
+	tu_http("POST", nt_url(&a, "/v1/transactions"), a_body, "k-1", &st, &doc);
+	CHECK_INT(st, 200);
+	CHECK_INT(json_integer_value(json_object_get(doc, "id")), id);
+	json_decref(doc);
+	/* The same key with another body: refused, and nothing written. */
+	tu_http("POST", nt_url(&a, "/v1/transactions"), b_body, "k-1", &st, &doc);
+	CHECK_INT(st, 422);
+	CHECK(strstr(tu_str(doc, "type"), "idempotency-key-reused") != NULL);
+	json_decref(doc);
+	char buf[64];
+	CHECK_STR(tu_read(root, "/proc/sys/net/core/rmem_max", buf, sizeof(buf)), "5242880");
+	/* The apply's key on a rollback is a new request: it rolls back. */
+	char path[128];
+	snprintf(path, sizeof(path), "/v1/transactions/%lld/rollback", (long long)id);
+	tu_http("POST", nt_url(&a, path), NULL, "k-1", &st, &doc);
+	CHECK_INT(st, 201);
+	CHECK_INT(json_integer_value(json_object_get(doc, "rollback_of")), id);
+	json_decref(doc);
+	CHECK(strcmp(tu_read(root, "/proc/sys/net/core/rmem_max", buf, sizeof(buf)), "5242880") != 0);
+	json_decref(first);
+	nt_agent_stop(&a);
+	tu_sh("rm -rf '%s'", dir);
+}
+
+/* Kernel files that are not files: a FIFO as a sysctl, a symlink leading
+ * out of the root. The apply answers at once, names the step and what is
+ * wrong, and nothing outside the root is written. */
+static void hostile_files(void)
+{
+	char dir[PATH_MAX], root[PATH_MAX];
+	nt_agent a;
+	if (tu_copy(VM, dir, sizeof(dir), root, sizeof(root)) < 0)
+		return;
+	tu_sh("rm '%1$s/proc/sys/net/core/rmem_max' && mkfifo '%1$s/proc/sys/net/core/rmem_max'", root);
+	tu_sh("echo 212992 > '%1$s/outside' && rm '%2$s/proc/sys/net/core/wmem_max' && "
+	      "ln -s '%1$s/outside' '%2$s/proc/sys/net/core/wmem_max'", dir, root);
+	if (nt_agent_start(&a, root, NULL, NULL) < 0) {
+		CHECK_MSG(0, "agent did not start");
+		return;
+	}
+	double t0 = now_s();
+	long st = 0;
+	json_t *doc = NULL;
+	tu_http("POST", nt_url(&a, "/v1/transactions"), "{\"profile\":" SYSCTL_PROFILE("5242880") "}",
+		NULL, &st, &doc);
+	CHECK_MSG(now_s() - t0 < 5, "apply took %.1f s", now_s() - t0);
+	CHECK_MSG(st == 201 || st == 422 || st == 500, "status %ld", st);
+	char *text = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
+	CHECK_MSG(text && strstr(text, "not a regular file"), "%s", text ? text : "(none)");
+	free(text);
+	json_decref(doc);
+	tu_http("POST", nt_url(&a, "/v1/transactions"),
+		"{\"profile\":{\"name\":\"w\",\"sysctl\":{\"net.core.wmem_max\":\"4194304\"}}}", NULL, &st,
+		&doc);
+	text = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
+	CHECK_MSG(text && strstr(text, "not a regular file"), "%s", text ? text : "(none)");
+	free(text);
+	json_decref(doc);
+	char buf[64];
+	CHECK_STR(tu_read(dir, "/outside", buf, sizeof(buf)), "212992");
+	/* Health still answers: nothing hangs. */
+	tu_http("GET", nt_url(&a, "/v1/health"), NULL, NULL, &st, &doc);
+	CHECK_INT(st, 200);
+	json_decref(doc);
+	nt_agent_stop(&a);
+	tu_sh("rm -rf '%s'", dir);
+}
+
+static void startup(void)
+{
+	char dir[] = "/tmp/nt-hostile-XXXXXX", fifo[PATH_MAX], err[4096];
+	if (!mkdtemp(dir)) {
+		CHECK_MSG(0, "mkdtemp");
+		return;
+	}
+	/* A FIFO as the token file: refused at once, not waited on. */
+	snprintf(fifo, sizeof(fifo), "%s/tokens", dir);
+	CHECK_INT(mkfifo(fifo, 0600), 0);
+	const char *args[] = { "--listen", "127.0.0.1:0", "--root", VM, "--state-dir", dir,
+			       "--tokens", fifo, NULL };
+	int rc = nt_serve_expect_exit(args, 10, err, sizeof(err));
+	CHECK_MSG(rc > 0, "serve with a FIFO token file: rc %d", rc);
+	CHECK_MSG(strstr(err, "not a regular file") != NULL, "%s", err);
+
+	/* A database that is not one: health is 503 "degraded" and says that
+	 * recovery did not run. */
+	char state[PATH_MAX + 8];
+	snprintf(state, sizeof(state), "%s/state", dir);
+	tu_sh("mkdir -p '%1$s' && yes 'not a database' | head -c 65536 > '%1$s/nettune.db'", state);
+	nt_agent a;
+	if (nt_agent_start(&a, VM, state, NULL) < 0) {
+		CHECK_MSG(0, "agent did not start");
+	} else {
+		long st = 0;
+		json_t *doc = NULL;
+		tu_http("GET", nt_url(&a, "/v1/health"), NULL, NULL, &st, &doc);
+		CHECK_INT(st, 503);
+		CHECK_STR(tu_str(doc, "status"), "degraded");
+		CHECK_STR(tu_str(doc, "store"), "unavailable");
+		char *text = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
+		CHECK_MSG(text && strstr(text, "recovery did not run"), "%s", text ? text : "");
+		free(text);
+		json_decref(doc);
+		nt_agent_stop(&a);
+	}
+	tu_sh("rm -rf '%s'", dir);
+}
+
+int main(void)
+{
+	if (access(VM, F_OK) != 0)
+		SKIP("fixture vm-virtio-2cpu is missing");
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+	framing_and_json();
+	idempotency();
+	hostile_files();
+	startup();
+	slow_requests();
+	curl_global_cleanup();
+	(void)tu_async_start;
+	(void)tu_async_join;
+	TEST_MAIN_END();
+}
