@@ -169,6 +169,31 @@ int nt_cpulist_parse(const char *s, nt_cpuset *out)
 	return 0;
 }
 
+bool nt_cpulist_strict(const char *s)
+{
+	const char *p = s;
+	if (!p)
+		return false;
+	if (!*p)
+		return true;
+	for (;;) {
+		for (int k = 0; k < 2; k++) {
+			if (!isdigit((unsigned char)*p) || (p[0] == '0' && isdigit((unsigned char)p[1])))
+				return false;
+			while (isdigit((unsigned char)*p))
+				p++;
+			if (k == 1 || *p != '-')
+				break;
+			p++;
+		}
+		if (*p == '\0')
+			return true;
+		if (*p != ',')
+			return false;
+		p++;
+	}
+}
+
 int nt_cpulist_format(const nt_cpuset *s, char *buf, size_t size)
 {
 	size_t len = 0;

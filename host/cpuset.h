@@ -45,6 +45,11 @@ int nt_cpuset_last(const nt_cpuset *s);
  * Returns 0, NT_EPARSE on bad syntax or a descending range, -ERANGE for a
  * CPU >= NT_MAX_CPUS. */
 int nt_cpulist_parse(const char *s, nt_cpuset *out);
+/* Whether S is a cpulist as a person or the kernel writes it: numbers and
+ * ranges joined by ',', no spaces, no leading zeros ("" is the empty list).
+ * nt_cpulist_parse is lenient (kernel files end in a newline); requests
+ * are held to this. */
+bool nt_cpulist_strict(const char *s);
 /* Canonical cpulist into BUF. Returns the length, or -ENOSPC. */
 int nt_cpulist_format(const nt_cpuset *s, char *buf, size_t size);
 

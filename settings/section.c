@@ -116,9 +116,13 @@ void nt_sc_cpulist(nt_section_check *c, const char *list, const char *path, bool
 {
 	nt_cpuset s;
 	int r = nt_cpulist_parse(list, &s);
+	if (r == 0 && !nt_cpulist_strict(list))
+		r = NT_EPARSE;
 	if (r < 0) {
 		nt_sc_error(c, path, "'%s' is not a cpulist%s", list,
-			    r == -ERANGE ? " (CPU number too large)" : "");
+			    r == -ERANGE ? " (CPU number too large)" :
+					   " (numbers and ranges like 0-3,8 without spaces or "
+					   "leading zeros)");
 		return;
 	}
 	if (!must_exist)

@@ -208,5 +208,9 @@ const nt_sysctl_key *nt_sysctl_allowed(const char *key);
 extern const nt_sysctl_key nt_sysctl_allowlist[];
 /* Check VALUE against KEY's shape. Returns 0 or NT_EINVALID with WHY. */
 int nt_sysctl_check_shape(const char *key, const char *value, char *why, size_t whysize);
+/* VALUE (already shape-checked) as it is written: integers in plain
+ * decimal joined by single spaces, words as given. Returns 0, NT_EINVALID
+ * or -ENOSPC. */
+int nt_sysctl_normalize(const char *key, const char *value, char *out, size_t size);
 
 #endif

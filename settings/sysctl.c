@@ -147,6 +147,31 @@ int nt_sysctl_check_shape(const char *key, const char *value, char *why, size_t 
 	return NT_EINVALID;
 }
 
+int nt_sysctl_normalize(const char *key, const char *value, char *out, size_t size)
+{
+	const nt_sysctl_key *k = nt_sysctl_allowed(key);
+	long long v[4];
+	size_t len = 0;
+
+	if (!k)
+		return NT_EINVALID;
+	if (k->shape == NT_SYSCTL_WORD) {
+		int n = snprintf(out, size, "%s", value);
+		return n < 0 || (size_t)n >= size ? -ENOSPC : 0;
+	}
+	int n = ints(value, v, 4);
+	if (n < 1)
+		return NT_EINVALID;
+	out[0] = '\0';
+	for (int i = 0; i < n; i++) {
+		int m = snprintf(out + len, size - len, "%s%lld", i ? " " : "", v[i]);
+		if (m < 0 || (size_t)m >= size - len)
+			return -ENOSPC;
+		len += (size_t)m;
+	}
+	return 0;
+}
+
 /* "/proc/sys/net/ipv4/tcp_rmem" for an allowlisted key, else NT_EINVALID. */
 static int key_rel(const char *key, char *buf, size_t size)
 {
@@ -280,7 +305,12 @@ static int desire_sysctl(nt_section_plan *p, const json_t *obj)
 	char path[NT_JSONPATH_MAX];
 	json_object_foreach((json_t *)obj, key, val) {
 		nt_value v;
-		if (sysctl_parse(json_string_value(val), &v) < 0)
+		char norm[NT_VALUE_MAX];
+		/* Written as the kernel would show it back ("00016" as "16",
+		 * a trailing newline or tabs as single spaces), so the value
+		 * written is the value the next plan compares with. */
+		if (nt_sysctl_normalize(key, json_string_value(val), norm, sizeof(norm)) < 0 ||
+		    sysctl_parse(norm, &v) < 0)
 			continue;
 		snprintf(path, sizeof(path), "$.sysctl['%s']", key);
 		int r = nt_desire_put(p, &nt_setting_sysctl, key, "", &v, path);

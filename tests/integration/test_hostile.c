@@ -282,6 +282,39 @@ static void hostile_files(void)
 	tu_sh("rm -rf '%s'", dir);
 }
 
+/* Lax values: a sysctl value with a newline and leading zeros is written
+ * as the kernel shows it, so the next plan has nothing to do; a cpulist
+ * with spaces or leading zeros is refused with its path. */
+static void lax_values(void)
+{
+	char dir[PATH_MAX], root[PATH_MAX], buf[64];
+	nt_agent a;
+	if (tu_copy(VM, dir, sizeof(dir), root, sizeof(root)) < 0 ||
+	    nt_agent_start(&a, root, NULL, NULL) < 0) {
+		CHECK_MSG(0, "agent did not start");
+		return;
+	}
+	const char *lax = "{\"name\":\"s\",\"sysctl\":{\"net.core.rmem_max\":\" 0005242880\\n\"}}";
+	char body[256];
+	snprintf(body, sizeof(body), "{\"profile\":%s}", lax);
+	json_t *doc = tu_post(&a, "/v1/transactions", body, 201);
+	CHECK_STR(tu_str(doc, "status"), "applied");
+	json_decref(doc);
+	CHECK_STR(tu_read(root, "/proc/sys/net/core/rmem_max", buf, sizeof(buf)), "5242880");
+	doc = tu_post(&a, "/v1/plan", lax, 200);
+	CHECK_INT(json_array_size(json_object_get(doc, "steps")), 0);
+	json_decref(doc);
+	doc = tu_post(&a, "/v1/plan",
+		      "{\"name\":\"c\",\"irq_affinity\":[{\"interface\":\"*\",\"cpus\":\" 00-1\"}]}",
+		      422);
+	char *text = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
+	CHECK_MSG(text && strstr(text, "$.irq_affinity[0].cpus"), "%s", text ? text : "");
+	free(text);
+	json_decref(doc);
+	nt_agent_stop(&a);
+	tu_sh("rm -rf '%s'", dir);
+}
+
 static void startup(void)
 {
 	char dir[] = "/tmp/nt-hostile-XXXXXX", fifo[PATH_MAX], err[4096];
@@ -330,6 +363,7 @@ int main(void)
 	framing_and_json();
 	idempotency();
 	hostile_files();
+	lax_values();
 	startup();
 	slow_requests();
 	curl_global_cleanup();
