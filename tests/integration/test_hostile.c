@@ -179,19 +179,37 @@ static void framing_and_json(void)
 		  tu_str(doc, "detail"));
 	json_decref(doc);
 
-	/* 3000 bad entries: the first 100 errors, and how many there were. */
+	/* 3000 bad sysctl keys: the first 100 errors, and how many there were. */
 	size_t cap = 3000 * 48 + 64, len = 0;
 	char *body = malloc(cap);
-	len += (size_t)snprintf(body + len, cap - len, "{\"name\":\"big\",\"irq_affinity\":[");
+	len += (size_t)snprintf(body + len, cap - len, "{\"name\":\"big\",\"sysctl\":{");
 	for (int i = 0; i < 3000; i++)
-		len += (size_t)snprintf(body + len, cap - len, "%s{\"interface\":\"eth0\",\"cpus\":\"x\"}",
-					i ? "," : "");
-	snprintf(body + len, cap - len, "]}");
+		len += (size_t)snprintf(body + len, cap - len, "%s\"net.bogus.k%d\":\"1\"",
+					i ? "," : "", i);
+	snprintf(body + len, cap - len, "}}");
 	tu_http("POST", nt_url_direct(&a, "/v1/plan"), body, NULL, &st, &doc);
 	CHECK_INT(st, 422);
 	CHECK_INT(json_array_size(json_object_get(doc, "errors")), 100);
-	CHECK_MSG(json_integer_value(json_object_get(doc, "errors_total")) >= 3000,
-		  "errors_total %lld", (long long)json_integer_value(json_object_get(doc, "errors_total")));
+	CHECK_INT(json_integer_value(json_object_get(doc, "errors_total")), 3000);
+	json_decref(doc);
+
+	/* Planning work is bounded before it starts: 5000 entries matching
+	 * every NIC are refused at once, naming the limit. */
+	cap = 5000 * 40 + 64;
+	len = 0;
+	body = realloc(body, cap);
+	len += (size_t)snprintf(body + len, cap - len, "{\"name\":\"big\",\"irq_affinity\":[");
+	for (int i = 0; i < 5000; i++)
+		len += (size_t)snprintf(body + len, cap - len, "%s{\"interface\":\"*\",\"cpus\":\"0-1\"}",
+					i ? "," : "");
+	snprintf(body + len, cap - len, "]}");
+	double t0 = now_s();
+	tu_http("POST", nt_url_direct(&a, "/v1/plan"), body, NULL, &st, &doc);
+	CHECK_INT(st, 422);
+	CHECK_MSG(now_s() - t0 < 2, "refusing took %.1f s", now_s() - t0);
+	char *text = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
+	CHECK_MSG(text && strstr(text, "at most 1024"), "%s", text ? text : "");
+	free(text);
 	json_decref(doc);
 	free(body);
 	nt_agent_stop(&a);
