@@ -117,6 +117,7 @@ static void on_completed(void *cls, struct MHD_Connection *mc, void **con_cls,
 	struct nt_conn *c = *con_cls;
 	if (c && c->started && nt_agent_log_enabled(s->agent))
 		log_access(s, c);
+	nt_srv_request_done(s, mc);
 	conn_free(c);
 	*con_cls = NULL;
 }
@@ -347,6 +348,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *mc, const ch
 		/* Before anything may answer, so that every access is logged
 		 * with its client. */
 		client_address(mc, c->client, sizeof(c->client));
+		nt_srv_head_arrived(s, mc);
 		return begin(s, c, mc, method);
 	}
 	if (c->done) {
@@ -509,8 +511,8 @@ int nt_server_start(struct nt_server *s, nt_agent *agent, char *err, size_t errs
 	if ((r = areas_init(s, err, errsize)) < 0)
 		goto fail;
 
-	if ((r = nt_srv_defer_init(s)) < 0) {
-		snprintf(err, errsize, "cannot start the timer thread: %s", strerror(-r));
+	if ((r = nt_srv_defer_init(s)) < 0 || (r = nt_srv_reaper_start(s)) < 0) {
+		snprintf(err, errsize, "cannot start the server's threads: %s", strerror(-r));
 		goto fail;
 	}
 	flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_ALLOW_SUSPEND_RESUME;
@@ -527,6 +529,7 @@ int nt_server_start(struct nt_server *s, nt_agent *agent, char *err, size_t errs
 	OPT(MHD_OPTION_SOCK_ADDR, 0, &s->addr);
 	OPT(MHD_OPTION_THREAD_POOL_SIZE, s->threads, NULL);
 	OPT(MHD_OPTION_CONNECTION_LIMIT, s->max_conn, NULL);
+	OPT(MHD_OPTION_PER_IP_CONNECTION_LIMIT, s->max_per_client, NULL);
 	OPT(MHD_OPTION_CONNECTION_TIMEOUT, s->timeout_s, NULL);
 	OPT(MHD_OPTION_CONNECTION_MEMORY_LIMIT, 64 * 1024, NULL);
 	OPT(MHD_OPTION_URI_LOG_CALLBACK, on_uri, s);
@@ -559,6 +562,7 @@ int nt_server_start(struct nt_server *s, nt_agent *agent, char *err, size_t errs
 	return 0;
 
 fail:
+	nt_srv_reaper_stop(s);
 	nt_srv_defer_fini(s);
 	areas_fini(s);
 	s->agent = NULL;
@@ -573,6 +577,7 @@ void nt_server_stop(struct nt_server *s)
 	nt_srv_defer_stop(s);
 	if (s->daemon)
 		MHD_stop_daemon(s->daemon);
+	nt_srv_reaper_stop(s);
 	nt_srv_defer_fini(s);
 	areas_fini(s);
 	nt_srv_security_fini(s);

@@ -34,6 +34,7 @@ typedef struct nt_server_config {
 	size_t max_body; /* request body bytes (1 MiB) */
 	unsigned client_timeout_s; /* idle or slow connection closed after (30 s) */
 	unsigned max_connections; /* open connections at once (64) */
+	unsigned max_per_client; /* ... from one client address (half of max_connections) */
 } nt_server_config;
 
 /* The access log goes to the agent's log sink, one event per request:
@@ -43,6 +44,11 @@ typedef struct nt_server_config {
 #define NT_DEFAULT_MAX_BODY ((size_t)1024 * 1024)
 #define NT_DEFAULT_CLIENT_TIMEOUT_S 30u
 #define NT_DEFAULT_MAX_CONNECTIONS 64u
+/* The whole request head (request line and headers) must arrive within
+ * this long of the connection opening or the previous answer, however
+ * slowly it trickles (the client timeout alone restarts with every byte).
+ * Never longer than the client timeout. */
+#define NT_HEADER_DEADLINE_S 10u
 /* Request bodies are refused before parsing when JSON nests deeper than
  * this, or holds more values (keys count as values). */
 #define NT_JSON_MAX_DEPTH 32

@@ -40,8 +40,16 @@ struct nt_server {
 
 	/* Limits (api/server_limits.c), defaults applied. */
 	size_t max_body;
-	unsigned max_conn, keepalive_max, timeout_s, threads;
+	unsigned max_conn, keepalive_max, timeout_s, threads, max_per_client, head_deadline_s;
 	int nconn; /* open connections (atomic: updated by every worker thread) */
+	/* Open connections and when their request head is due (under
+	 * conn_lock); the reaper thread shuts down those past it. */
+	pthread_mutex_t conn_lock;
+	pthread_cond_t reaper_cond;
+	pthread_t reaper;
+	bool reaper_running, reaper_stop;
+	struct nt_sock *socks;
+	unsigned long reaped; /* connections cut at the deadline */
 
 	/* Security (api/server_auth.c, api/server_tls.c). */
 	nt_auth *auth; /* NULL: no tokens */
@@ -150,7 +158,15 @@ int nt_srv_authorize(const struct nt_server *s, const struct nt_conn *c);
 
 /* Apply the defaults of nt_server_config to s->max_body, max_conn, ... */
 void nt_srv_limits_init(struct nt_server *s);
-/* MHD_OPTION_NOTIFY_CONNECTION: counts open connections. */
+/* Start and stop the thread that shuts down connections whose request head
+ * did not arrive by its deadline. Returns 0 or -errno. */
+int nt_srv_reaper_start(struct nt_server *s);
+void nt_srv_reaper_stop(struct nt_server *s);
+/* The request head of MC arrived (it is being served: no deadline), or its
+ * answer went out (the next head is due within the deadline). */
+void nt_srv_head_arrived(struct nt_server *s, struct MHD_Connection *mc);
+void nt_srv_request_done(struct nt_server *s, struct MHD_Connection *mc);
+/* MHD_OPTION_NOTIFY_CONNECTION: counts and tracks open connections. */
 void nt_srv_on_connection(void *cls, struct MHD_Connection *mc, void **socket_ctx,
 			  enum MHD_ConnectionNotificationCode code);
 /* Whether a response should close its connection to free a slot. */

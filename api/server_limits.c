@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/socket.h>
 
 /* A chunked body that keeps coming after the limit is discarded so the
  * client still gets its 413, but not forever: past the limit plus this the
@@ -18,6 +19,20 @@
 /* MHD worker threads (fewer when the connection cap is lower). */
 #define NT_THREADS 4
 
+/* One open connection, as the reaper sees it. */
+struct nt_sock {
+	struct nt_sock *next, *prev;
+	int fd;
+	bool serving; /* its request head arrived and it is being answered */
+	struct timespec due; /* CLOCK_MONOTONIC: the head must be in by then */
+};
+
+static void due_from_now(const struct nt_server *s, struct timespec *due)
+{
+	clock_gettime(CLOCK_MONOTONIC, due);
+	due->tv_sec += s->head_deadline_s;
+}
+
 void nt_srv_limits_init(struct nt_server *s)
 {
 	const nt_server_config *cfg = &s->cfg;
@@ -25,6 +40,12 @@ void nt_srv_limits_init(struct nt_server *s)
 	s->max_conn = cfg->max_connections ? cfg->max_connections : NT_DEFAULT_MAX_CONNECTIONS;
 	s->keepalive_max = s->max_conn * 3 / 4;
 	s->timeout_s = cfg->client_timeout_s ? cfg->client_timeout_s : NT_DEFAULT_CLIENT_TIMEOUT_S;
+	/* One address may not take every slot: whoever trickles requests
+	 * from it leaves the other half to everyone else. */
+	s->max_per_client = cfg->max_per_client ? cfg->max_per_client :
+			    (s->max_conn > 1 ? s->max_conn / 2 : 1);
+	s->head_deadline_s = s->timeout_s < NT_HEADER_DEADLINE_S ? s->timeout_s :
+								   NT_HEADER_DEADLINE_S;
 	/* MHD splits the connection cap among its worker threads. */
 	s->threads = s->max_conn < NT_THREADS ? s->max_conn : NT_THREADS;
 }
@@ -33,10 +54,133 @@ void nt_srv_on_connection(void *cls, struct MHD_Connection *mc, void **socket_ct
 			  enum MHD_ConnectionNotificationCode code)
 {
 	struct nt_server *s = cls;
-	if (code == MHD_CONNECTION_NOTIFY_STARTED)
+	if (code == MHD_CONNECTION_NOTIFY_STARTED) {
 		__atomic_add_fetch(&s->nconn, 1, __ATOMIC_RELAXED);
-	else if (code == MHD_CONNECTION_NOTIFY_CLOSED)
+		const union MHD_ConnectionInfo *ci =
+			MHD_get_connection_info(mc, MHD_CONNECTION_INFO_CONNECTION_FD);
+		struct nt_sock *k = ci ? calloc(1, sizeof(*k)) : NULL;
+		if (!k)
+			return; /* untracked: only the client timeout applies */
+		k->fd = ci->connect_fd;
+		due_from_now(s, &k->due);
+		pthread_mutex_lock(&s->conn_lock);
+		k->next = s->socks;
+		if (s->socks)
+			s->socks->prev = k;
+		s->socks = k;
+		pthread_mutex_unlock(&s->conn_lock);
+		*socket_ctx = k;
+	} else if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
 		__atomic_sub_fetch(&s->nconn, 1, __ATOMIC_RELAXED);
+		struct nt_sock *k = *socket_ctx;
+		if (!k)
+			return;
+		/* MHD closes the descriptor only after this: once unlinked
+		 * here, the reaper never touches it again. */
+		pthread_mutex_lock(&s->conn_lock);
+		if (k->prev)
+			k->prev->next = k->next;
+		else
+			s->socks = k->next;
+		if (k->next)
+			k->next->prev = k->prev;
+		pthread_mutex_unlock(&s->conn_lock);
+		free(k);
+		*socket_ctx = NULL;
+	}
+}
+
+static struct nt_sock *sock_of(struct MHD_Connection *mc)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(mc, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	return ci ? ci->socket_context : NULL;
+}
+
+void nt_srv_head_arrived(struct nt_server *s, struct MHD_Connection *mc)
+{
+	struct nt_sock *k = sock_of(mc);
+	if (!k)
+		return;
+	pthread_mutex_lock(&s->conn_lock);
+	k->serving = true;
+	pthread_mutex_unlock(&s->conn_lock);
+}
+
+void nt_srv_request_done(struct nt_server *s, struct MHD_Connection *mc)
+{
+	struct nt_sock *k = sock_of(mc);
+	if (!k)
+		return;
+	pthread_mutex_lock(&s->conn_lock);
+	k->serving = false;
+	due_from_now(s, &k->due);
+	pthread_mutex_unlock(&s->conn_lock);
+}
+
+/* Every quarter second: connections whose request head is overdue are shut
+ * down (not closed: the descriptor stays MHD's, which then sees the end of
+ * the stream and frees the slot at once). The client timeout alone cannot
+ * do this, since every byte, however late, restarts it. */
+static void *reaper_main(void *arg)
+{
+	struct nt_server *s = arg;
+	pthread_mutex_lock(&s->conn_lock);
+	while (!s->reaper_stop) {
+		struct timespec now, wake;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		for (struct nt_sock *k = s->socks; k; k = k->next) {
+			if (k->serving || k->fd < 0)
+				continue;
+			if (now.tv_sec > k->due.tv_sec ||
+			    (now.tv_sec == k->due.tv_sec && now.tv_nsec >= k->due.tv_nsec)) {
+				shutdown(k->fd, SHUT_RDWR);
+				k->fd = -1;
+				s->reaped++;
+			}
+		}
+		wake = now;
+		wake.tv_nsec += 250 * 1000000L;
+		if (wake.tv_nsec >= 1000000000L) {
+			wake.tv_sec++;
+			wake.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&s->reaper_cond, &s->conn_lock, &wake);
+	}
+	pthread_mutex_unlock(&s->conn_lock);
+	return NULL;
+}
+
+int nt_srv_reaper_start(struct nt_server *s)
+{
+	pthread_condattr_t ca;
+	pthread_mutex_init(&s->conn_lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&s->reaper_cond, &ca);
+	pthread_condattr_destroy(&ca);
+	int r = pthread_create(&s->reaper, NULL, reaper_main, s);
+	if (r != 0) {
+		pthread_cond_destroy(&s->reaper_cond);
+		pthread_mutex_destroy(&s->conn_lock);
+		return -r;
+	}
+	s->reaper_running = true;
+	return 0;
+}
+
+void nt_srv_reaper_stop(struct nt_server *s)
+{
+	if (!s->reaper_running)
+		return;
+	pthread_mutex_lock(&s->conn_lock);
+	s->reaper_stop = true;
+	pthread_cond_signal(&s->reaper_cond);
+	pthread_mutex_unlock(&s->conn_lock);
+	pthread_join(s->reaper, NULL);
+	s->reaper_running = false;
+	pthread_cond_destroy(&s->reaper_cond);
+	pthread_mutex_destroy(&s->conn_lock);
 }
 
 /* Past three quarters of the connection cap responses carry

@@ -35,7 +35,7 @@ typedef struct cli_opts {
 	bool fix_profile;
 	/* serve */
 	const char *tokens, *tls_cert, *tls_key, *tls_client_ca;
-	long max_body, client_timeout, max_connections;
+	long max_body, client_timeout, max_connections, max_per_client;
 	bool log_json;
 } cli_opts;
 

@@ -157,6 +157,7 @@ int nt_cmd_serve(const char *cmd, const cli_opts *o, int nargs, char **args)
 	cfg.max_body = (size_t)o->max_body;
 	cfg.client_timeout_s = (unsigned)o->client_timeout;
 	cfg.max_connections = (unsigned)o->max_connections;
+	cfg.max_per_client = (unsigned)o->max_per_client;
 	static bool log_json;
 	log_json = o->log_json;
 	acfg.log = log_event;

@@ -42,6 +42,7 @@ static const char usage[] =
 	"        [--max-body BYTES]           largest request body (default 1048576)\n"
 	"        [--client-timeout S]         close idle or slow connections after S s (default 30)\n"
 	"        [--max-connections N]        open connections at once (default 64)\n"
+	"        [--max-per-client N]         ... from one client address (default half of those)\n"
 	"        [--log-format text|json]     access and transaction-step log on stderr (default text)\n"
 	"\n"
 	"Commands that talk to a running agent (--agent URL, default " NT_CLI_DEFAULT_AGENT ";\n"
@@ -66,7 +67,7 @@ static int cmd_help(FILE *f)
 enum { OPT_ROOT = 1000, OPT_JSON, OPT_LISTEN, OPT_STATE, OPT_RTT, OPT_AGENT, OPT_CONFIRM, OPT_FORCE,
        OPT_STATUS, OPT_LIMIT, OPT_HELP, OPT_INTERVAL, OPT_NEAR, OPT_CPUS, OPT_FIXPROFILE,
        OPT_TOKENS, OPT_TLS_CERT, OPT_TLS_KEY, OPT_TLS_CA, OPT_MAX_BODY, OPT_CLIENT_TIMEOUT,
-       OPT_MAX_CONN, OPT_LOG_FORMAT };
+       OPT_MAX_CONN, OPT_MAX_PER_CLIENT, OPT_LOG_FORMAT };
 
 static const struct option long_opts[] = {
 	{ "root", required_argument, NULL, OPT_ROOT },
@@ -91,6 +92,7 @@ static const struct option long_opts[] = {
 	{ "max-body", required_argument, NULL, OPT_MAX_BODY },
 	{ "client-timeout", required_argument, NULL, OPT_CLIENT_TIMEOUT },
 	{ "max-connections", required_argument, NULL, OPT_MAX_CONN },
+	{ "max-per-client", required_argument, NULL, OPT_MAX_PER_CLIENT },
 	{ "log-format", required_argument, NULL, OPT_LOG_FORMAT },
 	{ NULL, 0, NULL, 0 },
 };
@@ -178,6 +180,11 @@ static int parse_opts(int argc, char **argv, cli_opts *o, bool stop_at_command)
 			if (opt_number("max-connections", "a number", 1, 65536, &v) < 0)
 				return -1;
 			o->max_connections = v;
+			break;
+		case OPT_MAX_PER_CLIENT:
+			if (opt_number("max-per-client", "a number", 1, 65536, &v) < 0)
+				return -1;
+			o->max_per_client = v;
 			break;
 		case OPT_LOG_FORMAT:
 			if (strcmp(optarg, "text") && strcmp(optarg, "json")) {

@@ -376,7 +376,11 @@ int main(void)
 {
 	if (access(ROOT, F_OK) != 0)
 		SKIP("fixture %s is missing", ROOT);
-	if (nt_agent_start(&A, ROOT, NULL, NULL) < 0) {
+	/* Every client here is 127.0.0.1: let one address use every slot,
+	 * so that the burst below tests the connection cap and its backlog
+	 * (the per-address cap is test_hostile.c's). */
+	static const char *const extra[] = { "--max-per-client", "64", NULL };
+	if (nt_agent_start(&A, ROOT, NULL, extra) < 0) {
 		CHECK_MSG(0, "agent did not start on %s", ROOT);
 		TEST_MAIN_END();
 	}

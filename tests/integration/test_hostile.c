@@ -333,6 +333,132 @@ static void lax_values(void)
 	tu_sh("rm -rf '%s'", dir);
 }
 
+/* A connection from ADDR (a loopback address) to PORT, or -1. */
+static int connect_from(const char *addr, int port)
+{
+	struct sockaddr_in src = { .sin_family = AF_INET }, dst = { .sin_family = AF_INET };
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	inet_pton(AF_INET, addr, &src.sin_addr);
+	dst.sin_port = htons((uint16_t)port);
+	dst.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (bind(fd, (struct sockaddr *)&src, sizeof(src)) < 0 ||
+	    connect(fd, (struct sockaddr *)&dst, sizeof(dst)) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+#define TRICKLERS 200
+
+struct trickle {
+	pthread_t th;
+	int port;
+	volatile bool stop;
+	long connects;
+};
+
+/* TRICKLERS connections from 127.0.0.2, each sending one more header line
+ * every second and never finishing; each one cut off is opened again. */
+static void *trickle_main(void *arg)
+{
+	struct trickle *t = arg;
+	int fds[TRICKLERS];
+	for (int i = 0; i < TRICKLERS; i++)
+		fds[i] = -1;
+	while (!t->stop) {
+		for (int i = 0; i < TRICKLERS && !t->stop; i++) {
+			if (fds[i] < 0) {
+				fds[i] = connect_from("127.0.0.2", t->port);
+				if (fds[i] >= 0) {
+					t->connects++;
+					if (send(fds[i], "GET /v1/health HTTP/1.1\r\n", 25, MSG_NOSIGNAL) < 0) {
+						close(fds[i]);
+						fds[i] = -1;
+					}
+				}
+				continue;
+			}
+			if (send(fds[i], "X-Slow: 1\r\n", 11, MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
+				close(fds[i]);
+				fds[i] = -1;
+			}
+		}
+		for (int k = 0; k < 10 && !t->stop; k++)
+			nt_agent_sleep_ms(100);
+	}
+	for (int i = 0; i < TRICKLERS; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	return NULL;
+}
+
+/* 200 connections trickling headers from one address: a client from
+ * another address is still served (the share of its probes answered is
+ * measured), and one trickling connection is cut off at the head deadline
+ * although it keeps sending. */
+static void trickle_attack(void)
+{
+	nt_agent a;
+	const char *extra[] = { "--client-timeout", "3", NULL };
+	int probe = connect_from("127.0.0.2", 9);
+	if (probe < 0 && errno == EADDRNOTAVAIL) {
+		fprintf(stderr, "trickle: 127.0.0.2 is not usable here; part skipped\n");
+		return;
+	}
+	if (probe >= 0)
+		close(probe);
+	if (nt_agent_start(&a, VM, NULL, extra) < 0) {
+		CHECK_MSG(0, "agent did not start");
+		return;
+	}
+	/* One trickler alone: cut off about 3 s after it connected. */
+	int fd = connect_from("127.0.0.2", a.port);
+	CHECK(fd >= 0);
+	double t0 = now_s(), cut = -1;
+	if (fd >= 0 && send(fd, "GET /v1/health HTTP/1.1\r\n", 25, MSG_NOSIGNAL) == 25) {
+		while (now_s() - t0 < 15) {
+			nt_agent_sleep_ms(500);
+			if (send(fd, "X-Slow: 1\r\n", 11, MSG_NOSIGNAL) < 0) {
+				cut = now_s() - t0;
+				break;
+			}
+			struct pollfd p = { .fd = fd, .events = POLLIN };
+			char b[256];
+			if (poll(&p, 1, 0) > 0 && recv(fd, b, sizeof(b), MSG_DONTWAIT) <= 0) {
+				cut = now_s() - t0;
+				break;
+			}
+		}
+	}
+	if (fd >= 0)
+		close(fd);
+	CHECK_MSG(cut > 2 && cut < 6, "a trickling connection was cut after %.1f s", cut);
+
+	struct trickle t = { .port = a.port };
+	pthread_create(&t.th, NULL, trickle_main, &t);
+	nt_agent_sleep_ms(2000);
+	int ok = 0, n = 0;
+	double end = now_s() + 8;
+	while (now_s() < end) {
+		nt_ext_result x;
+		nt_req_opts o = { .timeout_s = 2 };
+		nt_http_ext("GET", nt_url_direct(&a, "/v1/health"), NULL, 0, &o, &x);
+		ok += x.r.status == 200;
+		n++;
+		nt_ext_result_free(&x);
+		nt_agent_sleep_ms(100);
+	}
+	t.stop = true;
+	pthread_join(t.th, NULL);
+	printf("trickle: %d of %d probes answered (%.0f%%) during %d trickling connections "
+	       "(%ld opened)\n", ok, n, n ? 100.0 * ok / n : 0.0, TRICKLERS, t.connects);
+	CHECK_MSG(n > 0 && ok * 100 >= n * 95, "%d of %d probes answered", ok, n);
+	nt_agent_stop(&a);
+}
+
 static void startup(void)
 {
 	char dir[] = "/tmp/nt-hostile-XXXXXX", fifo[PATH_MAX], err[4096];
@@ -384,6 +510,7 @@ int main(void)
 	lax_values();
 	startup();
 	slow_requests();
+	trickle_attack();
 	curl_global_cleanup();
 	(void)tu_async_start;
 	(void)tu_async_join;
