@@ -73,7 +73,8 @@ void nt_auth_free(nt_auth *a)
 {
 	if (!a)
 		return;
-	explicit_bzero(a->tokens, (size_t)a->n * sizeof(*a->tokens));
+	if (a->tokens) /* NULL when the file held no token */
+		explicit_bzero(a->tokens, (size_t)a->n * sizeof(*a->tokens));
 	free(a->tokens);
 	free(a);
 }

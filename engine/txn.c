@@ -32,6 +32,12 @@ struct nt_txn_engine {
 	/* Set once before requests are served (nt_txn_engine_set_log). */
 	nt_log_fn log;
 	void *log_ud;
+
+	/* The outcome of the transaction being run (under the slot) that the
+	 * store could not record (a full disk): what the reply says instead. */
+	bool unrecorded;
+	nt_txn_status unrecorded_status;
+	char unrecorded_error[1024];
 };
 
 void nt_txn_outcome_free(nt_txn_outcome *o)
@@ -92,6 +98,18 @@ static int record_status(nt_txn_engine *e, int64_t id, nt_txn_status st, const c
 	const char *status = nt_txn_status_name(st);
 	int r = nt_store_txn_set_status(e->store, id, status, error, failed_step, finished,
 					 deadline_ms);
+	if (r < 0 && finished) {
+		/* The host is already as this status says; only the record
+		 * is missing. Kept so the reply can say it (see
+		 * settle_unrecorded), and the next start settles the journal. */
+		e->unrecorded = true;
+		e->unrecorded_status = st;
+		snprintf(e->unrecorded_error, sizeof(e->unrecorded_error),
+			 "%s%sthe store could not record this outcome (%s): history shows "
+			 "the transaction as applying until the agent can write again, and its "
+			 "next start settles it from the journal",
+			 error ? error : "", error ? "; " : "", nt_store_errmsg(e->store));
+	}
 	if (e->log) {
 		json_t *ev = json_pack("{s:s, s:I, s:s}", "event", "txn", "txn", (json_int_t)id,
 				       "status", status);
@@ -665,6 +683,17 @@ static int replay_check(nt_txn_engine *e, const char *key, nt_txn_outcome *out)
 	return r == NT_EINVALID ? r : NT_ESTORE;
 }
 
+/* The reply for a transaction whose outcome the store could not record:
+ * what happened on the host, not the stale record. */
+static void settle_unrecorded(nt_txn_engine *e, json_t *doc)
+{
+	if (!e->unrecorded || !doc)
+		return;
+	json_object_set_new(doc, "status",
+			    json_string(nt_txn_status_name(e->unrecorded_status)));
+	json_object_set_new(doc, "error", json_string(e->unrecorded_error));
+}
+
 /* Record and run STEPS as a new transaction; the slot is held. */
 static int record_and_run(nt_txn_engine *e, json_t *txn, const nt_step *steps, int n,
 			  const nt_txn_request *req, nt_txn_outcome *out)
@@ -695,8 +724,13 @@ static int record_and_run(nt_txn_engine *e, json_t *txn, const nt_step *steps, i
 				       req->identity ? req->identity : "");
 		emit(e, ev);
 	}
+	e->unrecorded = false;
 	run_steps(e, id, steps, n, req->confirm_timeout_s);
-	return nt_store_txn_get(e->store, id, &out->doc);
+	r = nt_store_txn_get(e->store, id, &out->doc);
+	if (r == 0)
+		settle_unrecorded(e, out->doc);
+	e->unrecorded = false;
+	return r;
 }
 
 int nt_txn_apply(nt_txn_engine *e, const nt_txn_request *req, nt_txn_outcome *out)

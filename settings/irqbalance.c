@@ -37,7 +37,8 @@ int nt_irqlist_format(int *irqs, int n, char *out, size_t size)
 	if (size == 0)
 		return -E2BIG;
 	out[0] = '\0';
-	qsort(irqs, (size_t)n, sizeof(int), cmp_int);
+	if (n > 0) /* irqs may be NULL when there are none */
+		qsort(irqs, (size_t)n, sizeof(int), cmp_int);
 	for (int i = 0; i < n;) {
 		int j = i;
 		while (j + 1 < n && (irqs[j + 1] == irqs[j] || irqs[j + 1] == irqs[j] + 1))

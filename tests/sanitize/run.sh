@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# The unit and integration suites again, built with AddressSanitizer and
+# UndefinedBehaviorSanitizer (ctest label "sanitize"): a second build tree
+# (NT_SAN_BUILD, default BUILD/sanitize), the same sources, every test
+# binary and the agent they start instrumented. Any report fails the run,
+# also one from an agent a test started and stopped (its reports go to log
+# files, since a test does not always look at its agent's exit status).
+#
+#   ctest -L sanitize            (from the normal build directory)
+#   NT_SAN_JOBS=2 NT_SAN_TESTS='-R test_txn' bash tests/sanitize/run.sh
+set -euo pipefail
+
+src=${NT_SRC:?NT_SRC: the source tree}
+build=${NT_SAN_BUILD:?NT_SAN_BUILD: the build tree to use}
+jobs=${NT_SAN_JOBS:-$(nproc)}
+
+for c in gcc cmake; do
+	command -v "$c" >/dev/null || { echo "SKIP: $c is not installed"; exit 77; }
+done
+# libasan/libubsan come with gcc; check that they link.
+if ! echo 'int main(void){return 0;}' | gcc -x c - -fsanitize=address,undefined -o /dev/null 2>/dev/null; then
+	echo "SKIP: gcc cannot link -fsanitize=address,undefined here"
+	exit 77
+fi
+
+flags="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer -O1 -g"
+cmake -S "$src" -B "$build" -DNETTUNE_WERROR=ON -DNETTUNE_SANITIZE_INNER=ON \
+	-DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS="$flags" \
+	-DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" >/dev/null
+cmake --build "$build" -j"$jobs" >/dev/null
+
+logs=$(mktemp -d /tmp/nt-sanitize-XXXXXX)
+trap 'rm -rf "$logs"' EXIT
+# halt_on_error: the first report ends the process (and fails its test).
+# fast_unwind_on_malloc=0: whole stacks for leaks through libraries built
+# without frame pointers (jansson).
+export ASAN_OPTIONS="log_path=$logs/asan:halt_on_error=1:detect_leaks=1:exitcode=86:fast_unwind_on_malloc=0"
+export UBSAN_OPTIONS="log_path=$logs/ubsan:halt_on_error=1:print_stacktrace=1:exitcode=86"
+# Leaks inside libraries the agent uses, not its own.
+echo "leak:libgnutls" > "$logs/lsan.supp"
+echo "leak:libp11-kit" >> "$logs/lsan.supp"
+export LSAN_OPTIONS="suppressions=$logs/lsan.supp"
+
+rc=0
+cd "$build"
+# shellcheck disable=SC2086
+ctest -L 'unit|integration' -j"$jobs" --output-on-failure --timeout 600 ${NT_SAN_TESTS:-} || rc=$?
+reports=$(find "$logs" -name 'asan.*' -o -name 'ubsan.*' | sort)
+if [ -n "$reports" ]; then
+	echo "sanitizer reports:"
+	for f in $reports; do
+		echo "== $f"
+		head -60 "$f"
+	done
+	rc=1
+fi
+exit $rc
