@@ -459,6 +459,75 @@ static void trickle_attack(void)
 	nt_agent_stop(&a);
 }
 
+/* The state directory fills up in the middle of a transaction: the host is
+ * restored, the reply says what happened and that the store could not
+ * record it, and the next start (with room again) settles the record. */
+static void full_disk(void)
+{
+	char dir[PATH_MAX], root[PATH_MAX], mnt[PATH_MAX + 8], snap[PATH_MAX + 8];
+	if (geteuid() != 0) {
+		printf("full_disk: needs root to mount a small tmpfs; part skipped\n");
+		return;
+	}
+	if (tu_copy(NT_FIXTURES "/x460-4node-8nic", dir, sizeof(dir), root, sizeof(root)) < 0)
+		return;
+	snprintf(mnt, sizeof(mnt), "%s/state", dir);
+	snprintf(snap, sizeof(snap), "%s/snap", dir);
+	tu_sh("cp -a '%s/proc' '%s'", root, snap);
+	if (tu_sh("mkdir -p '%1$s' && mount -t tmpfs -o size=2m tmpfs '%1$s'", mnt) != 0) {
+		printf("full_disk: cannot mount a tmpfs here; part skipped\n");
+		tu_sh("rm -rf '%s'", dir);
+		return;
+	}
+	nt_agent a;
+	setenv("NETTUNE_TEST_STEP_DELAY_MS", "300", 1);
+	int started = nt_agent_start(&a, root, mnt, NULL);
+	unsetenv("NETTUNE_TEST_STEP_DELAY_MS");
+	if (started < 0) {
+		CHECK_MSG(0, "agent did not start");
+		tu_sh("umount '%s'; rm -rf '%s'", mnt, dir);
+		return;
+	}
+	char body[1024];
+	snprintf(body, sizeof(body), "{\"profile\":%s}", X460_FIX);
+	tu_async ap;
+	tu_async_start(&ap, nt_url(&a, "/v1/transactions"), body);
+	nt_agent_sleep_ms(1000); /* a few of the 8 steps are applied */
+	tu_sh("dd if=/dev/zero of='%s/fill' bs=64k >/dev/null 2>&1; sync", mnt);
+	tu_async_join(&ap);
+	CHECK_INT(ap.status, 201);
+	const char *status = tu_str(ap.json, "status");
+	CHECK_MSG(strcmp(status, "rolled_back") == 0 || strcmp(status, "rollback_failed") == 0,
+		  "status %s", status);
+	CHECK_MSG(strstr(tu_str(ap.json, "error"), "could not record") != NULL, "error %s",
+		  tu_str(ap.json, "error"));
+	json_int_t id = json_integer_value(json_object_get(ap.json, "id"));
+	json_decref(ap.json);
+	CHECK_MSG(tu_sh("diff -r '%s' '%s/proc' >&2", snap, root) == 0, "the host was not restored");
+	nt_agent_stop(&a);
+
+	/* Room again: the next start settles it. */
+	tu_sh("rm -f '%s/fill'", mnt);
+	if (nt_agent_start(&a, root, mnt, NULL) < 0) {
+		CHECK_MSG(0, "agent did not start again");
+	} else {
+		char path[64];
+		long st = 0;
+		json_t *doc = NULL;
+		snprintf(path, sizeof(path), "/v1/transactions/%lld", (long long)id);
+		tu_http("GET", nt_url(&a, path), NULL, NULL, &st, &doc);
+		CHECK_INT(st, 200);
+		const char *now = tu_str(doc, "status");
+		CHECK_MSG(strcmp(now, "applying") != 0 && strcmp(now, "rolling_back") != 0,
+			  "transaction %lld is still %s after a restart", (long long)id, now);
+		json_decref(doc);
+		CHECK_MSG(tu_sh("diff -r '%s' '%s/proc' >&2", snap, root) == 0,
+			  "recovery changed the host");
+		nt_agent_stop(&a);
+	}
+	tu_sh("umount '%s'; rm -rf '%s'", mnt, dir);
+}
+
 static void startup(void)
 {
 	char dir[] = "/tmp/nt-hostile-XXXXXX", fifo[PATH_MAX], err[4096];
@@ -511,8 +580,7 @@ int main(void)
 	startup();
 	slow_requests();
 	trickle_attack();
+	full_disk();
 	curl_global_cleanup();
-	(void)tu_async_start;
-	(void)tu_async_join;
 	TEST_MAIN_END();
 }
