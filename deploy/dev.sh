@@ -22,6 +22,9 @@ test_pkgs=(iproute2 ethtool irqbalance sqlite3 python3 jq numactl hwloc-nox proc
 	# security tests: certificates for the TLS test (openssl), the no-stray-writes
 	# trace (strace), `promtool check metrics` (Debian ships it in prometheus)
 	openssl strace prometheus
+	# fuzzing (tests/fuzz): clang and its libFuzzer runtime; the sanitizer
+	# build (tests/sanitize) uses gcc's libasan/libubsan from build-essential
+	clang libclang-rt-14-dev
 	# the API contract tests (tests/contract): Spectral, Prism, openapi-typescript,
 	# fast-check come from the npm registry via `npm ci`
 	nodejs npm

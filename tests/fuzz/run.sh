@@ -47,7 +47,7 @@ for t in $targets; do
 	fuzz_cpuset)
 		find "$fx" \( -name '*cpulist*' -o -name 'cpumap' -o -name 'smp_affinity*' \
 			-o -name 'effective_affinity*' -o -name 'online' -o -name 'possible' \) -type f |
-			head -300 | while read -r f; do cp -f "$f" "$c/$(echo "$f" | md5sum | cut -c1-16)"; done ;;
+			sort | sed -n 1,300p | while read -r f; do cp -f "$f" "$c/$(echo "$f" | md5sum | cut -c1-16)"; done ;;
 	fuzz_interrupts)
 		for f in "$fx"/*/proc/interrupts "$fx"/*/proc/softirqs; do
 			[ -f "$f" ] && cp -f "$f" "$c/$(echo "$f" | md5sum | cut -c1-16)"
