@@ -265,8 +265,16 @@ static int undo(nt_txn_engine *e, int64_t id, const nt_step *steps, nt_step_resu
 		}
 		if (r < 0) {
 			char msg[1024];
+			/* What the target holds now, after the failed undo (which
+			 * may have changed it), not what was read before it. */
+			nt_value now;
+			int rr = 0;
+			if (r == NT_ECONFLICT)
+				now = got;
+			else
+				rr = s->kind->read(&e->ctx, s->target, &now);
 			snprintf(msg, sizeof(msg), "%s %s is '%s', wanted '%s': %s", s->kind->name, s->target,
-				 nt_value_str(s->kind, r == NT_ECONFLICT ? &got : &cur, a, sizeof(a)),
+				 rr == 0 ? nt_value_str(s->kind, &now, a, sizeof(a)) : "(unreadable)",
 				 nt_value_str(s->kind, &s->before, b, sizeof(b)), err);
 			record_step(e, id, i, s, NT_STEP_ROLLBACK_FAILED, msg);
 			results[i] = NT_STEP_ROLLBACK_FAILED;
