@@ -292,15 +292,17 @@ static int write_all(int fd, const char *value)
 	return 0;
 }
 
-/* A fixture file is replaced in one step (a temporary file beside it, then
+/* A fixture file is replaced in one step (NAME.nt-new beside it, then
  * rename), so an agent killed in the middle of a write leaves the old value
  * or the new one, never an empty file, as a kernel attribute would. FD is
- * the checked target; the temporary file goes next to the name the kernel
- * gives it, not next to the path that led there. */
+ * the checked target; the new file goes next to the name the kernel gives
+ * it, not next to the path that led there. A kill before the rename can
+ * leave NAME.nt-new behind (the only litter possible); the next write of
+ * NAME reuses it. */
 static int write_fixture(int fd, const char *value)
 {
 	char link[64], real[PATH_MAX], tmp[PATH_MAX];
-	struct stat st;
+	struct stat st, tst;
 	int tfd = -1, r;
 
 	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
@@ -310,11 +312,16 @@ static int write_fixture(int fd, const char *value)
 	real[n] = '\0';
 	if (fstat(fd, &st) < 0)
 		return -errno;
-	if (snprintf(tmp, sizeof(tmp), "%s.nt-XXXXXX", real) >= (int)sizeof(tmp))
+	if (snprintf(tmp, sizeof(tmp), "%s.nt-new", real) >= (int)sizeof(tmp))
 		return -ENAMETOOLONG;
-	tfd = mkostemp(tmp, O_CLOEXEC);
+	tfd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW | O_NONBLOCK,
+		   st.st_mode & 07777);
 	if (tfd < 0)
-		return -errno;
+		return errno == ELOOP || errno == ENXIO ? NT_EFILETYPE : -errno;
+	if (fstat(tfd, &tst) < 0 || !S_ISREG(tst.st_mode)) {
+		close(tfd);
+		return NT_EFILETYPE; /* not ours to remove */
+	}
 	if ((r = write_all(tfd, value)) < 0)
 		goto fail;
 	if (fchmod(tfd, st.st_mode & 07777) < 0) {

@@ -528,6 +528,69 @@ static void full_disk(void)
 	tu_sh("umount '%s'; rm -rf '%s'", mnt, dir);
 }
 
+/* kill -9 at varied moments inside an IRQ transaction on a fixture (each
+ * step rewrites four files: the mask, its list, and the effective ones):
+ * after every restart and recovery, no file is empty or torn, and the
+ * host is as it was. */
+static void crash_mid_write(void)
+{
+	char dir[PATH_MAX], root[PATH_MAX], state[PATH_MAX + 8], snap[PATH_MAX + 8], body[1024];
+	if (tu_copy(NT_FIXTURES "/x460-4node-8nic", dir, sizeof(dir), root, sizeof(root)) < 0)
+		return;
+	snprintf(state, sizeof(state), "%s/state", dir);
+	snprintf(snap, sizeof(snap), "%s/snap", dir);
+	tu_sh("cp -a '%s/proc' '%s'", root, snap);
+	snprintf(body, sizeof(body), "{\"profile\":%s}", X460_FIX);
+	int runs = 0, empty = 0, differ = 0;
+	for (int k = 0; k < 24; k++) {
+		nt_agent a;
+		if (nt_agent_start(&a, root, state, NULL) < 0) {
+			CHECK_MSG(0, "agent did not start (run %d)", k);
+			break;
+		}
+		tu_async t;
+		tu_async_start(&t, nt_url(&a, "/v1/transactions"), body);
+		/* From before the first write to past the last, in 1 ms steps. */
+		nt_agent_sleep_ms(1 + k);
+		kill(a.pid, SIGKILL);
+		waitpid(a.pid, NULL, 0);
+		a.pid = 0;
+		tu_async_join(&t);
+		json_decref(t.json);
+		/* Recovery runs at start; then this run's transaction (the
+		 * newest), if it did finish, is rolled back, so that every run
+		 * starts from the snapshot. */
+		if (nt_agent_start(&a, root, state, NULL) < 0) {
+			CHECK_MSG(0, "agent did not restart (run %d)", k);
+			break;
+		}
+		long st = 0;
+		json_t *list = NULL;
+		tu_http("GET", nt_url(&a, "/v1/transactions?limit=1"), NULL, NULL, &st, &list);
+		json_t *last = json_array_get(json_object_get(list, "transactions"), 0);
+		if (strcmp(tu_str(last, "status"), "applied") == 0) {
+			char path[96];
+			json_t *doc = NULL;
+			snprintf(path, sizeof(path), "/v1/transactions/%lld/rollback",
+				 (long long)json_integer_value(json_object_get(last, "id")));
+			tu_http("POST", nt_url(&a, path), NULL, NULL, &st, &doc);
+			CHECK_INT(st, 201);
+			json_decref(doc);
+		}
+		json_decref(list);
+		nt_agent_stop(&a);
+		runs++;
+		/* NAME.nt-new is what a kill before the rename may leave; the
+		 * files themselves are what counts. */
+		empty += tu_sh("test -z \"$(find '%s/proc/irq' -type f -empty ! -name '*.nt-new')\"",
+			       root) != 0;
+		differ += tu_sh("diff -r -x '*.nt-new' '%s' '%s/proc' >&2", snap, root) != 0;
+	}
+	CHECK_MSG(runs == 24 && empty == 0, "%d of %d crash runs left an empty file", empty, runs);
+	CHECK_MSG(differ == 0, "%d of %d crash runs did not end as the host began", differ, runs);
+	tu_sh("rm -rf '%s'", dir);
+}
+
 static void startup(void)
 {
 	char dir[] = "/tmp/nt-hostile-XXXXXX", fifo[PATH_MAX], err[4096];
@@ -580,6 +643,7 @@ int main(void)
 	startup();
 	slow_requests();
 	trickle_attack();
+	crash_mid_write();
 	full_disk();
 	curl_global_cleanup();
 	TEST_MAIN_END();

@@ -144,6 +144,14 @@ int main(void)
 		 root);
 	CHECK_MSG(system(cmd) == 0, "a temporary file was left in %s/proc/irq/3", root);
 
+	/* A symlink planted where the new file goes is not followed. */
+	snprintf(p, sizeof(p), "%s/proc/irq/3/smp_affinity_list.nt-new", root);
+	CHECK_INT(symlink(victim, p), 0);
+	CHECK_INT(nt_write_str(&ctx, "0", "/proc/irq/3/smp_affinity_list"), NT_EFILETYPE);
+	slurp(victim, buf, sizeof(buf));
+	CHECK_STR(buf, "precious\n");
+	unlink(p);
+
 	/* A write to a file that does not exist never creates it. */
 	CHECK_INT(nt_write_str(&ctx, "1", "/proc/irq/3/nope"), -ENOENT);
 
