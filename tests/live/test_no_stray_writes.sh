@@ -12,7 +12,8 @@
 # mkdir, rmdir, link and symlink must name only:
 #   ROOT/proc/irq/N/<file>, ROOT/proc/sys/net/..., ROOT/sys/class/net/IF/bonding/<file>,
 #   ROOT/sys/devices/.../bonding/<file>, ROOT/ethtool/IF.json (and its temporary
-#   .IF.json.XXXXXX), and the state directory.
+#   .IF.json.XXXXXX), and the state directory; on a fixture root also
+#   <file>.nt-new beside an attribute (how a fixture attribute is replaced).
 # The checker is run on a planted bad log first, so it is shown to fail.
 # It lives in live/ because it runs a tool (strace) that needs ptrace.
 set -u
@@ -46,11 +47,12 @@ check_log() {
 import re, sys
 log, root, state = sys.argv[1], sys.argv[2], sys.argv[3]
 R, S = re.escape(root), re.escape(state)
+# On a fixture root an attribute is replaced through NAME.nt-new beside it.
 allowed = [
-    rf'^{R}/proc/irq/[0-9]+/[a-z_]+$',
+    rf'^{R}/proc/irq/[0-9]+/[a-z_]+(\.nt-new)?$',
     rf'^{R}/proc/sys/net/[A-Za-z0-9_./-]+$',
-    rf'^{R}/sys/class/net/[^/]+/bonding/[a-z_]+$',
-    rf'^{R}/sys/devices/[A-Za-z0-9_.:/-]+/bonding/[a-z_]+$',
+    rf'^{R}/sys/class/net/[^/]+/bonding/[a-z_]+(\.nt-new)?$',
+    rf'^{R}/sys/devices/[A-Za-z0-9_.:/-]+/bonding/[a-z_]+(\.nt-new)?$',
     rf'^{R}/ethtool/\.?[A-Za-z0-9_.:-]+\.json(\.[A-Za-z0-9]{{6}})?$',
     rf'^{S}(/[^/]+)*$',
 ]
