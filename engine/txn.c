@@ -6,6 +6,7 @@
 #include "store/store.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,8 @@ struct nt_txn_engine {
 	bool own_store; /* opened by nt_txn_engine_open, closed with the engine */
 	char store_err[512];
 	int step_delay_ms;
+	/* Test-only fault points (NETTUNE_TEST_FAULT, see fault_at). */
+	char faults[256];
 
 	pthread_mutex_t lock; /* guards everything below */
 	pthread_cond_t cond; /* busy released, pending changed, stop */
@@ -120,6 +123,31 @@ static int record_status(nt_txn_engine *e, int64_t id, nt_txn_status st, const c
 		emit(e, ev);
 	}
 	return r;
+}
+
+/* Test-only fault injection for the fault matrix
+ * (tests/integration/test_fault_matrix.c): NETTUNE_TEST_FAULT holds
+ * comma-separated POINT:STEP items. "fail:N" makes step N's write fail
+ * (returns true here, and the caller fails the step); "kill-before-apply:N",
+ * "kill-after-apply:N" (written, not yet recorded), "kill-after-record:N"
+ * and "kill-in-undo:N" (undoing step N, in a rollback or in recovery) kill
+ * the agent there with SIGKILL, as a crash would. Unset in production: one
+ * string compare per step. */
+static bool fault_at(const nt_txn_engine *e, const char *point, int step)
+{
+	char item[64];
+	if (!e->faults[0])
+		return false;
+	snprintf(item, sizeof(item), "%s:%d", point, step);
+	size_t n = strlen(item);
+	for (const char *p = e->faults; (p = strstr(p, item)); p += n) {
+		if ((p == e->faults || p[-1] == ',') && (p[n] == ',' || p[n] == '\0')) {
+			if (strncmp(point, "kill", 4) == 0)
+				raise(SIGKILL);
+			return true;
+		}
+	}
+	return false;
 }
 
 static void sleep_ms(int ms)
@@ -253,6 +281,7 @@ static int undo(nt_txn_engine *e, int64_t id, const nt_step *steps, nt_step_resu
 			continue;
 		}
 		err[0] = '\0';
+		fault_at(e, "kill-in-undo", i);
 		r = s->kind->apply(&e->ctx, s->target, &s->before, err, sizeof(err));
 		if (r == 0) {
 			r = nt_setting_verify(&e->ctx, s->kind, s->target, &s->before, &got);
@@ -309,7 +338,12 @@ static void run_steps(nt_txn_engine *e, int64_t id, const nt_step *steps, int n,
 		if (e->step_delay_ms > 0)
 			sleep_ms(e->step_delay_ms);
 		err[0] = '\0';
-		int r = s->kind->apply(&e->ctx, s->target, &s->after, err, sizeof(err));
+		fault_at(e, "kill-before-apply", i);
+		int r = fault_at(e, "fail", i) ?
+				(snprintf(err, sizeof(err), "injected fault"), -EROFS) :
+				s->kind->apply(&e->ctx, s->target, &s->after, err, sizeof(err));
+		if (r == 0)
+			fault_at(e, "kill-after-apply", i);
 		if (r < 0 && s->kind->skip_errno && r == -s->kind->skip_errno) {
 			results[i] = NT_STEP_SKIPPED;
 			if (record_step(e, id, i, s, NT_STEP_SKIPPED, err) < 0) {
@@ -344,6 +378,7 @@ static void run_steps(nt_txn_engine *e, int64_t id, const nt_step *steps, int n,
 				 nt_store_errmsg(e->store));
 			break;
 		}
+		fault_at(e, "kill-after-record", i);
 		/* Verification compared the requested value; what the target
 		 * shows beyond it (an IRQ's effective CPUs, which move only when
 		 * it next fires) is kept for the record. */
@@ -503,6 +538,9 @@ int nt_txn_engine_new(const nt_ctx *ctx, nt_store *store, const char *store_err,
 	const char *delay = getenv("NETTUNE_TEST_STEP_DELAY_MS");
 	if (delay)
 		e->step_delay_ms = atoi(delay);
+	const char *faults = getenv("NETTUNE_TEST_FAULT");
+	if (faults)
+		snprintf(e->faults, sizeof(e->faults), "%s", faults);
 	*out = e;
 	return 0;
 }

@@ -1,0 +1,194 @@
+/* The fault matrix of an 8-step transaction (the x460 IRQ fix), with the
+ * agent's test-only fault points (NETTUNE_TEST_FAULT, engine/txn.c): a write
+ * failing at every step position; a kill -9 before each step's write, after
+ * it (not yet recorded) and after its record; a kill inside the rollback
+ * of a failed step at every position; and a kill inside crash recovery at
+ * every position. Each run must end with the host byte-identical to
+ * before (every file of /proc on the copy) and the transaction settled
+ * (rolled_back or recovered, never left applying). */
+#include "harness.h"
+#include "integration/nt_agent_ext.h"
+#include "integration/test_txn_util.h"
+
+#define X460 NT_FIXTURES "/x460-4node-8nic"
+#define NSTEPS 8
+
+static char dir[PATH_MAX], root[PATH_MAX], state[PATH_MAX + 8], snap[PATH_MAX + 8];
+static int runs, bad_host, bad_status;
+
+/* Start the agent with FAULTS (NULL: none) in its environment. */
+static int start(nt_agent *a, const char *faults)
+{
+	if (faults)
+		setenv("NETTUNE_TEST_FAULT", faults, 1);
+	int r = nt_agent_start(a, root, state, NULL);
+	unsetenv("NETTUNE_TEST_FAULT");
+	return r;
+}
+
+/* The agent killed itself at a fault point: reap it. Returns whether it
+ * did die (within 10 s). */
+static bool reap(nt_agent *a)
+{
+	for (int i = 0; i < 1000; i++) {
+		int st;
+		if (waitpid(a->pid, &st, WNOHANG) == a->pid) {
+			a->pid = 0;
+			return WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL;
+		}
+		nt_agent_sleep_ms(10);
+	}
+	kill(a->pid, SIGKILL);
+	waitpid(a->pid, NULL, 0);
+	a->pid = 0;
+	return false;
+}
+
+static const char *last_status(nt_agent *a, char *buf, size_t size)
+{
+	long st = 0;
+	json_t *list = NULL;
+	tu_http("GET", nt_url(a, "/v1/transactions?limit=1"), NULL, NULL, &st, &list);
+	snprintf(buf, size, "%s",
+		 tu_str(json_array_get(json_object_get(list, "transactions"), 0), "status"));
+	json_decref(list);
+	return buf;
+}
+
+/* After a run: the host as before, and the transaction settled as WANT. */
+static void settle_and_check(const char *what, const char *want)
+{
+	nt_agent a;
+	char buf[64];
+	runs++;
+	if (start(&a, NULL) < 0) {
+		CHECK_MSG(0, "%s: agent did not restart", what);
+		return;
+	}
+	const char *got = last_status(&a, buf, sizeof(buf));
+	if (strcmp(got, want) != 0) {
+		bad_status++;
+		CHECK_MSG(0, "%s: the transaction is %s, wanted %s", what, got, want);
+	}
+	nt_agent_stop(&a);
+	if (tu_sh("diff -r -x '*.nt-new' '%s' '%s/proc' >&2", snap, root) != 0) {
+		bad_host++;
+		CHECK_MSG(0, "%s: the host is not as it was", what);
+		tu_sh("rm -rf '%1$s/proc' && cp -a '%2$s' '%1$s/proc'", root, snap);
+	}
+	tu_sh("rm -rf '%s'", state);
+}
+
+static void apply(nt_agent *a, long *status, json_t **doc)
+{
+	char body[1024];
+	snprintf(body, sizeof(body), "{\"profile\":%s}", X460_FIX);
+	tu_http("POST", nt_url(a, "/v1/transactions"), body, NULL, status, doc);
+}
+
+/* The write of step N fails: rolled back at once, nothing left. */
+static void fail_at(int n)
+{
+	nt_agent a;
+	char what[64], faults[64];
+	snprintf(what, sizeof(what), "fail:%d", n);
+	snprintf(faults, sizeof(faults), "fail:%d", n);
+	if (start(&a, faults) < 0) {
+		CHECK_MSG(0, "%s: agent did not start", what);
+		return;
+	}
+	long st = 0;
+	json_t *doc = NULL;
+	apply(&a, &st, &doc);
+	CHECK_INT(st, 201);
+	CHECK_STR(tu_str(doc, "status"), "rolled_back");
+	CHECK_INT(json_integer_value(json_object_get(doc, "failed_step")), n);
+	json_decref(doc);
+	nt_agent_stop(&a);
+	settle_and_check(what, "rolled_back");
+}
+
+/* FAULTS kill the agent during the apply (or its rollback); the next start
+ * recovers. */
+static void kill_run(const char *faults)
+{
+	nt_agent a;
+	if (start(&a, faults) < 0) {
+		CHECK_MSG(0, "%s: agent did not start", faults);
+		return;
+	}
+	long st = 0;
+	json_t *doc = NULL;
+	apply(&a, &st, &doc);
+	json_decref(doc);
+	CHECK_MSG(reap(&a), "%s: the agent did not die at the fault point", faults);
+	nt_agent_stop(&a);
+	settle_and_check(faults, "recovered");
+}
+
+/* All 8 steps applied and recorded, killed before the outcome; then a kill
+ * inside recovery at undo position N; the start after that finishes it. */
+static void kill_in_recovery(int n)
+{
+	nt_agent a;
+	char faults[64];
+	snprintf(faults, sizeof(faults), "kill-in-undo:%d", n);
+	if (start(&a, "kill-after-record:7") < 0) {
+		CHECK_MSG(0, "agent did not start");
+		return;
+	}
+	long st = 0;
+	json_t *doc = NULL;
+	apply(&a, &st, &doc);
+	json_decref(doc);
+	CHECK_MSG(reap(&a), "kill-after-record:7: the agent did not die");
+	/* Recovery runs before the agent listens: it dies at start. */
+	setenv("NETTUNE_TEST_FAULT", faults, 1);
+	char err[2048];
+	const char *args[] = { "--listen", "127.0.0.1:0", "--root", root, "--state-dir", state, NULL };
+	int rc = nt_serve_expect_exit(args, 20, err, sizeof(err));
+	unsetenv("NETTUNE_TEST_FAULT");
+	CHECK_MSG(rc == 128, "%s in recovery: serve ended with %d", faults, rc);
+	char what[96];
+	snprintf(what, sizeof(what), "%s during recovery", faults);
+	settle_and_check(what, "recovered");
+}
+
+int main(void)
+{
+	char faults[96];
+	if (access(X460, F_OK) != 0)
+		SKIP("fixture x460-4node-8nic is missing");
+	if (tu_copy(X460, dir, sizeof(dir), root, sizeof(root)) < 0)
+		SKIP("cannot copy the fixture");
+	snprintf(state, sizeof(state), "%s/state", dir);
+	snprintf(snap, sizeof(snap), "%s/snap", dir);
+	tu_sh("cp -a '%s/proc' '%s'", root, snap);
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+
+	for (int n = 0; n < NSTEPS; n++)
+		fail_at(n);
+	static const char *const kills[] = { "kill-before-apply", "kill-after-apply",
+					     "kill-after-record" };
+	for (int k = 0; k < 3; k++)
+		for (int n = 0; n < NSTEPS; n++) {
+			snprintf(faults, sizeof(faults), "%s:%d", kills[k], n);
+			kill_run(faults);
+		}
+	/* Step 7 fails; the rollback is killed while undoing step N. */
+	for (int n = 0; n < NSTEPS - 1; n++) {
+		snprintf(faults, sizeof(faults), "fail:%d,kill-in-undo:%d", NSTEPS - 1, n);
+		kill_run(faults);
+	}
+	for (int n = 0; n < NSTEPS; n++)
+		kill_in_recovery(n);
+
+	printf("fault matrix: %d runs, %d left the host changed, %d left the transaction "
+	       "unsettled\n", runs, bad_host, bad_status);
+	curl_global_cleanup();
+	tu_sh("rm -rf '%s'", dir);
+	(void)tu_async_start;
+	(void)tu_async_join;
+	(void)tu_read;
+	TEST_MAIN_END();
+}
