@@ -16,6 +16,7 @@
 struct nt_store {
 	sqlite3 *db;
 	pthread_mutex_t mu;
+	char err[256]; /* why the last write was rolled back */
 };
 
 /* Migration N takes the schema from version N to N+1. Append, never edit:
@@ -87,12 +88,25 @@ void nt_store_rfc3339(int64_t ms, char *buf, size_t size)
 
 const char *nt_store_errmsg(nt_store *s)
 {
-	return s && s->db ? sqlite3_errmsg(s->db) : "no database";
+	if (!s || !s->db)
+		return "no database";
+	/* A failed write is rolled back, and the ROLLBACK's success would
+	 * read "not an error": the failure is what the caller asks about. */
+	if (sqlite3_errcode(s->db) == SQLITE_OK && s->err[0])
+		return s->err;
+	return sqlite3_errmsg(s->db);
 }
 
 static int exec(nt_store *s, const char *sql)
 {
 	return sqlite3_exec(s->db, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : NT_ESTORE;
+}
+
+/* Roll back a failed write, keeping why it failed for nt_store_errmsg. */
+static void rollback(nt_store *s)
+{
+	snprintf(s->err, sizeof(s->err), "%s", sqlite3_errmsg(s->db));
+	exec(s, "ROLLBACK");
 }
 
 int nt_store_schema_version(nt_store *s)
@@ -123,7 +137,7 @@ static int migrate(nt_store *s, char *err, size_t errsize)
 		snprintf(sql, sizeof(sql), "PRAGMA user_version = %d", v + 1);
 		if (exec(s, migrations[v]) < 0 || exec(s, sql) < 0) {
 			snprintf(err, errsize, "migration to schema %d: %s", v + 1, sqlite3_errmsg(s->db));
-			exec(s, "ROLLBACK");
+			rollback(s);
 			return NT_ESTORE;
 		}
 		if (exec(s, "COMMIT") < 0)
@@ -340,7 +354,7 @@ static int txn_create_locked(nt_store *s, const json_t *txn, const json_t *steps
 out:
 	sqlite3_finalize(st);
 	if (r < 0)
-		exec(s, "ROLLBACK");
+		rollback(s);
 	return r;
 }
 
@@ -639,7 +653,7 @@ static int profile_put_locked(nt_store *s, const char *name, const json_t *profi
 out:
 	sqlite3_finalize(st);
 	if (r < 0)
-		exec(s, "ROLLBACK");
+		rollback(s);
 	return r;
 }
 
@@ -730,6 +744,8 @@ int nt_store_txn_set_status(nt_store *s, int64_t id, const char *status, const c
 {
 	pthread_mutex_lock(&s->mu);
 	int r = txn_set_status_locked(s, id, status, error, failed_step, finished, deadline_ms);
+	if (r < 0)
+		snprintf(s->err, sizeof(s->err), "%s", sqlite3_errmsg(s->db));
 	pthread_mutex_unlock(&s->mu);
 	return r;
 }
@@ -765,6 +781,8 @@ int nt_store_step_set(nt_store *s, int64_t id, int idx, const char *result, cons
 	 * it. Without this, a thousand-IRQ apply paid a thousand fsyncs. */
 	exec(s, "PRAGMA synchronous=NORMAL");
 	int r = step_set_locked(s, id, idx, result, error);
+	if (r < 0) /* before the PRAGMA below resets the error */
+		snprintf(s->err, sizeof(s->err), "%s", sqlite3_errmsg(s->db));
 	exec(s, "PRAGMA synchronous=FULL");
 	pthread_mutex_unlock(&s->mu);
 	return r;

@@ -159,6 +159,11 @@ int main(void)
 	char faults[96];
 	if (access(X460, F_OK) != 0)
 		SKIP("fixture x460-4node-8nic is missing");
+	/* 94 agent starts, each behind a proxy of its own in contract mode:
+	 * minutes spent on replies test_txn already puts through it. What
+	 * this test checks is the host and the journal. */
+	if (nt_via_prism())
+		SKIP("the fault matrix checks the host and the journal, not the contract");
 	if (tu_copy(X460, dir, sizeof(dir), root, sizeof(root)) < 0)
 		SKIP("cannot copy the fixture");
 	snprintf(state, sizeof(state), "%s/state", dir);

@@ -535,6 +535,12 @@ static void full_disk(void)
 static void crash_mid_write(void)
 {
 	char dir[PATH_MAX], root[PATH_MAX], state[PATH_MAX + 8], snap[PATH_MAX + 8], body[1024];
+	if (nt_via_prism()) {
+		/* 48 agent starts, each behind a proxy of its own: the files
+		 * are what this checks, not the replies. */
+		printf("crash_mid_write: not run behind the contract proxy\n");
+		return;
+	}
 	if (tu_copy(NT_FIXTURES "/x460-4node-8nic", dir, sizeof(dir), root, sizeof(root)) < 0)
 		return;
 	snprintf(state, sizeof(state), "%s/state", dir);
