@@ -147,7 +147,10 @@ static enum MHD_Result send_response(struct MHD_Connection *mc, struct nt_conn *
 	if (r->status < 100 || r->status > 599)
 		nt_problem(r, 500, "internal", "Internal error",
 			   "a route produced no valid status");
-	if (r->status >= 400 && r->json)
+	/* Problem documents name the request; a document of the route's own
+	 * schema answered with an error status (a degraded health) does not. */
+	if (r->status >= 400 && r->json && r->content_type &&
+	    strcmp(r->content_type, "application/problem+json") == 0)
 		add_instance(r, c->path);
 	want_json = !r->text && r->json;
 
