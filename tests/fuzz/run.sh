@@ -3,7 +3,8 @@
 # (fuzz_cpuset), /proc/interrupts and /proc/softirqs (fuzz_interrupts),
 # irqbalance's setup reply (fuzz_irqbalance), and request bodies through
 # the JSON pre-scan, the parser, profile validation and planning
-# (fuzz_profile). Each starts from its seeds: tests/fuzz/seeds/TARGET (kept
+# (fuzz_profile), and request targets through path splitting and route
+# matching (fuzz_request). Each starts from its seeds: tests/fuzz/seeds/TARGET (kept
 # crash inputs are regression cases, run first every time) plus files from
 # the fixtures. CI runs each for NT_FUZZ_SECONDS (default 20); the long run:
 #
@@ -17,7 +18,7 @@ set -euo pipefail
 src=${NT_SRC:?NT_SRC: the source tree}
 build=${NT_FUZZ_BUILD:?NT_FUZZ_BUILD: the build tree to use}
 secs=${NT_FUZZ_SECONDS:-20}
-targets=${NT_FUZZ_TARGETS:-fuzz_cpuset fuzz_interrupts fuzz_irqbalance fuzz_profile}
+targets=${NT_FUZZ_TARGETS:-fuzz_cpuset fuzz_interrupts fuzz_irqbalance fuzz_profile fuzz_request}
 
 command -v clang >/dev/null || { echo "SKIP: clang is not installed"; exit 77; }
 probe=$(mktemp /tmp/nt-fuzz-probe-XXXXXX)
