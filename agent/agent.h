@@ -64,6 +64,18 @@ void nt_agent_log(nt_agent *a, const json_t *ev);
 /* Whether there is a sink (to skip building events nobody reads). */
 bool nt_agent_log_enabled(const nt_agent *a);
 
+/* Load every DIR/NAME.json as stored profile NAME, each validated against
+ * this host as a PUT /v1/profiles/NAME is (agent/profiles_dir.c). A file
+ * that is not valid is skipped and the stored profile of its name stays.
+ * FROM_FILES (a JSON object the caller keeps from one call to the next,
+ * empty at first) holds the names that came from files: a name in it whose
+ * file is gone is deleted from the store; profiles stored through the API
+ * are never touched. *REPORT (the caller's) is
+ *   {"dir", "loaded": [{"name","file","created"}],
+ *    "invalid": [{"file", "errors": [{"path","message"}]}], "removed": [names]}.
+ * Returns 0, or -errno when DIR cannot be read (nothing changed). */
+int nt_agent_load_profiles(nt_agent *a, const char *dir, json_t *from_files, json_t **report);
+
 /* HTTP requests answered, by method and status code (100..599), for
  * nettune_http_requests_total. Methods outside a fixed list count as
  * "other", so a client cannot create series at will. */

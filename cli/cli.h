@@ -14,16 +14,22 @@
 #define NT_CLI_CLI_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #define NT_CLI_DEFAULT_AGENT "http://127.0.0.1:8470"
 
-/* Every option of every command (each command reads those it has). */
+#define NT_CLI_NOPTS 64 /* rows of nt_cli_options, with room to grow */
+
+/* Every option of every command (each command reads those it has). The
+ * fields are filled through nt_cli_options (cli/options.c): a string
+ * option is a const char *, a number a long, a flag a bool, a choice the
+ * int index of the word chosen. */
 typedef struct cli_opts {
 	const char *root;
 	bool json;
 	const char *listen;
 	const char *state_dir;
-	int rtt_ms;
+	long rtt_ms;
 	const char *agent;
 	long confirm_timeout;
 	bool force;
@@ -34,10 +40,49 @@ typedef struct cli_opts {
 	long cpus;
 	bool fix_profile;
 	/* serve */
+	const char *config; /* the configuration file (cli/config.c) */
 	const char *tokens, *tls_cert, *tls_key, *tls_client_ca;
 	long max_body, client_timeout, max_connections;
-	bool log_json;
+	int log_format; /* 0 text, 1 json */
+	const char *profiles_dir;
+	/* Which options were given, by row of nt_cli_options: the
+	 * command line's override the configuration file's. */
+	bool set[NT_CLI_NOPTS];
 } cli_opts;
+
+/* One option. NAME is its long name (--NAME); KIND says how its value is
+ * read and what field type sits at OFF in cli_opts; numbers must lie in
+ * [LO, HI]; WHAT names the value in messages; CHOICES lists an enum's
+ * words (NULL-terminated). NT_OPT_CONF: also a key of the configuration
+ * file, NAME with '_' for '-'. */
+enum nt_opt_kind { NT_OPT_STR, NT_OPT_LONG, NT_OPT_FLAG, NT_OPT_ENUM, NT_OPT_HELP };
+#define NT_OPT_CONF 1u
+typedef struct nt_cli_option {
+	const char *name;
+	enum nt_opt_kind kind;
+	size_t off;
+	long lo, hi;
+	const char *what;
+	const char *const *choices;
+	unsigned flags;
+} nt_cli_option;
+
+/* The table, ended by a row with a NULL name. */
+extern const nt_cli_option nt_cli_options[];
+const nt_cli_option *nt_cli_option_find(const char *name);
+/* The option a configuration key (listen, max_body, ...) stands for, or
+ * NULL when KEY is not one. */
+const nt_cli_option *nt_cli_option_find_key(const char *key);
+/* OPT's configuration key into BUF. */
+void nt_cli_option_key(const nt_cli_option *opt, char *buf, size_t size);
+/* Set OPT in O from VAL (borrowed: it must outlive O; NULL for a flag given
+ * without a value) and mark it given. Returns 0, or -EINVAL with what was
+ * wrong in ERR ("wants seconds from 1 to 3600, not 'x'"), for the caller to
+ * prefix with where the value came from. */
+int nt_cli_option_set(const nt_cli_option *opt, const char *val, cli_opts *o, char *err,
+		      size_t errsize);
+/* Copy into DST every option SRC was given and DST was not. */
+void nt_cli_options_merge(cli_opts *dst, const cli_opts *src);
 
 /* A command: CMD is its name as typed, ARGS its NARGS positional
  * arguments. Returns the process exit code. */

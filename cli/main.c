@@ -3,7 +3,6 @@
  * core directly; those that change it talk to the running agent over HTTP,
  * so every change goes through the agent's journal. */
 #include "cli/cli.h"
-#include "host/cpuset.h" /* NT_MAX_CPUS */
 
 #include <errno.h>
 #include <getopt.h>
@@ -43,6 +42,14 @@ static const char usage[] =
 	"        [--client-timeout S]         close idle or slow connections after S s (default 30)\n"
 	"        [--max-connections N]        open connections at once (default 64)\n"
 	"        [--log-format text|json]     access and transaction-step log on stderr (default text)\n"
+	"        [--profiles-dir DIR]         load DIR/NAME.json as stored profile NAME at start and\n"
+	"                                     on SIGHUP; an invalid file is reported and skipped\n"
+	"        [--config FILE]              read options from FILE (default /etc/nettune/nettune.conf\n"
+	"                                     when it exists): 'key = value' lines, keys the options\n"
+	"                                     above with '_' for '-' (listen, max_body, ...), '#'\n"
+	"                                     comments; options given here override the file; an\n"
+	"                                     unknown key or bad value refuses to start\n"
+	"                                     SIGHUP re-reads FILE and the profiles directory\n"
 	"\n"
 	"Commands that talk to a running agent (--agent URL, default " NT_CLI_DEFAULT_AGENT ";\n"
 	"NETTUNE_TOKEN in the environment is sent as a bearer token):\n"
@@ -63,130 +70,35 @@ static int cmd_help(FILE *f)
 	return f == stdout ? 0 : 2;
 }
 
-enum { OPT_ROOT = 1000, OPT_JSON, OPT_LISTEN, OPT_STATE, OPT_RTT, OPT_AGENT, OPT_CONFIRM, OPT_FORCE,
-       OPT_STATUS, OPT_LIMIT, OPT_HELP, OPT_INTERVAL, OPT_NEAR, OPT_CPUS, OPT_FIXPROFILE,
-       OPT_TOKENS, OPT_TLS_CERT, OPT_TLS_KEY, OPT_TLS_CA, OPT_MAX_BODY, OPT_CLIENT_TIMEOUT,
-       OPT_MAX_CONN, OPT_LOG_FORMAT };
-
-static const struct option long_opts[] = {
-	{ "root", required_argument, NULL, OPT_ROOT },
-	{ "json", no_argument, NULL, OPT_JSON },
-	{ "listen", required_argument, NULL, OPT_LISTEN },
-	{ "state-dir", required_argument, NULL, OPT_STATE },
-	{ "rtt-ms", required_argument, NULL, OPT_RTT },
-	{ "agent", required_argument, NULL, OPT_AGENT },
-	{ "confirm-timeout", required_argument, NULL, OPT_CONFIRM },
-	{ "force", no_argument, NULL, OPT_FORCE },
-	{ "status", required_argument, NULL, OPT_STATUS },
-	{ "limit", required_argument, NULL, OPT_LIMIT },
-	{ "help", no_argument, NULL, OPT_HELP },
-	{ "interval-ms", required_argument, NULL, OPT_INTERVAL },
-	{ "near", required_argument, NULL, OPT_NEAR },
-	{ "cpus", required_argument, NULL, OPT_CPUS },
-	{ "fix-profile", no_argument, NULL, OPT_FIXPROFILE },
-	{ "tokens", required_argument, NULL, OPT_TOKENS },
-	{ "tls-cert", required_argument, NULL, OPT_TLS_CERT },
-	{ "tls-key", required_argument, NULL, OPT_TLS_KEY },
-	{ "tls-client-ca", required_argument, NULL, OPT_TLS_CA },
-	{ "max-body", required_argument, NULL, OPT_MAX_BODY },
-	{ "client-timeout", required_argument, NULL, OPT_CLIENT_TIMEOUT },
-	{ "max-connections", required_argument, NULL, OPT_MAX_CONN },
-	{ "log-format", required_argument, NULL, OPT_LOG_FORMAT },
-	{ NULL, 0, NULL, 0 },
-};
-
-int nt_cli_parse_long(const char *s, long lo, long hi, long *out)
-{
-	char *end;
-	errno = 0;
-	long v = strtol(s, &end, 10);
-	if (errno || end == s || *end || v < lo || v > hi)
-		return -EINVAL;
-	*out = v;
-	return 0;
-}
-
-/* A numeric option's value in [LO, HI] into *OUT, or a message naming the
- * option, what it counts (WHAT) and the range. Returns 0 or -1. */
-static int opt_number(const char *opt, const char *what, long lo, long hi, long *out)
-{
-	if (nt_cli_parse_long(optarg, lo, hi, out) == 0)
-		return 0;
-	fprintf(stderr, "nettune: --%s wants %s from %ld to %ld, not '%s'\n", opt, what, lo, hi, optarg);
-	return -1;
-}
-
 /* STOP_AT_COMMAND: for "run", options end at the first non-option so that
- * COMMAND's own options are never taken for ours. */
+ * COMMAND's own options are never taken for ours. getopt's table is made
+ * from nt_cli_options (cli/options.c), row for row. */
 static int parse_opts(int argc, char **argv, cli_opts *o, bool stop_at_command)
 {
-	int c;
-	long v;
+	static struct option long_opts[NT_CLI_NOPTS + 1];
+	char err[256];
+	int c, idx;
+
+	for (int i = 0; nt_cli_options[i].name && i < NT_CLI_NOPTS; i++) {
+		const nt_cli_option *opt = &nt_cli_options[i];
+		long_opts[i] = (struct option){ opt->name,
+						opt->kind == NT_OPT_FLAG || opt->kind == NT_OPT_HELP ?
+							no_argument :
+							required_argument,
+						NULL, 1000 + i };
+	}
 	optind = 1;
-	while ((c = getopt_long(argc, argv, stop_at_command ? "+" : "", long_opts, NULL)) != -1) {
-		switch (c) {
-		case OPT_ROOT: o->root = optarg; break;
-		case OPT_JSON: o->json = true; break;
-		case OPT_LISTEN: o->listen = optarg; break;
-		case OPT_STATE: o->state_dir = optarg; break;
-		case OPT_RTT:
-			if (opt_number("rtt-ms", "a number of milliseconds", 1, 10000, &v) < 0)
-				return -1;
-			o->rtt_ms = (int)v;
-			break;
-		case OPT_AGENT: o->agent = optarg; break;
-		case OPT_CONFIRM:
-			if (opt_number("confirm-timeout", "seconds", 1, 86400, &v) < 0)
-				return -1;
-			o->confirm_timeout = v;
-			break;
-		case OPT_FORCE: o->force = true; break;
-		case OPT_STATUS: o->status = optarg; break;
-		case OPT_LIMIT:
-			if (opt_number("limit", "a number", 1, 1000, &v) < 0)
-				return -1;
-			o->limit = v;
-			break;
-		case OPT_HELP: cmd_help(stdout); exit(0);
-		case OPT_INTERVAL:
-			if (opt_number("interval-ms", "milliseconds", 10, 60000, &v) < 0)
-				return -1;
-			o->interval_ms = v;
-			break;
-		case OPT_NEAR: o->near = optarg; break;
-		case OPT_FIXPROFILE: o->fix_profile = true; break;
-		case OPT_CPUS:
-			if (opt_number("cpus", "a number of CPUs", 1, NT_MAX_CPUS, &v) < 0)
-				return -1;
-			o->cpus = v;
-			break;
-		case OPT_TOKENS: o->tokens = optarg; break;
-		case OPT_TLS_CERT: o->tls_cert = optarg; break;
-		case OPT_TLS_KEY: o->tls_key = optarg; break;
-		case OPT_TLS_CA: o->tls_client_ca = optarg; break;
-		case OPT_MAX_BODY:
-			if (opt_number("max-body", "bytes", 1024, 64L * 1024 * 1024, &v) < 0)
-				return -1;
-			o->max_body = v;
-			break;
-		case OPT_CLIENT_TIMEOUT:
-			if (opt_number("client-timeout", "seconds", 1, 3600, &v) < 0)
-				return -1;
-			o->client_timeout = v;
-			break;
-		case OPT_MAX_CONN:
-			if (opt_number("max-connections", "a number", 1, 65536, &v) < 0)
-				return -1;
-			o->max_connections = v;
-			break;
-		case OPT_LOG_FORMAT:
-			if (strcmp(optarg, "text") && strcmp(optarg, "json")) {
-				fprintf(stderr, "nettune: --log-format wants 'text' or 'json', not '%s'\n", optarg);
-				return -1;
-			}
-			o->log_json = !strcmp(optarg, "json");
-			break;
-		default: return -1;
+	while ((c = getopt_long(argc, argv, stop_at_command ? "+" : "", long_opts, &idx)) != -1) {
+		if (c < 1000)
+			return -1;
+		const nt_cli_option *opt = &nt_cli_options[c - 1000];
+		if (opt->kind == NT_OPT_HELP) {
+			cmd_help(stdout);
+			exit(0);
+		}
+		if (nt_cli_option_set(opt, optarg, o, err, sizeof(err)) < 0) {
+			fprintf(stderr, "nettune: --%s %s\n", opt->name, err);
+			return -1;
 		}
 	}
 	return 0;
