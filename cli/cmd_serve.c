@@ -313,8 +313,8 @@ static void load_profiles(nt_agent *agent, const char *dir, json_t *from_files)
  * TLS files, the state directory) is named in a "restart_needed" warning
  * and left as it is. A file that no longer parses changes nothing. The
  * server is not touched, so no connection is dropped. */
-static void reload(nt_agent *agent, const cli_opts *cmdline, cli_opts *cur, char **cur_text,
-		   serve_log *sl, json_t *from_files)
+static void reload(nt_agent *agent, const cli_opts *cmdline, cli_opts *cur,
+		   char (*profiles_dir)[PATH_MAX], serve_log *sl, json_t *from_files)
 {
 	nt_log_fn log = nt_agent_cfg(agent)->log;
 	void *ud = nt_agent_cfg(agent)->log_ud;
@@ -366,7 +366,13 @@ static void reload(nt_agent *agent, const cli_opts *cmdline, cli_opts *cur, char
 				memcpy((char *)cur + opt->off, (const char *)&keep + opt->off, size);
 			}
 		}
-		/* The old text still backs the kept strings. */
+		/* The kept strings point into the text read at start; the one
+		 * string taken from the new text is copied, so the new text
+		 * can go. */
+		if (fresh.profiles_dir) {
+			snprintf(*profiles_dir, sizeof(*profiles_dir), "%s", fresh.profiles_dir);
+			cur->profiles_dir = *profiles_dir;
+		}
 		if (json_array_size(restart))
 			log_pack(log, ud,
 				 json_pack("{s:s,s:s,s:O}", "event", "restart_needed", "config",
@@ -374,10 +380,6 @@ static void reload(nt_agent *agent, const cli_opts *cmdline, cli_opts *cur, char
 		json_decref(restart);
 		log_pack(log, ud, json_pack("{s:s,s:s}", "event", "config_reloaded", "config",
 					    fresh.config ? fresh.config : "(none)"));
-		/* Both texts stay alive: CUR may point into either. They are a
-		 * few KiB and reloads are rare. */
-		(void)cur_text;
-		text = NULL;
 	}
 	free(text);
 	load_profiles(agent, cur->profiles_dir, from_files);
@@ -516,6 +518,7 @@ int nt_cmd_serve(const char *cmd, const cli_opts *o, int nargs, char **args)
 	char err[512] = "";
 	int r = 0, rc = 1;
 	static serve_log sl;
+	static char profiles_dir[PATH_MAX];
 
 	sl.journal = stderr_is_journal();
 	if (effective_opts(o, &eff, &conf_text, err, sizeof(err)) < 0 ||
@@ -572,7 +575,7 @@ int nt_cmd_serve(const char *cmd, const cli_opts *o, int nargs, char **args)
 			continue;
 		if (sig != SIGHUP)
 			break;
-		reload(agent, o, &eff, &conf_text, &sl, from_files);
+		reload(agent, o, &eff, &profiles_dir, &sl, from_files);
 	}
 	notify("STOPPING=1");
 	rc = 0;
@@ -587,8 +590,7 @@ out:
 	nt_server_stop(srv);
 	nt_agent_close(agent);
 	json_decref(from_files);
-	/* conf_text backs eff's strings; freed last. Texts of reloads are
-	 * kept for the life of the process (see reload). */
+	/* conf_text backs eff's strings; freed last. */
 	free(conf_text);
 	curl_global_cleanup();
 	return rc;
