@@ -49,7 +49,7 @@ static const char usage[] =
 	"                                     when it exists): 'key = value' lines, keys the options\n"
 	"                                     above with '_' for '-' (listen, max_body, ...), '#'\n"
 	"                                     comments; options given here override the file; an\n"
-	"                                     unknown key or bad value refuses to start\n"
+	"                                     unknown key or bad value refuses to start;\n"
 	"                                     SIGHUP re-reads FILE and the profiles directory\n"
 	"\n"
 	"Commands that talk to a running agent (--agent URL, default " NT_CLI_DEFAULT_AGENT ";\n"
