@@ -76,6 +76,17 @@ bool nt_agent_log_enabled(const nt_agent *a);
  * Returns 0, or -errno when DIR cannot be read (nothing changed). */
 int nt_agent_load_profiles(nt_agent *a, const char *dir, json_t *from_files, json_t **report);
 
+/* Read FILE as the profile called NAME: a JSON object whose "name", if
+ * any, is NAME (filled in when missing). Nothing is validated against a
+ * host. Returns 0 with *DOC (the caller's), or NT_EINVALID with *ERRORS
+ * ([{path,message}], the caller's). */
+int nt_profile_file_read(const char *file, const char *name, json_t **doc, json_t **errors);
+/* Check every DIR/NAME.json against host CTX as nt_agent_load_profiles
+ * would, storing nothing (`nettune serve --check-config`). *REPORT is
+ * {"dir", "valid": [{"name","file"}], "invalid": [{"file","errors"}]}.
+ * Returns 0 or -errno. */
+int nt_profiles_dir_check(const nt_ctx *ctx, const char *dir, json_t **report);
+
 /* HTTP requests answered, by method and status code (100..599), for
  * nettune_http_requests_total. Methods outside a fixed list count as
  * "other", so a client cannot create series at will. */

@@ -41,6 +41,7 @@ typedef struct cli_opts {
 	bool fix_profile;
 	/* serve */
 	const char *config; /* the configuration file (cli/config.c) */
+	bool check_config; /* check it and the profiles directory, then exit */
 	const char *tokens, *tls_cert, *tls_key, *tls_client_ca;
 	long max_body, client_timeout, max_connections;
 	int log_format; /* 0 text, 1 json */

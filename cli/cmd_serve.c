@@ -505,6 +505,51 @@ static void watchdog_stop(watchdog *w)
 	pthread_mutex_destroy(&w->lock);
 }
 
+/* --check-config: what `serve` would refuse at start, and every profile
+ * file that would be reported invalid, without opening the database,
+ * listening or storing anything (for configuration management to run
+ * before it installs a file). Returns the exit code. */
+static int check_config(const cli_opts *eff, const nt_server_config *cfg,
+			const nt_agent_config *acfg)
+{
+	struct nt_server *srv = NULL;
+	json_t *report = NULL;
+	char err[512] = "";
+	nt_ctx ctx;
+	int rc = 0, r;
+
+	if ((r = nt_server_new(cfg, &srv, err, sizeof(err))) < 0) {
+		fprintf(stderr, "nettune: %s\n", err[0] ? err : nt_strerror(r));
+		rc = 1;
+	}
+	nt_server_stop(srv);
+	size_t nvalid = 0;
+	if (eff->profiles_dir) {
+		if ((r = nt_ctx_init(&ctx, acfg->root)) < 0 ||
+		    (r = nt_profiles_dir_check(&ctx, eff->profiles_dir, &report)) < 0) {
+			fprintf(stderr, "nettune: profiles directory %s: %s\n", eff->profiles_dir,
+				nt_strerror(r));
+			return 1;
+		}
+		size_t i, j;
+		json_t *bad, *e;
+		json_array_foreach(json_object_get(report, "invalid"), i, bad) {
+			json_array_foreach(json_object_get(bad, "errors"), j, e)
+				fprintf(stderr, "nettune: %s: %s: %s\n",
+					json_string_value(json_object_get(bad, "file")),
+					json_string_value(json_object_get(e, "path")),
+					json_string_value(json_object_get(e, "message")));
+			rc = 1;
+		}
+		nvalid = json_array_size(json_object_get(report, "valid"));
+		json_decref(report);
+	}
+	if (rc == 0)
+		printf("configuration %s is valid; %zu profile file%s valid\n",
+		       eff->config ? eff->config : "(none, defaults)", nvalid, nvalid == 1 ? "" : "s");
+	return rc;
+}
+
 int nt_cmd_serve(const char *cmd, const cli_opts *o, int nargs, char **args)
 {
 	nt_server_config cfg;
@@ -528,6 +573,12 @@ int nt_cmd_serve(const char *cmd, const cli_opts *o, int nargs, char **args)
 		free(conf_text);
 		json_decref(from_files);
 		return 2;
+	}
+	if (eff.check_config) {
+		rc = check_config(&eff, &cfg, &acfg);
+		free(conf_text);
+		json_decref(from_files);
+		return rc;
 	}
 	sl.json = eff.log_format == 1;
 	acfg.log = log_event;

@@ -34,6 +34,7 @@ const nt_cli_option nt_cli_options[] = {
 	{ "cpus", NT_OPT_LONG, F(cpus), 1, NT_MAX_CPUS, "a number of CPUs", NULL, 0 },
 	{ "fix-profile", NT_OPT_FLAG, F(fix_profile), 0, 0, NULL, NULL, 0 },
 	{ "config", NT_OPT_STR, F(config), 0, 0, "a file", NULL, 0 },
+	{ "check-config", NT_OPT_FLAG, F(check_config), 0, 0, NULL, NULL, 0 },
 	{ "tokens", NT_OPT_STR, F(tokens), 0, 0, "a file", NULL, NT_OPT_CONF },
 	{ "tls-cert", NT_OPT_STR, F(tls_cert), 0, 0, "a PEM file", NULL, NT_OPT_CONF },
 	{ "tls-key", NT_OPT_STR, F(tls_key), 0, 0, "a PEM file", NULL, NT_OPT_CONF },

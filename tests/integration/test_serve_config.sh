@@ -72,6 +72,24 @@ check "a key set twice is refused" refused "$work/bad.conf:8: listen is already 
 check "a missing --config file is refused" [ $? -eq 2 ]
 check "  ... naming it" grep -qF "$work/missing.conf: No such file or directory" "$work/refused"
 
+# --check-config: every problem, nothing opened or created.
+"$NT_BIN" serve --config "$work/nettune.conf" --check-config > "$work/chk.out" 2> "$work/chk.err"
+check "--check-config fails on an invalid profile file" [ $? -eq 1 ]
+check "  ... naming file, JSON path and reason" \
+	grep -qF "$work/profiles/bad.json: \$.rings[0].interface: no such interface 'nosuch0'" "$work/chk.err"
+check "  ... and the broken one" grep -qF "$work/profiles/broken.json: \$: not valid JSON" "$work/chk.err"
+check "  ... creating nothing" [ ! -e "$work/state" ]
+mkdir -p "$work/held" && mv "$work/profiles/bad.json" "$work/profiles/broken.json" "$work/held/"
+"$NT_BIN" serve --config "$work/nettune.conf" --check-config > "$work/chk.out" 2> "$work/chk.err"
+check "--check-config passes when all is valid" [ $? -eq 0 ]
+check "  ... and says so" grep -qF "configuration $work/nettune.conf is valid; 2 profile files valid" "$work/chk.out"
+mv "$work/held/"* "$work/profiles/"
+printf 'tokens = %s\n' "$work/nettune.conf" >> "$work/nettune.conf"
+"$NT_BIN" serve --config "$work/nettune.conf" --check-config > /dev/null 2> "$work/chk.err"
+check "--check-config reads the tokens file as serve would (refused: not mode 600)" [ $? -eq 1 ]
+check "  ... saying why" grep -q "must not be accessible by group or others" "$work/chk.err"
+sed -i '/^tokens = /d' "$work/nettune.conf"
+
 # Flags override the file: --log-format json against the file's text.
 start --log-format json
 check "the file's state_dir is used" [ -f "$work/state/nettune.db" ]
