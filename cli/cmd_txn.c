@@ -197,44 +197,6 @@ int nt_cmd_txn_id(const char *cmd, const cli_opts *o, int nargs, char **args)
 	return code;
 }
 
-int nt_cli_parse_since(const char *s, long long now_ms, long long *out_ms)
-{
-	char *end;
-	struct tm tm;
-	const char *p;
-
-	/* A duration back from now: 90s, 30m, 12h, 7d. */
-	if (*s >= '0' && *s <= '9') {
-		errno = 0;
-		long long v = strtoll(s, &end, 10);
-		long long unit = 0;
-		if (!errno && end[0] && !end[1]) {
-			switch (*end) {
-			case 's': unit = 1000; break;
-			case 'm': unit = 60 * 1000; break;
-			case 'h': unit = 3600 * 1000; break;
-			case 'd': unit = 86400 * 1000; break;
-			}
-		}
-		if (unit && v <= 100LL * 365 * 86400) {
-			*out_ms = now_ms - v * unit;
-			return 0;
-		}
-	}
-	/* A UTC date or time: 2026-11-30, 2026-11-30T16:00, 2026-11-30 16:00:05Z. */
-	static const char *const fmts[] = { "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M:%S", "%Y-%m-%dT%H:%M",
-					    "%Y-%m-%d %H:%M", "%Y-%m-%d" };
-	for (size_t i = 0; i < sizeof(fmts) / sizeof(fmts[0]); i++) {
-		memset(&tm, 0, sizeof(tm));
-		p = strptime(s, fmts[i], &tm);
-		if (p && (!*p || (p[0] == 'Z' && !p[1]))) {
-			*out_ms = (long long)timegm(&tm) * 1000;
-			return 0;
-		}
-	}
-	return -EINVAL;
-}
-
 /* History since a time: the agent lists newest first, so pages are read
  * until a transaction older than SINCE_MS; LIMIT of the matching ones are
  * kept and all of them counted. Returns the exit code; *DOC a list in the

@@ -110,17 +110,6 @@ static const struct option long_opts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-int nt_cli_parse_long(const char *s, long lo, long hi, long *out)
-{
-	char *end;
-	errno = 0;
-	long v = strtol(s, &end, 10);
-	if (errno || end == s || *end || v < lo || v > hi)
-		return -EINVAL;
-	*out = v;
-	return 0;
-}
-
 /* A numeric option's value in [LO, HI] into *OUT, or a message naming the
  * option, what it counts (WHAT) and the range. Returns 0 or -1. */
 static int opt_number(const char *opt, const char *what, long lo, long hi, long *out)
