@@ -97,6 +97,23 @@ static json_t *load_profile(const char *path)
 	return p;
 }
 
+/* The agent's NICs (GET /v1/nics), for colouring IRQ CPUs off their NIC's
+ * node; only asked for when stdout has colour, and NULL when that fails
+ * (the table is then plain, which loses nothing but colour). */
+static json_t *nics_for_colour(const cli_opts *o, const nt_out *out)
+{
+	nt_cli_reply r;
+	json_t *doc = NULL;
+	if (!out->color || o->json)
+		return NULL;
+	if (nt_cli_request(agent_url(o), "GET", "/v1/nics", NULL, NULL, &r) == 0 && r.status == 200) {
+		doc = r.doc;
+		r.doc = NULL;
+	}
+	nt_cli_reply_free(&r);
+	return doc;
+}
+
 /* The options that make "nettune confirm ID" reach the same agent. */
 static void agent_hint(const cli_opts *o, char *buf, size_t size)
 {
@@ -138,8 +155,11 @@ int nt_cmd_profile(const char *cmd, const cli_opts *o, int nargs, char **args)
 	nt_out_init(&out, stdout);
 	if (plan) {
 		code = exchange(o, "POST", "/v1/plan", text, "planning", &r, &render);
-		if (render)
-			nt_view_plan(&out, r.doc);
+		if (render) {
+			json_t *nics = nics_for_colour(o, &out);
+			nt_view_plan(&out, r.doc, nics);
+			json_decref(nics);
+		}
 	} else {
 		code = txn_code(exchange(o, "POST", "/v1/transactions", text, "applying", &r, &render), &r);
 		agent_hint(o, hint, sizeof(hint));
@@ -190,8 +210,11 @@ int nt_cmd_txn_id(const char *cmd, const cli_opts *o, int nargs, char **args)
 	} else {
 		snprintf(path, sizeof(path), "/v1/transactions/%s", args[0]);
 		code = exchange(o, "GET", path, NULL, NULL, &r, &render);
-		if (render)
-			nt_view_txn(&out, r.doc);
+		if (render) {
+			json_t *nics = nics_for_colour(o, &out);
+			nt_view_txn(&out, r.doc, nics);
+			json_decref(nics);
+		}
 	}
 	nt_cli_reply_free(&r);
 	return code;

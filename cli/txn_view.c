@@ -1,4 +1,5 @@
 #include "cli/txn_view.h"
+#include "host/cpuset.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +32,28 @@ static const char *target_text(const json_t *step, char *buf, size_t size)
 	return buf;
 }
 
+/* For an irq_affinity step's CPUS (a cpulist): red when some of them are
+ * off the local CPUs of the step's NIC as NICS (GET /v1/nics) reports
+ * them; NULL (no colour) when they are local, or locality is unknown. */
+static const char *locality_sgr(const json_t *step, const char *cpus, const json_t *nics)
+{
+	const char *iface = jstr(step, "interface"), *kind = jstr(step, "kind");
+	nt_cpuset set, local;
+	size_t i;
+	json_t *n;
+	if (!nics || !iface || !cpus || !kind || strcmp(kind, "irq_affinity"))
+		return NULL;
+	json_array_foreach(json_object_get(nics, "nics"), i, n) {
+		const char *name = jstr(n, "name"), *lc = jstr(n, "local_cpus");
+		if (!name || strcmp(name, iface) || !lc)
+			continue;
+		if (nt_cpulist_parse(lc, &local) < 0 || nt_cpuset_empty(&local) || nt_cpulist_parse(cpus, &set) < 0)
+			return NULL;
+		return nt_cpuset_subset(&set, &local) ? NULL : NT_SGR_RED;
+	}
+	return NULL;
+}
+
 /* The group a step belongs to: its NIC or bond, or "host" for sysctls and
  * irqbalance. */
 static const char *group_of(const json_t *step)
@@ -38,7 +61,7 @@ static const char *group_of(const json_t *step)
 	return or(jstr(step, "interface"), "host");
 }
 
-void nt_view_plan(nt_out *o, const json_t *plan)
+void nt_view_plan(nt_out *o, const json_t *plan, const json_t *nics)
 {
 	json_t *steps = json_object_get(plan, "steps");
 	size_t n = json_array_size(steps);
@@ -80,7 +103,9 @@ void nt_view_plan(nt_out *o, const json_t *plan)
 					};
 					nt_table_add(t, cells);
 					nt_table_sgr(t, 0, NT_SGR_BOLD);
-					nt_table_sgr(t, 5, NT_SGR_GREEN);
+					nt_table_sgr(t, 3, locality_sgr(s, before, nics));
+					const char *off = locality_sgr(s, after, nics);
+					nt_table_sgr(t, 5, off ? off : NT_SGR_GREEN);
 					first_of_group = first_of_kind = false;
 				}
 			}
@@ -246,7 +271,7 @@ static const char *profile_name(const json_t *txn)
 	return n;
 }
 
-void nt_view_txn(nt_out *o, const json_t *txn)
+void nt_view_txn(nt_out *o, const json_t *txn, const json_t *nics)
 {
 	const char *status = or(jstr(txn, "status"), "?");
 	char buf[1024], t1[64], d[64];
@@ -310,6 +335,8 @@ void nt_view_txn(nt_out *o, const json_t *txn)
 					 nt_out_oneline(before, sizeof(before), jstr(s, "before")), "→",
 					 nt_out_oneline(after, sizeof(after), jstr(s, "after")), res, note };
 		nt_table_add(t, cells);
+		nt_table_sgr(t, 4, locality_sgr(s, before, nics));
+		nt_table_sgr(t, 6, locality_sgr(s, after, nics));
 		nt_table_sgr(t, 7, nt_out_status_sgr(res));
 		if (jstr(s, "error"))
 			nt_table_sgr(t, 8, NT_SGR_RED);

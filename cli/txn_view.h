@@ -11,8 +11,9 @@
 
 /* A plan: the steps grouped by interface and kind (target, before → after),
  * then its warnings and reserved CPUs, then "N steps; nothing applied" or
- * "already tuned: nothing to do". */
-void nt_view_plan(nt_out *o, const json_t *plan);
+ * "already tuned: nothing to do". NICS (GET /v1/nics, or NULL) lets a
+ * colour terminal show IRQ CPUs off their NIC's local CPUs in red. */
+void nt_view_plan(nt_out *o, const json_t *plan, const json_t *nics);
 
 /* What a request that ran a transaction (apply, confirm, rollback) did:
  * its id and status, how many steps changed and how long it took; for a
@@ -23,8 +24,9 @@ void nt_view_plan(nt_out *o, const json_t *plan);
 void nt_view_outcome(nt_out *o, const json_t *txn, const char *confirm_hint);
 
 /* One transaction: a header (status, profile, who, when, duration, error)
- * and its steps with their results, in the order they ran. */
-void nt_view_txn(nt_out *o, const json_t *txn);
+ * and its steps with their results, in the order they ran. NICS as for
+ * nt_view_plan. */
+void nt_view_txn(nt_out *o, const json_t *txn, const json_t *nics);
 
 /* A list of transactions, one line each, newest first; TOTAL the number
  * the agent holds (-1: unknown), for the "showing N of TOTAL" line. */

@@ -179,7 +179,7 @@ static void test_plan(void)
 		"{\"kind\":\"sysctl\",\"target\":\"net.ipv4.tcp_rmem\",\"before\":\"1\\t2\\t3\",\"after\":\"4 5 6\"}]}",
 		0, NULL);
 	mem_open(&m, false);
-	nt_view_plan(&m.o, plan);
+	nt_view_plan(&m.o, plan, NULL);
 	const char *s = mem_text(&m);
 	/* eth0's rings come right after eth0's IRQ, before eth1: grouped. */
 	const char *r = strstr(s, "rings"), *e1 = strstr(s, "eth1");
@@ -191,11 +191,26 @@ static void test_plan(void)
 	CHECK_HAS(s, "reserved for the application: eth0 cpus 6-7\n");
 	CHECK_HAS(s, "4 steps; nothing applied\n");
 	mem_close(&m);
+
+	/* On a colour terminal, IRQ CPUs off the NIC's local CPUs are red:
+	 * eth0 is local to 0-7, so its "0-15" is, its "1" is not; eth1's
+	 * locality is unknown, so nothing of it is red. */
+	json_t *nics = json_loads("{\"nics\":[{\"name\":\"eth0\",\"local_cpus\":\"0-7\"},"
+				  "{\"name\":\"eth1\",\"local_cpus\":null}]}", 0, NULL);
+	mem_open(&m, true);
+	nt_view_plan(&m.o, plan, nics);
+	s = mem_text(&m);
+	CHECK_HAS(s, "\033[31m0-15\033[0m");
+	CHECK_HAS(s, "\033[32m1\033[0m");
+	const char *eth1 = strstr(s, "eth1");
+	CHECK_MSG(eth1 && !strstr(eth1, "\033[31m0-15"), "eth1's CPUs coloured without locality:\n%s", s);
+	mem_close(&m);
+	json_decref(nics);
 	json_decref(plan);
 
 	plan = json_loads("{\"profile\":{},\"steps\":[],\"warnings\":[]}", 0, NULL);
 	mem_open(&m, false);
-	nt_view_plan(&m.o, plan);
+	nt_view_plan(&m.o, plan, NULL);
 	CHECK_STR(mem_text(&m), "already tuned: nothing to do\n");
 	mem_close(&m);
 	json_decref(plan);
@@ -234,7 +249,7 @@ static void test_outcomes(void)
 
 	/* The same document in full: header and every step with its result. */
 	mem_open(&m, false);
-	nt_view_txn(&m.o, t);
+	nt_view_txn(&m.o, t, NULL);
 	s = mem_text(&m);
 	CHECK_HAS(s, "transaction 12  rollback_failed\n");
 	CHECK_HAS(s, "step 2 failed");
