@@ -125,6 +125,47 @@ static void test_exit_codes(void)
 			seen[e->code] = 1;
 	}
 	CHECK_INT(n, 9);
+
+	/* README.md's table says the same, word for word. */
+	FILE *f = fopen(NT_FIXTURES "/../../README.md", "r");
+	char *readme = NULL;
+	size_t len = 0;
+	if (f) {
+		FILE *m = open_memstream(&readme, &len);
+		char buf[4096];
+		size_t k;
+		while ((k = fread(buf, 1, sizeof(buf), f)) > 0)
+			fwrite(buf, 1, k, m);
+		fclose(m);
+		fclose(f);
+	}
+	CHECK_MSG(readme != NULL, "README.md not found");
+	for (const nt_exit_code *e = nt_exit_codes; readme && e->meaning; e++) {
+		char row[512];
+		snprintf(row, sizeof(row), "\n| %d | %s |\n", e->code, e->meaning);
+		CHECK_MSG(strstr(readme, row) != NULL, "README.md lacks the row%s", row);
+	}
+	free(readme);
+
+	/* So does the man page's EXIT STATUS. */
+	f = fopen(NT_FIXTURES "/../../docs/nettune.8", "r");
+	char *man = NULL;
+	if (f) {
+		FILE *m = open_memstream(&man, &len);
+		char buf[4096];
+		size_t k;
+		while ((k = fread(buf, 1, sizeof(buf), f)) > 0)
+			fwrite(buf, 1, k, m);
+		fclose(m);
+		fclose(f);
+	}
+	CHECK_MSG(man != NULL, "docs/nettune.8 not found");
+	for (const nt_exit_code *e = nt_exit_codes; man && e->meaning; e++) {
+		char row[512];
+		snprintf(row, sizeof(row), ".TP\n.B %d\n%s\n", e->code, e->meaning);
+		CHECK_MSG(strstr(man, row) != NULL, "docs/nettune.8 lacks%s", row);
+	}
+	free(man);
 }
 
 static void test_problem(void)
