@@ -297,8 +297,10 @@ void nt_view_txn(nt_out *o, const json_t *txn, const json_t *nics)
 		field(o, "finished", buf);
 	}
 	if (jstr(txn, "confirm_deadline")) {
-		snprintf(buf, sizeof(buf), "%s%s", nt_out_time(t1, sizeof(t1), jstr(txn, "confirm_deadline")),
-			 strcmp(status, "pending_confirm") ? "" : " (waiting: nettune confirm ID keeps it)");
+		snprintf(buf, sizeof(buf), "%s", nt_out_time(t1, sizeof(t1), jstr(txn, "confirm_deadline")));
+		if (!strcmp(status, "pending_confirm"))
+			snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf),
+				 " (waiting: nettune confirm %lld keeps it)", jint(txn, "id", 0));
 		field(o, "confirm by", buf);
 	}
 	if (jstr(txn, "error"))

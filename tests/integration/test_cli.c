@@ -253,6 +253,14 @@ static void test_session(const char *dir, const char *root)
 	CHECK_HAS(c.err, "nettune: conflict:");
 	CHECK_HAS(c.err, "transaction 1 is in flight");
 	run_free(&c);
+	h = direct(&a, "POST", "/v1/transactions", "{\"profile\":" GOOD "}");
+	c = CLI("apply", good, "--json", "--agent", base);
+	CHECK_INT(c.code, 5);
+	CHECK_INT(h.status, 409);
+	check_same_bytes(&c, &h, "conflicting apply");
+	CHECK_INT(strlen(c.err), 0);
+	run_free(&c);
+	nt_http_result_free(&h);
 
 	/* The agent's URL from NETTUNE_AGENT. */
 	snprintf(agent_env, sizeof(agent_env), "NETTUNE_AGENT=%s", base);
