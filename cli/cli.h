@@ -5,7 +5,7 @@
  *   cli/cmd_host.c   read the host directly: topology, diagnose, irqs,
  *                    rates, placement, run
  *   cli/cmd_txn.c    talk to a running agent (over cli/client.c): plan,
- *                    apply, confirm, rollback, show, history
+ *                    apply, try, confirm, rollback, show, history
  *   cli/cmd_serve.c  serve: the agent and its HTTP server
  *
  * This is the edge: these files print and choose exit codes (cli/exit.h);
@@ -58,6 +58,8 @@ int nt_cmd_profile(const char *cmd, const cli_opts *o, int nargs, char **args);
 /* confirm, rollback and show: one transaction ID. */
 int nt_cmd_txn_id(const char *cmd, const cli_opts *o, int nargs, char **args);
 int nt_cmd_history(const char *cmd, const cli_opts *o, int nargs, char **args);
+/* try: apply PROFILE.json with a confirm deadline and ask at the terminal. */
+int nt_cmd_try(const char *cmd, const cli_opts *o, int nargs, char **args);
 
 int nt_cmd_serve(const char *cmd, const cli_opts *o, int nargs, char **args);
 

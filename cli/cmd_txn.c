@@ -1,7 +1,9 @@
-/* The commands that talk to a running agent: plan, apply, confirm,
+/* The commands that talk to a running agent: plan, apply, try, confirm,
  * rollback, show and history. Each checks its arguments and sends one
  * request (history with --since may page) through cli/client.c, so every
  * change goes through the agent's journal and none is made from here.
+ *
+ * try applies with a confirm deadline and asks at the terminal.
  *
  * By default the answer is shown for people (cli/txn_view.c); with --json
  * (-o json) the agent's body is written to stdout byte for byte, whatever
@@ -14,10 +16,12 @@
 #include "cli/txn_view.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static const char *agent_url(const cli_opts *o)
 {
@@ -321,5 +325,142 @@ int nt_cmd_history(const char *cmd, const cli_opts *o, int nargs, char **args)
 		nt_view_history(&out, json_object_get(r.doc, "transactions"),
 				json_integer_value(json_object_get(r.doc, "total")));
 	nt_cli_reply_free(&r);
+	return code;
+}
+
+/* GET the transaction ID into *DOC (caller decrefs). Returns 0 or the exit
+ * code, its reason printed. */
+static int fetch_txn(const cli_opts *o, long long id, json_t **doc)
+{
+	nt_cli_reply r = { 0 };
+	char path[64];
+	bool render;
+	cli_opts quiet = *o;
+	quiet.json = false;
+	snprintf(path, sizeof(path), "/v1/transactions/%lld", id);
+	int code = exchange(&quiet, "GET", path, NULL, NULL, &r, &render);
+	*doc = render ? r.doc : NULL;
+	r.doc = NULL;
+	nt_cli_reply_free(&r);
+	return render ? 0 : code;
+}
+
+/* try: apply with a confirm deadline and ask the person at the terminal to
+ * keep it, counting down on stderr, as `netplan try` does. If the change
+ * cut them off (a NIC reset, a wrong affinity on the management NIC),
+ * nobody presses ENTER and the agent puts everything back by itself at the
+ * deadline; this command then waits for that and shows it. */
+int nt_cmd_try(const char *cmd, const cli_opts *o, int nargs, char **args)
+{
+	nt_cli_reply r = { 0 };
+	bool render;
+	char path[96], hint[1100];
+	int code;
+
+	if (nargs != 1) {
+		fprintf(stderr, "nettune: try wants one PROFILE.json\n");
+		return NT_EXIT_USAGE;
+	}
+	if (!isatty(STDIN_FILENO) || !isatty(STDERR_FILENO) || o->json) {
+		fprintf(stderr, "nettune: try asks at a terminal; without one, use "
+				"apply --confirm-timeout S and confirm ID\n");
+		return NT_EXIT_USAGE;
+	}
+	json_t *p = load_profile(args[0]);
+	if (!p)
+		return NT_EXIT_USAGE;
+	long timeout = o->confirm_timeout > 0 ? o->confirm_timeout : 120;
+	json_t *body = json_pack("{s:o,s:i}", "profile", p, "confirm_timeout_s", (int)timeout);
+	char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
+	json_decref(body);
+	if (!text) {
+		fprintf(stderr, "nettune: out of memory\n");
+		return NT_EXIT_ERROR;
+	}
+	nt_out out;
+	nt_out_init(&out, stdout);
+	agent_hint(o, hint, sizeof(hint));
+	code = txn_code(exchange(o, "POST", "/v1/transactions", text, "applying", &r, &render), &r);
+	free(text);
+	if (!render) {
+		nt_cli_reply_free(&r);
+		return code;
+	}
+	nt_view_outcome(&out, r.doc, hint);
+	const char *status = json_string_value(json_object_get(r.doc, "status"));
+	long long id = json_integer_value(json_object_get(r.doc, "id"));
+	long long deadline = json_integer_value(json_object_get(r.doc, "confirm_deadline_ms"));
+	if (!status || strcmp(status, "pending_confirm")) {
+		nt_cli_reply_free(&r);
+		return code;
+	}
+	nt_cli_reply_free(&r);
+	fflush(stdout);
+
+	/* The countdown, by the agent's clock as far as the deadline goes:
+	 * it sent the deadline in wall-clock ms. */
+	bool confirmed = false;
+	long last = -1;
+	for (;;) {
+		struct timespec now;
+		clock_gettime(CLOCK_REALTIME, &now);
+		long long left = deadline - ((long long)now.tv_sec * 1000 + now.tv_nsec / 1000000);
+		if (left <= 0)
+			break;
+		if (left / 1000 != last) {
+			last = (long)(left / 1000);
+			fprintf(stderr, "\rkeep these changes? press ENTER to confirm; they revert in %3ld s ",
+				last + 1);
+			fflush(stderr);
+		}
+		struct pollfd pfd = { .fd = STDIN_FILENO, .events = POLLIN };
+		int n = poll(&pfd, 1, left < 250 ? (int)left : 250);
+		if (n > 0) {
+			char line[256];
+			if (!fgets(line, sizeof(line), stdin))
+				break; /* end of input: nobody will confirm */
+			confirmed = true;
+			break;
+		}
+	}
+	fputc('\n', stderr);
+	if (confirmed) {
+		snprintf(path, sizeof(path), "/v1/transactions/%lld/confirm", id);
+		code = txn_code(exchange(o, "POST", path, "{}", "confirming", &r, &render), &r);
+		if (render)
+			nt_view_outcome(&out, r.doc, hint);
+		nt_cli_reply_free(&r);
+		return code;
+	}
+	/* Not confirmed: the agent reverts at the deadline; wait for it (up to
+	 * a minute, the revert itself takes as long as the apply did). */
+	nt_progress prog;
+	nt_progress_begin(&prog, "not confirmed: the agent is putting it back");
+	json_t *doc = NULL;
+	for (int i = 0; i < 240; i++) {
+		json_decref(doc);
+		code = fetch_txn(o, id, &doc);
+		if (code)
+			break;
+		const char *st = json_string_value(json_object_get(doc, "status"));
+		if (st && strcmp(st, "pending_confirm"))
+			break;
+		struct timespec ts = { 0, 250 * 1000000L };
+		nanosleep(&ts, NULL);
+		nt_progress_tick(&prog);
+	}
+	nt_progress_end(&prog);
+	if (code) {
+		json_decref(doc);
+		return code;
+	}
+	nt_view_outcome(&out, doc, hint);
+	const char *final = json_string_value(json_object_get(doc, "status"));
+	code = nt_exit_for_txn_status(final);
+	if (final && !strcmp(final, "pending_confirm")) {
+		fprintf(stderr, "nettune: transaction %lld is still pending after its deadline\n", id);
+		code = NT_EXIT_ERROR;
+	}
+	json_decref(doc);
 	return code;
 }

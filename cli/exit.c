@@ -12,6 +12,7 @@ const nt_exit_code nt_exit_codes[] = {
 	{ NT_EXIT_ROLLED_BACK, "rolled back: a step failed and every change was put back" },
 	{ NT_EXIT_ROLLBACK_FAILED, "rollback failed: a step failed and some change could not be put back" },
 	{ NT_EXIT_DENIED, "not allowed (HTTP 401/403): set NETTUNE_TOKEN to a token of the right scope" },
+	{ NT_EXIT_REVERTED, "reverted: try was not confirmed in time and the agent put everything back" },
 	{ -1, NULL },
 };
 
@@ -36,10 +37,12 @@ int nt_exit_for_txn_status(const char *status)
 		return NT_EXIT_ROLLED_BACK;
 	if (!strcmp(status, "rollback_failed"))
 		return NT_EXIT_ROLLBACK_FAILED;
+	if (!strcmp(status, "reverted"))
+		return NT_EXIT_REVERTED;
 	/* A transaction answered by the agent has finished applying: anything
-	 * else that is not a failure (applied, pending_confirm) is success. The
-	 * statuses the agent's later actions give (reverted, recovered) are
-	 * not the outcome of a request this command made. */
+	 * else that is not a failure (applied, pending_confirm) is success.
+	 * reverted is what try waits for when nobody confirms; recovered is
+	 * never the outcome of a request this command made. */
 	if (!strcmp(status, "applied") || !strcmp(status, "pending_confirm"))
 		return NT_EXIT_OK;
 	return NT_EXIT_ERROR;

@@ -15,6 +15,7 @@ enum nt_exit {
 	NT_EXIT_ROLLED_BACK = 6, /* a step failed and every change was put back */
 	NT_EXIT_ROLLBACK_FAILED = 7, /* a step failed and some change could not be put back */
 	NT_EXIT_DENIED = 8, /* the agent wants a token, or a stronger one (401, 403) */
+	NT_EXIT_REVERTED = 9, /* try: not confirmed in time, put back by the agent */
 };
 
 typedef struct nt_exit_code {

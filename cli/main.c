@@ -54,6 +54,9 @@ static const char usage[] =
 	"  apply PROFILE.json [--confirm-timeout S]\n"
 	"                                     apply a profile as one transaction; with a timeout the\n"
 	"                                     agent reverts it unless 'nettune confirm ID' comes in time\n"
+	"  try PROFILE.json [--confirm-timeout S]\n"
+	"                                     apply, then ask at the terminal: ENTER keeps it; unless\n"
+	"                                     confirmed within S s (default 120) the agent puts it back\n"
 	"  confirm ID                         confirm a transaction applied with --confirm-timeout\n"
 	"  rollback ID [--force]              undo a transaction, as a new transaction\n"
 	"  show ID                            one transaction with its steps and their results\n"
@@ -221,6 +224,7 @@ static const struct command {
 	{ "placement", nt_cmd_placement, false },
 	{ "plan", nt_cmd_profile, false },
 	{ "apply", nt_cmd_profile, false },
+	{ "try", nt_cmd_try, false },
 	{ "confirm", nt_cmd_txn_id, false },
 	{ "rollback", nt_cmd_txn_id, false },
 	{ "show", nt_cmd_txn_id, false },

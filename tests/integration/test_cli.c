@@ -2,7 +2,7 @@
  * CI job use them: the lines a person reads for plan, apply, confirm,
  * show, history and rollback; refused and conflicting requests as lines
  * that say what was wrong; an unreachable agent; each exit code of
- * cli/exit.h; --json (and -o json) byte for byte the body a direct HTTP
+ * cli/exit.h; try answered and not; --json (and -o json) byte for byte the body a direct HTTP
  * request gets; no escape code off a terminal or with NO_COLOR, colour on
  * a terminal (a pseudo-terminal here).
  *
@@ -93,9 +93,11 @@ static run cli_env(const char *const *env, const char *const *argv)
 
 #define CLI(...) cli_env(NULL, (const char *const[]){ __VA_ARGS__, NULL })
 
-/* The same on a pseudo-terminal (stdout and stderr both): what a person at
- * a terminal sees, in R.out. */
-static run cli_pty(const char *const *env, const char *const *argv)
+/* The same on a pseudo-terminal (stdin, stdout and stderr): what a person
+ * at a terminal sees, in R.out. When PROMPT appears in the output, ANSWER
+ * is typed (PROMPT NULL: nothing is). */
+static run cli_pty_answer(const char *const *env, const char *const *argv, const char *prompt,
+			  const char *answer)
 {
 	run r = { .code = -1 };
 	const char *args[32] = { NT_BIN };
@@ -123,12 +125,25 @@ static run cli_pty(const char *const *env, const char *const *argv)
 	char buf[4096];
 	for (;;) {
 		struct pollfd p = { .fd = master, .events = POLLIN };
-		if (poll(&p, 1, 20000) <= 0)
+		int pr = poll(&p, 1, 20000);
+		if (pr < 0 && errno == EINTR)
+			continue;
+		if (pr <= 0) {
+			fprintf(stderr, "cli_pty: nothing for 20 s\n");
 			break; /* a hung child is killed below */
+		}
 		ssize_t k = read(master, buf, sizeof(buf));
+		if (k < 0 && errno == EINTR)
+			continue;
 		if (k <= 0)
 			break; /* EIO once the child has closed the terminal */
 		fwrite(buf, 1, (size_t)k, m);
+		fflush(m);
+		if (prompt && r.out && strstr(r.out, prompt)) {
+			if (write(master, answer, strlen(answer)) < 0)
+				perror("write to the terminal");
+			prompt = NULL;
+		}
 	}
 	fclose(m);
 	r.out_len = len;
@@ -144,6 +159,11 @@ static run cli_pty(const char *const *env, const char *const *argv)
 static bool has(const char *hay, const char *needle)
 {
 	return hay && strstr(hay, needle);
+}
+
+static run cli_pty(const char *const *env, const char *const *argv)
+{
+	return cli_pty_answer(env, argv, NULL, NULL);
 }
 
 #define CHECK_HAS(hay, needle) CHECK_MSG(has(hay, needle), "no '%s' in:\n%s", needle, hay ? hay : "(null)")
@@ -363,6 +383,34 @@ static void test_session(const char *dir, const char *root)
 	CHECK_INT(c.code, 4);
 	CHECK_HAS(c.out, "\033[");
 	CHECK_HAS(c.out, "$.rings[0].rx");
+	run_free(&c);
+
+	/* try: ENTER at the prompt keeps the change (transaction 3). */
+	static const char *const plain[] = { "NO_COLOR=1", NULL };
+	c = cli_pty_answer(plain, (const char *const[]){ "try", good, "--confirm-timeout", "60", "--agent", base, NULL },
+			   "press ENTER", "\n");
+	CHECK_INT(c.code, 0);
+	CHECK_HAS(c.out, "transaction 3: pending_confirm, 6 steps changed");
+	CHECK_HAS(c.out, "revert in");
+	CHECK_HAS(c.out, "transaction 3: applied");
+	run_free(&c);
+	/* Nobody answers: the agent puts it back at the deadline, and try
+	 * shows that and exits 9 (transaction 5, after rolling 3 back as 4). */
+	c = CLI("rollback", "3", "--agent", base);
+	CHECK_INT(c.code, 0);
+	run_free(&c);
+	c = cli_pty(plain, (const char *const[]){ "try", good, "--confirm-timeout", "1", "--agent", base, NULL });
+	CHECK_INT(c.code, 9);
+	CHECK_HAS(c.out, "transaction 5: reverted");
+	CHECK_HAS(c.out, "put back: 6 steps");
+	run_free(&c);
+	c = CLI("plan", good, "--agent", base);
+	CHECK_HAS(c.out, "6 steps; nothing applied"); /* all of it was put back */
+	run_free(&c);
+	/* Without a terminal there is nobody to ask. */
+	c = CLI("try", good, "--agent", base);
+	CHECK_INT(c.code, 2);
+	CHECK_HAS(c.err, "apply --confirm-timeout");
 	run_free(&c);
 
 	nt_agent_stop(&a);

@@ -116,6 +116,7 @@ static void test_exit_codes(void)
 	CHECK_INT(nt_exit_for_txn_status("pending_confirm"), NT_EXIT_OK);
 	CHECK_INT(nt_exit_for_txn_status("rolled_back"), NT_EXIT_ROLLED_BACK);
 	CHECK_INT(nt_exit_for_txn_status("rollback_failed"), NT_EXIT_ROLLBACK_FAILED);
+	CHECK_INT(nt_exit_for_txn_status("reverted"), NT_EXIT_REVERTED);
 	CHECK_INT(nt_exit_for_txn_status(NULL), NT_EXIT_ERROR);
 	/* Every code is distinct and listed once. */
 	int seen[16] = { 0 }, n = 0;
@@ -124,7 +125,7 @@ static void test_exit_codes(void)
 		if (e->code >= 0 && e->code < 16)
 			seen[e->code] = 1;
 	}
-	CHECK_INT(n, 9);
+	CHECK_INT(n, 10);
 
 	/* README.md's table says the same, word for word. */
 	FILE *f = fopen(NT_FIXTURES "/../../README.md", "r");
