@@ -2,7 +2,7 @@
  * CI job use them: the lines a person reads for plan, apply, confirm,
  * show, history and rollback; refused and conflicting requests as lines
  * that say what was wrong; an unreachable agent; each exit code of
- * cli/exit.h; try answered and not; --json (and -o json) byte for byte the body a direct HTTP
+ * cli/exit.h (a missing or weak token too); try answered and not; --json (and -o json) byte for byte the body a direct HTTP
  * request gets; no escape code off a terminal or with NO_COLOR, colour on
  * a terminal (a pseudo-terminal here).
  *
@@ -456,6 +456,40 @@ static void test_rolled_back(const char *dir, const char *root)
 	tu_script(root, dir, "rmdir $R/proc/sys/net/core/wmem_max && echo 212992 > $R/proc/sys/net/core/wmem_max");
 }
 
+/* An agent with tokens: no token, exit 8 and what to set; a read token
+ * lists history but may not apply (exit 8, the scope it needs). */
+static void test_denied(const char *dir, const char *root)
+{
+	nt_agent a;
+	char tokens[PATH_MAX], prof[PATH_MAX], base[128];
+	snprintf(tokens, sizeof(tokens), "%s/tokens", dir);
+	snprintf(prof, sizeof(prof), "%s/good.json", dir);
+	write_file(tokens, "ci read cli-test-read-secret-0123456789\n");
+	write_file(prof, GOOD);
+	chmod(tokens, 0600);
+	const char *extra[] = { "--tokens", tokens, NULL };
+	if (nt_agent_start(&a, root, NULL, extra) < 0) {
+		CHECK_MSG(0, "agent with tokens did not start");
+		return;
+	}
+	snprintf(base, sizeof(base), "%s", nt_url(&a, ""));
+	run c = CLI("history", "--agent", base);
+	CHECK_INT(c.code, 8);
+	CHECK_HAS(c.err, "nettune: not allowed:");
+	CHECK_HAS(c.err, "NETTUNE_TOKEN");
+	run_free(&c);
+	static const char *const read_token[] = { "NETTUNE_TOKEN=cli-test-read-secret-0123456789", NULL };
+	c = cli_env(read_token, (const char *const[]){ "history", "--agent", base, NULL });
+	CHECK_INT(c.code, 0);
+	CHECK_HAS(c.out, "no transactions");
+	run_free(&c);
+	c = cli_env(read_token, (const char *const[]){ "apply", prof, "--agent", base, NULL });
+	CHECK_INT(c.code, 8);
+	CHECK_HAS(c.err, "scope apply");
+	run_free(&c);
+	nt_agent_stop(&a);
+}
+
 static void test_without_agent(void)
 {
 	/* Nothing listens on port 1. */
@@ -498,6 +532,10 @@ int main(void)
 	}
 	if (tu_copy(EPYC, dir, sizeof(dir), root, sizeof(root)) == 0) {
 		test_rolled_back(dir, root);
+		tu_sh("rm -rf '%s'", dir);
+	}
+	if (tu_copy(EPYC, dir, sizeof(dir), root, sizeof(root)) == 0) {
+		test_denied(dir, root);
 		tu_sh("rm -rf '%s'", dir);
 	}
 	TEST_MAIN_END();
