@@ -17,6 +17,7 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -345,6 +346,15 @@ static int fetch_txn(const cli_opts *o, long long id, json_t **doc)
 	return render ? 0 : code;
 }
 
+/* Set by SIGINT while try counts down. A signal handler can only reach
+ * static storage; nothing else uses it. */
+static volatile sig_atomic_t try_interrupted;
+
+static void on_sigint(int sig)
+{
+	try_interrupted = 1;
+}
+
 /* try: apply with a confirm deadline and ask the person at the terminal to
  * keep it, counting down on stderr, as `netplan try` does. If the change
  * cut them off (a NIC reset, a wrong affinity on the management NIC),
@@ -398,10 +408,18 @@ int nt_cmd_try(const char *cmd, const cli_opts *o, int nargs, char **args)
 	fflush(stdout);
 
 	/* The countdown, by the agent's clock as far as the deadline goes:
-	 * it sent the deadline in wall-clock ms. */
+	 * it sent the deadline in wall-clock ms. Ctrl-C ends it with a word on
+	 * what happens next rather than silently: the agent still reverts at
+	 * the deadline unless someone confirms. */
 	bool confirmed = false;
 	long last = -1;
+	struct sigaction sa = { .sa_handler = on_sigint }, old_sa;
+	sigemptyset(&sa.sa_mask);
+	try_interrupted = 0;
+	sigaction(SIGINT, &sa, &old_sa);
 	for (;;) {
+		if (try_interrupted)
+			break;
 		struct timespec now;
 		clock_gettime(CLOCK_REALTIME, &now);
 		long long left = deadline - ((long long)now.tv_sec * 1000 + now.tv_nsec / 1000000);
@@ -423,7 +441,18 @@ int nt_cmd_try(const char *cmd, const cli_opts *o, int nargs, char **args)
 			break;
 		}
 	}
+	sigaction(SIGINT, &old_sa, NULL);
 	fputc('\n', stderr);
+	if (try_interrupted) {
+		char when[64];
+		time_t sec = (time_t)(deadline / 1000);
+		struct tm tm;
+		gmtime_r(&sec, &tm);
+		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", &tm);
+		fprintf(stderr, "nettune: interrupted, not confirmed: the agent puts transaction %lld back at %s\n"
+				"  unless 'nettune confirm %lld%s' comes first\n", id, when, id, hint);
+		return NT_EXIT_INTERRUPTED;
+	}
 	if (confirmed) {
 		snprintf(path, sizeof(path), "/v1/transactions/%lld/confirm", id);
 		code = txn_code(exchange(o, "POST", path, "{}", "confirming", &r, &render), &r);

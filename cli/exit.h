@@ -16,6 +16,7 @@ enum nt_exit {
 	NT_EXIT_ROLLBACK_FAILED = 7, /* a step failed and some change could not be put back */
 	NT_EXIT_DENIED = 8, /* the agent wants a token, or a stronger one (401, 403) */
 	NT_EXIT_REVERTED = 9, /* try: not confirmed in time, put back by the agent */
+	NT_EXIT_INTERRUPTED = 130, /* try: Ctrl-C at the prompt (128 + SIGINT, as shells say) */
 };
 
 typedef struct nt_exit_code {

@@ -75,7 +75,7 @@ static int cmd_help(FILE *f)
 	fputs(usage, f);
 	fputs("\nExit status:\n", f);
 	for (const nt_exit_code *e = nt_exit_codes; e->meaning; e++)
-		fprintf(f, "  %d  %s\n", e->code, e->meaning);
+		fprintf(f, "  %3d  %s\n", e->code, e->meaning);
 	return f == stdout ? NT_EXIT_OK : NT_EXIT_USAGE;
 }
 

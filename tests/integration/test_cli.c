@@ -407,6 +407,19 @@ static void test_session(const char *dir, const char *root)
 	c = CLI("plan", good, "--agent", base);
 	CHECK_HAS(c.out, "6 steps; nothing applied"); /* all of it was put back */
 	run_free(&c);
+	/* Ctrl-C at the prompt: the countdown ends saying what happens next
+	 * (transaction 6 stays pending until its deadline, so this is the
+	 * last transaction of the session). */
+	c = cli_pty_answer(plain, (const char *const[]){ "try", good, "--confirm-timeout", "30", "--agent", base, NULL },
+			   "press ENTER", "\003");
+	CHECK_INT(c.code, 130);
+	CHECK_HAS(c.out, "interrupted, not confirmed: the agent puts transaction 6 back at");
+	CHECK_HAS(c.out, "nettune confirm 6");
+	run_free(&c);
+	c = CLI("show", "6", "--agent", base);
+	CHECK_HAS(c.out, "transaction 6  pending_confirm");
+	CHECK_HAS(c.out, "nettune confirm 6 keeps it");
+	run_free(&c);
 	/* Without a terminal there is nobody to ask. */
 	c = CLI("try", good, "--agent", base);
 	CHECK_INT(c.code, 2);
@@ -513,8 +526,9 @@ static void test_without_agent(void)
 	c = CLI("--help");
 	CHECK_INT(c.code, 0);
 	CHECK_HAS(c.out, "Exit status:");
-	CHECK_HAS(c.out, "  4  the profile was refused");
-	CHECK_HAS(c.out, "  7  rollback failed");
+	CHECK_HAS(c.out, "    4  the profile was refused");
+	CHECK_HAS(c.out, "    7  rollback failed");
+	CHECK_HAS(c.out, "  130  interrupted at the try prompt");
 	run_free(&c);
 }
 
