@@ -88,12 +88,16 @@ static int txn_code(int code, const nt_cli_reply *r)
 	return nt_exit_for_txn_status(json_string_value(json_object_get(r->doc, "status")));
 }
 
+/* PATH "-" is stdin, so `nettune diagnose --fix-profile | nettune plan -`
+ * works. */
 static json_t *load_profile(const char *path)
 {
 	json_error_t err;
-	json_t *p = json_load_file(path, JSON_REJECT_DUPLICATES, &err);
+	bool in = !strcmp(path, "-");
+	json_t *p = in ? json_loadf(stdin, JSON_REJECT_DUPLICATES, &err)
+		       : json_load_file(path, JSON_REJECT_DUPLICATES, &err);
 	if (!p)
-		fprintf(stderr, "nettune: %s: line %d: %s\n", path, err.line, err.text);
+		fprintf(stderr, "nettune: %s: line %d: %s\n", in ? "standard input" : path, err.line, err.text);
 	else if (!json_is_object(p)) {
 		fprintf(stderr, "nettune: %s: a profile is a JSON object\n", path);
 		json_decref(p);

@@ -50,7 +50,9 @@ static const char usage[] =
 	"They print for people; --json (or -o json) prints the agent's JSON answer unchanged\n"
 	"on stdout instead, error documents included:\n"
 	"  plan PROFILE.json                  the steps a profile would take, by interface and kind,\n"
-	"                                     with its warnings; changes nothing\n"
+	"                                     with its warnings; changes nothing (plan and apply read\n"
+	"                                     the profile from standard input when it is -)\n"
+
 	"  apply PROFILE.json [--confirm-timeout S]\n"
 	"                                     apply a profile as one transaction; with a timeout the\n"
 	"                                     agent reverts it unless 'nettune confirm ID' comes in time\n"

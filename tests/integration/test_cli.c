@@ -58,7 +58,7 @@ static char *slurp(const char *path, size_t *len)
 /* NT_BIN with ARGV (NULL-terminated, without the program), stdout and
  * stderr to files (neither is a terminal); ENV "NAME=VALUE" strings set in
  * the child only (NULL: none). */
-static run cli_env(const char *const *env, const char *const *argv)
+static run cli_env_in(const char *const *env, const char *const *argv, const char *in)
 {
 	run r = { .code = -1 };
 	char out[] = "/tmp/nt-cli-out-XXXXXX", err[] = "/tmp/nt-cli-err-XXXXXX";
@@ -72,6 +72,9 @@ static run cli_env(const char *const *env, const char *const *argv)
 	if (pid == 0) {
 		dup2(fo, 1);
 		dup2(fe, 2);
+		int fi = in ? open(in, O_RDONLY) : -1;
+		if (fi >= 0)
+			dup2(fi, 0);
 		unsetenv("NO_COLOR");
 		unsetenv("NETTUNE_AGENT");
 		for (int i = 0; env && env[i]; i++)
@@ -89,6 +92,11 @@ static run cli_env(const char *const *env, const char *const *argv)
 	unlink(out);
 	unlink(err);
 	return r;
+}
+
+static run cli_env(const char *const *env, const char *const *argv)
+{
+	return cli_env_in(env, argv, NULL);
 }
 
 #define CLI(...) cli_env(NULL, (const char *const[]){ __VA_ARGS__, NULL })
@@ -231,6 +239,11 @@ static void test_session(const char *dir, const char *root)
 	/* Each interface's rings sit on one line: the group shows the interface
 	 * once, on its first row. */
 	CHECK_MSG(strstr(c.out, "bond0") && strstr(c.out, "host"), "groups:\n%s", c.out);
+	run_free(&c);
+	/* "-" is standard input: the same plan. */
+	c = cli_env_in(NULL, (const char *const[]){ "plan", "-", "--agent", base, NULL }, good);
+	CHECK_INT(c.code, 0);
+	CHECK_HAS(c.out, "6 steps; nothing applied");
 	run_free(&c);
 	nt_http_result h = direct(&a, "POST", "/v1/plan", GOOD);
 	c = CLI("plan", good, "--json", "--agent", base);
