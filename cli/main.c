@@ -3,6 +3,7 @@
  * core directly; those that change it talk to the running agent over HTTP,
  * so every change goes through the agent's journal. */
 #include "cli/cli.h"
+#include "cli/exit.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -55,15 +56,29 @@ static const char usage[] =
 	"                                     every profile file against this host, then exit (0: all\n"
 	"                                     valid); nothing is opened, listened on or stored\n"
 	"\n"
-	"Commands that talk to a running agent (--agent URL, default " NT_CLI_DEFAULT_AGENT ";\n"
-	"NETTUNE_TOKEN in the environment is sent as a bearer token):\n"
-	"  plan PROFILE.json                  the steps a profile would take, changing nothing\n"
+	"Commands that talk to a running agent (--agent URL, or NETTUNE_AGENT, default\n"
+	"" NT_CLI_DEFAULT_AGENT "; NETTUNE_TOKEN in the environment is sent as a bearer token).\n"
+	"They print for people; --json (or -o json) prints the agent's JSON answer unchanged\n"
+	"on stdout instead, error documents included:\n"
+	"  plan PROFILE.json                  the steps a profile would take, by interface and kind,\n"
+	"                                     with its warnings; changes nothing (plan and apply read\n"
+	"                                     the profile from standard input when it is -)\n"
+
 	"  apply PROFILE.json [--confirm-timeout S]\n"
-	"                                     apply a profile as one transaction\n"
+	"                                     apply a profile as one transaction; with a timeout the\n"
+	"                                     agent reverts it unless 'nettune confirm ID' comes in time\n"
+	"  try PROFILE.json [--confirm-timeout S]\n"
+	"                                     apply, then ask at the terminal: ENTER keeps it; unless\n"
+	"                                     confirmed within S s (default 120) the agent puts it back\n"
 	"  confirm ID                         confirm a transaction applied with --confirm-timeout\n"
 	"  rollback ID [--force]              undo a transaction, as a new transaction\n"
-	"  history [--status S] [--limit N]   past transactions, newest first\n"
-	"  show ID                            one transaction with its steps\n"
+	"  show ID                            one transaction with its steps and their results\n"
+	"  history [--status S] [--limit N] [--since WHEN]\n"
+	"                                     past transactions, newest first (default 20; WHEN is\n"
+	"                                     30m, 12h, 7d or a UTC time such as 2026-11-30T16:00)\n"
+	"\n"
+	"Colour only on a terminal, never with NO_COLOR set; waits of more than a second show\n"
+	"on a terminal's stderr.\n"
 	"\n"
 	"  help, --help                       this text\n"
 	"  version, --version                 the version\n";
@@ -71,7 +86,10 @@ static const char usage[] =
 static int cmd_help(FILE *f)
 {
 	fputs(usage, f);
-	return f == stdout ? 0 : 2;
+	fputs("\nExit status:\n", f);
+	for (const nt_exit_code *e = nt_exit_codes; e->meaning; e++)
+		fprintf(f, "  %3d  %s\n", e->code, e->meaning);
+	return f == stdout ? NT_EXIT_OK : NT_EXIT_USAGE;
 }
 
 /* STOP_AT_COMMAND: for "run", options end at the first non-option so that
@@ -92,18 +110,23 @@ static int parse_opts(int argc, char **argv, cli_opts *o, bool stop_at_command)
 						NULL, 1000 + i };
 	}
 	optind = 1;
-	while ((c = getopt_long(argc, argv, stop_at_command ? "+" : "", long_opts, &idx)) != -1) {
-		if (c < 1000)
+	while ((c = getopt_long(argc, argv, stop_at_command ? "+o:" : "o:", long_opts, &idx)) != -1) {
+		if (c != 'o' && c < 1000)
 			return -1;
-		const nt_cli_option *opt = &nt_cli_options[c - 1000];
+		const nt_cli_option *opt = c == 'o' ? nt_cli_option_find("output") :
+						      &nt_cli_options[c - 1000];
 		if (opt->kind == NT_OPT_HELP) {
 			cmd_help(stdout);
 			exit(0);
 		}
 		if (nt_cli_option_set(opt, optarg, o, err, sizeof(err)) < 0) {
-			fprintf(stderr, "nettune: --%s %s\n", opt->name, err);
+			fprintf(stderr, "nettune: %s%s %s\n", c == 'o' ? "-" : "--", c == 'o' ? "o" : opt->name,
+				err);
 			return -1;
 		}
+		/* -o json / --output json is --json; -o text undoes it. */
+		if (!strcmp(opt->name, "output"))
+			o->json = o->output == 1;
 	}
 	return 0;
 }
@@ -125,6 +148,7 @@ static const struct command {
 	{ "placement", nt_cmd_placement, false },
 	{ "plan", nt_cmd_profile, false },
 	{ "apply", nt_cmd_profile, false },
+	{ "try", nt_cmd_try, false },
 	{ "confirm", nt_cmd_txn_id, false },
 	{ "rollback", nt_cmd_txn_id, false },
 	{ "show", nt_cmd_txn_id, false },
@@ -154,7 +178,7 @@ int main(int argc, char **argv)
 	}
 	const struct command *c = find_command(cmd);
 	if (parse_opts(argc - 1, argv + 1, &o, c && c->options_end_at_args) < 0)
-		return 2;
+		return NT_EXIT_USAGE;
 	if (!c) {
 		fprintf(stderr, "nettune: unknown command '%s'\n\n", cmd);
 		return cmd_help(stderr);

@@ -13,6 +13,7 @@
 #include <string.h>
 
 static const char *const log_formats[] = { "text", "json", NULL };
+static const char *const output_formats[] = { "text", "json", NULL };
 
 #define F(field) offsetof(cli_opts, field)
 
@@ -27,7 +28,9 @@ const nt_cli_option nt_cli_options[] = {
 	{ "confirm-timeout", NT_OPT_LONG, F(confirm_timeout), 1, 86400, "seconds", NULL, 0 },
 	{ "force", NT_OPT_FLAG, F(force), 0, 0, NULL, NULL, 0 },
 	{ "status", NT_OPT_STR, F(status), 0, 0, "a status", NULL, 0 },
-	{ "limit", NT_OPT_LONG, F(limit), 1, 1000, "a number", NULL, 0 },
+	{ "limit", NT_OPT_LONG, F(limit), 1, 500, "a number", NULL, 0 },
+	{ "since", NT_OPT_STR, F(since), 0, 0, "a time", NULL, 0 },
+	{ "output", NT_OPT_ENUM, F(output), 0, 0, NULL, output_formats, 0 },
 	{ "help", NT_OPT_HELP, 0, 0, 0, NULL, NULL, 0 },
 	{ "interval-ms", NT_OPT_LONG, F(interval_ms), 10, 60000, "milliseconds", NULL, 0 },
 	{ "near", NT_OPT_STR, F(near), 0, 0, "an interface", NULL, 0 },
@@ -49,17 +52,6 @@ const nt_cli_option nt_cli_options[] = {
 	{ "profiles-dir", NT_OPT_STR, F(profiles_dir), 0, 0, "a directory", NULL, NT_OPT_CONF },
 	{ NULL, 0, 0, 0, 0, NULL, NULL, 0 },
 };
-
-int nt_cli_parse_long(const char *s, long lo, long hi, long *out)
-{
-	char *end;
-	errno = 0;
-	long v = strtol(s, &end, 10);
-	if (errno || end == s || *end || v < lo || v > hi)
-		return -EINVAL;
-	*out = v;
-	return 0;
-}
 
 const nt_cli_option *nt_cli_option_find(const char *name)
 {
