@@ -610,6 +610,11 @@ int nt_cmd_serve(const char *cmd, const cli_opts *o, int nargs, char **args)
 	/* Profiles from files are stored before the API answers, so a
 	 * client never sees the set half-loaded. */
 	load_profiles(agent, eff.profiles_dir, from_files);
+	/* A desired state kept as a file (/etc/nettune/desired.json, so that
+	 * configuration management holds a host's tuning by writing one file)
+	 * is read here, after recovery and before READY, and handed to the
+	 * agent's desired-state loop once the agent has one; reload() re-reads
+	 * it at the same point. */
 	if ((r = nt_server_start(srv, agent, err, sizeof(err))) < 0)
 		goto fail;
 	bool v6 = strchr(cfg.listen_addr, ':') != NULL;
