@@ -42,6 +42,11 @@ int nt_srv_security_init(struct nt_server *s, char *err, size_t errsize)
 	const nt_server_config *cfg = &s->cfg;
 	int r;
 
+	if ((r = pthread_rwlock_init(&s->auth_lock, NULL)) != 0) {
+		snprintf(err, errsize, "cannot make a lock: %s", strerror(r));
+		return -r;
+	}
+	s->auth_lock_init = true;
 	if (cfg->tokens_path[0]) {
 		r = nt_auth_load(cfg->tokens_path, &s->auth, err, errsize);
 		if (r < 0)
@@ -62,10 +67,33 @@ int nt_srv_security_init(struct nt_server *s, char *err, size_t errsize)
 	return 0;
 }
 
+int nt_server_reload_tokens(struct nt_server *s, char *err, size_t errsize)
+{
+	nt_auth *fresh = NULL, *old;
+	int r;
+
+	if (!s->cfg.tokens_path[0])
+		return 0;
+	/* The whole file is checked (mode, every line) before anything
+	 * changes: a file caught half-written or made readable by others
+	 * leaves the tokens in use as they are. */
+	if ((r = nt_auth_load(s->cfg.tokens_path, &fresh, err, errsize)) < 0)
+		return r;
+	pthread_rwlock_wrlock(&s->auth_lock);
+	old = s->auth;
+	s->auth = fresh;
+	pthread_rwlock_unlock(&s->auth_lock);
+	nt_auth_free(old);
+	return nt_auth_count(fresh);
+}
+
 void nt_srv_security_fini(struct nt_server *s)
 {
 	nt_auth_free(s->auth);
 	s->auth = NULL;
+	if (s->auth_lock_init)
+		pthread_rwlock_destroy(&s->auth_lock);
+	s->auth_lock_init = false;
 	nt_srv_tls_free(s);
 }
 
@@ -102,12 +130,19 @@ static int identify(struct nt_server *s, struct nt_conn *c, struct MHD_Connectio
 		return 0;
 	const char *name;
 	nt_scope scope;
-	if (!s->auth || nt_auth_bearer(s->auth, h, &name, &scope) < 0) {
+	/* The name lives in the table: it is copied before the table can be
+	 * replaced by a reload. */
+	pthread_rwlock_rdlock(&s->auth_lock);
+	int r = s->auth ? nt_auth_bearer(s->auth, h, &name, &scope) : -EACCES;
+	if (r == 0) {
+		snprintf(c->identity, sizeof(c->identity), "%s", name);
+		c->scope = scope;
+	}
+	pthread_rwlock_unlock(&s->auth_lock);
+	if (r < 0) {
 		snprintf(why, whysize, "the bearer token is not valid");
 		return -EACCES;
 	}
-	snprintf(c->identity, sizeof(c->identity), "%s", name);
-	c->scope = scope;
 	return 0;
 }
 

@@ -81,7 +81,7 @@ static int event_priority(const json_t *ev)
 	if (!strcmp(event, "access"))
 		return json_integer_value(json_object_get(ev, "status")) >= 500 ? 4 : 6;
 	if (!strcmp(event, "profile_invalid") || !strcmp(event, "restart_needed") ||
-	    !strcmp(event, "profiles_dir_unreadable"))
+	    !strcmp(event, "profiles_dir_unreadable") || !strcmp(event, "tokens_refused"))
 		return 4;
 	return 6;
 }
@@ -307,13 +307,13 @@ static void load_profiles(nt_agent *agent, const char *dir, json_t *from_files)
 	json_decref(report);
 }
 
-/* SIGHUP (systemctl reload): read the configuration file again. What can
- * change in a running agent changes (the log format, the profiles
- * directory); what needs a new socket or new state (the listen address,
+/* SIGHUP (systemctl reload): read the configuration file, the token file
+ * and the profiles directory again. What can change in a running agent
+ * changes (the log format, the profiles directory, the tokens); what needs a new socket or new state (the listen address,
  * TLS files, the state directory) is named in a "restart_needed" warning
  * and left as it is. A file that no longer parses changes nothing. The
  * server is not touched, so no connection is dropped. */
-static void reload(nt_agent *agent, const cli_opts *cmdline, cli_opts *cur,
+static void reload(nt_agent *agent, struct nt_server *srv, const cli_opts *cmdline, cli_opts *cur,
 		   char (*profiles_dir)[PATH_MAX], serve_log *sl, json_t *from_files)
 {
 	nt_log_fn log = nt_agent_cfg(agent)->log;
@@ -382,6 +382,14 @@ static void reload(nt_agent *agent, const cli_opts *cmdline, cli_opts *cur,
 					    fresh.config ? fresh.config : "(none)"));
 	}
 	free(text);
+	/* The token file is read again (rotated tokens), whatever the
+	 * configuration file says; a refused one leaves the tokens in use. */
+	int nt = nt_server_reload_tokens(srv, err, sizeof(err));
+	if (nt < 0)
+		log_pack(log, ud, json_pack("{s:s,s:s,s:s}", "event", "tokens_refused", "error", err,
+					    "effect", "the tokens in use stay"));
+	else if (nt > 0)
+		log_pack(log, ud, json_pack("{s:s,s:i}", "event", "tokens_reloaded", "tokens", nt));
 	load_profiles(agent, cur->profiles_dir, from_files);
 	/* Where a desired state from the configuration directory would be
 	 * re-read and handed to the agent's desired-state loop, once the agent
@@ -631,7 +639,7 @@ int nt_cmd_serve(const char *cmd, const cli_opts *o, int nargs, char **args)
 			continue;
 		if (sig != SIGHUP)
 			break;
-		reload(agent, o, &eff, &profiles_dir, &sl, from_files);
+		reload(agent, srv, o, &eff, &profiles_dir, &sl, from_files);
 	}
 	notify("STOPPING=1");
 	rc = 0;

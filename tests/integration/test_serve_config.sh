@@ -8,7 +8,8 @@
 #     with its file and JSON path while the others load;
 #   - SIGHUP re-reads the file and the directory (a changed profile, a new
 #     one, a removed one) over a connection that stays open across it, and
-#     names keys that need a restart;
+#     names keys that need a restart; it re-reads the token file (rotated
+#     secrets), and keeps the tokens in use when the new file is refused;
 #   - with JOURNAL_STREAM naming stderr, every log line starts with its
 #     syslog priority (<4> for an invalid profile, <6> for an access line);
 #   - every key of deploy/nettune.conf is an option in --help, and the bash
@@ -151,6 +152,25 @@ check "a broken file on reload is reported with file:line" \
 check "  ... and the agent keeps serving" curl -sf -o /dev/null "$url/v1/health"
 check "SIGTERM stops it with status 0" stop
 sed -i '/^bogus/d' "$work/nettune.conf"
+
+# Tokens rotated by reload: the old secret stops working, the new one
+# works, and a token file that is refused leaves the tokens in use.
+s1=aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa1; s2=bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb2
+( umask 077; echo "ops apply $s1" > "$work/tokens" )
+start --tokens "$work/tokens"
+code() { curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $1" "$url/v1/profiles"; }
+check "the first token works" [ "$(code $s1)" = 200 ]
+( umask 077; echo "ops apply $s2" > "$work/tokens.new" ) && mv "$work/tokens.new" "$work/tokens"
+kill -HUP "$pid"
+for _ in $(seq 50); do grep -q tokens_reloaded "$work/err" && break; sleep 0.1; done
+check "reload re-reads the token file: the old secret is refused" [ "$(code $s1)" = 401 ]
+check "  ... and the new one works" [ "$(code $s2)" = 200 ]
+chmod 644 "$work/tokens"
+kill -HUP "$pid"
+for _ in $(seq 50); do grep -q tokens_refused "$work/err" && break; sleep 0.1; done
+check "a token file readable by others is refused on reload, and said so" grep -q 'tokens_refused.*must not be accessible' "$work/err"
+check "  ... and the tokens in use stay" [ "$(code $s2)" = 200 ]
+stop
 
 # Journal priorities: JOURNAL_STREAM names stderr's device and inode.
 : > "$work/err"
