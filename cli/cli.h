@@ -86,6 +86,8 @@ void nt_cli_option_key(const nt_cli_option *opt, char *buf, size_t size);
  * prefix with where the value came from. */
 int nt_cli_option_set(const nt_cli_option *opt, const char *val, cli_opts *o, char *err,
 		      size_t errsize);
+/* The size of OPT's field in cli_opts (0 for --help, which has none). */
+size_t nt_cli_option_size(const nt_cli_option *opt);
 /* Copy into DST every option SRC was given and DST was not. */
 void nt_cli_options_merge(cli_opts *dst, const cli_opts *src);
 

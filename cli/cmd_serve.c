@@ -337,12 +337,8 @@ static void reload(nt_agent *agent, struct nt_server *srv, const cli_opts *cmdli
 			if (opt->kind == NT_OPT_STR) {
 				const char *x = *(const char *const *)pa, *y = *(const char *const *)pb;
 				same = (!x && !y) || (x && y && !strcmp(x, y));
-			} else if (opt->kind == NT_OPT_LONG) {
-				same = *(const long *)pa == *(const long *)pb;
-			} else if (opt->kind == NT_OPT_ENUM) {
-				same = *(const int *)pa == *(const int *)pb;
 			} else {
-				same = *(const bool *)pa == *(const bool *)pb;
+				same = !memcmp(pa, pb, nt_cli_option_size(opt));
 			}
 			if (same || !strcmp(opt->name, "log-format") ||
 			    !strcmp(opt->name, "profiles-dir"))
@@ -358,13 +354,9 @@ static void reload(nt_agent *agent, struct nt_server *srv, const cli_opts *cmdli
 		*cur = fresh;
 		for (const nt_cli_option *opt = nt_cli_options; opt->name; opt++) {
 			if ((opt->flags & NT_OPT_CONF) && strcmp(opt->name, "log-format") &&
-			    strcmp(opt->name, "profiles-dir")) {
-				size_t size = opt->kind == NT_OPT_STR	? sizeof(const char *) :
-					      opt->kind == NT_OPT_LONG ? sizeof(long) :
-					      opt->kind == NT_OPT_ENUM ? sizeof(int) :
-									   sizeof(bool);
-				memcpy((char *)cur + opt->off, (const char *)&keep + opt->off, size);
-			}
+			    strcmp(opt->name, "profiles-dir"))
+				memcpy((char *)cur + opt->off, (const char *)&keep + opt->off,
+				       nt_cli_option_size(opt));
 		}
 		/* The kept strings point into the text read at start; the one
 		 * string taken from the new text is copied, so the new text

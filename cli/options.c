@@ -156,18 +156,25 @@ set:
 	return 0;
 }
 
+size_t nt_cli_option_size(const nt_cli_option *opt)
+{
+	switch (opt->kind) {
+	case NT_OPT_STR: return sizeof(const char *);
+	case NT_OPT_LONG: return sizeof(long);
+	case NT_OPT_FLAG: return sizeof(bool);
+	case NT_OPT_ENUM: return sizeof(int);
+	case NT_OPT_HELP: break;
+	}
+	return 0;
+}
+
 void nt_cli_options_merge(cli_opts *dst, const cli_opts *src)
 {
 	for (const nt_cli_option *opt = nt_cli_options; opt->name; opt++) {
 		size_t i = (size_t)(opt - nt_cli_options);
 		if (dst->set[i] || !src->set[i])
 			continue;
-		size_t size = opt->kind == NT_OPT_STR	 ? sizeof(const char *) :
-			      opt->kind == NT_OPT_LONG ? sizeof(long) :
-			      opt->kind == NT_OPT_FLAG ? sizeof(bool) :
-			      opt->kind == NT_OPT_ENUM ? sizeof(int) :
-							   0;
-		memcpy((char *)dst + opt->off, (const char *)src + opt->off, size);
+		memcpy((char *)dst + opt->off, (const char *)src + opt->off, nt_cli_option_size(opt));
 		dst->set[i] = true;
 	}
 }
