@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# The Ansible collection (ansible_collections/nettune/agent) on its own:
+#  - ansible-lint (production profile) passes, and ansible-doc reads every
+#    module's documentation;
+#  - the agent role, writing only its files into a scratch directory: check
+#    mode reports changes and writes nothing; a real run writes the
+#    configuration, the tokens file (mode 600) and the profiles; a second
+#    run changes nothing; a profile no longer listed is removed; a token
+#    with a short secret is refused before anything is written;
+#  - what the role wrote works with the agent: `nettune serve --tokens` takes
+#    the tokens file and a token from it authenticates, and the profile
+#    file plans on a fixture host.
+# What this does not prove: the apt and systemd tasks (the nettune Debian
+# package is not in this repository's CI), and the configuration keys' names,
+# which the agent's configuration-file reader defines.
+set -u
+pass=0; fail=0
+ok() { pass=$((pass+1)); }
+bad() { fail=$((fail+1)); echo "FAIL: $*"; }
+check() { local what=$1; shift; if "$@"; then ok; else bad "$what"; fi; }
+skip() { echo "SKIP: $*"; exit 77; }
+for t in ansible-playbook ansible-doc ansible-lint jq curl python3; do
+	command -v $t >/dev/null || skip "$t is not installed (Debian packages ansible-core, ansible-lint)"
+done
+[ "$(id -u)" -eq 0 ] || skip "the role writes root-owned files: needs root"
+src=${NT_SRC:?}
+work=$(mktemp -d)
+pid=
+cleanup() {
+	[ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+	rm -rf "$work"
+}
+trap cleanup EXIT
+mkdir -p "$work/home" "$work/tmp"
+export HOME="$work/home" ANSIBLE_LOCAL_TEMP="$work/tmp" ANSIBLE_COLLECTIONS_PATH="$src" ANSIBLE_NOCOLOR=1
+export ANSIBLE_CALLBACK_PLUGINS="$src/tests/ansible/callback_plugins" ANSIBLE_CALLBACKS_ENABLED=nt_json
+export NT_ANSIBLE_JSON="$work/out.json" ANSIBLE_LOCALHOST_WARNING=0 ANSIBLE_INVENTORY_UNPARSED_WARNING=0
+result="python3 $src/tests/ansible/result.py"
+
+# Lint and documentation.
+(cd "$src/ansible_collections/nettune/agent" && ansible-lint --nocolor --offline > "$work/lint" 2>&1)
+check "ansible-lint: $(tail -20 "$work/lint")" grep -q 'Passed with production profile: 0 failure(s), 0 warning(s)' "$work/lint"
+for m in nettune_facts nettune_profile nettune_desired; do
+	check "ansible-doc $m" bash -c "ansible-doc nettune.agent.$m 2>&1 | grep -q 'OPTIONS'"
+done
+
+secret=$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')
+jq -n --arg d "$work/etc" --arg s "$secret" '{nt_dir: $d,
+	nt_tokens: [{name: "fleet", scope: "apply", secret: $s}, {name: "grafana", scope: "read", secret: ($s + "r")}],
+	nt_profiles: {"fleet-buffers": {name: "fleet-buffers", sysctl: {"net.core.rmem_max": "268435456"}},
+	              "old": {name: "old", sysctl: {"net.core.somaxconn": "8192"}}}}' > "$work/vars.json"
+role() { ansible-playbook -i localhost, "$src/tests/ansible/role.yml" "$@" > "$work/play.out" 2>&1; }
+
+role -e @"$work/vars.json" --check
+check "check mode ran: $(tail -5 "$work/play.out")" [ $? = 0 ]
+check "check mode reports changes" [ "$($result "$work/out.json" stats localhost changed)" -gt 0 ]
+check "check mode wrote nothing" [ ! -e "$work/etc" ]
+
+role -e @"$work/vars.json"
+check "role ran: $(tail -5 "$work/play.out")" [ $? = 0 ]
+check "tokens file mode 600" [ "$(stat -c %a "$work/etc/tokens")" = 600 ]
+check "tokens file lines" [ "$(grep -v '^#' "$work/etc/tokens")" = "fleet apply $secret
+grafana read ${secret}r" ]
+check "configuration names the tokens file" grep -qx "tokens_file = $work/etc/tokens" "$work/etc/nettune.conf"
+check "configuration has the listen address" grep -qx "listen = 127.0.0.1:0" "$work/etc/nettune.conf"
+check "profile written as JSON" [ "$(jq -c . "$work/etc/profiles/fleet-buffers.json")" = '{"name":"fleet-buffers","sysctl":{"net.core.rmem_max":"268435456"}}' ]
+check "secrets not in the play's output" bash -c "! grep -q '$secret' '$work/play.out'"
+
+role -e @"$work/vars.json"
+check "second run changed=0" [ "$($result "$work/out.json" stats localhost changed)" = 0 ]
+
+# A profile dropped from the list is removed (nettune_profiles_exclusive).
+jq 'del(.nt_profiles.old)' "$work/vars.json" > "$work/vars2.json"
+role -e @"$work/vars2.json"
+check "dropped profile removed" [ ! -e "$work/etc/profiles/old.json" ]
+check "kept profile still there" [ -e "$work/etc/profiles/fleet-buffers.json" ]
+
+# A short secret is refused before anything is written.
+jq --arg d "$work/etc2" '.nt_dir = $d | .nt_tokens[0].secret = "short"' "$work/vars.json" > "$work/vars3.json"
+role -e @"$work/vars3.json"
+check "short secret refused" [ $? = 2 ]
+check "short secret: message names the token" grep -q 'nettune_tokens\[0\] wants' "$work/play.out"
+check "short secret: nothing written" [ ! -e "$work/etc2" ]
+
+# What the role wrote works with the agent.
+cp -a "$NT_FIXTURES/epyc7713-2node-bond" "$work/root"
+"$NT_BIN" serve --listen 127.0.0.1:0 --root "$work/root" --state-dir "$work/state" \
+	--tokens "$work/etc/tokens" > "$work/agent.out" 2> "$work/agent.err" &
+pid=$!
+for _ in $(seq 100); do grep -q listening "$work/agent.out" && break; sleep 0.1; done
+url=$(sed -n 's/^listening on //p' "$work/agent.out")
+check "agent starts with the role's tokens file: $(cat "$work/agent.err")" [ -n "$url" ]
+code=$(curl -s -o "$work/plan" -w '%{http_code}' -H "Authorization: Bearer $secret" \
+	-H 'Content-Type: application/json' --data-binary @"$work/etc/profiles/fleet-buffers.json" "$url/v1/plan")
+check "the role's token and profile plan on the agent ($code)" [ "$code" = 200 ]
+check "the plan has the profile's step" [ "$(jq -r '.steps[0].target' "$work/plan")" = net.core.rmem_max ]
+code=$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer wrong-token-wrong-token" "$url/v1/topology")
+check "a token not in the file is refused ($code)" [ "$code" = 401 ]
+
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ]
