@@ -25,6 +25,79 @@ static size_t on_data(char *ptr, size_t size, size_t nmemb, void *userdata)
 	return n;
 }
 
+int nt_cli_call(const char *agent, const char *method, const char *path, const json_t *body,
+		const char *idempotency_key, long *status, json_t **doc, char *err, size_t errsize)
+{
+	char url[2048], auth[1024], idem[256];
+	buf b = { NULL, 0 };
+	char *text = NULL;
+	int rc = -1;
+
+	*status = 0;
+	*doc = NULL;
+	snprintf(url, sizeof(url), "%s%s", agent, path);
+	CURL *c = curl_easy_init();
+	if (!c) {
+		snprintf(err, errsize, "cannot initialise libcurl");
+		return -1;
+	}
+	struct curl_slist *h = NULL;
+	h = curl_slist_append(h, "Content-Type: application/json");
+	h = curl_slist_append(h, "Accept: application/json");
+	const char *token = getenv("NETTUNE_TOKEN");
+	if (token && *token) {
+		snprintf(auth, sizeof(auth), "Authorization: Bearer %s", token);
+		h = curl_slist_append(h, auth);
+	}
+	if (idempotency_key) {
+		snprintf(idem, sizeof(idem), "Idempotency-Key: %s", idempotency_key);
+		h = curl_slist_append(h, idem);
+	}
+	if (body && !(text = json_dumps(body, JSON_COMPACT))) {
+		snprintf(err, errsize, "out of memory");
+		goto out;
+	}
+	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
+	curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, &b);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT, 120L);
+	if (text)
+		curl_easy_setopt(c, CURLOPT_POSTFIELDS, text);
+	CURLcode cr = curl_easy_perform(c);
+	if (cr != CURLE_OK) {
+		snprintf(err, errsize, "cannot reach the agent at %s: %s", agent, curl_easy_strerror(cr));
+		goto out;
+	}
+	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, status);
+	if (b.data)
+		*doc = json_loads(b.data, 0, NULL);
+	rc = 0;
+	if (*status >= 200 && *status < 300)
+		goto out;
+	/* The problem document's title, detail and JSON paths, in one line. */
+	const char *title = json_string_value(json_object_get(*doc, "title"));
+	const char *detail = json_string_value(json_object_get(*doc, "detail"));
+	int n = snprintf(err, errsize, "HTTP %ld: %s%s%s", *status, title ? title : "error", detail ? ": " : "",
+			 detail ? detail : "");
+	size_t i;
+	json_t *e;
+	json_array_foreach(json_object_get(*doc, "errors"), i, e) {
+		if (n < 0 || (size_t)n >= errsize)
+			break;
+		n += snprintf(err + n, errsize - (size_t)n, "; %s: %s",
+			      json_string_value(json_object_get(e, "path")) ?: "?",
+			      json_string_value(json_object_get(e, "message")) ?: "");
+	}
+out:
+	free(text);
+	curl_slist_free_all(h);
+	curl_easy_cleanup(c);
+	free(b.data);
+	return rc;
+}
+
 /* Send one request; print the answer pretty. */
 static int request(const char *agent, const char *method, const char *path, const char *body)
 {

@@ -53,6 +53,16 @@ static const char usage[] =
 	"  rollback ID [--force]              undo a transaction, as a new transaction\n"
 	"  history [--status S] [--limit N]   past transactions, newest first\n"
 	"  show ID                            one transaction with its steps\n"
+	"  bench-run --profile P.json [--near IFACE] [--cpus N] [--report FILE]\n"
+	"            [--confirm-timeout S] -- COMMAND [ARGS...]\n"
+	"                                     apply P as one transaction (reverted by the agent after S\n"
+	"                                     s, default 3600, if bench-run dies), run COMMAND (bound near\n"
+	"                                     IFACE as run --near does), roll P back, also when COMMAND\n"
+	"                                     fails or bench-run gets SIGINT/SIGTERM/SIGHUP; the\n"
+	"                                     counters' change goes to a table on stderr and, with\n"
+	"                                     --report, a JSON report. Exit status:\n"
+	"                                     COMMAND's (128+N when signal N ended it); 125 when the\n"
+	"                                     run could not start or the host could not be put back\n"
 	"\n"
 	"  help, --help                       this text\n"
 	"  version, --version                 the version\n";
@@ -66,7 +76,7 @@ static int cmd_help(FILE *f)
 enum { OPT_ROOT = 1000, OPT_JSON, OPT_LISTEN, OPT_STATE, OPT_RTT, OPT_AGENT, OPT_CONFIRM, OPT_FORCE,
        OPT_STATUS, OPT_LIMIT, OPT_HELP, OPT_INTERVAL, OPT_NEAR, OPT_CPUS, OPT_FIXPROFILE,
        OPT_TOKENS, OPT_TLS_CERT, OPT_TLS_KEY, OPT_TLS_CA, OPT_MAX_BODY, OPT_CLIENT_TIMEOUT,
-       OPT_MAX_CONN, OPT_LOG_FORMAT };
+       OPT_MAX_CONN, OPT_LOG_FORMAT, OPT_PROFILE, OPT_REPORT };
 
 static const struct option long_opts[] = {
 	{ "root", required_argument, NULL, OPT_ROOT },
@@ -92,6 +102,8 @@ static const struct option long_opts[] = {
 	{ "client-timeout", required_argument, NULL, OPT_CLIENT_TIMEOUT },
 	{ "max-connections", required_argument, NULL, OPT_MAX_CONN },
 	{ "log-format", required_argument, NULL, OPT_LOG_FORMAT },
+	{ "profile", required_argument, NULL, OPT_PROFILE },
+	{ "report", required_argument, NULL, OPT_REPORT },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -116,7 +128,7 @@ static int opt_number(const char *opt, const char *what, long lo, long hi, long 
 	return -1;
 }
 
-/* STOP_AT_COMMAND: for "run", options end at the first non-option so that
+/* STOP_AT_COMMAND: for "run" and "bench-run", options end at the first non-option so that
  * COMMAND's own options are never taken for ours. */
 static int parse_opts(int argc, char **argv, cli_opts *o, bool stop_at_command)
 {
@@ -186,6 +198,8 @@ static int parse_opts(int argc, char **argv, cli_opts *o, bool stop_at_command)
 			}
 			o->log_json = !strcmp(optarg, "json");
 			break;
+		case OPT_PROFILE: o->profile = optarg; break;
+		case OPT_REPORT: o->report = optarg; break;
 		default: return -1;
 		}
 	}
@@ -193,7 +207,7 @@ static int parse_opts(int argc, char **argv, cli_opts *o, bool stop_at_command)
 }
 
 /* The commands, by name. Options are parsed the same way for all of them,
- * except that for "run" they end at the first non-option, so that
+ * except that for "run" and "bench-run" they end at the first non-option, so that
  * COMMAND's own options are never taken for ours. */
 static const struct command {
 	const char *name;
@@ -206,6 +220,7 @@ static const struct command {
 	{ "serve", nt_cmd_serve, false },
 	{ "rates", nt_cmd_rates, false },
 	{ "run", nt_cmd_run, true },
+	{ "bench-run", nt_cmd_bench_run, true },
 	{ "placement", nt_cmd_placement, false },
 	{ "plan", nt_cmd_profile, false },
 	{ "apply", nt_cmd_profile, false },
