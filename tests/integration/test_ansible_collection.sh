@@ -9,7 +9,10 @@
 #    with a short secret is refused before anything is written;
 #  - what the role wrote works with the agent: `nettune serve --tokens` takes
 #    the tokens file and a token from it authenticates, and the profile
-#    file plans on a fixture host.
+#    file plans on a fixture host;
+#  - over HTTPS the modules verify the agent's certificate by default (an
+#    unknown CA fails the task), and with the CA and a client certificate
+#    read and plan.
 # What this does not prove: the apt and systemd tasks (the nettune Debian
 # package is not in this repository's CI), and the configuration keys' names,
 # which the agent's configuration-file reader defines.
@@ -19,7 +22,7 @@ ok() { pass=$((pass+1)); }
 bad() { fail=$((fail+1)); echo "FAIL: $*"; }
 check() { local what=$1; shift; if "$@"; then ok; else bad "$what"; fi; }
 skip() { echo "SKIP: $*"; exit 77; }
-for t in ansible-playbook ansible-doc ansible-lint jq curl python3; do
+for t in ansible-playbook ansible-doc ansible-lint jq curl python3 openssl; do
 	command -v $t >/dev/null || skip "$t is not installed (Debian packages ansible-core, ansible-lint)"
 done
 [ "$(id -u)" -eq 0 ] || skip "the role writes root-owned files: needs root"
@@ -96,6 +99,38 @@ check "the role's token and profile plan on the agent ($code)" [ "$code" = 200 ]
 check "the plan has the profile's step" [ "$(jq -r '.steps[0].target' "$work/plan")" = net.core.rmem_max ]
 code=$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer wrong-token-wrong-token" "$url/v1/topology")
 check "a token not in the file is refused ($code)" [ "$code" = 401 ]
+
+# Over HTTPS: the agent's certificate is verified by default; a client
+# certificate signed by the agent's client CA authenticates.
+kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; pid=
+mkdir "$work/certs"
+ec="-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes"
+(cd "$work/certs" &&
+	printf 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n' > srv.ext &&
+	printf 'extendedKeyUsage=clientAuth\n' > cli.ext &&
+	openssl req -x509 $ec -keyout ca.key -out ca.pem -days 2 -subj '/CN=nettune test CA' &&
+	openssl req $ec -keyout srv.key -out srv.csr -subj '/CN=127.0.0.1' &&
+	openssl x509 -req -in srv.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out srv.pem -days 2 -extfile srv.ext &&
+	openssl req $ec -keyout cli.key -out cli.csr -subj '/O=fleet/CN=controller-1' &&
+	openssl x509 -req -in cli.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out cli.pem -days 2 -extfile cli.ext
+) > "$work/openssl.out" 2>&1 || { bad "openssl: $(tail -3 "$work/openssl.out")"; }
+"$NT_BIN" serve --listen 127.0.0.1:0 --root "$work/root" --state-dir "$work/state2" \
+	--tls-cert "$work/certs/srv.pem" --tls-key "$work/certs/srv.key" --tls-client-ca "$work/certs/ca.pem" \
+	> "$work/agent2.out" 2> "$work/agent2.err" &
+pid=$!
+for _ in $(seq 100); do grep -q listening "$work/agent2.out" && break; sleep 0.1; done
+url=$(sed -n 's/^listening on //p' "$work/agent2.out")
+check "HTTPS agent starts: $(cat "$work/agent2.err")" [ -n "$url" ]
+ansible-playbook -i localhost, "$src/tests/ansible/tls.yml" -e nt_url="$url" -e nt_certs="$work/certs" > "$work/play.out" 2>&1
+check "TLS play ran: $(tail -5 "$work/play.out")" [ $? = 0 ]
+msg=$($result "$work/out.json" task 'Facts without the CA' localhost "r.get('msg', '')")
+check "an unknown CA fails the task: $msg" grep -qi 'certificate verify failed' <<<"$msg"
+msg=$($result "$work/out.json" task 'Facts with the CA, without a client certificate' localhost "r.get('msg', '')")
+check "no client certificate: 401: $msg" grep -q 'HTTP 401' <<<"$msg"
+check "the CA and a client certificate: facts" [ "$($result "$work/out.json" task 'Facts with the CA and a client certificate' localhost \
+	"len(r['ansible_facts']['nettune_topology']['nics']) > 0")" = true ]
+check "the client certificate may plan" [ "$($result "$work/out.json" task 'Plan with the client certificate' localhost \
+	"[r['changed'], r['steps'][0]['target']]")" = '[true, "net.core.rmem_max"]' ]
 
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]
