@@ -15,7 +15,8 @@
 #    a post-check (findings that must be gone and a command): the host whose
 #    post-check fails (the EPYC, its bond still hashing layer2+3) is never
 #    confirmed and its agent reverts by itself (tree byte-identical again),
-#    the other two stay tuned and confirmed.
+#    the other two stay tuned and confirmed; with the EPYC host as the canary
+#    the rollout stops after it and the other two are never touched.
 # Namespaces, veths and agents are removed on every exit.
 set -u
 pass=0; fail=0
@@ -219,6 +220,22 @@ for h in x460 ceph; do
 	check "$h still applied after epyc's window" [ "$(st $h "$tx")" = applied ]
 	check "$h still tuned" [ "$(cat "$work/root-$h/proc/sys/net/core/rmem_max")" = 268435456 ]
 done
+
+# A failing canary stops the rollout: with the EPYC host first, its batch of
+# one fails and the other two are never touched.
+{ echo "[nettune]"; grep '^epyc ' "$work/inventory"; grep -E '^(x460|ceph) ' "$work/inventory"
+  sed -n '/^\[nettune:vars\]/,$p' "$work/inventory"; } > "$work/inventory-epyc-first"
+n_x460=$(ntxn x460); n_ceph=$(ntxn ceph)
+ip netns exec "$ctl" env HOME="$work/home" ANSIBLE_LOCAL_TEMP="$work/tmp" ANSIBLE_COLLECTIONS_PATH="$src" \
+	ANSIBLE_CALLBACK_PLUGINS="$src/tests/ansible/callback_plugins" ANSIBLE_CALLBACKS_ENABLED=nt_json \
+	NT_ANSIBLE_JSON="$work/out.json" ANSIBLE_NOCOLOR=1 \
+	ansible-playbook -i "$work/inventory-epyc-first" "$src/ansible_collections/nettune/agent/playbooks/rollout.yml" \
+	-e @"$work/rollout.json" > "$work/play.out" 2>&1
+prc=$?
+check "failing canary: the play fails ($prc)" [ "$prc" = 2 ]
+check "failing canary: only epyc was run" [ "$($result "$work/out.json" batches | tr '\n' ' ')" = "epyc " ]
+check "failing canary: x460 untouched" [ "$(ntxn x460)" = "$n_x460" ]
+check "failing canary: ceph untouched" [ "$(ntxn ceph)" = "$n_ceph" ]
 
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -88,8 +88,8 @@ EOF
 echo "profile: $(jq -c . "$work/p.json")"
 near=()
 if [ "$("$NT_BIN" placement eth0 --json 2>/dev/null | jq -r .known)" = true ]; then
-	near=(--near eth0)
-	want_cpus=$("$NT_BIN" placement eth0 --json | jq -r .app_cpus)
+	near=(--near eth0 --cpus 1)
+	want_cpus=$("$NT_BIN" placement eth0 --cpus 1 --json | jq -r .app_cpus)
 else
 	echo "note: eth0's locality is unknown here; --near is checked only for its refusal"
 fi
