@@ -100,6 +100,19 @@ check "the plan has the profile's step" [ "$(jq -r '.steps[0].target' "$work/pla
 code=$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer wrong-token-wrong-token" "$url/v1/topology")
 check "a token not in the file is refused ($code)" [ "$code" = 401 ]
 
+# A rerun inside a confirm window finds the waiting transaction of the same
+# profile, so that the rollout can still confirm it.
+NETTUNE_TOKEN="$secret" ansible-playbook -i localhost, "$src/tests/ansible/pending.yml" -e nt_url="$url" \
+	-e '{"nt_profile": {"name": "win", "sysctl": {"net.core.wmem_max": "268435456"}}}' > "$work/play.out" 2>&1
+check "rerun play ran: $(tail -5 "$work/play.out")" [ $? = 0 ]
+first=$($result "$work/out.json" task Apply localhost "[r['changed'], r['status'], r['transaction_id']]")
+again=$($result "$work/out.json" task 'Apply again' localhost "[r['changed'], r['status'], r['transaction_id']]")
+check "first apply waits for confirmation: $first" grep -q '^\[true, "pending_confirm", [0-9]*\]$' <<<"$first"
+check "the rerun returns the same waiting transaction: $again" [ "$again" = "${first/true/false}" ]
+check "confirmed" [ "$($result "$work/out.json" task Confirm localhost "r['status']")" = '"applied"' ]
+check "after the confirmation: nothing to do, no transaction" [ "$($result "$work/out.json" task \
+	'Apply after the confirmation' localhost "[r['changed'], r['transaction_id']]")" = '[false, null]' ]
+
 # Over HTTPS: the agent's certificate is verified by default; a client
 # certificate signed by the agent's client CA authenticates.
 kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; pid=

@@ -20,6 +20,10 @@ description:
     cuts the host off.
   - C(state=confirmed) confirms a C(pending_confirm) transaction; C(state=absent) rolls back
     an C(applied) one as a new transaction. Both are no-ops (C(changed=false)) when already done.
+  - When the plan has no steps because a transaction of this same profile is still waiting for
+    confirmation (a rerun inside its window), that transaction is returned (C(changed=false),
+    I(status) C(pending_confirm)) so that it can be confirmed; a waiting transaction of another
+    profile gives a warning, as its values go back when its window closes.
   - A transaction that ends C(rolled_back) or C(rollback_failed) (a step the kernel refused)
     fails the task with the agent's error and the failed step.
 author: nettune engineers
@@ -143,6 +147,8 @@ def present(module, client):
                   status=None, warnings_agent=plan.get('warnings') or [])
     if module._diff:
         result['diff'] = steps_diff(steps, p['profile_name'] or (p['profile'] or {}).get('name') or 'profile')
+    if not steps:
+        adopt_pending(module, client, result)
     if not steps or module.check_mode:
         return result
     req = {'profile': p['profile']} if p['profile'] is not None else {'profile_name': p['profile_name']}
@@ -156,6 +162,27 @@ def present(module, client):
         module.fail_json(msg='transaction %s ended %s: %s (failed step %s)' % (
             txn.get('id'), txn.get('status'), txn.get('error'), txn.get('failed_step')), **result)
     return result
+
+
+def adopt_pending(module, client, result):
+    """With nothing to change, the values may still be held only by a
+    transaction waiting for confirmation (a rerun inside its window): they
+    go back when the window closes. When that transaction applied this very
+    profile, it is reported as this task's, so that it can be confirmed;
+    otherwise a warning says so."""
+    p = module.params
+    _, page = client.request('GET', '/v1/transactions?status=pending_confirm&limit=1', accept=(200,))
+    rows = page.get('transactions') or []
+    if not rows:
+        return
+    _, txn = client.request('GET', '/v1/transactions/%d' % rows[0]['id'], accept=(200,))
+    ours = (txn.get('profile_name') == p['profile_name'] if p['profile_name'] is not None
+            else txn.get('profile') == p['profile'])
+    if ours:
+        result.update(transaction=txn, transaction_id=txn.get('id'), status=txn.get('status'))
+    else:
+        module.warn('transaction %s (another profile) waits for confirmation until %s; the values this '
+                    'profile wants go back then unless it is confirmed' % (txn.get('id'), txn.get('confirm_deadline')))
 
 
 def get_txn(client, txn_id):
