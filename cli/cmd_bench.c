@@ -60,6 +60,50 @@ static void set_handlers(void (*fn)(int))
 		sigaction(forwarded[i], &sa, NULL);
 }
 
+/* METHOD PATH with BODY (borrowed, may be NULL) through the CLI's client.
+ * Returns 0 when the agent answered, with the status in *STATUS, the JSON
+ * answer in *DOC (owned by the caller, NULL when not JSON) and, when the
+ * status is not 2xx, the problem document's title, detail and JSON paths in
+ * ERR; -1 when no answer came (ERR says why). */
+static int call(const char *agent, const char *method, const char *path, const json_t *body, long *status,
+		json_t **doc, char *err, size_t errsize)
+{
+	nt_cli_reply r;
+	char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
+	*status = 0;
+	*doc = NULL;
+	if (body && !text) {
+		snprintf(err, errsize, "out of memory");
+		return -1;
+	}
+	int rc = nt_cli_request(agent, method, path, text, NULL, &r);
+	free(text);
+	if (rc < 0) {
+		snprintf(err, errsize, "cannot reach the agent at %s: %s", agent, r.error);
+		nt_cli_reply_free(&r);
+		return -1;
+	}
+	*status = r.status;
+	*doc = json_incref(r.doc);
+	nt_cli_reply_free(&r);
+	if (*status >= 200 && *status < 300)
+		return 0;
+	const char *title = json_string_value(json_object_get(*doc, "title"));
+	const char *detail = json_string_value(json_object_get(*doc, "detail"));
+	int n = snprintf(err, errsize, "HTTP %ld: %s%s%s", *status, title ? title : "error", detail ? ": " : "",
+			 detail ? detail : "");
+	size_t i;
+	json_t *e;
+	json_array_foreach(json_object_get(*doc, "errors"), i, e) {
+		if (n < 0 || (size_t)n >= errsize)
+			break;
+		n += snprintf(err + n, errsize - (size_t)n, "; %s: %s",
+			      json_string_value(json_object_get(e, "path")) ?: "?",
+			      json_string_value(json_object_get(e, "message")) ?: "");
+	}
+	return 0;
+}
+
 static double now_s(void)
 {
 	struct timespec ts;
@@ -71,7 +115,7 @@ static double now_s(void)
 static int get_doc(const char *agent, const char *path, json_t **doc, char *err, size_t errsize)
 {
 	long status;
-	if (nt_cli_call(agent, "GET", path, NULL, NULL, &status, doc, err, errsize) < 0)
+	if (call(agent, "GET", path, NULL, &status, doc, err, errsize) < 0)
 		return -1;
 	if (status != 200 || !*doc) {
 		if (status == 200)
@@ -119,7 +163,7 @@ out:
  * when the host holds none of ID's changes any more, -1 otherwise. */
 static int undo(const char *agent, long long id, json_t *report)
 {
-	char path[128], err[1024], key[64];
+	char path[128], err[1024];
 	long status;
 	json_t *doc = NULL;
 	int rc = -1;
@@ -144,8 +188,10 @@ static int undo(const char *agent, long long id, json_t *report)
 		json_decref(doc);
 		doc = NULL;
 		snprintf(path, sizeof(path), "/v1/transactions/%lld/confirm", id);
-		if (nt_cli_call(agent, "POST", path, NULL, NULL, &status, &doc, err, sizeof(err)) < 0 ||
-		    status != 200) {
+		json_t *empty = json_object();
+		int cr = call(agent, "POST", path, empty, &status, &doc, err, sizeof(err));
+		json_decref(empty);
+		if (cr < 0 || status != 200) {
 			/* Reverted between the read and the confirm: the host is back. */
 			json_decref(doc);
 			doc = NULL;
@@ -167,9 +213,8 @@ static int undo(const char *agent, long long id, json_t *report)
 	json_decref(doc);
 	doc = NULL;
 	snprintf(path, sizeof(path), "/v1/transactions/%lld/rollback", id);
-	snprintf(key, sizeof(key), "bench-run-rollback-%lld", id);
 	json_t *body = json_object();
-	int cr = nt_cli_call(agent, "POST", path, body, key, &status, &doc, err, sizeof(err));
+	int cr = call(agent, "POST", path, body, &status, &doc, err, sizeof(err));
 	json_decref(body);
 	if (cr < 0 || (status != 200 && status != 201)) {
 		fprintf(stderr, "nettune: bench-run: cannot roll back transaction %lld: %s\n", id, err);
@@ -282,7 +327,7 @@ static int write_report(const json_t *report, const char *path)
 
 int nt_cmd_bench_run(const char *cmd, const cli_opts *o, int nargs, char **args)
 {
-	const char *agent = o->agent ? o->agent : NT_CLI_DEFAULT_AGENT;
+	const char *agent = o->agent ? o->agent : getenv("NETTUNE_AGENT") ? getenv("NETTUNE_AGENT") : NT_CLI_DEFAULT_AGENT;
 	long ct = o->confirm_timeout > 0 ? o->confirm_timeout : DEFAULT_CONFIRM_S;
 	json_t *profile = NULL, *doc = NULL, *report = NULL, *before = NULL, *after = NULL;
 	char err[2048], where[1200] = "";
@@ -321,7 +366,7 @@ int nt_cmd_bench_run(const char *cmd, const cli_opts *o, int nargs, char **args)
 	 * host back: it is noted (and passed on to COMMAND once it runs). */
 	set_handlers(on_signal);
 	json_t *req = json_pack("{s:O,s:i}", "profile", profile, "confirm_timeout_s", (int)ct);
-	int cr = nt_cli_call(agent, "POST", "/v1/transactions", req, NULL, &status, &doc, err, sizeof(err));
+	int cr = call(agent, "POST", "/v1/transactions", req, &status, &doc, err, sizeof(err));
 	json_decref(req);
 	if (cr < 0 || (status != 201 && status != 200)) {
 		fprintf(stderr, "nettune: bench-run: the profile was not applied: %s\n", err);
