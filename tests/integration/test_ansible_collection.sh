@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The Ansible collection (ansible_collections/nettune/agent) on its own:
-#  - ansible-lint (production profile) passes, and ansible-doc reads every
-#    module's documentation;
+#  - ansible-lint (production profile) passes, ansible-galaxy builds the
+#    collection, and ansible-doc reads every module's documentation;
 #  - the agent role, writing only its files into a scratch directory: check
 #    mode reports changes and writes nothing; a real run writes the
 #    configuration, the tokens file (mode 600) and the profiles; a second
@@ -22,7 +22,7 @@ ok() { pass=$((pass+1)); }
 bad() { fail=$((fail+1)); echo "FAIL: $*"; }
 check() { local what=$1; shift; if "$@"; then ok; else bad "$what"; fi; }
 skip() { echo "SKIP: $*"; exit 77; }
-for t in ansible-playbook ansible-doc ansible-lint jq curl python3 openssl; do
+for t in ansible-playbook ansible-doc ansible-galaxy ansible-lint jq curl python3 openssl; do
 	command -v $t >/dev/null || skip "$t is not installed (Debian packages ansible-core, ansible-lint)"
 done
 [ "$(id -u)" -eq 0 ] || skip "the role writes root-owned files: needs root"
@@ -43,6 +43,8 @@ result="python3 $src/tests/ansible/result.py"
 # Lint and documentation.
 (cd "$src/ansible_collections/nettune/agent" && ansible-lint --nocolor --offline > "$work/lint" 2>&1)
 check "ansible-lint: $(tail -20 "$work/lint")" grep -q 'Passed with production profile: 0 failure(s), 0 warning(s)' "$work/lint"
+ansible-galaxy collection build "$src/ansible_collections/nettune/agent" --output-path "$work/dist" > "$work/build.out" 2>&1
+check "ansible-galaxy builds the collection: $(tail -3 "$work/build.out")" [ -e "$work/dist/nettune-agent-0.1.0.tar.gz" ]
 for m in nettune_facts nettune_profile nettune_desired; do
 	check "ansible-doc $m" bash -c "ansible-doc nettune.agent.$m 2>&1 | grep -q 'OPTIONS'"
 done
