@@ -109,7 +109,7 @@ play() {
 	[ -s "$work/out.json" ] || { echo "ansible-playbook reported nothing:"; tail -5 "$work/play.out"; }
 }
 r() { $result "$work/out.json" task "$@"; }
-stat() { $result "$work/out.json" stats "$@"; }
+recap() { $result "$work/out.json" stats "$@"; }
 # Every file of a host tree byte for byte, except ROOT/ethtool/IFACE.json: the
 # fixture backend stands in for the NIC's ring registers there and rewrites the
 # whole JSON document, so those are compared by value.
@@ -153,7 +153,7 @@ play NETTUNE_TOKEN="$secret" -- "$src/tests/ansible/apply.yml" -e @"$work/vars.j
 check "second apply ran" [ "$prc" = 0 ]
 for h in "${hosts[@]}"; do
 	check "$h second run changed=false" [ "$(r Apply $h "r['changed']")" = false ]
-	check "$h second run: recap changed=0" [ "$(stat $h changed)" = 0 ]
+	check "$h second run: recap changed=0" [ "$(recap $h changed)" = 0 ]
 	check "$h second run: no new transaction" [ "$(ntxn $h)" = 1 ]
 done
 
@@ -203,9 +203,9 @@ check "batches: x460 the canary alone, then ceph and epyc" \
 	[ "$($result "$work/out.json" batches | tr '\n' ' ')" = "x460 ceph,epyc " ]
 for h in x460 ceph; do
 	check "$h confirmed" [ "$(r 'Confirm the transaction' $h "r['status']")" = '"applied"' ]
-	check "$h recap failures=0" [ "$(stat $h failures)" = 0 ]
+	check "$h recap failures=0" [ "$(recap $h failures)" = 0 ]
 done
-check "epyc failed" [ "$(stat epyc failures)" = 1 ]
+check "epyc failed" [ "$(recap epyc failures)" = 1 ]
 msg=$(r 'Leave the transaction unconfirmed, so the agent reverts it' epyc "r.get('msg', '')")
 check "epyc's failure says which finding remains: $msg" grep -q 'still found after the change: bond-hash-layer2' <<<"$msg"
 etx=$(r 'Apply the profile with a confirm window' epyc "r['transaction_id']")
