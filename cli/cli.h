@@ -34,6 +34,8 @@ typedef struct cli_opts {
 	long rtt_ms;
 	const char *agent;
 	long confirm_timeout;
+	/* bench-run */
+	const char *profile, *report;
 	bool force;
 	const char *status;
 	long limit;
@@ -101,6 +103,14 @@ int nt_cmd_irqs(const char *cmd, const cli_opts *o, int nargs, char **args);
 int nt_cmd_rates(const char *cmd, const cli_opts *o, int nargs, char **args);
 int nt_cmd_placement(const char *cmd, const cli_opts *o, int nargs, char **args);
 int nt_cmd_run(const char *cmd, const cli_opts *o, int nargs, char **args);
+/* bench-run --profile P.json [--near IFACE] [--cpus N] [--report FILE] -- COMMAND. */
+int nt_cmd_bench_run(const char *cmd, const cli_opts *o, int nargs, char **args);
+
+/* Bind this process to the CPUs and memory node placement recommends for
+ * an application using IFNAME (o->cpus, o->root), as `run --near` does;
+ * WHERE (may be NULL) gets "cpus LIST, node N". Prints why on failure.
+ * Returns 0, 2 (no such NIC, its node unknown) or 1. */
+int nt_cli_bind_near(const cli_opts *o, const char *ifname, char *where, size_t wsize);
 
 /* plan and apply: one PROFILE.json. */
 int nt_cmd_profile(const char *cmd, const cli_opts *o, int nargs, char **args);

@@ -281,17 +281,11 @@ int nt_cmd_placement(const char *cmd, const cli_opts *o, int nargs, char **args)
 	return rc;
 }
 
-/* Bind this process to the recommended CPUs and the NIC's memory node,
- * then become COMMAND: the affinity and memory policy are inherited. */
-int nt_cmd_run(const char *cmd, const cli_opts *o, int nargs, char **args)
+int nt_cli_bind_near(const cli_opts *o, const char *ifname, char *where, size_t wsize)
 {
 	nt_topology *t = NULL;
 	nt_placement p;
-	if (!o->near || nargs < 1) {
-		fprintf(stderr, "nettune: run wants --near IFACE -- COMMAND [ARGS...]\n");
-		return 2;
-	}
-	int rc = placement_of(o, o->near, &t, &p);
+	int rc = placement_of(o, ifname, &t, &p);
 	if (rc) {
 		nt_topology_free(t);
 		return rc;
@@ -307,6 +301,11 @@ int nt_cmd_run(const char *cmd, const cli_opts *o, int nargs, char **args)
 	for (int c = nt_cpuset_next(&p.app_cpus, 0); c >= 0; c = nt_cpuset_next(&p.app_cpus, c + 1))
 		CPU_SET_S((size_t)c, sz, set);
 	int node = p.node;
+	if (where) {
+		char cpus[1024];
+		nt_cpulist_format(&p.app_cpus, cpus, sizeof(cpus));
+		snprintf(where, wsize, "cpus %s, node %d", cpus, node);
+	}
 	nt_topology_free(t);
 	if (sched_setaffinity(0, sz, set) < 0) {
 		fprintf(stderr, "nettune: cannot bind to the CPUs: %s\n", strerror(errno));
@@ -320,6 +319,20 @@ int nt_cmd_run(const char *cmd, const cli_opts *o, int nargs, char **args)
 		numa_set_membind(nodes);
 		numa_free_nodemask(nodes);
 	}
+	return 0;
+}
+
+/* Bind this process to the recommended CPUs and the NIC's memory node,
+ * then become COMMAND: the affinity and memory policy are inherited. */
+int nt_cmd_run(const char *cmd, const cli_opts *o, int nargs, char **args)
+{
+	if (!o->near || nargs < 1) {
+		fprintf(stderr, "nettune: run wants --near IFACE -- COMMAND [ARGS...]\n");
+		return 2;
+	}
+	int rc = nt_cli_bind_near(o, o->near, NULL, 0);
+	if (rc)
+		return rc;
 	execvp(args[0], args);
 	fprintf(stderr, "nettune: cannot run '%s': %s\n", args[0], strerror(errno));
 	return 127;

@@ -77,6 +77,16 @@ static const char usage[] =
 	"  history [--status S] [--limit N] [--since WHEN]\n"
 	"                                     past transactions, newest first (default 20; WHEN is\n"
 	"                                     30m, 12h, 7d or a UTC time such as 2026-11-30T16:00)\n"
+	"  bench-run --profile P.json [--near IFACE] [--cpus N] [--report FILE]\n"
+	"            [--confirm-timeout S] -- COMMAND [ARGS...]\n"
+	"                                     apply P as one transaction (reverted by the agent after S\n"
+	"                                     s, default 3600, if bench-run dies), run COMMAND (bound near\n"
+	"                                     IFACE as run --near does), roll P back, also when COMMAND\n"
+	"                                     fails or bench-run gets SIGINT/SIGTERM/SIGHUP; the\n"
+	"                                     counters' change goes to a table on stderr and, with\n"
+	"                                     --report, a JSON report. Exit status:\n"
+	"                                     COMMAND's (128+N when signal N ended it); 125 when the\n"
+	"                                     run could not start or the host could not be put back\n"
 	"\n"
 	"Colour only on a terminal, never with NO_COLOR set; waits of more than a second show\n"
 	"on a terminal's stderr.\n"
@@ -93,8 +103,9 @@ static int cmd_help(FILE *f)
 	return f == stdout ? NT_EXIT_OK : NT_EXIT_USAGE;
 }
 
-/* STOP_AT_COMMAND: for "run", options end at the first non-option so that
- * COMMAND's own options are never taken for ours. getopt's table is made
+/* STOP_AT_COMMAND: for "run" and "bench-run", options end at the first
+ * non-option so that COMMAND's own options are never taken for ours.
+ * getopt's table is made
  * from nt_cli_options (cli/options.c), row for row. */
 static int parse_opts(int argc, char **argv, cli_opts *o, bool stop_at_command)
 {
@@ -133,7 +144,7 @@ static int parse_opts(int argc, char **argv, cli_opts *o, bool stop_at_command)
 }
 
 /* The commands, by name. Options are parsed the same way for all of them,
- * except that for "run" they end at the first non-option, so that
+ * except that for "run" and "bench-run" they end at the first non-option, so that
  * COMMAND's own options are never taken for ours. */
 static const struct command {
 	const char *name;
@@ -146,6 +157,7 @@ static const struct command {
 	{ "serve", nt_cmd_serve, false },
 	{ "rates", nt_cmd_rates, false },
 	{ "run", nt_cmd_run, true },
+	{ "bench-run", nt_cmd_bench_run, true },
 	{ "placement", nt_cmd_placement, false },
 	{ "plan", nt_cmd_profile, false },
 	{ "apply", nt_cmd_profile, false },

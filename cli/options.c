@@ -36,6 +36,8 @@ const nt_cli_option nt_cli_options[] = {
 	{ "near", NT_OPT_STR, F(near), 0, 0, "an interface", NULL, 0 },
 	{ "cpus", NT_OPT_LONG, F(cpus), 1, NT_MAX_CPUS, "a number of CPUs", NULL, 0 },
 	{ "fix-profile", NT_OPT_FLAG, F(fix_profile), 0, 0, NULL, NULL, 0 },
+	{ "profile", NT_OPT_STR, F(profile), 0, 0, "a file", NULL, 0 },
+	{ "report", NT_OPT_STR, F(report), 0, 0, "a file", NULL, 0 },
 	{ "config", NT_OPT_STR, F(config), 0, 0, "a file", NULL, 0 },
 	{ "check-config", NT_OPT_FLAG, F(check_config), 0, 0, NULL, NULL, 0 },
 	{ "tokens", NT_OPT_STR, F(tokens), 0, 0, "a file", NULL, NT_OPT_CONF },

@@ -31,6 +31,11 @@ test_pkgs=(iproute2 ethtool irqbalance sqlite3 python3 jq numactl hwloc-nox proc
 	# the API contract tests (tests/contract): Spectral, Prism, openapi-typescript,
 	# fast-check come from the npm registry via `npm ci`
 	nodejs npm
+	# the Ansible collection's tests (ansible_collections/nettune/agent): the
+	# playbooks and modules run by Debian's ansible-core, checked by ansible-lint
+	ansible-core ansible-lint
+	# nettune bench-run's test: traffic between network namespaces
+	iperf3
 	# the VM lab (tests/lab): qemu, the initramfs tools, and what building
 	# netdevsim against Debian's kernel headers needs
 	qemu-system-x86 busybox-static kmod cpio make gcc-12 binutils xz-utils libelf1 libssl3

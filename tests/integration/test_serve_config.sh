@@ -199,7 +199,7 @@ if command -v bash >/dev/null; then
 	for c in topology diagnose irqs rates placement run serve plan apply confirm rollback history show; do
 		check "completion offers $c" grep -qw -- "$c" <<<"$cmds"
 	done
-	opts=$(bash -c "source '$NT_SRC/deploy/nettune.bash-completion'; COMP_WORDS=('$NT_BIN' serve --pro); COMP_CWORD=2; _nettune; echo \"\${COMPREPLY[*]}\"")
+	opts=$(bash -c "source '$NT_SRC/deploy/nettune.bash-completion'; COMP_WORDS=('$NT_BIN' serve --profiles-); COMP_CWORD=2; _nettune; echo \"\${COMPREPLY[*]}\"")
 	check "completion offers --profiles-dir" [ "$opts" = "--profiles-dir" ]
 fi
 
