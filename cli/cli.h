@@ -5,7 +5,7 @@
  *   cli/cmd_host.c   read the host directly: topology, diagnose, irqs,
  *                    rates, placement, run
  *   cli/cmd_txn.c    talk to a running agent (over cli/client.c): plan,
- *                    apply, confirm, rollback, show, history
+ *                    apply, confirm, rollback, show, history, desired, drift
  *   cli/cmd_serve.c  serve: the agent and its HTTP server
  *
  * This is the edge: these files print and choose exit codes (2 for a usage
@@ -33,10 +33,13 @@ typedef struct cli_opts {
 	const char *near;
 	long cpus;
 	bool fix_profile;
+	bool persist; /* apply --persist */
 	/* serve */
 	const char *tokens, *tls_cert, *tls_key, *tls_client_ca;
 	long max_body, client_timeout, max_connections;
 	bool log_json;
+	const char *drift_policy; /* "report" | "repair", NULL: the default */
+	long drift_interval; /* seconds, 0: the default */
 } cli_opts;
 
 /* A command: CMD is its name as typed, ARGS its NARGS positional
@@ -55,6 +58,9 @@ int nt_cmd_profile(const char *cmd, const cli_opts *o, int nargs, char **args);
 /* confirm, rollback and show: one transaction ID. */
 int nt_cmd_txn_id(const char *cmd, const cli_opts *o, int nargs, char **args);
 int nt_cmd_history(const char *cmd, const cli_opts *o, int nargs, char **args);
+/* desired [show|set PROFILE.json|clear], drift. */
+int nt_cmd_desired(const char *cmd, const cli_opts *o, int nargs, char **args);
+int nt_cmd_drift(const char *cmd, const cli_opts *o, int nargs, char **args);
 
 int nt_cmd_serve(const char *cmd, const cli_opts *o, int nargs, char **args);
 

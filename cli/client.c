@@ -112,7 +112,8 @@ int nt_cli_plan(const char *agent, const char *profile_path)
 	return send_json(agent, "POST", "/v1/plan", p);
 }
 
-int nt_cli_apply(const char *agent, const char *profile_path, long confirm_timeout_s)
+int nt_cli_apply(const char *agent, const char *profile_path, long confirm_timeout_s,
+		 bool persist)
 {
 	json_t *p = load_profile(profile_path);
 	if (!p)
@@ -120,6 +121,8 @@ int nt_cli_apply(const char *agent, const char *profile_path, long confirm_timeo
 	json_t *body = json_pack("{s:o}", "profile", p);
 	if (confirm_timeout_s > 0)
 		json_object_set_new(body, "confirm_timeout_s", json_integer(confirm_timeout_s));
+	if (persist)
+		json_object_set_new(body, "persist", json_true());
 	return send_json(agent, "POST", "/v1/transactions", body);
 }
 
@@ -179,4 +182,27 @@ int nt_cli_history(const char *agent, const char *status, long limit)
 		snprintf(path + n, sizeof(path) - (size_t)n, "&status=%s", status);
 	}
 	return request(agent, "GET", path, NULL);
+}
+
+int nt_cli_desired_show(const char *agent)
+{
+	return request(agent, "GET", "/v1/desired", NULL);
+}
+
+int nt_cli_desired_set(const char *agent, const char *profile_path)
+{
+	json_t *p = load_profile(profile_path);
+	if (!p)
+		return 2;
+	return send_json(agent, "PUT", "/v1/desired", json_pack("{s:o}", "profile", p));
+}
+
+int nt_cli_desired_clear(const char *agent)
+{
+	return request(agent, "DELETE", "/v1/desired", NULL);
+}
+
+int nt_cli_drift(const char *agent)
+{
+	return request(agent, "GET", "/v1/drift", NULL);
 }

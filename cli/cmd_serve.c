@@ -155,6 +155,9 @@ int nt_cmd_serve(const char *cmd, const cli_opts *o, int nargs, char **args)
 	cfg.max_body = (size_t)o->max_body;
 	cfg.client_timeout_s = (unsigned)o->client_timeout;
 	cfg.max_connections = (unsigned)o->max_connections;
+	acfg.drift.policy = o->drift_policy ? (nt_drift_policy)nt_drift_policy_parse(o->drift_policy)
+					    : NT_DRIFT_REPAIR;
+	acfg.drift.interval_ms = (int)(o->drift_interval ? o->drift_interval : 30) * 1000;
 	static bool log_json;
 	log_json = o->log_json;
 	acfg.log = log_event;

@@ -21,7 +21,7 @@ int nt_cmd_profile(const char *cmd, const cli_opts *o, int nargs, char **args)
 	}
 	if (!strcmp(cmd, "plan"))
 		return nt_cli_plan(agent_url(o), args[0]);
-	return nt_cli_apply(agent_url(o), args[0], o->confirm_timeout);
+	return nt_cli_apply(agent_url(o), args[0], o->confirm_timeout, o->persist);
 }
 
 int nt_cmd_txn_id(const char *cmd, const cli_opts *o, int nargs, char **args)
@@ -40,4 +40,26 @@ int nt_cmd_txn_id(const char *cmd, const cli_opts *o, int nargs, char **args)
 int nt_cmd_history(const char *cmd, const cli_opts *o, int nargs, char **args)
 {
 	return nt_cli_history(agent_url(o), o->status, o->limit);
+}
+
+int nt_cmd_desired(const char *cmd, const cli_opts *o, int nargs, char **args)
+{
+	const char *sub = nargs > 0 ? args[0] : "show";
+	if (!strcmp(sub, "show") && nargs <= 1)
+		return nt_cli_desired_show(agent_url(o));
+	if (!strcmp(sub, "set") && nargs == 2)
+		return nt_cli_desired_set(agent_url(o), args[1]);
+	if (!strcmp(sub, "clear") && nargs == 1)
+		return nt_cli_desired_clear(agent_url(o));
+	fprintf(stderr, "nettune: desired wants 'show', 'set PROFILE.json' or 'clear'\n");
+	return 2;
+}
+
+int nt_cmd_drift(const char *cmd, const cli_opts *o, int nargs, char **args)
+{
+	if (nargs != 0) {
+		fprintf(stderr, "nettune: drift takes no arguments\n");
+		return 2;
+	}
+	return nt_cli_drift(agent_url(o));
 }

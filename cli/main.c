@@ -43,16 +43,25 @@ static const char usage[] =
 	"        [--client-timeout S]         close idle or slow connections after S s (default 30)\n"
 	"        [--max-connections N]        open connections at once (default 64)\n"
 	"        [--log-format text|json]     access and transaction-step log on stderr (default text)\n"
+	"        [--drift-policy repair|report] hold the desired state: repair drift as transactions\n"
+	"                                     (default), or only report it\n"
+	"        [--drift-interval S]         check IRQ affinity and sysctls every S s (default 30);\n"
+	"                                     links and ethtool settings are checked on kernel events\n"
 	"\n"
 	"Commands that talk to a running agent (--agent URL, default " NT_CLI_DEFAULT_AGENT ";\n"
 	"NETTUNE_TOKEN in the environment is sent as a bearer token):\n"
 	"  plan PROFILE.json                  the steps a profile would take, changing nothing\n"
-	"  apply PROFILE.json [--confirm-timeout S]\n"
-	"                                     apply a profile as one transaction\n"
+	"  apply PROFILE.json [--confirm-timeout S] [--persist]\n"
+	"                                     apply a profile as one transaction; --persist makes it\n"
+	"                                     the desired state the agent holds once it took effect\n"
 	"  confirm ID                         confirm a transaction applied with --confirm-timeout\n"
 	"  rollback ID [--force]              undo a transaction, as a new transaction\n"
 	"  history [--status S] [--limit N]   past transactions, newest first\n"
 	"  show ID                            one transaction with its steps\n"
+	"  desired [show]                     the desired state, who set it and when, its history\n"
+	"  desired set PROFILE.json           make PROFILE the desired state (validated first)\n"
+	"  desired clear                      stop holding it (the host is not changed)\n"
+	"  drift                              each drifted target: desired, current, state, repairs\n"
 	"\n"
 	"  help, --help                       this text\n"
 	"  version, --version                 the version\n";
@@ -66,7 +75,7 @@ static int cmd_help(FILE *f)
 enum { OPT_ROOT = 1000, OPT_JSON, OPT_LISTEN, OPT_STATE, OPT_RTT, OPT_AGENT, OPT_CONFIRM, OPT_FORCE,
        OPT_STATUS, OPT_LIMIT, OPT_HELP, OPT_INTERVAL, OPT_NEAR, OPT_CPUS, OPT_FIXPROFILE,
        OPT_TOKENS, OPT_TLS_CERT, OPT_TLS_KEY, OPT_TLS_CA, OPT_MAX_BODY, OPT_CLIENT_TIMEOUT,
-       OPT_MAX_CONN, OPT_LOG_FORMAT };
+       OPT_MAX_CONN, OPT_LOG_FORMAT, OPT_DRIFT_POLICY, OPT_DRIFT_INTERVAL, OPT_PERSIST };
 
 static const struct option long_opts[] = {
 	{ "root", required_argument, NULL, OPT_ROOT },
@@ -92,6 +101,9 @@ static const struct option long_opts[] = {
 	{ "client-timeout", required_argument, NULL, OPT_CLIENT_TIMEOUT },
 	{ "max-connections", required_argument, NULL, OPT_MAX_CONN },
 	{ "log-format", required_argument, NULL, OPT_LOG_FORMAT },
+	{ "drift-policy", required_argument, NULL, OPT_DRIFT_POLICY },
+	{ "drift-interval", required_argument, NULL, OPT_DRIFT_INTERVAL },
+	{ "persist", no_argument, NULL, OPT_PERSIST },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -186,6 +198,19 @@ static int parse_opts(int argc, char **argv, cli_opts *o, bool stop_at_command)
 			}
 			o->log_json = !strcmp(optarg, "json");
 			break;
+		case OPT_DRIFT_POLICY:
+			if (strcmp(optarg, "report") && strcmp(optarg, "repair")) {
+				fprintf(stderr, "nettune: --drift-policy wants 'report' or 'repair', not '%s'\n", optarg);
+				return -1;
+			}
+			o->drift_policy = optarg;
+			break;
+		case OPT_DRIFT_INTERVAL:
+			if (opt_number("drift-interval", "seconds", 1, 86400, &v) < 0)
+				return -1;
+			o->drift_interval = v;
+			break;
+		case OPT_PERSIST: o->persist = true; break;
 		default: return -1;
 		}
 	}
@@ -213,6 +238,8 @@ static const struct command {
 	{ "rollback", nt_cmd_txn_id, false },
 	{ "show", nt_cmd_txn_id, false },
 	{ "history", nt_cmd_history, false },
+	{ "desired", nt_cmd_desired, false },
+	{ "drift", nt_cmd_drift, false },
 };
 
 static const struct command *find_command(const char *name)
