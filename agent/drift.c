@@ -430,6 +430,7 @@ int nt_drift_check(nt_drift *d, const char *reason)
 	 * inside the engine's slot against the host as it is then. */
 	req.reason = reason;
 	req.skip = skip;
+	req.desired_set_ms = set_ms;
 	req.client = "nettune-drift";
 	req.identity = "";
 	pthread_mutex_lock(&d->lock);

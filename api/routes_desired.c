@@ -8,7 +8,8 @@
  *   200 the desired-state document; the watcher checks at once (policy repair: applies
  *       the drifted targets as a transaction with reason "drift")
  *   422 problem "invalid-profile" with "errors": [{"path","message"}] (nothing recorded)
- *   404 profile-not-found; 503 store-unavailable
+ *   404 profile-not-found; 503 store-unavailable; 409 transaction-in-flight (a transaction
+ *   held the engine for 30 s: the desired state never changes under one)
  * GET /v1/desired
  *   200 {"profile", "profile_name", "source": "api"|"transaction", "txn_id", "set",
  *        "client", "identity", "policy", "history": [{"action": "set"|"cleared",
@@ -137,6 +138,10 @@ static int h_put(const nt_request *req, nt_response *resp)
 			json_object_set(resp->json, "errors", o.errors);
 	} else if (r == -ENOENT) {
 		nt_problem(resp, 404, "profile-not-found", "Not found", "%s", o.message);
+	} else if (r == NT_ECONFLICT) {
+		nt_problem(resp, 409, "transaction-in-flight", "Conflict", "%s", o.message);
+		if (resp->json && o.conflict_id)
+			json_object_set_new(resp->json, "in_flight", json_integer(o.conflict_id));
 	} else if (r == NT_ESTORE) {
 		nt_problem(resp, 503, "store-unavailable", "Store unavailable", "%s", o.message);
 	} else if (r < 0) {
@@ -165,6 +170,9 @@ static int h_delete(const nt_request *req, nt_response *resp)
 				     req->identity ? req->identity : "");
 	if (r == -ENOENT)
 		return no_desired(resp);
+	if (r == NT_ECONFLICT)
+		return nt_problem(resp, 409, "transaction-in-flight", "Conflict",
+				  "a transaction has been in flight for 30 s; try again");
 	if (r < 0)
 		return store_problem(req, resp);
 	nt_drift *d = nt_agent_drift(agent(req));

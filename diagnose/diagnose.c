@@ -923,6 +923,7 @@ static int insert_finding(json_t *diagnosis, int sev, json_t *f)
 int nt_diagnose_add_drift(json_t *diagnosis, const json_t *drift)
 {
 	const char *status = json_string_value(json_object_get(drift, "status"));
+	const char *policy = json_string_value(json_object_get(drift, "policy"));
 	size_t i;
 	json_t *t;
 	char msg[768];
@@ -954,6 +955,15 @@ int nt_diagnose_add_drift(json_t *diagnosis, const json_t *drift)
 				 json_string_value(json_object_get(t, "current")),
 				 json_string_value(json_object_get(t, "culprit")) ?
 					 json_string_value(json_object_get(t, "culprit")) : "");
+		} else if (!strcmp(state, "drifted") && policy && !strcmp(policy, "report")) {
+			/* Under "repair" a drifted target is repaired within
+			 * moments; under "report" it stays so. */
+			sev = SEV_WARNING;
+			snprintf(msg, sizeof(msg),
+				 "%s %s differs from the desired state (%s, now %s); the drift "
+				 "policy is report, so it stays so", kind, target,
+				 json_string_value(json_object_get(t, "desired")),
+				 json_string_value(json_object_get(t, "current")));
 		} else if (!strcmp(state, "overridden")) {
 			sev = SEV_INFO;
 			snprintf(msg, sizeof(msg),

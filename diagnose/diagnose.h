@@ -15,7 +15,8 @@ json_t *nt_diagnose(const nt_topology *t, const nt_diag_options *opt);
 
 /* Add to DIAGNOSIS (nt_diagnose's document) a "drift" finding for each
  * target of DRIFT (the drift watcher's report, agent/drift.h) that is
- * contested (severity warning) or overridden (info), and one for a
+ * contested (severity warning), drifted under policy "report" (warning:
+ * nothing will repair it) or overridden (info), and one for a
  * desired state that no longer validates (warning). Pure. Returns 0 or
  * -ENOMEM. */
 int nt_diagnose_add_drift(json_t *diagnosis, const json_t *drift);

@@ -139,6 +139,30 @@ static int slot_take(nt_txn_engine *e, bool allow_pending, nt_txn_outcome *out)
 	return r;
 }
 
+/* Take the slot, waiting up to TIMEOUT_MS for a transaction in flight
+ * (not for one waiting for confirmation). */
+static int slot_wait(nt_txn_engine *e, int timeout_ms, nt_txn_outcome *out)
+{
+	struct timespec dl;
+	int r = 0;
+	clock_gettime(CLOCK_REALTIME, &dl);
+	dl.tv_sec += timeout_ms / 1000;
+	pthread_mutex_lock(&e->lock);
+	while (e->busy && r == 0)
+		r = pthread_cond_timedwait(&e->cond, &e->lock, &dl);
+	if (e->busy) {
+		out->conflict_id = e->inflight_id;
+		snprintf(out->message, sizeof(out->message), "transaction %lld is in flight",
+			 (long long)e->inflight_id);
+		pthread_mutex_unlock(&e->lock);
+		return NT_ECONFLICT;
+	}
+	e->busy = true;
+	e->inflight_id = 0;
+	pthread_mutex_unlock(&e->lock);
+	return 0;
+}
+
 static void slot_release(nt_txn_engine *e)
 {
 	pthread_mutex_lock(&e->lock);
@@ -633,6 +657,17 @@ static int replay(nt_txn_engine *e, const char *key, nt_txn_outcome *out)
 	return r;
 }
 
+/* Whether the desired state is still the one REQ repairs toward. */
+static bool desired_still(nt_txn_engine *e, const nt_txn_request *req)
+{
+	json_t *d = NULL;
+	bool same = nt_store_desired_get(e->store, &d) == 0 &&
+		    json_integer_value(json_object_get(d, "set_ms")) == req->desired_set_ms &&
+		    json_equal(json_object_get(d, "profile"), (json_t *)req->profile);
+	json_decref(d);
+	return same;
+}
+
 /* Leave out of PLAN the steps whose "KIND TARGET" is a key of SKIP. */
 static void skip_steps(nt_plan *plan, const json_t *skip)
 {
@@ -717,6 +752,10 @@ int nt_txn_apply(nt_txn_engine *e, const nt_txn_request *req, nt_txn_outcome *ou
 		return r < 0 ? NT_ESTORE : 0;
 	if ((r = slot_take(e, false, out)) < 0)
 		return r;
+	if (req->reason && req->desired_set_ms && !desired_still(e, req)) {
+		r = 0; /* the desired state changed since the check: not this repair */
+		goto out;
+	}
 	if ((r = resolve_profile(e, req, &profile, out)) < 0)
 		goto out;
 	if ((r = make_plan(e, profile, &plan, out)) < 0)
@@ -961,6 +1000,8 @@ int nt_txn_desired_set(nt_txn_engine *e, const nt_txn_request *req, nt_txn_outco
 
 	if ((r = need_store(e, out)) < 0)
 		return r;
+	if ((r = slot_wait(e, 30000, out)) < 0)
+		return r;
 	if ((r = resolve_profile(e, req, &profile, out)) < 0)
 		goto out;
 	/* Validated (and planned) against the host as it is now, so a profile
@@ -989,6 +1030,7 @@ int nt_txn_desired_set(nt_txn_engine *e, const nt_txn_request *req, nt_txn_outco
 	}
 	r = nt_store_desired_get(e->store, &out->doc);
 out:
+	slot_release(e);
 	nt_plan_free(&plan);
 	json_decref(d);
 	json_decref(profile);
@@ -997,9 +1039,13 @@ out:
 
 int nt_txn_desired_clear(nt_txn_engine *e, const char *client, const char *identity)
 {
+	nt_txn_outcome o = { 0 };
 	if (!e->store)
 		return NT_ESTORE;
+	if (slot_wait(e, 30000, &o) < 0)
+		return NT_ECONFLICT;
 	int r = nt_store_desired_clear(e->store, client, identity);
+	slot_release(e);
 	if (r == 0 && e->log) {
 		json_t *ev = json_pack("{s:s, s:s, s:s, s:s}", "event", "desired", "action", "cleared",
 				       "client", client ? client : "", "identity",

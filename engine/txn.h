@@ -47,6 +47,10 @@ typedef struct nt_txn_request {
 	/* Steps to leave out of the plan: an object whose keys are
 	 * "KIND TARGET" (a contested or overridden target), or NULL. */
 	const json_t *skip;
+	/* With a reason: the "set_ms" of the desired state this repair is
+	 * for. Checked inside the slot, so a repair planned just before the
+	 * desired state changed or was cleared is dropped (no doc). 0: none. */
+	int64_t desired_set_ms;
 } nt_txn_request;
 
 /* What an engine call produced. Free with nt_txn_outcome_free. */
@@ -112,7 +116,9 @@ int nt_txn_apply(nt_txn_engine *e, const nt_txn_request *req, nt_txn_outcome *ou
  * pending). */
 int nt_txn_confirm(nt_txn_engine *e, int64_t id, nt_txn_outcome *out);
 
-/* The desired state (see agent/drift.h for what holds it). SET validates
+/* The desired state (see agent/drift.h for what holds it). SET and CLEAR
+ * take the slot (waiting up to 30 s for a transaction in flight, then
+ * NT_ECONFLICT), so they never change under a repair. SET validates
  * REQ's profile (or profile_name) against this host like a plan
  * (NT_EINVALID with out->errors, -ENOENT) and records it, with REQ's
  * client and identity, as set by SOURCE ("api"); out->doc is
