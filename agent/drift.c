@@ -1,6 +1,7 @@
 #include "agent/drift.h"
 #include "host/topology.h"
 #include "kernel/events.h"
+#include "kernel/irqbalance_client.h"
 #include "store/status.h"
 
 #include <errno.h>
@@ -171,14 +172,34 @@ static json_t *culprit(nt_drift *d, const char *kind, const char *target, const 
 			pid = t->irqbalance.pid;
 		}
 		nt_topology_free(t);
-		if (running)
-			snprintf(buf, sizeof(buf),
-				 "irqbalance (pid %d) is running and IRQ %s is not banned from it: "
-				 "give the profile \"irqbalance\": \"ban\" (or \"stop\")", pid, target);
-		else
+		if (!running) {
 			snprintf(buf, sizeof(buf),
 				 "another program writes /proc/irq/%s/smp_affinity (irqbalance is not "
 				 "running)", target);
+			return json_string(buf);
+		}
+		/* irqbalance leaves banned IRQs alone: ask it whether this one is,
+		 * where it can be asked (the live host). */
+		nt_irqbalance_proc p;
+		char reply[4096], banned[2048] = "", padded[2056], needle[32];
+		int known = 0;
+		if (nt_irqbalance_controllable(&d->ctx, NULL, 0) == 0 &&
+		    nt_irqbalance_find(&d->ctx, &p) == 0 && p.pid &&
+		    nt_irqbalance_command(&p, "setup", reply, sizeof(reply)) > 0 &&
+		    nt_irqbalance_parse_banned(reply, banned, sizeof(banned)) == 0) {
+			snprintf(padded, sizeof(padded), " %s ", banned);
+			snprintf(needle, sizeof(needle), " %s ", target);
+			known = strstr(padded, needle) ? 1 : -1;
+		}
+		if (known > 0)
+			snprintf(buf, sizeof(buf),
+				 "another program writes /proc/irq/%s/smp_affinity (irqbalance, pid %d, "
+				 "has it banned)", target, pid);
+		else
+			snprintf(buf, sizeof(buf),
+				 "irqbalance (pid %d) is running and IRQ %s is %s from it: give the "
+				 "profile \"irqbalance\": \"ban\" (or \"stop\")", pid, target,
+				 known < 0 ? "not banned" : "probably not banned");
 		return json_string(buf);
 	}
 	if (!strcmp(kind, "rings") || !strcmp(kind, "channels") || !strcmp(kind, "coalesce")) {
@@ -402,9 +423,16 @@ int nt_drift_check(nt_drift *d, const char *reason)
 		if (repairs_in_window(d, e, now) >= d->cfg.contest_repairs) {
 			json_t *iface = json_object_get(e, "interface");
 			json_object_set_new(e, "state", json_string("contested"));
+			json_t *rerr = json_object_get(e, "repair_error");
+			char why[600];
+			if (json_is_string(rerr))
+				snprintf(why, sizeof(why), "the repair itself fails: %s",
+					 json_string_value(rerr));
 			json_object_set_new(e, "culprit",
-					    culprit(d, kind, target,
-						    json_is_string(iface) ? json_string_value(iface) : ""));
+					    json_is_string(rerr) ?
+						    json_string(why) :
+						    culprit(d, kind, target,
+							    json_is_string(iface) ? json_string_value(iface) : ""));
 			json_object_set_new(skip, key, json_true());
 			emit(d, json_pack("{s:s, s:s, s:s, s:i, s:O}", "event", "drift_contested",
 					  "kind", kind, "target", target, "repairs",
@@ -479,6 +507,17 @@ int nt_drift_check(nt_drift *d, const char *reason)
 				json_object_set_new(e, "drifting", json_false());
 				json_object_set_new(e, "state", json_string("in_sync"));
 				json_object_set(e, "current", json_object_get(e, "desired"));
+				json_object_del(e, "repair_error");
+			} else {
+				/* Kept for the contested report: a repair that
+				 * cannot hold is not another tool's doing. */
+				json_t *err = json_object_get(s, "error");
+				if (!json_is_string(err))
+					err = json_object_get(ao.doc, "error");
+				json_object_set_new(e, "repair_error",
+						    json_string(json_is_string(err) ?
+								json_string_value(err) :
+								res ? res : "not applied"));
 			}
 		}
 		ndrift = drifting_count(d);

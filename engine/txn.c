@@ -22,6 +22,7 @@ struct nt_txn_engine {
 	pthread_mutex_t lock; /* guards everything below */
 	pthread_cond_t cond; /* busy released, pending changed, stop */
 	bool busy; /* a transaction is being applied, reverted or rolled back */
+	bool busy_agent; /* ... and it is the agent's own (a reason: boot, drift, link-up) */
 	int64_t inflight_id; /* its id once recorded */
 	int64_t pending_id; /* the transaction waiting for confirmation, 0 none */
 	int64_t pending_deadline_ms;
@@ -112,11 +113,22 @@ static void sleep_ms(int ms)
 
 /* ---- the apply slot ---- */
 
-/* Take the slot, or NT_ECONFLICT with the transaction in the way. */
-static int slot_take(nt_txn_engine *e, bool allow_pending, nt_txn_outcome *out)
+/* Take the slot, or NT_ECONFLICT with the transaction in the way. AGENT:
+ * the taker is the agent holding its desired state. A client never gets a
+ * conflict for the agent's own repair (short, and the client's request
+ * wins): it waits for it to end, up to 30 s. */
+static int slot_take(nt_txn_engine *e, bool allow_pending, bool agent, nt_txn_outcome *out)
 {
 	int r = 0;
 	pthread_mutex_lock(&e->lock);
+	if (!agent && e->busy && e->busy_agent) {
+		struct timespec dl;
+		clock_gettime(CLOCK_REALTIME, &dl);
+		dl.tv_sec += 30;
+		while (e->busy && e->busy_agent &&
+		       pthread_cond_timedwait(&e->cond, &e->lock, &dl) == 0)
+			;
+	}
 	if (e->busy) {
 		out->conflict_id = e->inflight_id;
 		if (e->inflight_id)
@@ -133,6 +145,7 @@ static int slot_take(nt_txn_engine *e, bool allow_pending, nt_txn_outcome *out)
 		r = NT_ECONFLICT;
 	} else {
 		e->busy = true;
+		e->busy_agent = agent;
 		e->inflight_id = 0;
 	}
 	pthread_mutex_unlock(&e->lock);
@@ -167,6 +180,7 @@ static void slot_release(nt_txn_engine *e)
 {
 	pthread_mutex_lock(&e->lock);
 	e->busy = false;
+	e->busy_agent = false;
 	e->inflight_id = 0;
 	pthread_cond_broadcast(&e->cond);
 	pthread_mutex_unlock(&e->lock);
@@ -750,7 +764,7 @@ int nt_txn_apply(nt_txn_engine *e, const nt_txn_request *req, nt_txn_outcome *ou
 		return r;
 	if (req->idempotency_key && (r = replay(e, req->idempotency_key, out)) != -ENOENT)
 		return r < 0 ? NT_ESTORE : 0;
-	if ((r = slot_take(e, false, out)) < 0)
+	if ((r = slot_take(e, false, req->reason != NULL, out)) < 0)
 		return r;
 	if (req->reason && req->desired_set_ms && !desired_still(e, req)) {
 		r = 0; /* the desired state changed since the check: not this repair */
@@ -845,7 +859,7 @@ int nt_txn_rollback(nt_txn_engine *e, int64_t id, bool force, const nt_txn_reque
 		return r;
 	if (req->idempotency_key && (r = replay(e, req->idempotency_key, out)) != -ENOENT)
 		return r < 0 ? NT_ESTORE : 0;
-	if ((r = slot_take(e, false, out)) < 0)
+	if ((r = slot_take(e, false, false, out)) < 0)
 		return r;
 	if ((r = nt_store_txn_get(e->store, id, &orig)) < 0) {
 		snprintf(out->message, sizeof(out->message), "no transaction %lld", (long long)id);

@@ -14,7 +14,9 @@
  * step results are the one list in store/status.h.
  *
  * One transaction at a time: while one is applying, or waiting for its
- * confirmation, another apply gets NT_ECONFLICT naming it.
+ * confirmation, another apply gets NT_ECONFLICT naming it; except that a
+ * client's apply or rollback waits (up to 30 s) for a repair the agent makes
+ * to hold its desired state (a request with a reason) instead of failing.
  *
  * NETTUNE_TEST_STEP_DELAY_MS (environment, read by nt_txn_engine_new): sleep that long
  * before each step, so a test can kill the agent between two steps. */

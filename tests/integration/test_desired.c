@@ -7,7 +7,8 @@
  *   - policy report: a changed sysctl is reported (GET /v1/drift, diagnostics, metrics)
  *     and left alone;
  *   - the agent restarted with policy repair re-applies at boot (reason "boot");
- *   - a later change is repaired (reason "drift");
+ *   - a later change is repaired (reason "drift"), but never while another transaction
+ *     holds the engine (one waiting for confirmation);
  *   - a target changed again and again ends "contested" with a culprit, and is left;
  *   - an operator's own transaction wins ("overridden", with who made it);
  *   - a desired profile that stops validating (its interface renamed) is reported
@@ -223,6 +224,26 @@ int main(void)
 	CHECK_STR(tu_str(t, "before"), "1234");
 	CHECK_STR(tu_str(t, "after"), "16777216");
 	json_decref(doc);
+
+	/* Never beside another transaction: one waiting for confirmation
+	 * holds the engine, and the repair waits for it. */
+	doc = call(&a, "POST", "/v1/transactions",
+		   "{\"confirm_timeout_s\":60,\"profile\":{\"name\":\"pend\",\"sysctl\":"
+		   "{\"net.core.wmem_max\":\"8388608\"}}}", 201);
+	CHECK_STR(tu_str(doc, "status"), "pending_confirm");
+	snprintf(path, sizeof(path), "/v1/transactions/%lld/confirm",
+		 (long long)json_integer_value(json_object_get(doc, "id")));
+	json_decref(doc);
+	put_file(root, RMEM, "1234");
+	nt_agent_sleep_ms(2500);
+	CHECK_STR(file(root, RMEM), "1234");
+	doc = get(&a, "/v1/drift", &st);
+	CHECK_MSG(strstr(tu_str(doc, "message"), "waiting for confirmation") != NULL, "message: %s",
+		  tu_str(doc, "message"));
+	json_decref(doc);
+	json_decref(call(&a, "POST", path, "{}", 200));
+	CHECK_MSG(wait_file(root, RMEM, "16777216", 4000), "not repaired after the confirm: %s",
+		  file(root, RMEM));
 
 	/* Fought over: contested after a few repairs, then left alone. */
 	json_t *c = NULL;
