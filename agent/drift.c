@@ -587,9 +587,16 @@ static void *drift_main(void *arg)
 		pthread_mutex_lock(&d->lock);
 		if (pfd[0].revents & POLLIN)
 			drain(d->wake_fd);
-		for (int i = 1; i < n; i++)
-			if (pfd[i].revents & POLLIN)
-				nt_events_read(d->events, pfd[i].fd, on_event, d);
+		for (int i = 1; i < n; i++) {
+			if (!(pfd[i].revents & POLLIN))
+				continue;
+			/* Messages lost to a full socket buffer may have been
+			 * link messages: check as after one. */
+			if (nt_events_read(d->events, pfd[i].fd, on_event, d) == -ENOBUFS) {
+				nt_event lost = { .kind = NT_EVENT_LINK };
+				on_event(d, &lost);
+			}
+		}
 		now = mono_ms();
 		if (d->stop) {
 			pthread_mutex_unlock(&d->lock);
