@@ -747,10 +747,9 @@ json_t *nt_drift_report(nt_drift *d)
 		json_object_set_new(doc, "last_repair_txn",
 				    d->last_repair_txn ? json_integer(d->last_repair_txn) : json_null());
 		json_object_set_new(doc, "events",
-				    d->events ? json_string(d->events_error[0] ? d->events_error :
-							    "link messages and ethtool notifications") :
-					    json_string(d->events_error[0] ? d->events_error :
-							"none: periodic checks only"));
+				    json_string(d->events ? nt_events_describe(d->events) :
+						d->events_error[0] ? d->events_error :
+								     "none: periodic checks only"));
 		json_object_set(doc, "last_ethtool_event",
 				d->last_ethtool ? d->last_ethtool : json_null());
 	}

@@ -198,6 +198,14 @@ void nt_events_close(nt_events *ev)
 	free(ev);
 }
 
+const char *nt_events_describe(const nt_events *ev)
+{
+	if (ev && ev->et)
+		return "link messages and ethtool notifications";
+	return "link messages only (no ethtool netlink monitor in this kernel: rings, channels "
+	       "and coalescing are checked every interval)";
+}
+
 int nt_events_fds(const nt_events *ev, int *fds)
 {
 	int n = 0;

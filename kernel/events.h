@@ -39,6 +39,10 @@ typedef struct nt_events nt_events;
  * or -errno. *OUT is the caller's (nt_events_close). */
 int nt_events_open(const nt_ctx *ctx, nt_events **out);
 void nt_events_close(nt_events *ev);
+/* What EV listens to, in words for a report: "link messages and ethtool
+ * notifications", or "link messages only (...)" on a kernel without
+ * ethtool netlink. Static storage. */
+const char *nt_events_describe(const nt_events *ev);
 /* The sockets to poll for POLLIN, into FDS (at most 2); returns how many. */
 int nt_events_fds(const nt_events *ev, int *fds);
 /* Read whatever is queued on FD without blocking, calling FN for every
