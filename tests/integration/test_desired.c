@@ -6,7 +6,8 @@
  *   - "persist": true on a transaction makes its profile the desired state;
  *   - policy report: a changed sysctl is reported (GET /v1/drift, diagnostics, metrics)
  *     and left alone;
- *   - the agent restarted with policy repair re-applies at boot (reason "boot");
+ *   - the agent restarted with policy repair re-applies at boot (reason "boot"); with
+ *     policy report it only reports, at start too;
  *   - a later change is repaired (reason "drift"), but never while another transaction
  *     holds the engine (one waiting for confirmation);
  *   - a target changed again and again ends "contested" with a culprit, and is left;
@@ -318,6 +319,30 @@ int main(void)
 	CHECK(has_drift_finding(&a, "host"));
 	tu_sh("mv '%s/sys/class/net/eth9' '%s/sys/class/net/eth0'", root, root);
 	CHECK_MSG(wait_file(root, RMEM, "16777216", 4000), "not repaired once valid: %s",
+		  file(root, RMEM));
+
+	/* Policy report changes nothing, not even at start: restarted with
+	 * the host changed, it reports the drift and leaves it. */
+	nt_agent_stop(&a);
+	put_file(root, RMEM, "1234");
+	if (nt_agent_start(&a, root, state, report) < 0) {
+		CHECK_MSG(0, "agent did not start with policy report");
+		goto out;
+	}
+	t = wait_state(&a, "drifted", 4000);
+	CHECK_MSG(t, "drift at start not reported under policy report");
+	json_decref(t);
+	json_decref(newest(&a, &before));
+	nt_agent_sleep_ms(1500);
+	CHECK_STR(file(root, RMEM), "1234");
+	json_decref(newest(&a, &total));
+	CHECK_INT(total, before);
+	nt_agent_stop(&a);
+	if (nt_agent_start(&a, root, state, repair) < 0) {
+		CHECK_MSG(0, "agent did not start with policy repair");
+		goto out;
+	}
+	CHECK_MSG(wait_file(root, RMEM, "16777216", 4000), "not repaired at start: %s",
 		  file(root, RMEM));
 
 	/* Stop holding: nothing changes on the host; the history has it all. */
