@@ -1,10 +1,12 @@
 /* The agent object: everything `nettune serve` runs on, owned in one place
  * and handed out to the parts that need it (the HTTP server and its route
- * areas today, a desired-state loop next).
+ * areas, the drift watcher).
  *
  * It owns the host context (nt_ctx), the one SQLite handle on the state
  * database (nt_store), the transaction engine that journals into it, the
- * log sink, and the request counters GET /metrics reports. Nothing else
+ * drift watcher that holds the desired state through that engine
+ * (agent/drift.h), the log sink, and the request counters GET /metrics
+ * reports. Nothing else
  * opens the database: readers (history, metrics) and the engine share the
  * handle, which serialises calls itself (store/store.h).
  *
