@@ -1,10 +1,12 @@
 /* The agent object: everything `nettune serve` runs on, owned in one place
  * and handed out to the parts that need it (the HTTP server and its route
- * areas today, a desired-state loop next).
+ * areas, the drift watcher).
  *
  * It owns the host context (nt_ctx), the one SQLite handle on the state
  * database (nt_store), the transaction engine that journals into it, the
- * log sink, and the request counters GET /metrics reports. Nothing else
+ * drift watcher that holds the desired state through that engine
+ * (agent/drift.h), the log sink, and the request counters GET /metrics
+ * reports. Nothing else
  * opens the database: readers (history, metrics) and the engine share the
  * handle, which serialises calls itself (store/store.h).
  *
@@ -14,6 +16,7 @@
 #ifndef NT_AGENT_AGENT_H
 #define NT_AGENT_AGENT_H
 
+#include "agent/drift.h"
 #include "engine/txn.h" /* nt_txn_engine, nt_log_fn */
 #include "kernel/ctx.h"
 #include "store/store.h"
@@ -33,6 +36,9 @@ typedef struct nt_agent_config {
 	 * api/server.h), or NULL. Must be thread-safe. */
 	nt_log_fn log;
 	void *log_ud;
+	/* The drift watcher (agent/drift.h): policy, check interval, ...
+	 * Zero fields take its defaults. It runs only with a database. */
+	nt_drift_config drift;
 } nt_agent_config;
 
 typedef struct nt_agent nt_agent;
@@ -58,6 +64,9 @@ nt_store *nt_agent_store(nt_agent *a);
 /* Why there is no database ("no state directory configured", SQLite's
  * message), or NULL when there is one. */
 const char *nt_agent_store_error(const nt_agent *a);
+
+/* The drift watcher, or NULL when there is no database (nothing to hold). */
+nt_drift *nt_agent_drift(nt_agent *a);
 
 /* Send EV (borrowed) to the log sink; nothing when there is none. */
 void nt_agent_log(nt_agent *a, const json_t *ev);

@@ -5,7 +5,8 @@
  *   cli/cmd_host.c   read the host directly: topology, diagnose, irqs,
  *                    rates, placement, run
  *   cli/cmd_txn.c    talk to a running agent (over cli/client.c): plan,
- *                    apply, try, confirm, rollback, show, history
+ *                    apply, try, confirm, rollback, show, history, desired,
+ *                    drift
  *   cli/cmd_serve.c  serve: the agent and its HTTP server
  *
  * This is the edge: these files print and choose exit codes (cli/exit.h);
@@ -52,6 +53,10 @@ typedef struct cli_opts {
 	long max_body, client_timeout, max_connections;
 	int log_format; /* 0 text, 1 json */
 	const char *profiles_dir;
+	int drift_policy; /* 0 repair, 1 report (cli/options.c) */
+	long drift_interval; /* seconds, 0: the default 30 */
+	/* apply */
+	bool persist; /* make the profile the desired state once it took effect */
 	/* Which options were given, by row of nt_cli_options: the
 	 * command line's override the configuration file's. */
 	bool set[NT_CLI_NOPTS];
@@ -117,6 +122,9 @@ int nt_cmd_profile(const char *cmd, const cli_opts *o, int nargs, char **args);
 /* confirm, rollback and show: one transaction ID. */
 int nt_cmd_txn_id(const char *cmd, const cli_opts *o, int nargs, char **args);
 int nt_cmd_history(const char *cmd, const cli_opts *o, int nargs, char **args);
+/* desired [show|set PROFILE.json|clear], drift. */
+int nt_cmd_desired(const char *cmd, const cli_opts *o, int nargs, char **args);
+int nt_cmd_drift(const char *cmd, const cli_opts *o, int nargs, char **args);
 /* try: apply PROFILE.json with a confirm deadline and ask at the terminal. */
 int nt_cmd_try(const char *cmd, const cli_opts *o, int nargs, char **args);
 

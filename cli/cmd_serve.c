@@ -270,6 +270,8 @@ static int make_config(const cli_opts *o, nt_server_config *cfg, nt_agent_config
 	cfg->max_body = (size_t)o->max_body;
 	cfg->client_timeout_s = (unsigned)o->client_timeout;
 	cfg->max_connections = (unsigned)o->max_connections;
+	acfg->drift.policy = o->drift_policy == 1 ? NT_DRIFT_REPORT : NT_DRIFT_REPAIR;
+	acfg->drift.interval_ms = (int)(o->drift_interval ? o->drift_interval : 30) * 1000;
 	return 0;
 }
 

@@ -1,5 +1,5 @@
 /* The commands that talk to a running agent: plan, apply, try, confirm,
- * rollback, show and history. Each checks its arguments and sends one
+ * rollback, show, history, desired and drift. Each checks its arguments and sends one
  * request (history with --since may page) through cli/client.c, so every
  * change goes through the agent's journal and none is made from here.
  *
@@ -153,6 +153,8 @@ int nt_cmd_profile(const char *cmd, const cli_opts *o, int nargs, char **args)
 		body = json_pack("{s:o}", "profile", p);
 		if (body && o->confirm_timeout > 0)
 			json_object_set_new(body, "confirm_timeout_s", json_integer(o->confirm_timeout));
+		if (body && o->persist)
+			json_object_set_new(body, "persist", json_true());
 	}
 	char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
 	json_decref(body);
@@ -495,5 +497,153 @@ int nt_cmd_try(const char *cmd, const cli_opts *o, int nargs, char **args)
 		code = NT_EXIT_ERROR;
 	}
 	json_decref(doc);
+	return code;
+}
+
+/* "set 2026-11-30 16:00 by fleet (10.0.0.1), from transaction 12". */
+static void view_desired(nt_out *out, const json_t *d)
+{
+	char when[64];
+	const char *name = json_string_value(json_object_get(d, "profile_name"));
+	const json_t *profile = json_object_get(d, "profile");
+	const char *pname = json_string_value(json_object_get(profile, "name"));
+	const char *who = json_string_value(json_object_get(d, "identity"));
+	const char *client = json_string_value(json_object_get(d, "client"));
+	const char *source = json_string_value(json_object_get(d, "source"));
+	json_int_t txn = json_integer_value(json_object_get(d, "txn_id"));
+
+	nt_out_printf(out, "desired state: profile %s\n", name ? name : pname ? pname : "(unnamed)");
+	nt_out_printf(out, "  set %s", nt_out_time(when, sizeof(when), json_string_value(json_object_get(d, "set"))));
+	if (who && *who)
+		nt_out_printf(out, " by %s", who);
+	if (client && *client)
+		nt_out_printf(out, " (%s)", client);
+	if (source && !strcmp(source, "transaction") && txn)
+		nt_out_printf(out, ", from transaction %lld", (long long)txn);
+	nt_out_printf(out, "\n");
+	const char *policy = json_string_value(json_object_get(d, "policy"));
+	if (policy)
+		nt_out_printf(out, "  policy: %s\n", !strcmp(policy, "repair") ? "repair drift as transactions"
+										  : "report drift, change nothing");
+	const json_t *hist = json_object_get(d, "history");
+	if (json_array_size(hist) == 0)
+		return;
+	nt_out_printf(out, "history:\n");
+	size_t i;
+	json_t *h;
+	json_array_foreach(hist, i, h) {
+		const char *action = json_string_value(json_object_get(h, "action"));
+		const char *hn = json_string_value(json_object_get(h, "profile_name"));
+		const char *hid = json_string_value(json_object_get(h, "identity"));
+		nt_out_printf(out, "  %s  %-7s %s%s%s\n",
+			      nt_out_time(when, sizeof(when), json_string_value(json_object_get(h, "at"))),
+			      action ? action : "?", hn ? hn : "", hid && *hid ? " by " : "", hid && *hid ? hid : "");
+	}
+}
+
+int nt_cmd_desired(const char *cmd, const cli_opts *o, int nargs, char **args)
+{
+	nt_cli_reply r = { 0 };
+	bool render;
+	int code;
+	const char *sub = nargs > 0 ? args[0] : "show";
+	nt_out out;
+
+	nt_out_init(&out, stdout);
+	if (!strcmp(sub, "show") && nargs <= 1) {
+		code = exchange(o, "GET", "/v1/desired", NULL, NULL, &r, &render);
+		if (render)
+			view_desired(&out, r.doc);
+	} else if (!strcmp(sub, "set") && nargs == 2) {
+		json_t *p = load_profile(args[1]);
+		if (!p)
+			return NT_EXIT_USAGE;
+		json_t *body = json_pack("{s:o}", "profile", p);
+		char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
+		json_decref(body);
+		if (!text) {
+			fprintf(stderr, "nettune: out of memory\n");
+			return NT_EXIT_ERROR;
+		}
+		code = exchange(o, "PUT", "/v1/desired", text, "setting the desired state", &r, &render);
+		free(text);
+		if (render)
+			view_desired(&out, r.doc);
+	} else if (!strcmp(sub, "clear") && nargs == 1) {
+		code = exchange(o, "DELETE", "/v1/desired", NULL, NULL, &r, &render);
+		if (code == NT_EXIT_OK && !o->json)
+			nt_out_printf(&out, "desired state cleared; the host was not changed\n");
+	} else {
+		fprintf(stderr, "nettune: desired wants 'show', 'set PROFILE.json' or 'clear'\n");
+		return NT_EXIT_USAGE;
+	}
+	nt_cli_reply_free(&r);
+	return code;
+}
+
+int nt_cmd_drift(const char *cmd, const cli_opts *o, int nargs, char **args)
+{
+	nt_cli_reply r = { 0 };
+	bool render;
+	char when[64];
+
+	if (nargs != 0) {
+		fprintf(stderr, "nettune: drift takes no arguments\n");
+		return NT_EXIT_USAGE;
+	}
+	int code = exchange(o, "GET", "/v1/drift", NULL, NULL, &r, &render);
+	if (!render) {
+		nt_cli_reply_free(&r);
+		return code;
+	}
+	nt_out out;
+	nt_out_init(&out, stdout);
+	const json_t *d = r.doc;
+	const char *status = json_string_value(json_object_get(d, "status"));
+	const char *policy = json_string_value(json_object_get(d, "policy"));
+	nt_out_printf(&out, "drift: ");
+	nt_out_paint(&out, nt_out_status_sgr(status ? status : "?"), "%s", status ? status : "?");
+	nt_out_printf(&out, " (policy %s, checked every %llds", policy ? policy : "?",
+		      (long long)json_integer_value(json_object_get(d, "interval_s")));
+	const char *last = json_string_value(json_object_get(d, "last_check"));
+	if (last)
+		nt_out_printf(&out, ", last %s", nt_out_time(when, sizeof(when), last));
+	nt_out_printf(&out, ")\n");
+	const char *msg = json_string_value(json_object_get(d, "message"));
+	if (msg)
+		nt_out_printf(&out, "  %s\n", msg);
+	size_t i;
+	json_t *e;
+	json_array_foreach(json_object_get(d, "errors"), i, e)
+		nt_out_printf(&out, "  %s: %s\n", json_string_value(json_object_get(e, "path")),
+			      json_string_value(json_object_get(e, "message")));
+	const json_t *targets = json_object_get(d, "targets");
+	if (json_array_size(targets) > 0) {
+		static const char *const head[] = { "kind", "target", "desired", "current", "state", "repairs" };
+		nt_table *t = nt_table_new(6, head);
+		json_array_foreach(targets, i, e) {
+			char reps[16];
+			snprintf(reps, sizeof(reps), "%lld", (long long)json_integer_value(json_object_get(e, "repairs_in_window")));
+			const char *state = json_string_value(json_object_get(e, "state"));
+			const char *cells[] = { json_string_value(json_object_get(e, "kind")),
+						json_string_value(json_object_get(e, "target")),
+						json_string_value(json_object_get(e, "desired")),
+						json_string_value(json_object_get(e, "current")), state, reps };
+			if (t && nt_table_add(t, cells) == 0)
+				nt_table_sgr(t, 4, nt_out_status_sgr(state ? state : "?"));
+		}
+		if (t)
+			nt_table_print(t, &out, 2);
+		nt_table_free(t);
+		json_array_foreach(targets, i, e) {
+			const json_t *c = json_object_get(e, "culprit");
+			const char *why = json_is_string(c) ? json_string_value(c)
+				      : json_string_value(json_object_get(c, "reason"));
+			if (why)
+				nt_out_printf(&out, "  %s %s: %s\n", json_string_value(json_object_get(e, "kind")),
+					      json_string_value(json_object_get(e, "target")), why);
+		}
+	}
+	nt_cli_reply_free(&r);
 	return code;
 }

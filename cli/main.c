@@ -46,6 +46,10 @@ static const char usage[] =
 	"        [--log-format text|json]     access and transaction-step log on stderr (default text)\n"
 	"        [--profiles-dir DIR]         load DIR/NAME.json as stored profile NAME at start and\n"
 	"                                     on SIGHUP; an invalid file is reported and skipped\n"
+	"        [--drift-policy repair|report] hold the desired state: repair drift as transactions\n"
+	"                                     (default), or only report it\n"
+	"        [--drift-interval S]         check IRQ affinity and sysctls every S s (default 30);\n"
+	"                                     links and ethtool settings are checked on kernel events\n"
 	"        [--config FILE]              read options from FILE (default /etc/nettune/nettune.conf\n"
 	"                                     when it exists): 'key = value' lines, keys the options\n"
 	"                                     above with '_' for '-' (listen, max_body, ...), '#'\n"
@@ -64,10 +68,10 @@ static const char usage[] =
 	"  plan PROFILE.json                  the steps a profile would take, by interface and kind,\n"
 	"                                     with its warnings; changes nothing (plan and apply read\n"
 	"                                     the profile from standard input when it is -)\n"
-
-	"  apply PROFILE.json [--confirm-timeout S]\n"
+	"  apply PROFILE.json [--confirm-timeout S] [--persist]\n"
 	"                                     apply a profile as one transaction; with a timeout the\n"
-	"                                     agent reverts it unless 'nettune confirm ID' comes in time\n"
+	"                                     agent reverts it unless 'nettune confirm ID' comes in time;\n"
+	"                                     --persist makes it the desired state once it took effect\n"
 	"  try PROFILE.json [--confirm-timeout S]\n"
 	"                                     apply, then ask at the terminal: ENTER keeps it; unless\n"
 	"                                     confirmed within S s (default 120) the agent puts it back\n"
@@ -77,6 +81,11 @@ static const char usage[] =
 	"  history [--status S] [--limit N] [--since WHEN]\n"
 	"                                     past transactions, newest first (default 20; WHEN is\n"
 	"                                     30m, 12h, 7d or a UTC time such as 2026-11-30T16:00)\n"
+	"  desired [show]                     the desired state, who set it and when, its history\n"
+	"  desired set PROFILE.json           make PROFILE the desired state (validated first)\n"
+	"  desired clear                      stop holding it (the host is not changed)\n"
+	"  drift                              each target that differs from the desired state:\n"
+	"                                     desired, current, state, repairs\n"
 	"  bench-run --profile P.json [--near IFACE] [--cpus N] [--report FILE]\n"
 	"            [--confirm-timeout S] -- COMMAND [ARGS...]\n"
 	"                                     apply P as one transaction (reverted by the agent after S\n"
@@ -166,6 +175,8 @@ static const struct command {
 	{ "rollback", nt_cmd_txn_id, false },
 	{ "show", nt_cmd_txn_id, false },
 	{ "history", nt_cmd_history, false },
+	{ "desired", nt_cmd_desired, false },
+	{ "drift", nt_cmd_drift, false },
 };
 
 static const struct command *find_command(const char *name)

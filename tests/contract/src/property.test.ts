@@ -219,6 +219,11 @@ try {
           return { ...base, path: fill("name", name), query: qq.q, body: JSON.stringify(b.p), ctype: "application/json",
             expect: b.ok && qq.ok ? "2xx" : "4xx", why: `${b.why} ${qq.why}` };
         });
+      case "GET /v1/desired":
+      case "DELETE /v1/desired":
+        // Whether a desired state is set depends on the requests before.
+        return q.map((qq) => ({ ...base, path: o.template, query: qq.q, expect: qq.ok ? "any" : "4xx", why: qq.why }));
+      case "PUT /v1/desired":
       case "POST /v1/plan":
       case "POST /v1/transactions": {
         const wrap = (p: any) => (o.key === "POST /v1/plan" ? p : { profile: p });

@@ -71,12 +71,17 @@ from ansible_collections.nettune.agent.plugins.module_utils.desired import read_
 
 
 def same(doc, want):
-    """Whether the agent's desired document DOC already says WANT."""
+    """Whether the agent's desired document DOC already says WANT.
+
+    The agent keeps a copy of the profile (a stored profile named later is
+    copied when set) and names it by the profile's own "name": an inline
+    profile is the same when the copy is equal; a stored one when the name
+    and the copy's source agree."""
     if not isinstance(doc, dict):
         return False
     if 'profile_name' in want:
-        return doc.get('profile_name') == want['profile_name']
-    return doc.get('profile') == want['profile'] and not doc.get('profile_name')
+        return doc.get('profile_name') == want['profile_name'] and doc.get('source') == 'api'
+    return doc.get('profile') == want['profile']
 
 
 def text(doc):
