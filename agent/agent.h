@@ -85,6 +85,13 @@ bool nt_agent_log_enabled(const nt_agent *a);
  * Returns 0, or -errno when DIR cannot be read (nothing changed). */
 int nt_agent_load_profiles(nt_agent *a, const char *dir, json_t *from_files, json_t **report);
 
+/* The desired state kept as FILE (agent/desired_file.c): its profile
+ * becomes the desired state when it differs from the one held, validated
+ * like PUT /v1/desired. *REPORT (the caller's) is {"file", "result":
+ * "set"|"unchanged"|"missing"|"invalid"|"error", "errors"?: [{path,
+ * message}]}. Returns 0, or -errno when the engine failed. */
+int nt_agent_load_desired(nt_agent *a, const char *file, json_t **report);
+
 /* Read FILE as the profile called NAME: a JSON object whose "name", if
  * any, is NAME (filled in when missing). Nothing is validated against a
  * host. Returns 0 with *DOC (the caller's), or NT_EINVALID with *ERRORS

@@ -53,6 +53,7 @@ typedef struct cli_opts {
 	long max_body, client_timeout, max_connections;
 	int log_format; /* 0 text, 1 json */
 	const char *profiles_dir;
+	const char *desired_file; /* the desired state as a file */
 	int drift_policy; /* 0 repair, 1 report (cli/options.c) */
 	long drift_interval; /* seconds, 0: the default 30 */
 	/* apply */

@@ -80,6 +80,8 @@ static int event_priority(const json_t *ev)
 									   6;
 	if (!strcmp(event, "access"))
 		return json_integer_value(json_object_get(ev, "status")) >= 500 ? 4 : 6;
+	if (!strcmp(event, "desired_file"))
+		return str_is(ev, "result", "invalid") || str_is(ev, "result", "error") ? 4 : 6;
 	if (!strcmp(event, "profile_invalid") || !strcmp(event, "restart_needed") ||
 	    !strcmp(event, "profiles_dir_unreadable") || !strcmp(event, "tokens_refused"))
 		return 4;
@@ -275,6 +277,19 @@ static int make_config(const cli_opts *o, nt_server_config *cfg, nt_agent_config
 	return 0;
 }
 
+/* The desired state as a file, when one is configured; what came of it is
+ * logged (an invalid file with the JSON path of each problem). */
+static void load_desired(nt_agent *agent, const char *file)
+{
+	json_t *report = NULL;
+	if (!file)
+		return;
+	nt_agent_load_desired(agent, file, &report);
+	if (report)
+		json_object_set_new(report, "event", json_string("desired_file"));
+	log_pack(nt_agent_cfg(agent)->log, nt_agent_cfg(agent)->log_ud, report);
+}
+
 /* Load the profiles directory, when there is one, and log what came of
  * it: one event per invalid file (its name and the JSON paths of what is
  * wrong) and one summary. */
@@ -385,9 +400,7 @@ static void reload(nt_agent *agent, struct nt_server *srv, const cli_opts *cmdli
 	else if (nt > 0)
 		log_pack(log, ud, json_pack("{s:s,s:i}", "event", "tokens_reloaded", "tokens", nt));
 	load_profiles(agent, cur->profiles_dir, from_files);
-	/* Where a desired state from the configuration directory would be
-	 * re-read and handed to the agent's desired-state loop, once the agent
-	 * has one. */
+	load_desired(agent, cur->desired_file);
 	notify("READY=1");
 }
 
@@ -612,11 +625,9 @@ int nt_cmd_serve(const char *cmd, const cli_opts *o, int nargs, char **args)
 	/* Profiles from files are stored before the API answers, so a
 	 * client never sees the set half-loaded. */
 	load_profiles(agent, eff.profiles_dir, from_files);
-	/* A desired state kept as a file (/etc/nettune/desired.json, so that
-	 * configuration management holds a host's tuning by writing one file)
-	 * is read here, after recovery and before READY, and handed to the
-	 * agent's desired-state loop once the agent has one; reload() re-reads
-	 * it at the same point. */
+	/* The desired state kept as a file, read after recovery and before
+	 * READY, so the boot check sees it; reload() re-reads it. */
+	load_desired(agent, eff.desired_file);
 	if ((r = nt_server_start(srv, agent, err, sizeof(err))) < 0)
 		goto fail;
 	bool v6 = strchr(cfg.listen_addr, ':') != NULL;

@@ -54,6 +54,7 @@ const nt_cli_option nt_cli_options[] = {
 	  NT_OPT_CONF },
 	{ "log-format", NT_OPT_ENUM, F(log_format), 0, 0, NULL, log_formats, NT_OPT_CONF },
 	{ "profiles-dir", NT_OPT_STR, F(profiles_dir), 0, 0, "a directory", NULL, NT_OPT_CONF },
+	{ "desired-file", NT_OPT_STR, F(desired_file), 0, 0, "a file", NULL, NT_OPT_CONF },
 	{ "drift-policy", NT_OPT_ENUM, F(drift_policy), 0, 0, NULL, drift_policies, NT_OPT_CONF },
 	{ "drift-interval", NT_OPT_LONG, F(drift_interval), 1, 86400, "seconds", NULL, NT_OPT_CONF },
 	{ "persist", NT_OPT_FLAG, F(persist), 0, 0, NULL, NULL, 0 },

@@ -12,6 +12,8 @@
 #     secrets), and keeps the tokens in use when the new file is refused;
 #   - with JOURNAL_STREAM naming stderr, every log line starts with its
 #     syslog priority (<4> for an invalid profile, <6> for an access line);
+#   - a desired state kept as a file is held at start and re-read on
+#     SIGHUP; an invalid one is reported and changes nothing;
 #   - every key of deploy/nettune.conf is an option in --help, and the bash
 #     completion offers every command of --help.
 set -u
@@ -171,6 +173,34 @@ for _ in $(seq 50); do grep -q tokens_refused "$work/err" && break; sleep 0.1; d
 check "a token file readable by others is refused on reload, and said so" grep -q 'tokens_refused.*must not be accessible' "$work/err"
 check "  ... and the tokens in use stay" [ "$(code $s2)" = 200 ]
 stop
+
+# The desired state as a file: held at start, re-read on SIGHUP; an invalid
+# file is reported and leaves the state as it was; a missing one changes
+# nothing.
+echo '{"name": "held", "sysctl": {"net.core.somaxconn": "4096"}}' > "$work/desired.json"
+: > "$work/err"
+start --log-format json --desired-file "$work/desired.json" --drift-policy report
+desired_name() { curl -s "$url/v1/desired" | jq -r '.profile.name // "none"'; }
+check "the desired file is held at start ($(desired_name))" [ "$(desired_name)" = held ]
+check "  ... set by the file" [ "$(curl -s "$url/v1/desired" | jq -r .client)" = "file:$work/desired.json" ]
+check "  ... logged as set" logged 'select(.event == "desired_file") | .result == "set"'
+echo '{"name": "held2", "sysctl": {"net.core.somaxconn": "8192"}}' > "$work/desired.json"
+kill -HUP "$pid"
+for _ in $(seq 50); do [ "$(desired_name)" = held2 ] && break; sleep 0.1; done
+check "a changed desired file is held after SIGHUP" [ "$(desired_name)" = held2 ]
+echo '{"name": "held3", "rings": [{"interface": "nosuch0", "rx": 4096}]}' > "$work/desired.json"
+kill -HUP "$pid"
+for _ in $(seq 50); do grep -q '"result": *"invalid"' "$work/err" && break; sleep 0.1; done
+check "an invalid desired file is reported with its JSON path" \
+	logged 'select(.event == "desired_file" and .result == "invalid") | .errors[] | .path == "$.rings[0].interface"'
+check "  ... and the desired state stays as it was" [ "$(desired_name)" = held2 ]
+rm "$work/desired.json"
+kill -HUP "$pid"
+for _ in $(seq 50); do grep -q '"result": *"missing"' "$work/err" && break; sleep 0.1; done
+check "a missing desired file changes nothing" [ "$(desired_name)" = held2 ]
+stop
+curl -s >/dev/null 2>&1 || true
+rm -rf "$work/state"
 
 # Journal priorities: JOURNAL_STREAM names stderr's device and inode.
 : > "$work/err"
