@@ -284,14 +284,15 @@ function showNicDetail(nic) {
       h("td.num", { dataset: { rate: q.irq } }, fmtRate(rateOf(q.irq))));
   });
   const src = nic.numa_node >= 0 ? `node ${nic.numa_node} (${nic.numa_node_source}), local CPUs ${nic.local_cpus || "?"}` : "node unknown";
-  $("#nic-detail").replaceChildren(
+  // Through h(), which leaves out absent parts (replaceChildren would print "null").
+  $("#nic-detail").replaceChildren(h("div", {},
     h("h3", {}, nic.name),
     h("p", {}, [nic.driver, nic.pci_address, src, nic.master ? `port of ${nic.master}` : null].filter(Boolean).join(" · ")),
     nic.rings ? h("p", {}, `rings rx ${nic.rings.rx}/${nic.rings.rx_max}, tx ${nic.rings.tx}/${nic.rings.tx_max}`) : null,
     nic.irqs.length ?
       h("table.grid.irqs", {}, h("thead", {}, h("tr", {}, ["IRQ", "name", "queue", "CPU", "node", "per s"].map((t) => h("th", {}, t)))),
         h("tbody", {}, rows)) :
-      h("p.hint", {}, "No IRQs of its own."));
+      h("p.hint", {}, "No IRQs of its own.")));
 }
 
 // ---- live interrupt rates ----
@@ -320,6 +321,11 @@ function applyRates(root) {
 
 async function pollRates() {
   clearTimeout(state.rateTimer);
+  // A tab nobody looks at does not keep the agent sampling.
+  if (document.hidden) {
+    state.rateTimer = setTimeout(pollRates, RATE_PAUSE_MS);
+    return;
+  }
   try {
     state.rates = await api(`/v1/irqs/rates?interval_ms=${RATE_INTERVAL_MS}`);
     applyRates($("#map"));
@@ -459,7 +465,7 @@ async function openTxn(id) {
       t.rollback_of ? h("p", {}, `Rolls back #${t.rollback_of}`) : null,
       ...(t.warnings || []).map((w) => h("p.warning", {}, w))];
     const ba = h("div");
-    box.replaceChildren(head, ...extra, stepsTable(t.steps, true), ba);
+    box.replaceChildren(head, ...extra.filter(Boolean), stepsTable(t.steps, true), ba);
     const irqMoves = t.steps.some((s) => s.kind === "irq_affinity");
     if (irqMoves) {
       ba.append(h("button", {

@@ -261,6 +261,10 @@ async function x460() {
     (e as HTMLElement).dataset.target, e.querySelector(".before")!.textContent, e.querySelector(".after")!.textContent, e.querySelector(".status")!.textContent]));
   check(JSON.stringify(tsteps) === JSON.stringify(t.steps.map((s: any) => [s.target, s.before, s.after, s.result])),
     `${name}: the transaction's ${t.steps.length} steps shown (before → after, result)`);
+  for (const sel of ["#txn-detail", "#nic-detail", "#plan-result", "#findings", "#history"]) {
+    const text = await page.$eval(sel, (e) => (e as HTMLElement).innerText);
+    check(!/\b(null|undefined|NaN)\b/.test(text), `${name}: ${sel} shows no null/undefined/NaN`);
+  }
   await page.click("#txn-maps");
   const beforeOff = await page.$$eval("#txn-before .cpu.off-node", (els) => els.map((e) => Number((e as HTMLElement).dataset.cpu)));
   const afterOff2 = await page.$$eval("#txn-after .cpu.off-node", (els) => els.length);
