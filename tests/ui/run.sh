@@ -2,13 +2,14 @@
 # The web view (/ui/) in a real browser: Debian's chromium, headless, driven
 # by puppeteer-core (npm, from package-lock.json) against `nettune serve` on
 # copies of fixture trees. One entry point for ctest:
-#   run.sh            every check in src/ui.test.ts
+#   run.sh [chromium]   every check in src/ui.test.ts in Debian's chromium
+#   run.sh firefox      the same in Debian's firefox-esr (WebDriver BiDi)
 # Environment (set by ctest): NT_BIN, NT_FIXTURES, NT_SRC, NT_ARTIFACTS
-# (screenshots go there), CHROMIUM (default: chromium on PATH).
+# (screenshots go there); CHROMIUM, FIREFOX override the browser found on PATH.
 #
 # Exit 77 (skipped) with the reason when the browser or the npm packages
-# cannot be had: no chromium, no node/npm, an unreachable npm registry, or a
-# chromium that cannot start here.
+# cannot be had: no browser, no node/npm, an unreachable npm registry, or a
+# browser that cannot start here.
 #
 # No process outlives the run: as root the test runs as PID 1 of its own PID
 # namespace (unshare --kill-child), so when it ends, however it ends (a
@@ -21,9 +22,14 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 export NT_SRC=${NT_SRC:-$(cd "$here/../.." && pwd)}
 skip() { echo "SKIP: $*"; exit 77; }
 
-chromium=${CHROMIUM:-$(command -v chromium || true)}
-[ -n "$chromium" ] || skip "chromium is not installed (Debian: apt-get install chromium; deploy/dev.sh test does)"
-export CHROMIUM=$chromium
+export NT_UI_BROWSER=${1:-chromium}
+case "$NT_UI_BROWSER" in
+chromium) bin=${CHROMIUM:-$(command -v chromium || true)} ;;
+firefox) bin=${FIREFOX:-$(command -v firefox-esr || command -v firefox || true)} ;;
+*) echo "usage: run.sh [chromium | firefox]" >&2; exit 2 ;;
+esac
+[ -n "$bin" ] || skip "$NT_UI_BROWSER is not installed (Debian: apt-get install chromium firefox-esr; deploy/dev.sh test does)"
+export NT_UI_BROWSER_BIN=$bin
 command -v node >/dev/null 2>&1 || skip "node is not installed (Debian: apt-get install nodejs npm; deploy/dev.sh test does)"
 command -v npm >/dev/null 2>&1 || skip "npm is not installed (Debian: apt-get install npm; deploy/dev.sh test does)"
 

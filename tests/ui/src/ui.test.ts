@@ -11,6 +11,8 @@ import puppeteer, { type Browser, type Page } from "puppeteer-core";
 import { check, done, env, startAgent, type Agent } from "../../contract/src/agent.ts";
 
 const artifacts = env("NT_ARTIFACTS");
+// Screenshots of a second browser get its name in front.
+const prefix = process.env.NT_UI_BROWSER === "firefox" ? "firefox-" : "";
 let browser: Browser | undefined;
 const cleanups: (() => Promise<void> | void)[] = [];
 
@@ -39,7 +41,7 @@ async function open(a: Agent, name: string, allow?: RegExp): Promise<{ page: Pag
   page.on("pageerror", (e) => errors.push(`${name}: page error: ${e}`));
   page.on("requestfailed", (r) => {
     // Requests cut short by the page's own navigation or close are not failures.
-    if (!/ERR_ABORTED/.test(r.failure()?.errorText ?? "")) errors.push(`${name}: request failed: ${r.url()} ${r.failure()?.errorText}`);
+    if (!/ERR_ABORTED|NS_BINDING_ABORTED/.test(r.failure()?.errorText ?? "")) errors.push(`${name}: request failed: ${r.url()} ${r.failure()?.errorText}`);
   });
   return { page, errors };
 }
@@ -49,7 +51,7 @@ async function ready(page: Page): Promise<void> {
 }
 
 const shot = (page: Page, name: string, fullPage = true) =>
-  page.screenshot({ path: join(artifacts, `${name}.png`), fullPage });
+  page.screenshot({ path: join(artifacts, `${prefix}${name}.png`), fullPage });
 
 function parseCpulist(s: string | null): number[] {
   const out: number[] = [];
@@ -380,9 +382,13 @@ async function bigHost() {
 }
 
 async function main() {
-  const exe = env("CHROMIUM");
+  const exe = env("NT_UI_BROWSER_BIN");
+  const firefox = env("NT_UI_BROWSER") === "firefox";
   try {
-    browser = await puppeteer.launch({
+    browser = await puppeteer.launch(firefox ? {
+      // Firefox through WebDriver BiDi (puppeteer-core speaks it natively).
+      browser: "firefox", executablePath: exe, headless: true, timeout: 60000,
+    } : {
       executablePath: exe,
       headless: true,
       // As root (CI) Chromium's sandbox cannot start; the page is our own.
@@ -394,18 +400,21 @@ async function main() {
     process.exit(77);
   }
   console.log(`browser: ${await browser.version()}`);
-  const only = process.env.NT_UI_ONLY;
+  // NT_UI_ONLY=x460,big: only those parts.
+  const only = process.env.NT_UI_ONLY ? process.env.NT_UI_ONLY.split(",") : null;
   const parts: [string, () => Promise<void>][] = [
     ["seed", async () => { for (const f of ["x460-4node-8nic", "ceph-2node-ib", "epyc7713-2node-bond"]) await seedHost(f); }],
     ["x460", x460], ["tokens", tokens], ["big", bigHost]];
   for (const [n, fn] of parts) {
-    if (only && only !== n) continue;
+    if (only && !only.includes(n)) continue;
+    const t0 = Date.now();
     try {
       await fn();
     } catch (e) {
       check(false, `${n}: ${e instanceof Error ? e.stack : e}`);
     }
     while (cleanups.length) await cleanups.pop()!();
+    console.log(`part ${n}: ${((Date.now() - t0) / 1000).toFixed(1)} s`);
   }
   await browser.close();
   browser = undefined;
