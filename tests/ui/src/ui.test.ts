@@ -274,9 +274,19 @@ async function x460() {
   await page.$eval("#history-section", (e) => e.scrollIntoView());
   await shot(page, "x460-history");
 
-  // A fresh page opens a transaction from the history list too.
+  // A fresh page opens a transaction from the history list too, and offers
+  // the stored profiles to pick for a plan.
+  const stored = { name: "bigger-rmem", description: "16 MiB receive buffers", sysctl: { "net.core.rmem_max": "16777216" } };
+  await api(a, "/v1/profiles/bigger-rmem", { method: "PUT", headers: { "content-type": "application/json" }, body: JSON.stringify(stored) });
   await page.reload();
   await ready(page);
+  await page.select("#plan-profile", "bigger-rmem");
+  await page.waitForFunction(() => (document.querySelector("#plan-text") as HTMLTextAreaElement).value.includes("rmem_max"));
+  await page.click("#plan-run");
+  await page.waitForSelector("#plan-result table.steps");
+  const picked = await page.$$eval("#plan-result table.steps tbody tr", (els) => els.map((e) => [(e as HTMLElement).dataset.target, e.querySelector(".after")!.textContent]));
+  check(JSON.stringify(picked) === JSON.stringify([["net.core.rmem_max", "16777216"]]), `${name}: a stored profile picked from the list is planned (got ${JSON.stringify(picked)})`);
+  check(await page.$("#plan-map") === null, `${name}: a plan that moves no IRQ draws no after-map`);
   await page.click(`#history button[aria-label="open transaction ${t.id}"]`);
   await page.waitForSelector("#txn-detail table.steps");
   check((await page.$$("#txn-detail table.steps tbody tr")).length === t.steps.length, `${name}: a transaction opens from the history list`);
