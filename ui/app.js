@@ -319,11 +319,19 @@ function applyRates(root) {
   $("#legend").textContent = `Interrupts/s, busiest CPU ${fmtRate(max)} (sampled over ${Math.round(r.interval_ms)} ms, refreshed every few seconds).`;
 }
 
-async function pollRates() {
+// One sampling loop at a time: a restart (a new token) ends the old one.
+let pollGen = 0;
+function startRates() {
+  pollGen++;
+  pollRates(pollGen);
+}
+
+async function pollRates(gen) {
   clearTimeout(state.rateTimer);
+  if (gen !== pollGen) return;
   // A tab nobody looks at does not keep the agent sampling.
   if (document.hidden) {
-    state.rateTimer = setTimeout(pollRates, RATE_PAUSE_MS);
+    state.rateTimer = setTimeout(() => pollRates(gen), RATE_PAUSE_MS);
     return;
   }
   try {
@@ -333,7 +341,7 @@ async function pollRates() {
   } catch (e) {
     setStatus(explain(e), "error");
   }
-  state.rateTimer = setTimeout(pollRates, RATE_PAUSE_MS);
+  if (gen === pollGen) state.rateTimer = setTimeout(() => pollRates(gen), RATE_PAUSE_MS);
 }
 
 // ---- findings ----
@@ -610,7 +618,7 @@ function start() {
     const v = $("#token").value.trim();
     if (v && v !== "••••••••") sessionStorage.setItem(TOKEN_KEY, v);
     $("#token").value = token() ? "••••••••" : "";
-    if (await refresh()) pollRates();
+    if (await refresh()) startRates();
   });
   $("#token-forget").addEventListener("click", () => {
     sessionStorage.removeItem(TOKEN_KEY);
@@ -624,7 +632,8 @@ function start() {
   document.addEventListener("keydown", (ev) => {
     if (ev.key === "Escape" && state.selected && !$("#confirm-dialog").open) selectNic(state.selected, null, null);
   });
-  refresh().then((ok) => { if (ok) pollRates(); });
+  $("#reload").addEventListener("click", refresh);
+  refresh().then((ok) => { if (ok) startRates(); });
 }
 
 document.addEventListener("DOMContentLoaded", start);

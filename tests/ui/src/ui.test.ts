@@ -207,6 +207,11 @@ async function x460() {
   const firstRemote = (await api(a, "/v1/diagnostics")).findings.find((f: any) => f.id === "irq-remote-node").subject;
   check(sel === firstRemote, `${name}: "Show on map" on the remote-node finding selects ${firstRemote} (got ${sel})`);
 
+  // A finding about a CPU marks that CPU.
+  await page.click('#findings li[data-finding="irq-shared-first-cpu"] button');
+  check(await page.$eval('#map .cpu[data-cpu="0"]', (e) => e.classList.contains("finding-target")),
+    `${name}: "Show on map" on the shared-first-CPU finding marks CPU 0`);
+
   // Live rates: CPU 0 (eth0's and eth2's IRQs) hottest, CPU 5 idle, and the
   // colours follow within a few refreshes.
   await page.waitForFunction(() => Number(document.querySelector<HTMLElement>('#map .cpu[data-cpu="0"]')?.dataset.rate) > 1000, { timeout: 15000 })
