@@ -3,6 +3,7 @@
  * run is the only one that changes anything, and only its own process
  * (CPU and memory binding) before it becomes the command. */
 #include "cli/cli.h"
+#include "cli/output.h"
 #include "diagnose/diagnose.h"
 #include "host/rates.h"
 #include "host/topology.h"
@@ -171,9 +172,17 @@ int nt_cmd_rates(const char *cmd, const cli_opts *o, int nargs, char **args)
 		return 1;
 	}
 	long ms = o->interval_ms ? o->interval_ms : 1000;
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-		;
+	/* The wait in steps of at most 200 ms, so a terminal sees it count. */
+	nt_progress prog;
+	nt_progress_begin(&prog, "counting interrupts");
+	for (long left = ms; left > 0; left -= 200) {
+		long step = left < 200 ? left : 200;
+		struct timespec ts = { 0, step * 1000000L };
+		while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+			;
+		nt_progress_tick(&prog);
+	}
+	nt_progress_end(&prog);
 	r = nt_rates_sample(&t->ctx, &b);
 	if (r < 0) {
 		fprintf(stderr, "nettune: cannot read /proc/interrupts: %s\n", nt_strerror(r));
@@ -187,6 +196,8 @@ int nt_cmd_rates(const char *cmd, const cli_opts *o, int nargs, char **args)
 	} else {
 		size_t i;
 		json_t *row;
+		nt_out out;
+		nt_out_init(&out, stdout);
 		printf("interrupts per second over %.0f ms\n\n%5s %5s %12s %12s %12s\n",
 		       json_real_value(json_object_get(doc, "interval_ms")), "CPU", "NODE", "IRQ/s", "NET_RX/s", "NET_TX/s");
 		json_array_foreach(json_object_get(doc, "cpus"), i, row) {
@@ -207,9 +218,11 @@ int nt_cmd_rates(const char *cmd, const cli_opts *o, int nargs, char **args)
 				continue;
 			json_t *own = json_object_get(row, "owner");
 			double off = json_real_value(json_object_get(row, "off_node_per_second"));
-			printf("%6lld %-28s %-10s %5s %12.1f\n", json_integer_value(json_object_get(row, "irq")),
+			printf("%6lld %-28s %-10s ", json_integer_value(json_object_get(row, "irq")),
 			       json_string_value(json_object_get(row, "name")),
-			       json_is_string(own) ? json_string_value(own) : "-", off > 0 ? "OFF" : "", ps);
+			       json_is_string(own) ? json_string_value(own) : "-");
+			nt_out_paint(&out, off > 0 ? NT_SGR_RED : NULL, "%5s", off > 0 ? "OFF" : "");
+			printf(" %12.1f\n", ps);
 		}
 		size_t noff = json_array_size(json_object_get(doc, "off_node"));
 		if (noff)

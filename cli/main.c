@@ -3,6 +3,7 @@
  * core directly; those that change it talk to the running agent over HTTP,
  * so every change goes through the agent's journal. */
 #include "cli/cli.h"
+#include "cli/exit.h"
 #include "host/cpuset.h" /* NT_MAX_CPUS */
 
 #include <errno.h>
@@ -44,15 +45,29 @@ static const char usage[] =
 	"        [--max-connections N]        open connections at once (default 64)\n"
 	"        [--log-format text|json]     access and transaction-step log on stderr (default text)\n"
 	"\n"
-	"Commands that talk to a running agent (--agent URL, default " NT_CLI_DEFAULT_AGENT ";\n"
-	"NETTUNE_TOKEN in the environment is sent as a bearer token):\n"
-	"  plan PROFILE.json                  the steps a profile would take, changing nothing\n"
+	"Commands that talk to a running agent (--agent URL, or NETTUNE_AGENT, default\n"
+	"" NT_CLI_DEFAULT_AGENT "; NETTUNE_TOKEN in the environment is sent as a bearer token).\n"
+	"They print for people; --json (or -o json) prints the agent's JSON answer unchanged\n"
+	"on stdout instead, error documents included:\n"
+	"  plan PROFILE.json                  the steps a profile would take, by interface and kind,\n"
+	"                                     with its warnings; changes nothing (plan and apply read\n"
+	"                                     the profile from standard input when it is -)\n"
+
 	"  apply PROFILE.json [--confirm-timeout S]\n"
-	"                                     apply a profile as one transaction\n"
+	"                                     apply a profile as one transaction; with a timeout the\n"
+	"                                     agent reverts it unless 'nettune confirm ID' comes in time\n"
+	"  try PROFILE.json [--confirm-timeout S]\n"
+	"                                     apply, then ask at the terminal: ENTER keeps it; unless\n"
+	"                                     confirmed within S s (default 120) the agent puts it back\n"
 	"  confirm ID                         confirm a transaction applied with --confirm-timeout\n"
 	"  rollback ID [--force]              undo a transaction, as a new transaction\n"
-	"  history [--status S] [--limit N]   past transactions, newest first\n"
-	"  show ID                            one transaction with its steps\n"
+	"  show ID                            one transaction with its steps and their results\n"
+	"  history [--status S] [--limit N] [--since WHEN]\n"
+	"                                     past transactions, newest first (default 20; WHEN is\n"
+	"                                     30m, 12h, 7d or a UTC time such as 2026-11-30T16:00)\n"
+	"\n"
+	"Colour only on a terminal, never with NO_COLOR set; waits of more than a second show\n"
+	"on a terminal's stderr.\n"
 	"\n"
 	"  help, --help                       this text\n"
 	"  version, --version                 the version\n";
@@ -60,13 +75,16 @@ static const char usage[] =
 static int cmd_help(FILE *f)
 {
 	fputs(usage, f);
-	return f == stdout ? 0 : 2;
+	fputs("\nExit status:\n", f);
+	for (const nt_exit_code *e = nt_exit_codes; e->meaning; e++)
+		fprintf(f, "  %3d  %s\n", e->code, e->meaning);
+	return f == stdout ? NT_EXIT_OK : NT_EXIT_USAGE;
 }
 
 enum { OPT_ROOT = 1000, OPT_JSON, OPT_LISTEN, OPT_STATE, OPT_RTT, OPT_AGENT, OPT_CONFIRM, OPT_FORCE,
        OPT_STATUS, OPT_LIMIT, OPT_HELP, OPT_INTERVAL, OPT_NEAR, OPT_CPUS, OPT_FIXPROFILE,
        OPT_TOKENS, OPT_TLS_CERT, OPT_TLS_KEY, OPT_TLS_CA, OPT_MAX_BODY, OPT_CLIENT_TIMEOUT,
-       OPT_MAX_CONN, OPT_LOG_FORMAT };
+       OPT_MAX_CONN, OPT_LOG_FORMAT, OPT_SINCE };
 
 static const struct option long_opts[] = {
 	{ "root", required_argument, NULL, OPT_ROOT },
@@ -92,19 +110,10 @@ static const struct option long_opts[] = {
 	{ "client-timeout", required_argument, NULL, OPT_CLIENT_TIMEOUT },
 	{ "max-connections", required_argument, NULL, OPT_MAX_CONN },
 	{ "log-format", required_argument, NULL, OPT_LOG_FORMAT },
+	{ "since", required_argument, NULL, OPT_SINCE },
+	{ "output", required_argument, NULL, 'o' },
 	{ NULL, 0, NULL, 0 },
 };
-
-int nt_cli_parse_long(const char *s, long lo, long hi, long *out)
-{
-	char *end;
-	errno = 0;
-	long v = strtol(s, &end, 10);
-	if (errno || end == s || *end || v < lo || v > hi)
-		return -EINVAL;
-	*out = v;
-	return 0;
-}
 
 /* A numeric option's value in [LO, HI] into *OUT, or a message naming the
  * option, what it counts (WHAT) and the range. Returns 0 or -1. */
@@ -123,10 +132,18 @@ static int parse_opts(int argc, char **argv, cli_opts *o, bool stop_at_command)
 	int c;
 	long v;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, stop_at_command ? "+" : "", long_opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, stop_at_command ? "+o:" : "o:", long_opts, NULL)) != -1) {
 		switch (c) {
 		case OPT_ROOT: o->root = optarg; break;
 		case OPT_JSON: o->json = true; break;
+		case 'o':
+			if (strcmp(optarg, "json") && strcmp(optarg, "text")) {
+				fprintf(stderr, "nettune: -o wants 'json' or 'text', not '%s'\n", optarg);
+				return -1;
+			}
+			o->json = !strcmp(optarg, "json");
+			break;
+		case OPT_SINCE: o->since = optarg; break;
 		case OPT_LISTEN: o->listen = optarg; break;
 		case OPT_STATE: o->state_dir = optarg; break;
 		case OPT_RTT:
@@ -143,7 +160,7 @@ static int parse_opts(int argc, char **argv, cli_opts *o, bool stop_at_command)
 		case OPT_FORCE: o->force = true; break;
 		case OPT_STATUS: o->status = optarg; break;
 		case OPT_LIMIT:
-			if (opt_number("limit", "a number", 1, 1000, &v) < 0)
+			if (opt_number("limit", "a number", 1, 500, &v) < 0)
 				return -1;
 			o->limit = v;
 			break;
@@ -209,6 +226,7 @@ static const struct command {
 	{ "placement", nt_cmd_placement, false },
 	{ "plan", nt_cmd_profile, false },
 	{ "apply", nt_cmd_profile, false },
+	{ "try", nt_cmd_try, false },
 	{ "confirm", nt_cmd_txn_id, false },
 	{ "rollback", nt_cmd_txn_id, false },
 	{ "show", nt_cmd_txn_id, false },
@@ -238,7 +256,7 @@ int main(int argc, char **argv)
 	}
 	const struct command *c = find_command(cmd);
 	if (parse_opts(argc - 1, argv + 1, &o, c && c->options_end_at_args) < 0)
-		return 2;
+		return NT_EXIT_USAGE;
 	if (!c) {
 		fprintf(stderr, "nettune: unknown command '%s'\n\n", cmd);
 		return cmd_help(stderr);

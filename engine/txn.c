@@ -193,6 +193,22 @@ static json_t *steps_json(const nt_step *steps, int n)
 	return arr;
 }
 
+/* Read S's target back after writing WANT. Returns 0, NT_ECONFLICT (GOT
+ * holds what it reads) or the read error, with a sentence in ERR that
+ * starts with PREFIX and says what was being done (DOING "writing"). */
+static int verify(nt_txn_engine *e, const nt_step *s, const nt_value *want, const char *prefix,
+		  const char *doing, nt_value *got, char *err, size_t errsize)
+{
+	char a[NT_VALUE_MAX], b[NT_VALUE_MAX];
+	int r = nt_setting_verify(&e->ctx, s->kind, s->target, want, got);
+	if (r == NT_ECONFLICT)
+		snprintf(err, errsize, "%sreads '%s' after %s '%s'", prefix, nt_value_str(s->kind, got, a, sizeof(a)),
+			 doing, nt_value_str(s->kind, want, b, sizeof(b)));
+	else if (r < 0)
+		snprintf(err, errsize, "%scannot read back: %s", prefix, nt_strerror(r));
+	return r;
+}
+
 /* Put targets 0..LAST back to their before-values, in reverse, verifying
  * each. RESULTS holds each step's recorded result and is updated. Steps
  * that were skipped, or already read as their before-value, are left
@@ -236,15 +252,8 @@ static int undo(nt_txn_engine *e, int64_t id, const nt_step *steps, nt_step_resu
 		}
 		err[0] = '\0';
 		r = s->kind->apply(&e->ctx, s->target, &s->before, err, sizeof(err));
-		if (r == 0) {
-			r = nt_setting_verify(&e->ctx, s->kind, s->target, &s->before, &got);
-			if (r == NT_ECONFLICT)
-				snprintf(err, sizeof(err), "reads '%s' after restoring '%s'",
-					 nt_value_str(s->kind, &got, a, sizeof(a)),
-					 nt_value_str(s->kind, &s->before, b, sizeof(b)));
-			else if (r < 0)
-				snprintf(err, sizeof(err), "cannot read back: %s", nt_strerror(r));
-		}
+		if (r == 0)
+			r = verify(e, s, &s->before, "", "restoring", &got, err, sizeof(err));
 		if (r < 0) {
 			char msg[1024];
 			snprintf(msg, sizeof(msg), "%s %s is '%s', wanted '%s': %s", s->kind->name, s->target,
@@ -269,7 +278,7 @@ static int undo(nt_txn_engine *e, int64_t id, const nt_step *steps, nt_step_resu
 static void run_steps(nt_txn_engine *e, int64_t id, const nt_step *steps, int n,
 		      int confirm_timeout_s)
 {
-	char err[512], msg[1024], a[NT_VALUE_MAX], b[NT_VALUE_MAX], seen[NT_VALUE_MAX];
+	char err[512], msg[1024], seen[NT_VALUE_MAX];
 	nt_step_result *results = calloc((size_t)n + 1, sizeof(*results));
 	nt_value got;
 	int failed = -1;
@@ -293,15 +302,8 @@ static void run_steps(nt_txn_engine *e, int64_t id, const nt_step *steps, int n,
 			}
 			continue;
 		}
-		if (r == 0) {
-			r = nt_setting_verify(&e->ctx, s->kind, s->target, &s->after, &got);
-			if (r == NT_ECONFLICT)
-				snprintf(err, sizeof(err), "verify: reads '%s' after writing '%s'",
-					 nt_value_str(s->kind, &got, a, sizeof(a)),
-					 nt_value_str(s->kind, &s->after, b, sizeof(b)));
-			else if (r < 0)
-				snprintf(err, sizeof(err), "verify: cannot read back: %s", nt_strerror(r));
-		}
+		if (r == 0)
+			r = verify(e, s, &s->after, "verify: ", "writing", &got, err, sizeof(err));
 		if (r < 0) {
 			failed = i;
 			results[i] = NT_STEP_FAILED;
