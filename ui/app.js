@@ -6,8 +6,11 @@
 "use strict";
 
 const TOKEN_KEY = "nettune.token";
-const RATE_INTERVAL_MS = 1000; // the sampling window of /v1/irqs/rates
-const RATE_PAUSE_MS = 2000; // between samples
+// The sampling window of /v1/irqs/rates. Short, because the agent's route
+// sleeps through it on one of its few server threads, and another request
+// that lands on that thread waits for it.
+const RATE_INTERVAL_MS = 500;
+const RATE_PAUSE_MS = 2500; // between samples
 
 const state = {
   topo: null, // /v1/topology
