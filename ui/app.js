@@ -247,6 +247,8 @@ function markIrqs(root, irqs, placement) {
 
 function selectNic(name, root, placement) {
   root = root || $("#map .nodes");
+  // A new selection replaces what a finding marked.
+  for (const el of $$(".finding-target", root)) el.classList.remove("finding-target");
   const nic = state.nicByName.get(name);
   const same = root === $("#map .nodes") && state.selected === name;
   for (const b of $$(".nic", root)) b.setAttribute("aria-pressed", String(!same && b.dataset.nic === name));

@@ -201,16 +201,17 @@ async function x460() {
   await page.keyboard.press("Enter");
   check(await page.$eval('#map .nic[data-nic="eth0"]', (e) => e.getAttribute("aria-pressed")) === "true", `${name}: Enter on a focused NIC selects it`);
 
+  // A finding about a CPU marks that CPU.
+  await page.click('#findings li[data-finding="irq-shared-first-cpu"] button');
+  check(await page.$eval('#map .cpu[data-cpu="0"]', (e) => e.classList.contains("finding-target")),
+    `${name}: "Show on map" on the shared-first-CPU finding marks CPU 0`);
+
   // A finding's "Show on map" selects the NIC it names.
   await page.click('#findings li[data-finding="irq-remote-node"] button');
   const sel = await page.$eval('#map .nic[aria-pressed="true"]', (e) => (e as HTMLElement).dataset.nic);
   const firstRemote = (await api(a, "/v1/diagnostics")).findings.find((f: any) => f.id === "irq-remote-node").subject;
   check(sel === firstRemote, `${name}: "Show on map" on the remote-node finding selects ${firstRemote} (got ${sel})`);
-
-  // A finding about a CPU marks that CPU.
-  await page.click('#findings li[data-finding="irq-shared-first-cpu"] button');
-  check(await page.$eval('#map .cpu[data-cpu="0"]', (e) => e.classList.contains("finding-target")),
-    `${name}: "Show on map" on the shared-first-CPU finding marks CPU 0`);
+  check((await page.$$("#map .finding-target")).length === 0, `${name}: selecting a NIC clears what the CPU finding marked`);
 
   // Live rates: CPU 0 (eth0's and eth2's IRQs) hottest, CPU 5 idle, and the
   // colours follow within a few refreshes.
