@@ -31,6 +31,9 @@ typedef struct nt_response {
 	const char *content_type; /* default application/json */
 	char *text; /* a non-JSON body (malloc'd, owned) instead of json */
 	char location[256]; /* Location header when non-empty */
+	/* Content-Security-Policy of a page (static string), NULL for none; with
+	 * it the server also sends X-Content-Type-Options: nosniff. */
+	const char *security_policy;
 } nt_response;
 
 typedef int (*nt_route_fn)(const nt_request *req, nt_response *resp);
@@ -94,5 +97,6 @@ extern const nt_area nt_area_desired; /* desired state, drift (api/routes_desire
 extern const nt_area nt_area_place; /* placement, live IRQ rates */
 extern const nt_area nt_area_doc; /* GET /v1/openapi.yaml (api/routes_doc.c) */
 extern const nt_area nt_area_metrics; /* GET /metrics (api/metrics.c) */
+extern const nt_area nt_area_ui; /* GET /ui/: the web view (api/routes_ui.c) */
 
 #endif

@@ -1,7 +1,8 @@
 /* Who may call, at the HTTP server's edge. With a token file or a client
- * CA configured, every request but GET /v1/health and /v1/openapi.yaml
- * (see path_is_open) must carry a valid bearer token or a verified client
- * certificate; 401 before anything else is looked at, so an
+ * CA configured, every request but GET /v1/health, /v1/openapi.yaml and
+ * the web view's static files under /ui/ (see path_is_open) must carry a
+ * valid bearer token or a verified client certificate; 401 before anything
+ * else is looked at, so an
  * unauthenticated client learns nothing, not even which paths exist. A
  * `read` token may use GET and HEAD; writes (plan, transactions, profiles)
  * need `apply` (403 otherwise). A client certificate counts as `apply`: it
@@ -102,10 +103,14 @@ bool nt_srv_auth_required(const struct nt_server *s)
 	return s->auth || s->client_certs;
 }
 
-/* Paths served without credentials: the liveness probe and the API's own
- * description, neither of which tells anything about the host. */
+/* Paths served without credentials: the liveness probe, the API's own
+ * description and the web view's static files (/ui, /ui/, /ui/FILE), none of
+ * which tells anything about the host; the page gets its data from the API
+ * with the token its user enters. */
 static bool path_is_open(const struct nt_conn *c)
 {
+	if (c->nsegs >= 1 && c->nsegs <= 2 && strcmp(c->segs[0], "ui") == 0)
+		return true;
 	return c->nsegs == 2 && strcmp(c->segs[0], "v1") == 0 &&
 	       (strcmp(c->segs[1], "health") == 0 || strcmp(c->segs[1], "openapi.yaml") == 0);
 }

@@ -36,6 +36,9 @@ test_pkgs=(iproute2 ethtool irqbalance sqlite3 python3 jq numactl hwloc-nox proc
 	ansible-core ansible-lint
 	# nettune bench-run's test: traffic between network namespaces
 	iperf3
+	# the web view in real browsers (tests/ui): headless chromium and
+	# firefox-esr, driven by puppeteer-core from the npm registry
+	chromium firefox-esr
 	# the VM lab (tests/lab): qemu, the initramfs tools, and what building
 	# netdevsim against Debian's kernel headers needs
 	qemu-system-x86 busybox-static kmod cpio make gcc-12 binutils xz-utils libelf1 libssl3
