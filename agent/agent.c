@@ -19,19 +19,16 @@ struct nt_agent {
 	nt_store *store; /* the one database handle; NULL when it could not be opened */
 	char store_err[512];
 	nt_txn_engine *engine; /* borrows store; closed before it */
+	/* The agent's own thread, the drift watcher (agent/drift.c), is
+	 * started at the end of nt_agent_open, after crash recovery, so it
+	 * never sees a half-made transaction, and joined first in
+	 * nt_agent_close, before the engine and store it uses go away. It
+	 * changes the host only through the engine's slot (nt_txn_apply). */
+	nt_drift *drift; /* borrows ctx, engine and store; NULL without a store */
 
 	/* Answered requests (atomic: every HTTP worker adds to them). */
 	uint64_t http_counts[NMETHODS][NSTATUS];
 
-	/* Threads of the agent's own. The engine runs the confirmation timer
-	 * inside itself. A desired-state loop (the drift watcher: re-read the
-	 * host, compare with the last applied profile, report or re-apply
-	 * through the engine) belongs here: its pthread_t, a stop flag and a
-	 * condition variable under a mutex of its own, started at the end of
-	 * nt_agent_open (after crash recovery, so it never sees a half-made
-	 * transaction) and joined first in nt_agent_close (before the engine
-	 * and store it uses go away). It must take the engine's slot like any
-	 * apply (nt_txn_apply), never write the host behind it. */
 };
 
 /* Make DIR and whatever of its parents is missing. */
@@ -118,7 +115,14 @@ int nt_agent_open(const nt_agent_config *cfg, nt_agent **out, char *err, size_t 
 		snprintf(err, errsize, "transaction engine: %s", nt_strerror(r));
 		goto fail;
 	}
-	/* The agent's own threads (the drift watcher) start here. */
+	if (a->store) {
+		r = nt_drift_new(&a->ctx, a->engine, a->store, &cfg->drift, cfg->log, cfg->log_ud,
+				 true, &a->drift);
+		if (r < 0) {
+			snprintf(err, errsize, "drift watcher: %s", nt_strerror(r));
+			goto fail;
+		}
+	}
 	*out = a;
 	return 0;
 fail:
@@ -130,7 +134,7 @@ void nt_agent_close(nt_agent *a)
 {
 	if (!a)
 		return;
-	/* The agent's own threads (the drift watcher) are joined here, first. */
+	nt_drift_free(a->drift);
 	nt_txn_engine_close(a->engine);
 	nt_store_close(a->store);
 	free(a);
@@ -149,6 +153,11 @@ const nt_agent_config *nt_agent_cfg(const nt_agent *a)
 nt_txn_engine *nt_agent_engine(nt_agent *a)
 {
 	return a->engine;
+}
+
+nt_drift *nt_agent_drift(nt_agent *a)
+{
+	return a->drift;
 }
 
 nt_store *nt_agent_store(nt_agent *a)

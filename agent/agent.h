@@ -1,10 +1,12 @@
 /* The agent object: everything `nettune serve` runs on, owned in one place
  * and handed out to the parts that need it (the HTTP server and its route
- * areas today, a desired-state loop next).
+ * areas, the drift watcher).
  *
  * It owns the host context (nt_ctx), the one SQLite handle on the state
  * database (nt_store), the transaction engine that journals into it, the
- * log sink, and the request counters GET /metrics reports. Nothing else
+ * drift watcher that holds the desired state through that engine
+ * (agent/drift.h), the log sink, and the request counters GET /metrics
+ * reports. Nothing else
  * opens the database: readers (history, metrics) and the engine share the
  * handle, which serialises calls itself (store/store.h).
  *
@@ -14,6 +16,7 @@
 #ifndef NT_AGENT_AGENT_H
 #define NT_AGENT_AGENT_H
 
+#include "agent/drift.h"
 #include "engine/txn.h" /* nt_txn_engine, nt_log_fn */
 #include "kernel/ctx.h"
 #include "store/store.h"
@@ -33,6 +36,9 @@ typedef struct nt_agent_config {
 	 * api/server.h), or NULL. Must be thread-safe. */
 	nt_log_fn log;
 	void *log_ud;
+	/* The drift watcher (agent/drift.h): policy, check interval, ...
+	 * Zero fields take its defaults. It runs only with a database. */
+	nt_drift_config drift;
 } nt_agent_config;
 
 typedef struct nt_agent nt_agent;
@@ -64,10 +70,43 @@ nt_store *nt_agent_store(nt_agent *a);
 	"be half-applied on the host, recorded only in the unreadable journal"
 const char *nt_agent_store_error(const nt_agent *a);
 
+/* The drift watcher, or NULL when there is no database (nothing to hold). */
+nt_drift *nt_agent_drift(nt_agent *a);
+
 /* Send EV (borrowed) to the log sink; nothing when there is none. */
 void nt_agent_log(nt_agent *a, const json_t *ev);
 /* Whether there is a sink (to skip building events nobody reads). */
 bool nt_agent_log_enabled(const nt_agent *a);
+
+/* Load every DIR/NAME.json as stored profile NAME, each validated against
+ * this host as a PUT /v1/profiles/NAME is (agent/profiles_dir.c). A file
+ * that is not valid is skipped and the stored profile of its name stays.
+ * FROM_FILES (a JSON object the caller keeps from one call to the next,
+ * empty at first) holds the names that came from files: a name in it whose
+ * file is gone is deleted from the store; profiles stored through the API
+ * are never touched. *REPORT (the caller's) is
+ *   {"dir", "loaded": [{"name","file","created"}],
+ *    "invalid": [{"file", "errors": [{"path","message"}]}], "removed": [names]}.
+ * Returns 0, or -errno when DIR cannot be read (nothing changed). */
+int nt_agent_load_profiles(nt_agent *a, const char *dir, json_t *from_files, json_t **report);
+
+/* The desired state kept as FILE (agent/desired_file.c): its profile
+ * becomes the desired state when it differs from the one held, validated
+ * like PUT /v1/desired. *REPORT (the caller's) is {"file", "result":
+ * "set"|"unchanged"|"missing"|"invalid"|"error", "errors"?: [{path,
+ * message}]}. Returns 0, or -errno when the engine failed. */
+int nt_agent_load_desired(nt_agent *a, const char *file, json_t **report);
+
+/* Read FILE as the profile called NAME: a JSON object whose "name", if
+ * any, is NAME (filled in when missing). Nothing is validated against a
+ * host. Returns 0 with *DOC (the caller's), or NT_EINVALID with *ERRORS
+ * ([{path,message}], the caller's). */
+int nt_profile_file_read(const char *file, const char *name, json_t **doc, json_t **errors);
+/* Check every DIR/NAME.json against host CTX as nt_agent_load_profiles
+ * would, storing nothing (`nettune serve --check-config`). *REPORT is
+ * {"dir", "valid": [{"name","file"}], "invalid": [{"file","errors"}]}.
+ * Returns 0 or -errno. */
+int nt_profiles_dir_check(const nt_ctx *ctx, const char *dir, json_t **report);
 
 /* HTTP requests answered, by method and status code (100..599), for
  * nettune_http_requests_total. Methods outside a fixed list count as

@@ -42,6 +42,9 @@ typedef struct nt_response {
 	int (*then)(const struct nt_request *req, struct nt_response *resp);
 	void *defer_state;
 	void (*defer_free)(void *state);
+	/* Content-Security-Policy of a page (static string), NULL for none; with
+	 * it the server also sends X-Content-Type-Options: nosniff. */
+	const char *security_policy;
 } nt_response;
 
 typedef int (*nt_route_fn)(const nt_request *req, nt_response *resp);
@@ -101,8 +104,10 @@ void *nt_area_state(struct nt_server *s, const nt_area *area);
 /* The areas (defined in api/routes_*.c). */
 extern const nt_area nt_area_read; /* health, topology, nics, irqs, diagnostics */
 extern const nt_area nt_area_txn; /* profiles, plan, transactions */
+extern const nt_area nt_area_desired; /* desired state, drift (api/routes_desired.c) */
 extern const nt_area nt_area_place; /* placement, live IRQ rates */
 extern const nt_area nt_area_doc; /* GET /v1/openapi.yaml (api/routes_doc.c) */
 extern const nt_area nt_area_metrics; /* GET /metrics (api/metrics.c) */
+extern const nt_area nt_area_ui; /* GET /ui/: the web view (api/routes_ui.c) */
 
 #endif

@@ -10,6 +10,10 @@
  *   nettune_transactions{status}                    gauge, every status (0 when none)
  *   nettune_last_apply_timestamp_seconds            gauge, 0 when nothing was applied
  *   nettune_http_requests_total{method,code}        counter, since the agent started
+ *   nettune_drift_targets                           gauge, targets differing from the
+ *       desired state at the last check (drifted, contested or overridden)
+ *   nettune_repairs_total{reason}                   counter, transactions the drift
+ *       watcher made since the agent started, by reason (boot, drift, link-up)
  *
  * The host is read fresh for each scrape, like every read route. The
  * transaction counts and request counters are the agent's: its one store
@@ -137,6 +141,27 @@ static void txn_metrics(FILE *f, nt_store *st)
 	json_decref(counts);
 }
 
+/* Without a database there is no desired state and no watcher: left out. */
+static void drift_metrics(FILE *f, nt_drift *d)
+{
+	uint64_t repairs[NT_DRIFT_NREASONS];
+	int targets = 0;
+
+	if (!d)
+		return;
+	nt_drift_counts(d, &targets, repairs);
+	family(f, "nettune_drift_targets", "gauge",
+	       "Targets that differ from the desired state at the last check.");
+	fprintf(f, "nettune_drift_targets %d\n", targets);
+	family(f, "nettune_repairs_total", "counter",
+	       "Transactions the agent made to hold the desired state, by reason.");
+	for (int i = 0; i < NT_DRIFT_NREASONS; i++) {
+		fputs("nettune_repairs_total{", f);
+		put_label(f, "reason", nt_drift_reasons[i], true);
+		fprintf(f, "} %" PRIu64 "\n", repairs[i]);
+	}
+}
+
 static int get_metrics(const nt_request *req, nt_response *resp)
 {
 	nt_topology *t = NULL;
@@ -158,6 +183,7 @@ static int get_metrics(const nt_request *req, nt_response *resp)
 	nt_topology_free(t);
 	nt_agent *agent = nt_server_agent(req->server);
 	txn_metrics(f, nt_agent_store(agent));
+	drift_metrics(f, nt_agent_drift(agent));
 	family(f, "nettune_http_requests_total", "counter",
 	       "HTTP requests answered since the agent started, by method and status code.");
 	struct http_ctx h = { f };

@@ -132,7 +132,19 @@ static int get_diagnostics(const nt_request *req, nt_response *resp)
 		return r;
 	resp->json = nt_diagnose(t, &opt);
 	nt_topology_free(t);
-	return resp->json ? 0 : -ENOMEM;
+	if (!resp->json)
+		return -ENOMEM;
+	/* What the drift watcher found is a finding too (contested targets,
+	 * a desired state that no longer validates). */
+	nt_drift *d = nt_agent_drift(nt_server_agent(req->server));
+	if (d) {
+		json_t *rep = nt_drift_report(d);
+		int r2 = rep ? nt_diagnose_add_drift(resp->json, rep) : -ENOMEM;
+		json_decref(rep);
+		if (r2 < 0)
+			return r2;
+	}
+	return 0;
 }
 
 static const char *const diag_query[] = { "rtt_ms", NULL };

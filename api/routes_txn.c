@@ -12,7 +12,9 @@
  *   404 problem "profile-not-found" (profile_name)
  *
  * POST /v1/transactions
- *   body: {"profile": {...}} or {"profile_name": "x"}, optional "confirm_timeout_s": N (1..86400)
+ *   body: {"profile": {...}} or {"profile_name": "x"}, optional "confirm_timeout_s": N (1..86400),
+ *     optional "persist": true (the profile becomes the desired state once the transaction
+ *     is "applied", or when it is confirmed; see api/routes_desired.c)
  *   header Idempotency-Key (optional, 1..128 printable bytes): a retry with the same key
  *     and the same body returns the original transaction with 200 and applies nothing;
  *     the same key with another body gets 422 "idempotency-key-reused". Keys are scoped
@@ -26,6 +28,7 @@
  * Transaction document (statuses and step results: store/status.h):
  *   {"id": 7, "status": "applied",
  *    "profile": {...} | null, "profile_name": "x" | null, "rollback_of": ID | null,
+ *    "reason": "boot" | "drift" | "link-up" | null (null: a client's request), "persist": bool,
  *    "client": "127.0.0.1", "identity": "",
  *    "created": "2026-11-30T01:02:03.456Z", "finished": "..." | null, "duration_ms": N | null,
  *    "confirm_timeout_s": N | null, "confirm_deadline": "..." | null, "confirm_deadline_ms": N | null,
@@ -191,7 +194,8 @@ static int request_from_body(const nt_request *hreq, nt_response *resp, json_t *
 	out->identity = hreq->identity ? hreq->identity : "";
 	json_t *pn = json_object_get(body, "profile_name");
 	json_t *pr = json_object_get(body, "profile");
-	bool wrapper = pn || pr || json_object_get(body, "confirm_timeout_s");
+	bool wrapper = pn || pr || json_object_get(body, "confirm_timeout_s") ||
+		       json_object_get(body, "persist");
 	if (plan && !wrapper) {
 		out->profile = body;
 		return 0;
@@ -199,7 +203,7 @@ static int request_from_body(const nt_request *hreq, nt_response *resp, json_t *
 	json_t *errors = json_array();
 	json_object_foreach(body, key, val) {
 		if (strcmp(key, "profile") && strcmp(key, "profile_name") &&
-		    (plan || strcmp(key, "confirm_timeout_s"))) {
+		    (plan || (strcmp(key, "confirm_timeout_s") && strcmp(key, "persist")))) {
 			char path[NT_JSONPATH_MAX];
 			snprintf(path, sizeof(path), "$.%s", key);
 			nt_profile_error(errors, path, "unknown field '%s'", key);
@@ -217,6 +221,9 @@ static int request_from_body(const nt_request *hreq, nt_response *resp, json_t *
 	if (ct && (!json_is_integer(ct) || json_integer_value(ct) < 1 ||
 		   json_integer_value(ct) > 86400))
 		nt_profile_error(errors, "$.confirm_timeout_s", "must be an integer from 1 to 86400");
+	json_t *persist = json_object_get(body, "persist");
+	if (!plan && persist && !json_is_boolean(persist))
+		nt_profile_error(errors, "$.persist", "must be true or false");
 	if (json_array_size(errors)) {
 		nt_problem(resp, 422, "invalid-request", "Invalid request",
 			   "the request body is not valid");
@@ -229,6 +236,7 @@ static int request_from_body(const nt_request *hreq, nt_response *resp, json_t *
 	out->profile = pr;
 	out->profile_name = json_string_value(pn);
 	out->confirm_timeout_s = ct ? (int)json_integer_value(ct) : 0;
+	out->persist = json_is_true(persist);
 	return 0;
 }
 
@@ -320,6 +328,9 @@ static int h_apply(const nt_request *req, nt_response *resp)
 		if (r < 0) {
 			engine_problem(resp, r, &o);
 		} else {
+			nt_drift *d = nt_agent_drift(nt_server_agent(req->server));
+			if (tr.persist && d && !o.replayed)
+				nt_drift_desired_changed(d);
 			created(resp, o.doc, o.replayed);
 			o.doc = NULL;
 		}
@@ -384,6 +395,9 @@ static int h_confirm(const nt_request *req, nt_response *resp)
 	else if (r < 0)
 		engine_problem(resp, r, &o);
 	else {
+		nt_drift *d = nt_agent_drift(nt_server_agent(req->server));
+		if (d && json_is_true(json_object_get(o.doc, "persist")))
+			nt_drift_desired_changed(d);
 		resp->json = o.doc;
 		o.doc = NULL;
 	}

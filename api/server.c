@@ -15,7 +15,7 @@
 /* The areas served, in start-up order: the read area first because the
  * others may rely on nothing but the context, never the reverse. */
 static const nt_area *const areas[] = { &nt_area_read, &nt_area_place, &nt_area_txn,
-					&nt_area_metrics, &nt_area_doc };
+					&nt_area_desired, &nt_area_metrics, &nt_area_doc, &nt_area_ui };
 #define NAREAS ((int)(sizeof(areas) / sizeof(areas[0])))
 _Static_assert(NAREAS <= NT_MAX_AREAS, "raise NT_MAX_AREAS");
 
@@ -202,6 +202,10 @@ static enum MHD_Result send_response(struct MHD_Connection *mc, struct nt_conn *
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
 	if (r->location[0])
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_LOCATION, r->location);
+	if (r->security_policy) {
+		MHD_add_response_header(resp, "Content-Security-Policy", r->security_policy);
+		MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+	}
 	if (r->status == 405 && c->allow[0])
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, c->allow);
 	if (r->status == 401 && c->www_auth)

@@ -68,6 +68,13 @@ int nt_server_new(const nt_server_config *cfg, struct nt_server **out, char *err
  * areas' state is set up and the socket bound. Returns 0 or -errno with a
  * sentence in ERR; on failure S can be stopped (freed) as usual. */
 int nt_server_start(struct nt_server *s, nt_agent *agent, char *err, size_t errsize);
+/* Read the token file again (SIGHUP), so tokens can be rotated without a
+ * restart; connections stay open and requests in flight finish with the
+ * table they were checked against. The new file is checked as at start;
+ * when it is refused the tokens in use stay. Returns the number of tokens
+ * now in use, 0 when the server has no token file, or -errno / NT_EINVALID
+ * with a sentence in ERR. Any thread. */
+int nt_server_reload_tokens(struct nt_server *s, char *err, size_t errsize);
 /* The port actually bound (useful with port 0). */
 int nt_server_port(const struct nt_server *s);
 nt_agent *nt_server_agent(const struct nt_server *s);

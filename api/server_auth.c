@@ -1,7 +1,8 @@
 /* Who may call, at the HTTP server's edge. With a token file or a client
- * CA configured, every request but GET /v1/health and /v1/openapi.yaml
- * (see path_is_open) must carry a valid bearer token or a verified client
- * certificate; 401 before anything else is looked at, so an
+ * CA configured, every request but GET /v1/health, /v1/openapi.yaml and
+ * the web view's static files under /ui/ (see path_is_open) must carry a
+ * valid bearer token or a verified client certificate; 401 before anything
+ * else is looked at, so an
  * unauthenticated client learns nothing, not even which paths exist. A
  * `read` token may use GET and HEAD; writes (plan, transactions, profiles)
  * need `apply` (403 otherwise). A client certificate counts as `apply`: it
@@ -42,6 +43,11 @@ int nt_srv_security_init(struct nt_server *s, char *err, size_t errsize)
 	const nt_server_config *cfg = &s->cfg;
 	int r;
 
+	if ((r = pthread_rwlock_init(&s->auth_lock, NULL)) != 0) {
+		snprintf(err, errsize, "cannot make a lock: %s", strerror(r));
+		return -r;
+	}
+	s->auth_lock_init = true;
 	if (cfg->tokens_path[0]) {
 		r = nt_auth_load(cfg->tokens_path, &s->auth, err, errsize);
 		if (r < 0)
@@ -62,10 +68,33 @@ int nt_srv_security_init(struct nt_server *s, char *err, size_t errsize)
 	return 0;
 }
 
+int nt_server_reload_tokens(struct nt_server *s, char *err, size_t errsize)
+{
+	nt_auth *fresh = NULL, *old;
+	int r;
+
+	if (!s->cfg.tokens_path[0])
+		return 0;
+	/* The whole file is checked (mode, every line) before anything
+	 * changes: a file caught half-written or made readable by others
+	 * leaves the tokens in use as they are. */
+	if ((r = nt_auth_load(s->cfg.tokens_path, &fresh, err, errsize)) < 0)
+		return r;
+	pthread_rwlock_wrlock(&s->auth_lock);
+	old = s->auth;
+	s->auth = fresh;
+	pthread_rwlock_unlock(&s->auth_lock);
+	nt_auth_free(old);
+	return nt_auth_count(fresh);
+}
+
 void nt_srv_security_fini(struct nt_server *s)
 {
 	nt_auth_free(s->auth);
 	s->auth = NULL;
+	if (s->auth_lock_init)
+		pthread_rwlock_destroy(&s->auth_lock);
+	s->auth_lock_init = false;
 	nt_srv_tls_free(s);
 }
 
@@ -74,10 +103,14 @@ bool nt_srv_auth_required(const struct nt_server *s)
 	return s->auth || s->client_certs;
 }
 
-/* Paths served without credentials: the liveness probe and the API's own
- * description, neither of which tells anything about the host. */
+/* Paths served without credentials: the liveness probe, the API's own
+ * description and the web view's static files (/ui, /ui/, /ui/FILE), none of
+ * which tells anything about the host; the page gets its data from the API
+ * with the token its user enters. */
 static bool path_is_open(const struct nt_conn *c)
 {
+	if (c->nsegs >= 1 && c->nsegs <= 2 && strcmp(c->segs[0], "ui") == 0)
+		return true;
 	return c->nsegs == 2 && strcmp(c->segs[0], "v1") == 0 &&
 	       (strcmp(c->segs[1], "health") == 0 || strcmp(c->segs[1], "openapi.yaml") == 0);
 }
@@ -102,12 +135,19 @@ static int identify(struct nt_server *s, struct nt_conn *c, struct MHD_Connectio
 		return 0;
 	const char *name;
 	nt_scope scope;
-	if (!s->auth || nt_auth_bearer(s->auth, h, &name, &scope) < 0) {
+	/* The name lives in the table: it is copied before the table can be
+	 * replaced by a reload. */
+	pthread_rwlock_rdlock(&s->auth_lock);
+	int r = s->auth ? nt_auth_bearer(s->auth, h, &name, &scope) : -EACCES;
+	if (r == 0) {
+		snprintf(c->identity, sizeof(c->identity), "%s", name);
+		c->scope = scope;
+	}
+	pthread_rwlock_unlock(&s->auth_lock);
+	if (r < 0) {
 		snprintf(why, whysize, "the bearer token is not valid");
 		return -EACCES;
 	}
-	snprintf(c->identity, sizeof(c->identity), "%s", name);
-	c->scope = scope;
 	return 0;
 }
 

@@ -13,6 +13,8 @@
 #define NT_API_SERVER_INT_H
 
 #include "api/auth.h"
+
+#include <pthread.h>
 #include "api/http.h"
 #include "api/server.h"
 
@@ -52,7 +54,12 @@ struct nt_server {
 	unsigned long reaped; /* connections cut at the deadline */
 
 	/* Security (api/server_auth.c, api/server_tls.c). */
-	nt_auth *auth; /* NULL: no tokens */
+	/* NULL: no tokens. Replaced by nt_server_reload_tokens under
+	 * auth_lock (written there, read by every worker that checks a token);
+	 * never goes from NULL to a table or back. */
+	nt_auth *auth;
+	pthread_rwlock_t auth_lock;
+	bool auth_lock_init;
 	bool tls, client_certs;
 	char *tls_cert, *tls_key, *tls_ca; /* PEM text, kept while the daemon runs */
 

@@ -5,39 +5,99 @@
  *   cli/cmd_host.c   read the host directly: topology, diagnose, irqs,
  *                    rates, placement, run
  *   cli/cmd_txn.c    talk to a running agent (over cli/client.c): plan,
- *                    apply, confirm, rollback, show, history
+ *                    apply, try, confirm, rollback, show, history, desired,
+ *                    drift
  *   cli/cmd_serve.c  serve: the agent and its HTTP server
  *
- * This is the edge: these files print and choose exit codes (2 for a usage
- * error); the core they call does neither. */
+ * This is the edge: these files print and choose exit codes (cli/exit.h);
+ * the core they call does neither. What they print for people goes through
+ * cli/output.h (colour, tables, problem documents) and, for the agent's
+ * documents, cli/txn_view.h. */
 #ifndef NT_CLI_CLI_H
 #define NT_CLI_CLI_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #define NT_CLI_DEFAULT_AGENT "http://127.0.0.1:8470"
 
-/* Every option of every command (each command reads those it has). */
+#define NT_CLI_NOPTS 64 /* rows of nt_cli_options, with room to grow */
+
+/* Every option of every command (each command reads those it has). The
+ * fields are filled through nt_cli_options (cli/options.c): a string
+ * option is a const char *, a number a long, a flag a bool, a choice the
+ * int index of the word chosen. */
 typedef struct cli_opts {
 	const char *root;
 	bool json;
 	const char *listen;
 	const char *state_dir;
-	int rtt_ms;
+	long rtt_ms;
 	const char *agent;
 	long confirm_timeout;
+	/* bench-run */
+	const char *profile, *report;
 	bool force;
 	const char *status;
 	long limit;
+	const char *since;
+	int output; /* -o / --output: 0 text, 1 json (sets json) */
 	long interval_ms;
 	const char *near;
 	long cpus;
 	bool fix_profile;
 	/* serve */
+	const char *config; /* the configuration file (cli/config.c) */
+	bool check_config; /* check it and the profiles directory, then exit */
 	const char *tokens, *tls_cert, *tls_key, *tls_client_ca;
 	long max_body, client_timeout, max_connections, max_per_client;
-	bool log_json;
+	int log_format; /* 0 text, 1 json */
+	const char *profiles_dir;
+	const char *desired_file; /* the desired state as a file */
+	int drift_policy; /* 0 repair, 1 report (cli/options.c) */
+	long drift_interval; /* seconds, 0: the default 30 */
+	/* apply */
+	bool persist; /* make the profile the desired state once it took effect */
+	/* Which options were given, by row of nt_cli_options: the
+	 * command line's override the configuration file's. */
+	bool set[NT_CLI_NOPTS];
 } cli_opts;
+
+/* One option. NAME is its long name (--NAME); KIND says how its value is
+ * read and what field type sits at OFF in cli_opts; numbers must lie in
+ * [LO, HI]; WHAT names the value in messages; CHOICES lists an enum's
+ * words (NULL-terminated). NT_OPT_CONF: also a key of the configuration
+ * file, NAME with '_' for '-'. */
+enum nt_opt_kind { NT_OPT_STR, NT_OPT_LONG, NT_OPT_FLAG, NT_OPT_ENUM, NT_OPT_HELP };
+#define NT_OPT_CONF 1u
+typedef struct nt_cli_option {
+	const char *name;
+	enum nt_opt_kind kind;
+	size_t off;
+	long lo, hi;
+	const char *what;
+	const char *const *choices;
+	unsigned flags;
+} nt_cli_option;
+
+/* The table, ended by a row with a NULL name. */
+extern const nt_cli_option nt_cli_options[];
+const nt_cli_option *nt_cli_option_find(const char *name);
+/* The option a configuration key (listen, max_body, ...) stands for, or
+ * NULL when KEY is not one. */
+const nt_cli_option *nt_cli_option_find_key(const char *key);
+/* OPT's configuration key into BUF. */
+void nt_cli_option_key(const nt_cli_option *opt, char *buf, size_t size);
+/* Set OPT in O from VAL (borrowed: it must outlive O; NULL for a flag given
+ * without a value) and mark it given. Returns 0, or -EINVAL with what was
+ * wrong in ERR ("wants seconds from 1 to 3600, not 'x'"), for the caller to
+ * prefix with where the value came from. */
+int nt_cli_option_set(const nt_cli_option *opt, const char *val, cli_opts *o, char *err,
+		      size_t errsize);
+/* The size of OPT's field in cli_opts (0 for --help, which has none). */
+size_t nt_cli_option_size(const nt_cli_option *opt);
+/* Copy into DST every option SRC was given and DST was not. */
+void nt_cli_options_merge(cli_opts *dst, const cli_opts *src);
 
 /* A command: CMD is its name as typed, ARGS its NARGS positional
  * arguments. Returns the process exit code. */
@@ -49,16 +109,34 @@ int nt_cmd_irqs(const char *cmd, const cli_opts *o, int nargs, char **args);
 int nt_cmd_rates(const char *cmd, const cli_opts *o, int nargs, char **args);
 int nt_cmd_placement(const char *cmd, const cli_opts *o, int nargs, char **args);
 int nt_cmd_run(const char *cmd, const cli_opts *o, int nargs, char **args);
+/* bench-run --profile P.json [--near IFACE] [--cpus N] [--report FILE] -- COMMAND. */
+int nt_cmd_bench_run(const char *cmd, const cli_opts *o, int nargs, char **args);
+
+/* Bind this process to the CPUs and memory node placement recommends for
+ * an application using IFNAME (o->cpus, o->root), as `run --near` does;
+ * WHERE (may be NULL) gets "cpus LIST, node N". Prints why on failure.
+ * Returns 0, 2 (no such NIC, its node unknown) or 1. */
+int nt_cli_bind_near(const cli_opts *o, const char *ifname, char *where, size_t wsize);
 
 /* plan and apply: one PROFILE.json. */
 int nt_cmd_profile(const char *cmd, const cli_opts *o, int nargs, char **args);
 /* confirm, rollback and show: one transaction ID. */
 int nt_cmd_txn_id(const char *cmd, const cli_opts *o, int nargs, char **args);
 int nt_cmd_history(const char *cmd, const cli_opts *o, int nargs, char **args);
+/* desired [show|set PROFILE.json|clear], drift. */
+int nt_cmd_desired(const char *cmd, const cli_opts *o, int nargs, char **args);
+int nt_cmd_drift(const char *cmd, const cli_opts *o, int nargs, char **args);
+/* try: apply PROFILE.json with a confirm deadline and ask at the terminal. */
+int nt_cmd_try(const char *cmd, const cli_opts *o, int nargs, char **args);
 
 int nt_cmd_serve(const char *cmd, const cli_opts *o, int nargs, char **args);
 
 /* S as a decimal in [LO, HI] into *OUT. Returns 0 or -EINVAL. */
 int nt_cli_parse_long(const char *s, long lo, long hi, long *out);
+/* history --since: S as a time back from NOW_MS ("30m", "12h", "7d",
+ * "90s") or a UTC date and time ("2026-11-30", "2026-11-30T16:00",
+ * "2026-11-30 16:00:05Z"), into *OUT_MS (ms since the epoch). Returns 0 or
+ * -EINVAL. */
+int nt_cli_parse_since(const char *s, long long now_ms, long long *out_ms);
 
 #endif

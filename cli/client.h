@@ -1,17 +1,27 @@
-/* The CLI's HTTP client of a running agent. Each function prints the
- * agent's JSON answer (or its problem document on stderr) and returns the
- * process exit code: 0 on 2xx, 1 on an error answer, 3 when the agent
- * cannot be reached. */
+/* The CLI's HTTP client of a running agent: one request, its answer
+ * whole. It prints nothing; cli/cmd_txn.c decides what people see. Sends
+ * `Authorization: Bearer $NETTUNE_TOKEN` when that variable is set. */
 #ifndef NT_CLI_CLIENT_H
 #define NT_CLI_CLIENT_H
 
-#include <stdbool.h>
+#include <jansson.h>
+#include <stddef.h>
 
-int nt_cli_plan(const char *agent, const char *profile_path);
-int nt_cli_apply(const char *agent, const char *profile_path, long confirm_timeout_s);
-int nt_cli_confirm(const char *agent, const char *id);
-int nt_cli_rollback(const char *agent, const char *id, bool force);
-int nt_cli_show(const char *agent, const char *id);
-int nt_cli_history(const char *agent, const char *status, long limit);
+typedef struct nt_cli_reply {
+	long status; /* the HTTP status */
+	char *body; /* the body exactly as received, NUL-terminated (owned) */
+	size_t len; /* its length in bytes */
+	json_t *doc; /* the body parsed, or NULL when it is not JSON (owned) */
+	char error[256]; /* why no answer came (nt_cli_request < 0) */
+} nt_cli_reply;
+
+/* METHOD AGENT+PATH with BODY (JSON text, or NULL for none) into *R (free
+ * with nt_cli_reply_free, also after a failure). WAITING (NULL: none)
+ * labels the wait on a terminal's stderr when the answer takes more than a
+ * second (nt_progress). Returns 0 when an answer arrived, whatever its
+ * status; -EHOSTUNREACH when none did (R->error says why); -ENOMEM. */
+int nt_cli_request(const char *agent, const char *method, const char *path, const char *body,
+		   const char *waiting, nt_cli_reply *r);
+void nt_cli_reply_free(nt_cli_reply *r);
 
 #endif

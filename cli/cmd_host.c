@@ -3,6 +3,7 @@
  * run is the only one that changes anything, and only its own process
  * (CPU and memory binding) before it becomes the command. */
 #include "cli/cli.h"
+#include "cli/output.h"
 #include "diagnose/diagnose.h"
 #include "host/rates.h"
 #include "host/topology.h"
@@ -171,9 +172,17 @@ int nt_cmd_rates(const char *cmd, const cli_opts *o, int nargs, char **args)
 		return 1;
 	}
 	long ms = o->interval_ms ? o->interval_ms : 1000;
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-		;
+	/* The wait in steps of at most 200 ms, so a terminal sees it count. */
+	nt_progress prog;
+	nt_progress_begin(&prog, "counting interrupts");
+	for (long left = ms; left > 0; left -= 200) {
+		long step = left < 200 ? left : 200;
+		struct timespec ts = { 0, step * 1000000L };
+		while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+			;
+		nt_progress_tick(&prog);
+	}
+	nt_progress_end(&prog);
 	r = nt_rates_sample(&t->ctx, &b);
 	if (r < 0) {
 		fprintf(stderr, "nettune: cannot read /proc/interrupts: %s\n", nt_strerror(r));
@@ -187,6 +196,8 @@ int nt_cmd_rates(const char *cmd, const cli_opts *o, int nargs, char **args)
 	} else {
 		size_t i;
 		json_t *row;
+		nt_out out;
+		nt_out_init(&out, stdout);
 		printf("interrupts per second over %.0f ms\n\n%5s %5s %12s %12s %12s\n",
 		       json_real_value(json_object_get(doc, "interval_ms")), "CPU", "NODE", "IRQ/s", "NET_RX/s", "NET_TX/s");
 		json_array_foreach(json_object_get(doc, "cpus"), i, row) {
@@ -207,9 +218,11 @@ int nt_cmd_rates(const char *cmd, const cli_opts *o, int nargs, char **args)
 				continue;
 			json_t *own = json_object_get(row, "owner");
 			double off = json_real_value(json_object_get(row, "off_node_per_second"));
-			printf("%6lld %-28s %-10s %5s %12.1f\n", json_integer_value(json_object_get(row, "irq")),
+			printf("%6lld %-28s %-10s ", json_integer_value(json_object_get(row, "irq")),
 			       json_string_value(json_object_get(row, "name")),
-			       json_is_string(own) ? json_string_value(own) : "-", off > 0 ? "OFF" : "", ps);
+			       json_is_string(own) ? json_string_value(own) : "-");
+			nt_out_paint(&out, off > 0 ? NT_SGR_RED : NULL, "%5s", off > 0 ? "OFF" : "");
+			printf(" %12.1f\n", ps);
 		}
 		size_t noff = json_array_size(json_object_get(doc, "off_node"));
 		if (noff)
@@ -268,17 +281,11 @@ int nt_cmd_placement(const char *cmd, const cli_opts *o, int nargs, char **args)
 	return rc;
 }
 
-/* Bind this process to the recommended CPUs and the NIC's memory node,
- * then become COMMAND: the affinity and memory policy are inherited. */
-int nt_cmd_run(const char *cmd, const cli_opts *o, int nargs, char **args)
+int nt_cli_bind_near(const cli_opts *o, const char *ifname, char *where, size_t wsize)
 {
 	nt_topology *t = NULL;
 	nt_placement p;
-	if (!o->near || nargs < 1) {
-		fprintf(stderr, "nettune: run wants --near IFACE -- COMMAND [ARGS...]\n");
-		return 2;
-	}
-	int rc = placement_of(o, o->near, &t, &p);
+	int rc = placement_of(o, ifname, &t, &p);
 	if (rc) {
 		nt_topology_free(t);
 		return rc;
@@ -294,6 +301,11 @@ int nt_cmd_run(const char *cmd, const cli_opts *o, int nargs, char **args)
 	for (int c = nt_cpuset_next(&p.app_cpus, 0); c >= 0; c = nt_cpuset_next(&p.app_cpus, c + 1))
 		CPU_SET_S((size_t)c, sz, set);
 	int node = p.node;
+	if (where) {
+		char cpus[1024];
+		nt_cpulist_format(&p.app_cpus, cpus, sizeof(cpus));
+		snprintf(where, wsize, "cpus %s, node %d", cpus, node);
+	}
 	nt_topology_free(t);
 	if (sched_setaffinity(0, sz, set) < 0) {
 		fprintf(stderr, "nettune: cannot bind to the CPUs: %s\n", strerror(errno));
@@ -307,6 +319,20 @@ int nt_cmd_run(const char *cmd, const cli_opts *o, int nargs, char **args)
 		numa_set_membind(nodes);
 		numa_free_nodemask(nodes);
 	}
+	return 0;
+}
+
+/* Bind this process to the recommended CPUs and the NIC's memory node,
+ * then become COMMAND: the affinity and memory policy are inherited. */
+int nt_cmd_run(const char *cmd, const cli_opts *o, int nargs, char **args)
+{
+	if (!o->near || nargs < 1) {
+		fprintf(stderr, "nettune: run wants --near IFACE -- COMMAND [ARGS...]\n");
+		return 2;
+	}
+	int rc = nt_cli_bind_near(o, o->near, NULL, 0);
+	if (rc)
+		return rc;
 	execvp(args[0], args);
 	fprintf(stderr, "nettune: cannot run '%s': %s\n", args[0], strerror(errno));
 	return 127;

@@ -1,43 +1,649 @@
-/* The commands that talk to a running agent: plan, apply, confirm,
- * rollback, show and history. Each checks its arguments and sends one
- * request through cli/client.c, so every change goes through the agent's
- * journal and none is made from here. */
+/* The commands that talk to a running agent: plan, apply, try, confirm,
+ * rollback, show, history, desired and drift. Each checks its arguments and sends one
+ * request (history with --since may page) through cli/client.c, so every
+ * change goes through the agent's journal and none is made from here.
+ *
+ * try applies with a confirm deadline and asks at the terminal.
+ *
+ * By default the answer is shown for people (cli/txn_view.c); with --json
+ * (-o json) the agent's body is written to stdout byte for byte, whatever
+ * its status, so scripts read exactly what the API documents. The exit
+ * code (cli/exit.h) says what happened either way. */
 #include "cli/cli.h"
 #include "cli/client.h"
+#include "cli/exit.h"
+#include "cli/output.h"
+#include "cli/txn_view.h"
 
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 static const char *agent_url(const cli_opts *o)
 {
-	return o->agent ? o->agent : NT_CLI_DEFAULT_AGENT;
+	const char *env = getenv("NETTUNE_AGENT");
+	if (o->agent)
+		return o->agent;
+	return env && *env ? env : NT_CLI_DEFAULT_AGENT;
+}
+
+static void unreachable(const char *agent, const char *why)
+{
+	nt_out e;
+	nt_out_init(&e, stderr);
+	nt_out_paint(&e, NT_SGR_BOLD, "nettune: ");
+	nt_out_paint(&e, NT_SGR_RED, "cannot reach the agent at %s", agent);
+	fprintf(stderr, ": %s\n", why);
+	fprintf(stderr, "  start one with 'nettune serve' (or 'systemctl start nettune'),\n"
+			"  or name another with --agent URL or NETTUNE_AGENT\n");
+}
+
+/* One request. With --json the body goes to stdout as it came. Otherwise
+ * an error answer is shown on stderr, and *RENDER says a 2xx JSON answer
+ * waits in R for the caller to show. Returns the exit code. */
+static int exchange(const cli_opts *o, const char *method, const char *path, const char *body,
+		    const char *waiting, nt_cli_reply *r, bool *render)
+{
+	const char *agent = agent_url(o);
+	*render = false;
+	int rc = nt_cli_request(agent, method, path, body, waiting, r);
+	if (rc < 0) {
+		if (rc == -ENOMEM) {
+			fprintf(stderr, "nettune: out of memory\n");
+			return NT_EXIT_ERROR;
+		}
+		unreachable(agent, r->error);
+		return NT_EXIT_UNREACHABLE;
+	}
+	int code = nt_exit_for_http(r->status);
+	if (o->json) {
+		fwrite(r->body, 1, r->len, stdout);
+		return code;
+	}
+	if (code != NT_EXIT_OK) {
+		nt_out e;
+		nt_out_init(&e, stderr);
+		nt_out_problem(&e, r->status, r->doc, r->body);
+		return code;
+	}
+	if (!json_is_object(r->doc)) {
+		fprintf(stderr, "nettune: the agent at %s answered something that is not a JSON object\n", agent);
+		return NT_EXIT_ERROR;
+	}
+	*render = true;
+	return NT_EXIT_OK;
+}
+
+/* The exit code of an answer that is a transaction (apply, confirm,
+ * rollback): by how it ended. */
+static int txn_code(int code, const nt_cli_reply *r)
+{
+	if (code != NT_EXIT_OK || !r->doc)
+		return code;
+	return nt_exit_for_txn_status(json_string_value(json_object_get(r->doc, "status")));
+}
+
+/* PATH "-" is stdin, so `nettune diagnose --fix-profile | nettune plan -`
+ * works. */
+static json_t *load_profile(const char *path)
+{
+	json_error_t err;
+	bool in = !strcmp(path, "-");
+	json_t *p = in ? json_loadf(stdin, JSON_REJECT_DUPLICATES, &err)
+		       : json_load_file(path, JSON_REJECT_DUPLICATES, &err);
+	if (!p)
+		fprintf(stderr, "nettune: %s: line %d: %s\n", in ? "standard input" : path, err.line, err.text);
+	else if (!json_is_object(p)) {
+		fprintf(stderr, "nettune: %s: a profile is a JSON object\n", path);
+		json_decref(p);
+		p = NULL;
+	}
+	return p;
+}
+
+/* The agent's NICs (GET /v1/nics), for colouring IRQ CPUs off their NIC's
+ * node; only asked for when stdout has colour, and NULL when that fails
+ * (the table is then plain, which loses nothing but colour). */
+static json_t *nics_for_colour(const cli_opts *o, const nt_out *out)
+{
+	nt_cli_reply r;
+	json_t *doc = NULL;
+	if (!out->color || o->json)
+		return NULL;
+	if (nt_cli_request(agent_url(o), "GET", "/v1/nics", NULL, NULL, &r) == 0 && r.status == 200) {
+		doc = r.doc;
+		r.doc = NULL;
+	}
+	nt_cli_reply_free(&r);
+	return doc;
+}
+
+/* The options that make "nettune confirm ID" reach the same agent. */
+static void agent_hint(const cli_opts *o, char *buf, size_t size)
+{
+	const char *a = agent_url(o);
+	if (strcmp(a, NT_CLI_DEFAULT_AGENT) && !(getenv("NETTUNE_AGENT") && !o->agent))
+		snprintf(buf, size, " --agent %s", a);
+	else
+		buf[0] = '\0';
 }
 
 int nt_cmd_profile(const char *cmd, const cli_opts *o, int nargs, char **args)
 {
+	nt_cli_reply r = { 0 };
+	bool render;
+	char hint[1100];
+	int code;
+
 	if (nargs != 1) {
 		fprintf(stderr, "nettune: %s wants one PROFILE.json\n", cmd);
-		return 2;
+		return NT_EXIT_USAGE;
 	}
-	if (!strcmp(cmd, "plan"))
-		return nt_cli_plan(agent_url(o), args[0]);
-	return nt_cli_apply(agent_url(o), args[0], o->confirm_timeout);
+	json_t *p = load_profile(args[0]);
+	if (!p)
+		return NT_EXIT_USAGE;
+	bool plan = !strcmp(cmd, "plan");
+	json_t *body = p;
+	if (!plan) {
+		body = json_pack("{s:o}", "profile", p);
+		if (body && o->confirm_timeout > 0)
+			json_object_set_new(body, "confirm_timeout_s", json_integer(o->confirm_timeout));
+		if (body && o->persist)
+			json_object_set_new(body, "persist", json_true());
+	}
+	char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
+	json_decref(body);
+	if (!text) {
+		fprintf(stderr, "nettune: out of memory\n");
+		return NT_EXIT_ERROR;
+	}
+	nt_out out;
+	nt_out_init(&out, stdout);
+	if (plan) {
+		code = exchange(o, "POST", "/v1/plan", text, "planning", &r, &render);
+		if (render) {
+			json_t *nics = nics_for_colour(o, &out);
+			nt_view_plan(&out, r.doc, nics);
+			json_decref(nics);
+		}
+	} else {
+		code = txn_code(exchange(o, "POST", "/v1/transactions", text, "applying", &r, &render), &r);
+		agent_hint(o, hint, sizeof(hint));
+		if (render)
+			nt_view_outcome(&out, r.doc, hint);
+	}
+	free(text);
+	nt_cli_reply_free(&r);
+	return code;
+}
+
+static int valid_id(const char *id)
+{
+	long v;
+	return nt_cli_parse_long(id, 1, 999999999999L, &v) == 0;
 }
 
 int nt_cmd_txn_id(const char *cmd, const cli_opts *o, int nargs, char **args)
 {
+	nt_cli_reply r = { 0 };
+	char path[256], hint[1100];
+	bool render;
+	int code;
+
 	if (nargs != 1) {
 		fprintf(stderr, "nettune: %s wants one transaction ID\n", cmd);
-		return 2;
+		return NT_EXIT_USAGE;
 	}
-	if (!strcmp(cmd, "confirm"))
-		return nt_cli_confirm(agent_url(o), args[0]);
-	if (!strcmp(cmd, "rollback"))
-		return nt_cli_rollback(agent_url(o), args[0], o->force);
-	return nt_cli_show(agent_url(o), args[0]);
+	if (!valid_id(args[0])) {
+		fprintf(stderr, "nettune: '%s' is not a transaction id (a number, as history shows)\n", args[0]);
+		return NT_EXIT_USAGE;
+	}
+	nt_out out;
+	nt_out_init(&out, stdout);
+	agent_hint(o, hint, sizeof(hint));
+	if (!strcmp(cmd, "confirm")) {
+		snprintf(path, sizeof(path), "/v1/transactions/%s/confirm", args[0]);
+		code = txn_code(exchange(o, "POST", path, "{}", "confirming", &r, &render), &r);
+		if (render)
+			nt_view_outcome(&out, r.doc, hint);
+	} else if (!strcmp(cmd, "rollback")) {
+		snprintf(path, sizeof(path), "/v1/transactions/%s/rollback", args[0]);
+		code = txn_code(exchange(o, "POST", path, o->force ? "{\"force\":true}" : "{}", "rolling back", &r,
+					 &render),
+				&r);
+		if (render)
+			nt_view_outcome(&out, r.doc, hint);
+	} else {
+		snprintf(path, sizeof(path), "/v1/transactions/%s", args[0]);
+		code = exchange(o, "GET", path, NULL, NULL, &r, &render);
+		if (render) {
+			json_t *nics = nics_for_colour(o, &out);
+			nt_view_txn(&out, r.doc, nics);
+			json_decref(nics);
+		}
+	}
+	nt_cli_reply_free(&r);
+	return code;
+}
+
+/* History since a time: the agent lists newest first, so pages are read
+ * until a transaction older than SINCE_MS; LIMIT of the matching ones are
+ * kept and all of them counted. Returns the exit code; *DOC a list in the
+ * API's shape. */
+static int history_since(const cli_opts *o, const char *status, long limit, long long since_ms, json_t **doc)
+{
+	enum { PAGE = 500 };
+	json_t *keep = json_array();
+	long long matched = 0;
+	char path[256];
+	bool render, older = false;
+	int code = NT_EXIT_OK;
+	cli_opts raw = *o;
+	raw.json = false; /* pages are read here, not printed */
+
+	*doc = NULL;
+	for (long offset = 0; keep && !older; offset += PAGE) {
+		nt_cli_reply r = { 0 };
+		snprintf(path, sizeof(path), "/v1/transactions?limit=%d&offset=%ld%s%s", PAGE, offset,
+			 status ? "&status=" : "", status ? status : "");
+		code = exchange(&raw, "GET", path, NULL, "reading history", &r, &render);
+		if (!render) {
+			nt_cli_reply_free(&r);
+			json_decref(keep);
+			return code;
+		}
+		json_t *list = json_object_get(r.doc, "transactions");
+		size_t i;
+		json_t *x;
+		json_array_foreach(list, i, x) {
+			long long created = nt_out_parse_time_ms(json_string_value(json_object_get(x, "created")));
+			if (created >= 0 && created < since_ms) {
+				older = true;
+				break;
+			}
+			if (matched++ < limit)
+				json_array_append(keep, x);
+		}
+		if (json_array_size(list) < PAGE)
+			older = true;
+		nt_cli_reply_free(&r);
+	}
+	if (!keep)
+		return NT_EXIT_ERROR;
+	*doc = json_pack("{s:o,s:I,s:i,s:i}", "transactions", keep, "total", (json_int_t)matched, "limit",
+			 (int)limit, "offset", 0);
+	return *doc ? code : NT_EXIT_ERROR;
 }
 
 int nt_cmd_history(const char *cmd, const cli_opts *o, int nargs, char **args)
 {
-	return nt_cli_history(agent_url(o), o->status, o->limit);
+	char path[256];
+	long limit = o->limit > 0 ? o->limit : 20;
+	nt_cli_reply r = { 0 };
+	bool render;
+	int code;
+
+	if (nargs) {
+		fprintf(stderr, "nettune: history takes no arguments (--status S, --limit N, --since WHEN)\n");
+		return NT_EXIT_USAGE;
+	}
+	if (o->status)
+		for (const char *p = o->status; *p; p++)
+			if (!((*p >= 'a' && *p <= 'z') || *p == '_')) {
+				fprintf(stderr, "nettune: --status wants a status such as applied or rolled_back\n");
+				return NT_EXIT_USAGE;
+			}
+	nt_out out;
+	nt_out_init(&out, stdout);
+	if (o->since) {
+		long long since_ms;
+		struct timespec now;
+		clock_gettime(CLOCK_REALTIME, &now);
+		if (nt_cli_parse_since(o->since, (long long)now.tv_sec * 1000 + now.tv_nsec / 1000000, &since_ms) < 0) {
+			fprintf(stderr, "nettune: --since wants a time back from now (30m, 12h, 7d) or a UTC date "
+					"and time (2026-11-30, 2026-11-30T16:00), not '%s'\n", o->since);
+			return NT_EXIT_USAGE;
+		}
+		json_t *doc;
+		code = history_since(o, o->status, limit, since_ms, &doc);
+		if (doc && o->json) {
+			/* Not a body the agent sent (it has no such filter): the same
+			 * shape, holding only the transactions since then. */
+			char *s = json_dumps(doc, JSON_INDENT(2) | JSON_SORT_KEYS);
+			if (s)
+				printf("%s\n", s);
+			free(s);
+		} else if (doc) {
+			nt_view_history(&out, json_object_get(doc, "transactions"),
+					json_integer_value(json_object_get(doc, "total")));
+		}
+		json_decref(doc);
+		return code;
+	}
+	snprintf(path, sizeof(path), "/v1/transactions?limit=%ld%s%s", limit, o->status ? "&status=" : "",
+		 o->status ? o->status : "");
+	code = exchange(o, "GET", path, NULL, NULL, &r, &render);
+	if (render)
+		nt_view_history(&out, json_object_get(r.doc, "transactions"),
+				json_integer_value(json_object_get(r.doc, "total")));
+	nt_cli_reply_free(&r);
+	return code;
+}
+
+/* GET the transaction ID into *DOC (caller decrefs). Returns 0 or the exit
+ * code, its reason printed. */
+static int fetch_txn(const cli_opts *o, long long id, json_t **doc)
+{
+	nt_cli_reply r = { 0 };
+	char path[64];
+	bool render;
+	cli_opts quiet = *o;
+	quiet.json = false;
+	snprintf(path, sizeof(path), "/v1/transactions/%lld", id);
+	int code = exchange(&quiet, "GET", path, NULL, NULL, &r, &render);
+	*doc = render ? r.doc : NULL;
+	r.doc = NULL;
+	nt_cli_reply_free(&r);
+	return render ? 0 : code;
+}
+
+/* Set by SIGINT while try counts down. A signal handler can only reach
+ * static storage; nothing else uses it. */
+static volatile sig_atomic_t try_interrupted;
+
+static void on_sigint(int sig)
+{
+	try_interrupted = 1;
+}
+
+/* try: apply with a confirm deadline and ask the person at the terminal to
+ * keep it, counting down on stderr, as `netplan try` does. If the change
+ * cut them off (a NIC reset, a wrong affinity on the management NIC),
+ * nobody presses ENTER and the agent puts everything back by itself at the
+ * deadline; this command then waits for that and shows it. */
+int nt_cmd_try(const char *cmd, const cli_opts *o, int nargs, char **args)
+{
+	nt_cli_reply r = { 0 };
+	bool render;
+	char path[96], hint[1100];
+	int code;
+
+	if (nargs != 1) {
+		fprintf(stderr, "nettune: try wants one PROFILE.json\n");
+		return NT_EXIT_USAGE;
+	}
+	if (!isatty(STDIN_FILENO) || !isatty(STDERR_FILENO) || o->json) {
+		fprintf(stderr, "nettune: try asks at a terminal; without one, use "
+				"apply --confirm-timeout S and confirm ID\n");
+		return NT_EXIT_USAGE;
+	}
+	json_t *p = load_profile(args[0]);
+	if (!p)
+		return NT_EXIT_USAGE;
+	long timeout = o->confirm_timeout > 0 ? o->confirm_timeout : 120;
+	json_t *body = json_pack("{s:o,s:i}", "profile", p, "confirm_timeout_s", (int)timeout);
+	char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
+	json_decref(body);
+	if (!text) {
+		fprintf(stderr, "nettune: out of memory\n");
+		return NT_EXIT_ERROR;
+	}
+	nt_out out;
+	nt_out_init(&out, stdout);
+	agent_hint(o, hint, sizeof(hint));
+	code = txn_code(exchange(o, "POST", "/v1/transactions", text, "applying", &r, &render), &r);
+	free(text);
+	if (!render) {
+		nt_cli_reply_free(&r);
+		return code;
+	}
+	nt_view_outcome(&out, r.doc, hint);
+	const char *status = json_string_value(json_object_get(r.doc, "status"));
+	long long id = json_integer_value(json_object_get(r.doc, "id"));
+	long long deadline = json_integer_value(json_object_get(r.doc, "confirm_deadline_ms"));
+	if (!status || strcmp(status, "pending_confirm")) {
+		nt_cli_reply_free(&r);
+		return code;
+	}
+	nt_cli_reply_free(&r);
+	fflush(stdout);
+
+	/* The countdown, by the agent's clock as far as the deadline goes:
+	 * it sent the deadline in wall-clock ms. Ctrl-C ends it with a word on
+	 * what happens next rather than silently: the agent still reverts at
+	 * the deadline unless someone confirms. */
+	bool confirmed = false;
+	long last = -1;
+	struct sigaction sa = { .sa_handler = on_sigint }, old_sa;
+	sigemptyset(&sa.sa_mask);
+	try_interrupted = 0;
+	sigaction(SIGINT, &sa, &old_sa);
+	for (;;) {
+		if (try_interrupted)
+			break;
+		struct timespec now;
+		clock_gettime(CLOCK_REALTIME, &now);
+		long long left = deadline - ((long long)now.tv_sec * 1000 + now.tv_nsec / 1000000);
+		if (left <= 0)
+			break;
+		if (left / 1000 != last) {
+			last = (long)(left / 1000);
+			fprintf(stderr, "\rkeep these changes? press ENTER to confirm; they revert in %3ld s ",
+				last + 1);
+			fflush(stderr);
+		}
+		struct pollfd pfd = { .fd = STDIN_FILENO, .events = POLLIN };
+		int n = poll(&pfd, 1, left < 250 ? (int)left : 250);
+		if (n > 0) {
+			char line[256];
+			if (!fgets(line, sizeof(line), stdin))
+				break; /* end of input: nobody will confirm */
+			confirmed = true;
+			break;
+		}
+	}
+	sigaction(SIGINT, &old_sa, NULL);
+	fputc('\n', stderr);
+	if (try_interrupted) {
+		char when[64];
+		time_t sec = (time_t)(deadline / 1000);
+		struct tm tm;
+		gmtime_r(&sec, &tm);
+		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", &tm);
+		fprintf(stderr, "nettune: interrupted, not confirmed: the agent puts transaction %lld back at %s\n"
+				"  unless 'nettune confirm %lld%s' comes first\n", id, when, id, hint);
+		return NT_EXIT_INTERRUPTED;
+	}
+	if (confirmed) {
+		snprintf(path, sizeof(path), "/v1/transactions/%lld/confirm", id);
+		code = txn_code(exchange(o, "POST", path, "{}", "confirming", &r, &render), &r);
+		if (render)
+			nt_view_outcome(&out, r.doc, hint);
+		nt_cli_reply_free(&r);
+		return code;
+	}
+	/* Not confirmed: the agent reverts at the deadline; wait for it (up to
+	 * a minute, the revert itself takes as long as the apply did). */
+	nt_progress prog;
+	nt_progress_begin(&prog, "not confirmed: the agent is putting it back");
+	json_t *doc = NULL;
+	for (int i = 0; i < 240; i++) {
+		json_decref(doc);
+		code = fetch_txn(o, id, &doc);
+		if (code)
+			break;
+		const char *st = json_string_value(json_object_get(doc, "status"));
+		if (st && strcmp(st, "pending_confirm"))
+			break;
+		struct timespec ts = { 0, 250 * 1000000L };
+		nanosleep(&ts, NULL);
+		nt_progress_tick(&prog);
+	}
+	nt_progress_end(&prog);
+	if (code) {
+		json_decref(doc);
+		return code;
+	}
+	nt_view_outcome(&out, doc, hint);
+	const char *final = json_string_value(json_object_get(doc, "status"));
+	code = nt_exit_for_txn_status(final);
+	if (final && !strcmp(final, "pending_confirm")) {
+		fprintf(stderr, "nettune: transaction %lld is still pending after its deadline\n", id);
+		code = NT_EXIT_ERROR;
+	}
+	json_decref(doc);
+	return code;
+}
+
+/* "set 2026-11-30 16:00 by fleet (10.0.0.1), from transaction 12". */
+static void view_desired(nt_out *out, const json_t *d)
+{
+	char when[64];
+	const char *name = json_string_value(json_object_get(d, "profile_name"));
+	const json_t *profile = json_object_get(d, "profile");
+	const char *pname = json_string_value(json_object_get(profile, "name"));
+	const char *who = json_string_value(json_object_get(d, "identity"));
+	const char *client = json_string_value(json_object_get(d, "client"));
+	const char *source = json_string_value(json_object_get(d, "source"));
+	json_int_t txn = json_integer_value(json_object_get(d, "txn_id"));
+
+	nt_out_printf(out, "desired state: profile %s\n", name ? name : pname ? pname : "(unnamed)");
+	nt_out_printf(out, "  set %s", nt_out_time(when, sizeof(when), json_string_value(json_object_get(d, "set"))));
+	if (who && *who)
+		nt_out_printf(out, " by %s", who);
+	if (client && *client)
+		nt_out_printf(out, " (%s)", client);
+	if (source && !strcmp(source, "transaction") && txn)
+		nt_out_printf(out, ", from transaction %lld", (long long)txn);
+	nt_out_printf(out, "\n");
+	const char *policy = json_string_value(json_object_get(d, "policy"));
+	if (policy)
+		nt_out_printf(out, "  policy: %s\n", !strcmp(policy, "repair") ? "repair drift as transactions"
+										  : "report drift, change nothing");
+	const json_t *hist = json_object_get(d, "history");
+	if (json_array_size(hist) == 0)
+		return;
+	nt_out_printf(out, "history:\n");
+	size_t i;
+	json_t *h;
+	json_array_foreach(hist, i, h) {
+		const char *action = json_string_value(json_object_get(h, "action"));
+		const char *hn = json_string_value(json_object_get(h, "profile_name"));
+		const char *hid = json_string_value(json_object_get(h, "identity"));
+		nt_out_printf(out, "  %s  %-7s %s%s%s\n",
+			      nt_out_time(when, sizeof(when), json_string_value(json_object_get(h, "at"))),
+			      action ? action : "?", hn ? hn : "", hid && *hid ? " by " : "", hid && *hid ? hid : "");
+	}
+}
+
+int nt_cmd_desired(const char *cmd, const cli_opts *o, int nargs, char **args)
+{
+	nt_cli_reply r = { 0 };
+	bool render;
+	int code;
+	const char *sub = nargs > 0 ? args[0] : "show";
+	nt_out out;
+
+	nt_out_init(&out, stdout);
+	if (!strcmp(sub, "show") && nargs <= 1) {
+		code = exchange(o, "GET", "/v1/desired", NULL, NULL, &r, &render);
+		if (render)
+			view_desired(&out, r.doc);
+	} else if (!strcmp(sub, "set") && nargs == 2) {
+		json_t *p = load_profile(args[1]);
+		if (!p)
+			return NT_EXIT_USAGE;
+		json_t *body = json_pack("{s:o}", "profile", p);
+		char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
+		json_decref(body);
+		if (!text) {
+			fprintf(stderr, "nettune: out of memory\n");
+			return NT_EXIT_ERROR;
+		}
+		code = exchange(o, "PUT", "/v1/desired", text, "setting the desired state", &r, &render);
+		free(text);
+		if (render)
+			view_desired(&out, r.doc);
+	} else if (!strcmp(sub, "clear") && nargs == 1) {
+		code = exchange(o, "DELETE", "/v1/desired", NULL, NULL, &r, &render);
+		if (code == NT_EXIT_OK && !o->json)
+			nt_out_printf(&out, "desired state cleared; the host was not changed\n");
+	} else {
+		fprintf(stderr, "nettune: desired wants 'show', 'set PROFILE.json' or 'clear'\n");
+		return NT_EXIT_USAGE;
+	}
+	nt_cli_reply_free(&r);
+	return code;
+}
+
+int nt_cmd_drift(const char *cmd, const cli_opts *o, int nargs, char **args)
+{
+	nt_cli_reply r = { 0 };
+	bool render;
+	char when[64];
+
+	if (nargs != 0) {
+		fprintf(stderr, "nettune: drift takes no arguments\n");
+		return NT_EXIT_USAGE;
+	}
+	int code = exchange(o, "GET", "/v1/drift", NULL, NULL, &r, &render);
+	if (!render) {
+		nt_cli_reply_free(&r);
+		return code;
+	}
+	nt_out out;
+	nt_out_init(&out, stdout);
+	const json_t *d = r.doc;
+	const char *status = json_string_value(json_object_get(d, "status"));
+	const char *policy = json_string_value(json_object_get(d, "policy"));
+	nt_out_printf(&out, "drift: ");
+	nt_out_paint(&out, nt_out_status_sgr(status ? status : "?"), "%s", status ? status : "?");
+	nt_out_printf(&out, " (policy %s, checked every %llds", policy ? policy : "?",
+		      (long long)json_integer_value(json_object_get(d, "interval_s")));
+	const char *last = json_string_value(json_object_get(d, "last_check"));
+	if (last)
+		nt_out_printf(&out, ", last %s", nt_out_time(when, sizeof(when), last));
+	nt_out_printf(&out, ")\n");
+	const char *msg = json_string_value(json_object_get(d, "message"));
+	if (msg)
+		nt_out_printf(&out, "  %s\n", msg);
+	size_t i;
+	json_t *e;
+	json_array_foreach(json_object_get(d, "errors"), i, e)
+		nt_out_printf(&out, "  %s: %s\n", json_string_value(json_object_get(e, "path")),
+			      json_string_value(json_object_get(e, "message")));
+	const json_t *targets = json_object_get(d, "targets");
+	if (json_array_size(targets) > 0) {
+		static const char *const head[] = { "kind", "target", "desired", "current", "state", "repairs" };
+		nt_table *t = nt_table_new(6, head);
+		json_array_foreach(targets, i, e) {
+			char reps[16];
+			snprintf(reps, sizeof(reps), "%lld", (long long)json_integer_value(json_object_get(e, "repairs_in_window")));
+			const char *state = json_string_value(json_object_get(e, "state"));
+			const char *cells[] = { json_string_value(json_object_get(e, "kind")),
+						json_string_value(json_object_get(e, "target")),
+						json_string_value(json_object_get(e, "desired")),
+						json_string_value(json_object_get(e, "current")), state, reps };
+			if (t && nt_table_add(t, cells) == 0)
+				nt_table_sgr(t, 4, nt_out_status_sgr(state ? state : "?"));
+		}
+		if (t)
+			nt_table_print(t, &out, 2);
+		nt_table_free(t);
+		json_array_foreach(targets, i, e) {
+			const json_t *c = json_object_get(e, "culprit");
+			const char *why = json_is_string(c) ? json_string_value(c)
+				      : json_string_value(json_object_get(c, "reason"));
+			if (why)
+				nt_out_printf(&out, "  %s %s: %s\n", json_string_value(json_object_get(e, "kind")),
+					      json_string_value(json_object_get(e, "target")), why);
+		}
+	}
+	nt_cli_reply_free(&r);
+	return code;
 }

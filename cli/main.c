@@ -3,7 +3,7 @@
  * core directly; those that change it talk to the running agent over HTTP,
  * so every change goes through the agent's journal. */
 #include "cli/cli.h"
-#include "host/cpuset.h" /* NT_MAX_CPUS */
+#include "cli/exit.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -26,7 +26,8 @@ static const char usage[] =
 	"  rates [--root DIR] [--interval-ms N] [--json]\n"
 	"                                     interrupts per second per CPU and node over N ms (default\n"
 	"                                     1000), flagging those served off their NIC's node\n"
-	"  placement IFACE [--cpus N] [--json] where an application using IFACE should run\n"
+	"  placement IFACE [--cpus N] [--json]\n"
+	"                                     where an application using IFACE should run\n"
 	"  run --near IFACE [--cpus N] -- COMMAND [ARGS...]\n"
 	"                                     run COMMAND bound to the CPUs and memory node that\n"
 	"                                     placement recommends (what numactl --cpubind --membind does)\n"
@@ -44,16 +45,64 @@ static const char usage[] =
 	"        [--max-connections N]        open connections at once (default 64)\n"
 	"        [--max-per-client N]         ... from one client address (default half of those)\n"
 	"        [--log-format text|json]     access and transaction-step log on stderr (default text)\n"
+	"        [--profiles-dir DIR]         load DIR/NAME.json as stored profile NAME at start and\n"
+	"                                     on SIGHUP; an invalid file is reported and skipped\n"
+	"        [--desired-file FILE]        hold FILE's profile as the desired state (read at start\n"
+	"                                     and on SIGHUP; an invalid file is reported, a missing\n"
+	"                                     one changes nothing)\n"
+	"        [--drift-policy repair|report] hold the desired state: repair drift as transactions\n"
+	"                                     (default), or only report it\n"
+	"        [--drift-interval S]         check IRQ affinity and sysctls every S s (default 30);\n"
+	"                                     links and ethtool settings are checked on kernel events\n"
+	"        [--config FILE]              read options from FILE (default /etc/nettune/nettune.conf\n"
+	"                                     when it exists): 'key = value' lines, keys the options\n"
+	"                                     above with '_' for '-' (listen, max_body, ...), '#'\n"
+	"                                     comments; options given here override the file; an\n"
+	"                                     unknown key or bad value refuses to start;\n"
+	"                                     SIGHUP re-reads FILE, the token file and the profiles\n"
+	"                                     directory\n"
+	"        [--check-config]             check the configuration, the token and TLS files and\n"
+	"                                     every profile file against this host, then exit (0: all\n"
+	"                                     valid); nothing is opened, listened on or stored\n"
 	"\n"
-	"Commands that talk to a running agent (--agent URL, default " NT_CLI_DEFAULT_AGENT ";\n"
-	"NETTUNE_TOKEN in the environment is sent as a bearer token):\n"
-	"  plan PROFILE.json                  the steps a profile would take, changing nothing\n"
-	"  apply PROFILE.json [--confirm-timeout S]\n"
-	"                                     apply a profile as one transaction\n"
+	"Commands that talk to a running agent (--agent URL, or NETTUNE_AGENT, default\n"
+	"" NT_CLI_DEFAULT_AGENT "; NETTUNE_TOKEN in the environment is sent as a bearer token).\n"
+	"They print for people; --json (or -o json) prints the agent's JSON answer unchanged\n"
+	"on stdout instead, error documents included:\n"
+	"  plan PROFILE.json                  the steps a profile would take, by interface and kind,\n"
+	"                                     with its warnings; changes nothing (plan and apply read\n"
+	"                                     the profile from standard input when it is -)\n"
+	"  apply PROFILE.json [--confirm-timeout S] [--persist]\n"
+	"                                     apply a profile as one transaction; with a timeout the\n"
+	"                                     agent reverts it unless 'nettune confirm ID' comes in time;\n"
+	"                                     --persist makes it the desired state once it took effect\n"
+	"  try PROFILE.json [--confirm-timeout S]\n"
+	"                                     apply, then ask at the terminal: ENTER keeps it; unless\n"
+	"                                     confirmed within S s (default 120) the agent puts it back\n"
 	"  confirm ID                         confirm a transaction applied with --confirm-timeout\n"
 	"  rollback ID [--force]              undo a transaction, as a new transaction\n"
-	"  history [--status S] [--limit N]   past transactions, newest first\n"
-	"  show ID                            one transaction with its steps\n"
+	"  show ID                            one transaction with its steps and their results\n"
+	"  history [--status S] [--limit N] [--since WHEN]\n"
+	"                                     past transactions, newest first (default 20; WHEN is\n"
+	"                                     30m, 12h, 7d or a UTC time such as 2026-11-30T16:00)\n"
+	"  desired [show]                     the desired state, who set it and when, its history\n"
+	"  desired set PROFILE.json           make PROFILE the desired state (validated first)\n"
+	"  desired clear                      stop holding it (the host is not changed)\n"
+	"  drift                              each target that differs from the desired state:\n"
+	"                                     desired, current, state, repairs\n"
+	"  bench-run --profile P.json [--near IFACE] [--cpus N] [--report FILE]\n"
+	"            [--confirm-timeout S] -- COMMAND [ARGS...]\n"
+	"                                     apply P as one transaction (reverted by the agent after S\n"
+	"                                     s, default 3600, if bench-run dies), run COMMAND (bound near\n"
+	"                                     IFACE as run --near does), roll P back, also when COMMAND\n"
+	"                                     fails or bench-run gets SIGINT/SIGTERM/SIGHUP; the\n"
+	"                                     counters' change goes to a table on stderr and, with\n"
+	"                                     --report, a JSON report. Exit status:\n"
+	"                                     COMMAND's (128+N when signal N ended it); 125 when the\n"
+	"                                     run could not start or the host could not be put back\n"
+	"\n"
+	"Colour only on a terminal, never with NO_COLOR set; waits of more than a second show\n"
+	"on a terminal's stderr.\n"
 	"\n"
 	"  help, --help                       this text\n"
 	"  version, --version                 the version\n";
@@ -61,146 +110,54 @@ static const char usage[] =
 static int cmd_help(FILE *f)
 {
 	fputs(usage, f);
-	return f == stdout ? 0 : 2;
+	fputs("\nExit status:\n", f);
+	for (const nt_exit_code *e = nt_exit_codes; e->meaning; e++)
+		fprintf(f, "  %3d  %s\n", e->code, e->meaning);
+	return f == stdout ? NT_EXIT_OK : NT_EXIT_USAGE;
 }
 
-enum { OPT_ROOT = 1000, OPT_JSON, OPT_LISTEN, OPT_STATE, OPT_RTT, OPT_AGENT, OPT_CONFIRM, OPT_FORCE,
-       OPT_STATUS, OPT_LIMIT, OPT_HELP, OPT_INTERVAL, OPT_NEAR, OPT_CPUS, OPT_FIXPROFILE,
-       OPT_TOKENS, OPT_TLS_CERT, OPT_TLS_KEY, OPT_TLS_CA, OPT_MAX_BODY, OPT_CLIENT_TIMEOUT,
-       OPT_MAX_CONN, OPT_MAX_PER_CLIENT, OPT_LOG_FORMAT };
-
-static const struct option long_opts[] = {
-	{ "root", required_argument, NULL, OPT_ROOT },
-	{ "json", no_argument, NULL, OPT_JSON },
-	{ "listen", required_argument, NULL, OPT_LISTEN },
-	{ "state-dir", required_argument, NULL, OPT_STATE },
-	{ "rtt-ms", required_argument, NULL, OPT_RTT },
-	{ "agent", required_argument, NULL, OPT_AGENT },
-	{ "confirm-timeout", required_argument, NULL, OPT_CONFIRM },
-	{ "force", no_argument, NULL, OPT_FORCE },
-	{ "status", required_argument, NULL, OPT_STATUS },
-	{ "limit", required_argument, NULL, OPT_LIMIT },
-	{ "help", no_argument, NULL, OPT_HELP },
-	{ "interval-ms", required_argument, NULL, OPT_INTERVAL },
-	{ "near", required_argument, NULL, OPT_NEAR },
-	{ "cpus", required_argument, NULL, OPT_CPUS },
-	{ "fix-profile", no_argument, NULL, OPT_FIXPROFILE },
-	{ "tokens", required_argument, NULL, OPT_TOKENS },
-	{ "tls-cert", required_argument, NULL, OPT_TLS_CERT },
-	{ "tls-key", required_argument, NULL, OPT_TLS_KEY },
-	{ "tls-client-ca", required_argument, NULL, OPT_TLS_CA },
-	{ "max-body", required_argument, NULL, OPT_MAX_BODY },
-	{ "client-timeout", required_argument, NULL, OPT_CLIENT_TIMEOUT },
-	{ "max-connections", required_argument, NULL, OPT_MAX_CONN },
-	{ "max-per-client", required_argument, NULL, OPT_MAX_PER_CLIENT },
-	{ "log-format", required_argument, NULL, OPT_LOG_FORMAT },
-	{ NULL, 0, NULL, 0 },
-};
-
-int nt_cli_parse_long(const char *s, long lo, long hi, long *out)
-{
-	char *end;
-	errno = 0;
-	long v = strtol(s, &end, 10);
-	if (errno || end == s || *end || v < lo || v > hi)
-		return -EINVAL;
-	*out = v;
-	return 0;
-}
-
-/* A numeric option's value in [LO, HI] into *OUT, or a message naming the
- * option, what it counts (WHAT) and the range. Returns 0 or -1. */
-static int opt_number(const char *opt, const char *what, long lo, long hi, long *out)
-{
-	if (nt_cli_parse_long(optarg, lo, hi, out) == 0)
-		return 0;
-	fprintf(stderr, "nettune: --%s wants %s from %ld to %ld, not '%s'\n", opt, what, lo, hi, optarg);
-	return -1;
-}
-
-/* STOP_AT_COMMAND: for "run", options end at the first non-option so that
- * COMMAND's own options are never taken for ours. */
+/* STOP_AT_COMMAND: for "run" and "bench-run", options end at the first
+ * non-option so that COMMAND's own options are never taken for ours.
+ * getopt's table is made
+ * from nt_cli_options (cli/options.c), row for row. */
 static int parse_opts(int argc, char **argv, cli_opts *o, bool stop_at_command)
 {
-	int c;
-	long v;
+	static struct option long_opts[NT_CLI_NOPTS + 1];
+	char err[256];
+	int c, idx;
+
+	for (int i = 0; nt_cli_options[i].name && i < NT_CLI_NOPTS; i++) {
+		const nt_cli_option *opt = &nt_cli_options[i];
+		long_opts[i] = (struct option){ opt->name,
+						opt->kind == NT_OPT_FLAG || opt->kind == NT_OPT_HELP ?
+							no_argument :
+							required_argument,
+						NULL, 1000 + i };
+	}
 	optind = 1;
-	while ((c = getopt_long(argc, argv, stop_at_command ? "+" : "", long_opts, NULL)) != -1) {
-		switch (c) {
-		case OPT_ROOT: o->root = optarg; break;
-		case OPT_JSON: o->json = true; break;
-		case OPT_LISTEN: o->listen = optarg; break;
-		case OPT_STATE: o->state_dir = optarg; break;
-		case OPT_RTT:
-			if (opt_number("rtt-ms", "a number of milliseconds", 1, 10000, &v) < 0)
-				return -1;
-			o->rtt_ms = (int)v;
-			break;
-		case OPT_AGENT: o->agent = optarg; break;
-		case OPT_CONFIRM:
-			if (opt_number("confirm-timeout", "seconds", 1, 86400, &v) < 0)
-				return -1;
-			o->confirm_timeout = v;
-			break;
-		case OPT_FORCE: o->force = true; break;
-		case OPT_STATUS: o->status = optarg; break;
-		case OPT_LIMIT:
-			if (opt_number("limit", "a number", 1, 1000, &v) < 0)
-				return -1;
-			o->limit = v;
-			break;
-		case OPT_HELP: cmd_help(stdout); exit(0);
-		case OPT_INTERVAL:
-			if (opt_number("interval-ms", "milliseconds", 10, 60000, &v) < 0)
-				return -1;
-			o->interval_ms = v;
-			break;
-		case OPT_NEAR: o->near = optarg; break;
-		case OPT_FIXPROFILE: o->fix_profile = true; break;
-		case OPT_CPUS:
-			if (opt_number("cpus", "a number of CPUs", 1, NT_MAX_CPUS, &v) < 0)
-				return -1;
-			o->cpus = v;
-			break;
-		case OPT_TOKENS: o->tokens = optarg; break;
-		case OPT_TLS_CERT: o->tls_cert = optarg; break;
-		case OPT_TLS_KEY: o->tls_key = optarg; break;
-		case OPT_TLS_CA: o->tls_client_ca = optarg; break;
-		case OPT_MAX_BODY:
-			if (opt_number("max-body", "bytes", 1024, 64L * 1024 * 1024, &v) < 0)
-				return -1;
-			o->max_body = v;
-			break;
-		case OPT_CLIENT_TIMEOUT:
-			if (opt_number("client-timeout", "seconds", 1, 3600, &v) < 0)
-				return -1;
-			o->client_timeout = v;
-			break;
-		case OPT_MAX_CONN:
-			if (opt_number("max-connections", "a number", 1, 65536, &v) < 0)
-				return -1;
-			o->max_connections = v;
-			break;
-		case OPT_MAX_PER_CLIENT:
-			if (opt_number("max-per-client", "a number", 1, 65536, &v) < 0)
-				return -1;
-			o->max_per_client = v;
-			break;
-		case OPT_LOG_FORMAT:
-			if (strcmp(optarg, "text") && strcmp(optarg, "json")) {
-				fprintf(stderr, "nettune: --log-format wants 'text' or 'json', not '%s'\n", optarg);
-				return -1;
-			}
-			o->log_json = !strcmp(optarg, "json");
-			break;
-		default: return -1;
+	while ((c = getopt_long(argc, argv, stop_at_command ? "+o:" : "o:", long_opts, &idx)) != -1) {
+		if (c != 'o' && c < 1000)
+			return -1;
+		const nt_cli_option *opt = c == 'o' ? nt_cli_option_find("output") :
+						      &nt_cli_options[c - 1000];
+		if (opt->kind == NT_OPT_HELP) {
+			cmd_help(stdout);
+			exit(0);
 		}
+		if (nt_cli_option_set(opt, optarg, o, err, sizeof(err)) < 0) {
+			fprintf(stderr, "nettune: %s%s %s\n", c == 'o' ? "-" : "--", c == 'o' ? "o" : opt->name,
+				err);
+			return -1;
+		}
+		/* -o json / --output json is --json; -o text undoes it. */
+		if (!strcmp(opt->name, "output"))
+			o->json = o->output == 1;
 	}
 	return 0;
 }
 
 /* The commands, by name. Options are parsed the same way for all of them,
- * except that for "run" they end at the first non-option, so that
+ * except that for "run" and "bench-run" they end at the first non-option, so that
  * COMMAND's own options are never taken for ours. */
 static const struct command {
 	const char *name;
@@ -213,13 +170,17 @@ static const struct command {
 	{ "serve", nt_cmd_serve, false },
 	{ "rates", nt_cmd_rates, false },
 	{ "run", nt_cmd_run, true },
+	{ "bench-run", nt_cmd_bench_run, true },
 	{ "placement", nt_cmd_placement, false },
 	{ "plan", nt_cmd_profile, false },
 	{ "apply", nt_cmd_profile, false },
+	{ "try", nt_cmd_try, false },
 	{ "confirm", nt_cmd_txn_id, false },
 	{ "rollback", nt_cmd_txn_id, false },
 	{ "show", nt_cmd_txn_id, false },
 	{ "history", nt_cmd_history, false },
+	{ "desired", nt_cmd_desired, false },
+	{ "drift", nt_cmd_drift, false },
 };
 
 static const struct command *find_command(const char *name)
@@ -245,7 +206,7 @@ int main(int argc, char **argv)
 	}
 	const struct command *c = find_command(cmd);
 	if (parse_opts(argc - 1, argv + 1, &o, c && c->options_end_at_args) < 0)
-		return 2;
+		return NT_EXIT_USAGE;
 	if (!c) {
 		fprintf(stderr, "nettune: unknown command '%s'\n\n", cmd);
 		return cmd_help(stderr);

@@ -2,6 +2,8 @@
 # The two commands of the README:
 #   deploy/dev.sh serve [nettune serve options]   build, then run the agent on this host
 #   deploy/dev.sh test                            build, then run every test (ctest)
+# and the package:
+#   deploy/dev.sh deb                             build the Debian package (build-deb/)
 # Both install the Debian 12 packages they need first (as root, or via sudo).
 set -euo pipefail
 
@@ -12,7 +14,11 @@ build=${NETTUNE_BUILD_DIR:-$here/build}
 build_pkgs=(build-essential cmake pkg-config libmicrohttpd-dev libjansson-dev libnuma-dev
 	libnl-3-dev libnl-route-3-dev libnl-genl-3-dev libsqlite3-dev libcurl4-openssl-dev libsystemd-dev
 	# token hashes and client-certificate checks (api/auth.c, api/server.c)
-	libgnutls28-dev)
+	libgnutls28-dev
+	# nettune(8) is made from --help
+	help2man)
+# Making and checking the Debian package (debian/).
+deb_pkgs=(debhelper dpkg-dev fakeroot lintian)
 # What the tests use to check the agent against the real system: the real
 # tools (ip, ethtool, numactl, lstopo), the real irqbalance daemon, sqlite3,
 # python3/jq for fixture generation and JSON checks, and the VM lab's qemu,
@@ -28,9 +34,20 @@ test_pkgs=(iproute2 ethtool irqbalance sqlite3 python3 jq numactl hwloc-nox proc
 	# the API contract tests (tests/contract): Spectral, Prism, openapi-typescript,
 	# fast-check come from the npm registry via `npm ci`
 	nodejs npm
+	# the Ansible collection's tests (ansible_collections/nettune/agent): the
+	# playbooks and modules run by Debian's ansible-core, checked by ansible-lint
+	ansible-core ansible-lint
+	# nettune bench-run's test: traffic between network namespaces
+	iperf3
+	# the web view in real browsers (tests/ui): headless chromium and
+	# firefox-esr, driven by puppeteer-core from the npm registry
+	chromium firefox-esr
 	# the VM lab (tests/lab): qemu, the initramfs tools, and what building
 	# netdevsim against Debian's kernel headers needs
-	qemu-system-x86 busybox-static kmod cpio make gcc-12 binutils xz-utils libelf1 libssl3)
+	qemu-system-x86 busybox-static kmod cpio make gcc-12 binutils xz-utils libelf1 libssl3
+	# the package under real systemd (tests/systemd): a Debian 12 root made
+	# by mmdebstrap, booted by systemd-nspawn; the bash-completion check
+	mmdebstrap systemd-container bash-completion)
 
 as_root() {
 	if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
@@ -61,6 +78,33 @@ build() {
 	cmake --build "$build" -j"$(nproc)" ${1:+--target "$1"}
 }
 
+# deb: dpkg-buildpackage -b -us -uc on a copy of the tree (it writes its
+# output next to the source, so the source is copied under the output
+# directory), then lintian. Prints the .deb's path last.
+deb() {
+	local out=${NETTUNE_DEB_DIR:-$here/build-deb}
+	local version
+	version=$(sed -n '1s/^nettune (\([^)]*\)).*/\1/p' "$here/debian/changelog")
+	rm -rf "$out" && mkdir -p "$out/nettune-$version"
+	if git -C "$here" rev-parse --git-dir >/dev/null 2>&1; then
+		git -C "$here" ls-files -z -co --exclude-standard |
+			tar -C "$here" --null -T - -cf - | tar -C "$out/nettune-$version" -xf -
+	else
+		tar -C "$here" --exclude=./build --exclude=./build-deb --exclude=./state -cf - . |
+			tar -C "$out/nettune-$version" -xf -
+	fi
+	(cd "$out/nettune-$version" && dpkg-buildpackage -b -us -uc >"$out/build.log" 2>&1) || {
+		tail -40 "$out/build.log" >&2
+		echo "dpkg-buildpackage failed; the whole log is $out/build.log" >&2
+		return 1
+	}
+	# Errors fail; the warnings kept are listed, with why, in
+	# debian/README.source.
+	lintian --fail-on error --suppress-tags-from-file "$here/debian/lintian-kept" \
+		"$out"/nettune_"$version"_*.changes
+	ls "$out"/nettune_"$version"_*.deb
+}
+
 cmd=${1:-}
 [ $# -gt 0 ] && shift
 case "$cmd" in
@@ -71,13 +115,17 @@ serve)
 	as_root "$build/nettune" serve --listen 127.0.0.1:8470 --root / --state-dir "$here/state" "$@"
 	;;
 test)
-	install_pkgs "${build_pkgs[@]}" "${test_pkgs[@]}"
+	install_pkgs "${build_pkgs[@]}" "${test_pkgs[@]}" "${deb_pkgs[@]}"
 	build
 	cd "$build"
 	exec ctest --output-on-failure --timeout 1800 "$@"
 	;;
+deb)
+	install_pkgs "${build_pkgs[@]}" "${deb_pkgs[@]}"
+	deb
+	;;
 *)
-	echo "usage: deploy/dev.sh serve [options] | deploy/dev.sh test [ctest options]" >&2
+	echo "usage: deploy/dev.sh serve [options] | deploy/dev.sh test [ctest options] | deploy/dev.sh deb" >&2
 	exit 2
 	;;
 esac

@@ -13,6 +13,14 @@ typedef struct nt_diag_options {
  * success; NULL only when out of memory. Pure: reads only T. */
 json_t *nt_diagnose(const nt_topology *t, const nt_diag_options *opt);
 
+/* Add to DIAGNOSIS (nt_diagnose's document) a "drift" finding for each
+ * target of DRIFT (the drift watcher's report, agent/drift.h) that is
+ * contested (severity warning), drifted under policy "report" (warning:
+ * nothing will repair it) or overridden (info), and one for a
+ * desired state that no longer validates (warning). Pure. Returns 0 or
+ * -ENOMEM. */
+int nt_diagnose_add_drift(json_t *diagnosis, const json_t *drift);
+
 /* One profile made of every finding's fix, ready for plan/apply:
  * irq_affinity, rings and bonds entries concatenated (one per interface,
  * first finding wins), sysctl and irqbalance merged. NAME names it.

@@ -25,6 +25,7 @@ struct nt_txn_engine {
 	pthread_mutex_t lock; /* guards everything below */
 	pthread_cond_t cond; /* busy released, pending changed, stop */
 	bool busy; /* a transaction is being applied, reverted or rolled back */
+	bool busy_agent; /* ... and it is the agent's own (a reason: boot, drift, link-up) */
 	int64_t inflight_id; /* its id once recorded */
 	int64_t pending_id; /* the transaction waiting for confirmation, 0 none */
 	int64_t pending_deadline_ms;
@@ -158,11 +159,22 @@ static void sleep_ms(int ms)
 
 /* ---- the apply slot ---- */
 
-/* Take the slot, or NT_ECONFLICT with the transaction in the way. */
-static int slot_take(nt_txn_engine *e, bool allow_pending, nt_txn_outcome *out)
+/* Take the slot, or NT_ECONFLICT with the transaction in the way. AGENT:
+ * the taker is the agent holding its desired state. A client never gets a
+ * conflict for the agent's own repair (short, and the client's request
+ * wins): it waits for it to end, up to 30 s. */
+static int slot_take(nt_txn_engine *e, bool allow_pending, bool agent, nt_txn_outcome *out)
 {
 	int r = 0;
 	pthread_mutex_lock(&e->lock);
+	if (!agent && e->busy && e->busy_agent) {
+		struct timespec dl;
+		clock_gettime(CLOCK_REALTIME, &dl);
+		dl.tv_sec += 30;
+		while (e->busy && e->busy_agent &&
+		       pthread_cond_timedwait(&e->cond, &e->lock, &dl) == 0)
+			;
+	}
 	if (e->busy) {
 		out->conflict_id = e->inflight_id;
 		if (e->inflight_id)
@@ -179,16 +191,42 @@ static int slot_take(nt_txn_engine *e, bool allow_pending, nt_txn_outcome *out)
 		r = NT_ECONFLICT;
 	} else {
 		e->busy = true;
+		e->busy_agent = agent;
 		e->inflight_id = 0;
 	}
 	pthread_mutex_unlock(&e->lock);
 	return r;
 }
 
+/* Take the slot, waiting up to TIMEOUT_MS for a transaction in flight
+ * (not for one waiting for confirmation). */
+static int slot_wait(nt_txn_engine *e, int timeout_ms, nt_txn_outcome *out)
+{
+	struct timespec dl;
+	int r = 0;
+	clock_gettime(CLOCK_REALTIME, &dl);
+	dl.tv_sec += timeout_ms / 1000;
+	pthread_mutex_lock(&e->lock);
+	while (e->busy && r == 0)
+		r = pthread_cond_timedwait(&e->cond, &e->lock, &dl);
+	if (e->busy) {
+		out->conflict_id = e->inflight_id;
+		snprintf(out->message, sizeof(out->message), "transaction %lld is in flight",
+			 (long long)e->inflight_id);
+		pthread_mutex_unlock(&e->lock);
+		return NT_ECONFLICT;
+	}
+	e->busy = true;
+	e->inflight_id = 0;
+	pthread_mutex_unlock(&e->lock);
+	return 0;
+}
+
 static void slot_release(nt_txn_engine *e)
 {
 	pthread_mutex_lock(&e->lock);
 	e->busy = false;
+	e->busy_agent = false;
 	e->inflight_id = 0;
 	pthread_cond_broadcast(&e->cond);
 	pthread_mutex_unlock(&e->lock);
@@ -239,6 +277,22 @@ static json_t *steps_json(const nt_step *steps, int n)
 	return arr;
 }
 
+/* Read S's target back after writing WANT. Returns 0, NT_ECONFLICT (GOT
+ * holds what it reads) or the read error, with a sentence in ERR that
+ * starts with PREFIX and says what was being done (DOING "writing"). */
+static int verify(nt_txn_engine *e, const nt_step *s, const nt_value *want, const char *prefix,
+		  const char *doing, nt_value *got, char *err, size_t errsize)
+{
+	char a[NT_VALUE_MAX], b[NT_VALUE_MAX];
+	int r = nt_setting_verify(&e->ctx, s->kind, s->target, want, got);
+	if (r == NT_ECONFLICT)
+		snprintf(err, errsize, "%sreads '%s' after %s '%s'", prefix, nt_value_str(s->kind, got, a, sizeof(a)),
+			 doing, nt_value_str(s->kind, want, b, sizeof(b)));
+	else if (r < 0)
+		snprintf(err, errsize, "%scannot read back: %s", prefix, nt_strerror(r));
+	return r;
+}
+
 /* Put targets 0..LAST back to their before-values, in reverse, verifying
  * each. RESULTS holds each step's recorded result and is updated. Steps
  * that were skipped, or already read as their before-value, are left
@@ -283,15 +337,8 @@ static int undo(nt_txn_engine *e, int64_t id, const nt_step *steps, nt_step_resu
 		err[0] = '\0';
 		fault_at(e, "kill-in-undo", i);
 		r = s->kind->apply(&e->ctx, s->target, &s->before, err, sizeof(err));
-		if (r == 0) {
-			r = nt_setting_verify(&e->ctx, s->kind, s->target, &s->before, &got);
-			if (r == NT_ECONFLICT)
-				snprintf(err, sizeof(err), "reads '%s' after restoring '%s'",
-					 nt_value_str(s->kind, &got, a, sizeof(a)),
-					 nt_value_str(s->kind, &s->before, b, sizeof(b)));
-			else if (r < 0)
-				snprintf(err, sizeof(err), "cannot read back: %s", nt_strerror(r));
-		}
+		if (r == 0)
+			r = verify(e, s, &s->before, "", "restoring", &got, err, sizeof(err));
 		if (r < 0) {
 			char msg[1024];
 			/* What the target holds now, after the failed undo (which
@@ -324,7 +371,7 @@ static int undo(nt_txn_engine *e, int64_t id, const nt_step *steps, nt_step_resu
 static void run_steps(nt_txn_engine *e, int64_t id, const nt_step *steps, int n,
 		      int confirm_timeout_s)
 {
-	char err[512], msg[1024], a[NT_VALUE_MAX], b[NT_VALUE_MAX], seen[NT_VALUE_MAX];
+	char err[512], msg[1024], seen[NT_VALUE_MAX];
 	nt_step_result *results = calloc((size_t)n + 1, sizeof(*results));
 	nt_value got;
 	int failed = -1;
@@ -353,15 +400,8 @@ static void run_steps(nt_txn_engine *e, int64_t id, const nt_step *steps, int n,
 			}
 			continue;
 		}
-		if (r == 0) {
-			r = nt_setting_verify(&e->ctx, s->kind, s->target, &s->after, &got);
-			if (r == NT_ECONFLICT)
-				snprintf(err, sizeof(err), "verify: reads '%s' after writing '%s'",
-					 nt_value_str(s->kind, &got, a, sizeof(a)),
-					 nt_value_str(s->kind, &s->after, b, sizeof(b)));
-			else if (r < 0)
-				snprintf(err, sizeof(err), "verify: cannot read back: %s", nt_strerror(r));
-		}
+		if (r == 0)
+			r = verify(e, s, &s->after, "verify: ", "writing", &got, err, sizeof(err));
 		if (r < 0) {
 			failed = i;
 			results[i] = NT_STEP_FAILED;
@@ -740,6 +780,55 @@ static void settle_unrecorded(nt_txn_engine *e, json_t *doc)
 	json_object_set_new(doc, "error", json_string(e->unrecorded_error));
 }
 
+/* Whether the desired state is still the one REQ repairs toward. */
+static bool desired_still(nt_txn_engine *e, const nt_txn_request *req)
+{
+	json_t *d = NULL;
+	bool same = nt_store_desired_get(e->store, &d) == 0 &&
+		    json_integer_value(json_object_get(d, "set_ms")) == req->desired_set_ms &&
+		    json_equal(json_object_get(d, "profile"), (json_t *)req->profile);
+	json_decref(d);
+	return same;
+}
+
+/* Leave out of PLAN the steps whose "KIND TARGET" is a key of SKIP. */
+static void skip_steps(nt_plan *plan, const json_t *skip)
+{
+	int k = 0;
+	for (int i = 0; i < plan->nsteps; i++) {
+		char key[NT_TARGET_MAX + 64];
+		snprintf(key, sizeof(key), "%s %s", plan->steps[i].kind->name, plan->steps[i].target);
+		if (json_object_get(skip, key))
+			continue;
+		plan->steps[k++] = plan->steps[i];
+	}
+	plan->nsteps = k;
+}
+
+/* A persist transaction that took effect ("applied") makes its profile the
+ * desired state. When that cannot be recorded the transaction still
+ * stands (its changes are made and journalled); the desired state stays
+ * as it was and the log says so. */
+static void persist_if_applied(nt_txn_engine *e, const json_t *doc)
+{
+	if (!json_is_true(json_object_get(doc, "persist")) ||
+	    nt_txn_status_parse(json_string_value(json_object_get(doc, "status"))) != NT_TXN_APPLIED)
+		return;
+	json_t *d = json_pack("{s:O,s:O,s:s,s:O,s:O,s:O}", "profile", json_object_get(doc, "profile"),
+			      "profile_name", json_object_get(doc, "profile_name"), "source",
+			      "transaction", "txn_id", json_object_get(doc, "id"), "client",
+			      json_object_get(doc, "client"), "identity", json_object_get(doc, "identity"));
+	int r = d ? nt_store_desired_set(e->store, d) : -ENOMEM;
+	json_decref(d);
+	if (e->log) {
+		json_t *ev = json_pack("{s:s, s:O, s:s}", "event", "desired", "txn",
+				       json_object_get(doc, "id"), "action", r == 0 ? "set" : "not_set");
+		if (ev && r < 0)
+			json_object_set_new(ev, "error", json_string(nt_store_errmsg(e->store)));
+		emit(e, ev);
+	}
+}
+
 /* Record and run STEPS as a new transaction; the slot is held. */
 static int record_and_run(nt_txn_engine *e, json_t *txn, const nt_step *steps, int n,
 			  const nt_txn_request *req, nt_txn_outcome *out)
@@ -789,16 +878,26 @@ int nt_txn_apply(nt_txn_engine *e, const nt_txn_request *req, nt_txn_outcome *ou
 		return r;
 	if ((r = replay_check(e, req->idempotency_key, out)) != 0)
 		return r < 0 ? r : 0;
-	if ((r = slot_take(e, false, out)) < 0)
+	if ((r = slot_take(e, false, req->reason != NULL, out)) < 0)
 		return r;
 	if ((r = replay_check(e, req->idempotency_key, out)) != 0) {
 		slot_release(e);
 		return r < 0 ? r : 0;
 	}
+	if (req->reason && req->desired_set_ms && !desired_still(e, req)) {
+		r = 0; /* the desired state changed since the check: not this repair */
+		goto out;
+	}
 	if ((r = resolve_profile(e, req, &profile, out)) < 0)
 		goto out;
 	if ((r = make_plan(e, profile, &plan, out)) < 0)
 		goto out;
+	if (req->skip)
+		skip_steps(&plan, req->skip);
+	if (req->reason && plan.nsteps == 0) {
+		r = 0; /* nothing to hold: no record of an empty repair */
+		goto out;
+	}
 	const char *pname = json_string_value(json_object_get(profile, "name"));
 	txn = json_pack("{s:s,s:O,s:s?,s:s,s:s,s:O}", "status", nt_txn_status_name(NT_TXN_APPLYING),
 			"profile", profile,
@@ -813,7 +912,13 @@ int nt_txn_apply(nt_txn_engine *e, const nt_txn_request *req, nt_txn_outcome *ou
 		json_object_set_new(txn, "confirm_timeout_s", json_integer(req->confirm_timeout_s));
 	if (plan.reserved)
 		json_object_set(txn, "reserved", plan.reserved);
+	if (req->reason)
+		json_object_set_new(txn, "reason", json_string(req->reason));
+	if (req->persist)
+		json_object_set_new(txn, "persist", json_true());
 	r = record_and_run(e, txn, plan.steps, plan.nsteps, req, out);
+	if (r == 0 && req->persist && !out->replayed)
+		persist_if_applied(e, out->doc);
 out:
 	slot_release(e);
 	json_decref(txn);
@@ -854,7 +959,10 @@ int nt_txn_confirm(nt_txn_engine *e, int64_t id, nt_txn_outcome *out)
 			 nt_store_errmsg(e->store));
 		return NT_ESTORE;
 	}
-	return nt_store_txn_get(e->store, id, &out->doc);
+	r = nt_store_txn_get(e->store, id, &out->doc);
+	if (r == 0)
+		persist_if_applied(e, out->doc);
+	return r;
 }
 
 int nt_txn_rollback(nt_txn_engine *e, int64_t id, bool force, const nt_txn_request *req,
@@ -869,7 +977,7 @@ int nt_txn_rollback(nt_txn_engine *e, int64_t id, bool force, const nt_txn_reque
 		return r;
 	if ((r = replay_check(e, req->idempotency_key, out)) != 0)
 		return r < 0 ? r : 0;
-	if ((r = slot_take(e, false, out)) < 0)
+	if ((r = slot_take(e, false, false, out)) < 0)
 		return r;
 	if ((r = replay_check(e, req->idempotency_key, out)) != 0) {
 		slot_release(e);
@@ -1018,4 +1126,73 @@ int nt_txn_profile_list(nt_txn_engine *e, json_t **doc)
 		return r;
 	*doc = json_pack("{s:o}", "profiles", arr);
 	return *doc ? 0 : -ENOMEM;
+}
+
+int nt_txn_desired_set(nt_txn_engine *e, const nt_txn_request *req, nt_txn_outcome *out)
+{
+	json_t *profile = NULL, *d = NULL;
+	nt_plan plan = { 0 };
+	int r;
+
+	if ((r = need_store(e, out)) < 0)
+		return r;
+	if ((r = slot_wait(e, 30000, out)) < 0)
+		return r;
+	if ((r = resolve_profile(e, req, &profile, out)) < 0)
+		goto out;
+	/* Validated (and planned) against the host as it is now, so a profile
+	 * that could never apply here is refused with its JSON paths. */
+	if ((r = make_plan(e, profile, &plan, out)) < 0)
+		goto out;
+	const char *pname = json_string_value(json_object_get(profile, "name"));
+	d = json_pack("{s:O,s:s?,s:s,s:s,s:s}", "profile", profile, "profile_name",
+		      req->profile_name ? req->profile_name : pname, "source", "api", "client",
+		      req->client ? req->client : "", "identity", req->identity ? req->identity : "");
+	if (!d) {
+		r = -ENOMEM;
+		goto out;
+	}
+	if ((r = nt_store_desired_set(e->store, d)) < 0) {
+		snprintf(out->message, sizeof(out->message), "cannot record the desired state: %s",
+			 nt_store_errmsg(e->store));
+		r = NT_ESTORE;
+		goto out;
+	}
+	if (e->log) {
+		json_t *ev = json_pack("{s:s, s:s, s:s, s:s}", "event", "desired", "action", "set",
+				       "client", req->client ? req->client : "", "identity",
+				       req->identity ? req->identity : "");
+		emit(e, ev);
+	}
+	r = nt_store_desired_get(e->store, &out->doc);
+out:
+	slot_release(e);
+	nt_plan_free(&plan);
+	json_decref(d);
+	json_decref(profile);
+	return r;
+}
+
+int nt_txn_desired_clear(nt_txn_engine *e, const char *client, const char *identity)
+{
+	nt_txn_outcome o = { 0 };
+	if (!e->store)
+		return NT_ESTORE;
+	if (slot_wait(e, 30000, &o) < 0)
+		return NT_ECONFLICT;
+	int r = nt_store_desired_clear(e->store, client, identity);
+	slot_release(e);
+	if (r == 0 && e->log) {
+		json_t *ev = json_pack("{s:s, s:s, s:s, s:s}", "event", "desired", "action", "cleared",
+				       "client", client ? client : "", "identity",
+				       identity ? identity : "");
+		emit(e, ev);
+	}
+	return r;
+}
+
+int nt_txn_desired_get(nt_txn_engine *e, json_t **doc)
+{
+	*doc = NULL;
+	return e->store ? nt_store_desired_get(e->store, doc) : NT_ESTORE;
 }

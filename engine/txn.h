@@ -14,7 +14,9 @@
  * step results are the one list in store/status.h.
  *
  * One transaction at a time: while one is applying, or waiting for its
- * confirmation, another apply gets NT_ECONFLICT naming it.
+ * confirmation, another apply gets NT_ECONFLICT naming it; except that a
+ * client's apply or rollback waits (up to 30 s) for a repair the agent makes
+ * to hold its desired state (a request with a reason) instead of failing.
  *
  * NETTUNE_TEST_STEP_DELAY_MS (environment, read by nt_txn_engine_new): sleep that long
  * before each step, so a test can kill the agent between two steps. */
@@ -39,6 +41,21 @@ typedef struct nt_txn_request {
 	const char *idempotency_key;
 	const char *client; /* who asked (address), "" unknown */
 	const char *identity; /* authenticated identity, "" none */
+	/* Why the agent applies it by itself: "boot", "drift", "link-up";
+	 * NULL for a client's request. A transaction with a reason that
+	 * would have no steps is not recorded (*out doc stays NULL). */
+	const char *reason;
+	/* Make the profile the desired state (store/store.h) once the
+	 * transaction took effect: at once when "applied", at confirmation
+	 * when it waits for one. */
+	bool persist;
+	/* Steps to leave out of the plan: an object whose keys are
+	 * "KIND TARGET" (a contested or overridden target), or NULL. */
+	const json_t *skip;
+	/* With a reason: the "set_ms" of the desired state this repair is
+	 * for. Checked inside the slot, so a repair planned just before the
+	 * desired state changed or was cleared is dropped (no doc). 0: none. */
+	int64_t desired_set_ms;
 } nt_txn_request;
 
 /* What an engine call produced. Free with nt_txn_outcome_free. */
@@ -104,6 +121,17 @@ int nt_txn_apply(nt_txn_engine *e, const nt_txn_request *req, nt_txn_outcome *ou
 /* Confirm a pending_confirm transaction: 0, -ENOENT, NT_ECONFLICT (not
  * pending). */
 int nt_txn_confirm(nt_txn_engine *e, int64_t id, nt_txn_outcome *out);
+
+/* The desired state (see agent/drift.h for what holds it). SET and CLEAR
+ * take the slot (waiting up to 30 s for a transaction in flight, then
+ * NT_ECONFLICT), so they never change under a repair. SET validates
+ * REQ's profile (or profile_name) against this host like a plan
+ * (NT_EINVALID with out->errors, -ENOENT) and records it, with REQ's
+ * client and identity, as set by SOURCE ("api"); out->doc is
+ * nt_txn_desired_get's document. CLEAR: 0 or -ENOENT. GET: 0 or -ENOENT. */
+int nt_txn_desired_set(nt_txn_engine *e, const nt_txn_request *req, nt_txn_outcome *out);
+int nt_txn_desired_clear(nt_txn_engine *e, const char *client, const char *identity);
+int nt_txn_desired_get(nt_txn_engine *e, json_t **doc);
 /* Undo transaction ID's changes as a new transaction. NT_ECONFLICT when it
  * is not in a state to undo, or a later transaction changed the same
  * targets (unless FORCE). REQ gives client/identity/idempotency key. */

@@ -152,24 +152,6 @@ void nt_sc_cpulist(nt_section_check *c, const char *list, const char *path, bool
 		nt_sc_error(c, path, "CPU %s %s offline", cl, nt_cpuset_count(&off) == 1 ? "is" : "are");
 }
 
-int nt_sc_count_or_max(nt_section_check *c, const json_t *obj, const char *base, const char *field,
-		       long long lo, long long hi, long long *out)
-{
-	char path[NT_JSONPATH_MAX];
-	json_t *x = json_object_get(obj, field);
-	if (!x)
-		return 0;
-	snprintf(path, sizeof(path), "%s.%s", base, field);
-	if (json_is_string(x) && strcmp(json_string_value(x), "max") == 0)
-		return 2;
-	if (!json_is_integer(x) || json_integer_value(x) < lo || json_integer_value(x) > hi) {
-		nt_sc_error(c, path, "'%s' must be an integer from %lld to %lld or \"max\"", field, lo, hi);
-		return -1;
-	}
-	*out = json_integer_value(x);
-	return 1;
-}
-
 int nt_desire_put(nt_section_plan *p, const nt_setting_kind *k, const char *target,
 		  const char *iface, const nt_value *v, const char *path)
 {

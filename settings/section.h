@@ -39,12 +39,6 @@ void nt_sc_nic_with(nt_section_check *c, const char *iface, const char *path,
 		    bool (*has)(const nt_nic *nic), const char *what);
 /* A cpulist; with MUST_EXIST it must be non-empty and its CPUs online. */
 void nt_sc_cpulist(nt_section_check *c, const char *list, const char *path, bool must_exist);
-/* An integer in [LO, HI] or the string "max" at OBJ.FIELD (absent is
- * fine). Returns 1 for an integer (in *OUT), 2 for "max", 0 when absent,
- * -1 after an error. */
-int nt_sc_count_or_max(nt_section_check *c, const json_t *obj, const char *base, const char *field,
-		       long long lo, long long hi, long long *out);
-
 /* Add (or, for a target already desired, replace) a desired value. */
 int nt_desire_put(nt_section_plan *p, const nt_setting_kind *k, const char *target,
 		  const char *iface, const nt_value *v, const char *path);

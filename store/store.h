@@ -22,7 +22,7 @@
 typedef struct nt_store nt_store;
 
 /* The schema version this build writes. */
-#define NT_STORE_SCHEMA_VERSION 3
+#define NT_STORE_SCHEMA_VERSION 4
 
 /* Open (creating and migrating) the database at PATH. Returns 0 or
  * NT_ESTORE with a message in ERR; *OUT is owned by the caller. */
@@ -86,5 +86,22 @@ int nt_store_profile_get(nt_store *s, const char *name, json_t **out);
 int nt_store_profile_delete(nt_store *s, const char *name);
 /* [{"name","description","updated"}], by name. */
 int nt_store_profile_list(nt_store *s, json_t **out);
+
+/* The desired state: at most one profile the agent holds the host to.
+ * SET replaces it, DESIRED: {"profile", "profile_name"?, "source" ("api" |
+ * "transaction"), "txn_id"?, "client", "identity"}; each set and clear is
+ * recorded as an event in the same SQL transaction. */
+int nt_store_desired_set(nt_store *s, const json_t *desired);
+/* {"profile","profile_name","source","txn_id","client","identity","set",
+ *  "set_ms"} or -ENOENT when there is none. */
+int nt_store_desired_get(nt_store *s, json_t **out);
+/* Forget it (-ENOENT when there was none), recording who did. */
+int nt_store_desired_clear(nt_store *s, const char *client, const char *identity);
+/* The newest LIMIT changes: [{"action": "set"|"cleared", "profile_name",
+ * "source", "txn_id", "client", "identity", "at"}]. */
+int nt_store_desired_events(nt_store *s, int limit, json_t **out);
+/* The newest transaction whose step changed KIND TARGET (result "applied"):
+ * {"txn","reason","client","identity","persist","at_ms"}, or -ENOENT. */
+int nt_store_last_change(nt_store *s, const char *kind, const char *target, json_t **out);
 
 #endif

@@ -8,8 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* As api/server.c serves them. */
 static const nt_area *const areas[] = { &nt_area_read, &nt_area_place, &nt_area_txn,
-					&nt_area_metrics, &nt_area_doc };
+					&nt_area_desired, &nt_area_metrics, &nt_area_doc,
+					&nt_area_ui };
 static const char *const methods[] = { "GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "BREW" };
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -130,6 +130,15 @@ int main(void)
 
 	/* Open paths. */
 	CHECK_INT(status_of(&a, "GET", "/v1/health", NULL, NULL), 200);
+	/* The web view's static files are open (they tell nothing of the
+	 * host); its data is not, and nothing deeper under /ui is. */
+	CHECK_INT(status_of(&a, "GET", "/ui/", NULL, NULL), 200);
+	CHECK_INT(status_of(&a, "GET", "/ui/app.js", NULL, NULL), 200);
+	CHECK_INT(status_of(&a, "GET", "/ui", NULL, NULL), 301);
+	CHECK_INT(status_of(&a, "GET", "/ui/no-such-file.js", NULL, NULL), 404);
+	CHECK_INT(status_of(&a, "POST", "/ui/", "{}", NULL), 405);
+	CHECK_INT(status_of(&a, "GET", "/ui/a/b", NULL, NULL), 401);
+	CHECK_INT(status_of(&a, "GET", "/v1/topology", NULL, NULL), 401);
 
 	/* No token, a wrong one, a wrong scheme: 401 problem with
 	 * WWW-Authenticate, even on a path that does not exist. */

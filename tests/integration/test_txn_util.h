@@ -130,7 +130,7 @@ static void *tu_async_main(void *arg)
 	return NULL;
 }
 
-static void tu_async_start(tu_async *a, const char *url, const char *body)
+__attribute__((unused)) static void tu_async_start(tu_async *a, const char *url, const char *body)
 {
 	memset(a, 0, sizeof(*a));
 	snprintf(a->url, sizeof(a->url), "%s", url);
@@ -138,7 +138,7 @@ static void tu_async_start(tu_async *a, const char *url, const char *body)
 	pthread_create(&a->th, NULL, tu_async_main, a);
 }
 
-static void tu_async_join(tu_async *a)
+__attribute__((unused)) static void tu_async_join(tu_async *a)
 {
 	pthread_join(a->th, NULL);
 	free(a->body);

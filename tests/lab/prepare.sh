@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Prepare the guest kernel for the VM lab (tests/lab/README.md, /work/shared/LAB.md):
+# Prepare the guest kernel for the VM lab (tests/lab/README.md):
 # Debian's own kernel image plus an out-of-tree netdevsim module, because the
 # Debian 6.1 config has CONFIG_NETDEVSIM unset.
 #

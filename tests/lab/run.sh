@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The VM lab (tests/lab/README.md, /work/shared/LAB.md): boot Debian's kernel under qemu
+# The VM lab (tests/lab/README.md): boot Debian's kernel under qemu
 # (TCG; no KVM needed) with 4 NUMA nodes, virtio NICs behind PCI expander
 # bridges on nodes 1 and 3, netdevsim, bonding and a multi-queue virtio-blk,
 # run tests/lab/tests/*.sh inside with nettune, and report their results.

@@ -16,6 +16,7 @@
  *    with `ethtool -c`, through both interfaces, then restored. */
 #include "kernel/ethtool.h"
 #include "harness.h"
+#include "ethtool_groups.h"
 #include "live/live_tool.h"
 
 #include <ctype.h>
@@ -31,28 +32,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define COAL(n, A, io, w) { #n, ETHTOOL_A_COALESCE_##A, w, offsetof(struct ethtool_coalesce, io), \
-	false, NULL }
-static const nt_ethtool_field coalesce_fields[] = {
-	COAL(rx_usecs, RX_USECS, rx_coalesce_usecs, NT_ETHTOOL_U32),
-	COAL(tx_usecs, TX_USECS, tx_coalesce_usecs, NT_ETHTOOL_U32),
-	COAL(rx_max_frames, RX_MAX_FRAMES, rx_max_coalesced_frames, NT_ETHTOOL_U32),
-	COAL(tx_max_frames, TX_MAX_FRAMES, tx_max_coalesced_frames, NT_ETHTOOL_U32),
-	COAL(use_adaptive_rx, USE_ADAPTIVE_RX, use_adaptive_rx_coalesce, NT_ETHTOOL_U8),
-	COAL(use_adaptive_tx, USE_ADAPTIVE_TX, use_adaptive_tx_coalesce, NT_ETHTOOL_U8),
-};
-enum { RX_USECS, TX_USECS, RX_FRAMES, TX_FRAMES, ADAPT_RX, ADAPT_TX, NCOAL };
-static const nt_ethtool_group coalesce = {
-	.section = "coalesce",
-	.get_cmd = ETHTOOL_MSG_COALESCE_GET,
-	.set_cmd = ETHTOOL_MSG_COALESCE_SET,
-	.header_attr = ETHTOOL_A_COALESCE_HEADER,
-	.ioc_get = ETHTOOL_GCOALESCE,
-	.ioc_set = ETHTOOL_SCOALESCE,
-	.ioc_size = sizeof(struct ethtool_coalesce),
-	.fields = coalesce_fields,
-	.nfields = NCOAL,
-};
 
 /* Copies of the library's tables, as a caller would write them. */
 #define RF(n, A, io, ro, max) { #n, ETHTOOL_A_RINGS_##A, NT_ETHTOOL_U32, \

@@ -117,7 +117,7 @@ static void local_reporters(void)
 	nt_topology *t = NULL;
 	nt_ethtool *eh = NULL;
 
-	/* A copy of seed 003 whose enos0 reports coalescing. */
+	/* A copy of the EPYC fixture whose enos0 reports coalescing. */
 	snprintf(cmd, sizeof(cmd), "cp -a %s/epyc7713-2node-bond/. %s/", NT_FIXTURES, root);
 	CHECK_INT(system(cmd), 0);
 	snprintf(path, sizeof(path), "%s/ethtool/enos0.json", root);

@@ -159,6 +159,52 @@ int main(void)
 	CHECK_INT(json_array_size(list), 1);
 	json_decref(list);
 	CHECK_INT(nt_store_profile_get(s, "nope", &doc), -ENOENT);
+
+	/* The desired state: one at most, every change an event, newest
+	 * first; a transaction's reason and persist flag round-trip; the
+	 * last change of a target is the newest applied step's transaction. */
+	CHECK_INT(nt_store_desired_get(s, &doc), -ENOENT);
+	CHECK_INT(nt_store_desired_clear(s, "c", ""), -ENOENT);
+	json_t *d = json_pack("{s:{s:s},s:s,s:s,s:I,s:s,s:s}", "profile", "name", "hold",
+			      "profile_name", "hold", "source", "transaction", "txn_id",
+			      (json_int_t)a, "client", "10.0.0.1", "identity", "fleet");
+	CHECK_INT(nt_store_desired_set(s, d), 0);
+	json_object_set_new(d, "source", json_string("api"));
+	json_object_del(d, "txn_id");
+	CHECK_INT(nt_store_desired_set(s, d), 0);
+	json_decref(d);
+	CHECK_INT(nt_store_desired_get(s, &doc), 0);
+	CHECK_STR(json_string_value(json_object_get(doc, "source")), "api");
+	CHECK(json_is_null(json_object_get(doc, "txn_id")));
+	CHECK_STR(json_string_value(json_object_get(doc, "identity")), "fleet");
+	CHECK(json_integer_value(json_object_get(doc, "set_ms")) > 0);
+	json_decref(doc);
+	CHECK_INT(nt_store_desired_clear(s, "127.0.0.1", "ops"), 0);
+	CHECK_INT(nt_store_desired_get(s, &doc), -ENOENT);
+	CHECK_INT(nt_store_desired_events(s, 10, &list), 0);
+	CHECK_INT(json_array_size(list), 3);
+	CHECK_STR(json_string_value(json_object_get(json_array_get(list, 0), "action")), "cleared");
+	CHECK_STR(json_string_value(json_object_get(json_array_get(list, 0), "identity")), "ops");
+	CHECK_STR(json_string_value(json_object_get(json_array_get(list, 0), "profile_name")), "hold");
+	CHECK_INT(json_integer_value(json_object_get(json_array_get(list, 2), "txn_id")), a);
+	json_decref(list);
+	json_t *rtxn = json_pack("{s:s,s:n,s:s,s:s,s:s,s:b}", "status", "applied", "profile", "client",
+				 "", "identity", "", "reason", "drift", "persist", 1);
+	int64_t rid = 0;
+	json_t *rsteps = json_pack("[o]", step("sysctl", "net.core.busy_poll", "1", "2"));
+	CHECK_INT(nt_store_txn_create(s, rtxn, rsteps, NULL, &rid), 0);
+	json_decref(rtxn);
+	json_decref(rsteps);
+	CHECK_INT(nt_store_txn_get(s, rid, &doc), 0);
+	CHECK_STR(json_string_value(json_object_get(doc, "reason")), "drift");
+	CHECK(json_is_true(json_object_get(doc, "persist")));
+	json_decref(doc);
+	CHECK_INT(nt_store_last_change(s, "sysctl", "net.core.busy_poll", &doc), -ENOENT);
+	CHECK_INT(nt_store_step_set(s, rid, 0, "applied", NULL), 0);
+	CHECK_INT(nt_store_last_change(s, "sysctl", "net.core.busy_poll", &doc), 0);
+	CHECK_INT(json_integer_value(json_object_get(doc, "txn")), rid);
+	CHECK_STR(json_string_value(json_object_get(doc, "reason")), "drift");
+	json_decref(doc);
 	nt_store_close(s);
 
 	/* Reopen: nothing migrates again, everything is still there. */

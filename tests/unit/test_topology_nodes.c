@@ -58,6 +58,18 @@ int main(void)
 	put("/sys/devices/system/node/node1/distance", "21 10 40\n");
 	put("/sys/devices/system/node/node33/distance", "40 40 10\n");
 	put("/sys/devices/system/node/node33/meminfo", "Node 33 MemTotal:       33554432 kB\nNode 33 MemFree:        33000000 kB\n");
+	/* Cores: 0 and 2 are siblings; 3 has 0's core id on another package
+	 * (not a sibling); 4 has no core id (a core of its own). */
+	const int core[] = { 0, 1, 0, 0, -1, 7 }, pkg[] = { 0, 0, 0, 1, 0, 1 };
+	for (int c = 0; c < 6; c++) {
+		char rel[96];
+		if (core[c] < 0)
+			continue;
+		snprintf(rel, sizeof(rel), "/sys/devices/system/cpu/cpu%d/topology/core_id", c);
+		put(rel, "%d\n", core[c]);
+		snprintf(rel, sizeof(rel), "/sys/devices/system/cpu/cpu%d/topology/physical_package_id", c);
+		put(rel, "%d\n", pkg[c]);
+	}
 	/* A NIC whose numa_node the firmware left at -1, local CPUs on node 1. */
 	put("/sys/devices/pci0000:40/0000:40:00.0/numa_node", "-1\n");
 	put("/sys/devices/pci0000:40/0000:40:00.0/local_cpulist", "4-7\n");
@@ -107,6 +119,15 @@ int main(void)
 	CHECK_INT(json_array_size(nodes), 3);
 	CHECK_INT(json_integer_value(json_object_get(json_array_get(nodes, 2), "id")), 33);
 	CHECK_STR(json_string_value(json_object_get(json_array_get(nodes, 2), "cpus")), "");
+	/* Each node's physical cores, siblings together, offline CPUs left out. */
+	char *cores[3];
+	for (int i = 0; i < 3; i++)
+		cores[i] = json_dumps(json_object_get(json_array_get(nodes, (size_t)i), "cores"), JSON_COMPACT);
+	CHECK_STR(cores[0], "[\"0,2\",\"1\",\"3\"]");
+	CHECK_STR(cores[1], "[\"4\",\"5\"]");
+	CHECK_STR(cores[2], "[]");
+	for (int i = 0; i < 3; i++)
+		free(cores[i]);
 	json_decref(doc);
 	nt_topology_free(t);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", root);

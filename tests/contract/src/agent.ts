@@ -5,7 +5,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { cpSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { isAbsolute, join } from "node:path";
 
 export const env = (name: string): string => {
   const v = process.env[name];
@@ -125,14 +125,18 @@ export async function startPrism(upstream: string, doc: string = openapiPath()):
   return { base: `http://127.0.0.1:${port}`, stop: () => stopChild(prism, true) };
 }
 
-/** Start the agent on a copy of FIXTURE; with PRISM, behind the proxy. */
-export async function startAgent(fixture: string, opts: { prism?: boolean } = {}): Promise<Agent> {
+/** Start the agent on a copy of FIXTURE (a name under NT_FIXTURES, or an
+ * absolute path); with PRISM, behind the proxy; ARGS are more `nettune
+ * serve` options (--tokens FILE). */
+export async function startAgent(fixture: string,
+                                 opts: { prism?: boolean; args?: string[] } = {}): Promise<Agent> {
   const dir = mkdtempSync(join(tmpdir(), "nt-contract-"));
   const root = join(dir, "root");
-  cpSync(join(env("NT_FIXTURES"), fixture), root, { recursive: true, verbatimSymlinks: true });
+  cpSync(isAbsolute(fixture) ? fixture : join(env("NT_FIXTURES"), fixture), root,
+    { recursive: true, verbatimSymlinks: true });
   const agentLog: string[] = [];
   const agent = track(spawn(env("NT_BIN"), ["serve", "--listen", "127.0.0.1:0", "--root", root,
-    "--state-dir", join(dir, "state")], { stdio: ["ignore", "pipe", "pipe"] }), false);
+    "--state-dir", join(dir, "state"), ...(opts.args ?? [])], { stdio: ["ignore", "pipe", "pipe"] }), false);
   agent.stderr!.on("data", (d: Buffer) => { if (process.env.NT_CONTRACT_VERBOSE) process.stderr.write(d); });
   let prism: Proxy | undefined;
   const stop = async () => {

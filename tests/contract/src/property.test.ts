@@ -219,6 +219,11 @@ try {
           return { ...base, path: fill("name", name), query: qq.q, body: JSON.stringify(b.p), ctype: "application/json",
             expect: b.ok && qq.ok ? "2xx" : "4xx", why: `${b.why} ${qq.why}` };
         });
+      case "GET /v1/desired":
+      case "DELETE /v1/desired":
+        // Whether a desired state is set depends on the requests before.
+        return q.map((qq) => ({ ...base, path: o.template, query: qq.q, expect: qq.ok ? "any" : "4xx", why: qq.why }));
+      case "PUT /v1/desired":
       case "POST /v1/plan":
       case "POST /v1/transactions": {
         const wrap = (p: any) => (o.key === "POST /v1/plan" ? p : { profile: p });
@@ -230,6 +235,14 @@ try {
           q).map(([b, qq]) => ({ ...base, path: o.template, query: qq.q, body: b.body, ctype: b.ctype,
           expect: b.ok && qq.ok ? "2xx" : "4xx", why: `${b.why} ${qq.why}` }));
       }
+      case "GET /ui/{file}":
+        return fc.tuple(fc.oneof(
+          fc.constantFrom("index.html", "app.js", "app.css").map((v) => ({ v, ok: true, why: "a file of the page" })),
+          fc.stringMatching(/^[a-z][a-z0-9.]{0,20}$/).filter((v) => !["index.html", "app.js", "app.css"].includes(v))
+            .map((v) => ({ v, ok: false, why: "no such file" })),
+          // ("." and ".." are left out: fetch resolves them before sending.)
+          fc.constantFrom("a b", "app.js/x", "\u00e9.js", "index.html\u0000").map((v) => ({ v, ok: false, why: "not a file name" }))), q)
+          .map(([f, qq]) => ({ ...base, path: fill("file", f.v), query: qq.q, expect: f.ok && qq.ok ? "2xx" : "4xx", why: `${f.why} ${qq.why}` }));
       default:
         if (o.template.includes("{")) throw new Error(`no generator for the path parameters of ${o.key}`);
         return q.map((qq) => ({ ...base, path: o.template, query: qq.q, expect: qq.ok ? "2xx" : "4xx", why: qq.why }));

@@ -1,0 +1,767 @@
+#include "agent/drift.h"
+#include "host/topology.h"
+#include "kernel/events.h"
+#include "kernel/irqbalance_client.h"
+#include "store/status.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+const char *const nt_drift_reasons[NT_DRIFT_NREASONS] = { "boot", "drift", "link-up" };
+
+struct nt_drift {
+	nt_ctx ctx;
+	nt_txn_engine *engine;
+	nt_store *store;
+	nt_drift_config cfg;
+	nt_log_fn log;
+	void *log_ud;
+
+	nt_events *events; /* NULL on a fixture root or when unavailable */
+	char events_error[128]; /* why there are none */
+	int wake_fd; /* eventfd: stop, desired state changed */
+	pthread_t thread;
+	bool started;
+
+	pthread_mutex_t check_lock; /* one check at a time (thread, benchmark) */
+	pthread_mutex_t lock; /* guards everything below */
+	bool stop;
+	bool changed; /* the desired state changed: check now */
+	int64_t event_due; /* monotonic ms a debounced event check is due, 0 none */
+	int64_t event_first; /* monotonic ms of the first event of that burst */
+	bool event_link; /* the burst has a link message: reason "link-up" */
+	int64_t retry_due; /* monotonic ms to retry a repair the slot refused, 0 none */
+	int64_t self_until; /* realtime ms until which ethtool notifications are ours */
+
+	/* What the last check found. */
+	const char *status; /* "none", "in_sync", "drifted", "invalid", "error" */
+	char message[512];
+	json_t *errors; /* invalid: [{path, message}] */
+	json_t *warnings; /* the plan's warnings: entries that match nothing now */
+	json_t *targets; /* "KIND TARGET" -> entry (see entry_doc) */
+	uint64_t checks;
+	int64_t last_check_ms;
+	const char *last_reason;
+	int64_t last_repair_txn;
+	json_t *last_ethtool; /* {"what","interface","at"} not made by the agent, or NULL */
+	uint64_t repairs[NT_DRIFT_NREASONS];
+};
+
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static json_t *time_str(int64_t ms)
+{
+	char buf[40];
+	if (ms <= 0)
+		return json_null();
+	nt_store_rfc3339(ms, buf, sizeof(buf));
+	return json_string(buf);
+}
+
+const char *nt_drift_policy_name(nt_drift_policy p)
+{
+	return p == NT_DRIFT_REPAIR ? "repair" : "report";
+}
+
+int nt_drift_policy_parse(const char *name)
+{
+	if (name && !strcmp(name, "report"))
+		return NT_DRIFT_REPORT;
+	if (name && !strcmp(name, "repair"))
+		return NT_DRIFT_REPAIR;
+	return NT_EINVALID;
+}
+
+static int reason_index(const char *reason)
+{
+	for (int i = 0; i < NT_DRIFT_NREASONS; i++)
+		if (!strcmp(nt_drift_reasons[i], reason))
+			return i;
+	return 1;
+}
+
+static void emit(nt_drift *d, json_t *ev)
+{
+	if (ev && d->log)
+		d->log(d->log_ud, ev);
+	json_decref(ev);
+}
+
+static void wake(nt_drift *d)
+{
+	uint64_t one = 1;
+	if (d->wake_fd >= 0 && write(d->wake_fd, &one, sizeof(one)) < 0) {
+		/* The counter is full: the thread is woken anyway. */
+	}
+}
+
+/* ---- events ---- */
+
+static void on_event(void *ud, const nt_event *ev)
+{
+	nt_drift *d = ud;
+	int64_t now = mono_ms();
+	/* Debounced: each event pushes the check back by debounce_ms, so a
+	 * driver that brings a NIC up has requested its IRQs before the check
+	 * looks; a storm of events is held back at most 10 debounce periods. */
+	if (!d->event_due)
+		d->event_first = now;
+	d->event_due = now + d->cfg.debounce_ms;
+	if (d->event_due > d->event_first + 10 * (int64_t)d->cfg.debounce_ms)
+		d->event_due = d->event_first + 10 * (int64_t)d->cfg.debounce_ms;
+	if (ev->kind == NT_EVENT_LINK) {
+		d->event_link = true;
+		return;
+	}
+	/* The kernel notifies every SET, ours too, and names no sender: one
+	 * that arrives while or just after the agent applied is taken as the
+	 * agent's own. */
+	int64_t wall = nt_store_now_ms();
+	if (wall <= d->self_until)
+		return;
+	json_decref(d->last_ethtool);
+	d->last_ethtool = json_pack("{s:s, s:s, s:o}", "what", ev->what, "interface", ev->ifname,
+				    "at", time_str(wall));
+}
+
+/* ---- entries ---- */
+
+/* An entry: {"kind","target","interface","desired","current","state",
+ * "first_seen_ms","last_seen_ms","last_repair_ms","last_repair_txn",
+ * "repairs":[ms...], "culprit"?, "changed_by"?, "drifting": bool}. */
+
+static int repairs_in_window(nt_drift *d, json_t *e, int64_t now)
+{
+	json_t *arr = json_object_get(e, "repairs");
+	int n = 0;
+	for (size_t i = json_array_size(arr); i > 0; i--) {
+		int64_t t = json_integer_value(json_array_get(arr, i - 1));
+		if (now - t <= d->cfg.contest_window_ms)
+			n++;
+		else
+			json_array_remove(arr, i - 1);
+	}
+	return n;
+}
+
+/* Who probably undoes KIND TARGET, in a sentence; read when a target turns
+ * contested (rarely), so the host read here costs nothing in the steady
+ * state. */
+static json_t *culprit(nt_drift *d, const char *kind, const char *target, const char *iface)
+{
+	char buf[512];
+	if (!strcmp(kind, "irq_affinity")) {
+		nt_topology *t = NULL;
+		bool running = false;
+		int pid = 0;
+		if (nt_topology_read(&d->ctx, &t) == 0) {
+			running = t->irqbalance.running;
+			pid = t->irqbalance.pid;
+		}
+		nt_topology_free(t);
+		if (!running) {
+			snprintf(buf, sizeof(buf),
+				 "another program writes /proc/irq/%s/smp_affinity (irqbalance is not "
+				 "running)", target);
+			return json_string(buf);
+		}
+		/* irqbalance leaves banned IRQs alone: ask it whether this one is,
+		 * where it can be asked (the live host). */
+		nt_irqbalance_proc p;
+		char reply[4096], banned[2048] = "", padded[2056], needle[32];
+		int known = 0;
+		if (nt_irqbalance_controllable(&d->ctx, NULL, 0) == 0 &&
+		    nt_irqbalance_find(&d->ctx, &p) == 0 && p.pid &&
+		    nt_irqbalance_command(&p, "setup", reply, sizeof(reply)) > 0 &&
+		    nt_irqbalance_parse_banned(reply, banned, sizeof(banned)) == 0) {
+			snprintf(padded, sizeof(padded), " %s ", banned);
+			snprintf(needle, sizeof(needle), " %s ", target);
+			known = strstr(padded, needle) ? 1 : -1;
+		}
+		if (known > 0)
+			snprintf(buf, sizeof(buf),
+				 "another program writes /proc/irq/%s/smp_affinity (irqbalance, pid %d, "
+				 "has it banned)", target, pid);
+		else
+			snprintf(buf, sizeof(buf),
+				 "irqbalance (pid %d) is running and IRQ %s is %s from it: give the "
+				 "profile \"irqbalance\": \"ban\" (or \"stop\")", pid, target,
+				 known < 0 ? "not banned" : "probably not banned");
+		return json_string(buf);
+	}
+	if (!strcmp(kind, "rings") || !strcmp(kind, "channels") || !strcmp(kind, "coalesce")) {
+		const char *what = json_string_value(json_object_get(d->last_ethtool, "what"));
+		const char *on = json_string_value(json_object_get(d->last_ethtool, "interface"));
+		const char *at = json_string_value(json_object_get(d->last_ethtool, "at"));
+		if (what)
+			snprintf(buf, sizeof(buf),
+				 "another ethtool netlink client (the last notification not from "
+				 "nettune: %s of %s at %s; the kernel does not say who sent it)",
+				 what, on && *on ? on : "?", at ? at : "?");
+		else
+			snprintf(buf, sizeof(buf),
+				 "another program changes %s of %s (ethtool -G/-L/-C, a driver "
+				 "reset); no ethtool notification was seen", kind, iface);
+		return json_string(buf);
+	}
+	if (!strcmp(kind, "sysctl")) {
+		snprintf(buf, sizeof(buf),
+			 "another program writes %s (sysctl -w, a sysctl.d file applied again, a "
+			 "tuning daemon); the kernel sends no event for sysctls", target);
+		return json_string(buf);
+	}
+	snprintf(buf, sizeof(buf), "another program changes %s %s", kind, target);
+	return json_string(buf);
+}
+
+static json_t *entry_doc(const json_t *e)
+{
+	json_t *o = json_pack("{s:O, s:O, s:O, s:O, s:O, s:O, s:o, s:o, s:o, s:O, s:i}", "kind",
+			      json_object_get(e, "kind"), "target", json_object_get(e, "target"),
+			      "interface", json_object_get(e, "interface"), "desired",
+			      json_object_get(e, "desired"), "current", json_object_get(e, "current"),
+			      "state", json_object_get(e, "state"), "first_seen",
+			      time_str(json_integer_value(json_object_get(e, "first_seen_ms"))),
+			      "last_seen",
+			      time_str(json_integer_value(json_object_get(e, "last_seen_ms"))),
+			      "last_repair",
+			      time_str(json_integer_value(json_object_get(e, "last_repair_ms"))),
+			      "last_repair_txn", json_object_get(e, "last_repair_txn"),
+			      "repairs_in_window", (int)json_array_size(json_object_get(e, "repairs")));
+	if (!o)
+		return NULL;
+	json_t *c = json_object_get(e, "culprit");
+	json_object_set(o, "culprit", c ? c : json_null());
+	json_t *cb = json_object_get(e, "changed_by");
+	json_object_set(o, "changed_by", cb ? cb : json_null());
+	return o;
+}
+
+/* ---- the check ---- */
+
+static void set_status(nt_drift *d, const char *status, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void set_status(nt_drift *d, const char *status, const char *fmt, ...)
+{
+	d->status = status;
+	d->message[0] = '\0';
+	if (fmt) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(d->message, sizeof(d->message), fmt, ap);
+		va_end(ap);
+	}
+}
+
+/* Update the entries from the plan's STEPS (lock held). Entries of targets
+ * no longer drifting keep only their repair times (for contested). */
+static void merge_steps(nt_drift *d, const json_t *steps, int64_t now)
+{
+	const char *key;
+	json_t *e, *s;
+	void *tmp;
+	size_t i;
+
+	json_object_foreach(d->targets, key, e)
+		json_object_set_new(e, "drifting", json_false());
+	json_array_foreach(steps, i, s) {
+		char k[512];
+		const char *kind = json_string_value(json_object_get(s, "kind"));
+		const char *target = json_string_value(json_object_get(s, "target"));
+		if (!kind || !target)
+			continue;
+		snprintf(k, sizeof(k), "%s %s", kind, target);
+		e = json_object_get(d->targets, k);
+		if (!e) {
+			e = json_pack("{s:s, s:s, s:I, s:[], s:I, s:n, s:s}", "kind", kind, "target",
+				      target, "first_seen_ms", (json_int_t)now, "repairs",
+				      "last_repair_ms", (json_int_t)0, "last_repair_txn", "state",
+				      "drifted");
+			if (!e || json_object_set_new(d->targets, k, e) < 0)
+				continue;
+		}
+		if (json_integer_value(json_object_get(e, "first_seen_ms")) == 0)
+			json_object_set_new(e, "first_seen_ms", json_integer(now));
+		json_t *iface = json_object_get(s, "interface");
+		json_object_set(e, "interface", iface ? iface : json_null());
+		json_object_set(e, "desired", json_object_get(s, "after"));
+		json_object_set(e, "current", json_object_get(s, "before"));
+		json_object_set_new(e, "last_seen_ms", json_integer(now));
+		json_object_set_new(e, "drifting", json_true());
+	}
+	json_object_foreach_safe(d->targets, tmp, key, e) {
+		if (json_is_true(json_object_get(e, "drifting")))
+			continue;
+		/* In place again: not contested or overridden any more. */
+		json_object_set_new(e, "state", json_string("in_sync"));
+		json_object_del(e, "culprit");
+		json_object_del(e, "changed_by");
+		json_object_set_new(e, "first_seen_ms", json_integer(0));
+		if (repairs_in_window(d, e, now) == 0)
+			json_object_del(d->targets, key);
+	}
+}
+
+static int drifting_count(nt_drift *d)
+{
+	const char *key;
+	json_t *e;
+	int n = 0;
+	json_object_foreach(d->targets, key, e)
+		n += json_is_true(json_object_get(e, "drifting"));
+	return n;
+}
+
+int nt_drift_check(nt_drift *d, const char *reason)
+{
+	json_t *desired = NULL, *skip = NULL;
+	nt_txn_outcome o = { 0 }, ao = { 0 };
+	int candidates = 0, r;
+
+	pthread_mutex_lock(&d->check_lock);
+	r = d->store ? nt_store_desired_get(d->store, &desired) : -ENOENT;
+	int64_t now = nt_store_now_ms();
+	pthread_mutex_lock(&d->lock);
+	d->checks++;
+	d->last_check_ms = now;
+	d->last_reason = reason;
+	json_decref(d->errors);
+	d->errors = NULL;
+	pthread_mutex_unlock(&d->lock);
+	if (r == -ENOENT) {
+		pthread_mutex_lock(&d->lock);
+		json_object_clear(d->targets);
+		json_array_clear(d->warnings);
+		set_status(d, "none", NULL);
+		pthread_mutex_unlock(&d->lock);
+		r = 0;
+		goto out;
+	}
+	if (r < 0) {
+		pthread_mutex_lock(&d->lock);
+		set_status(d, "error", "cannot read the desired state: %s",
+			   nt_store_errmsg(d->store));
+		pthread_mutex_unlock(&d->lock);
+		goto out;
+	}
+	int64_t set_ms = json_integer_value(json_object_get(desired, "set_ms"));
+	nt_txn_request req = { .profile = json_object_get(desired, "profile"), .client = "",
+			       .identity = "" };
+	r = nt_txn_plan(d->engine, &req, &o);
+	pthread_mutex_lock(&d->lock);
+	if (r == NT_EINVALID) {
+		/* Never applied half-way: the whole desired profile waits until
+		 * it validates on this host again (an interface renamed back). */
+		json_object_clear(d->targets);
+		d->errors = o.errors;
+		o.errors = NULL;
+		set_status(d, "invalid",
+			   "the desired profile is not valid on this host now; nothing is applied "
+			   "until it is: %s", o.message);
+		pthread_mutex_unlock(&d->lock);
+		r = 0;
+		goto out;
+	}
+	if (r < 0) {
+		set_status(d, "error", "planning the desired profile failed: %s",
+			   o.message[0] ? o.message : nt_strerror(r));
+		pthread_mutex_unlock(&d->lock);
+		goto out;
+	}
+	json_decref(d->warnings);
+	d->warnings = json_incref(json_object_get(o.doc, "warnings"));
+	merge_steps(d, json_object_get(o.doc, "steps"), now);
+
+	const char *key;
+	json_t *e;
+	skip = json_object();
+	json_object_foreach(d->targets, key, e) {
+		if (!json_is_true(json_object_get(e, "drifting")))
+			continue;
+		const char *state = json_string_value(json_object_get(e, "state"));
+		const char *kind = json_string_value(json_object_get(e, "kind"));
+		const char *target = json_string_value(json_object_get(e, "target"));
+		if (state && !strcmp(state, "contested")) {
+			json_object_set_new(skip, key, json_true());
+			continue;
+		}
+		/* A client's own transaction (not persist, no reason) that
+		 * changed this target after the desired state was set wins. */
+		json_t *lc = NULL;
+		if (d->store && nt_store_last_change(d->store, kind, target, &lc) == 0 &&
+		    json_is_null(json_object_get(lc, "reason")) &&
+		    !json_is_true(json_object_get(lc, "persist")) &&
+		    json_integer_value(json_object_get(lc, "at_ms")) >= set_ms) {
+			json_object_del(lc, "at_ms");
+			json_object_del(lc, "reason");
+			json_object_del(lc, "persist");
+			json_object_set_new(e, "state", json_string("overridden"));
+			json_object_set_new(e, "changed_by", lc);
+			json_object_set_new(skip, key, json_true());
+			continue;
+		}
+		json_decref(lc);
+		json_object_del(e, "changed_by");
+		json_object_set_new(e, "state", json_string("drifted"));
+		if (d->cfg.policy != NT_DRIFT_REPAIR) {
+			json_object_set_new(skip, key, json_true());
+			continue;
+		}
+		if (repairs_in_window(d, e, now) >= d->cfg.contest_repairs) {
+			json_t *iface = json_object_get(e, "interface");
+			json_object_set_new(e, "state", json_string("contested"));
+			json_t *rerr = json_object_get(e, "repair_error");
+			char why[600];
+			if (json_is_string(rerr))
+				snprintf(why, sizeof(why), "the repair itself fails: %s",
+					 json_string_value(rerr));
+			json_object_set_new(e, "culprit",
+					    json_is_string(rerr) ?
+						    json_string(why) :
+						    culprit(d, kind, target,
+							    json_is_string(iface) ? json_string_value(iface) : ""));
+			json_object_set_new(skip, key, json_true());
+			emit(d, json_pack("{s:s, s:s, s:s, s:i, s:O}", "event", "drift_contested",
+					  "kind", kind, "target", target, "repairs",
+					  d->cfg.contest_repairs, "culprit",
+					  json_object_get(e, "culprit")));
+			continue;
+		}
+		candidates++;
+	}
+	int ndrift = drifting_count(d);
+	set_status(d, ndrift ? "drifted" : "in_sync", NULL);
+	pthread_mutex_unlock(&d->lock);
+	if (ndrift)
+		emit(d, json_pack("{s:s, s:s, s:i, s:s, s:i}", "event", "drift", "reason", reason,
+				  "targets", ndrift, "policy", nt_drift_policy_name(d->cfg.policy),
+				  "repairing", candidates));
+	if (!candidates) {
+		r = 0;
+		goto out;
+	}
+
+	/* The repair: one transaction of the drifted targets, re-planned
+	 * inside the engine's slot against the host as it is then. */
+	req.reason = reason;
+	req.skip = skip;
+	req.desired_set_ms = set_ms;
+	req.client = "nettune-drift";
+	req.identity = "";
+	pthread_mutex_lock(&d->lock);
+	d->self_until = INT64_MAX;
+	pthread_mutex_unlock(&d->lock);
+	r = nt_txn_apply(d->engine, &req, &ao);
+	int64_t done = nt_store_now_ms();
+	pthread_mutex_lock(&d->lock);
+	d->self_until = done + 1000;
+	if (r == NT_ECONFLICT) {
+		/* Another transaction holds the slot: never beside it. */
+		d->retry_due = mono_ms() + 1000;
+		set_status(d, "drifted", "repair waits: %s", ao.message);
+		pthread_mutex_unlock(&d->lock);
+		r = 0;
+		goto out;
+	}
+	if (r < 0) {
+		set_status(d, "drifted", "repair not made: %s",
+			   ao.message[0] ? ao.message : nt_strerror(r));
+		pthread_mutex_unlock(&d->lock);
+		goto out;
+	}
+	if (ao.doc) {
+		int64_t id = json_integer_value(json_object_get(ao.doc, "id"));
+		const char *st = json_string_value(json_object_get(ao.doc, "status"));
+		size_t i;
+		json_t *s;
+		d->last_repair_txn = id;
+		d->repairs[reason_index(reason)]++;
+		json_array_foreach(json_object_get(ao.doc, "steps"), i, s) {
+			char k[512];
+			snprintf(k, sizeof(k), "%s %s",
+				 json_string_value(json_object_get(s, "kind")),
+				 json_string_value(json_object_get(s, "target")));
+			e = json_object_get(d->targets, k);
+			if (!e)
+				continue;
+			/* Every attempt counts toward contested, a failed one
+			 * too, so a repair that cannot hold never loops. */
+			json_array_append_new(json_object_get(e, "repairs"), json_integer(done));
+			json_object_set_new(e, "last_repair_ms", json_integer(done));
+			json_object_set_new(e, "last_repair_txn", json_integer(id));
+			const char *res = json_string_value(json_object_get(s, "result"));
+			if (res && !strcmp(res, nt_step_result_name(NT_STEP_APPLIED))) {
+				json_object_set_new(e, "drifting", json_false());
+				json_object_set_new(e, "state", json_string("in_sync"));
+				json_object_set(e, "current", json_object_get(e, "desired"));
+				json_object_del(e, "repair_error");
+			} else {
+				/* Kept for the contested report: a repair that
+				 * cannot hold is not another tool's doing. */
+				json_t *err = json_object_get(s, "error");
+				if (!json_is_string(err))
+					err = json_object_get(ao.doc, "error");
+				json_object_set_new(e, "repair_error",
+						    json_string(json_is_string(err) ?
+								json_string_value(err) :
+								res ? res : "not applied"));
+			}
+		}
+		ndrift = drifting_count(d);
+		if (st && !strcmp(st, nt_txn_status_name(NT_TXN_APPLIED)))
+			set_status(d, ndrift ? "drifted" : "in_sync", NULL);
+		else
+			set_status(d, "drifted", "repair transaction %lld ended %s: %s", (long long)id,
+				   st ? st : "?",
+				   json_string_value(json_object_get(ao.doc, "error")) ?
+					   json_string_value(json_object_get(ao.doc, "error")) : "");
+		emit(d, json_pack("{s:s, s:I, s:s, s:s}", "event", "drift_repair", "txn",
+				  (json_int_t)id, "reason", reason, "status", st ? st : "?"));
+	}
+	pthread_mutex_unlock(&d->lock);
+	r = 0;
+out:
+	nt_txn_outcome_free(&o);
+	nt_txn_outcome_free(&ao);
+	json_decref(desired);
+	json_decref(skip);
+	pthread_mutex_unlock(&d->check_lock);
+	return r;
+}
+
+/* ---- the thread ---- */
+
+static void drain(int fd)
+{
+	uint64_t v;
+	while (read(fd, &v, sizeof(v)) > 0)
+		;
+}
+
+static void *drift_main(void *arg)
+{
+	nt_drift *d = arg;
+	int64_t next = 0; /* monotonic ms of the next periodic check */
+	const char *reason = "boot";
+
+	for (;;) {
+		if (reason) {
+			nt_drift_check(d, reason);
+			next = mono_ms() + d->cfg.interval_ms;
+		}
+		reason = NULL;
+
+		struct pollfd pfd[3];
+		int n = 0, fds[2];
+		pfd[n++] = (struct pollfd){ .fd = d->wake_fd, .events = POLLIN };
+		int ne = nt_events_fds(d->events, fds);
+		for (int i = 0; i < ne; i++)
+			pfd[n++] = (struct pollfd){ .fd = fds[i], .events = POLLIN };
+
+		pthread_mutex_lock(&d->lock);
+		int64_t now = mono_ms(), due = next;
+		if (d->event_due && d->event_due < due)
+			due = d->event_due;
+		if (d->retry_due && d->retry_due < due)
+			due = d->retry_due;
+		bool stop = d->stop, changed = d->changed;
+		pthread_mutex_unlock(&d->lock);
+		if (stop)
+			break;
+		if (!changed && due > now)
+			poll(pfd, (nfds_t)n, (int)(due - now));
+
+		pthread_mutex_lock(&d->lock);
+		if (pfd[0].revents & POLLIN)
+			drain(d->wake_fd);
+		for (int i = 1; i < n; i++) {
+			if (!(pfd[i].revents & POLLIN))
+				continue;
+			/* Messages lost to a full socket buffer may have been
+			 * link messages: check as after one. */
+			if (nt_events_read(d->events, pfd[i].fd, on_event, d) == -ENOBUFS) {
+				nt_event lost = { .kind = NT_EVENT_LINK };
+				on_event(d, &lost);
+			}
+		}
+		now = mono_ms();
+		if (d->stop) {
+			pthread_mutex_unlock(&d->lock);
+			break;
+		}
+		if (d->changed) {
+			d->changed = false;
+			reason = "drift";
+		} else if (d->event_due && now >= d->event_due) {
+			reason = d->event_link ? "link-up" : "drift";
+			d->event_due = 0;
+			d->event_link = false;
+		} else if (d->retry_due && now >= d->retry_due) {
+			reason = d->last_reason ? d->last_reason : "drift";
+		} else if (now >= next) {
+			reason = "drift";
+		}
+		if (reason)
+			d->retry_due = 0;
+		pthread_mutex_unlock(&d->lock);
+	}
+	return NULL;
+}
+
+int nt_drift_new(const nt_ctx *ctx, nt_txn_engine *engine, nt_store *store,
+		 const nt_drift_config *cfg, nt_log_fn log, void *log_ud, bool start,
+		 nt_drift **out)
+{
+	nt_drift *d = calloc(1, sizeof(*d));
+	int r;
+
+	*out = NULL;
+	if (!d)
+		return -ENOMEM;
+	d->ctx = *ctx;
+	d->engine = engine;
+	d->store = store;
+	d->cfg = *cfg;
+	if (d->cfg.interval_ms <= 0)
+		d->cfg.interval_ms = 30000;
+	if (d->cfg.debounce_ms <= 0)
+		d->cfg.debounce_ms = 500;
+	if (d->cfg.contest_repairs <= 0)
+		d->cfg.contest_repairs = 3;
+	if (d->cfg.contest_window_ms <= 0)
+		d->cfg.contest_window_ms = 300000;
+	d->log = log;
+	d->log_ud = log_ud;
+	d->wake_fd = -1;
+	d->status = "none";
+	pthread_mutex_init(&d->lock, NULL);
+	pthread_mutex_init(&d->check_lock, NULL);
+	d->targets = json_object();
+	d->warnings = json_array();
+	if (!d->targets || !d->warnings) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	if (!start) {
+		*out = d;
+		return 0;
+	}
+	d->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (d->wake_fd < 0) {
+		r = -errno;
+		goto fail;
+	}
+	r = nt_events_open(ctx, &d->events);
+	if (r == -EOPNOTSUPP)
+		snprintf(d->events_error, sizeof(d->events_error),
+			 "none on a host root other than /: periodic checks only");
+	else if (r < 0)
+		snprintf(d->events_error, sizeof(d->events_error),
+			 "cannot subscribe to kernel events (%s): periodic checks only",
+			 nt_strerror(r));
+	r = pthread_create(&d->thread, NULL, drift_main, d);
+	if (r != 0) {
+		r = -r;
+		goto fail;
+	}
+	d->started = true;
+	*out = d;
+	return 0;
+fail:
+	nt_drift_free(d);
+	return r;
+}
+
+void nt_drift_free(nt_drift *d)
+{
+	if (!d)
+		return;
+	if (d->started) {
+		pthread_mutex_lock(&d->lock);
+		d->stop = true;
+		pthread_mutex_unlock(&d->lock);
+		wake(d);
+		pthread_join(d->thread, NULL);
+	}
+	nt_events_close(d->events);
+	if (d->wake_fd >= 0)
+		close(d->wake_fd);
+	json_decref(d->targets);
+	json_decref(d->warnings);
+	json_decref(d->errors);
+	json_decref(d->last_ethtool);
+	pthread_mutex_destroy(&d->lock);
+	pthread_mutex_destroy(&d->check_lock);
+	free(d);
+}
+
+void nt_drift_desired_changed(nt_drift *d)
+{
+	pthread_mutex_lock(&d->lock);
+	/* A new intent: earlier fights and overrides were about the old one. */
+	json_object_clear(d->targets);
+	d->changed = true;
+	pthread_mutex_unlock(&d->lock);
+	wake(d);
+}
+
+nt_drift_policy nt_drift_get_policy(const nt_drift *d)
+{
+	return d->cfg.policy;
+}
+
+json_t *nt_drift_report(nt_drift *d)
+{
+	const char *key;
+	json_t *e;
+
+	pthread_mutex_lock(&d->lock);
+	json_t *targets = json_array();
+	json_object_foreach(d->targets, key, e) {
+		if (json_is_true(json_object_get(e, "drifting")))
+			json_array_append_new(targets, entry_doc(e));
+	}
+	json_t *doc = json_pack("{s:s, s:i, s:s, s:o, s:o, s:I, s:o, s:o, s:O, s:o}", "policy",
+				nt_drift_policy_name(d->cfg.policy), "interval_s",
+				d->cfg.interval_ms / 1000, "status", d->status, "message",
+				d->message[0] ? json_string(d->message) : json_null(), "errors",
+				d->errors ? json_incref(d->errors) : json_array(), "checks",
+				(json_int_t)d->checks, "last_check", time_str(d->last_check_ms),
+				"last_reason",
+				d->last_reason ? json_string(d->last_reason) : json_null(),
+				"warnings", d->warnings, "targets", targets);
+	if (doc) {
+		json_object_set_new(doc, "last_repair_txn",
+				    d->last_repair_txn ? json_integer(d->last_repair_txn) : json_null());
+		json_object_set_new(doc, "events",
+				    json_string(d->events ? nt_events_describe(d->events) :
+						d->events_error[0] ? d->events_error :
+								     "none: periodic checks only"));
+		json_object_set(doc, "last_ethtool_event",
+				d->last_ethtool ? d->last_ethtool : json_null());
+	}
+	pthread_mutex_unlock(&d->lock);
+	return doc;
+}
+
+void nt_drift_counts(nt_drift *d, int *targets, uint64_t repairs[NT_DRIFT_NREASONS])
+{
+	pthread_mutex_lock(&d->lock);
+	*targets = drifting_count(d);
+	for (int i = 0; i < NT_DRIFT_NREASONS; i++)
+		repairs[i] = d->repairs[i];
+	pthread_mutex_unlock(&d->lock);
+}

@@ -1,0 +1,457 @@
+/* nettune bench-run: a benchmark run in one command, for CI jobs that tune
+ * a host, measure, and must leave the host as they found it.
+ *
+ * The profile is applied through the agent as one transaction with a
+ * confirm window (--confirm-timeout, default an hour) that is never
+ * confirmed while COMMAND runs: if bench-run is killed outright (the CI
+ * runner's SIGKILL), the agent reverts the host by itself when the window
+ * closes. When COMMAND ends, however it ends, the transaction is confirmed
+ * and at once rolled back as a new transaction (the agent rolls back only
+ * applied transactions), so only those two requests stand between a clean
+ * host and a tuned one. SIGINT, SIGTERM and SIGHUP are passed to COMMAND and
+ * then the rollback runs as usual.
+ *
+ * Counters are read from the agent (/v1/topology, /v1/nics, /v1/irqs) and
+ * /proc/softirqs (through the --root prefix) right before COMMAND starts and
+ * right after it ends; host/counters.c turns them into deltas. */
+#include "cli/cli.h"
+#include "cli/client.h"
+#include "host/counters.h"
+#include "host/interrupts.h"
+#include "kernel/ctx.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+/* bench-run's own failures, kept apart from COMMAND's statuses as
+ * timeout(1) and env(1) do. */
+#define BENCH_FAILED 125
+#define DEFAULT_CONFIRM_S 3600
+
+/* Set by the signal handler; the pid the handler passes signals on to.
+ * These are the only file-scope variables: a signal handler has no other
+ * way to its state. */
+static volatile sig_atomic_t got_signal;
+static volatile pid_t child_pid;
+
+static void on_signal(int sig)
+{
+	got_signal = sig;
+	if (child_pid > 0)
+		kill(child_pid, sig);
+}
+
+static const int forwarded[] = { SIGINT, SIGTERM, SIGHUP };
+
+static void set_handlers(void (*fn)(int))
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = fn;
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
+		sigaction(forwarded[i], &sa, NULL);
+}
+
+/* METHOD PATH with BODY (borrowed, may be NULL) through the CLI's client.
+ * Returns 0 when the agent answered, with the status in *STATUS, the JSON
+ * answer in *DOC (owned by the caller, NULL when not JSON) and, when the
+ * status is not 2xx, the problem document's title, detail and JSON paths in
+ * ERR; -1 when no answer came (ERR says why). */
+static int call(const char *agent, const char *method, const char *path, const json_t *body, long *status,
+		json_t **doc, char *err, size_t errsize)
+{
+	nt_cli_reply r;
+	char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
+	*status = 0;
+	*doc = NULL;
+	if (body && !text) {
+		snprintf(err, errsize, "out of memory");
+		return -1;
+	}
+	int rc = nt_cli_request(agent, method, path, text, NULL, &r);
+	free(text);
+	if (rc < 0) {
+		snprintf(err, errsize, "cannot reach the agent at %s: %s", agent, r.error);
+		nt_cli_reply_free(&r);
+		return -1;
+	}
+	*status = r.status;
+	*doc = json_incref(r.doc);
+	nt_cli_reply_free(&r);
+	if (*status >= 200 && *status < 300)
+		return 0;
+	const char *title = json_string_value(json_object_get(*doc, "title"));
+	const char *detail = json_string_value(json_object_get(*doc, "detail"));
+	int n = snprintf(err, errsize, "HTTP %ld: %s%s%s", *status, title ? title : "error", detail ? ": " : "",
+			 detail ? detail : "");
+	size_t i;
+	json_t *e;
+	json_array_foreach(json_object_get(*doc, "errors"), i, e) {
+		if (n < 0 || (size_t)n >= errsize)
+			break;
+		n += snprintf(err + n, errsize - (size_t)n, "; %s: %s",
+			      json_string_value(json_object_get(e, "path")) ?: "?",
+			      json_string_value(json_object_get(e, "message")) ?: "");
+	}
+	return 0;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* GET PATH from the agent into *DOC. Returns 0 or -1 with ERR set. */
+static int get_doc(const char *agent, const char *path, json_t **doc, char *err, size_t errsize)
+{
+	long status;
+	if (call(agent, "GET", path, NULL, &status, doc, err, errsize) < 0)
+		return -1;
+	if (status != 200 || !*doc) {
+		if (status == 200)
+			snprintf(err, errsize, "GET %s: the answer is not JSON", path);
+		json_decref(*doc);
+		*doc = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+/* A counter snapshot (host/counters.h) of the agent's host and this
+ * root's /proc/softirqs. Returns NULL with ERR set. */
+static json_t *snapshot(const char *agent, const nt_ctx *ctx, char *err, size_t errsize)
+{
+	json_t *topo = NULL, *nics = NULL, *irqs = NULL, *snap = NULL;
+	char *text = NULL;
+	int *cpus = NULL, ncols = 0;
+	uint64_t *rx = NULL, *tx = NULL;
+
+	if (get_doc(agent, "/v1/topology", &topo, err, errsize) < 0 ||
+	    get_doc(agent, "/v1/nics", &nics, err, errsize) < 0 ||
+	    get_doc(agent, "/v1/irqs", &irqs, err, errsize) < 0)
+		goto out;
+	/* Without /proc/softirqs (a damaged tree) the NET_RX part stays empty
+	 * rather than losing the rest of the report. */
+	if (nt_read_all(ctx, &text, "/proc/softirqs") >= 0 && nt_softirqs_parse(text, &cpus, &rx, &tx, &ncols) < 0)
+		ncols = 0;
+	snap = nt_counters_snapshot(topo, nics, irqs, cpus, rx, ncols);
+	if (!snap)
+		snprintf(err, errsize, "out of memory");
+out:
+	free(text);
+	free(cpus);
+	free(rx);
+	free(tx);
+	json_decref(topo);
+	json_decref(nics);
+	json_decref(irqs);
+	return snap;
+}
+
+/* Put the host back: confirm transaction ID if it still waits, then roll
+ * it back. Fills REPORT's "rollback" and "reverted_by_agent". Returns 0
+ * when the host holds none of ID's changes any more, -1 otherwise. */
+static int undo(const char *agent, long long id, json_t *report)
+{
+	char path[128], err[1024];
+	long status;
+	json_t *doc = NULL;
+	int rc = -1;
+
+	if (id == 0)
+		return 0; /* nothing was changed */
+	snprintf(path, sizeof(path), "/v1/transactions/%lld", id);
+	if (get_doc(agent, path, &doc, err, sizeof(err)) < 0) {
+		fprintf(stderr, "nettune: bench-run: cannot read transaction %lld: %s\n", id, err);
+		return -1;
+	}
+	const char *st = json_string_value(json_object_get(doc, "status"));
+	if (st && !strcmp(st, "reverted")) {
+		/* The window closed while COMMAND ran. */
+		fprintf(stderr, "nettune: bench-run: the agent reverted transaction %lld before COMMAND ended "
+				"(the confirm timeout was shorter than the run)\n", id);
+		json_object_set_new(report, "reverted_by_agent", json_true());
+		rc = 0;
+		goto out;
+	}
+	if (st && !strcmp(st, "pending_confirm")) {
+		json_decref(doc);
+		doc = NULL;
+		snprintf(path, sizeof(path), "/v1/transactions/%lld/confirm", id);
+		json_t *empty = json_object();
+		int cr = call(agent, "POST", path, empty, &status, &doc, err, sizeof(err));
+		json_decref(empty);
+		if (cr < 0 || status != 200) {
+			/* Reverted between the read and the confirm: the host is back. */
+			json_decref(doc);
+			doc = NULL;
+			snprintf(path, sizeof(path), "/v1/transactions/%lld", id);
+			if (get_doc(agent, path, &doc, err, sizeof(err)) == 0 &&
+			    !strcmp(json_string_value(json_object_get(doc, "status")) ?: "", "reverted")) {
+				json_object_set_new(report, "reverted_by_agent", json_true());
+				rc = 0;
+			} else {
+				fprintf(stderr, "nettune: bench-run: cannot confirm transaction %lld to roll it back: %s; "
+						"the agent reverts it when its confirm window closes\n", id, err);
+			}
+			goto out;
+		}
+	} else if (!st || strcmp(st, "applied")) {
+		fprintf(stderr, "nettune: bench-run: transaction %lld is %s, not rolled back\n", id, st ? st : "?");
+		goto out;
+	}
+	json_decref(doc);
+	doc = NULL;
+	snprintf(path, sizeof(path), "/v1/transactions/%lld/rollback", id);
+	json_t *body = json_object();
+	int cr = call(agent, "POST", path, body, &status, &doc, err, sizeof(err));
+	json_decref(body);
+	if (cr < 0 || (status != 200 && status != 201)) {
+		fprintf(stderr, "nettune: bench-run: cannot roll back transaction %lld: %s\n", id, err);
+		goto out;
+	}
+	json_object_set_new(report, "rollback",
+			    json_pack("{s:O,s:O,s:O}", "id", json_object_get(doc, "id"), "status",
+				      json_object_get(doc, "status"), "error", json_object_get(doc, "error") ?: json_null()));
+	if (strcmp(json_string_value(json_object_get(doc, "status")) ?: "", "applied")) {
+		fprintf(stderr, "nettune: bench-run: the rollback of transaction %lld ended %s: %s\n", id,
+			json_string_value(json_object_get(doc, "status")),
+			json_string_value(json_object_get(doc, "error")) ?: "");
+		goto out;
+	}
+	rc = 0;
+out:
+	json_decref(doc);
+	return rc;
+}
+
+static long long geti(const json_t *o, const char *k)
+{
+	return json_integer_value(json_object_get(o, k));
+}
+
+/* The short table, on stderr: stdout belongs to COMMAND. */
+static void print_table(const json_t *report)
+{
+	const json_t *c = json_object_get(report, "counters");
+	const json_t *rb = json_object_get(report, "rollback");
+	size_t i;
+	json_t *row;
+	fprintf(stderr, "\nbench-run: profile %s, transaction %lld, ", json_string_value(json_object_get(report, "profile")) ?: "-",
+		geti(json_object_get(report, "transaction"), "id"));
+	if (geti(json_object_get(report, "transaction"), "id") == 0)
+		fprintf(stderr, "nothing to change");
+	else if (json_is_object(rb))
+		fprintf(stderr, "rolled back by %lld (%s)", geti(rb, "id"), json_string_value(json_object_get(rb, "status")));
+	else if (json_is_true(json_object_get(report, "reverted_by_agent")))
+		fprintf(stderr, "reverted by the agent");
+	else
+		fprintf(stderr, "NOT rolled back");
+	if (json_is_integer(json_object_get(report, "exit_status")))
+		fprintf(stderr, "; COMMAND exit %lld after %.1f s\n", geti(report, "exit_status"),
+			json_real_value(json_object_get(report, "duration_s")));
+	else
+		fprintf(stderr, "; COMMAND did not run\n");
+	if (!c)
+		return;
+	fprintf(stderr, "\n%-15s %12s %12s %14s %14s %10s %10s %10s\n", "NIC", "rx_packets", "tx_packets", "rx_bytes",
+		"tx_bytes", "rx_dropped", "rx_missed", "rx_errors");
+	json_array_foreach(json_object_get(c, "nics"), i, row) {
+		if (!geti(row, "rx_packets") && !geti(row, "tx_packets") && !geti(row, "rx_dropped"))
+			continue;
+		fprintf(stderr, "%-15s %12lld %12lld %14lld %14lld %10lld %10lld %10lld\n",
+			json_string_value(json_object_get(row, "name")), geti(row, "rx_packets"), geti(row, "tx_packets"),
+			geti(row, "rx_bytes"), geti(row, "tx_bytes"), geti(row, "rx_dropped"), geti(row, "rx_missed"),
+			geti(row, "rx_errors"));
+	}
+	const json_t *in = json_object_get(c, "interrupts");
+	const json_t *sr = json_object_get(c, "softirq_net_rx");
+	fprintf(stderr, "\n%5s %5s %12s %12s %12s\n", "CPU", "NODE", "IRQs", "NIC IRQs", "NET_RX");
+	long long max_cpu = -1;
+	json_array_foreach(json_object_get(in, "cpus"), i, row)
+		if (geti(row, "cpu") > max_cpu)
+			max_cpu = geti(row, "cpu");
+	json_array_foreach(json_object_get(sr, "cpus"), i, row)
+		if (geti(row, "cpu") > max_cpu)
+			max_cpu = geti(row, "cpu");
+	for (long long cpu = 0; cpu <= max_cpu; cpu++) {
+		json_t *ir = NULL, *sx = NULL;
+		json_array_foreach(json_object_get(in, "cpus"), i, row)
+			if (geti(row, "cpu") == cpu)
+				ir = row;
+		json_array_foreach(json_object_get(sr, "cpus"), i, row)
+			if (geti(row, "cpu") == cpu)
+				sx = row;
+		if ((!ir || (!geti(ir, "all") && !geti(ir, "nic"))) && (!sx || !geti(sx, "count")))
+			continue;
+		json_t *node = ir ? json_object_get(ir, "node") : NULL;
+		char nb[16] = "-";
+		if (json_is_integer(node))
+			snprintf(nb, sizeof(nb), "%lld", (long long)json_integer_value(node));
+		fprintf(stderr, "%5lld %5s %12lld %12lld %12lld\n", cpu, nb, ir ? geti(ir, "all") : 0,
+			ir ? geti(ir, "nic") : 0, sx ? geti(sx, "count") : 0);
+	}
+	json_array_foreach(json_object_get(in, "nodes"), i, row)
+		fprintf(stderr, "%5s %5lld %12lld %12lld\n", "all", geti(row, "node"), geti(row, "all"), geti(row, "nic"));
+	json_t *share = json_object_get(in, "off_node_share");
+	if (json_is_real(share))
+		fprintf(stderr, "\nNIC interrupts served off their NIC's node: %lld of %lld (%.1f%%)\n",
+			geti(in, "nic_off_node"), geti(in, "nic"), 100.0 * json_real_value(share));
+	else
+		fprintf(stderr, "\nNIC interrupts: %lld (no NIC with a known node interrupted)\n", geti(in, "nic"));
+}
+
+/* Write REPORT to PATH through a temporary file, so a reader never sees
+ * half of it. Returns 0 or -1 (printed). */
+static int write_report(const json_t *report, const char *path)
+{
+	char tmp[4096];
+	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid());
+	if (json_dump_file(report, tmp, JSON_INDENT(2) | JSON_SORT_KEYS) < 0 || rename(tmp, path) < 0) {
+		fprintf(stderr, "nettune: bench-run: cannot write the report %s: %s\n", path, strerror(errno));
+		unlink(tmp);
+		return -1;
+	}
+	return 0;
+}
+
+int nt_cmd_bench_run(const char *cmd, const cli_opts *o, int nargs, char **args)
+{
+	const char *agent = o->agent ? o->agent : getenv("NETTUNE_AGENT") ? getenv("NETTUNE_AGENT") : NT_CLI_DEFAULT_AGENT;
+	long ct = o->confirm_timeout > 0 ? o->confirm_timeout : DEFAULT_CONFIRM_S;
+	json_t *profile = NULL, *doc = NULL, *report = NULL, *before = NULL, *after = NULL;
+	char err[2048], where[1200] = "";
+	long status;
+	long long id = 0;
+	int exit_status = BENCH_FAILED, wstatus = 0;
+	nt_ctx ctx;
+
+	if (!o->profile || nargs < 1) {
+		fprintf(stderr, "nettune: bench-run wants --profile P.json [--near IFACE] [--cpus N] [--report FILE] "
+				"-- COMMAND [ARGS...]\n");
+		return BENCH_FAILED;
+	}
+	if (nt_ctx_init(&ctx, o->root ? o->root : "/") < 0) {
+		fprintf(stderr, "nettune: bench-run: bad --root %s\n", o->root);
+		return BENCH_FAILED;
+	}
+	json_error_t jerr;
+	profile = json_load_file(o->profile, JSON_REJECT_DUPLICATES, &jerr);
+	if (!profile) {
+		fprintf(stderr, "nettune: bench-run: %s: line %d: %s\n", o->profile, jerr.line, jerr.text);
+		return BENCH_FAILED;
+	}
+	/* Where COMMAND will run is checked before anything is applied. */
+	if (o->near && nt_cli_bind_near(o, o->near, NULL, 0) != 0)
+		goto out;
+	report = json_pack("{s:O,s:O,s:s,s:[],s:n,s:n,s:b}", "profile",
+			   json_object_get(profile, "name") ?: json_null(), "profile_document", profile, "agent", agent,
+			   "command", "near", "rollback", "reverted_by_agent", 0);
+	if (!report)
+		goto out;
+	for (int i = 0; i < nargs; i++)
+		json_array_append_new(json_object_get(report, "command"), json_string(args[i]));
+
+	/* From here a signal must not end bench-run before it has put the
+	 * host back: it is noted (and passed on to COMMAND once it runs). */
+	set_handlers(on_signal);
+	json_t *req = json_pack("{s:O,s:i}", "profile", profile, "confirm_timeout_s", (int)ct);
+	int cr = call(agent, "POST", "/v1/transactions", req, &status, &doc, err, sizeof(err));
+	json_decref(req);
+	if (cr < 0 || (status != 201 && status != 200)) {
+		fprintf(stderr, "nettune: bench-run: the profile was not applied: %s\n", err);
+		goto out;
+	}
+	id = json_integer_value(json_object_get(doc, "id"));
+	const char *st = json_string_value(json_object_get(doc, "status")) ?: "";
+	json_object_set_new(report, "transaction",
+			    json_pack("{s:I,s:s,s:i,s:O,s:O}", "id", (json_int_t)id, "status", st, "confirm_timeout_s",
+				      (int)ct, "confirm_deadline", json_object_get(doc, "confirm_deadline") ?: json_null(),
+				      "steps", json_object_get(doc, "steps") ?: json_array()));
+	if (!strcmp(st, "applied") && json_array_size(json_object_get(doc, "steps")) == 0) {
+		/* The host already had every value: nothing to put back. */
+		id = 0;
+	} else if (strcmp(st, "pending_confirm")) {
+		fprintf(stderr, "nettune: bench-run: transaction %lld ended %s: %s\n", id, st,
+			json_string_value(json_object_get(doc, "error")) ?: "");
+		id = 0; /* nothing of it stands */
+		goto out;
+	}
+	/* Placement again, now that the profile may have moved the NIC's IRQs. */
+	if (o->near) {
+		if (nt_cli_bind_near(o, o->near, where, sizeof(where)) != 0)
+			goto undo;
+		json_object_set_new(report, "near", json_pack("{s:s,s:s}", "interface", o->near, "placement", where));
+		fprintf(stderr, "nettune: bench-run: COMMAND runs near %s (%s)\n", o->near, where);
+	}
+	if (!(before = snapshot(agent, &ctx, err, sizeof(err)))) {
+		fprintf(stderr, "nettune: bench-run: cannot read the counters: %s\n", err);
+		goto undo;
+	}
+	if (got_signal)
+		goto undo;
+
+	double t0 = now_s();
+	pid_t pid = fork();
+	if (pid < 0) {
+		fprintf(stderr, "nettune: bench-run: cannot start COMMAND: %s\n", strerror(errno));
+		goto undo;
+	}
+	if (pid == 0) {
+		set_handlers(SIG_DFL);
+		execvp(args[0], args);
+		fprintf(stderr, "nettune: bench-run: cannot run '%s': %s\n", args[0], strerror(errno));
+		_exit(127);
+	}
+	child_pid = pid;
+	/* A signal that came between the fork and child_pid being set was
+	 * not passed on yet. */
+	if (got_signal)
+		kill(pid, got_signal);
+	while (waitpid(pid, &wstatus, 0) < 0 && errno == EINTR)
+		;
+	child_pid = 0;
+	double dur = now_s() - t0;
+	exit_status = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : 128 + WTERMSIG(wstatus);
+	json_object_set_new(report, "exit_status", json_integer(exit_status));
+	json_object_set_new(report, "signal", WIFSIGNALED(wstatus) ? json_string(strsignal(WTERMSIG(wstatus))) : json_null());
+	json_object_set_new(report, "duration_s", json_real(dur));
+	if ((after = snapshot(agent, &ctx, err, sizeof(err))))
+		json_object_set_new(report, "counters", nt_counters_delta(before, after));
+	else
+		fprintf(stderr, "nettune: bench-run: cannot read the counters after COMMAND: %s\n", err);
+
+undo:
+	json_object_set_new(report, "interrupted_by", got_signal ? json_string(strsignal(got_signal)) : json_null());
+	if (undo(agent, id, report) < 0) {
+		json_object_set_new(report, "host_restored", json_false());
+		exit_status = BENCH_FAILED;
+	} else {
+		json_object_set_new(report, "host_restored", json_true());
+	}
+	if (!json_object_get(report, "exit_status")) {
+		/* COMMAND never ran. */
+		json_object_set_new(report, "exit_status", json_null());
+		exit_status = BENCH_FAILED;
+	}
+	print_table(report);
+out:
+	if (report && o->report && write_report(report, o->report) < 0 && exit_status == 0)
+		exit_status = BENCH_FAILED;
+	json_decref(before);
+	json_decref(after);
+	json_decref(doc);
+	json_decref(report);
+	json_decref(profile);
+	return exit_status;
+}

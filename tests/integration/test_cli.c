@@ -1,0 +1,569 @@
+/* The CLI's agent commands against a fixture agent, as an operator and a
+ * CI job use them: the lines a person reads for plan, apply, confirm,
+ * show, history and rollback; refused and conflicting requests as lines
+ * that say what was wrong; an unreachable agent; each exit code of
+ * cli/exit.h (a missing or weak token too); try answered and not; --json (and -o json) byte for byte the body a direct HTTP
+ * request gets; no escape code off a terminal or with NO_COLOR, colour on
+ * a terminal (a pseudo-terminal here).
+ *
+ * The CLI talks to the agent's base URL, which in contract mode is the
+ * validating proxy; the direct requests it is compared with go to the same
+ * URL, so both see the same bytes. */
+#include "harness.h"
+#include "integration/nt_agent.h"
+/* The transaction tests' helpers (fixture copies, EPYC_FIX); this test
+ * uses a few of them. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-function"
+#include "integration/test_txn_util.h"
+#pragma GCC diagnostic pop
+
+#include <pty.h>
+#include <poll.h>
+
+#define EPYC NT_FIXTURES "/epyc7713-2node-bond"
+
+typedef struct run {
+	int code; /* exit code, -1 when it did not exit */
+	char *out, *err; /* everything written to stdout, stderr (owned) */
+	size_t out_len;
+} run;
+
+static void run_free(run *r)
+{
+	free(r->out);
+	free(r->err);
+	memset(r, 0, sizeof(*r));
+}
+
+static char *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "r");
+	char *s = NULL;
+	size_t n = 0;
+	if (!f)
+		return strdup("");
+	FILE *m = open_memstream(&s, &n);
+	char buf[4096];
+	size_t k;
+	while ((k = fread(buf, 1, sizeof(buf), f)) > 0)
+		fwrite(buf, 1, k, m);
+	fclose(m);
+	fclose(f);
+	if (len)
+		*len = n;
+	return s;
+}
+
+/* NT_BIN with ARGV (NULL-terminated, without the program), stdout and
+ * stderr to files (neither is a terminal); ENV "NAME=VALUE" strings set in
+ * the child only (NULL: none). */
+static run cli_env_in(const char *const *env, const char *const *argv, const char *in)
+{
+	run r = { .code = -1 };
+	char out[] = "/tmp/nt-cli-out-XXXXXX", err[] = "/tmp/nt-cli-err-XXXXXX";
+	int fo = mkstemp(out), fe = mkstemp(err);
+	const char *args[32] = { NT_BIN };
+	int n = 1;
+	for (; argv[n - 1] && n < 31; n++)
+		args[n] = argv[n - 1];
+	args[n] = NULL;
+	pid_t pid = fork();
+	if (pid == 0) {
+		dup2(fo, 1);
+		dup2(fe, 2);
+		int fi = in ? open(in, O_RDONLY) : -1;
+		if (fi >= 0)
+			dup2(fi, 0);
+		unsetenv("NO_COLOR");
+		unsetenv("NETTUNE_AGENT");
+		for (int i = 0; env && env[i]; i++)
+			putenv((char *)env[i]);
+		execv(NT_BIN, (char *const *)args);
+		_exit(127);
+	}
+	int st;
+	if (pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st))
+		r.code = WEXITSTATUS(st);
+	close(fo);
+	close(fe);
+	r.out = slurp(out, &r.out_len);
+	r.err = slurp(err, NULL);
+	unlink(out);
+	unlink(err);
+	return r;
+}
+
+static run cli_env(const char *const *env, const char *const *argv)
+{
+	return cli_env_in(env, argv, NULL);
+}
+
+#define CLI(...) cli_env(NULL, (const char *const[]){ __VA_ARGS__, NULL })
+
+/* The same on a pseudo-terminal (stdin, stdout and stderr): what a person
+ * at a terminal sees, in R.out. When PROMPT appears in the output, ANSWER
+ * is typed (PROMPT NULL: nothing is). */
+static run cli_pty_answer(const char *const *env, const char *const *argv, const char *prompt,
+			  const char *answer)
+{
+	run r = { .code = -1 };
+	const char *args[32] = { NT_BIN };
+	int n = 1, master;
+	for (; argv[n - 1] && n < 31; n++)
+		args[n] = argv[n - 1];
+	args[n] = NULL;
+	pid_t pid = forkpty(&master, NULL, NULL, NULL);
+	if (pid < 0) {
+		perror("forkpty");
+		r.out = strdup("");
+		r.err = strdup("");
+		return r;
+	}
+	if (pid == 0) {
+		unsetenv("NO_COLOR");
+		setenv("TERM", "xterm", 1);
+		for (int i = 0; env && env[i]; i++)
+			putenv((char *)env[i]);
+		execv(NT_BIN, (char *const *)args);
+		_exit(127);
+	}
+	size_t len = 0;
+	FILE *m = open_memstream(&r.out, &len);
+	char buf[4096];
+	for (;;) {
+		struct pollfd p = { .fd = master, .events = POLLIN };
+		int pr = poll(&p, 1, 20000);
+		if (pr < 0 && errno == EINTR)
+			continue;
+		if (pr <= 0) {
+			fprintf(stderr, "cli_pty: nothing for 20 s\n");
+			break; /* a hung child is killed below */
+		}
+		ssize_t k = read(master, buf, sizeof(buf));
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			break; /* EIO once the child has closed the terminal */
+		fwrite(buf, 1, (size_t)k, m);
+		fflush(m);
+		if (prompt && r.out && strstr(r.out, prompt)) {
+			if (write(master, answer, strlen(answer)) < 0)
+				perror("write to the terminal");
+			prompt = NULL;
+		}
+	}
+	fclose(m);
+	r.out_len = len;
+	close(master);
+	int st;
+	kill(pid, SIGKILL); /* no-op when it has exited; reaped either way */
+	if (waitpid(pid, &st, 0) == pid && WIFEXITED(st))
+		r.code = WEXITSTATUS(st);
+	r.err = strdup("");
+	return r;
+}
+
+static bool has(const char *hay, const char *needle)
+{
+	return hay && strstr(hay, needle);
+}
+
+static run cli_pty(const char *const *env, const char *const *argv)
+{
+	return cli_pty_answer(env, argv, NULL, NULL);
+}
+
+#define CHECK_HAS(hay, needle) CHECK_MSG(has(hay, needle), "no '%s' in:\n%s", needle, hay ? hay : "(null)")
+#define CHECK_HASNT(hay, needle) CHECK_MSG(!has(hay, needle), "'%s' in:\n%s", needle, hay ? hay : "(null)")
+
+/* The body METHOD PATH gets straight from the agent's base URL. */
+static nt_http_result direct(nt_agent *a, const char *method, const char *path, const char *body)
+{
+	nt_http_result r;
+	memset(&r, 0, sizeof(r));
+	nt_http_do1(method, nt_url(a, path), body, body ? strlen(body) : 0, body ? "application/json" : NULL, &r);
+	return r;
+}
+
+static void check_same_bytes(const run *c, const nt_http_result *h, const char *what)
+{
+	CHECK_MSG(c->out_len == h->body_len && h->body && memcmp(c->out, h->body, h->body_len) == 0,
+		  "%s: --json printed %zu bytes, the API answered %zu", what, c->out_len, h->body_len);
+}
+
+#define GOOD "{\"name\":\"epyc-fix\",\"rings\":[{\"interface\":\"enos*\",\"rx\":4096}]," \
+	"\"bonds\":[{\"interface\":\"bond0\",\"xmit_hash_policy\":\"layer3+4\"}]," \
+	"\"sysctl\":{\"net.ipv4.tcp_rmem\":\"4096 87380 16777216\"}}"
+#define BAD "{\"name\":\"too-big\",\"rings\":[{\"interface\":\"enos0\",\"rx\":99999}]}"
+
+static void write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+	if (f) {
+		fputs(text, f);
+		fclose(f);
+	}
+}
+
+static void test_session(const char *dir, const char *root)
+{
+	nt_agent a;
+	char good[PATH_MAX], bad[PATH_MAX], base[128], agent_env[160];
+	if (nt_agent_start(&a, root, NULL, NULL) < 0) {
+		CHECK_MSG(0, "agent did not start");
+		return;
+	}
+	snprintf(base, sizeof(base), "%s", nt_url(&a, ""));
+	snprintf(good, sizeof(good), "%s/good.json", dir);
+	snprintf(bad, sizeof(bad), "%s/bad.json", dir);
+	write_file(good, GOOD);
+	write_file(bad, BAD);
+
+	/* plan: grouped by interface and kind, before → after, the NIC-reset
+	 * warnings, one summary line; nothing written. */
+	run c = CLI("plan", good, "--agent", base);
+	CHECK_INT(c.code, 0);
+	CHECK_HAS(c.out, "INTERFACE");
+	CHECK_HAS(c.out, "enos0");
+	CHECK_HAS(c.out, "rx=1024,tx=1024");
+	CHECK_HAS(c.out, "→");
+	CHECK_HAS(c.out, "rx=4096,tx=1024");
+	CHECK_HAS(c.out, "layer2+3");
+	CHECK_HAS(c.out, "layer3+4");
+	CHECK_HAS(c.out, "net.ipv4.tcp_rmem");
+	CHECK_HAS(c.out, "warning: enos0: changing rings or channels may reset the NIC");
+	CHECK_HAS(c.out, "6 steps; nothing applied");
+	CHECK_HASNT(c.out, "\033");
+	CHECK_HASNT(c.out, "{");
+	/* Each interface's rings sit on one line: the group shows the interface
+	 * once, on its first row. */
+	CHECK_MSG(strstr(c.out, "bond0") && strstr(c.out, "host"), "groups:\n%s", c.out);
+	run_free(&c);
+	/* "-" is standard input: the same plan. */
+	c = cli_env_in(NULL, (const char *const[]){ "plan", "-", "--agent", base, NULL }, good);
+	CHECK_INT(c.code, 0);
+	CHECK_HAS(c.out, "6 steps; nothing applied");
+	run_free(&c);
+	nt_http_result h = direct(&a, "POST", "/v1/plan", GOOD);
+	c = CLI("plan", good, "--json", "--agent", base);
+	CHECK_INT(c.code, 0);
+	check_same_bytes(&c, &h, "plan");
+	CHECK_INT(json_array_size(json_object_get(h.json, "steps")), 6);
+	run_free(&c);
+	nt_http_result_free(&h);
+
+	/* Refused: the two lines that say what is wrong, exit 4; with --json
+	 * the problem document unchanged on stdout. */
+	c = CLI("apply", bad, "--agent", base);
+	CHECK_INT(c.code, 4);
+	CHECK_HAS(c.err, "nettune: profile refused:");
+	CHECK_HAS(c.err, "$.rings[0].rx: rx 99999 is above enos0's maximum 8192");
+	CHECK_INT(strlen(c.out), 0);
+	run_free(&c);
+	h = direct(&a, "POST", "/v1/plan", BAD);
+	c = CLI("plan", bad, "-o", "json", "--agent", base);
+	CHECK_INT(c.code, 4);
+	CHECK_INT(h.status, 422);
+	check_same_bytes(&c, &h, "refused plan");
+	run_free(&c);
+	nt_http_result_free(&h);
+
+	/* apply with a confirm deadline: id, status, steps changed, the
+	 * deadline and the exact command that keeps it. */
+	c = CLI("apply", good, "--confirm-timeout", "600", "--agent", base);
+	CHECK_INT(c.code, 0);
+	CHECK_HAS(c.out, "transaction 1: pending_confirm, 6 steps changed");
+	CHECK_HAS(c.out, "reverts at ");
+	char want[256];
+	snprintf(want, sizeof(want), "nettune confirm 1 --agent %s", base);
+	CHECK_HAS(c.out, want);
+	run_free(&c);
+
+	/* A second apply meanwhile: conflict, exit 5, naming the one in flight. */
+	c = CLI("apply", good, "--agent", base);
+	CHECK_INT(c.code, 5);
+	CHECK_HAS(c.err, "nettune: conflict:");
+	CHECK_HAS(c.err, "transaction 1 is in flight");
+	run_free(&c);
+	h = direct(&a, "POST", "/v1/transactions", "{\"profile\":" GOOD "}");
+	c = CLI("apply", good, "--json", "--agent", base);
+	CHECK_INT(c.code, 5);
+	CHECK_INT(h.status, 409);
+	check_same_bytes(&c, &h, "conflicting apply");
+	CHECK_INT(strlen(c.err), 0);
+	run_free(&c);
+	nt_http_result_free(&h);
+
+	/* The agent's URL from NETTUNE_AGENT. */
+	snprintf(agent_env, sizeof(agent_env), "NETTUNE_AGENT=%s", base);
+	c = cli_env((const char *const[]){ agent_env, NULL }, (const char *const[]){ "confirm", "1", NULL });
+	CHECK_INT(c.code, 0);
+	CHECK_HAS(c.out, "transaction 1: applied");
+	run_free(&c);
+	c = CLI("confirm", "1", "--agent", base);
+	CHECK_INT(c.code, 5); /* no longer waiting */
+	CHECK_HAS(c.err, "nettune: conflict:");
+	run_free(&c);
+
+	c = CLI("plan", good, "--agent", base);
+	CHECK_INT(c.code, 0);
+	CHECK_HAS(c.out, "already tuned: nothing to do");
+	run_free(&c);
+
+	/* show: header and steps with results; --json the GET body. */
+	c = CLI("show", "1", "--agent", base);
+	CHECK_INT(c.code, 0);
+	CHECK_HAS(c.out, "transaction 1  applied");
+	CHECK_HAS(c.out, "epyc-fix");
+	CHECK_HAS(c.out, "127.0.0.1");
+	CHECK_HAS(c.out, "RESULT");
+	CHECK_HAS(c.out, "bond0");
+	CHECK_HAS(c.out, "layer3+4");
+	CHECK_HASNT(c.out, "\033");
+	run_free(&c);
+	h = direct(&a, "GET", "/v1/transactions/1", NULL);
+	c = CLI("show", "1", "--json", "--agent", base);
+	CHECK_INT(c.code, 0);
+	check_same_bytes(&c, &h, "show");
+	run_free(&c);
+	nt_http_result_free(&h);
+	c = CLI("show", "99", "--agent", base);
+	CHECK_INT(c.code, 1);
+	CHECK_HAS(c.err, "nettune: not found");
+	run_free(&c);
+
+	/* rollback: a new transaction, its origin named. */
+	c = CLI("rollback", "1", "--agent", base);
+	CHECK_INT(c.code, 0);
+	CHECK_HAS(c.out, "transaction 2 (rollback of 1): applied, 6 steps changed");
+	run_free(&c);
+
+	/* history: one line each, newest first; filters; --json the GET body. */
+	c = CLI("history", "--agent", base);
+	CHECK_INT(c.code, 0);
+	char *l2 = strstr(c.out, "\n2 "), *l1 = strstr(c.out, "\n1 ");
+	CHECK_MSG(l2 && l1 && l2 < l1, "newest first:\n%s", c.out);
+	CHECK_HAS(c.out, "rollback of 1");
+	CHECK_HAS(c.out, "epyc-fix");
+	CHECK_HAS(c.out, " UTC");
+	run_free(&c);
+	c = CLI("history", "--status", "rolled_back", "--agent", base);
+	CHECK_INT(c.code, 0);
+	CHECK_HAS(c.out, "no transactions");
+	run_free(&c);
+	c = CLI("history", "--limit", "1", "--agent", base);
+	CHECK_HAS(c.out, "showing the newest 1 of 2");
+	CHECK_MSG(!strstr(c.out, "\n1 "), "limit 1 shows one:\n%s", c.out);
+	run_free(&c);
+	c = CLI("history", "--since", "1h", "--agent", base);
+	CHECK_INT(c.code, 0);
+	CHECK_MSG(strstr(c.out, "\n1 ") && strstr(c.out, "\n2 "), "since 1h:\n%s", c.out);
+	run_free(&c);
+	c = CLI("history", "--since", "2999-01-01", "--agent", base);
+	CHECK_INT(c.code, 0);
+	CHECK_HAS(c.out, "no transactions");
+	run_free(&c);
+	c = CLI("history", "--since", "yesterday", "--agent", base);
+	CHECK_INT(c.code, 2);
+	CHECK_HAS(c.err, "--since");
+	run_free(&c);
+	h = direct(&a, "GET", "/v1/transactions?limit=20", NULL);
+	c = CLI("history", "--json", "--agent", base);
+	CHECK_INT(c.code, 0);
+	check_same_bytes(&c, &h, "history");
+	run_free(&c);
+	nt_http_result_free(&h);
+
+	/* A terminal gets colour (status words), unless NO_COLOR; a terminal
+	 * with TERM=dumb none. */
+	c = cli_pty(NULL, (const char *const[]){ "history", "--agent", base, NULL });
+	CHECK_INT(c.code, 0);
+	CHECK_HAS(c.out, "\033[32mapplied\033[0m");
+	run_free(&c);
+	c = cli_pty((const char *const[]){ "NO_COLOR=1", NULL },
+		    (const char *const[]){ "history", "--agent", base, NULL });
+	CHECK_INT(c.code, 0);
+	CHECK_HAS(c.out, "applied");
+	CHECK_HASNT(c.out, "\033");
+	run_free(&c);
+	c = cli_pty((const char *const[]){ "TERM=dumb", NULL },
+		    (const char *const[]){ "show", "1", "--agent", base, NULL });
+	CHECK_HAS(c.out, "transaction 1");
+	CHECK_HASNT(c.out, "\033");
+	run_free(&c);
+	c = cli_pty(NULL, (const char *const[]){ "apply", bad, "--agent", base, NULL });
+	CHECK_INT(c.code, 4);
+	CHECK_HAS(c.out, "\033[");
+	CHECK_HAS(c.out, "$.rings[0].rx");
+	run_free(&c);
+
+	/* try: ENTER at the prompt keeps the change (transaction 3). */
+	static const char *const plain[] = { "NO_COLOR=1", NULL };
+	c = cli_pty_answer(plain, (const char *const[]){ "try", good, "--confirm-timeout", "60", "--agent", base, NULL },
+			   "press ENTER", "\n");
+	CHECK_INT(c.code, 0);
+	CHECK_HAS(c.out, "transaction 3: pending_confirm, 6 steps changed");
+	CHECK_HAS(c.out, "revert in");
+	CHECK_HAS(c.out, "transaction 3: applied");
+	run_free(&c);
+	/* Nobody answers: the agent puts it back at the deadline, and try
+	 * shows that and exits 9 (transaction 5, after rolling 3 back as 4). */
+	c = CLI("rollback", "3", "--agent", base);
+	CHECK_INT(c.code, 0);
+	run_free(&c);
+	c = cli_pty(plain, (const char *const[]){ "try", good, "--confirm-timeout", "1", "--agent", base, NULL });
+	CHECK_INT(c.code, 9);
+	CHECK_HAS(c.out, "transaction 5: reverted");
+	CHECK_HAS(c.out, "put back: 6 steps");
+	run_free(&c);
+	c = CLI("plan", good, "--agent", base);
+	CHECK_HAS(c.out, "6 steps; nothing applied"); /* all of it was put back */
+	run_free(&c);
+	/* Ctrl-C at the prompt: the countdown ends saying what happens next
+	 * (transaction 6 stays pending until its deadline, so this is the
+	 * last transaction of the session). */
+	c = cli_pty_answer(plain, (const char *const[]){ "try", good, "--confirm-timeout", "30", "--agent", base, NULL },
+			   "press ENTER", "\003");
+	CHECK_INT(c.code, 130);
+	CHECK_HAS(c.out, "interrupted, not confirmed: the agent puts transaction 6 back at");
+	CHECK_HAS(c.out, "nettune confirm 6");
+	run_free(&c);
+	c = CLI("show", "6", "--agent", base);
+	CHECK_HAS(c.out, "transaction 6  pending_confirm");
+	CHECK_HAS(c.out, "nettune confirm 6 keeps it");
+	run_free(&c);
+	/* Without a terminal there is nobody to ask. */
+	c = CLI("try", good, "--agent", base);
+	CHECK_INT(c.code, 2);
+	CHECK_HAS(c.err, "apply --confirm-timeout");
+	run_free(&c);
+
+	nt_agent_stop(&a);
+}
+
+/* A step that fails half-way: rolled_back, exit 6, the failing step with
+ * the kernel's error and what was put back. The EPYC fix's ninth step
+ * (net.core.wmem_max) is made unwritable while the steps run slowly. */
+static void test_rolled_back(const char *dir, const char *root)
+{
+	nt_agent a;
+	char prof[PATH_MAX], base[128];
+	snprintf(prof, sizeof(prof), "%s/epyc.json", dir);
+	write_file(prof, EPYC_FIX);
+	setenv("NETTUNE_TEST_STEP_DELAY_MS", "200", 1);
+	int r = nt_agent_start(&a, root, NULL, NULL);
+	unsetenv("NETTUNE_TEST_STEP_DELAY_MS");
+	if (r < 0) {
+		CHECK_MSG(0, "agent did not start");
+		return;
+	}
+	snprintf(base, sizeof(base), "%s", nt_url(&a, ""));
+	pid_t pid = fork();
+	if (pid == 0) {
+		nt_agent_sleep_ms(600);
+		_exit(tu_script(root, dir, "rm $R/proc/sys/net/core/wmem_max && mkdir $R/proc/sys/net/core/wmem_max"));
+	}
+	run c = CLI("apply", prof, "--agent", base);
+	int st;
+	waitpid(pid, &st, 0);
+	CHECK_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the fault could not be made");
+	CHECK_INT(c.code, 6);
+	CHECK_HAS(c.out, "transaction 1: rolled_back");
+	CHECK_HAS(c.out, "failed: step 8, sysctl net.core.wmem_max");
+	CHECK_HAS(c.out, "put back: 8 steps");
+	CHECK_HAS(c.out, "the host is as it was before");
+	run_free(&c);
+	c = CLI("history", "--status", "rolled_back", "--agent", base);
+	CHECK_HAS(c.out, "rolled_back");
+	CHECK_HAS(c.out, "epyc-fix");
+	run_free(&c);
+	nt_agent_stop(&a);
+	tu_script(root, dir, "rmdir $R/proc/sys/net/core/wmem_max && echo 212992 > $R/proc/sys/net/core/wmem_max");
+}
+
+/* An agent with tokens: no token, exit 8 and what to set; a read token
+ * lists history but may not apply (exit 8, the scope it needs). */
+static void test_denied(const char *dir, const char *root)
+{
+	nt_agent a;
+	char tokens[PATH_MAX], prof[PATH_MAX], base[128];
+	snprintf(tokens, sizeof(tokens), "%s/tokens", dir);
+	snprintf(prof, sizeof(prof), "%s/good.json", dir);
+	write_file(tokens, "ci read cli-test-read-secret-0123456789\n");
+	write_file(prof, GOOD);
+	chmod(tokens, 0600);
+	const char *extra[] = { "--tokens", tokens, NULL };
+	if (nt_agent_start(&a, root, NULL, extra) < 0) {
+		CHECK_MSG(0, "agent with tokens did not start");
+		return;
+	}
+	snprintf(base, sizeof(base), "%s", nt_url(&a, ""));
+	run c = CLI("history", "--agent", base);
+	CHECK_INT(c.code, 8);
+	CHECK_HAS(c.err, "nettune: not allowed:");
+	CHECK_HAS(c.err, "NETTUNE_TOKEN");
+	run_free(&c);
+	static const char *const read_token[] = { "NETTUNE_TOKEN=cli-test-read-secret-0123456789", NULL };
+	c = cli_env(read_token, (const char *const[]){ "history", "--agent", base, NULL });
+	CHECK_INT(c.code, 0);
+	CHECK_HAS(c.out, "no transactions");
+	run_free(&c);
+	c = cli_env(read_token, (const char *const[]){ "apply", prof, "--agent", base, NULL });
+	CHECK_INT(c.code, 8);
+	CHECK_HAS(c.err, "scope apply");
+	run_free(&c);
+	nt_agent_stop(&a);
+}
+
+static void test_without_agent(void)
+{
+	/* Nothing listens on port 1. */
+	run c = CLI("history", "--agent", "http://127.0.0.1:1");
+	CHECK_INT(c.code, 3);
+	CHECK_HAS(c.err, "cannot reach the agent at http://127.0.0.1:1");
+	CHECK_HAS(c.err, "nettune serve");
+	run_free(&c);
+	c = CLI("show", "abc");
+	CHECK_INT(c.code, 2);
+	CHECK_HAS(c.err, "not a transaction id");
+	run_free(&c);
+	c = CLI("history", "-o", "yaml");
+	CHECK_INT(c.code, 2);
+	run_free(&c);
+	c = CLI("plan", "/nonexistent/profile.json");
+	CHECK_INT(c.code, 2);
+	CHECK_HAS(c.err, "/nonexistent/profile.json");
+	run_free(&c);
+	/* --help lists every exit code. */
+	c = CLI("--help");
+	CHECK_INT(c.code, 0);
+	CHECK_HAS(c.out, "Exit status:");
+	CHECK_HAS(c.out, "    4  the profile was refused");
+	CHECK_HAS(c.out, "    7  rollback failed");
+	CHECK_HAS(c.out, "  130  interrupted at the try prompt");
+	run_free(&c);
+}
+
+int main(void)
+{
+	char dir[PATH_MAX], root[PATH_MAX];
+	if (access(EPYC, F_OK) != 0)
+		SKIP("fixture %s is not present", EPYC);
+	test_without_agent();
+	if (tu_copy(EPYC, dir, sizeof(dir), root, sizeof(root)) == 0) {
+		test_session(dir, root);
+		tu_sh("rm -rf '%s'", dir);
+	} else {
+		CHECK_MSG(0, "cannot copy %s", EPYC);
+	}
+	if (tu_copy(EPYC, dir, sizeof(dir), root, sizeof(root)) == 0) {
+		test_rolled_back(dir, root);
+		tu_sh("rm -rf '%s'", dir);
+	}
+	if (tu_copy(EPYC, dir, sizeof(dir), root, sizeof(root)) == 0) {
+		test_denied(dir, root);
+		tu_sh("rm -rf '%s'", dir);
+	}
+	TEST_MAIN_END();
+}

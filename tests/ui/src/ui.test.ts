@@ -1,0 +1,443 @@
+// The web view in headless Chromium against `nettune serve` on fixture
+// trees: what a person sees (nodes, NICs, the CPUs of a NIC's interrupts,
+// off-node ones marked, findings, a transaction's steps, the plan's
+// after-state), no console errors, and the 256-CPU host drawn in under a
+// second. Screenshots go to NT_ARTIFACTS.
+import { execFileSync } from "node:child_process";
+import { chmodSync, existsSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import puppeteer, { type Browser, type Page } from "puppeteer-core";
+import { check, done, env, startAgent, type Agent } from "../../contract/src/agent.ts";
+
+const artifacts = env("NT_ARTIFACTS");
+// Screenshots of a second browser get its name in front.
+const prefix = process.env.NT_UI_BROWSER === "firefox" ? "firefox-" : "";
+let browser: Browser | undefined;
+const cleanups: (() => Promise<void> | void)[] = [];
+
+// The browser goes with the process on every exit path (the agents are
+// agent.ts's): puppeteer kills it on SIGINT/SIGTERM/SIGHUP and exit, and
+// this handler does so for an uncaught error too.
+process.on("exit", () => {
+  try { browser?.process()?.kill("SIGKILL"); } catch { /* gone */ }
+});
+
+async function api(a: Agent, path: string, init: RequestInit = {}): Promise<any> {
+  const r = await fetch(a.direct + path, init);
+  if (!r.ok) throw new Error(`${path}: ${r.status} ${await r.text()}`);
+  return r.json();
+}
+
+// Open the page, fail on every console error or uncaught exception unless
+// ALLOW matches it (the expected 401s before a token is entered).
+async function open(a: Agent, name: string, allow?: RegExp): Promise<{ page: Page; errors: string[] }> {
+  const page = await browser!.newPage();
+  await page.setViewport({ width: 1440, height: 1000 });
+  const errors: string[] = [];
+  page.on("console", (m) => {
+    if (m.type() === "error" && !(allow && allow.test(m.text()))) errors.push(`${name}: console: ${m.text()}`);
+  });
+  page.on("pageerror", (e) => errors.push(`${name}: page error: ${e}`));
+  page.on("requestfailed", (r) => {
+    // Requests cut short by the page's own navigation or close are not failures.
+    if (!/ERR_ABORTED|NS_BINDING_ABORTED/.test(r.failure()?.errorText ?? "")) errors.push(`${name}: request failed: ${r.url()} ${r.failure()?.errorText}`);
+  });
+  return { page, errors };
+}
+
+async function ready(page: Page): Promise<void> {
+  await page.waitForSelector("body[data-ready='1']", { timeout: 15000 });
+}
+
+const shot = (page: Page, name: string, fullPage = true) =>
+  page.screenshot({ path: join(artifacts, `${prefix}${name}.png`), fullPage });
+
+function parseCpulist(s: string | null): number[] {
+  const out: number[] = [];
+  for (const part of (s ?? "").split(",").filter(Boolean)) {
+    const [a, b] = part.split("-").map(Number);
+    for (let c = a; c <= (b ?? a); c++) out.push(c);
+  }
+  return out;
+}
+
+const sameSet = (a: number[], b: number[]) =>
+  a.length === b.length && [...a].sort((x, y) => x - y).every((v, i) => v === [...b].sort((x, y) => x - y)[i]);
+
+// What the map must show for TOPO: every node with all its CPUs, every
+// physical NIC in its node's box, bonds framing their ports, siblings in
+// one core frame.
+async function checkMap(page: Page, topo: any, name: string) {
+  const nodes = await page.$$eval("#map .node[data-node]", (els) => els.map((e) => (e as HTMLElement).dataset.node));
+  for (const n of topo.numa_nodes) {
+    check(nodes.includes(String(n.id)), `${name}: node ${n.id} drawn`);
+    const cpus = await page.$$eval(`#map .node[data-node="${n.id}"] .cpu`, (els) => els.map((e) => Number((e as HTMLElement).dataset.cpu)));
+    check(sameSet(cpus, parseCpulist(n.cpus)), `${name}: node ${n.id} shows CPUs ${n.cpus} (got ${cpus.length} cells)`);
+    const multi = n.cores.filter((c: string) => parseCpulist(c).length > 1);
+    const frames = await page.$$eval(`#map .node[data-node="${n.id}"] .core.smt`, (els) =>
+      els.map((e) => Array.from(e.querySelectorAll(".cpu")).map((c) => Number((c as HTMLElement).dataset.cpu))));
+    check(frames.length === multi.length, `${name}: node ${n.id} frames ${multi.length} multi-thread cores (got ${frames.length})`);
+    if (multi.length) check(sameSet(frames[0], parseCpulist(multi[0])), `${name}: node ${n.id} first core frame holds siblings ${multi[0]}`);
+  }
+  for (const nic of topo.nics.filter((x: any) => !x.virtual && !x.bond)) {
+    const where = nic.numa_node >= 0 ? `[data-node="${nic.numa_node}"]` : `[data-node="unknown"]`;
+    check(await page.$(`#map .node${where} .nic[data-nic="${nic.name}"]`) !== null,
+      `${name}: NIC ${nic.name} drawn on node ${nic.numa_node}`);
+  }
+  for (const b of topo.bonds) {
+    const ports = await page.$$eval(`#map .bond[data-bond="${b.name}"] .nic`, (els) => els.map((e) => (e as HTMLElement).dataset.nic));
+    check(sameSet(ports.map((p) => b.slaves.indexOf(p)), b.slaves.map((_: string, i: number) => i)),
+      `${name}: bond ${b.name} frames its ports ${b.slaves} (got ${ports})`);
+  }
+}
+
+// Click NIC and check the CPUs marked are exactly where its IRQs land, split
+// into on-node and off-node, and that the detail lists one line per IRQ.
+async function checkNicClick(page: Page, topo: any, nicName: string, name: string) {
+  const nic = topo.nics.find((n: any) => n.name === nicName);
+  const cpuNode = new Map<number, number>();
+  for (const n of topo.numa_nodes) for (const c of parseCpulist(n.cpus)) cpuNode.set(c, n.id);
+  const want = new Set<number>(), wantOff = new Set<number>();
+  for (const q of nic.irqs)
+    for (const c of parseCpulist(q.effective_affinity || q.affinity)) {
+      if (nic.numa_node >= 0 && cpuNode.get(c) !== nic.numa_node) wantOff.add(c);
+      else want.add(c);
+    }
+  await page.click(`#map .nic[data-nic="${nicName}"]`);
+  const on = await page.$$eval("#map .cpu.irq-cpu", (els) => els.map((e) => Number((e as HTMLElement).dataset.cpu)));
+  const off = await page.$$eval("#map .cpu.off-node", (els) => els.map((e) => Number((e as HTMLElement).dataset.cpu)));
+  check(sameSet(on, [...want]), `${name}: ${nicName} click highlights its on-node IRQ CPUs ${[...want]} (got ${on})`);
+  check(sameSet(off, [...wantOff]), `${name}: ${nicName} click marks off-node CPUs ${[...wantOff]} (got ${off})`);
+  const rows = await page.$$eval("#nic-detail tbody tr", (els) => els.map((e) => (e as HTMLElement).dataset.irq));
+  check(sameSet(rows.map(Number), nic.irqs.map((q: any) => q.irq)), `${name}: ${nicName} detail has a line per IRQ (${nic.irqs.length}, got ${rows.length})`);
+  check(await page.$eval(`#map .nic[data-nic="${nicName}"]`, (e) => e.getAttribute("aria-pressed")) === "true",
+    `${name}: ${nicName} shown as selected`);
+  return { on, off };
+}
+
+// ---- the fixture "kernel" for live rates: interrupts keep arriving ----
+// Every 100 ms each NIC IRQ's count grows on the CPU its effective affinity
+// names, as the kernel's /proc/interrupts would; written aside and renamed
+// so the agent never reads half a file.
+function startInterrupts(root: string, perTick: (irq: number) => number): () => void {
+  const path = join(root, "proc", "interrupts");
+  const timer = setInterval(() => {
+    const lines = readFileSync(path, "utf8").split("\n");
+    const cols = lines[0].trim().split(/\s+/).map((c) => Number(c.replace("CPU", "")));
+    const out = lines.map((line, i) => {
+      const m = line.match(/^(\s*)(\d+):(.*)$/);
+      if (i === 0 || !m) return line;
+      const irq = Number(m[2]);
+      const add = perTick(irq);
+      const eff = join(root, "proc", "irq", String(irq), "effective_affinity_list");
+      if (!add || !existsSync(eff)) return line;
+      const cpu = parseCpulist(readFileSync(eff, "utf8").trim())[0];
+      const col = cols.indexOf(cpu);
+      if (col < 0) return line;
+      let k = 0;
+      const rest = m[3].replace(/(\s+)(\d+)/g, (all, sp: string, n: string) => {
+        if (k++ !== col) return all;
+        const v = String(Number(n) + add);
+        return sp.slice(0, Math.max(1, sp.length - (v.length - n.length))) + v;
+      });
+      return `${m[1]}${m[2]}:${rest}`;
+    });
+    writeFileSync(path + ".tmp", out.join("\n"));
+    renameSync(path + ".tmp", path);
+  }, 100);
+  return () => clearInterval(timer);
+}
+
+// ---- the checks ----
+async function seedHost(fixture: string) {
+  const a = await startAgent(fixture);
+  cleanups.push(a.stop);
+  const { page, errors } = await open(a, fixture);
+  await page.goto(`${a.direct}/ui/`);
+  await ready(page);
+  const topo = await api(a, "/v1/topology");
+  await checkMap(page, topo, fixture);
+  const diag = await api(a, "/v1/diagnostics");
+  const shown = await page.$$eval("#findings li.finding", (els) => els.map((e) => (e as HTMLElement).dataset.finding));
+  check(JSON.stringify(shown) === JSON.stringify(diag.findings.map((f: any) => f.id)),
+    `${fixture}: the ${diag.findings.length} findings are listed in order (got ${shown.length})`);
+  const fixes = await page.$$eval("#findings pre.fix", (els) => els.map((e) => JSON.parse(e.textContent || "null")));
+  check(JSON.stringify(fixes) === JSON.stringify(diag.findings.filter((f: any) => f.fix).map((f: any) => f.fix)),
+    `${fixture}: each finding's fix fragment is shown as JSON ready to copy`);
+  // The NIC with the most IRQs, clicked.
+  const nics = topo.nics.filter((n: any) => n.irqs.length).sort((x: any, y: any) => y.irqs.length - x.irqs.length);
+  if (check(nics.length > 0, `${fixture}: has NICs with IRQs`)) await checkNicClick(page, topo, nics[0].name, fixture);
+  await shot(page, `${fixture}`);
+  check(errors.length === 0, `${fixture}: no console errors\n${errors.join("\n")}`);
+  await page.close();
+}
+
+async function x460() {
+  const name = "x460";
+  const a = await startAgent("x460-4node-8nic");
+  cleanups.push(a.stop);
+  // eth0's IRQ busiest, eth2's on a remote CPU a tenth of that.
+  const stopIrqs = startInterrupts(a.root, (irq) => (irq === 177 ? 2000 : irq === 193 ? 200 : 0));
+  cleanups.push(stopIrqs);
+  const { page, errors } = await open(a, name);
+  await page.goto(`${a.direct}/ui/`);
+  await ready(page);
+  const topo = await api(a, "/v1/topology");
+
+  // The remote-node finding names eth2: its IRQ on CPU 0 (node 0) is marked off-node.
+  const { off } = await checkNicClick(page, topo, "eth2", name);
+  check(off.includes(0), `${name}: eth2's IRQ on CPU 0 is marked off-node (node 1 NIC)`);
+  check(await page.$eval('#map .nic[data-nic="eth2"] .badge.off', (e) => e.textContent) === "✕ 1 off-node",
+    `${name}: eth2 carries an off-node badge`);
+  check(await page.$eval("#map .cpu.off-node", (e) => getComputedStyle(e, "::after").content) === '"✕"',
+    `${name}: an off-node CPU shows a ✕, not colour alone`);
+  check((await page.$$("#nic-detail tbody tr.off-node")).length === 1, `${name}: eth2's IRQ line says off-node`);
+
+  // Keyboard: Escape clears the selection; Tab reaches a NIC, Enter selects it.
+  await page.keyboard.press("Escape");
+  check((await page.$$("#map .cpu.irq-cpu, #map .cpu.off-node")).length === 0, `${name}: Escape clears the highlight`);
+  await page.focus('#map .nic[data-nic="eth0"]');
+  await page.keyboard.press("Enter");
+  check(await page.$eval('#map .nic[data-nic="eth0"]', (e) => e.getAttribute("aria-pressed")) === "true", `${name}: Enter on a focused NIC selects it`);
+
+  // A finding about a CPU marks that CPU.
+  await page.click('#findings li[data-finding="irq-shared-first-cpu"] button');
+  check(await page.$eval('#map .cpu[data-cpu="0"]', (e) => e.classList.contains("finding-target")),
+    `${name}: "Show on map" on the shared-first-CPU finding marks CPU 0`);
+
+  // A finding's "Show on map" selects the NIC it names.
+  await page.click('#findings li[data-finding="irq-remote-node"] button');
+  const sel = await page.$eval('#map .nic[aria-pressed="true"]', (e) => (e as HTMLElement).dataset.nic);
+  const firstRemote = (await api(a, "/v1/diagnostics")).findings.find((f: any) => f.id === "irq-remote-node").subject;
+  check(sel === firstRemote, `${name}: "Show on map" on the remote-node finding selects ${firstRemote} (got ${sel})`);
+  check((await page.$$("#map .finding-target")).length === 0, `${name}: selecting a NIC clears what the CPU finding marked`);
+
+  // Live rates: CPU 0 (eth0's and eth2's IRQs) hottest, CPU 5 idle, and the
+  // colours follow within a few refreshes.
+  await page.waitForFunction(() => Number(document.querySelector<HTMLElement>('#map .cpu[data-cpu="0"]')?.dataset.rate) > 1000, { timeout: 15000 })
+    .catch(() => undefined);
+  const rate0 = await page.$eval('#map .cpu[data-cpu="0"]', (e) => Number((e as HTMLElement).dataset.rate));
+  const rate5 = await page.$eval('#map .cpu[data-cpu="5"]', (e) => Number((e as HTMLElement).dataset.rate));
+  check(rate0 > 1000, `${name}: CPU 0 shows its live interrupt rate (> 1000/s, got ${rate0})`);
+  check(rate5 === 0, `${name}: an idle CPU shows 0/s (got ${rate5})`);
+  const [bg0, bg5] = await page.$$eval('#map .cpu[data-cpu="0"], #map .cpu[data-cpu="5"]', (els) => els.map((e) => getComputedStyle(e).backgroundColor));
+  check(bg0 !== bg5, `${name}: a busy CPU is coloured apart from an idle one (${bg0} vs ${bg5})`);
+  await page.$eval("#map-section", (e) => e.scrollIntoView());
+  await shot(page, "x460-map", false);
+
+  // Plan preview: paste a profile, see the steps and the after-map; nothing applied.
+  const profile = { name: "local-irqs", irq_affinity: [{ interface: "eth*", policy: "local" }] };
+  const plan = await api(a, "/v1/plan", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(profile) });
+  await page.$eval("#plan-text", (e, v) => { (e as HTMLTextAreaElement).value = v; }, JSON.stringify(profile));
+  await page.click("#plan-run");
+  await page.waitForSelector("#plan-result table.steps");
+  const steps = await page.$$eval("#plan-result table.steps tbody tr", (els) => els.map((e) => [
+    (e as HTMLElement).dataset.target, e.querySelector(".before")!.textContent, e.querySelector(".after")!.textContent]));
+  check(JSON.stringify(steps) === JSON.stringify(plan.steps.map((s: any) => [s.target, s.before, s.after])),
+    `${name}: the plan's ${plan.steps.length} steps shown with before and after`);
+  const afterOff = await page.$$eval("#plan-map .cpu.off-node", (els) => els.length);
+  const afterOn = await page.$$eval("#plan-map .cpu.irq-cpu", (els) => els.map((e) => Number((e as HTMLElement).dataset.cpu)));
+  const wantAfter = plan.steps.filter((s: any) => s.kind === "irq_affinity").flatMap((s: any) => parseCpulist(s.after));
+  check(afterOff === 0 && sameSet(afterOn, wantAfter), `${name}: the after-map puts every moved IRQ on its own node (${wantAfter}; got ${afterOn}, ${afterOff} off-node)`);
+  check(await page.$eval('#plan-map .cpu[data-cpu="16"]', (e) => e.classList.contains("irq-cpu")), `${name}: after the plan eth2's IRQ is on CPU 16 (node 1)`);
+  check(readFileSync(join(a.root, "proc/irq/193/smp_affinity_list"), "utf8").trim() === "0-15", `${name}: previewing changed nothing`);
+  // The main map still shows the present: eth2 (selected from its finding) off-node.
+  check(await page.$eval('#map .nic[data-nic="eth2"]', (e) => e.getAttribute("aria-pressed")) === "true", `${name}: eth2 still selected`);
+  check((await page.$$("#map .cpu.off-node")).length === 1, `${name}: the main map still shows the present (eth2 off-node)`);
+  await page.$eval("#plan-section", (e) => e.scrollIntoView());
+  await shot(page, "x460-plan");
+
+  // Apply asks first: Cancel applies nothing; Apply makes the transaction.
+  await page.click("#plan-apply");
+  check(await page.$eval("#confirm-dialog", (e) => (e as HTMLDialogElement).open), `${name}: Apply asks for confirmation`);
+  await page.click('#confirm-dialog button[value="cancel"]');
+  await new Promise((r) => setTimeout(r, 300));
+  check((await api(a, "/v1/transactions")).total === 0, `${name}: Cancel applies nothing`);
+  await page.click("#plan-apply");
+  await page.click("#confirm-apply");
+  await page.waitForSelector("#txn-detail table.steps", { timeout: 15000 });
+  const txns = await api(a, "/v1/transactions");
+  check(txns.total === 1 && txns.transactions[0].status === "applied", `${name}: confirmed Apply made one applied transaction`);
+  check(readFileSync(join(a.root, "proc/irq/193/smp_affinity_list"), "utf8").trim() === "16", `${name}: eth2's IRQ moved to CPU 16`);
+
+  // History: the transaction listed, its steps with before → after and result.
+  const t = await api(a, `/v1/transactions/${txns.transactions[0].id}`);
+  const hist = await page.$$eval("#history tbody tr", (els) => els.map((e) => [(e as HTMLElement).dataset.txn, e.querySelector(".status")?.textContent]));
+  check(JSON.stringify(hist) === JSON.stringify([[String(t.id), "applied"]]), `${name}: history lists #${t.id} applied (got ${JSON.stringify(hist)})`);
+  const tsteps = await page.$$eval("#txn-detail table.steps tbody tr", (els) => els.map((e) => [
+    (e as HTMLElement).dataset.target, e.querySelector(".before")!.textContent, e.querySelector(".after")!.textContent, e.querySelector(".status")!.textContent]));
+  check(JSON.stringify(tsteps) === JSON.stringify(t.steps.map((s: any) => [s.target, s.before, s.after, s.result])),
+    `${name}: the transaction's ${t.steps.length} steps shown (before → after, result)`);
+  for (const sel of ["#txn-detail", "#nic-detail", "#plan-result", "#findings", "#history"]) {
+    const text = await page.$eval(sel, (e) => (e as HTMLElement).innerText);
+    check(!/\b(null|undefined|NaN)\b/.test(text), `${name}: ${sel} shows no null/undefined/NaN`);
+  }
+  await page.click("#txn-maps");
+  const beforeOff = await page.$$eval("#txn-before .cpu.off-node", (els) => els.map((e) => Number((e as HTMLElement).dataset.cpu)));
+  const afterOff2 = await page.$$eval("#txn-after .cpu.off-node", (els) => els.length);
+  check(beforeOff.includes(0) && afterOff2 === 0, `${name}: before/after maps: off-node CPU 0 before, none after (got ${beforeOff}, ${afterOff2})`);
+  await page.$eval("#history-section", (e) => e.scrollIntoView());
+  await shot(page, "x460-history");
+
+  // A fresh page opens a transaction from the history list too, and offers
+  // the stored profiles to pick for a plan.
+  const stored = { name: "bigger-rmem", description: "16 MiB receive buffers", sysctl: { "net.core.rmem_max": "16777216" } };
+  await api(a, "/v1/profiles/bigger-rmem", { method: "PUT", headers: { "content-type": "application/json" }, body: JSON.stringify(stored) });
+  await page.reload();
+  await ready(page);
+  await page.select("#plan-profile", "bigger-rmem");
+  await page.waitForFunction(() => (document.querySelector("#plan-text") as HTMLTextAreaElement).value.includes("rmem_max"));
+  await page.click("#plan-run");
+  await page.waitForSelector("#plan-result table.steps");
+  const picked = await page.$$eval("#plan-result table.steps tbody tr", (els) => els.map((e) => [(e as HTMLElement).dataset.target, e.querySelector(".after")!.textContent]));
+  check(JSON.stringify(picked) === JSON.stringify([["net.core.rmem_max", "16777216"]]), `${name}: a stored profile picked from the list is planned (got ${JSON.stringify(picked)})`);
+  check(await page.$("#plan-map") === null, `${name}: a plan that moves no IRQ draws no after-map`);
+  await page.click(`#history button[aria-label="open transaction ${t.id}"]`);
+  await page.waitForSelector("#txn-detail table.steps");
+  check((await page.$$("#txn-detail table.steps tbody tr")).length === t.steps.length, `${name}: a transaction opens from the history list`);
+  // After the move the main map no longer marks eth2 off-node.
+  check(await page.$('#map .nic[data-nic="eth2"] .badge.off') === null, `${name}: after applying, eth2 has no off-node badge`);
+  check(errors.length === 0, `${name}: no console errors\n${errors.join("\n")}`);
+  stopIrqs();
+  await page.close();
+}
+
+// With tokens on: the page itself is served open, the data only with a
+// token; a read token shows the host but cannot apply.
+async function tokens() {
+  const name = "tokens";
+  const dir = mkdtempSync(join(tmpdir(), "nt-ui-"));
+  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+  const readTok = "r".repeat(12) + "-read-token-0123";
+  const applyTok = "a".repeat(12) + "-apply-token-012";
+  writeFileSync(join(dir, "tokens"), `viewer read ${readTok}\nops apply ${applyTok}\n`);
+  chmodSync(join(dir, "tokens"), 0o600);
+  const a = await startAgent("epyc7713-2node-bond", { args: ["--tokens", join(dir, "tokens")] });
+  cleanups.push(a.stop);
+  const r401 = await fetch(`${a.direct}/v1/topology`);
+  check(r401.status === 401, `${name}: the API wants a token (got ${r401.status})`);
+  for (const p of ["/ui/", "/ui/app.js", "/ui/app.css"]) {
+    const r = await fetch(a.direct + p);
+    check(r.status === 200 && (r.headers.get("content-security-policy") ?? "").includes("default-src 'none'"),
+      `${name}: ${p} is served without a token, with a Content-Security-Policy (got ${r.status})`);
+  }
+  // The browser logs each 401 (before the token) and 403 (the read token's
+  // plan) as a failed resource: expected here, and checked on the page.
+  const { page, errors } = await open(a, name, /status of 40[13]/);
+  await page.goto(`${a.direct}/ui/`);
+  await page.waitForFunction(() => document.querySelector("#status")?.classList.contains("error"), { timeout: 10000 });
+  const msg = await page.$eval("#status", (e) => e.textContent);
+  check(/token/.test(msg ?? ""), `${name}: without a token the page says a token is needed (got '${msg}')`);
+  check((await page.$$("#map .cpu")).length === 0, `${name}: without a token nothing of the host is shown`);
+  await page.type("#token", readTok);
+  await page.click('#token-form button[type="submit"]');
+  await ready(page);
+  check((await page.$$("#map .cpu")).length === 128, `${name}: with the read token the 128 CPUs are drawn`);
+  check(await page.evaluate(() => sessionStorage.getItem("nettune.token")) === readTok, `${name}: the token is kept in sessionStorage`);
+  check(await page.$eval("#token", (e) => (e as HTMLInputElement).value) !== readTok, `${name}: the token is not shown back`);
+  // Plan is a POST: the read token is refused with the reason.
+  await page.$eval("#plan-text", (e) => { (e as HTMLTextAreaElement).value = '{"name":"x","bonds":[{"interface":"bond0","xmit_hash_policy":"layer3+4"}]}'; });
+  await page.click("#plan-run");
+  await page.waitForSelector("#plan-result .error");
+  const err = await page.$eval("#plan-result .error", (e) => e.textContent);
+  check(/apply/.test(err ?? ""), `${name}: a read token's plan is refused, saying it needs scope 'apply' (got '${err}')`);
+  check(await page.$eval("#plan-apply", (e) => (e as HTMLButtonElement).disabled), `${name}: Apply stays disabled without a plan`);
+  // With the apply token the same page plans and applies.
+  await page.$eval("#token", (e) => { (e as HTMLInputElement).value = ""; });
+  await page.type("#token", applyTok);
+  await page.click('#token-form button[type="submit"]');
+  await ready(page);
+  await page.click("#plan-run");
+  await page.waitForSelector("#plan-result table.steps");
+  await page.click("#plan-apply");
+  await page.click("#confirm-apply");
+  await page.waitForSelector("#txn-detail table.steps", { timeout: 15000 });
+  const t = await fetch(`${a.direct}/v1/transactions`, { headers: { Authorization: `Bearer ${applyTok}` } }).then((r) => r.json());
+  check(t.total === 1 && t.transactions[0].identity === "ops", `${name}: applied as 'ops' (got ${JSON.stringify(t.transactions.map((x: any) => x.identity))})`);
+  check(readFileSync(join(a.root, "sys/class/net/bond0/bonding/xmit_hash_policy"), "utf8").trim().startsWith("layer3+4"),
+    `${name}: the bond's hash policy is now layer3+4`);
+  await shot(page, "epyc-tokens");
+  check(errors.length === 0, `${name}: no console errors besides the 401s\n${errors.join("\n")}`);
+  await page.close();
+}
+
+// The synthetic 256-CPU host: everything drawn, and the map up within a
+// second of navigation (HTML, script, /v1/topology and drawing).
+async function bigHost() {
+  const name = "big";
+  const dir = mkdtempSync(join(tmpdir(), "nt-ui-big-"));
+  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+  execFileSync("python3", [join(env("NT_SRC"), "tests/fixtures/gen/mkhost.py"), "big", join(dir, "root")], { stdio: "ignore" });
+  const a = await startAgent(join(dir, "root"));
+  cleanups.push(a.stop);
+  const topo = await api(a, "/v1/topology");
+  check(topo.cpus.online_count === 256, `${name}: the tree has 256 CPUs`);
+  const { page, errors } = await open(a, name);
+  const times: number[] = [];
+  for (let i = 0; i < 5; i++) {
+    await page.goto(`${a.direct}/ui/`);
+    await page.waitForSelector("body[data-map-at]", { timeout: 15000 });
+    times.push(Number(await page.$eval("body", (e) => (e as HTMLElement).dataset.mapAt)));
+  }
+  await ready(page);
+  await checkMap(page, topo, name);
+  // The median of five loads: one slow load on a machine shared with other
+  // work is noise, a page that is slow is slow in most of them.
+  const best = Math.min(...times), median = [...times].sort((x, y) => x - y)[2];
+  console.log(`big host: map drawn ${times.map((t) => `${t} ms`).join(", ")} after navigation start (median ${median} ms)`);
+  check(median < 1000, `${name}: the 256-CPU map is drawn within 1 s of navigation (median of 5: ${median} ms; all ${times})`);
+  // Selecting the NIC with the most IRQs is quick too.
+  const nic = topo.nics.filter((n: any) => n.irqs.length).sort((x: any, y: any) => y.irqs.length - x.irqs.length)[0];
+  const t0 = Date.now();
+  await checkNicClick(page, topo, nic.name, name);
+  const clickMs = Date.now() - t0;
+  console.log(`big host: selecting ${nic.name} (${nic.irqs.length} IRQs) and checking took ${clickMs} ms (best map ${best} ms)`);
+  await page.setViewport({ width: 1440, height: 1500 });
+  await shot(page, "big-256cpu", false);
+  check(errors.length === 0, `${name}: no console errors\n${errors.join("\n")}`);
+  await page.close();
+}
+
+async function main() {
+  const exe = env("NT_UI_BROWSER_BIN");
+  const firefox = env("NT_UI_BROWSER") === "firefox";
+  try {
+    browser = await puppeteer.launch(firefox ? {
+      // Firefox through WebDriver BiDi (puppeteer-core speaks it natively).
+      browser: "firefox", executablePath: exe, headless: true, timeout: 60000,
+    } : {
+      executablePath: exe,
+      headless: true,
+      // As root (CI) Chromium's sandbox cannot start; the page is our own.
+      args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run"],
+      timeout: 60000,
+    });
+  } catch (e) {
+    console.log(`SKIP: ${exe} cannot start here: ${String(e).split("\n")[0]}`);
+    process.exit(77);
+  }
+  console.log(`browser: ${await browser.version()}`);
+  // NT_UI_ONLY=x460,big: only those parts.
+  const only = process.env.NT_UI_ONLY ? process.env.NT_UI_ONLY.split(",") : null;
+  const parts: [string, () => Promise<void>][] = [
+    ["seed", async () => { for (const f of ["x460-4node-8nic", "ceph-2node-ib", "epyc7713-2node-bond"]) await seedHost(f); }],
+    ["x460", x460], ["tokens", tokens], ["big", bigHost]];
+  for (const [n, fn] of parts) {
+    if (only && !only.includes(n)) continue;
+    const t0 = Date.now();
+    try {
+      await fn();
+    } catch (e) {
+      check(false, `${n}: ${e instanceof Error ? e.stack : e}`);
+    }
+    while (cleanups.length) await cleanups.pop()!();
+    console.log(`part ${n}: ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+  }
+  await browser.close();
+  browser = undefined;
+  console.log(`screenshots: ${readdirSync(artifacts).filter((f) => f.endsWith(".png")).map((f) => join(artifacts, f)).join(" ")}`);
+  done();
+}
+
+main();
