@@ -6,6 +6,7 @@
  * requests and two concurrent requests share nothing but the context. */
 #include "agent/agent.h"
 #include "api/http.h"
+#include "kernel/kernel.h"
 #include "api/server.h"
 #include "diagnose/diagnose.h"
 #include "host/topology.h"
@@ -40,8 +41,8 @@ static int get_health(const nt_request *req, nt_response *resp)
 	char netns[64] = "";
 
 	/* As in the host model: only the live host has a network namespace
-	 * of its own; a fixture tree's /proc/self is not this process. */
-	if (ctx->live && nt_readlink(ctx, netns, sizeof(netns), "/proc/self/ns/net") < 0)
+	 * of its own (kernel/kernel.h). */
+	if (nt_kernel_netns(ctx, netns, sizeof(netns)) < 0)
 		netns[0] = '\0';
 	resp->json = json_pack("{s:s, s:s, s:s, s:b, s:o, s:s}", "status",
 			       store_err ? "degraded" : "ok", "version", NETTUNE_VERSION, "root",
