@@ -76,15 +76,6 @@ const char *nt_drift_policy_name(nt_drift_policy p)
 	return p == NT_DRIFT_REPAIR ? "repair" : "report";
 }
 
-int nt_drift_policy_parse(const char *name)
-{
-	if (name && !strcmp(name, "report"))
-		return NT_DRIFT_REPORT;
-	if (name && !strcmp(name, "repair"))
-		return NT_DRIFT_REPAIR;
-	return NT_EINVALID;
-}
-
 static int reason_index(const char *reason)
 {
 	for (int i = 0; i < NT_DRIFT_NREASONS; i++)

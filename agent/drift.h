@@ -39,9 +39,8 @@
 
 typedef enum nt_drift_policy { NT_DRIFT_REPORT, NT_DRIFT_REPAIR } nt_drift_policy;
 
-/* "report" / "repair"; the policy called NAME or NT_EINVALID. */
+/* "report" / "repair" (the words `--drift-policy` takes, cli/options.c). */
 const char *nt_drift_policy_name(nt_drift_policy p);
-int nt_drift_policy_parse(const char *name);
 
 typedef struct nt_drift_config {
 	nt_drift_policy policy;

@@ -133,6 +133,17 @@ static void agent_hint(const cli_opts *o, char *buf, size_t size)
 		buf[0] = '\0';
 }
 
+/* BODY (taken, may be NULL after a failed pack) as request text, or NULL
+ * with the message said. The caller frees the text. */
+static char *body_text(json_t *body)
+{
+	char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
+	json_decref(body);
+	if (!text)
+		fprintf(stderr, "nettune: out of memory\n");
+	return text;
+}
+
 int nt_cmd_profile(const char *cmd, const cli_opts *o, int nargs, char **args)
 {
 	nt_cli_reply r = { 0 };
@@ -156,12 +167,9 @@ int nt_cmd_profile(const char *cmd, const cli_opts *o, int nargs, char **args)
 		if (body && o->persist)
 			json_object_set_new(body, "persist", json_true());
 	}
-	char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
-	json_decref(body);
-	if (!text) {
-		fprintf(stderr, "nettune: out of memory\n");
+	char *text = body_text(body);
+	if (!text)
 		return NT_EXIT_ERROR;
-	}
 	nt_out out;
 	nt_out_init(&out, stdout);
 	if (plan) {
@@ -387,12 +395,9 @@ int nt_cmd_try(const char *cmd, const cli_opts *o, int nargs, char **args)
 		return NT_EXIT_USAGE;
 	long timeout = o->confirm_timeout > 0 ? o->confirm_timeout : 120;
 	json_t *body = json_pack("{s:o,s:i}", "profile", p, "confirm_timeout_s", (int)timeout);
-	char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
-	json_decref(body);
-	if (!text) {
-		fprintf(stderr, "nettune: out of memory\n");
+	char *text = body_text(body);
+	if (!text)
 		return NT_EXIT_ERROR;
-	}
 	nt_out out;
 	nt_out_init(&out, stdout);
 	agent_hint(o, hint, sizeof(hint));
@@ -559,12 +564,9 @@ int nt_cmd_desired(const char *cmd, const cli_opts *o, int nargs, char **args)
 		if (!p)
 			return NT_EXIT_USAGE;
 		json_t *body = json_pack("{s:o}", "profile", p);
-		char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
-		json_decref(body);
-		if (!text) {
-			fprintf(stderr, "nettune: out of memory\n");
+		char *text = body_text(body);
+		if (!text)
 			return NT_EXIT_ERROR;
-		}
 		code = exchange(o, "PUT", "/v1/desired", text, "setting the desired state", &r, &render);
 		free(text);
 		if (render)

@@ -120,9 +120,12 @@ static int irqlist_canon(const char *in, char *out, size_t size)
 	return r;
 }
 
-static int need_control(const nt_ctx *ctx, char *err, size_t errsize)
+/* The daemon on a host where it can be controlled (ERR says why not):
+ * P->pid is 0 when none runs. Returns 0 or -errno. */
+static int find_daemon(const nt_ctx *ctx, nt_irqbalance_proc *p, char *err, size_t errsize)
 {
-	return nt_irqbalance_controllable(ctx, err, errsize);
+	int r = nt_irqbalance_controllable(ctx, err, errsize);
+	return r < 0 ? r : nt_irqbalance_find(ctx, p);
 }
 
 static int text_format(const nt_value *v, char *out, size_t size)
@@ -151,9 +154,7 @@ static int ban_read(const nt_ctx *ctx, const char *target, nt_value *out)
 	int r;
 
 	memset(out, 0, sizeof(*out));
-	if ((r = need_control(ctx, NULL, 0)) < 0)
-		return r;
-	if ((r = nt_irqbalance_find(ctx, &p)) < 0)
+	if ((r = find_daemon(ctx, &p, NULL, 0)) < 0)
 		return r;
 	if (!p.pid)
 		return 0; /* no daemon: nothing is banned and nothing needs to be */
@@ -198,7 +199,7 @@ static int ban_check(const nt_ctx *ctx, const nt_topology *t, const char *target
 		snprintf(why, whysize, "target must be \"irqbalance\"");
 		return NT_EINVALID;
 	}
-	return need_control(ctx, why, whysize) < 0 ? NT_EINVALID : 0;
+	return nt_irqbalance_controllable(ctx, why, whysize) < 0 ? NT_EINVALID : 0;
 }
 
 static int ban_apply(const nt_ctx *ctx, const char *target, const nt_value *value, char *err,
@@ -210,14 +211,12 @@ static int ban_apply(const nt_ctx *ctx, const char *target, const nt_value *valu
 	int *v = NULL, n = 0, r;
 	size_t len;
 
-	if ((r = need_control(ctx, err, errsize)) < 0)
+	if ((r = find_daemon(ctx, &p, err, errsize)) < 0)
 		goto out;
 	if ((r = nt_irqlist_parse(value->text, &v, &n)) < 0) {
 		snprintf(err, errsize, "'%s' is not an IRQ list", value->text);
 		goto out;
 	}
-	if ((r = nt_irqbalance_find(ctx, &p)) < 0)
-		goto out;
 	if (!p.pid) {
 		if (n == 0)
 			goto out;
@@ -291,9 +290,7 @@ static int svc_read(const nt_ctx *ctx, const char *target, nt_value *out)
 	int r;
 
 	memset(out, 0, sizeof(*out));
-	if ((r = need_control(ctx, NULL, 0)) < 0)
-		return r;
-	if ((r = nt_irqbalance_find(ctx, &p)) < 0)
+	if ((r = find_daemon(ctx, &p, NULL, 0)) < 0)
 		return r;
 	if (!p.pid) {
 		snprintf(out->text, sizeof(out->text), "stopped");
@@ -307,7 +304,7 @@ static int svc_read(const nt_ctx *ctx, const char *target, nt_value *out)
 static int svc_check(const nt_ctx *ctx, const nt_topology *t, const char *target, const nt_value *v,
 		     char *why, size_t whysize)
 {
-	return need_control(ctx, why, whysize) < 0 ? NT_EINVALID : 0;
+	return nt_irqbalance_controllable(ctx, why, whysize) < 0 ? NT_EINVALID : 0;
 }
 
 static int svc_apply(const nt_ctx *ctx, const char *target, const nt_value *v, char *err, size_t errsize)
@@ -315,9 +312,7 @@ static int svc_apply(const nt_ctx *ctx, const char *target, const nt_value *v, c
 	nt_irqbalance_proc p;
 	int r;
 
-	if ((r = need_control(ctx, err, errsize)) < 0)
-		return r;
-	if ((r = nt_irqbalance_find(ctx, &p)) < 0)
+	if ((r = find_daemon(ctx, &p, err, errsize)) < 0)
 		return r;
 	if (strcmp(v->text, "stopped") == 0)
 		return nt_irqbalance_stop(&p, err, errsize);
@@ -403,7 +398,7 @@ static int desire_irqbalance(nt_section_plan *p, const json_t *value)
 	}
 	if (strcmp(mode, "ban") != 0 && strcmp(mode, "stop") != 0)
 		return 0; /* require-absent: validation refused it already */
-	if (need_control(&t->ctx, NULL, 0) < 0) {
+	if (nt_irqbalance_controllable(&t->ctx, NULL, 0) < 0) {
 		nt_desire_warn(p, "irqbalance \"%s\" left out: irqbalance is controlled only on the live "
 			       "host (--root /), not in a fixture tree", mode);
 		return 0;

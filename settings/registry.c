@@ -2,9 +2,6 @@
  * folder and one line in NT_SETTING_MODULES below. */
 #include "settings/setting.h"
 
-#include <errno.h>
-#include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 

@@ -13,6 +13,7 @@
 #include "settings/setting.h"
 #include "setting_util.h"
 #include "harness.h"
+#include "tree_files.h"
 #include "test_json.h"
 
 #include <stdio.h>
@@ -20,21 +21,6 @@
 #include <string.h>
 
 static char root[64], state[64];
-
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	char *buf = NULL;
-	size_t len = 0;
-	if (!f)
-		return NULL;
-	if (getdelim(&buf, &len, '\0', f) < 0) {
-		free(buf);
-		buf = NULL;
-	}
-	fclose(f);
-	return buf;
-}
 
 /* ROOT/ethtool/IFACE.json with a "coalesce" object added. */
 static void give_coalesce(const char *iface, const char *coalesce)
@@ -194,9 +180,7 @@ static void test_report(const nt_topology *t)
  * back for the rollback. */
 static void test_transaction(const nt_ctx *ctx)
 {
-	char path[256];
-	snprintf(path, sizeof(path), "%s/ethtool/enos0.json", root);
-	char *orig = slurp(path);
+	char *orig = tree_read(root, "ethtool/enos0.json");
 	nt_txn_engine *e = NULL;
 	CHECK_INT(nt_txn_engine_open(ctx, state, &e), 0);
 	if (!e || !orig) {
@@ -225,7 +209,7 @@ static void test_transaction(const nt_ctx *ctx)
 	CHECK_INT(json_array_size(json_object_get(out.doc, "steps")), 1);
 	nt_txn_outcome_free(&out);
 	/* The file is rewritten as a whole, so compare what it says. */
-	char *after = slurp(path);
+	char *after = tree_read(root, "ethtool/enos0.json");
 	json_t *a = after ? json_loads(after, 0, NULL) : NULL, *o = json_loads(orig, 0, NULL);
 	CHECK_MSG(a && o && json_equal(a, o), "enos0.json after the rollback: %s", after ? after : "?");
 	json_decref(a);

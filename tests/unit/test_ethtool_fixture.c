@@ -2,6 +2,7 @@
  * written atomically, and refused requests leave it byte for byte as it was. */
 #include "kernel/ethtool.h"
 #include "harness.h"
+#include "tree_files.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -14,33 +15,6 @@
 #include <unistd.h>
 
 static char root[64]; /* mkdtemp name: short, so paths below always fit */
-
-static void write_file(const char *rel, const char *text)
-{
-	char path[PATH_MAX];
-	snprintf(path, sizeof(path), "%s/%s", root, rel);
-	FILE *f = fopen(path, "w");
-	if (!f) {
-		perror(path);
-		exit(1);
-	}
-	fputs(text, f);
-	fclose(f);
-}
-
-static char *read_file(const char *rel)
-{
-	char path[PATH_MAX];
-	snprintf(path, sizeof(path), "%s/%s", root, rel);
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return NULL;
-	char *buf = calloc(1, 65536);
-	size_t n = fread(buf, 1, 65535, f);
-	buf[n] = '\0';
-	fclose(f);
-	return buf;
-}
 
 static int rm_cb(const char *p, const struct stat *st, int flag, struct FTW *ftw)
 {
@@ -78,12 +52,12 @@ int main(void)
 	char dir[PATH_MAX];
 	snprintf(dir, sizeof(dir), "%s/ethtool", root);
 	mkdir(dir, 0755);
-	write_file("ethtool/eth9.json",
+	tree_write(root, "ethtool/eth9.json",
 		   "{\"driver\": \"mlx5_core\",\n"
 		   " \"rings\": {\"rx\": 1024, \"tx\": 512, \"rx_max\": 8192, \"tx_max\": 4096},\n"
 		   " \"channels\": {\"combined\": 16, \"combined_max\": 63, \"other\": 1,"
 		   " \"other_max\": 1}}\n");
-	write_file("ethtool/eth8.json", "{\"rings\": {\"rx\": 256, \"rx_max\": 256}}\n");
+	tree_write(root, "ethtool/eth8.json", "{\"rings\": {\"rx\": 256, \"rx_max\": 256}}\n");
 
 	CHECK_INT(nt_ctx_init(&ctx, root), 0);
 	CHECK(!ctx.live);
@@ -109,7 +83,7 @@ int main(void)
 	CHECK_INT(rings.rx, 4096);
 	CHECK_INT(rings.tx, 512);
 	CHECK_INT(rings.rx_max, 8192);
-	after = read_file("ethtool/eth9.json");
+	after = tree_read(root, "ethtool/eth9.json");
 	json_t *doc = after ? json_loads(after, 0, NULL) : NULL;
 	CHECK(doc != NULL);
 	CHECK_STR(json_string_value(json_object_get(doc, "driver")), "mlx5_core");
@@ -137,14 +111,14 @@ int main(void)
 	CHECK_INT(st1.st_ino, st2.st_ino);
 
 	/* above max: -EINVAL, kernel-like text, file unchanged */
-	before = read_file("ethtool/eth9.json");
+	before = tree_read(root, "ethtool/eth9.json");
 	want = (nt_rings){ .rx = 8193 };
 	CHECK_INT(nt_ethtool_set_rings(&ctx, "eth9", &want, err, sizeof(err)), -EINVAL);
 	CHECK(strstr(err, "exceeds maximum") != NULL);
 	/* one valid, one invalid: nothing is written */
 	want = (nt_rings){ .rx = 2048, .tx = 5000 };
 	CHECK_INT(nt_ethtool_set_rings(&ctx, "eth9", &want, err, sizeof(err)), -EINVAL);
-	after = read_file("ethtool/eth9.json");
+	after = tree_read(root, "ethtool/eth9.json");
 	CHECK(before && after && strcmp(before, after) == 0);
 	free(before);
 	free(after);
@@ -155,14 +129,14 @@ int main(void)
 	CHECK_INT(nt_ethtool_get_channels(&ctx, "eth9", &ch), 0);
 	CHECK_INT(ch.combined, 8);
 	CHECK_INT(ch.other, 1);
-	before = read_file("ethtool/eth9.json");
+	before = tree_read(root, "ethtool/eth9.json");
 	cw = (nt_channels){ .combined = 64 };
 	CHECK_INT(nt_ethtool_set_channels(&ctx, "eth9", &cw, err, sizeof(err)), -EINVAL);
 	CHECK(strstr(err, "channel count exceeds maximum") != NULL);
 	/* rx has max 0 (n/a): any rx count is above it */
 	cw = (nt_channels){ .rx = 1 };
 	CHECK_INT(nt_ethtool_set_channels(&ctx, "eth9", &cw, err, sizeof(err)), -EINVAL);
-	after = read_file("ethtool/eth9.json");
+	after = tree_read(root, "ethtool/eth9.json");
 	CHECK(before && after && strcmp(before, after) == 0);
 	free(before);
 	free(after);
@@ -188,11 +162,11 @@ int main(void)
 	CHECK_INT(nt_ethtool_get_rings(&ctx, "a-name-far-too-long", &rings), -EINVAL);
 
 	/* malformed documents are parse errors, not crashes */
-	write_file("ethtool/eth6.json", "{\"rings\": {\"rx\": -5}}");
+	tree_write(root, "ethtool/eth6.json", "{\"rings\": {\"rx\": -5}}");
 	CHECK_INT(nt_ethtool_get_rings(&ctx, "eth6", &rings), NT_EPARSE);
-	write_file("ethtool/eth5.json", "[1, 2");
+	tree_write(root, "ethtool/eth5.json", "[1, 2");
 	CHECK_INT(nt_ethtool_get_rings(&ctx, "eth5", &rings), NT_EPARSE);
-	write_file("ethtool/eth4.json", "{\"rings\": 7}");
+	tree_write(root, "ethtool/eth4.json", "{\"rings\": 7}");
 	CHECK_INT(nt_ethtool_get_rings(&ctx, "eth4", &rings), NT_EPARSE);
 
 	nftw(root, rm_cb, 16, FTW_DEPTH | FTW_PHYS);

@@ -5,6 +5,7 @@
  * table reads what nt_ethtool_get_rings reads. */
 #include "kernel/ethtool.h"
 #include "harness.h"
+#include "tree_files.h"
 #include "ethtool_groups.h"
 
 #include <dirent.h>
@@ -19,7 +20,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
 
 /* A caller's own rings table, fields in another order than the library's. */
 static const nt_ethtool_field my_ring_fields[] = {
@@ -45,33 +45,6 @@ static const nt_ethtool_group my_rings = {
 };
 
 static char root[64];
-
-static void write_file(const char *rel, const char *text)
-{
-	char path[PATH_MAX];
-	snprintf(path, sizeof(path), "%s/%s", root, rel);
-	FILE *f = fopen(path, "w");
-	if (!f) {
-		perror(path);
-		exit(1);
-	}
-	fputs(text, f);
-	fclose(f);
-}
-
-static char *read_file(const char *rel)
-{
-	char path[PATH_MAX];
-	snprintf(path, sizeof(path), "%s/%s", root, rel);
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return NULL;
-	char *buf = calloc(1, 65536);
-	size_t n = fread(buf, 1, 65535, f);
-	buf[n] = '\0';
-	fclose(f);
-	return buf;
-}
 
 static ino_t inode_of(const char *rel)
 {
@@ -131,7 +104,7 @@ static void coalesce_on_fixture(const nt_ctx *ctx)
 	CHECK_INT(v.v[RX_USECS], 8);
 	CHECK_INT(v.v[ADAPT_RX], 0);
 	CHECK_INT(v.v[TX_USECS], 25);
-	char *text = read_file("ethtool/eth9.json");
+	char *text = tree_read(root, "ethtool/eth9.json");
 	json_t *doc = text ? json_loads(text, 0, NULL) : NULL;
 	json_t *sec = json_object_get(doc, "coalesce");
 	/* The fixture's spelling of a boolean stays a boolean. */
@@ -142,7 +115,7 @@ static void coalesce_on_fixture(const nt_ctx *ctx)
 	free(text);
 
 	/* A parameter the driver lacks: the kernel's refusal, file untouched. */
-	char *before = read_file("ethtool/eth9.json");
+	char *before = tree_read(root, "ethtool/eth9.json");
 	want = (nt_ethtool_values){ .present = 1u << TX_FRAMES };
 	want.v[TX_FRAMES] = 16;
 	CHECK_INT(nt_ethtool_set_group(h, ctx, &coalesce, "eth9", &want, err, sizeof(err)),
@@ -153,7 +126,7 @@ static void coalesce_on_fixture(const nt_ctx *ctx)
 	want.v[TX_USECS] = 99;
 	CHECK_INT(nt_ethtool_set_group(h, ctx, &coalesce, "eth9", &want, err, sizeof(err)),
 		  -EINVAL);
-	char *after = read_file("ethtool/eth9.json");
+	char *after = tree_read(root, "ethtool/eth9.json");
 	CHECK(before && after && strcmp(before, after) == 0);
 	free(before);
 	free(after);
@@ -180,9 +153,9 @@ static void coalesce_on_fixture(const nt_ctx *ctx)
 	CHECK_INT(v.present, 0);
 	CHECK_INT(nt_ethtool_get_group(h, ctx, &coalesce, "eth7", &v), -EOPNOTSUPP);
 	/* A value of the wrong type. */
-	write_file("ethtool/eth6.json", "{\"coalesce\": {\"rx_usecs\": \"fast\"}}");
+	tree_write(root, "ethtool/eth6.json", "{\"coalesce\": {\"rx_usecs\": \"fast\"}}");
 	CHECK_INT(nt_ethtool_get_group(h, ctx, &coalesce, "eth6", &v), NT_EPARSE);
-	write_file("ethtool/eth6.json", "{\"coalesce\": {\"use_adaptive_rx\": 300}}");
+	tree_write(root, "ethtool/eth6.json", "{\"coalesce\": {\"use_adaptive_rx\": 300}}");
 	CHECK_INT(nt_ethtool_get_group(h, ctx, &coalesce, "eth6", &v), NT_EPARSE);
 	/* Bad names never become paths. */
 	CHECK_INT(nt_ethtool_get_group(h, ctx, &coalesce, "../eth9", &v), -EINVAL);
@@ -278,11 +251,11 @@ int main(void)
 	char dir[PATH_MAX];
 	snprintf(dir, sizeof(dir), "%s/ethtool", root);
 	mkdir(dir, 0755);
-	write_file("ethtool/eth9.json",
+	tree_write(root, "ethtool/eth9.json",
 		   "{\"rings\": {\"rx\": 1024, \"tx\": 512, \"rx_max\": 8192, \"tx_max\": 4096},\n"
 		   " \"coalesce\": {\"rx_usecs\": 50, \"tx_usecs\": 25, \"rx_max_frames\": 64,"
 		   " \"use_adaptive_rx\": true}}\n");
-	write_file("ethtool/eth8.json", "{\"rings\": {\"rx\": 256, \"rx_max\": 256}}\n");
+	tree_write(root, "ethtool/eth8.json", "{\"rings\": {\"rx\": 256, \"rx_max\": 256}}\n");
 	CHECK_INT(nt_ctx_init(&ctx, root), 0);
 
 	coalesce_on_fixture(&ctx);
