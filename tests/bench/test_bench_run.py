@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 """The benchmark command works (label "bench"): bench/run.py --short runs
 every row on the 256-CPU tree and this checks what it reports, never how
-fast: every row holds a number, each reference was measured (lstopo may be
+fast. First the load generator's framing against a small server of its own
+(chunked bodies, Content-Length, a server closing the connection): every
+response counted once, with its status. Then: every row holds a number, each reference was measured (lstopo may be
 reported as not installed, then skipped), the apply changed the sampled files and the
 rollback restored them (run.py's own checks, which fail it otherwise), and
 afterwards no process it started is alive and its work folder is gone.
 The table is printed (ctest -V, or --output-on-failure)."""
-import json, os, subprocess, sys, tempfile
+import http.server, json, os, subprocess, sys, tempfile, threading
 
 src, build = os.environ["NT_SRC"], os.environ["NT_BUILD"]
 failed = []
@@ -17,6 +19,53 @@ def check(cond, what):
     if not cond:
         failed.append(what)
 
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    """/chunked: a chunked body in three chunks; /length: Content-Length;
+    /close: Content-Length and Connection: close; /missing: a 404."""
+    protocol_version = "HTTP/1.1"
+
+    def do_GET(self):
+        body = b'{"status": "ok", "padding": "' + b"x" * 3000 + b'"}'
+        code = 404 if self.path == "/missing" else 200
+        self.send_response(code)
+        if self.path == "/chunked":
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            for part in (body[:10], body[10:2000], body[2000:]):
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(part), part))
+            self.wfile.write(b"0\r\n\r\n")
+            return
+        self.send_header("Content-Length", str(len(body)))
+        if self.path == "/close":
+            self.send_header("Connection", "close")
+            self.close_connection = True
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+thread = threading.Thread(target=server.serve_forever, daemon=True)
+thread.start()
+try:
+    for path, conns, n, status, closes in (("/chunked", 2, 40, "200", False), ("/length", 2, 40, "200", False),
+                                           ("/close", 1, 10, "200", True), ("/missing", 1, 5, "404", False)):
+        p = subprocess.run([os.path.join(build, "bench_http"), "-c", str(conns), "-n", str(n),
+                            "127.0.0.1", str(server.server_address[1]), path],
+                           capture_output=True, text=True, timeout=60)
+        r = json.loads(p.stdout)
+        check(r["requests"] == n and r["status"] == {status: n} and r["errors"] == 0,
+              "bench_http %s: %d responses, all %s (got %s, %d errors)" % (path, n, status, r["status"], r["errors"]))
+        check((r["reconnects"] == n) if closes else (r["reconnects"] == 0),
+              "bench_http %s: reconnects %d counted" % (path, r["reconnects"]))
+        check((p.returncode == 0) == (r["errors"] == 0), "bench_http %s: exit status follows errors" % path)
+finally:
+    server.shutdown()
+    server.server_close()
+    thread.join()
 
 with tempfile.TemporaryDirectory(prefix="nt-bench-test-") as tmp:
     out = os.path.join(tmp, "result.json")
