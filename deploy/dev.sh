@@ -20,7 +20,8 @@ build_pkgs=(build-essential cmake pkg-config libmicrohttpd-dev libjansson-dev li
 # Making and checking the Debian package (debian/).
 deb_pkgs=(debhelper dpkg-dev fakeroot lintian)
 # What the tests use to check the agent against the real system: the real
-# tools (ip, ethtool, numactl, lstopo), the real irqbalance daemon, sqlite3,
+# tools (ip, ethtool, numactl, lstopo: hwloc-nox, also the reference of
+# bench/run.py), the real irqbalance daemon, sqlite3,
 # python3/jq for fixture generation and JSON checks, and the VM lab's qemu,
 # busybox and kernel-module tools.
 test_pkgs=(iproute2 ethtool irqbalance sqlite3 python3 jq numactl hwloc-nox procps psmisc curl
