@@ -155,8 +155,7 @@ void nt_interrupts_free(nt_interrupts *in)
 {
 	if (!in)
 		return;
-	for (int i = 0; i < in->nlines; i++)
-		free(in->lines[i].counts);
+	free(in->counts);
 	free(in->lines);
 	free(in->cpus);
 	memset(in, 0, sizeof(*in));
@@ -165,13 +164,27 @@ void nt_interrupts_free(nt_interrupts *in)
 int nt_interrupts_parse(const char *text, nt_interrupts *out)
 {
 	const char *p = text;
-	int r, cap = 0, lineno = 1;
+	int r, lineno = 1;
+	size_t cap = 0;
 
 	memset(out, 0, sizeof(*out));
 	size_t hl = strcspn(p, "\n");
 	r = parse_header(p, hl, &out->cpus, &out->ncols);
 	if (r < 0)
 		return r;
+	/* One allocation for the lines and one for every count: a 256-CPU
+	 * host has hundreds of thousands of numbers, and a block per line
+	 * made the read spend its time in malloc. Lines are at most the
+	 * newlines after the header, plus an unterminated last one. */
+	for (const char *q = p + hl; (q = strchr(q, '\n')); q++)
+		cap++;
+	cap++;
+	out->lines = malloc(sizeof(*out->lines) * cap);
+	out->counts = malloc(sizeof(uint64_t) * cap * (size_t)out->ncols);
+	if (!out->lines || !out->counts) {
+		r = -ENOMEM;
+		goto fail;
+	}
 	p += hl;
 	while (*p) {
 		if (*p == '\n')
@@ -186,29 +199,15 @@ int nt_interrupts_parse(const char *text, nt_interrupts *out)
 			s++;
 		if (s >= p || !isdigit((unsigned char)*s))
 			continue; /* arch row (NMI, LOC, ERR, ...) or blank */
-		if (out->nlines == cap) {
-			cap = cap ? cap * 2 : 256;
-			nt_irq_line *nl = realloc(out->lines, sizeof(*nl) * (size_t)cap);
-			if (!nl) {
-				r = -ENOMEM;
-				goto fail;
-			}
-			out->lines = nl;
-		}
+		if ((size_t)out->nlines >= cap)
+			break; /* cannot happen: one slot per newline */
 		nt_irq_line *L = &out->lines[out->nlines];
-		memset(L, 0, sizeof(*L));
-		L->counts = calloc((size_t)out->ncols, sizeof(uint64_t));
-		if (!L->counts) {
-			r = -ENOMEM;
-			goto fail;
-		}
+		L->counts = out->counts + (size_t)out->nlines * (size_t)out->ncols;
 		if (nt_interrupts_parse_line(s, out->ncols, L) < 0) {
-			free(L->counts);
-			L->counts = NULL;
 			out->bad_lines++;
 			if (!out->first_bad_line)
 				out->first_bad_line = lineno;
-			continue;
+			continue; /* the slot is reused by the next line */
 		}
 		out->nlines++;
 	}

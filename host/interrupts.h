@@ -15,7 +15,7 @@
 
 typedef struct nt_irq_line {
 	int irq;
-	uint64_t *counts; /* ncols entries, malloc'd */
+	uint64_t *counts; /* ncols entries, inside nt_interrupts.counts */
 	int ncols;
 	char chip[64];
 	char hwirq[32];
@@ -27,6 +27,7 @@ typedef struct nt_interrupts {
 	int ncols;
 	nt_irq_line *lines;
 	int nlines;
+	uint64_t *counts; /* every line's counts, line after line (one block) */
 	int bad_lines; /* numbered lines that could not be parsed */
 	int first_bad_line; /* 1-based line number of the first, 0 if none */
 } nt_interrupts;

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* The TCP/socket buffer keys reported (and, by the profile allowlist,
  * tunable). The 100G report tuned the first group
@@ -311,26 +312,63 @@ static int cmp_irq(const void *a, const void *b)
 	return (x->irq > y->irq) - (x->irq < y->irq);
 }
 
-static void read_irq_affinity(nt_topology *t, nt_irq *irq, bool have_debugfs)
+/* "N/" + NAME into REL without snprintf (called thousands of times). */
+static void irq_rel(char *rel, size_t size, int irq, const char *name)
 {
-	char buf[4096];
-	int r;
+	char digits[16];
+	int nd = 0;
+	unsigned v = (unsigned)irq;
+	do {
+		digits[nd++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v && nd < (int)sizeof(digits));
+	size_t k = 0;
+	while (nd > 0 && k + 1 < size)
+		rel[k++] = digits[--nd];
+	if (k + 1 < size)
+		rel[k++] = '/';
+	size_t nl = strlen(name);
+	if (k + nl >= size)
+		nl = size - 1 - k;
+	memcpy(rel + k, name, nl);
+	rel[k + nl] = '\0';
+}
 
-	r = nt_read_str(&t->ctx, buf, sizeof(buf), "/proc/irq/%d/smp_affinity_list", irq->irq);
-	if (r >= 0)
-		r = nt_cpulist_parse(buf, &irq->affinity);
-	else if (nt_read_str(&t->ctx, buf, sizeof(buf), "/proc/irq/%d/smp_affinity", irq->irq) >= 0)
-		r = nt_cpumask_parse(buf, &irq->affinity);
+/* IRQDIR is /proc/irq opened once (nt_dir_open), or -1 when it could not
+ * be: then each file is reported missing as before. */
+static void read_irq_affinity(nt_topology *t, nt_irq *irq, int irqdir, bool have_debugfs)
+{
+	char buf[4096], rel[64];
+	int r = -ENOENT;
+
+	if (irqdir >= 0) {
+		irq_rel(rel, sizeof(rel), irq->irq, "smp_affinity_list");
+		r = nt_read_at(&t->ctx, irqdir, rel, buf, sizeof(buf));
+		if (r >= 0) {
+			r = nt_cpulist_parse(buf, &irq->affinity);
+		} else {
+			irq_rel(rel, sizeof(rel), irq->irq, "smp_affinity");
+			if (nt_read_at(&t->ctx, irqdir, rel, buf, sizeof(buf)) >= 0)
+				r = nt_cpumask_parse(buf, &irq->affinity);
+		}
+	}
 	if (r >= 0)
 		irq->has_affinity = true;
 	else
 		problemf(t, r, "/proc/irq/%d/smp_affinity_list", irq->irq);
 
-	r = nt_read_str(&t->ctx, buf, sizeof(buf), "/proc/irq/%d/effective_affinity_list", irq->irq);
-	if (r >= 0)
-		r = nt_cpulist_parse(buf, &irq->effective);
-	else if (nt_read_str(&t->ctx, buf, sizeof(buf), "/proc/irq/%d/effective_affinity", irq->irq) >= 0)
-		r = nt_cpumask_parse(buf, &irq->effective);
+	r = -ENOENT;
+	if (irqdir >= 0) {
+		irq_rel(rel, sizeof(rel), irq->irq, "effective_affinity_list");
+		r = nt_read_at(&t->ctx, irqdir, rel, buf, sizeof(buf));
+		if (r >= 0) {
+			r = nt_cpulist_parse(buf, &irq->effective);
+		} else {
+			irq_rel(rel, sizeof(rel), irq->irq, "effective_affinity");
+			if (nt_read_at(&t->ctx, irqdir, rel, buf, sizeof(buf)) >= 0)
+				r = nt_cpumask_parse(buf, &irq->effective);
+		}
+	}
 	irq->has_effective = r >= 0;
 
 	irq->node = -1;
@@ -371,28 +409,33 @@ static int read_irqs(nt_topology *t)
 	t->irq_cpu_columns = in.cpus;
 	t->ncolumns = in.ncols;
 	in.cpus = NULL;
+	/* The IRQs' counts stay in the parser's one block. */
+	t->irq_counts = in.counts;
+	in.counts = NULL;
 	t->irqs = calloc((size_t)(in.nlines ? in.nlines : 1), sizeof(nt_irq));
 	if (!t->irqs) {
 		nt_interrupts_free(&in);
 		return -ENOMEM;
 	}
 	bool have_debugfs = nt_exists(&t->ctx, "/sys/kernel/debug/irq/irqs");
+	int irqdir = nt_dir_open(&t->ctx, "/proc/irq");
 	for (int i = 0; i < in.nlines; i++) {
 		nt_irq_line *L = &in.lines[i];
 		nt_irq *q = &t->irqs[t->nirqs++];
 		q->irq = L->irq;
-		snprintf(q->name, sizeof(q->name), "%s", L->name);
-		snprintf(q->chip, sizeof(q->chip), "%s", L->chip);
-		snprintf(q->hwirq, sizeof(q->hwirq), "%s", L->hwirq);
+		memcpy(q->name, L->name, sizeof(q->name));
+		memcpy(q->chip, L->chip, sizeof(q->chip));
+		memcpy(q->hwirq, L->hwirq, sizeof(q->hwirq));
 		q->counts = L->counts;
 		q->ncounts = L->ncols;
-		L->counts = NULL;
 		for (int c = 0; c < q->ncounts; c++)
 			q->total += q->counts[c];
 		q->nic = -1;
 		q->queue = -1;
-		read_irq_affinity(t, q, have_debugfs);
+		read_irq_affinity(t, q, irqdir, have_debugfs);
 	}
+	if (irqdir >= 0)
+		close(irqdir);
 	nt_interrupts_free(&in);
 	qsort(t->irqs, (size_t)t->nirqs, sizeof(nt_irq), cmp_irq);
 	return 0;
@@ -948,8 +991,7 @@ void nt_topology_free(nt_topology *t)
 		json_decref(t->nics[i].reported);
 	}
 	free(t->nics);
-	for (int i = 0; i < t->nirqs; i++)
-		free(t->irqs[i].counts);
+	free(t->irq_counts);
 	free(t->irqs);
 	free(t->irq_cpu_columns);
 	for (int i = 0; i < t->nbonds; i++)

@@ -36,7 +36,7 @@ typedef struct nt_irq {
 	bool managed; /* kernel-managed: affinity writes fail with EIO */
 	bool managed_known; /* false when debugfs did not tell (managed is then false) */
 	int node; /* /proc/irq/N/node, -1 when unknown */
-	uint64_t *counts; /* per CPU column of /proc/interrupts, ncounts entries */
+	uint64_t *counts; /* per CPU column of /proc/interrupts, ncounts entries (in topology->irq_counts) */
 	int ncounts;
 	uint64_t total;
 	int nic; /* index into topology->nics, -1 when no NIC owns it */
@@ -110,6 +110,7 @@ typedef struct nt_topology {
 	nt_irq *irqs; /* ascending by irq number */
 	int nirqs;
 	int *irq_cpu_columns; /* CPU number of each /proc/interrupts column */
+	uint64_t *irq_counts; /* every IRQ's counts in one block */
 	int ncolumns;
 	bool have_irq_info; /* false when /proc/interrupts is absent */
 	nt_bond *bonds;

@@ -76,6 +76,16 @@ int nt_readlink(const nt_ctx *ctx, char *buf, size_t size, const char *fmt, ...)
 int nt_resolve(const nt_ctx *ctx, char *buf, size_t size, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
+/* Reading many files of one directory (every IRQ under /proc/irq, the
+ * attributes of a NIC): nt_dir_open opens the directory under the root
+ * once (checked as a read is) and returns its descriptor (close it) or
+ * -errno; nt_read_at and nt_read_long_at then read REL, a relative path
+ * without "..", beneath it with the rules above, in one open, one fstat and
+ * one read, never leaving the directory (NT_EOUTSIDE). */
+int nt_dir_open(const nt_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int nt_read_at(const nt_ctx *ctx, int dirfd, const char *rel, char *buf, size_t size);
+int nt_read_long_at(const nt_ctx *ctx, int dirfd, const char *rel, long *out);
+
 bool nt_exists(const nt_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Interface names as the kernel allows them: 1..15 printable bytes, no '/',
