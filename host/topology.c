@@ -4,6 +4,7 @@
 #include "kernel/ethtool.h"
 #include "kernel/kernel.h"
 #include "host/interrupts.h"
+#include "host/hostcache.h"
 #include "kernel/irqbalance_client.h"
 #include "kernel/link.h"
 
@@ -257,7 +258,7 @@ static int read_nodes(nt_topology *t)
 			t->nodes[0].distances[0] = 10;
 			t->nodes[0].ndist = 1;
 		}
-		read_proc_meminfo(t, &t->nodes[0]);
+		t->nodes_from_proc = true;
 		for (int c = 0; c < t->ncpus_possible; c++)
 			if (nt_cpuset_isset(&t->cpus_online, c))
 				t->cpu_node[c] = 0;
@@ -299,9 +300,19 @@ static int read_nodes(nt_topology *t)
 				}
 			}
 		}
-		read_node_meminfo(t, node);
 	}
 	return 0;
+}
+
+/* Memory per node changes all the time; the nodes do not. */
+static void read_meminfo(nt_topology *t)
+{
+	if (t->nodes_from_proc && t->nnodes == 1) {
+		read_proc_meminfo(t, &t->nodes[0]);
+		return;
+	}
+	for (int i = 0; i < t->nnodes; i++)
+		read_node_meminfo(t, &t->nodes[i]);
 }
 
 /* ------------------------------------------------------------------- IRQs */
@@ -530,17 +541,20 @@ static void read_nic_locality(nt_topology *t, nt_nic *n)
 	}
 }
 
-static void read_nic_sysfs_link(nt_topology *t, nt_nic *n)
+/* DFD is /sys/class/net/NAME opened (nt_dir_open), -1 when it could not be. */
+static void read_nic_sysfs_link(nt_topology *t, nt_nic *n, int dfd)
 {
 	char buf[256];
 	long v;
 	const nt_ctx *ctx = &t->ctx;
 
-	if (nt_read_long(ctx, &v, "/sys/class/net/%s/ifindex", n->name) == 0)
+	if (dfd < 0)
+		return;
+	if (nt_read_long_at(ctx, dfd, "ifindex", &v) == 0)
 		n->ifindex = (int)v;
-	if (nt_read_long(ctx, &v, "/sys/class/net/%s/mtu", n->name) == 0)
+	if (nt_read_long_at(ctx, dfd, "mtu", &v) == 0)
 		n->mtu = (int)v;
-	if (nt_read_str(ctx, buf, sizeof(buf), "/sys/class/net/%s/operstate", n->name) >= 0)
+	if (nt_read_at(ctx, dfd, "operstate", buf, sizeof(buf)) >= 0)
 		snprintf(n->operstate, sizeof(n->operstate), "%s", buf);
 	if (nt_readlink(ctx, buf, sizeof(buf), "/sys/class/net/%s/master", n->name) >= 0)
 		snprintf(n->master, sizeof(n->master), "%s", basename_of(buf));
@@ -549,18 +563,17 @@ static void read_nic_sysfs_link(nt_topology *t, nt_nic *n)
 		const char *file;
 		size_t off;
 	} stats[] = {
-		{ "rx_packets", offsetof(nt_nic, rx_packets) },
-		{ "tx_packets", offsetof(nt_nic, tx_packets) },
-		{ "rx_bytes", offsetof(nt_nic, rx_bytes) },
-		{ "tx_bytes", offsetof(nt_nic, tx_bytes) },
-		{ "rx_dropped", offsetof(nt_nic, rx_dropped) },
-		{ "rx_missed_errors", offsetof(nt_nic, rx_missed) },
-		{ "rx_fifo_errors", offsetof(nt_nic, rx_fifo_errors) },
-		{ "rx_errors", offsetof(nt_nic, rx_errors) },
+		{ "statistics/rx_packets", offsetof(nt_nic, rx_packets) },
+		{ "statistics/tx_packets", offsetof(nt_nic, tx_packets) },
+		{ "statistics/rx_bytes", offsetof(nt_nic, rx_bytes) },
+		{ "statistics/tx_bytes", offsetof(nt_nic, tx_bytes) },
+		{ "statistics/rx_dropped", offsetof(nt_nic, rx_dropped) },
+		{ "statistics/rx_missed_errors", offsetof(nt_nic, rx_missed) },
+		{ "statistics/rx_fifo_errors", offsetof(nt_nic, rx_fifo_errors) },
+		{ "statistics/rx_errors", offsetof(nt_nic, rx_errors) },
 	};
 	for (size_t i = 0; i < sizeof(stats) / sizeof(stats[0]); i++) {
-		if (nt_read_str(ctx, buf, sizeof(buf), "/sys/class/net/%s/statistics/%s", n->name,
-				stats[i].file) < 0)
+		if (nt_read_at(ctx, dfd, stats[i].file, buf, sizeof(buf)) < 0)
 			continue;
 		*(uint64_t *)((char *)n + stats[i].off) = strtoull(buf, NULL, 10);
 		n->has_stats = true;
@@ -741,17 +754,18 @@ static int cmp_nic(const void *a, const void *b)
 	return strcmp(((const nt_nic *)a)->name, ((const nt_nic *)b)->name);
 }
 
-/* EH is the read's ethtool handle, NULL when it could not be opened. */
-static int read_nics(nt_topology *t, nt_ethtool *eh)
+/* The NICs and what only hotplug changes about them: their names, device,
+ * PCI function, driver, locality and whether they are bonds. */
+static int read_nics_static(nt_topology *t)
 {
 	char path[PATH_MAX], buf[PATH_MAX];
-	nt_link_info *links = NULL;
-	int nlinks = 0, cap = 0;
+	int cap = 0;
 	DIR *d;
 	struct dirent *de;
 
 	if (nt_path(&t->ctx, path, sizeof(path), "/sys/class/net") < 0 || !(d = opendir(path))) {
 		problemf(t, -ENOENT, "/sys/class/net");
+		t->nproblems_enum = 1;
 		return 0;
 	}
 	while ((de = readdir(d))) {
@@ -784,8 +798,56 @@ static int read_nics(nt_topology *t, nt_ethtool *eh)
 		t->nnics++;
 	}
 	closedir(d);
+	t->nproblems_enum = (int)json_array_size(t->problems) - t->nproblems_cpus;
 	if (t->nnics > 1)
 		qsort(t->nics, (size_t)t->nnics, sizeof(nt_nic), cmp_nic);
+
+	for (int i = 0; i < t->nnics; i++) {
+		nt_nic *n = &t->nics[i];
+		n->numa_node = -1;
+		n->is_bond = nt_exists(&t->ctx, "/sys/class/net/%s/bonding", n->name);
+		if (!n->is_virtual) {
+			int r = nt_resolve(&t->ctx, n->device_path, sizeof(n->device_path),
+					   "/sys/class/net/%s/device", n->name);
+			if (r < 0) {
+				n->device_path[0] = '\0';
+				if (r != -ENOENT) {
+					problemf(t, r, "/sys/class/net/%s/device", n->name);
+					n->static_problem = true;
+				}
+			}
+			if (nt_readlink(&t->ctx, buf, sizeof(buf), "/sys/class/net/%s/device/driver", n->name) >= 0)
+				snprintf(n->driver, sizeof(n->driver), "%s", basename_of(buf));
+			if (n->device_path[0])
+				find_pci_function(n);
+			read_nic_locality(t, n);
+		} else if (nt_readlink(&t->ctx, buf, sizeof(buf), "/sys/class/net/%s/device/driver", n->name) >= 0) {
+			snprintf(n->driver, sizeof(n->driver), "%s", basename_of(buf));
+		}
+		if (!n->driver[0] && n->is_bond)
+			snprintf(n->driver, sizeof(n->driver), "bonding");
+	}
+	return 0;
+}
+
+/* What changes while the agent runs: link state, counters, rings,
+ * channels, bond settings, and which IRQs each NIC owns. EH is the read's
+ * ethtool handle, NULL when it could not be opened. */
+/* Append BASE's static problems [FROM, FROM+N) to T's: each is listed
+ * where the single read of the past listed it. */
+static void add_static_problems(nt_topology *t, const nt_topology *base, int from, int n)
+{
+	for (int i = from; i < from + n; i++)
+		json_array_append_new(t->problems, json_deep_copy(json_array_get(base->problems, (size_t)i)));
+}
+
+static int read_nics_dynamic(nt_topology *t, const nt_topology *base, nt_ethtool *eh)
+{
+	int next_static = base->nproblems_cpus + base->nproblems_enum;
+
+	char buf[PATH_MAX];
+	nt_link_info *links = NULL;
+	int nlinks = 0;
 
 	/* Without rtnetlink (a fixture root) each link is read from sysfs. */
 	int lr = nt_link_dump(&t->ctx, &links, &nlinks);
@@ -799,8 +861,9 @@ static int read_nics(nt_topology *t, nt_ethtool *eh)
 	for (int i = 0; i < t->nnics; i++) {
 		nt_nic *n = &t->nics[i];
 		long v;
+		if (n->static_problem)
+			add_static_problems(t, base, next_static++, 1);
 		n->speed_mbps = -1;
-		n->numa_node = -1;
 		bool from_link = false;
 		for (int k = 0; k < nlinks; k++) {
 			if (strcmp(links[k].name, n->name) == 0) {
@@ -809,32 +872,16 @@ static int read_nics(nt_topology *t, nt_ethtool *eh)
 				break;
 			}
 		}
+		int dfd = nt_dir_open(&t->ctx, "/sys/class/net/%s", n->name);
 		if (!from_link)
-			read_nic_sysfs_link(t, n);
-		if (nt_read_str(&t->ctx, buf, sizeof(buf), "/sys/class/net/%s/address", n->name) >= 0)
+			read_nic_sysfs_link(t, n, dfd);
+		if (dfd >= 0 && nt_read_at(&t->ctx, dfd, "address", buf, sizeof(buf)) >= 0)
 			snprintf(n->mac, sizeof(n->mac), "%s", buf);
 		/* speed reads EINVAL on a link that is down: unknown, not an error. */
-		if (nt_read_long(&t->ctx, &v, "/sys/class/net/%s/speed", n->name) == 0 && v > 0)
+		if (dfd >= 0 && nt_read_long_at(&t->ctx, dfd, "speed", &v) == 0 && v > 0)
 			n->speed_mbps = v;
-		n->is_bond = nt_exists(&t->ctx, "/sys/class/net/%s/bonding", n->name);
-		if (!n->is_virtual) {
-			int r = nt_resolve(&t->ctx, n->device_path, sizeof(n->device_path),
-					   "/sys/class/net/%s/device", n->name);
-			if (r < 0) {
-				n->device_path[0] = '\0';
-				if (r != -ENOENT)
-					problemf(t, r, "/sys/class/net/%s/device", n->name);
-			}
-			if (nt_readlink(&t->ctx, buf, sizeof(buf), "/sys/class/net/%s/device/driver", n->name) >= 0)
-				snprintf(n->driver, sizeof(n->driver), "%s", basename_of(buf));
-			if (n->device_path[0])
-				find_pci_function(n);
-			read_nic_locality(t, n);
-		} else if (nt_readlink(&t->ctx, buf, sizeof(buf), "/sys/class/net/%s/device/driver", n->name) >= 0) {
-			snprintf(n->driver, sizeof(n->driver), "%s", basename_of(buf));
-		}
-		if (!n->driver[0] && n->is_bond)
-			snprintf(n->driver, sizeof(n->driver), "bonding");
+		if (dfd >= 0)
+			close(dfd);
 		if (eh && strcmp(n->name, "lo") != 0 && !n->is_bond) {
 			if (nt_ethtool_read_rings(eh, &t->ctx, n->name, &n->rings) == 0)
 				n->has_rings = true;
@@ -931,35 +978,120 @@ static void read_irqbalance(nt_topology *t)
 
 /* ------------------------------------------------------------------ entry */
 
-int nt_topology_read(const nt_ctx *ctx, nt_topology **out)
+int nt_topology_read_static(const nt_ctx *ctx, nt_topology **out)
 {
 	nt_topology *t = calloc(1, sizeof(*t));
-	nt_ethtool *eh = NULL;
 	int r;
 
 	*out = NULL;
 	if (!t)
 		return -ENOMEM;
 	t->ctx = *ctx;
+	t->ctx.host_cache = NULL;
 	t->problems = json_array();
 	if (!t->problems) {
 		r = -ENOMEM;
 		goto fail;
 	}
-	nt_read_str(ctx, t->hostname, sizeof(t->hostname), "/proc/sys/kernel/hostname");
-	nt_read_str(ctx, t->kernel, sizeof(t->kernel), "/proc/sys/kernel/osrelease");
-	nt_kernel_netns(ctx, t->netns, sizeof(t->netns)); /* "" on a fixture root */
 	if ((r = read_cpus(t)) < 0)
 		goto fail;
 	if ((r = read_nodes(t)) < 0)
 		goto fail;
+	t->nproblems_cpus = (int)json_array_size(t->problems);
+	if ((r = read_nics_static(t)) < 0)
+		goto fail;
+	*out = t;
+	return 0;
+fail:
+	nt_topology_free(t);
+	return r;
+}
+
+static int *copy_ints(const int *a, int n)
+{
+	if (!a || n <= 0)
+		return NULL;
+	int *c = malloc(sizeof(int) * (size_t)n);
+	if (c)
+		memcpy(c, a, sizeof(int) * (size_t)n);
+	return c;
+}
+
+/* A new topology holding BASE's static part, ready for the dynamic one. */
+static int copy_static(const nt_topology *base, nt_topology **out)
+{
+	nt_topology *t = calloc(1, sizeof(*t));
+	*out = NULL;
+	if (!t)
+		return -ENOMEM;
+	t->ctx = base->ctx;
+	t->ncpus_possible = base->ncpus_possible;
+	t->cpus_online = base->cpus_online;
+	t->cpus_present = base->cpus_present;
+	t->nodes_from_proc = base->nodes_from_proc;
+	t->nproblems_cpus = base->nproblems_cpus;
+	t->problems = json_array();
+	if (t->problems)
+		add_static_problems(t, base, 0, base->nproblems_cpus);
+	t->cpu_node = copy_ints(base->cpu_node, base->ncpus_possible);
+	t->cpu_core = copy_ints(base->cpu_core, base->ncpus_possible);
+	t->cpu_package = copy_ints(base->cpu_package, base->ncpus_possible);
+	if (!t->problems || (base->ncpus_possible > 0 && (!t->cpu_node || !t->cpu_core || !t->cpu_package)))
+		goto nomem;
+	if (base->nnodes) {
+		if (!(t->nodes = calloc((size_t)base->nnodes, sizeof(nt_numa_node))))
+			goto nomem;
+		for (int i = 0; i < base->nnodes; i++) {
+			t->nodes[i] = base->nodes[i];
+			t->nodes[i].distances = copy_ints(base->nodes[i].distances, base->nodes[i].ndist);
+			if (base->nodes[i].ndist > 0 && !t->nodes[i].distances) {
+				t->nodes[i].ndist = 0;
+				t->nnodes = i + 1;
+				goto nomem;
+			}
+		}
+		t->nnodes = base->nnodes;
+	}
+	if (base->nnics) {
+		if (!(t->nics = malloc(sizeof(nt_nic) * (size_t)base->nnics)))
+			goto nomem;
+		memcpy(t->nics, base->nics, sizeof(nt_nic) * (size_t)base->nnics);
+		for (int i = 0; i < base->nnics; i++) {
+			t->nics[i].irqs = NULL;
+			t->nics[i].nirqs = 0;
+			t->nics[i].reported = NULL;
+		}
+		t->nnics = base->nnics;
+	}
+	*out = t;
+	return 0;
+nomem:
+	nt_topology_free(t);
+	return -ENOMEM;
+}
+
+int nt_topology_read_dynamic(const nt_topology *base, nt_topology **out)
+{
+	nt_topology *t = NULL;
+	nt_ethtool *eh = NULL;
+	int r;
+
+	*out = NULL;
+	if ((r = copy_static(base, &t)) < 0)
+		return r;
+	const nt_ctx *ctx = &t->ctx;
+	nt_read_str(ctx, t->hostname, sizeof(t->hostname), "/proc/sys/kernel/hostname");
+	nt_read_str(ctx, t->kernel, sizeof(t->kernel), "/proc/sys/kernel/osrelease");
+	nt_kernel_netns(ctx, t->netns, sizeof(t->netns)); /* "" on a fixture root */
+	read_meminfo(t);
 	if ((r = read_irqs(t)) < 0)
 		goto fail;
 	/* One ethtool socket for every NIC's questions, not one per NIC and kind. */
 	r = nt_ethtool_open(ctx, &eh);
 	if (r < 0)
 		nt_topology_problem(t, "ethtool", r);
-	r = read_nics(t, eh);
+	add_static_problems(t, base, base->nproblems_cpus, base->nproblems_enum);
+	r = read_nics_dynamic(t, base, eh);
 	if (r == 0)
 		r = nt_topology_report(t, eh, nt_nic_reporters);
 	nt_ethtool_close(eh);
@@ -973,6 +1105,21 @@ int nt_topology_read(const nt_ctx *ctx, nt_topology **out)
 	return 0;
 fail:
 	nt_topology_free(t);
+	return r;
+}
+
+int nt_topology_read(const nt_ctx *ctx, nt_topology **out)
+{
+	nt_topology *base = NULL;
+	int r;
+
+	*out = NULL;
+	if (ctx->host_cache)
+		return nt_host_cache_read(ctx->host_cache, out);
+	if ((r = nt_topology_read_static(ctx, &base)) < 0)
+		return r;
+	r = nt_topology_read_dynamic(base, out);
+	nt_topology_free(base);
 	return r;
 }
 

@@ -69,6 +69,7 @@ typedef struct nt_nic {
 	bool has_stats;
 	uint64_t rx_packets, tx_packets, rx_bytes, tx_bytes;
 	uint64_t rx_dropped, rx_missed, rx_fifo_errors, rx_errors;
+	bool static_problem; /* its device could not be resolved (a problem of the static part) */
 	int *irqs; /* indexes into topology->irqs */
 	int nirqs;
 	/* Members the NIC reporters added (see nt_nic_reporters), merged into
@@ -105,6 +106,13 @@ typedef struct nt_topology {
 	int *cpu_node; /* node id per CPU (ncpus_possible entries), -1 unknown */
 	int *cpu_core; /* core id per CPU, for hyper-thread siblings; -1 unknown */
 	int *cpu_package;
+	bool nodes_from_proc; /* no NUMA in sysfs: one node 0, memory from /proc/meminfo */
+	/* Where the static part's problems go among the others, so a read
+	 * through the cache lists them in the order of a whole read: the
+	 * first nproblems_cpus (CPUs, nodes) first, the next nproblems_enum
+	 * (listing /sys/class/net) after the IRQs, then one per NIC whose
+	 * static_problem is set, with that NIC. */
+	int nproblems_cpus, nproblems_enum;
 	nt_nic *nics;
 	int nnics;
 	nt_irq *irqs; /* ascending by irq number */
@@ -148,6 +156,21 @@ int nt_topology_report(nt_topology *t, nt_ethtool *eh, const nt_nic_report_fn *r
  * report (out of memory); unreadable parts are listed in problems. */
 int nt_topology_read(const nt_ctx *ctx, nt_topology **out);
 void nt_topology_free(nt_topology *t);
+
+/* The read in two parts. The static part (CPUs, cores, NUMA nodes and
+ * distances, the NICs with their device, PCI function, driver, locality
+ * and whether they are bonds) changes only on hotplug; the dynamic part
+ * (hostname, node memory, /proc/interrupts, IRQ affinities, links,
+ * counters, rings, channels, bonds' settings, IRQ ownership, NIC reports,
+ * sysctls, irqbalance) is read each time. nt_topology_read is the two in a
+ * row, or, when CTX carries a host model cache (host/hostcache.h), the
+ * cache's static part and a fresh dynamic one.
+ *
+ * nt_topology_read_static fills only the static part (its problems are
+ * the static part's). nt_topology_read_dynamic makes a new topology from
+ * a copy of BASE's static part and reads the rest; BASE is not changed. */
+int nt_topology_read_static(const nt_ctx *ctx, nt_topology **out);
+int nt_topology_read_dynamic(const nt_topology *base, nt_topology **out);
 
 /* Find things by name or number; NULL / -1 when absent. */
 nt_nic *nt_topology_nic(const nt_topology *t, const char *name);

@@ -26,9 +26,17 @@ enum {
 
 const char *nt_strerror(int err);
 
+struct nt_host_cache;
+
 typedef struct nt_ctx {
 	char root[PATH_MAX]; /* without trailing slash; "" for "/" */
 	bool live; /* root is "/": kernel interfaces (ioctl, netlink) are used */
+	/* The agent's host model cache for this root (host/hostcache.h), or
+	 * NULL: reads of the host model through a context that carries one
+	 * (the agent's routes, engine and drift watcher) reuse the static part
+	 * of the host. Not owned; the agent keeps it alive longer than every
+	 * copy of the context. */
+	struct nt_host_cache *host_cache;
 } nt_ctx;
 
 /* Set up a context for ROOT ("/" or a fixture tree). Returns 0 or -errno. */
