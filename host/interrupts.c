@@ -98,6 +98,22 @@ int nt_interrupts_parse_line(const char *line, int ncols, nt_irq_line *out)
 	/* The hot loop of a read on a big host (thousands of lines times
 	 * hundreds of columns): plain digit accumulation, not strtoull. */
 	for (int i = 0; i < ncols; i++) {
+		/* Counts are right-aligned in 10-wide columns, so a line is mostly
+		 * spaces: skip them eight at a time while a whole word of them
+		 * lies before the end of the line. */
+		while (eol - p >= 8) {
+			uint64_t w;
+			memcpy(&w, p, sizeof(w));
+			w ^= 0x2020202020202020ULL;
+			if (w) {
+				/* Little-endian: the lowest non-zero byte is the
+				 * first that is not a space. */
+				if (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__)
+					p += __builtin_ctzll(w) / 8;
+				break;
+			}
+			p += 8;
+		}
 		while (p < eol && (*p == ' ' || *p == '\t'))
 			p++;
 		if (p >= eol || *p < '0' || *p > '9')

@@ -193,6 +193,16 @@ json_t *nt_nic_to_json(const nt_topology *t, const nt_nic *n);
 json_t *nt_irq_to_json(const nt_topology *t, const nt_irq *irq, bool with_counts);
 json_t *nt_irqs_to_json(const nt_topology *t);
 
+/* The same documents as text, exactly as json_dumps(doc, JSON_INDENT(2) |
+ * JSON_SORT_KEYS) prints them (the API's and the CLI's format) followed by
+ * a newline, written without building the jansson documents
+ * (host/topology_json.c): nt_topology_to_json, {"nics": [nt_nic_to_json
+ * ...]} and nt_irqs_to_json. malloc'd; NULL when out of memory; *LEN (when
+ * not NULL) gets the length. */
+char *nt_topology_to_text(const nt_topology *t, size_t *len);
+char *nt_nics_to_text(const nt_topology *t, size_t *len);
+char *nt_irqs_to_text(const nt_topology *t, size_t *len);
+
 /* Record a problem (PATH could not be read: ERR). */
 void nt_topology_problem(nt_topology *t, const char *path, int err);
 
