@@ -81,7 +81,7 @@ static bool looks_like_hwirq(const char *s, size_t len)
 int nt_interrupts_parse_line(const char *line, int ncols, nt_irq_line *out)
 {
 	const char *p = line;
-	const char *eol = line + strcspn(line, "\n");
+	const char *eol = strchrnul(line, '\n');
 	char *end;
 
 	while (p < eol && isspace((unsigned char)*p))
@@ -208,9 +208,8 @@ int nt_interrupts_parse(const char *text, nt_interrupts *out)
 		if (!*p)
 			break;
 		lineno++;
-		size_t ll = strcspn(p, "\n");
 		const char *s = p;
-		p += ll;
+		p = strchrnul(p, '\n');
 		while (s < p && isspace((unsigned char)*s))
 			s++;
 		if (s >= p || !isdigit((unsigned char)*s))

@@ -185,13 +185,20 @@ static int read_cpus(nt_topology *t)
 	}
 	/* Core and package ids tell hyper-thread siblings apart (placement
 	 * uses siblings last). */
-	for (int c = nt_cpuset_next(&t->cpus_online, 0); c >= 0; c = nt_cpuset_next(&t->cpus_online, c + 1)) {
+	int dfd = nt_dir_open(&t->ctx, "/sys/devices/system/cpu");
+	for (int c = nt_cpuset_next(&t->cpus_online, 0); c >= 0 && dfd >= 0;
+	     c = nt_cpuset_next(&t->cpus_online, c + 1)) {
+		char rel[64];
 		long v;
-		if (nt_read_long(&t->ctx, &v, "/sys/devices/system/cpu/cpu%d/topology/core_id", c) == 0)
+		snprintf(rel, sizeof(rel), "cpu%d/topology/core_id", c);
+		if (nt_read_long_at(&t->ctx, dfd, rel, &v) == 0)
 			t->cpu_core[c] = (int)v;
-		if (nt_read_long(&t->ctx, &v, "/sys/devices/system/cpu/cpu%d/topology/physical_package_id", c) == 0)
+		snprintf(rel, sizeof(rel), "cpu%d/topology/physical_package_id", c);
+		if (nt_read_long_at(&t->ctx, dfd, rel, &v) == 0)
 			t->cpu_package[c] = (int)v;
 	}
+	if (dfd >= 0)
+		close(dfd);
 	return 0;
 }
 
@@ -448,7 +455,13 @@ static int read_irqs(nt_topology *t)
 	if (irqdir >= 0)
 		close(irqdir);
 	nt_interrupts_free(&in);
-	qsort(t->irqs, (size_t)t->nirqs, sizeof(nt_irq), cmp_irq);
+	/* The kernel lists IRQs in ascending order already; sorting big
+	 * structs that are in order would only move memory. */
+	bool sorted = true;
+	for (int i = 1; i < t->nirqs && sorted; i++)
+		sorted = t->irqs[i - 1].irq < t->irqs[i].irq;
+	if (!sorted)
+		qsort(t->irqs, (size_t)t->nirqs, sizeof(nt_irq), cmp_irq);
 	return 0;
 }
 
@@ -623,7 +636,9 @@ static int queue_of(const char *name)
 {
 	static const char *const tags[] = { "comp", "TxRx", "txrx", "rx", "tx", "input", "output", "-q", "fp-", NULL };
 	char buf[NT_NAME_MAX];
-	snprintf(buf, sizeof(buf), "%s", name);
+	size_t nl = strnlen(name, sizeof(buf) - 1);
+	memcpy(buf, name, nl);
+	buf[nl] = '\0';
 	char *at = strchr(buf, '@');
 	if (at)
 		*at = '\0';
