@@ -177,58 +177,81 @@ void nt_interrupts_free(nt_interrupts *in)
 	memset(in, 0, sizeof(*in));
 }
 
-int nt_interrupts_parse(const char *text, nt_interrupts *out)
+/* Room for NEED lines (and their counts) in OUT. Lines point into the one
+ * block of counts, so they are pointed again when it moves. */
+static int reserve_lines(nt_interrupts *out, size_t need)
+{
+	if (need <= out->cap)
+		return 0;
+	size_t cap = out->cap ? out->cap : 64;
+	while (cap < need)
+		cap *= 2;
+	nt_irq_line *nl = realloc(out->lines, sizeof(*nl) * cap);
+	if (!nl)
+		return -ENOMEM;
+	out->lines = nl;
+	uint64_t *nc = realloc(out->counts, sizeof(uint64_t) * cap * (size_t)out->ncols);
+	if (!nc)
+		return -ENOMEM;
+	out->counts = nc;
+	out->cap = cap;
+	for (int i = 0; i < out->nlines; i++)
+		out->lines[i].counts = out->counts + (size_t)i * (size_t)out->ncols;
+	return 0;
+}
+
+int nt_interrupts_begin(const char *header, nt_interrupts *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->lineno = 1;
+	return parse_header(header, strcspn(header, "\n"), &out->cpus, &out->ncols);
+}
+
+int nt_interrupts_more(const char *text, nt_interrupts *out)
 {
 	const char *p = text;
-	int r, lineno = 1;
-	size_t cap = 0;
+	size_t lines = 1;
+	int r;
 
-	memset(out, 0, sizeof(*out));
-	size_t hl = strcspn(p, "\n");
-	r = parse_header(p, hl, &out->cpus, &out->ncols);
-	if (r < 0)
+	/* One allocation for the lines and one for every count, grown by
+	 * doubling: a 256-CPU host has hundreds of thousands of numbers, and
+	 * a block per line made the read spend its time in malloc. */
+	for (const char *q = p; (q = strchr(q, '\n')); q++)
+		lines++;
+	if ((r = reserve_lines(out, (size_t)out->nlines + lines)) < 0)
 		return r;
-	/* One allocation for the lines and one for every count: a 256-CPU
-	 * host has hundreds of thousands of numbers, and a block per line
-	 * made the read spend its time in malloc. Lines are at most the
-	 * newlines after the header, plus an unterminated last one. */
-	for (const char *q = p + hl; (q = strchr(q, '\n')); q++)
-		cap++;
-	cap++;
-	out->lines = malloc(sizeof(*out->lines) * cap);
-	out->counts = malloc(sizeof(uint64_t) * cap * (size_t)out->ncols);
-	if (!out->lines || !out->counts) {
-		r = -ENOMEM;
-		goto fail;
-	}
-	p += hl;
 	while (*p) {
-		if (*p == '\n')
-			p++;
-		if (!*p)
-			break;
-		lineno++;
-		const char *s = p;
-		p = strchrnul(p, '\n');
-		while (s < p && isspace((unsigned char)*s))
+		const char *s = p, *e = strchrnul(p, '\n');
+		p = *e ? e + 1 : e;
+		out->lineno++;
+		while (s < e && isspace((unsigned char)*s))
 			s++;
-		if (s >= p || !isdigit((unsigned char)*s))
+		if (s >= e || !isdigit((unsigned char)*s))
 			continue; /* arch row (NMI, LOC, ERR, ...) or blank */
-		if ((size_t)out->nlines >= cap)
+		if ((size_t)out->nlines >= out->cap)
 			break; /* cannot happen: one slot per newline */
 		nt_irq_line *L = &out->lines[out->nlines];
 		L->counts = out->counts + (size_t)out->nlines * (size_t)out->ncols;
 		if (nt_interrupts_parse_line(s, out->ncols, L) < 0) {
 			out->bad_lines++;
 			if (!out->first_bad_line)
-				out->first_bad_line = lineno;
+				out->first_bad_line = out->lineno;
 			continue; /* the slot is reused by the next line */
 		}
 		out->nlines++;
 	}
 	return 0;
-fail:
-	nt_interrupts_free(out);
+}
+
+int nt_interrupts_parse(const char *text, nt_interrupts *out)
+{
+	int r = nt_interrupts_begin(text, out);
+	if (r < 0)
+		return r;
+	const char *nl = strchr(text, '\n');
+	r = nt_interrupts_more(nl ? nl + 1 : "", out);
+	if (r < 0)
+		nt_interrupts_free(out);
 	return r;
 }
 

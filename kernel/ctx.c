@@ -263,6 +263,18 @@ out:
 
 static int parse_long(const char *buf, long *out);
 
+int nt_open_read(const nt_ctx *ctx, const char *fmt, ...)
+{
+	char path[PATH_MAX];
+	va_list ap;
+	va_start(ap, fmt);
+	int r = vpath(ctx, path, sizeof(path), fmt, ap);
+	va_end(ap);
+	if (r < 0)
+		return r;
+	return open_kernel_file(ctx, path, O_RDONLY);
+}
+
 int nt_read_long(const nt_ctx *ctx, long *out, const char *fmt, ...)
 {
 	char buf[64];

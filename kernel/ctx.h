@@ -64,6 +64,11 @@ int nt_read_str(const nt_ctx *ctx, char *buf, size_t size, const char *fmt, ...)
 int nt_read_all(const nt_ctx *ctx, char **out, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/* Open a file under the root for reading, checked as the reads above are,
+ * for a caller that reads a big file a block at a time (/proc/interrupts
+ * of a big host). Returns the descriptor (close it) or -errno. */
+int nt_open_read(const nt_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /* Read a decimal integer file. Returns 0 or -errno / NT_EPARSE. */
 int nt_read_long(const nt_ctx *ctx, long *out, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
