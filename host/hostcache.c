@@ -118,7 +118,19 @@ int nt_host_cache_key(const nt_ctx *ctx, char **out)
 	return 0;
 }
 
-int nt_host_cache_read(nt_host_cache *c, nt_topology **out)
+/* Whether every NIC of the read still has the ifindex the static part saw:
+ * a link deleted and made again under its old name leaves the key as it
+ * was, not its ifindex. */
+static bool same_links(const nt_topology *base, const nt_topology *t)
+{
+	for (int i = 0; i < t->nnics && i < base->nnics; i++)
+		if (base->nics[i].static_ifindex && t->nics[i].ifindex &&
+		    base->nics[i].static_ifindex != t->nics[i].ifindex)
+			return false;
+	return true;
+}
+
+static int read_once(nt_host_cache *c, nt_topology **out, bool retry)
 {
 	char *key = NULL;
 	snapshot *s;
@@ -155,9 +167,26 @@ int nt_host_cache_read(nt_host_cache *c, nt_topology **out)
 	/* The dynamic part, the expensive one, is read outside the lock. */
 	r = nt_topology_read_dynamic(s->base, out);
 	pthread_mutex_lock(&c->mu);
+	bool stale = r == 0 && !same_links(s->base, *out);
+	if (stale && c->cur == s) {
+		snap_put(c->cur);
+		c->cur = NULL;
+	}
 	snap_put(s);
 	pthread_mutex_unlock(&c->mu);
+	if (stale && retry) {
+		/* Read again on a static part made now: once, so links made and
+		 * deleted without pause cannot keep a reader here. */
+		nt_topology_free(*out);
+		*out = NULL;
+		return read_once(c, out, false);
+	}
 	return r;
+}
+
+int nt_host_cache_read(nt_host_cache *c, nt_topology **out)
+{
+	return read_once(c, out, true);
 }
 
 void nt_host_cache_invalidate(nt_host_cache *c)

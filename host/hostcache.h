@@ -9,8 +9,11 @@
  * taken offline or back, a node, a NIC added, removed or renamed). It is
  * read under the root, so it works the same on the live host and on a
  * fixture tree, where no kernel sends events; it costs two small reads and
- * one directory listing. nt_host_cache_invalidate drops the static part
- * for anything the key cannot see (a caller that knows of a hotplug). */
+ * one directory listing. A link deleted and made again under the same name
+ * keeps the key but not its ifindex: a read that finds a NIC's ifindex
+ * changed drops the static part and reads once more on a new one.
+ * nt_host_cache_invalidate drops the static part for anything else a
+ * caller knows of. */
 #ifndef NT_HOSTCACHE_H
 #define NT_HOSTCACHE_H
 

@@ -884,7 +884,12 @@ static int read_nics_static(nt_topology *t)
 
 	for (int i = 0; i < t->nnics; i++) {
 		nt_nic *n = &t->nics[i];
+		long v;
 		n->numa_node = -1;
+		/* A link deleted and made again under the same name (a bond
+		 * replaced by a bridge) gets a new ifindex: the cache compares. */
+		if (nt_read_long(&t->ctx, &v, "/sys/class/net/%s/ifindex", n->name) == 0)
+			n->static_ifindex = (int)v;
 		n->is_bond = nt_exists(&t->ctx, "/sys/class/net/%s/bonding", n->name);
 		if (!n->is_virtual) {
 			int r = nt_resolve(&t->ctx, n->device_path, sizeof(n->device_path),

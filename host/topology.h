@@ -70,6 +70,7 @@ typedef struct nt_nic {
 	uint64_t rx_packets, tx_packets, rx_bytes, tx_bytes;
 	uint64_t rx_dropped, rx_missed, rx_fifo_errors, rx_errors;
 	bool static_problem; /* its device could not be resolved (a problem of the static part) */
+	int static_ifindex; /* ifindex when the static part was read (0 unknown) */
 	int *irqs; /* indexes into topology->irqs */
 	int nirqs;
 	/* Members the NIC reporters added (see nt_nic_reporters), merged into

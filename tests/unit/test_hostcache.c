@@ -91,17 +91,34 @@ int main(void)
 	CHECK_INT(nt_host_cache_builds(c), 4);
 	same_as_whole_read(c, &ctx, "CPUs offline");
 
+	/* bond0 deleted and made again as a plain link under its old name:
+	 * the key is the same, its ifindex is not. */
+	CHECK(nt_host_cache_read(c, &t) == 0 && t && nt_topology_nic(t, "bond0") &&
+	      nt_topology_nic(t, "bond0")->is_bond);
+	nt_topology_free(t);
+	unsigned long before = nt_host_cache_builds(c);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s/sys/devices/virtual/net/bond0/bonding", root);
+	CHECK_INT(system(cmd), 0);
+	tree_write(root, "sys/devices/virtual/net/bond0/ifindex", "99\n");
+	t = NULL;
+	CHECK_INT(nt_host_cache_read(c, &t), 0);
+	const nt_nic *b0 = t ? nt_topology_nic(t, "bond0") : NULL;
+	CHECK(b0 && !b0->is_bond && b0->ifindex == 99);
+	nt_topology_free(t);
+	CHECK_INT(nt_host_cache_builds(c), before + 1);
+	same_as_whole_read(c, &ctx, "link made again");
+
 	/* Invalidation builds again even when the key did not change. */
 	nt_host_cache_invalidate(c);
 	CHECK_INT(nnics(c, &ncpus), 6);
-	CHECK_INT(nt_host_cache_builds(c), 5);
+	CHECK_INT(nt_host_cache_builds(c), 6);
 
 	/* A context carrying the cache reads through it. */
 	nt_ctx cached = ctx;
 	cached.host_cache = c;
 	CHECK_INT(nt_topology_read(&cached, &t), 0);
 	nt_topology_free(t);
-	CHECK_INT(nt_host_cache_builds(c), 5);
+	CHECK_INT(nt_host_cache_builds(c), 6);
 
 	nt_host_cache_free(c);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
