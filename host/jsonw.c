@@ -220,7 +220,8 @@ void nt_jw_json(nt_jw *w, const json_t *v)
 		}
 		json_object_foreach((json_t *)v, k, m)
 			keys[i++] = k;
-		qsort(keys, n, sizeof(*keys), cmp_key);
+		if (n)
+			qsort(keys, n, sizeof(*keys), cmp_key);
 		nt_jw_obj(w);
 		for (i = 0; i < n; i++) {
 			nt_jw_key(w, keys[i]);
