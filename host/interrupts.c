@@ -118,11 +118,12 @@ int nt_interrupts_parse_line(const char *line, int ncols, nt_irq_line *out)
 			p++;
 		if (p >= eol || *p < '0' || *p > '9')
 			return NT_EPARSE;
+		/* The line ends in '\n' or NUL, neither a digit: no bound check. */
 		uint64_t v = 0;
-		int digits = 0;
-		while (p < eol && *p >= '0' && *p <= '9') {
+		const char *start = p;
+		while ((unsigned)(*p - '0') < 10) {
 			v = v * 10 + (uint64_t)(*p++ - '0');
-			if (++digits > 20)
+			if (p - start > 20)
 				return NT_EPARSE;
 		}
 		out->counts[i] = v;

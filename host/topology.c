@@ -680,10 +680,13 @@ static int add_nic_irq(nt_topology *t, int nic_index, nt_irq *q)
 	nt_nic *n = &t->nics[nic_index];
 	if (q->nic >= 0)
 		return 0;
-	int *ni = realloc(n->irqs, sizeof(int) * (size_t)(n->nirqs + 1));
-	if (!ni)
-		return -ENOMEM;
-	n->irqs = ni;
+	/* Room doubles at each power of two (a NIC has up to hundreds). */
+	if ((n->nirqs & (n->nirqs - 1)) == 0) {
+		int *ni = realloc(n->irqs, sizeof(int) * (size_t)(n->nirqs ? 2 * n->nirqs : 1));
+		if (!ni)
+			return -ENOMEM;
+		n->irqs = ni;
+	}
 	n->irqs[n->nirqs++] = (int)(q - t->irqs);
 	q->nic = nic_index;
 	return 0;
