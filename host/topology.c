@@ -353,8 +353,9 @@ static void irq_rel(char *rel, size_t size, int irq, const char *name)
 }
 
 /* IRQDIR is /proc/irq opened once (nt_dir_open), or -1 when it could not
- * be: then each file is reported missing as before. */
-static void read_irq_affinity(nt_topology *t, nt_irq *irq, int irqdir, bool have_debugfs)
+ * be: then each file is reported missing as before. DBGDIR is debugfs's
+ * irq/irqs, -1 when there is none. */
+static void read_irq_affinity(nt_topology *t, nt_irq *irq, int irqdir, int dbgdir)
 {
 	char buf[4096], rel[64];
 	int r = -ENOENT;
@@ -393,11 +394,22 @@ static void read_irq_affinity(nt_topology *t, nt_irq *irq, int irqdir, bool have
 
 	/* Kernel-managed IRQs (multi-queue block devices, some NIC queues)
 	 * refuse affinity writes with EIO. Only debugfs says so in advance. */
-	char *dbg = NULL;
-	if (have_debugfs && nt_read_all(&t->ctx, &dbg, "/sys/kernel/debug/irq/irqs/%d", irq->irq) >= 0) {
-		irq->managed_known = true;
-		irq->managed = strstr(dbg, "AFFINITY_MANAGED") != NULL;
-		free(dbg);
+	if (dbgdir >= 0) {
+		char dbg[8192];
+		irq_rel(rel, sizeof(rel), irq->irq, "");
+		rel[strlen(rel) - 1] = '\0'; /* "N", not "N/" */
+		r = nt_read_at(&t->ctx, dbgdir, rel, dbg, sizeof(dbg));
+		if (r >= 0) {
+			irq->managed_known = true;
+			irq->managed = strstr(dbg, "AFFINITY_MANAGED") != NULL;
+		} else if (r == -EFBIG) {
+			char *all = NULL;
+			if (nt_read_all(&t->ctx, &all, "/sys/kernel/debug/irq/irqs/%d", irq->irq) >= 0) {
+				irq->managed_known = true;
+				irq->managed = strstr(all, "AFFINITY_MANAGED") != NULL;
+				free(all);
+			}
+		}
 	}
 }
 
@@ -500,7 +512,7 @@ static int read_irqs(nt_topology *t)
 		nt_interrupts_free(&in);
 		return -ENOMEM;
 	}
-	bool have_debugfs = nt_exists(&t->ctx, "/sys/kernel/debug/irq/irqs");
+	int dbgdir = nt_dir_open(&t->ctx, "/sys/kernel/debug/irq/irqs");
 	int irqdir = nt_dir_open(&t->ctx, "/proc/irq");
 	for (int i = 0; i < in.nlines; i++) {
 		nt_irq_line *L = &in.lines[i];
@@ -515,10 +527,12 @@ static int read_irqs(nt_topology *t)
 			q->total += q->counts[c];
 		q->nic = -1;
 		q->queue = -1;
-		read_irq_affinity(t, q, irqdir, have_debugfs);
+		read_irq_affinity(t, q, irqdir, dbgdir);
 	}
 	if (irqdir >= 0)
 		close(irqdir);
+	if (dbgdir >= 0)
+		close(dbgdir);
 	nt_interrupts_free(&in);
 	/* The kernel lists IRQs in ascending order already; sorting big
 	 * structs that are in order would only move memory. */

@@ -69,6 +69,31 @@ int main(void)
 	nt_topology_free(t);
 	CHECK_INT(nt_host_cache_builds(c), 1);
 
+	/* debugfs says which IRQs the kernel manages; a big file is read whole
+	 * too; IRQs it does not list stay unknown. */
+	snprintf(cmd, sizeof(cmd), "mkdir -p %s/sys/kernel/debug/irq/irqs", root);
+	CHECK_INT(system(cmd), 0);
+	tree_write(root, "sys/kernel/debug/irq/irqs/100", "handler:  handle_edge_irq\nflags:     AFFINITY_MANAGED\n");
+	tree_write(root, "sys/kernel/debug/irq/irqs/101", "handler:  handle_edge_irq\nflags:     0x0\n");
+	char *big = malloc(20000);
+	if (big) {
+		memset(big, 'x', 19000);
+		strcpy(big + 19000, "\nAFFINITY_MANAGED\n");
+		tree_write(root, "sys/kernel/debug/irq/irqs/102", big);
+		free(big);
+	}
+	t = NULL;
+	CHECK_INT(nt_host_cache_read(c, &t), 0);
+	const nt_irq *m0 = t ? nt_topology_irq(t, 100) : NULL, *m1 = t ? nt_topology_irq(t, 101) : NULL,
+		     *m2 = t ? nt_topology_irq(t, 102) : NULL, *m3 = t ? nt_topology_irq(t, 103) : NULL;
+	CHECK(m0 && m0->managed_known && m0->managed);
+	CHECK(m1 && m1->managed_known && !m1->managed);
+	CHECK(m2 && m2->managed_known && m2->managed);
+	CHECK(m3 && !m3->managed_known);
+	nt_topology_free(t);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s/sys/kernel/debug", root);
+	CHECK_INT(system(cmd), 0);
+
 	/* A NIC removed, then back. */
 	snprintf(path, sizeof(path), "%s/sys/class/net/enos3", root);
 	char target[PATH_MAX];
