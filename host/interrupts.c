@@ -95,6 +95,7 @@ int nt_interrupts_parse_line(const char *line, int ncols, nt_irq_line *out)
 	p = end + 1;
 	out->irq = (int)irq;
 	out->chip[0] = out->hwirq[0] = out->name[0] = '\0';
+	uint64_t total = 0;
 	/* The hot loop of a read on a big host (thousands of lines times
 	 * hundreds of columns): plain digit accumulation, not strtoull. */
 	for (int i = 0; i < ncols; i++) {
@@ -127,7 +128,9 @@ int nt_interrupts_parse_line(const char *line, int ncols, nt_irq_line *out)
 				return NT_EPARSE;
 		}
 		out->counts[i] = v;
+		total += v;
 	}
+	out->total = total;
 	out->ncols = ncols;
 	/* chip, then hwirq tokens, then the rest is the action name(s). */
 	const char *tok[3];

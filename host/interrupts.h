@@ -17,6 +17,7 @@ typedef struct nt_irq_line {
 	int irq;
 	uint64_t *counts; /* ncols entries, inside nt_interrupts.counts */
 	int ncols;
+	uint64_t total; /* sum of counts */
 	char chip[64];
 	char hwirq[32];
 	char name[128];

@@ -523,8 +523,7 @@ static int read_irqs(nt_topology *t)
 		memcpy(q->hwirq, L->hwirq, sizeof(q->hwirq));
 		q->counts = L->counts;
 		q->ncounts = L->ncols;
-		for (int c = 0; c < q->ncounts; c++)
-			q->total += q->counts[c];
+		q->total = L->total; /* summed by the parser, in the same pass */
 		q->nic = -1;
 		q->queue = -1;
 		read_irq_affinity(t, q, irqdir, dbgdir);

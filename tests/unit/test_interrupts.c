@@ -62,6 +62,7 @@ int main(void)
 		CHECK_STR(in.lines[0].chip, "IO-APIC");
 		CHECK_STR(in.lines[0].hwirq, "2-edge");
 		CHECK_INT(in.lines[1].counts[1], 7);
+		CHECK_INT(in.lines[1].total, 8); /* 0 + 7 + 1 */
 		CHECK_STR(in.lines[1].name, "virtio2-input.0");
 		CHECK_STR(in.lines[1].chip, "PCI-MSIX-0000:00:03.0");
 		CHECK_INT(in.lines[2].irq, 177);
