@@ -1,4 +1,5 @@
 #include "agent/agent.h"
+#include "host/hostcache.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -15,7 +16,10 @@ static const char *const methods[] = { "GET", "HEAD", "POST", "PUT", "DELETE", "
 
 struct nt_agent {
 	nt_agent_config cfg;
-	nt_ctx ctx;
+	nt_ctx ctx; /* carries host_cache: every copy of it reads through the cache */
+	/* The static part of the host model, shared by the routes, the engine
+	 * and the drift watcher (host/hostcache.h); freed after all of them. */
+	nt_host_cache *host_cache;
 	nt_store *store; /* the one database handle; NULL when it could not be opened */
 	char store_err[512];
 	nt_txn_engine *engine; /* borrows store; closed before it */
@@ -101,6 +105,11 @@ int nt_agent_open(const nt_agent_config *cfg, nt_agent **out, char *err, size_t 
 		snprintf(err, errsize, "host root %s: %s", cfg->root, nt_strerror(r));
 		goto fail;
 	}
+	if ((r = nt_host_cache_new(&a->ctx, &a->host_cache)) < 0) {
+		snprintf(err, errsize, "out of memory");
+		goto fail;
+	}
+	a->ctx.host_cache = a->host_cache;
 	if ((r = open_store(a, err, errsize)) < 0)
 		goto fail;
 	r = nt_txn_engine_new(&a->ctx, a->store, a->store_err, &a->engine);
@@ -137,6 +146,7 @@ void nt_agent_close(nt_agent *a)
 	nt_drift_free(a->drift);
 	nt_txn_engine_close(a->engine);
 	nt_store_close(a->store);
+	nt_host_cache_free(a->host_cache);
 	free(a);
 }
 

@@ -1,9 +1,13 @@
 /* The read-only area: health, the host model, NICs, IRQs, findings.
  *
- * Each route reads the host fresh (one nt_topology_read per request) and
- * frees it before returning: the host changes under the agent (irqbalance
- * rewrites affinity, links go up and down), so nothing is cached between
- * requests and two concurrent requests share nothing but the context. */
+ * Each route reads the host (one nt_topology_read per request) and frees it
+ * before returning. What changes under the agent (irqbalance rewrites
+ * affinity, links go up and down, counters) is read fresh every time; only
+ * the static part of the host (CPUs, nodes, NICs' devices and locality)
+ * comes from the agent's host model cache, checked at every read
+ * (host/hostcache.h). The big documents (topology, NICs, IRQs) are written
+ * straight into text (host/topology_json.c), in the bytes jansson would
+ * print for them. */
 #include "agent/agent.h"
 #include "api/http.h"
 #include "kernel/kernel.h"
@@ -59,15 +63,24 @@ static int get_health(const nt_request *req, nt_response *resp)
 	return resp->json ? 0 : -ENOMEM;
 }
 
+/* Answer with a document WRITE makes of T as text; frees T. */
+static int text_reply(nt_response *resp, nt_topology *t, char *(*write)(const nt_topology *, size_t *))
+{
+	resp->text = write(t, NULL);
+	nt_topology_free(t);
+	if (!resp->text)
+		return -ENOMEM;
+	resp->content_type = "application/json";
+	return 0;
+}
+
 static int get_topology(const nt_request *req, nt_response *resp)
 {
 	nt_topology *t = NULL;
 	int r = nt_route_read_host(req, resp, &t);
 	if (r < 0 || !t)
 		return r;
-	resp->json = nt_topology_to_json(t);
-	nt_topology_free(t);
-	return resp->json ? 0 : -ENOMEM;
+	return text_reply(resp, t, nt_topology_to_text);
 }
 
 static int get_nics(const nt_request *req, nt_response *resp)
@@ -76,14 +89,7 @@ static int get_nics(const nt_request *req, nt_response *resp)
 	int r = nt_route_read_host(req, resp, &t);
 	if (r < 0 || !t)
 		return r;
-	json_t *arr = json_array();
-	for (int i = 0; arr && i < t->nnics; i++)
-		json_array_append_new(arr, nt_nic_to_json(t, &t->nics[i]));
-	nt_topology_free(t);
-	if (!arr)
-		return -ENOMEM;
-	resp->json = json_pack("{s:o}", "nics", arr);
-	return resp->json ? 0 : -ENOMEM;
+	return text_reply(resp, t, nt_nics_to_text);
 }
 
 static int get_nic(const nt_request *req, nt_response *resp)
@@ -113,9 +119,7 @@ static int get_irqs(const nt_request *req, nt_response *resp)
 	int r = nt_route_read_host(req, resp, &t);
 	if (r < 0 || !t)
 		return r;
-	resp->json = nt_irqs_to_json(t);
-	nt_topology_free(t);
-	return resp->json ? 0 : -ENOMEM;
+	return text_reply(resp, t, nt_irqs_to_text);
 }
 
 static int get_diagnostics(const nt_request *req, nt_response *resp)

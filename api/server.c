@@ -7,6 +7,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <malloc.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -124,6 +125,19 @@ static void on_completed(void *cls, struct MHD_Connection *mc, void **con_cls,
 
 /* ---- responses ---- */
 
+/* A body this big came from a read of a big host (the host model, its
+ * IRQs, findings): thousands of small blocks were freed along with it, and
+ * malloc keeps free memory in its arenas until told. Giving it back here,
+ * once the body is sent, is what brings the agent back to its idle size;
+ * small answers (health, a transaction) never pay for it. */
+#define NT_TRIM_AFTER_BYTES (64 * 1024)
+
+static void free_and_trim(void *body)
+{
+	free(body);
+	malloc_trim(0);
+}
+
 static void add_instance(nt_response *r, const char *path)
 {
 	if (!r->json || !json_is_object(r->json) || json_object_get(r->json, "instance"))
@@ -181,7 +195,8 @@ static enum MHD_Result send_response(struct MHD_Connection *mc, struct nt_conn *
 
 	struct MHD_Response *resp;
 	if (body) {
-		resp = MHD_create_response_from_buffer_with_free_callback(len, body, free);
+		resp = MHD_create_response_from_buffer_with_free_callback(
+			len, body, len >= NT_TRIM_AFTER_BYTES ? free_and_trim : free);
 		if (!resp)
 			free(body);
 	} else if (want_json) {

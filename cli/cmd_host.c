@@ -42,6 +42,15 @@ static void print_json(json_t *doc)
 	}
 }
 
+/* A document the host model wrote as text (the same bytes print_json
+ * prints for its jansson form, newline included). */
+static void print_text(char *s)
+{
+	if (s)
+		fputs(s, stdout);
+	free(s);
+}
+
 static void print_topology_text(const nt_topology *t)
 {
 	char buf[16384];
@@ -102,9 +111,7 @@ int nt_cmd_topology(const char *cmd, const cli_opts *o, int nargs, char **args)
 	if (read_host(o, &t) < 0)
 		return 1;
 	if (o->json) {
-		json_t *doc = nt_topology_to_json(t);
-		print_json(doc);
-		json_decref(doc);
+		print_text(nt_topology_to_text(t, NULL));
 	} else {
 		print_topology_text(t);
 	}
@@ -117,9 +124,7 @@ int nt_cmd_irqs(const char *cmd, const cli_opts *o, int nargs, char **args)
 	nt_topology *t;
 	if (read_host(o, &t) < 0)
 		return 1;
-	json_t *doc = nt_irqs_to_json(t);
-	print_json(doc);
-	json_decref(doc);
+	print_text(nt_irqs_to_text(t, NULL));
 	nt_topology_free(t);
 	return 0;
 }

@@ -8,6 +8,7 @@
 
 #include <curl/curl.h>
 #include <errno.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -568,6 +569,21 @@ static int check_config(const cli_opts *eff, const nt_server_config *cfg,
 	return rc;
 }
 
+/* The agent's memory goes back to its idle size after a request. A read of
+ * a big host allocates a few megabytes at once (/proc/interrupts text, the
+ * IRQ counts, the document) from whichever HTTP worker serves it: with
+ * glibc's defaults each worker grows an arena of its own, and after the
+ * first free of a large block the mmap threshold rises to its size, so
+ * every later block of that size stays on a heap for good. A fixed
+ * threshold keeps large blocks mmap'd (returned to the kernel when
+ * freed), and two arenas are plenty for a pool whose workers mostly wait
+ * on the kernel. */
+static void memory_policy(void)
+{
+	mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+	mallopt(M_ARENA_MAX, 2);
+}
+
 int nt_cmd_serve(const char *cmd, const cli_opts *o, int nargs, char **args)
 {
 	nt_server_config cfg;
@@ -583,6 +599,7 @@ int nt_cmd_serve(const char *cmd, const cli_opts *o, int nargs, char **args)
 	static serve_log sl;
 	static char profiles_dir[PATH_MAX];
 
+	memory_policy();
 	sl.journal = stderr_is_journal();
 	if (effective_opts(o, &eff, &conf_text, err, sizeof(err)) < 0 ||
 	    make_config(&eff, &cfg, &acfg, err, sizeof(err)) < 0) {

@@ -81,7 +81,7 @@ static bool looks_like_hwirq(const char *s, size_t len)
 int nt_interrupts_parse_line(const char *line, int ncols, nt_irq_line *out)
 {
 	const char *p = line;
-	const char *eol = line + strcspn(line, "\n");
+	const char *eol = strchrnul(line, '\n');
 	char *end;
 
 	while (p < eol && isspace((unsigned char)*p))
@@ -95,22 +95,42 @@ int nt_interrupts_parse_line(const char *line, int ncols, nt_irq_line *out)
 	p = end + 1;
 	out->irq = (int)irq;
 	out->chip[0] = out->hwirq[0] = out->name[0] = '\0';
+	uint64_t total = 0;
 	/* The hot loop of a read on a big host (thousands of lines times
 	 * hundreds of columns): plain digit accumulation, not strtoull. */
 	for (int i = 0; i < ncols; i++) {
+		/* Counts are right-aligned in 10-wide columns, so a line is mostly
+		 * spaces: skip them eight at a time while a whole word of them
+		 * lies before the end of the line. */
+		while (eol - p >= 8) {
+			uint64_t w;
+			memcpy(&w, p, sizeof(w));
+			w ^= 0x2020202020202020ULL;
+			if (w) {
+				/* Little-endian: the lowest non-zero byte is the
+				 * first that is not a space. */
+				if (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__)
+					p += __builtin_ctzll(w) / 8;
+				break;
+			}
+			p += 8;
+		}
 		while (p < eol && (*p == ' ' || *p == '\t'))
 			p++;
 		if (p >= eol || *p < '0' || *p > '9')
 			return NT_EPARSE;
+		/* The line ends in '\n' or NUL, neither a digit: no bound check. */
 		uint64_t v = 0;
-		int digits = 0;
-		while (p < eol && *p >= '0' && *p <= '9') {
+		const char *start = p;
+		while ((unsigned)(*p - '0') < 10) {
 			v = v * 10 + (uint64_t)(*p++ - '0');
-			if (++digits > 20)
+			if (p - start > 20)
 				return NT_EPARSE;
 		}
 		out->counts[i] = v;
+		total += v;
 	}
+	out->total = total;
 	out->ncols = ncols;
 	/* chip, then hwirq tokens, then the rest is the action name(s). */
 	const char *tok[3];
@@ -155,66 +175,87 @@ void nt_interrupts_free(nt_interrupts *in)
 {
 	if (!in)
 		return;
-	for (int i = 0; i < in->nlines; i++)
-		free(in->lines[i].counts);
+	free(in->counts);
 	free(in->lines);
 	free(in->cpus);
 	memset(in, 0, sizeof(*in));
 }
 
-int nt_interrupts_parse(const char *text, nt_interrupts *out)
+/* Room for NEED lines (and their counts) in OUT. Lines point into the one
+ * block of counts, so they are pointed again when it moves. */
+static int reserve_lines(nt_interrupts *out, size_t need)
+{
+	if (need <= out->cap)
+		return 0;
+	size_t cap = out->cap ? out->cap : 64;
+	while (cap < need)
+		cap *= 2;
+	nt_irq_line *nl = realloc(out->lines, sizeof(*nl) * cap);
+	if (!nl)
+		return -ENOMEM;
+	out->lines = nl;
+	uint64_t *nc = realloc(out->counts, sizeof(uint64_t) * cap * (size_t)out->ncols);
+	if (!nc)
+		return -ENOMEM;
+	out->counts = nc;
+	out->cap = cap;
+	for (int i = 0; i < out->nlines; i++)
+		out->lines[i].counts = out->counts + (size_t)i * (size_t)out->ncols;
+	return 0;
+}
+
+int nt_interrupts_begin(const char *header, nt_interrupts *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->lineno = 1;
+	return parse_header(header, strcspn(header, "\n"), &out->cpus, &out->ncols);
+}
+
+int nt_interrupts_more(const char *text, nt_interrupts *out)
 {
 	const char *p = text;
-	int r, cap = 0, lineno = 1;
+	size_t lines = 1;
+	int r;
 
-	memset(out, 0, sizeof(*out));
-	size_t hl = strcspn(p, "\n");
-	r = parse_header(p, hl, &out->cpus, &out->ncols);
-	if (r < 0)
+	/* One allocation for the lines and one for every count, grown by
+	 * doubling: a 256-CPU host has hundreds of thousands of numbers, and
+	 * a block per line made the read spend its time in malloc. */
+	for (const char *q = p; (q = strchr(q, '\n')); q++)
+		lines++;
+	if ((r = reserve_lines(out, (size_t)out->nlines + lines)) < 0)
 		return r;
-	p += hl;
 	while (*p) {
-		if (*p == '\n')
-			p++;
-		if (!*p)
-			break;
-		lineno++;
-		size_t ll = strcspn(p, "\n");
-		const char *s = p;
-		p += ll;
-		while (s < p && isspace((unsigned char)*s))
+		const char *s = p, *e = strchrnul(p, '\n');
+		p = *e ? e + 1 : e;
+		out->lineno++;
+		while (s < e && isspace((unsigned char)*s))
 			s++;
-		if (s >= p || !isdigit((unsigned char)*s))
+		if (s >= e || !isdigit((unsigned char)*s))
 			continue; /* arch row (NMI, LOC, ERR, ...) or blank */
-		if (out->nlines == cap) {
-			cap = cap ? cap * 2 : 256;
-			nt_irq_line *nl = realloc(out->lines, sizeof(*nl) * (size_t)cap);
-			if (!nl) {
-				r = -ENOMEM;
-				goto fail;
-			}
-			out->lines = nl;
-		}
+		if ((size_t)out->nlines >= out->cap)
+			break; /* cannot happen: one slot per newline */
 		nt_irq_line *L = &out->lines[out->nlines];
-		memset(L, 0, sizeof(*L));
-		L->counts = calloc((size_t)out->ncols, sizeof(uint64_t));
-		if (!L->counts) {
-			r = -ENOMEM;
-			goto fail;
-		}
+		L->counts = out->counts + (size_t)out->nlines * (size_t)out->ncols;
 		if (nt_interrupts_parse_line(s, out->ncols, L) < 0) {
-			free(L->counts);
-			L->counts = NULL;
 			out->bad_lines++;
 			if (!out->first_bad_line)
-				out->first_bad_line = lineno;
-			continue;
+				out->first_bad_line = out->lineno;
+			continue; /* the slot is reused by the next line */
 		}
 		out->nlines++;
 	}
 	return 0;
-fail:
-	nt_interrupts_free(out);
+}
+
+int nt_interrupts_parse(const char *text, nt_interrupts *out)
+{
+	int r = nt_interrupts_begin(text, out);
+	if (r < 0)
+		return r;
+	const char *nl = strchr(text, '\n');
+	r = nt_interrupts_more(nl ? nl + 1 : "", out);
+	if (r < 0)
+		nt_interrupts_free(out);
 	return r;
 }
 

@@ -15,8 +15,9 @@
 
 typedef struct nt_irq_line {
 	int irq;
-	uint64_t *counts; /* ncols entries, malloc'd */
+	uint64_t *counts; /* ncols entries, inside nt_interrupts.counts */
 	int ncols;
+	uint64_t total; /* sum of counts */
 	char chip[64];
 	char hwirq[32];
 	char name[128];
@@ -27,6 +28,9 @@ typedef struct nt_interrupts {
 	int ncols;
 	nt_irq_line *lines;
 	int nlines;
+	uint64_t *counts; /* every line's counts, line after line (one block) */
+	size_t cap; /* lines (and counts) allocated */
+	int lineno; /* lines seen so far, the header included */
 	int bad_lines; /* numbered lines that could not be parsed */
 	int first_bad_line; /* 1-based line number of the first, 0 if none */
 } nt_interrupts;
@@ -35,6 +39,16 @@ typedef struct nt_interrupts {
  * Returns 0, NT_EPARSE when there is no CPU header, -ENOMEM. */
 int nt_interrupts_parse(const char *text, nt_interrupts *out);
 void nt_interrupts_free(nt_interrupts *in);
+
+/* The same parse in pieces, for a file read a block at a time (a 256-CPU
+ * host's /proc/interrupts is megabytes): nt_interrupts_begin takes the
+ * header (the text up to its newline), then nt_interrupts_more each run of
+ * whole lines after it, in order (the last may lack its newline). Results
+ * are those of nt_interrupts_parse on the whole text. Each returns 0,
+ * NT_EPARSE (begin: no CPU header) or -ENOMEM; free OUT with
+ * nt_interrupts_free in every case after begin. */
+int nt_interrupts_begin(const char *header, nt_interrupts *out);
+int nt_interrupts_more(const char *text, nt_interrupts *out);
 
 /* Parse one numbered line given the column count. Returns 0, NT_EPARSE for
  * an arch row or garbage. LINE->counts must hold NCOLS entries. */

@@ -4,6 +4,7 @@
 #include "kernel/ethtool.h"
 #include "kernel/kernel.h"
 #include "host/interrupts.h"
+#include "host/hostcache.h"
 #include "kernel/irqbalance_client.h"
 #include "kernel/link.h"
 
@@ -15,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* The TCP/socket buffer keys reported (and, by the profile allowlist,
  * tunable). The 100G report tuned the first group
@@ -183,13 +185,20 @@ static int read_cpus(nt_topology *t)
 	}
 	/* Core and package ids tell hyper-thread siblings apart (placement
 	 * uses siblings last). */
-	for (int c = nt_cpuset_next(&t->cpus_online, 0); c >= 0; c = nt_cpuset_next(&t->cpus_online, c + 1)) {
+	int dfd = nt_dir_open(&t->ctx, "/sys/devices/system/cpu");
+	for (int c = nt_cpuset_next(&t->cpus_online, 0); c >= 0 && dfd >= 0;
+	     c = nt_cpuset_next(&t->cpus_online, c + 1)) {
+		char rel[64];
 		long v;
-		if (nt_read_long(&t->ctx, &v, "/sys/devices/system/cpu/cpu%d/topology/core_id", c) == 0)
+		snprintf(rel, sizeof(rel), "cpu%d/topology/core_id", c);
+		if (nt_read_long_at(&t->ctx, dfd, rel, &v) == 0)
 			t->cpu_core[c] = (int)v;
-		if (nt_read_long(&t->ctx, &v, "/sys/devices/system/cpu/cpu%d/topology/physical_package_id", c) == 0)
+		snprintf(rel, sizeof(rel), "cpu%d/topology/physical_package_id", c);
+		if (nt_read_long_at(&t->ctx, dfd, rel, &v) == 0)
 			t->cpu_package[c] = (int)v;
 	}
+	if (dfd >= 0)
+		close(dfd);
 	return 0;
 }
 
@@ -256,7 +265,7 @@ static int read_nodes(nt_topology *t)
 			t->nodes[0].distances[0] = 10;
 			t->nodes[0].ndist = 1;
 		}
-		read_proc_meminfo(t, &t->nodes[0]);
+		t->nodes_from_proc = true;
 		for (int c = 0; c < t->ncpus_possible; c++)
 			if (nt_cpuset_isset(&t->cpus_online, c))
 				t->cpu_node[c] = 0;
@@ -298,9 +307,19 @@ static int read_nodes(nt_topology *t)
 				}
 			}
 		}
-		read_node_meminfo(t, node);
 	}
 	return 0;
+}
+
+/* Memory per node changes all the time; the nodes do not. */
+static void read_meminfo(nt_topology *t)
+{
+	if (t->nodes_from_proc && t->nnodes == 1) {
+		read_proc_meminfo(t, &t->nodes[0]);
+		return;
+	}
+	for (int i = 0; i < t->nnodes; i++)
+		read_node_meminfo(t, &t->nodes[i]);
 }
 
 /* ------------------------------------------------------------------- IRQs */
@@ -311,54 +330,168 @@ static int cmp_irq(const void *a, const void *b)
 	return (x->irq > y->irq) - (x->irq < y->irq);
 }
 
-static void read_irq_affinity(nt_topology *t, nt_irq *irq, bool have_debugfs)
+/* "N/" + NAME into REL without snprintf (called thousands of times). */
+static void irq_rel(char *rel, size_t size, int irq, const char *name)
 {
-	char buf[4096];
-	int r;
+	char digits[16];
+	int nd = 0;
+	unsigned v = (unsigned)irq;
+	do {
+		digits[nd++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v && nd < (int)sizeof(digits));
+	size_t k = 0;
+	while (nd > 0 && k + 1 < size)
+		rel[k++] = digits[--nd];
+	if (k + 1 < size)
+		rel[k++] = '/';
+	size_t nl = strlen(name);
+	if (k + nl >= size)
+		nl = size - 1 - k;
+	memcpy(rel + k, name, nl);
+	rel[k + nl] = '\0';
+}
 
-	r = nt_read_str(&t->ctx, buf, sizeof(buf), "/proc/irq/%d/smp_affinity_list", irq->irq);
-	if (r >= 0)
-		r = nt_cpulist_parse(buf, &irq->affinity);
-	else if (nt_read_str(&t->ctx, buf, sizeof(buf), "/proc/irq/%d/smp_affinity", irq->irq) >= 0)
-		r = nt_cpumask_parse(buf, &irq->affinity);
+/* IRQDIR is /proc/irq opened once (nt_dir_open), or -1 when it could not
+ * be: then each file is reported missing as before. DBGDIR is debugfs's
+ * irq/irqs, -1 when there is none. */
+static void read_irq_affinity(nt_topology *t, nt_irq *irq, int irqdir, int dbgdir)
+{
+	char buf[4096], rel[64];
+	int r = -ENOENT;
+
+	if (irqdir >= 0) {
+		irq_rel(rel, sizeof(rel), irq->irq, "smp_affinity_list");
+		r = nt_read_at(&t->ctx, irqdir, rel, buf, sizeof(buf));
+		if (r >= 0) {
+			r = nt_cpulist_parse(buf, &irq->affinity);
+		} else {
+			irq_rel(rel, sizeof(rel), irq->irq, "smp_affinity");
+			if (nt_read_at(&t->ctx, irqdir, rel, buf, sizeof(buf)) >= 0)
+				r = nt_cpumask_parse(buf, &irq->affinity);
+		}
+	}
 	if (r >= 0)
 		irq->has_affinity = true;
 	else
 		problemf(t, r, "/proc/irq/%d/smp_affinity_list", irq->irq);
 
-	r = nt_read_str(&t->ctx, buf, sizeof(buf), "/proc/irq/%d/effective_affinity_list", irq->irq);
-	if (r >= 0)
-		r = nt_cpulist_parse(buf, &irq->effective);
-	else if (nt_read_str(&t->ctx, buf, sizeof(buf), "/proc/irq/%d/effective_affinity", irq->irq) >= 0)
-		r = nt_cpumask_parse(buf, &irq->effective);
+	r = -ENOENT;
+	if (irqdir >= 0) {
+		irq_rel(rel, sizeof(rel), irq->irq, "effective_affinity_list");
+		r = nt_read_at(&t->ctx, irqdir, rel, buf, sizeof(buf));
+		if (r >= 0) {
+			r = nt_cpulist_parse(buf, &irq->effective);
+		} else {
+			irq_rel(rel, sizeof(rel), irq->irq, "effective_affinity");
+			if (nt_read_at(&t->ctx, irqdir, rel, buf, sizeof(buf)) >= 0)
+				r = nt_cpumask_parse(buf, &irq->effective);
+		}
+	}
 	irq->has_effective = r >= 0;
 
 	irq->node = -1;
 
 	/* Kernel-managed IRQs (multi-queue block devices, some NIC queues)
 	 * refuse affinity writes with EIO. Only debugfs says so in advance. */
-	char *dbg = NULL;
-	if (have_debugfs && nt_read_all(&t->ctx, &dbg, "/sys/kernel/debug/irq/irqs/%d", irq->irq) >= 0) {
-		irq->managed_known = true;
-		irq->managed = strstr(dbg, "AFFINITY_MANAGED") != NULL;
-		free(dbg);
+	if (dbgdir >= 0) {
+		char dbg[8192];
+		irq_rel(rel, sizeof(rel), irq->irq, "");
+		rel[strlen(rel) - 1] = '\0'; /* "N", not "N/" */
+		r = nt_read_at(&t->ctx, dbgdir, rel, dbg, sizeof(dbg));
+		if (r >= 0) {
+			irq->managed_known = true;
+			irq->managed = strstr(dbg, "AFFINITY_MANAGED") != NULL;
+		} else if (r == -EFBIG) {
+			char *all = NULL;
+			if (nt_read_all(&t->ctx, &all, "/sys/kernel/debug/irq/irqs/%d", irq->irq) >= 0) {
+				irq->managed_known = true;
+				irq->managed = strstr(all, "AFFINITY_MANAGED") != NULL;
+				free(all);
+			}
+		}
 	}
+}
+
+/* /proc/interrupts, a block at a time: on a 256-CPU host it is megabytes,
+ * and one buffer of its whole size (grown by doubling) cost more in page
+ * faults and copies than the parse. Returns 0, a -errno of the read, or
+ * the parser's error. */
+static int parse_interrupts_file(nt_topology *t, nt_interrupts *in)
+{
+	size_t cap = 256 * 1024, len = 0;
+	bool begun = false;
+	char *buf = NULL;
+	int r = 0;
+
+	memset(in, 0, sizeof(*in));
+	int fd = nt_open_read(&t->ctx, "/proc/interrupts");
+	if (fd < 0)
+		return fd;
+	if (!(buf = malloc(cap))) {
+		r = -ENOMEM;
+		goto out;
+	}
+	for (;;) {
+		if (len + 1 >= cap) {
+			/* A line longer than the buffer (thousands of CPUs). */
+			char *nb = cap < (size_t)1 << 28 ? realloc(buf, cap * 2) : NULL;
+			if (!nb) {
+				r = -ENOMEM;
+				goto out;
+			}
+			buf = nb;
+			cap *= 2;
+		}
+		ssize_t n = read(fd, buf + len, cap - 1 - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			r = -errno;
+			goto out;
+		}
+		len += (size_t)n;
+		buf[len] = '\0';
+		/* Whole lines go to the parser; the rest waits for the next
+		 * block. At the end, everything goes. */
+		char *last = n == 0 ? buf + len : memrchr(buf, '\n', len);
+		if (!last)
+			continue;
+		char *rest = last < buf + len ? last + 1 : last;
+		char keep = *rest;
+		*rest = '\0';
+		char *from = buf;
+		if (!begun) {
+			if ((r = nt_interrupts_begin(buf, in)) < 0)
+				goto out;
+			begun = true;
+			char *nl = strchr(buf, '\n');
+			from = nl ? nl + 1 : rest;
+		}
+		if ((r = nt_interrupts_more(from, in)) < 0)
+			goto out;
+		*rest = keep;
+		len -= (size_t)(rest - buf);
+		memmove(buf, rest, len);
+		if (n == 0)
+			break;
+	}
+	if (!begun)
+		r = NT_EPARSE; /* empty */
+out:
+	if (r < 0)
+		nt_interrupts_free(in);
+	free(buf);
+	close(fd);
+	return r;
 }
 
 static int read_irqs(nt_topology *t)
 {
-	char *text = NULL;
 	nt_interrupts in;
 	int r;
 
-	r = nt_read_all(&t->ctx, &text, "/proc/interrupts");
-	if (r < 0) {
-		problemf(t, r, "/proc/interrupts");
-		t->have_irq_info = false;
-		return 0;
-	}
-	r = nt_interrupts_parse(text, &in);
-	free(text);
+	r = parse_interrupts_file(t, &in);
 	if (r < 0) {
 		problemf(t, r, "/proc/interrupts");
 		t->have_irq_info = false;
@@ -371,30 +504,42 @@ static int read_irqs(nt_topology *t)
 	t->irq_cpu_columns = in.cpus;
 	t->ncolumns = in.ncols;
 	in.cpus = NULL;
+	/* The IRQs' counts stay in the parser's one block. */
+	t->irq_counts = in.counts;
+	in.counts = NULL;
 	t->irqs = calloc((size_t)(in.nlines ? in.nlines : 1), sizeof(nt_irq));
 	if (!t->irqs) {
 		nt_interrupts_free(&in);
 		return -ENOMEM;
 	}
-	bool have_debugfs = nt_exists(&t->ctx, "/sys/kernel/debug/irq/irqs");
+	int dbgdir = nt_dir_open(&t->ctx, "/sys/kernel/debug/irq/irqs");
+	int irqdir = nt_dir_open(&t->ctx, "/proc/irq");
 	for (int i = 0; i < in.nlines; i++) {
 		nt_irq_line *L = &in.lines[i];
 		nt_irq *q = &t->irqs[t->nirqs++];
 		q->irq = L->irq;
-		snprintf(q->name, sizeof(q->name), "%s", L->name);
-		snprintf(q->chip, sizeof(q->chip), "%s", L->chip);
-		snprintf(q->hwirq, sizeof(q->hwirq), "%s", L->hwirq);
+		memcpy(q->name, L->name, sizeof(q->name));
+		memcpy(q->chip, L->chip, sizeof(q->chip));
+		memcpy(q->hwirq, L->hwirq, sizeof(q->hwirq));
 		q->counts = L->counts;
 		q->ncounts = L->ncols;
-		L->counts = NULL;
-		for (int c = 0; c < q->ncounts; c++)
-			q->total += q->counts[c];
+		q->total = L->total; /* summed by the parser, in the same pass */
 		q->nic = -1;
 		q->queue = -1;
-		read_irq_affinity(t, q, have_debugfs);
+		read_irq_affinity(t, q, irqdir, dbgdir);
 	}
+	if (irqdir >= 0)
+		close(irqdir);
+	if (dbgdir >= 0)
+		close(dbgdir);
 	nt_interrupts_free(&in);
-	qsort(t->irqs, (size_t)t->nirqs, sizeof(nt_irq), cmp_irq);
+	/* The kernel lists IRQs in ascending order already; sorting big
+	 * structs that are in order would only move memory. */
+	bool sorted = true;
+	for (int i = 1; i < t->nirqs && sorted; i++)
+		sorted = t->irqs[i - 1].irq < t->irqs[i].irq;
+	if (!sorted)
+		qsort(t->irqs, (size_t)t->nirqs, sizeof(nt_irq), cmp_irq);
 	return 0;
 }
 
@@ -487,17 +632,20 @@ static void read_nic_locality(nt_topology *t, nt_nic *n)
 	}
 }
 
-static void read_nic_sysfs_link(nt_topology *t, nt_nic *n)
+/* DFD is /sys/class/net/NAME opened (nt_dir_open), -1 when it could not be. */
+static void read_nic_sysfs_link(nt_topology *t, nt_nic *n, int dfd)
 {
 	char buf[256];
 	long v;
 	const nt_ctx *ctx = &t->ctx;
 
-	if (nt_read_long(ctx, &v, "/sys/class/net/%s/ifindex", n->name) == 0)
+	if (dfd < 0)
+		return;
+	if (nt_read_long_at(ctx, dfd, "ifindex", &v) == 0)
 		n->ifindex = (int)v;
-	if (nt_read_long(ctx, &v, "/sys/class/net/%s/mtu", n->name) == 0)
+	if (nt_read_long_at(ctx, dfd, "mtu", &v) == 0)
 		n->mtu = (int)v;
-	if (nt_read_str(ctx, buf, sizeof(buf), "/sys/class/net/%s/operstate", n->name) >= 0)
+	if (nt_read_at(ctx, dfd, "operstate", buf, sizeof(buf)) >= 0)
 		snprintf(n->operstate, sizeof(n->operstate), "%s", buf);
 	if (nt_readlink(ctx, buf, sizeof(buf), "/sys/class/net/%s/master", n->name) >= 0)
 		snprintf(n->master, sizeof(n->master), "%s", basename_of(buf));
@@ -506,18 +654,17 @@ static void read_nic_sysfs_link(nt_topology *t, nt_nic *n)
 		const char *file;
 		size_t off;
 	} stats[] = {
-		{ "rx_packets", offsetof(nt_nic, rx_packets) },
-		{ "tx_packets", offsetof(nt_nic, tx_packets) },
-		{ "rx_bytes", offsetof(nt_nic, rx_bytes) },
-		{ "tx_bytes", offsetof(nt_nic, tx_bytes) },
-		{ "rx_dropped", offsetof(nt_nic, rx_dropped) },
-		{ "rx_missed_errors", offsetof(nt_nic, rx_missed) },
-		{ "rx_fifo_errors", offsetof(nt_nic, rx_fifo_errors) },
-		{ "rx_errors", offsetof(nt_nic, rx_errors) },
+		{ "statistics/rx_packets", offsetof(nt_nic, rx_packets) },
+		{ "statistics/tx_packets", offsetof(nt_nic, tx_packets) },
+		{ "statistics/rx_bytes", offsetof(nt_nic, rx_bytes) },
+		{ "statistics/tx_bytes", offsetof(nt_nic, tx_bytes) },
+		{ "statistics/rx_dropped", offsetof(nt_nic, rx_dropped) },
+		{ "statistics/rx_missed_errors", offsetof(nt_nic, rx_missed) },
+		{ "statistics/rx_fifo_errors", offsetof(nt_nic, rx_fifo_errors) },
+		{ "statistics/rx_errors", offsetof(nt_nic, rx_errors) },
 	};
 	for (size_t i = 0; i < sizeof(stats) / sizeof(stats[0]); i++) {
-		if (nt_read_str(ctx, buf, sizeof(buf), "/sys/class/net/%s/statistics/%s", n->name,
-				stats[i].file) < 0)
+		if (nt_read_at(ctx, dfd, stats[i].file, buf, sizeof(buf)) < 0)
 			continue;
 		*(uint64_t *)((char *)n + stats[i].off) = strtoull(buf, NULL, 10);
 		n->has_stats = true;
@@ -546,10 +693,13 @@ static int add_nic_irq(nt_topology *t, int nic_index, nt_irq *q)
 	nt_nic *n = &t->nics[nic_index];
 	if (q->nic >= 0)
 		return 0;
-	int *ni = realloc(n->irqs, sizeof(int) * (size_t)(n->nirqs + 1));
-	if (!ni)
-		return -ENOMEM;
-	n->irqs = ni;
+	/* Room doubles at each power of two (a NIC has up to hundreds). */
+	if ((n->nirqs & (n->nirqs - 1)) == 0) {
+		int *ni = realloc(n->irqs, sizeof(int) * (size_t)(n->nirqs ? 2 * n->nirqs : 1));
+		if (!ni)
+			return -ENOMEM;
+		n->irqs = ni;
+	}
 	n->irqs[n->nirqs++] = (int)(q - t->irqs);
 	q->nic = nic_index;
 	return 0;
@@ -567,7 +717,9 @@ static int queue_of(const char *name)
 {
 	static const char *const tags[] = { "comp", "TxRx", "txrx", "rx", "tx", "input", "output", "-q", "fp-", NULL };
 	char buf[NT_NAME_MAX];
-	snprintf(buf, sizeof(buf), "%s", name);
+	size_t nl = strnlen(name, sizeof(buf) - 1);
+	memcpy(buf, name, nl);
+	buf[nl] = '\0';
 	char *at = strchr(buf, '@');
 	if (at)
 		*at = '\0';
@@ -698,17 +850,18 @@ static int cmp_nic(const void *a, const void *b)
 	return strcmp(((const nt_nic *)a)->name, ((const nt_nic *)b)->name);
 }
 
-/* EH is the read's ethtool handle, NULL when it could not be opened. */
-static int read_nics(nt_topology *t, nt_ethtool *eh)
+/* The NICs and what only hotplug changes about them: their names, device,
+ * PCI function, driver, locality and whether they are bonds. */
+static int read_nics_static(nt_topology *t)
 {
 	char path[PATH_MAX], buf[PATH_MAX];
-	nt_link_info *links = NULL;
-	int nlinks = 0, cap = 0;
+	int cap = 0;
 	DIR *d;
 	struct dirent *de;
 
 	if (nt_path(&t->ctx, path, sizeof(path), "/sys/class/net") < 0 || !(d = opendir(path))) {
 		problemf(t, -ENOENT, "/sys/class/net");
+		t->nproblems_enum = 1;
 		return 0;
 	}
 	while ((de = readdir(d))) {
@@ -741,8 +894,61 @@ static int read_nics(nt_topology *t, nt_ethtool *eh)
 		t->nnics++;
 	}
 	closedir(d);
+	t->nproblems_enum = (int)json_array_size(t->problems) - t->nproblems_cpus;
 	if (t->nnics > 1)
 		qsort(t->nics, (size_t)t->nnics, sizeof(nt_nic), cmp_nic);
+
+	for (int i = 0; i < t->nnics; i++) {
+		nt_nic *n = &t->nics[i];
+		long v;
+		n->numa_node = -1;
+		/* A link deleted and made again under the same name (a bond
+		 * replaced by a bridge) gets a new ifindex: the cache compares. */
+		if (nt_read_long(&t->ctx, &v, "/sys/class/net/%s/ifindex", n->name) == 0)
+			n->static_ifindex = (int)v;
+		n->is_bond = nt_exists(&t->ctx, "/sys/class/net/%s/bonding", n->name);
+		if (!n->is_virtual) {
+			int r = nt_resolve(&t->ctx, n->device_path, sizeof(n->device_path),
+					   "/sys/class/net/%s/device", n->name);
+			if (r < 0) {
+				n->device_path[0] = '\0';
+				if (r != -ENOENT) {
+					problemf(t, r, "/sys/class/net/%s/device", n->name);
+					n->static_problem = true;
+				}
+			}
+			if (nt_readlink(&t->ctx, buf, sizeof(buf), "/sys/class/net/%s/device/driver", n->name) >= 0)
+				snprintf(n->driver, sizeof(n->driver), "%s", basename_of(buf));
+			if (n->device_path[0])
+				find_pci_function(n);
+			read_nic_locality(t, n);
+		} else if (nt_readlink(&t->ctx, buf, sizeof(buf), "/sys/class/net/%s/device/driver", n->name) >= 0) {
+			snprintf(n->driver, sizeof(n->driver), "%s", basename_of(buf));
+		}
+		if (!n->driver[0] && n->is_bond)
+			snprintf(n->driver, sizeof(n->driver), "bonding");
+	}
+	return 0;
+}
+
+/* What changes while the agent runs: link state, counters, rings,
+ * channels, bond settings, and which IRQs each NIC owns. EH is the read's
+ * ethtool handle, NULL when it could not be opened. */
+/* Append BASE's static problems [FROM, FROM+N) to T's: each is listed
+ * where the single read of the past listed it. */
+static void add_static_problems(nt_topology *t, const nt_topology *base, int from, int n)
+{
+	for (int i = from; i < from + n; i++)
+		json_array_append_new(t->problems, json_deep_copy(json_array_get(base->problems, (size_t)i)));
+}
+
+static int read_nics_dynamic(nt_topology *t, const nt_topology *base, nt_ethtool *eh)
+{
+	int next_static = base->nproblems_cpus + base->nproblems_enum;
+
+	char buf[PATH_MAX];
+	nt_link_info *links = NULL;
+	int nlinks = 0;
 
 	/* Without rtnetlink (a fixture root) each link is read from sysfs. */
 	int lr = nt_link_dump(&t->ctx, &links, &nlinks);
@@ -756,8 +962,9 @@ static int read_nics(nt_topology *t, nt_ethtool *eh)
 	for (int i = 0; i < t->nnics; i++) {
 		nt_nic *n = &t->nics[i];
 		long v;
+		if (n->static_problem)
+			add_static_problems(t, base, next_static++, 1);
 		n->speed_mbps = -1;
-		n->numa_node = -1;
 		bool from_link = false;
 		for (int k = 0; k < nlinks; k++) {
 			if (strcmp(links[k].name, n->name) == 0) {
@@ -766,32 +973,16 @@ static int read_nics(nt_topology *t, nt_ethtool *eh)
 				break;
 			}
 		}
+		int dfd = nt_dir_open(&t->ctx, "/sys/class/net/%s", n->name);
 		if (!from_link)
-			read_nic_sysfs_link(t, n);
-		if (nt_read_str(&t->ctx, buf, sizeof(buf), "/sys/class/net/%s/address", n->name) >= 0)
+			read_nic_sysfs_link(t, n, dfd);
+		if (dfd >= 0 && nt_read_at(&t->ctx, dfd, "address", buf, sizeof(buf)) >= 0)
 			snprintf(n->mac, sizeof(n->mac), "%s", buf);
 		/* speed reads EINVAL on a link that is down: unknown, not an error. */
-		if (nt_read_long(&t->ctx, &v, "/sys/class/net/%s/speed", n->name) == 0 && v > 0)
+		if (dfd >= 0 && nt_read_long_at(&t->ctx, dfd, "speed", &v) == 0 && v > 0)
 			n->speed_mbps = v;
-		n->is_bond = nt_exists(&t->ctx, "/sys/class/net/%s/bonding", n->name);
-		if (!n->is_virtual) {
-			int r = nt_resolve(&t->ctx, n->device_path, sizeof(n->device_path),
-					   "/sys/class/net/%s/device", n->name);
-			if (r < 0) {
-				n->device_path[0] = '\0';
-				if (r != -ENOENT)
-					problemf(t, r, "/sys/class/net/%s/device", n->name);
-			}
-			if (nt_readlink(&t->ctx, buf, sizeof(buf), "/sys/class/net/%s/device/driver", n->name) >= 0)
-				snprintf(n->driver, sizeof(n->driver), "%s", basename_of(buf));
-			if (n->device_path[0])
-				find_pci_function(n);
-			read_nic_locality(t, n);
-		} else if (nt_readlink(&t->ctx, buf, sizeof(buf), "/sys/class/net/%s/device/driver", n->name) >= 0) {
-			snprintf(n->driver, sizeof(n->driver), "%s", basename_of(buf));
-		}
-		if (!n->driver[0] && n->is_bond)
-			snprintf(n->driver, sizeof(n->driver), "bonding");
+		if (dfd >= 0)
+			close(dfd);
 		if (eh && strcmp(n->name, "lo") != 0 && !n->is_bond) {
 			if (nt_ethtool_read_rings(eh, &t->ctx, n->name, &n->rings) == 0)
 				n->has_rings = true;
@@ -888,35 +1079,120 @@ static void read_irqbalance(nt_topology *t)
 
 /* ------------------------------------------------------------------ entry */
 
-int nt_topology_read(const nt_ctx *ctx, nt_topology **out)
+int nt_topology_read_static(const nt_ctx *ctx, nt_topology **out)
 {
 	nt_topology *t = calloc(1, sizeof(*t));
-	nt_ethtool *eh = NULL;
 	int r;
 
 	*out = NULL;
 	if (!t)
 		return -ENOMEM;
 	t->ctx = *ctx;
+	t->ctx.host_cache = NULL;
 	t->problems = json_array();
 	if (!t->problems) {
 		r = -ENOMEM;
 		goto fail;
 	}
-	nt_read_str(ctx, t->hostname, sizeof(t->hostname), "/proc/sys/kernel/hostname");
-	nt_read_str(ctx, t->kernel, sizeof(t->kernel), "/proc/sys/kernel/osrelease");
-	nt_kernel_netns(ctx, t->netns, sizeof(t->netns)); /* "" on a fixture root */
 	if ((r = read_cpus(t)) < 0)
 		goto fail;
 	if ((r = read_nodes(t)) < 0)
 		goto fail;
+	t->nproblems_cpus = (int)json_array_size(t->problems);
+	if ((r = read_nics_static(t)) < 0)
+		goto fail;
+	*out = t;
+	return 0;
+fail:
+	nt_topology_free(t);
+	return r;
+}
+
+static int *copy_ints(const int *a, int n)
+{
+	if (!a || n <= 0)
+		return NULL;
+	int *c = malloc(sizeof(int) * (size_t)n);
+	if (c)
+		memcpy(c, a, sizeof(int) * (size_t)n);
+	return c;
+}
+
+/* A new topology holding BASE's static part, ready for the dynamic one. */
+static int copy_static(const nt_topology *base, nt_topology **out)
+{
+	nt_topology *t = calloc(1, sizeof(*t));
+	*out = NULL;
+	if (!t)
+		return -ENOMEM;
+	t->ctx = base->ctx;
+	t->ncpus_possible = base->ncpus_possible;
+	t->cpus_online = base->cpus_online;
+	t->cpus_present = base->cpus_present;
+	t->nodes_from_proc = base->nodes_from_proc;
+	t->nproblems_cpus = base->nproblems_cpus;
+	t->problems = json_array();
+	if (t->problems)
+		add_static_problems(t, base, 0, base->nproblems_cpus);
+	t->cpu_node = copy_ints(base->cpu_node, base->ncpus_possible);
+	t->cpu_core = copy_ints(base->cpu_core, base->ncpus_possible);
+	t->cpu_package = copy_ints(base->cpu_package, base->ncpus_possible);
+	if (!t->problems || (base->ncpus_possible > 0 && (!t->cpu_node || !t->cpu_core || !t->cpu_package)))
+		goto nomem;
+	if (base->nnodes) {
+		if (!(t->nodes = calloc((size_t)base->nnodes, sizeof(nt_numa_node))))
+			goto nomem;
+		for (int i = 0; i < base->nnodes; i++) {
+			t->nodes[i] = base->nodes[i];
+			t->nodes[i].distances = copy_ints(base->nodes[i].distances, base->nodes[i].ndist);
+			if (base->nodes[i].ndist > 0 && !t->nodes[i].distances) {
+				t->nodes[i].ndist = 0;
+				t->nnodes = i + 1;
+				goto nomem;
+			}
+		}
+		t->nnodes = base->nnodes;
+	}
+	if (base->nnics) {
+		if (!(t->nics = malloc(sizeof(nt_nic) * (size_t)base->nnics)))
+			goto nomem;
+		memcpy(t->nics, base->nics, sizeof(nt_nic) * (size_t)base->nnics);
+		for (int i = 0; i < base->nnics; i++) {
+			t->nics[i].irqs = NULL;
+			t->nics[i].nirqs = 0;
+			t->nics[i].reported = NULL;
+		}
+		t->nnics = base->nnics;
+	}
+	*out = t;
+	return 0;
+nomem:
+	nt_topology_free(t);
+	return -ENOMEM;
+}
+
+int nt_topology_read_dynamic(const nt_topology *base, nt_topology **out)
+{
+	nt_topology *t = NULL;
+	nt_ethtool *eh = NULL;
+	int r;
+
+	*out = NULL;
+	if ((r = copy_static(base, &t)) < 0)
+		return r;
+	const nt_ctx *ctx = &t->ctx;
+	nt_read_str(ctx, t->hostname, sizeof(t->hostname), "/proc/sys/kernel/hostname");
+	nt_read_str(ctx, t->kernel, sizeof(t->kernel), "/proc/sys/kernel/osrelease");
+	nt_kernel_netns(ctx, t->netns, sizeof(t->netns)); /* "" on a fixture root */
+	read_meminfo(t);
 	if ((r = read_irqs(t)) < 0)
 		goto fail;
 	/* One ethtool socket for every NIC's questions, not one per NIC and kind. */
 	r = nt_ethtool_open(ctx, &eh);
 	if (r < 0)
 		nt_topology_problem(t, "ethtool", r);
-	r = read_nics(t, eh);
+	add_static_problems(t, base, base->nproblems_cpus, base->nproblems_enum);
+	r = read_nics_dynamic(t, base, eh);
 	if (r == 0)
 		r = nt_topology_report(t, eh, nt_nic_reporters);
 	nt_ethtool_close(eh);
@@ -930,6 +1206,21 @@ int nt_topology_read(const nt_ctx *ctx, nt_topology **out)
 	return 0;
 fail:
 	nt_topology_free(t);
+	return r;
+}
+
+int nt_topology_read(const nt_ctx *ctx, nt_topology **out)
+{
+	nt_topology *base = NULL;
+	int r;
+
+	*out = NULL;
+	if (ctx->host_cache)
+		return nt_host_cache_read(ctx->host_cache, out);
+	if ((r = nt_topology_read_static(ctx, &base)) < 0)
+		return r;
+	r = nt_topology_read_dynamic(base, out);
+	nt_topology_free(base);
 	return r;
 }
 
@@ -948,8 +1239,7 @@ void nt_topology_free(nt_topology *t)
 		json_decref(t->nics[i].reported);
 	}
 	free(t->nics);
-	for (int i = 0; i < t->nirqs; i++)
-		free(t->irqs[i].counts);
+	free(t->irq_counts);
 	free(t->irqs);
 	free(t->irq_cpu_columns);
 	for (int i = 0; i < t->nbonds; i++)

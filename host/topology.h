@@ -36,7 +36,7 @@ typedef struct nt_irq {
 	bool managed; /* kernel-managed: affinity writes fail with EIO */
 	bool managed_known; /* false when debugfs did not tell (managed is then false) */
 	int node; /* /proc/irq/N/node, -1 when unknown */
-	uint64_t *counts; /* per CPU column of /proc/interrupts, ncounts entries */
+	uint64_t *counts; /* per CPU column of /proc/interrupts, ncounts entries (in topology->irq_counts) */
 	int ncounts;
 	uint64_t total;
 	int nic; /* index into topology->nics, -1 when no NIC owns it */
@@ -69,6 +69,8 @@ typedef struct nt_nic {
 	bool has_stats;
 	uint64_t rx_packets, tx_packets, rx_bytes, tx_bytes;
 	uint64_t rx_dropped, rx_missed, rx_fifo_errors, rx_errors;
+	bool static_problem; /* its device could not be resolved (a problem of the static part) */
+	int static_ifindex; /* ifindex when the static part was read (0 unknown) */
 	int *irqs; /* indexes into topology->irqs */
 	int nirqs;
 	/* Members the NIC reporters added (see nt_nic_reporters), merged into
@@ -105,11 +107,19 @@ typedef struct nt_topology {
 	int *cpu_node; /* node id per CPU (ncpus_possible entries), -1 unknown */
 	int *cpu_core; /* core id per CPU, for hyper-thread siblings; -1 unknown */
 	int *cpu_package;
+	bool nodes_from_proc; /* no NUMA in sysfs: one node 0, memory from /proc/meminfo */
+	/* Where the static part's problems go among the others, so a read
+	 * through the cache lists them in the order of a whole read: the
+	 * first nproblems_cpus (CPUs, nodes) first, the next nproblems_enum
+	 * (listing /sys/class/net) after the IRQs, then one per NIC whose
+	 * static_problem is set, with that NIC. */
+	int nproblems_cpus, nproblems_enum;
 	nt_nic *nics;
 	int nnics;
 	nt_irq *irqs; /* ascending by irq number */
 	int nirqs;
 	int *irq_cpu_columns; /* CPU number of each /proc/interrupts column */
+	uint64_t *irq_counts; /* every IRQ's counts in one block */
 	int ncolumns;
 	bool have_irq_info; /* false when /proc/interrupts is absent */
 	nt_bond *bonds;
@@ -148,6 +158,21 @@ int nt_topology_report(nt_topology *t, nt_ethtool *eh, const nt_nic_report_fn *r
 int nt_topology_read(const nt_ctx *ctx, nt_topology **out);
 void nt_topology_free(nt_topology *t);
 
+/* The read in two parts. The static part (CPUs, cores, NUMA nodes and
+ * distances, the NICs with their device, PCI function, driver, locality
+ * and whether they are bonds) changes only on hotplug; the dynamic part
+ * (hostname, node memory, /proc/interrupts, IRQ affinities, links,
+ * counters, rings, channels, bonds' settings, IRQ ownership, NIC reports,
+ * sysctls, irqbalance) is read each time. nt_topology_read is the two in a
+ * row, or, when CTX carries a host model cache (host/hostcache.h), the
+ * cache's static part and a fresh dynamic one.
+ *
+ * nt_topology_read_static fills only the static part (its problems are
+ * the static part's). nt_topology_read_dynamic makes a new topology from
+ * a copy of BASE's static part and reads the rest; BASE is not changed. */
+int nt_topology_read_static(const nt_ctx *ctx, nt_topology **out);
+int nt_topology_read_dynamic(const nt_topology *base, nt_topology **out);
+
 /* Find things by name or number; NULL / -1 when absent. */
 nt_nic *nt_topology_nic(const nt_topology *t, const char *name);
 int nt_topology_nic_index(const nt_topology *t, const char *name);
@@ -168,6 +193,16 @@ json_t *nt_topology_to_json(const nt_topology *t);
 json_t *nt_nic_to_json(const nt_topology *t, const nt_nic *n);
 json_t *nt_irq_to_json(const nt_topology *t, const nt_irq *irq, bool with_counts);
 json_t *nt_irqs_to_json(const nt_topology *t);
+
+/* The same documents as text, exactly as json_dumps(doc, JSON_INDENT(2) |
+ * JSON_SORT_KEYS) prints them (the API's and the CLI's format) followed by
+ * a newline, written without building the jansson documents
+ * (host/topology_json.c): nt_topology_to_json, {"nics": [nt_nic_to_json
+ * ...]} and nt_irqs_to_json. malloc'd; NULL when out of memory; *LEN (when
+ * not NULL) gets the length. */
+char *nt_topology_to_text(const nt_topology *t, size_t *len);
+char *nt_nics_to_text(const nt_topology *t, size_t *len);
+char *nt_irqs_to_text(const nt_topology *t, size_t *len);
 
 /* Record a problem (PATH could not be read: ERR). */
 void nt_topology_problem(nt_topology *t, const char *path, int err);

@@ -26,9 +26,17 @@ enum {
 
 const char *nt_strerror(int err);
 
+struct nt_host_cache;
+
 typedef struct nt_ctx {
 	char root[PATH_MAX]; /* without trailing slash; "" for "/" */
 	bool live; /* root is "/": kernel interfaces (ioctl, netlink) are used */
+	/* The agent's host model cache for this root (host/hostcache.h), or
+	 * NULL: reads of the host model through a context that carries one
+	 * (the agent's routes, engine and drift watcher) reuse the static part
+	 * of the host. Not owned; the agent keeps it alive longer than every
+	 * copy of the context. */
+	struct nt_host_cache *host_cache;
 } nt_ctx;
 
 /* Set up a context for ROOT ("/" or a fixture tree). Returns 0 or -errno. */
@@ -56,6 +64,11 @@ int nt_read_str(const nt_ctx *ctx, char *buf, size_t size, const char *fmt, ...)
 int nt_read_all(const nt_ctx *ctx, char **out, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/* Open a file under the root for reading, checked as the reads above are,
+ * for a caller that reads a big file a block at a time (/proc/interrupts
+ * of a big host). Returns the descriptor (close it) or -errno. */
+int nt_open_read(const nt_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /* Read a decimal integer file. Returns 0 or -errno / NT_EPARSE. */
 int nt_read_long(const nt_ctx *ctx, long *out, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -75,6 +88,16 @@ int nt_readlink(const nt_ctx *ctx, char *buf, size_t size, const char *fmt, ...)
  * Loops and dangling links give -ELOOP / -ENOENT, never a hang. */
 int nt_resolve(const nt_ctx *ctx, char *buf, size_t size, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
+
+/* Reading many files of one directory (every IRQ under /proc/irq, the
+ * attributes of a NIC): nt_dir_open opens the directory under the root
+ * once (checked as a read is) and returns its descriptor (close it) or
+ * -errno; nt_read_at and nt_read_long_at then read REL, a relative path
+ * without "..", beneath it with the rules above, in one open, one fstat and
+ * one read, never leaving the directory (NT_EOUTSIDE). */
+int nt_dir_open(const nt_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int nt_read_at(const nt_ctx *ctx, int dirfd, const char *rel, char *buf, size_t size);
+int nt_read_long_at(const nt_ctx *ctx, int dirfd, const char *rel, long *out);
 
 bool nt_exists(const nt_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

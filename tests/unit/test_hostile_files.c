@@ -2,7 +2,8 @@
  * in place of an attribute (reading or writing it must not block), a
  * symlink as the last component, a directory on the way that is a symlink
  * leading out of the root (nothing outside may be read or written), and a
- * write replaced in one step (the old inode is left whole). */
+ * write replaced in one step (the old inode is left whole); the same rules
+ * for reads beneath a directory opened once. */
 #include "harness.h"
 #include "kernel/ctx.h"
 
@@ -154,6 +155,40 @@ int main(void)
 
 	/* A write to a file that does not exist never creates it. */
 	CHECK_INT(nt_write_str(&ctx, "1", "/proc/irq/3/nope"), -ENOENT);
+
+	/* Reads beneath a directory opened once (nt_dir_open, nt_read_at)
+	 * keep every rule: a FIFO, a symlink as the last component, a
+	 * directory leading out of the root (absolute or by ".."), a ".."
+	 * in the name; the plain file is read. */
+	int irqdir = nt_dir_open(&ctx, "/proc/irq");
+	CHECK(irqdir >= 0);
+	if (irqdir >= 0) {
+		CHECK_INT(nt_read_at(&ctx, irqdir, "3/smp_affinity_list", buf, sizeof(buf)), 1);
+		CHECK_STR(buf, "1"); /* the last write that went through */
+		long v = -1;
+		CHECK_INT(nt_read_long_at(&ctx, irqdir, "3/smp_affinity_list", &v), 0);
+		CHECK_INT(v, 1);
+		snprintf(p, sizeof(p), "%s/proc/irq/3/fifo", root);
+		CHECK_INT(mkfifo(p, 0644), 0);
+		CHECK_INT(nt_read_at(&ctx, irqdir, "3/fifo", buf, sizeof(buf)), NT_EFILETYPE);
+		snprintf(p, sizeof(p), "%s/proc/irq/3/link", root);
+		CHECK_INT(symlink("smp_affinity_list", p), 0);
+		CHECK_INT(nt_read_at(&ctx, irqdir, "3/link", buf, sizeof(buf)), NT_EFILETYPE);
+		int r = nt_read_at(&ctx, irqdir, "4/smp_affinity_list", buf, sizeof(buf));
+		CHECK_MSG(r == NT_EOUTSIDE, "read through a link out of the root gave %d", r);
+		CHECK_INT(nt_read_at(&ctx, irqdir, "../irq/3/smp_affinity_list", buf, sizeof(buf)), -EINVAL);
+		CHECK_INT(nt_read_at(&ctx, irqdir, "/etc/hostname", buf, sizeof(buf)), -EINVAL);
+		CHECK_INT(nt_read_at(&ctx, irqdir, "3", buf, sizeof(buf)), NT_EFILETYPE);
+		close(irqdir);
+	}
+	int sysx = nt_dir_open(&ctx, "/sys/x");
+	CHECK(sysx >= 0);
+	if (sysx >= 0) {
+		CHECK_INT(nt_read_at(&ctx, sysx, "up/smp_affinity_list", buf, sizeof(buf)), NT_EOUTSIDE);
+		close(sysx);
+	}
+	/* The directory itself is checked: one out of the root is refused. */
+	CHECK_INT(nt_dir_open(&ctx, "/proc/irq/4"), NT_EOUTSIDE);
 
 	alarm(0);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s %s", root, outside);

@@ -17,6 +17,36 @@ static const char sample[] =
 	"LOC:       8639       9273       1000   Local timer interrupts\n"
 	"ERR:          0\n";
 
+/* Whole lines fed in runs of K lines give what one parse of the text gives. */
+static void check_in_pieces(const char *text, int k)
+{
+	nt_interrupts whole, parts;
+	CHECK_INT(nt_interrupts_parse(text, &whole), 0);
+	CHECK_INT(nt_interrupts_begin(text, &parts), 0);
+	const char *p = strchr(text, '\n') + 1;
+	while (*p) {
+		const char *e = p;
+		for (int i = 0; i < k && *e; i++) {
+			const char *nl = strchr(e, '\n');
+			e = nl ? nl + 1 : e + strlen(e);
+		}
+		char *run = strndup(p, (size_t)(e - p));
+		CHECK_INT(nt_interrupts_more(run, &parts), 0);
+		free(run);
+		p = e;
+	}
+	CHECK_INT(parts.nlines, whole.nlines);
+	CHECK_INT(parts.bad_lines, whole.bad_lines);
+	CHECK_INT(parts.first_bad_line, whole.first_bad_line);
+	for (int i = 0; i < whole.nlines && i < parts.nlines; i++) {
+		CHECK_INT(parts.lines[i].irq, whole.lines[i].irq);
+		CHECK_STR(parts.lines[i].name, whole.lines[i].name);
+		CHECK(memcmp(parts.lines[i].counts, whole.lines[i].counts, sizeof(uint64_t) * (size_t)whole.ncols) == 0);
+	}
+	nt_interrupts_free(&whole);
+	nt_interrupts_free(&parts);
+}
+
 int main(void)
 {
 	nt_interrupts in;
@@ -32,6 +62,7 @@ int main(void)
 		CHECK_STR(in.lines[0].chip, "IO-APIC");
 		CHECK_STR(in.lines[0].hwirq, "2-edge");
 		CHECK_INT(in.lines[1].counts[1], 7);
+		CHECK_INT(in.lines[1].total, 8); /* 0 + 7 + 1 */
 		CHECK_STR(in.lines[1].name, "virtio2-input.0");
 		CHECK_STR(in.lines[1].chip, "PCI-MSIX-0000:00:03.0");
 		CHECK_INT(in.lines[2].irq, 177);
@@ -70,5 +101,18 @@ int main(void)
 	free(rx);
 	free(tx);
 	CHECK_INT(nt_softirqs_parse("CPU0\n HI: 1\n", &cpus, &rx, &tx, &n), NT_EPARSE);
+	/* In pieces: one line at a time, a few, all at once; and enough
+	 * lines that the counts block moves while growing. */
+	for (int k = 1; k <= 12; k += 3)
+		check_in_pieces(sample, k);
+	char *big = malloc(200 * 80 + sizeof(sample));
+	if (big) {
+		size_t len = (size_t)sprintf(big, "%s", "  CPU0 CPU1 CPU3\n");
+		for (int i = 0; i < 200; i++)
+			len += (size_t)sprintf(big + len, "%4d: %10d %10d %10d  PCI-MSI %d-edge q%d\n", i, i, 2 * i, 3 * i, i, i);
+		check_in_pieces(big, 7);
+		check_in_pieces(big, 1);
+		free(big);
+	}
 	TEST_MAIN_END();
 }

@@ -1,0 +1,43 @@
+/* The host model cache: the static part of a host's model (CPUs, cores,
+ * NUMA nodes, NICs with their device, driver and locality; see
+ * nt_topology_read_static), kept by the agent between requests so a read
+ * of the host costs only its dynamic part.
+ *
+ * Before each read the cache checks a key that changes whenever the static
+ * part may have: the content of /sys/devices/system/cpu/online and
+ * /sys/devices/system/node/online and the entries of /sys/class/net (a CPU
+ * taken offline or back, a node, a NIC added, removed or renamed). It is
+ * read under the root, so it works the same on the live host and on a
+ * fixture tree, where no kernel sends events; it costs two small reads and
+ * one directory listing. A link deleted and made again under the same name
+ * keeps the key but not its ifindex: a read that finds a NIC's ifindex
+ * changed drops the static part and reads once more on a new one.
+ * nt_host_cache_invalidate drops the static part for anything else a
+ * caller knows of. */
+#ifndef NT_HOSTCACHE_H
+#define NT_HOSTCACHE_H
+
+#include "host/topology.h"
+#include "kernel/ctx.h"
+
+typedef struct nt_host_cache nt_host_cache;
+
+/* A cache for CTX's root; empty until the first read. Returns 0 or -ENOMEM. */
+int nt_host_cache_new(const nt_ctx *ctx, nt_host_cache **out);
+void nt_host_cache_free(nt_host_cache *c);
+
+/* A fresh host model: the static part from the cache (read again first
+ * when its key changed or it was invalidated), the dynamic part read now.
+ * Safe from several threads at once. Same results as nt_topology_read. */
+int nt_host_cache_read(nt_host_cache *c, nt_topology **out);
+
+/* Forget the static part: the next read builds it again. */
+void nt_host_cache_invalidate(nt_host_cache *c);
+
+/* How many times the static part was built (tests and metrics). */
+unsigned long nt_host_cache_builds(nt_host_cache *c);
+
+/* The key described above, malloc'd, for CTX's root. Returns 0, -ENOMEM. */
+int nt_host_cache_key(const nt_ctx *ctx, char **out);
+
+#endif
