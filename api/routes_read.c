@@ -1,7 +1,8 @@
 /* The read-only area: health, the host model, NICs, IRQs, findings.
  *
- * Each route reads the host (one nt_topology_read per request) and frees it
- * before returning. What changes under the agent (irqbalance rewrites
+ * Each route reads the host (one nt_topology_read per request, shared with
+ * the requests that arrive while it waits to start: api/read_share.h) and
+ * lets go of it before returning. What changes under the agent (irqbalance rewrites
  * affinity, links go up and down, counters) is read fresh every time; only
  * the static part of the host (CPUs, nodes, NICs' devices and locality)
  * comes from the agent's host model cache, checked at every read
@@ -10,12 +11,14 @@
  * print for them. */
 #include "agent/agent.h"
 #include "api/http.h"
+#include "api/read_share.h"
 #include "kernel/kernel.h"
 #include "api/server.h"
 #include "diagnose/diagnose.h"
 #include "host/topology.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -63,11 +66,27 @@ static int get_health(const nt_request *req, nt_response *resp)
 	return resp->json ? 0 : -ENOMEM;
 }
 
-/* Answer with a document WRITE makes of T as text; frees T. */
-static int text_reply(nt_response *resp, nt_topology *t, char *(*write)(const nt_topology *, size_t *))
+/* A snapshot of the host read for this request, shared with concurrent
+ * ones. On failure RESP holds a 500 problem. */
+static int read_shared(const nt_request *req, nt_response *resp, nt_snapshot **snap)
 {
-	resp->text = write(t, NULL);
-	nt_topology_free(t);
+	nt_read_share *share = nt_area_state(req->server, &nt_area_read);
+	int r = nt_read_share_get(share, snap);
+	if (r < 0)
+		return nt_problem(resp, 500, "topology-unreadable", "Host could not be read",
+				  "reading the host failed: %s", nt_strerror(r));
+	return 0;
+}
+
+/* Answer with document DOC of a fresh snapshot. */
+static int doc_reply(const nt_request *req, nt_response *resp, nt_snapshot_doc doc)
+{
+	nt_snapshot *snap = NULL;
+	int r = read_shared(req, resp, &snap);
+	if (r < 0 || !snap)
+		return r;
+	resp->text = nt_snapshot_text(snap, doc, NULL);
+	nt_snapshot_put(snap);
 	if (!resp->text)
 		return -ENOMEM;
 	resp->content_type = "application/json";
@@ -76,38 +95,31 @@ static int text_reply(nt_response *resp, nt_topology *t, char *(*write)(const nt
 
 static int get_topology(const nt_request *req, nt_response *resp)
 {
-	nt_topology *t = NULL;
-	int r = nt_route_read_host(req, resp, &t);
-	if (r < 0 || !t)
-		return r;
-	return text_reply(resp, t, nt_topology_to_text);
+	return doc_reply(req, resp, NT_DOC_TOPOLOGY);
 }
 
 static int get_nics(const nt_request *req, nt_response *resp)
 {
-	nt_topology *t = NULL;
-	int r = nt_route_read_host(req, resp, &t);
-	if (r < 0 || !t)
-		return r;
-	return text_reply(resp, t, nt_nics_to_text);
+	return doc_reply(req, resp, NT_DOC_NICS);
 }
 
 static int get_nic(const nt_request *req, nt_response *resp)
 {
 	const char *name = req->nparams > 0 ? req->params[0] : "";
-	nt_topology *t = NULL;
+	nt_snapshot *snap = NULL;
 
 	/* Checked before the name can reach a sysfs path or a lookup. */
 	if (!nt_ifname_valid(name))
 		return nt_problem(resp, 400, "bad-request", "Invalid interface name",
 				  "'%.64s' is not a valid interface name", name);
-	int r = nt_route_read_host(req, resp, &t);
-	if (r < 0 || !t)
+	int r = read_shared(req, resp, &snap);
+	if (r < 0 || !snap)
 		return r;
+	const nt_topology *t = nt_snapshot_topology(snap);
 	const nt_nic *n = nt_topology_nic(t, name);
 	if (n)
 		resp->json = nt_nic_to_json(t, n);
-	nt_topology_free(t);
+	nt_snapshot_put(snap);
 	if (!n)
 		return nt_problem(resp, 404, "not-found", "Not found", "no NIC named '%s'", name);
 	return resp->json ? 0 : -ENOMEM;
@@ -115,11 +127,7 @@ static int get_nic(const nt_request *req, nt_response *resp)
 
 static int get_irqs(const nt_request *req, nt_response *resp)
 {
-	nt_topology *t = NULL;
-	int r = nt_route_read_host(req, resp, &t);
-	if (r < 0 || !t)
-		return r;
-	return text_reply(resp, t, nt_irqs_to_text);
+	return doc_reply(req, resp, NT_DOC_IRQS);
 }
 
 static int get_diagnostics(const nt_request *req, nt_response *resp)
@@ -127,16 +135,16 @@ static int get_diagnostics(const nt_request *req, nt_response *resp)
 	const nt_server_config *cfg = nt_server_cfg(req->server);
 	nt_diag_options opt = { .rtt_ms = cfg->rtt_ms > 0 ? cfg->rtt_ms : NT_DEFAULT_RTT_MS };
 	const char *rtt = nt_query(req, "rtt_ms");
-	nt_topology *t = NULL;
+	nt_snapshot *snap = NULL;
 
 	if (nt_query_int(req, "rtt_ms", 1, 10000, opt.rtt_ms, &opt.rtt_ms) < 0)
 		return nt_problem(resp, 400, "bad-request", "Invalid query parameter",
 				  "rtt_ms must be an integer from 1 to 10000, not '%.32s'", rtt);
-	int r = nt_route_read_host(req, resp, &t);
-	if (r < 0 || !t)
+	int r = read_shared(req, resp, &snap);
+	if (r < 0 || !snap)
 		return r;
-	resp->json = nt_diagnose(t, &opt);
-	nt_topology_free(t);
+	resp->json = nt_diagnose(nt_snapshot_topology(snap), &opt);
+	nt_snapshot_put(snap);
 	if (!resp->json)
 		return -ENOMEM;
 	/* What the drift watcher found is a finding too (contested targets,
@@ -164,7 +172,22 @@ static const nt_route read_routes[] = {
 	{ NULL, NULL, NULL, NULL },
 };
 
+static int read_init(struct nt_server *s, void **state, char *err, size_t errsize)
+{
+	int r = nt_read_share_new(nt_server_ctx(s), (nt_read_share **)state);
+	if (r < 0)
+		snprintf(err, errsize, "cannot set up shared host reads: %s", nt_strerror(r));
+	return r;
+}
+
+static void read_fini(void *state)
+{
+	nt_read_share_free(state);
+}
+
 const nt_area nt_area_read = {
 	.name = "read",
+	.init = read_init,
+	.fini = read_fini,
 	.routes = read_routes,
 };

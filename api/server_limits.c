@@ -17,7 +17,7 @@
  * connection is dropped. */
 #define NT_BODY_DISCARD_SLACK (8 * 1024 * 1024)
 /* MHD worker threads (fewer when the connection cap is lower). */
-#define NT_THREADS 4
+#define NT_THREADS 8
 
 /* One open connection, as the reaper sees it. */
 struct nt_sock {
