@@ -27,6 +27,11 @@ struct nt_txn_engine {
 	bool busy; /* a transaction is being applied, reverted or rolled back */
 	bool busy_agent; /* ... and it is the agent's own (a reason: boot, drift, link-up) */
 	int64_t inflight_id; /* its id once recorded */
+	/* Who holds the slot and since when, for the conflict another caller
+	 * gets (see in_flight_doc). */
+	char holder_op[16], holder_profile[128], holder_identity[256], holder_client[64],
+		holder_reason[16];
+	int64_t holder_since_ms;
 	int64_t pending_id; /* the transaction waiting for confirmation, 0 none */
 	int64_t pending_deadline_ms;
 	bool stop;
@@ -48,6 +53,7 @@ void nt_txn_outcome_free(nt_txn_outcome *o)
 {
 	json_decref(o->doc);
 	json_decref(o->errors);
+	json_decref(o->in_flight);
 	memset(o, 0, sizeof(*o));
 }
 
@@ -159,11 +165,69 @@ static void sleep_ms(int ms)
 
 /* ---- the apply slot ---- */
 
-/* Take the slot, or NT_ECONFLICT with the transaction in the way. AGENT:
- * the taker is the agent holding its desired state. A client never gets a
- * conflict for the agent's own repair (short, and the client's request
- * wins): it waits for it to end, up to 30 s. */
-static int slot_take(nt_txn_engine *e, bool allow_pending, bool agent, nt_txn_outcome *out)
+/* Under e->lock: remember who takes the slot for OP (REQ may be NULL). */
+static void slot_hold(nt_txn_engine *e, const char *op, const nt_txn_request *req)
+{
+	const char *pname = NULL;
+	if (req && req->profile_name)
+		pname = req->profile_name;
+	else if (req && req->profile)
+		pname = json_string_value(json_object_get(req->profile, "name"));
+	snprintf(e->holder_op, sizeof(e->holder_op), "%s", op);
+	snprintf(e->holder_profile, sizeof(e->holder_profile), "%s", pname ? pname : "");
+	snprintf(e->holder_identity, sizeof(e->holder_identity), "%s",
+		 req && req->identity ? req->identity : "");
+	snprintf(e->holder_client, sizeof(e->holder_client), "%s",
+		 req && req->client ? req->client : "");
+	snprintf(e->holder_reason, sizeof(e->holder_reason), "%s",
+		 req && req->reason ? req->reason : "");
+	e->holder_since_ms = nt_store_now_ms();
+}
+
+/* Under e->lock: what keeps the slot from a caller, for its conflict: the
+ * holder when busy (before its transaction is recorded there is no id to
+ * name, so the rest says what it is), else the transaction waiting for
+ * confirmation. */
+static json_t *in_flight_doc(const nt_txn_engine *e)
+{
+	char ts[40];
+	json_t *d = json_object();
+	if (!d)
+		return NULL;
+	if (!e->busy) {
+		nt_store_rfc3339(e->pending_deadline_ms, ts, sizeof(ts));
+		json_object_set_new(d, "state", json_string("pending_confirm"));
+		json_object_set_new(d, "transaction", json_integer(e->pending_id));
+		json_object_set_new(d, "confirm_deadline", json_string(ts));
+		return d;
+	}
+	json_object_set_new(d, "state", json_string(e->inflight_id ? "running" : "preparing"));
+	if (e->inflight_id)
+		json_object_set_new(d, "transaction", json_integer(e->inflight_id));
+	if (!e->holder_op[0])
+		return d;
+	nt_store_rfc3339(e->holder_since_ms, ts, sizeof(ts));
+	json_object_set_new(d, "operation", json_string(e->holder_op));
+	json_object_set_new(d, "since", json_string(ts));
+	const struct {
+		const char *key, *val;
+	} opt[] = { { "profile", e->holder_profile },
+		    { "identity", e->holder_identity },
+		    { "client", e->holder_client },
+		    { "reason", e->holder_reason } };
+	/* A value cut inside a UTF-8 sequence is not a JSON string: left out. */
+	for (size_t i = 0; i < sizeof(opt) / sizeof(opt[0]); i++)
+		if (opt[i].val[0])
+			json_object_set_new(d, opt[i].key, json_string(opt[i].val));
+	return d;
+}
+
+/* Take the slot for OP on behalf of REQ, or NT_ECONFLICT with what is in
+ * the way. AGENT: the taker is the agent holding its desired state. A
+ * client never gets a conflict for the agent's own repair (short, and the
+ * client's request wins): it waits for it to end, up to 30 s. */
+static int slot_take(nt_txn_engine *e, bool allow_pending, bool agent, const char *op,
+		     const nt_txn_request *req, nt_txn_outcome *out)
 {
 	int r = 0;
 	pthread_mutex_lock(&e->lock);
@@ -182,17 +246,22 @@ static int slot_take(nt_txn_engine *e, bool allow_pending, bool agent, nt_txn_ou
 				 "transaction %lld is in flight", (long long)e->inflight_id);
 		else
 			snprintf(out->message, sizeof(out->message),
-				 "another transaction is being prepared");
+				 "another transaction is being prepared (%s%s%s)",
+				 e->holder_op[0] ? e->holder_op : "in progress",
+				 e->holder_profile[0] ? " of profile " : "", e->holder_profile);
+		out->in_flight = in_flight_doc(e);
 		r = NT_ECONFLICT;
 	} else if (e->pending_id && !allow_pending) {
 		out->conflict_id = e->pending_id;
 		snprintf(out->message, sizeof(out->message),
 			 "transaction %lld is waiting for confirmation", (long long)e->pending_id);
+		out->in_flight = in_flight_doc(e);
 		r = NT_ECONFLICT;
 	} else {
 		e->busy = true;
 		e->busy_agent = agent;
 		e->inflight_id = 0;
+		slot_hold(e, op, req);
 	}
 	pthread_mutex_unlock(&e->lock);
 	return r;
@@ -200,7 +269,8 @@ static int slot_take(nt_txn_engine *e, bool allow_pending, bool agent, nt_txn_ou
 
 /* Take the slot, waiting up to TIMEOUT_MS for a transaction in flight
  * (not for one waiting for confirmation). */
-static int slot_wait(nt_txn_engine *e, int timeout_ms, nt_txn_outcome *out)
+static int slot_wait(nt_txn_engine *e, int timeout_ms, const char *op,
+		     const nt_txn_request *req, nt_txn_outcome *out)
 {
 	struct timespec dl;
 	int r = 0;
@@ -213,11 +283,13 @@ static int slot_wait(nt_txn_engine *e, int timeout_ms, nt_txn_outcome *out)
 		out->conflict_id = e->inflight_id;
 		snprintf(out->message, sizeof(out->message), "transaction %lld is in flight",
 			 (long long)e->inflight_id);
+		out->in_flight = in_flight_doc(e);
 		pthread_mutex_unlock(&e->lock);
 		return NT_ECONFLICT;
 	}
 	e->busy = true;
 	e->inflight_id = 0;
+	slot_hold(e, op, req);
 	pthread_mutex_unlock(&e->lock);
 	return 0;
 }
@@ -228,6 +300,7 @@ static void slot_release(nt_txn_engine *e)
 	e->busy = false;
 	e->busy_agent = false;
 	e->inflight_id = 0;
+	e->holder_op[0] = '\0';
 	pthread_cond_broadcast(&e->cond);
 	pthread_mutex_unlock(&e->lock);
 }
@@ -506,6 +579,7 @@ static void *timer_main(void *arg)
 		int64_t id = e->pending_id;
 		e->busy = true;
 		e->inflight_id = id;
+		slot_hold(e, "revert", NULL);
 		pthread_mutex_unlock(&e->lock);
 		undo_stored(e, id, NT_STEP_REVERTED, NT_TXN_REVERTED,
 			    "not confirmed within confirm_timeout_s; reverted");
@@ -514,6 +588,7 @@ static void *timer_main(void *arg)
 			e->pending_id = 0;
 		e->busy = false;
 		e->inflight_id = 0;
+		e->holder_op[0] = '\0';
 		pthread_cond_broadcast(&e->cond);
 	}
 	pthread_mutex_unlock(&e->lock);
@@ -878,7 +953,7 @@ int nt_txn_apply(nt_txn_engine *e, const nt_txn_request *req, nt_txn_outcome *ou
 		return r;
 	if ((r = replay_check(e, req->idempotency_key, out)) != 0)
 		return r < 0 ? r : 0;
-	if ((r = slot_take(e, false, req->reason != NULL, out)) < 0)
+	if ((r = slot_take(e, false, req->reason != NULL, "apply", req, out)) < 0)
 		return r;
 	if ((r = replay_check(e, req->idempotency_key, out)) != 0) {
 		slot_release(e);
@@ -977,7 +1052,7 @@ int nt_txn_rollback(nt_txn_engine *e, int64_t id, bool force, const nt_txn_reque
 		return r;
 	if ((r = replay_check(e, req->idempotency_key, out)) != 0)
 		return r < 0 ? r : 0;
-	if ((r = slot_take(e, false, false, out)) < 0)
+	if ((r = slot_take(e, false, false, "rollback", req, out)) < 0)
 		return r;
 	if ((r = replay_check(e, req->idempotency_key, out)) != 0) {
 		slot_release(e);
@@ -1136,7 +1211,7 @@ int nt_txn_desired_set(nt_txn_engine *e, const nt_txn_request *req, nt_txn_outco
 
 	if ((r = need_store(e, out)) < 0)
 		return r;
-	if ((r = slot_wait(e, 30000, out)) < 0)
+	if ((r = slot_wait(e, 30000, "desired", req, out)) < 0)
 		return r;
 	if ((r = resolve_profile(e, req, &profile, out)) < 0)
 		goto out;
@@ -1178,8 +1253,10 @@ int nt_txn_desired_clear(nt_txn_engine *e, const char *client, const char *ident
 	nt_txn_outcome o = { 0 };
 	if (!e->store)
 		return NT_ESTORE;
-	if (slot_wait(e, 30000, &o) < 0)
+	if (slot_wait(e, 30000, "desired", NULL, &o) < 0) {
+		nt_txn_outcome_free(&o);
 		return NT_ECONFLICT;
+	}
 	int r = nt_store_desired_clear(e->store, client, identity);
 	slot_release(e);
 	if (r == 0 && e->log) {
