@@ -480,7 +480,7 @@ static int connect_from(const char *addr, int port)
 struct trickle {
 	pthread_t th;
 	int port;
-	volatile bool stop;
+	bool stop; /* set by the main thread: __atomic, as volatile orders nothing */
 	long connects;
 };
 
@@ -492,8 +492,8 @@ static void *trickle_main(void *arg)
 	int fds[TRICKLERS];
 	for (int i = 0; i < TRICKLERS; i++)
 		fds[i] = -1;
-	while (!t->stop) {
-		for (int i = 0; i < TRICKLERS && !t->stop; i++) {
+	while (!__atomic_load_n(&t->stop, __ATOMIC_ACQUIRE)) {
+		for (int i = 0; i < TRICKLERS && !__atomic_load_n(&t->stop, __ATOMIC_ACQUIRE); i++) {
 			if (fds[i] < 0) {
 				fds[i] = connect_from("127.0.0.2", t->port);
 				if (fds[i] >= 0) {
@@ -510,7 +510,7 @@ static void *trickle_main(void *arg)
 				fds[i] = -1;
 			}
 		}
-		for (int k = 0; k < 10 && !t->stop; k++)
+		for (int k = 0; k < 10 && !__atomic_load_n(&t->stop, __ATOMIC_ACQUIRE); k++)
 			nt_agent_sleep_ms(100);
 	}
 	for (int i = 0; i < TRICKLERS; i++)
@@ -575,7 +575,7 @@ static void trickle_attack(void)
 		nt_ext_result_free(&x);
 		nt_agent_sleep_ms(100);
 	}
-	t.stop = true;
+	__atomic_store_n(&t.stop, true, __ATOMIC_RELEASE);
 	pthread_join(t.th, NULL);
 	printf("trickle: %d of %d probes answered (%.0f%%) during %d trickling connections "
 	       "(%ld opened)\n", ok, n, n ? 100.0 * ok / n : 0.0, TRICKLERS, t.connects);
