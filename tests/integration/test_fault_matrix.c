@@ -2,11 +2,11 @@
  * agent's test-only fault points (NETTUNE_TEST_FAULT, engine/txn.c): a write
  * failing at every step position; a kill -9 before each step's write, after
  * it (not yet recorded) and after its record; a kill inside the rollback
- * of a failed step at every position; and a kill inside crash recovery at
+ * of a failed step at every position; a kill inside crash recovery at
  * every position; and an undo that fails after changing its target, whose
- * step must say what the target reads after it. Each run must end with the host byte-identical to
- * before (every file of /proc on the copy) and the transaction settled
- * (rolled_back or recovered, never left applying). */
+ * step must say what the target reads after it. Each run must end with the
+ * host byte-identical to before (every file of /proc on the copy) and the
+ * transaction settled (rolled_back or recovered, never left applying). */
 #include "harness.h"
 #include "integration/nt_agent_ext.h"
 #include "integration/test_txn_util.h"
