@@ -47,6 +47,10 @@ struct nt_txn_engine {
 	bool unrecorded;
 	nt_txn_status unrecorded_status;
 	char unrecorded_error[1024];
+	/* Step results of that transaction the store could not record
+	 * (a lock held past the busy timeout): "INDEX" -> result, and why. */
+	json_t *unrecorded_steps;
+	char unrecorded_step_error[256];
 };
 
 void nt_txn_outcome_free(nt_txn_outcome *o)
@@ -83,6 +87,13 @@ static int record_step(nt_txn_engine *e, int64_t id, int idx, const nt_step *s, 
 {
 	const char *name = nt_step_result_label(result, s->kind);
 	int r = nt_store_step_set(e->store, id, idx, name, err);
+	if (r < 0 && e->unrecorded_steps) {
+		char k[24];
+		snprintf(k, sizeof(k), "%d", idx);
+		json_object_set_new(e->unrecorded_steps, k, json_string(name));
+		snprintf(e->unrecorded_step_error, sizeof(e->unrecorded_step_error), "%s",
+			 nt_store_errmsg(e->store));
+	}
 	if (e->log) {
 		char before[NT_VALUE_MAX], after[NT_VALUE_MAX];
 		json_t *ev = json_pack("{s:s, s:I, s:i, s:s, s:s, s:s, s:s, s:s}", "event", "txn_step",
@@ -127,6 +138,8 @@ static int record_status(nt_txn_engine *e, int64_t id, nt_txn_status st, const c
 			json_object_set_new(ev, "error", json_string(error));
 		if (ev && failed_step >= 0)
 			json_object_set_new(ev, "failed_step", json_integer(failed_step));
+		if (ev && r < 0)
+			json_object_set_new(ev, "store_error", json_string(nt_store_errmsg(e->store)));
 		emit(e, ev);
 	}
 	return r;
@@ -138,8 +151,11 @@ static int record_status(nt_txn_engine *e, int64_t id, nt_txn_status st, const c
  * (returns true here, and the caller fails the step); "kill-before-apply:N",
  * "kill-after-apply:N" (written, not yet recorded), "kill-after-record:N"
  * and "kill-in-undo:N" (undoing step N, in a rollback or in recovery) kill
- * the agent there with SIGKILL, as a crash would. Unset in production: one
- * string compare per step. */
+ * the agent there with SIGKILL, as a crash would. "pause-in-undo:N" and
+ * "pause-before-status:0" (all steps applied, the outcome not yet
+ * recorded) sleep NETTUNE_TEST_STEP_DELAY_MS there, so that a test can
+ * break the store at that stage (tests/integration/test_store_faults.c).
+ * Unset in production: one string compare per step. */
 static bool fault_at(const nt_txn_engine *e, const char *point, int step)
 {
 	char item[64];
@@ -408,6 +424,8 @@ static int undo(nt_txn_engine *e, int64_t id, const nt_step *steps, nt_step_resu
 			continue;
 		}
 		err[0] = '\0';
+		if (fault_at(e, "pause-in-undo", i))
+			sleep_ms(e->step_delay_ms);
 		fault_at(e, "kill-in-undo", i);
 		r = s->kind->apply(&e->ctx, s->target, &s->before, err, sizeof(err));
 		if (r == 0)
@@ -498,23 +516,39 @@ static void run_steps(nt_txn_engine *e, int64_t id, const nt_step *steps, int n,
 		if (s->kind->observe && s->kind->observe(&e->ctx, s->target, seen, sizeof(seen)) == 0)
 			nt_store_step_observe(e->store, id, i, seen);
 	}
+	int last = failed;
 	if (failed < 0) {
+		int rs;
+		if (fault_at(e, "pause-before-status", 0))
+			sleep_ms(e->step_delay_ms);
 		if (confirm_timeout_s > 0 && n > 0) {
 			int64_t deadline = nt_store_now_ms() + (int64_t)confirm_timeout_s * 1000;
-			record_status(e, id, NT_TXN_PENDING_CONFIRM, NULL, -1, false, deadline);
-			pthread_mutex_lock(&e->lock);
-			e->pending_id = id;
-			e->pending_deadline_ms = deadline;
-			pthread_cond_broadcast(&e->cond);
-			pthread_mutex_unlock(&e->lock);
+			rs = record_status(e, id, NT_TXN_PENDING_CONFIRM, NULL, -1, false, deadline);
+			if (rs == 0) {
+				pthread_mutex_lock(&e->lock);
+				e->pending_id = id;
+				e->pending_deadline_ms = deadline;
+				pthread_cond_broadcast(&e->cond);
+				pthread_mutex_unlock(&e->lock);
+			}
 		} else {
-			record_status(e, id, NT_TXN_APPLIED, NULL, -1, true, 0);
+			rs = record_status(e, id, NT_TXN_APPLIED, NULL, -1, true, 0);
 		}
-		free(results);
-		return;
+		if (rs == 0) {
+			free(results);
+			return;
+		}
+		/* The journal still says "applying", so the next start would
+		 * put everything back behind the reply's "applied" (and no
+		 * timer could revert an unrecorded pending_confirm). Put it
+		 * back now, and say so. */
+		e->unrecorded = false;
+		snprintf(msg, sizeof(msg), "the store could not record the outcome: %s",
+			 nt_store_errmsg(e->store));
+		last = n - 1;
 	}
 	record_status(e, id, NT_TXN_ROLLING_BACK, msg, failed, false, 0);
-	int bad = results ? undo(e, id, steps, results, failed, NT_STEP_ROLLED_BACK) : 1;
+	int bad = results ? undo(e, id, steps, results, last, NT_STEP_ROLLED_BACK) : 1;
 	if (bad) {
 		char full[1200];
 		snprintf(full, sizeof(full), "%s; undo failed for %d target(s), see steps", msg, bad);
@@ -848,11 +882,30 @@ static int replay_check(nt_txn_engine *e, const char *key, nt_txn_outcome *out)
  * what happened on the host, not the stale record. */
 static void settle_unrecorded(nt_txn_engine *e, json_t *doc)
 {
-	if (!e->unrecorded || !doc)
+	if (!doc)
 		return;
-	json_object_set_new(doc, "status",
-			    json_string(nt_txn_status_name(e->unrecorded_status)));
-	json_object_set_new(doc, "error", json_string(e->unrecorded_error));
+	if (e->unrecorded) {
+		json_object_set_new(doc, "status",
+				    json_string(nt_txn_status_name(e->unrecorded_status)));
+		json_object_set_new(doc, "error", json_string(e->unrecorded_error));
+	}
+	size_t n = json_object_size(e->unrecorded_steps);
+	if (!n)
+		return;
+	/* The reply shows each step as it ended, and says that history
+	 * does not (the record of a step stays as it was before). */
+	const char *k;
+	json_t *v, *steps = json_object_get(doc, "steps");
+	json_object_foreach(e->unrecorded_steps, k, v)
+		json_object_set(json_array_get(steps, (size_t)atoi(k)), "result", v);
+	const char *prev = json_string_value(json_object_get(doc, "error"));
+	char *msg = NULL;
+	if (asprintf(&msg, "%s%sthe store could not record the result of %zu step(s) (%s): "
+		     "history shows them as they were before", prev ? prev : "",
+		     prev ? "; " : "", n, e->unrecorded_step_error) >= 0) {
+		json_object_set_new(doc, "error", json_string(msg));
+		free(msg);
+	}
 }
 
 /* Whether the desired state is still the one REQ repairs toward. */
@@ -935,11 +988,14 @@ static int record_and_run(nt_txn_engine *e, json_t *txn, const nt_step *steps, i
 		emit(e, ev);
 	}
 	e->unrecorded = false;
+	e->unrecorded_steps = json_object();
 	run_steps(e, id, steps, n, req->confirm_timeout_s);
 	r = nt_store_txn_get(e->store, id, &out->doc);
 	if (r == 0)
 		settle_unrecorded(e, out->doc);
 	e->unrecorded = false;
+	json_decref(e->unrecorded_steps);
+	e->unrecorded_steps = NULL;
 	return r;
 }
 
