@@ -47,8 +47,9 @@ struct nt_txn_engine {
 	bool unrecorded;
 	nt_txn_status unrecorded_status;
 	char unrecorded_error[1024];
-	/* Step results of that transaction the store could not record
-	 * (a lock held past the busy timeout): "INDEX" -> result, and why. */
+	/* Step results of that transaction the store could not record (a
+	 * read-only or full disk, a lock held past the busy timeout):
+	 * "INDEX" -> result, and why. */
 	json_t *unrecorded_steps;
 	char unrecorded_step_error[256];
 };
