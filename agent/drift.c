@@ -744,8 +744,14 @@ json_t *nt_drift_report(nt_drift *d)
 		json_object_set(doc, "last_ethtool_event",
 				d->last_ethtool ? d->last_ethtool : json_null());
 	}
+	/* The document leaves the lock as a copy sharing nothing with the
+	 * entries: the caller reads and frees it on another thread while the
+	 * watcher goes on replacing and freeing those (jansson values are not
+	 * safe to share across threads beyond their reference counts). */
+	json_t *copy = doc ? json_deep_copy(doc) : NULL;
+	json_decref(doc);
 	pthread_mutex_unlock(&d->lock);
-	return doc;
+	return copy;
 }
 
 void nt_drift_counts(nt_drift *d, int *targets, uint64_t repairs[NT_DRIFT_NREASONS])

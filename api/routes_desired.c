@@ -142,6 +142,8 @@ static int h_put(const nt_request *req, nt_response *resp)
 		nt_problem(resp, 409, "transaction-in-flight", "Conflict", "%s", o.message);
 		if (resp->json && o.conflict_id)
 			json_object_set_new(resp->json, "in_flight", json_integer(o.conflict_id));
+		if (resp->json && o.in_flight)
+			json_object_set(resp->json, "in_flight_detail", o.in_flight);
 	} else if (r == NT_ESTORE) {
 		nt_problem(resp, 503, "store-unavailable", "Store unavailable", "%s", o.message);
 	} else if (r < 0) {

@@ -22,7 +22,8 @@
  *   201 transaction document, Location: /v1/transactions/ID. The status tells how it went:
  *       "applied", "pending_confirm", "rolled_back", "rollback_failed".
  *   409 problem "transaction-in-flight" with "in_flight": ID (another is applying or
- *       waiting for confirmation)
+ *       waiting for confirmation) and always "in_flight_detail" (nt_txn_outcome.in_flight:
+ *       also when the other is still being planned and has no ID yet)
  *   422 as for plan; 404 profile-not-found; 503 problem "store-unavailable" (nothing applied)
  *
  * Transaction document (statuses and step results: store/status.h):
@@ -152,10 +153,13 @@ static int engine_problem(nt_response *resp, int r, nt_txn_outcome *o)
 	case NT_ENOTFOUND:
 		return nt_problem(resp, 404, "not-found", "Not found", "%s", msg);
 	case NT_ECONFLICT:
-		nt_problem(resp, 409, o->conflict_id ? "transaction-in-flight" : "conflict", "Conflict",
-			   "%s", msg);
+		nt_problem(resp, 409,
+			   o->conflict_id || o->in_flight ? "transaction-in-flight" : "conflict",
+			   "Conflict", "%s", msg);
 		if (resp->json && o->conflict_id)
 			json_object_set_new(resp->json, "in_flight", json_integer(o->conflict_id));
+		if (resp->json && o->in_flight)
+			json_object_set(resp->json, "in_flight_detail", o->in_flight);
 		return 0;
 	case NT_ESTORE:
 		return nt_problem(resp, 503, "store-unavailable", "Store unavailable", "%s", msg);
@@ -438,7 +442,7 @@ static int h_rollback(const nt_request *req, nt_response *resp)
 	tr.identity = req->identity ? req->identity : "";
 	tr.idempotency_key = key;
 	int r = nt_txn_rollback(engine(req), id, force, &tr, &o);
-	if (r == NT_ECONFLICT && !o.conflict_id) {
+	if (r == NT_ECONFLICT && !o.conflict_id && !o.in_flight) {
 		/* Not another transaction in flight: this one cannot be undone
 		 * (not applied, or a later transaction changed its targets). */
 		nt_problem(resp, 409, "conflict", "Conflict", "%s", o.message);

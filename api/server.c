@@ -84,11 +84,41 @@ static void conn_free(struct nt_conn *c)
 	free(c);
 }
 
+/* Parameters in the query of URI ('&'-separated pieces, empty ones too:
+ * MHD stores those as well), counting no further than LIMIT + 1. */
+static int count_query(const char *uri, int limit)
+{
+	const char *q = strchr(uri, '?');
+	if (!q || !q[1])
+		return 0;
+	int n = 1;
+	for (q++; *q && n <= limit; q++)
+		if (*q == '&')
+			n++;
+	return n;
+}
+
 /* MHD hands the raw request target here before it unescapes it; the object
  * returned becomes the request's *con_cls. */
 static void *on_uri(void *cls, const char *uri, struct MHD_Connection *mc)
 {
-	return conn_new(uri);
+	struct nt_conn *c = conn_new(uri);
+	if (!c)
+		return NULL;
+	c->nquery = count_query(c->uri, NT_MAX_QUERY_PARAMS);
+	if (c->nquery > NT_MAX_QUERY_PARAMS) {
+		/* MHD calls this with the request line in its own (writable)
+		 * read buffer, having already found the '?', and then parses
+		 * the arguments from just after it into its per-connection
+		 * pool, which thousands of them exhaust: the request is then
+		 * never answered. Ending the query right after the '?' leaves
+		 * it nothing to parse; begin() answers 400 from the count, and
+		 * c->uri keeps the request as sent. */
+		char *q = strchr(uri, '?');
+		if (q)
+			q[1] = '\0';
+	}
+	return c;
 }
 
 /* One access event per request that got as far as its headers: what was
@@ -275,6 +305,11 @@ static enum MHD_Result begin(struct nt_server *s, struct nt_conn *c, struct MHD_
 	if (r < 0)
 		return send_problem(mc, c, 400, "bad-request", "Bad request",
 				    "the path has an invalid percent-encoding");
+	if (c->nquery > NT_MAX_QUERY_PARAMS)
+		return send_problem(mc, c, 400, "bad-request", "Bad request",
+				    "the query has more than %d parameters; at most %d query "
+				    "parameters are accepted",
+				    NT_MAX_QUERY_PARAMS, NT_MAX_QUERY_PARAMS);
 
 	char why[256] = "";
 	r = nt_srv_check_framing(mc, why, sizeof(why));

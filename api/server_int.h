@@ -72,6 +72,12 @@ struct nt_server {
 	bool defer_running, defer_stop;
 };
 
+/* A query with more parameters than this is refused with 400 before MHD
+ * stores them (each costs a record in the connection's small memory pool;
+ * thousands exhaust it and leave the request unanswered). No route takes
+ * more than a handful. */
+#define NT_MAX_QUERY_PARAMS 64
+
 /* At most this many requests wait suspended at once; more get 503. */
 #define NT_MAX_DEFERRED 32
 
@@ -80,6 +86,7 @@ struct nt_server {
 struct nt_conn {
 	char *uri; /* request target exactly as sent, query included */
 	char *path; /* uri up to '?' */
+	int nquery; /* query parameters in uri, counted up to NT_MAX_QUERY_PARAMS + 1 */
 	char *segs[NT_MAX_SEGMENTS]; /* decoded path segments */
 	int nsegs; /* -1: the path can match no route */
 	int nalloc; /* entries of segs to free */

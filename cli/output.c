@@ -299,9 +299,22 @@ void nt_out_problem(nt_out *o, long status, const json_t *p, const char *body)
 		nt_out_paint(o, NT_SGR_RED, "%s (HTTP %ld):", title ? title : "error", status);
 	fprintf(o->f, " %s\n", detail ? detail : title ? title : "");
 	json_t *in_flight = json_object_get(p, "in_flight"), *later = json_object_get(p, "later");
+	json_t *detail_in = json_object_get(p, "in_flight_detail");
 	if (json_is_integer(in_flight))
 		fprintf(o->f, "  transaction %lld is in flight: see nettune show %lld\n",
 			(long long)json_integer_value(in_flight), (long long)json_integer_value(in_flight));
+	else if (json_is_object(detail_in)) {
+		/* Not recorded yet: say what it is and who started it when. */
+		const char *op = json_string_value(json_object_get(detail_in, "operation"));
+		const char *prof = json_string_value(json_object_get(detail_in, "profile"));
+		const char *since = json_string_value(json_object_get(detail_in, "since"));
+		const char *who = json_string_value(json_object_get(detail_in, "identity"));
+		if (!who)
+			who = json_string_value(json_object_get(detail_in, "client"));
+		fprintf(o->f, "  being prepared: %s%s%s%s%s%s%s\n", op ? op : "a transaction",
+			prof ? " of profile " : "", prof ? prof : "", since ? " since " : "",
+			since ? since : "", who ? " by " : "", who ? who : "");
+	}
 	if (json_is_integer(later))
 		fprintf(o->f, "  transaction %lld changed the same targets since: roll it back first, or use --force\n",
 			(long long)json_integer_value(later));

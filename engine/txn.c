@@ -27,6 +27,11 @@ struct nt_txn_engine {
 	bool busy; /* a transaction is being applied, reverted or rolled back */
 	bool busy_agent; /* ... and it is the agent's own (a reason: boot, drift, link-up) */
 	int64_t inflight_id; /* its id once recorded */
+	/* Who holds the slot and since when, for the conflict another caller
+	 * gets (see in_flight_doc). */
+	char holder_op[16], holder_profile[128], holder_identity[256], holder_client[64],
+		holder_reason[16];
+	int64_t holder_since_ms;
 	int64_t pending_id; /* the transaction waiting for confirmation, 0 none */
 	int64_t pending_deadline_ms;
 	bool stop;
@@ -42,12 +47,18 @@ struct nt_txn_engine {
 	bool unrecorded;
 	nt_txn_status unrecorded_status;
 	char unrecorded_error[1024];
+	/* Step results of that transaction the store could not record (a
+	 * read-only or full disk, a lock held past the busy timeout):
+	 * "INDEX" -> result, and why. */
+	json_t *unrecorded_steps;
+	char unrecorded_step_error[256];
 };
 
 void nt_txn_outcome_free(nt_txn_outcome *o)
 {
 	json_decref(o->doc);
 	json_decref(o->errors);
+	json_decref(o->in_flight);
 	memset(o, 0, sizeof(*o));
 }
 
@@ -77,6 +88,13 @@ static int record_step(nt_txn_engine *e, int64_t id, int idx, const nt_step *s, 
 {
 	const char *name = nt_step_result_label(result, s->kind);
 	int r = nt_store_step_set(e->store, id, idx, name, err);
+	if (r < 0 && e->unrecorded_steps) {
+		char k[24];
+		snprintf(k, sizeof(k), "%d", idx);
+		json_object_set_new(e->unrecorded_steps, k, json_string(name));
+		snprintf(e->unrecorded_step_error, sizeof(e->unrecorded_step_error), "%s",
+			 nt_store_errmsg(e->store));
+	}
 	if (e->log) {
 		char before[NT_VALUE_MAX], after[NT_VALUE_MAX];
 		json_t *ev = json_pack("{s:s, s:I, s:i, s:s, s:s, s:s, s:s, s:s}", "event", "txn_step",
@@ -121,6 +139,8 @@ static int record_status(nt_txn_engine *e, int64_t id, nt_txn_status st, const c
 			json_object_set_new(ev, "error", json_string(error));
 		if (ev && failed_step >= 0)
 			json_object_set_new(ev, "failed_step", json_integer(failed_step));
+		if (ev && r < 0)
+			json_object_set_new(ev, "store_error", json_string(nt_store_errmsg(e->store)));
 		emit(e, ev);
 	}
 	return r;
@@ -132,8 +152,11 @@ static int record_status(nt_txn_engine *e, int64_t id, nt_txn_status st, const c
  * (returns true here, and the caller fails the step); "kill-before-apply:N",
  * "kill-after-apply:N" (written, not yet recorded), "kill-after-record:N"
  * and "kill-in-undo:N" (undoing step N, in a rollback or in recovery) kill
- * the agent there with SIGKILL, as a crash would. Unset in production: one
- * string compare per step. */
+ * the agent there with SIGKILL, as a crash would. "pause-in-undo:N" and
+ * "pause-before-status:0" (all steps applied, the outcome not yet
+ * recorded) sleep NETTUNE_TEST_STEP_DELAY_MS there, so that a test can
+ * break the store at that stage (tests/integration/test_store_faults.c).
+ * Unset in production: one string compare per step. */
 static bool fault_at(const nt_txn_engine *e, const char *point, int step)
 {
 	char item[64];
@@ -159,11 +182,69 @@ static void sleep_ms(int ms)
 
 /* ---- the apply slot ---- */
 
-/* Take the slot, or NT_ECONFLICT with the transaction in the way. AGENT:
- * the taker is the agent holding its desired state. A client never gets a
- * conflict for the agent's own repair (short, and the client's request
- * wins): it waits for it to end, up to 30 s. */
-static int slot_take(nt_txn_engine *e, bool allow_pending, bool agent, nt_txn_outcome *out)
+/* Under e->lock: remember who takes the slot for OP (REQ may be NULL). */
+static void slot_hold(nt_txn_engine *e, const char *op, const nt_txn_request *req)
+{
+	const char *pname = NULL;
+	if (req && req->profile_name)
+		pname = req->profile_name;
+	else if (req && req->profile)
+		pname = json_string_value(json_object_get(req->profile, "name"));
+	snprintf(e->holder_op, sizeof(e->holder_op), "%s", op);
+	snprintf(e->holder_profile, sizeof(e->holder_profile), "%s", pname ? pname : "");
+	snprintf(e->holder_identity, sizeof(e->holder_identity), "%s",
+		 req && req->identity ? req->identity : "");
+	snprintf(e->holder_client, sizeof(e->holder_client), "%s",
+		 req && req->client ? req->client : "");
+	snprintf(e->holder_reason, sizeof(e->holder_reason), "%s",
+		 req && req->reason ? req->reason : "");
+	e->holder_since_ms = nt_store_now_ms();
+}
+
+/* Under e->lock: what keeps the slot from a caller, for its conflict: the
+ * holder when busy (before its transaction is recorded there is no id to
+ * name, so the rest says what it is), else the transaction waiting for
+ * confirmation. */
+static json_t *in_flight_doc(const nt_txn_engine *e)
+{
+	char ts[40];
+	json_t *d = json_object();
+	if (!d)
+		return NULL;
+	if (!e->busy) {
+		nt_store_rfc3339(e->pending_deadline_ms, ts, sizeof(ts));
+		json_object_set_new(d, "state", json_string("pending_confirm"));
+		json_object_set_new(d, "transaction", json_integer(e->pending_id));
+		json_object_set_new(d, "confirm_deadline", json_string(ts));
+		return d;
+	}
+	json_object_set_new(d, "state", json_string(e->inflight_id ? "running" : "preparing"));
+	if (e->inflight_id)
+		json_object_set_new(d, "transaction", json_integer(e->inflight_id));
+	if (!e->holder_op[0])
+		return d;
+	nt_store_rfc3339(e->holder_since_ms, ts, sizeof(ts));
+	json_object_set_new(d, "operation", json_string(e->holder_op));
+	json_object_set_new(d, "since", json_string(ts));
+	const struct {
+		const char *key, *val;
+	} opt[] = { { "profile", e->holder_profile },
+		    { "identity", e->holder_identity },
+		    { "client", e->holder_client },
+		    { "reason", e->holder_reason } };
+	/* A value cut inside a UTF-8 sequence is not a JSON string: left out. */
+	for (size_t i = 0; i < sizeof(opt) / sizeof(opt[0]); i++)
+		if (opt[i].val[0])
+			json_object_set_new(d, opt[i].key, json_string(opt[i].val));
+	return d;
+}
+
+/* Take the slot for OP on behalf of REQ, or NT_ECONFLICT with what is in
+ * the way. AGENT: the taker is the agent holding its desired state. A
+ * client never gets a conflict for the agent's own repair (short, and the
+ * client's request wins): it waits for it to end, up to 30 s. */
+static int slot_take(nt_txn_engine *e, bool allow_pending, bool agent, const char *op,
+		     const nt_txn_request *req, nt_txn_outcome *out)
 {
 	int r = 0;
 	pthread_mutex_lock(&e->lock);
@@ -182,17 +263,22 @@ static int slot_take(nt_txn_engine *e, bool allow_pending, bool agent, nt_txn_ou
 				 "transaction %lld is in flight", (long long)e->inflight_id);
 		else
 			snprintf(out->message, sizeof(out->message),
-				 "another transaction is being prepared");
+				 "another transaction is being prepared (%s%s%s)",
+				 e->holder_op[0] ? e->holder_op : "in progress",
+				 e->holder_profile[0] ? " of profile " : "", e->holder_profile);
+		out->in_flight = in_flight_doc(e);
 		r = NT_ECONFLICT;
 	} else if (e->pending_id && !allow_pending) {
 		out->conflict_id = e->pending_id;
 		snprintf(out->message, sizeof(out->message),
 			 "transaction %lld is waiting for confirmation", (long long)e->pending_id);
+		out->in_flight = in_flight_doc(e);
 		r = NT_ECONFLICT;
 	} else {
 		e->busy = true;
 		e->busy_agent = agent;
 		e->inflight_id = 0;
+		slot_hold(e, op, req);
 	}
 	pthread_mutex_unlock(&e->lock);
 	return r;
@@ -200,7 +286,8 @@ static int slot_take(nt_txn_engine *e, bool allow_pending, bool agent, nt_txn_ou
 
 /* Take the slot, waiting up to TIMEOUT_MS for a transaction in flight
  * (not for one waiting for confirmation). */
-static int slot_wait(nt_txn_engine *e, int timeout_ms, nt_txn_outcome *out)
+static int slot_wait(nt_txn_engine *e, int timeout_ms, const char *op,
+		     const nt_txn_request *req, nt_txn_outcome *out)
 {
 	struct timespec dl;
 	int r = 0;
@@ -213,11 +300,13 @@ static int slot_wait(nt_txn_engine *e, int timeout_ms, nt_txn_outcome *out)
 		out->conflict_id = e->inflight_id;
 		snprintf(out->message, sizeof(out->message), "transaction %lld is in flight",
 			 (long long)e->inflight_id);
+		out->in_flight = in_flight_doc(e);
 		pthread_mutex_unlock(&e->lock);
 		return NT_ECONFLICT;
 	}
 	e->busy = true;
 	e->inflight_id = 0;
+	slot_hold(e, op, req);
 	pthread_mutex_unlock(&e->lock);
 	return 0;
 }
@@ -228,6 +317,7 @@ static void slot_release(nt_txn_engine *e)
 	e->busy = false;
 	e->busy_agent = false;
 	e->inflight_id = 0;
+	e->holder_op[0] = '\0';
 	pthread_cond_broadcast(&e->cond);
 	pthread_mutex_unlock(&e->lock);
 }
@@ -335,6 +425,8 @@ static int undo(nt_txn_engine *e, int64_t id, const nt_step *steps, nt_step_resu
 			continue;
 		}
 		err[0] = '\0';
+		if (fault_at(e, "pause-in-undo", i))
+			sleep_ms(e->step_delay_ms);
 		fault_at(e, "kill-in-undo", i);
 		r = s->kind->apply(&e->ctx, s->target, &s->before, err, sizeof(err));
 		if (r == 0)
@@ -425,23 +517,39 @@ static void run_steps(nt_txn_engine *e, int64_t id, const nt_step *steps, int n,
 		if (s->kind->observe && s->kind->observe(&e->ctx, s->target, seen, sizeof(seen)) == 0)
 			nt_store_step_observe(e->store, id, i, seen);
 	}
+	int last = failed;
 	if (failed < 0) {
+		int rs;
+		if (fault_at(e, "pause-before-status", 0))
+			sleep_ms(e->step_delay_ms);
 		if (confirm_timeout_s > 0 && n > 0) {
 			int64_t deadline = nt_store_now_ms() + (int64_t)confirm_timeout_s * 1000;
-			record_status(e, id, NT_TXN_PENDING_CONFIRM, NULL, -1, false, deadline);
-			pthread_mutex_lock(&e->lock);
-			e->pending_id = id;
-			e->pending_deadline_ms = deadline;
-			pthread_cond_broadcast(&e->cond);
-			pthread_mutex_unlock(&e->lock);
+			rs = record_status(e, id, NT_TXN_PENDING_CONFIRM, NULL, -1, false, deadline);
+			if (rs == 0) {
+				pthread_mutex_lock(&e->lock);
+				e->pending_id = id;
+				e->pending_deadline_ms = deadline;
+				pthread_cond_broadcast(&e->cond);
+				pthread_mutex_unlock(&e->lock);
+			}
 		} else {
-			record_status(e, id, NT_TXN_APPLIED, NULL, -1, true, 0);
+			rs = record_status(e, id, NT_TXN_APPLIED, NULL, -1, true, 0);
 		}
-		free(results);
-		return;
+		if (rs == 0) {
+			free(results);
+			return;
+		}
+		/* The journal still says "applying", so the next start would
+		 * put everything back behind the reply's "applied" (and no
+		 * timer could revert an unrecorded pending_confirm). Put it
+		 * back now, and say so. */
+		e->unrecorded = false;
+		snprintf(msg, sizeof(msg), "the store could not record the outcome: %s",
+			 nt_store_errmsg(e->store));
+		last = n - 1;
 	}
 	record_status(e, id, NT_TXN_ROLLING_BACK, msg, failed, false, 0);
-	int bad = results ? undo(e, id, steps, results, failed, NT_STEP_ROLLED_BACK) : 1;
+	int bad = results ? undo(e, id, steps, results, last, NT_STEP_ROLLED_BACK) : 1;
 	if (bad) {
 		char full[1200];
 		snprintf(full, sizeof(full), "%s; undo failed for %d target(s), see steps", msg, bad);
@@ -506,6 +614,7 @@ static void *timer_main(void *arg)
 		int64_t id = e->pending_id;
 		e->busy = true;
 		e->inflight_id = id;
+		slot_hold(e, "revert", NULL);
 		pthread_mutex_unlock(&e->lock);
 		undo_stored(e, id, NT_STEP_REVERTED, NT_TXN_REVERTED,
 			    "not confirmed within confirm_timeout_s; reverted");
@@ -514,6 +623,7 @@ static void *timer_main(void *arg)
 			e->pending_id = 0;
 		e->busy = false;
 		e->inflight_id = 0;
+		e->holder_op[0] = '\0';
 		pthread_cond_broadcast(&e->cond);
 	}
 	pthread_mutex_unlock(&e->lock);
@@ -773,11 +883,30 @@ static int replay_check(nt_txn_engine *e, const char *key, nt_txn_outcome *out)
  * what happened on the host, not the stale record. */
 static void settle_unrecorded(nt_txn_engine *e, json_t *doc)
 {
-	if (!e->unrecorded || !doc)
+	if (!doc)
 		return;
-	json_object_set_new(doc, "status",
-			    json_string(nt_txn_status_name(e->unrecorded_status)));
-	json_object_set_new(doc, "error", json_string(e->unrecorded_error));
+	if (e->unrecorded) {
+		json_object_set_new(doc, "status",
+				    json_string(nt_txn_status_name(e->unrecorded_status)));
+		json_object_set_new(doc, "error", json_string(e->unrecorded_error));
+	}
+	size_t n = json_object_size(e->unrecorded_steps);
+	if (!n)
+		return;
+	/* The reply shows each step as it ended, and says that history
+	 * does not (the record of a step stays as it was before). */
+	const char *k;
+	json_t *v, *steps = json_object_get(doc, "steps");
+	json_object_foreach(e->unrecorded_steps, k, v)
+		json_object_set(json_array_get(steps, (size_t)atoi(k)), "result", v);
+	const char *prev = json_string_value(json_object_get(doc, "error"));
+	char *msg = NULL;
+	if (asprintf(&msg, "%s%sthe store could not record the result of %zu step(s) (%s): "
+		     "history shows them as they were before", prev ? prev : "",
+		     prev ? "; " : "", n, e->unrecorded_step_error) >= 0) {
+		json_object_set_new(doc, "error", json_string(msg));
+		free(msg);
+	}
 }
 
 /* Whether the desired state is still the one REQ repairs toward. */
@@ -860,11 +989,14 @@ static int record_and_run(nt_txn_engine *e, json_t *txn, const nt_step *steps, i
 		emit(e, ev);
 	}
 	e->unrecorded = false;
+	e->unrecorded_steps = json_object();
 	run_steps(e, id, steps, n, req->confirm_timeout_s);
 	r = nt_store_txn_get(e->store, id, &out->doc);
 	if (r == 0)
 		settle_unrecorded(e, out->doc);
 	e->unrecorded = false;
+	json_decref(e->unrecorded_steps);
+	e->unrecorded_steps = NULL;
 	return r;
 }
 
@@ -878,7 +1010,7 @@ int nt_txn_apply(nt_txn_engine *e, const nt_txn_request *req, nt_txn_outcome *ou
 		return r;
 	if ((r = replay_check(e, req->idempotency_key, out)) != 0)
 		return r < 0 ? r : 0;
-	if ((r = slot_take(e, false, req->reason != NULL, out)) < 0)
+	if ((r = slot_take(e, false, req->reason != NULL, "apply", req, out)) < 0)
 		return r;
 	if ((r = replay_check(e, req->idempotency_key, out)) != 0) {
 		slot_release(e);
@@ -977,7 +1109,7 @@ int nt_txn_rollback(nt_txn_engine *e, int64_t id, bool force, const nt_txn_reque
 		return r;
 	if ((r = replay_check(e, req->idempotency_key, out)) != 0)
 		return r < 0 ? r : 0;
-	if ((r = slot_take(e, false, false, out)) < 0)
+	if ((r = slot_take(e, false, false, "rollback", req, out)) < 0)
 		return r;
 	if ((r = replay_check(e, req->idempotency_key, out)) != 0) {
 		slot_release(e);
@@ -1136,7 +1268,7 @@ int nt_txn_desired_set(nt_txn_engine *e, const nt_txn_request *req, nt_txn_outco
 
 	if ((r = need_store(e, out)) < 0)
 		return r;
-	if ((r = slot_wait(e, 30000, out)) < 0)
+	if ((r = slot_wait(e, 30000, "desired", req, out)) < 0)
 		return r;
 	if ((r = resolve_profile(e, req, &profile, out)) < 0)
 		goto out;
@@ -1178,8 +1310,10 @@ int nt_txn_desired_clear(nt_txn_engine *e, const char *client, const char *ident
 	nt_txn_outcome o = { 0 };
 	if (!e->store)
 		return NT_ESTORE;
-	if (slot_wait(e, 30000, &o) < 0)
+	if (slot_wait(e, 30000, "desired", NULL, &o) < 0) {
+		nt_txn_outcome_free(&o);
 		return NT_ECONFLICT;
+	}
 	int r = nt_store_desired_clear(e->store, client, identity);
 	slot_release(e);
 	if (r == 0 && e->log) {

@@ -63,6 +63,13 @@ typedef struct nt_txn_outcome {
 	json_t *doc; /* the plan or transaction document */
 	json_t *errors; /* [{path, message}] on NT_EINVALID */
 	int64_t conflict_id; /* the transaction in flight on NT_ECONFLICT (0 if none) */
+	/* On NT_ECONFLICT because the engine is busy: what it is busy with,
+	 * {"state": "preparing"|"running"|"pending_confirm", "transaction"?: ID,
+	 *  "operation"?: "apply"|"rollback"|"desired"|"revert", "since"?,
+	 *  "profile"?, "identity"?, "client"?, "reason"?, "confirm_deadline"?}
+	 * ("preparing": the slot is taken but no transaction is recorded yet,
+	 * e.g. while a large profile is planned). NULL otherwise. */
+	json_t *in_flight;
 	int64_t later_id; /* rollback: the later transaction that changed the same targets */
 	bool replayed; /* an Idempotency-Key retry: doc is the original */
 	bool key_reused; /* NT_EINVALID: the Idempotency-Key was used for another request */

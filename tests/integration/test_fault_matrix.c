@@ -2,10 +2,11 @@
  * agent's test-only fault points (NETTUNE_TEST_FAULT, engine/txn.c): a write
  * failing at every step position; a kill -9 before each step's write, after
  * it (not yet recorded) and after its record; a kill inside the rollback
- * of a failed step at every position; and a kill inside crash recovery at
- * every position. Each run must end with the host byte-identical to
- * before (every file of /proc on the copy) and the transaction settled
- * (rolled_back or recovered, never left applying). */
+ * of a failed step at every position; a kill inside crash recovery at
+ * every position; and an undo that fails after changing its target, whose
+ * step must say what the target reads after it. Each run must end with the
+ * host byte-identical to before (every file of /proc on the copy) and the
+ * transaction settled (rolled_back or recovered, never left applying). */
 #include "harness.h"
 #include "integration/nt_agent_ext.h"
 #include "integration/test_txn_util.h"
@@ -108,6 +109,53 @@ static void fail_at(int n)
 	settle_and_check(what, "rolled_back");
 }
 
+/* Step 1 fails and the undo of step 0 fails too, after it already changed
+ * the target: IRQ 177's smp_affinity_list is written back to "0-15", then
+ * the derived effective_affinity_list cannot be (a directory now stands in
+ * its place, put there between the two steps). The step must report the
+ * value read after that failed undo ("0-15"), not the one read before it
+ * ("1", step 0's). */
+static void undo_fails_after_changing(void)
+{
+	nt_agent a;
+	char buf[64], eff[PATH_MAX + 64];
+	setenv("NETTUNE_TEST_STEP_DELAY_MS", "700", 1);
+	int r = start(&a, "fail:1");
+	unsetenv("NETTUNE_TEST_STEP_DELAY_MS");
+	if (r < 0) {
+		CHECK_MSG(0, "undo: agent did not start");
+		return;
+	}
+	char body[1024];
+	snprintf(body, sizeof(body), "{\"profile\":%s}", X460_FIX);
+	tu_async ap;
+	tu_async_start(&ap, nt_url(&a, "/v1/transactions"), body);
+	/* Step 0 is written 0.7 s in, step 1 fails 0.7 s after that. */
+	bool seen = false;
+	for (int i = 0; i < 1000 && !seen; i++) {
+		seen = strcmp(tu_read(root, "proc/irq/177/smp_affinity_list", buf, sizeof(buf)),
+			      "1") == 0;
+		if (!seen)
+			nt_agent_sleep_ms(5);
+	}
+	CHECK_MSG(seen, "step 0 was not applied");
+	snprintf(eff, sizeof(eff), "%s/proc/irq/177/effective_affinity_list", root);
+	tu_sh("rm -f '%1$s' && mkdir '%1$s'", eff);
+	tu_async_join(&ap);
+	CHECK_INT(ap.status, 201);
+	CHECK_STR(tu_str(ap.json, "status"), "rollback_failed");
+	json_t *s0 = json_array_get(json_object_get(ap.json, "steps"), 0);
+	CHECK_STR(tu_str(s0, "result"), "rollback_failed");
+	const char *err = tu_str(s0, "error");
+	CHECK_MSG(strstr(err, "irq_affinity 177 is '0-15', wanted '0-15'") != NULL, "%s", err);
+	CHECK_MSG(strstr(err, "is '1'") == NULL, "the value before the undo: %s", err);
+	CHECK_STR(tu_read(root, "proc/irq/177/smp_affinity_list", buf, sizeof(buf)), "0-15");
+	json_decref(ap.json);
+	nt_agent_stop(&a);
+	tu_sh("rmdir '%s'; rm -rf '%s' '%s/proc' && cp -a '%s' '%s/proc'", eff, state, root, snap,
+	      root);
+}
+
 /* FAULTS kill the agent during the apply (or its rollback); the next start
  * recovers. */
 static void kill_run(const char *faults)
@@ -187,13 +235,12 @@ int main(void)
 	}
 	for (int n = 0; n < NSTEPS; n++)
 		kill_in_recovery(n);
+	undo_fails_after_changing();
 
 	printf("fault matrix: %d runs, %d left the host changed, %d left the transaction "
 	       "unsettled\n", runs, bad_host, bad_status);
 	curl_global_cleanup();
 	tu_sh("rm -rf '%s'", dir);
-	(void)tu_async_start;
-	(void)tu_async_join;
 	(void)tu_read;
 	TEST_MAIN_END();
 }

@@ -124,6 +124,90 @@ static void test_concurrent(void)
 	tu_sh("rm -rf '%s'", dir);
 }
 
+/* A second apply while the first is still being planned (the largest
+ * profile allowed on a 256-CPU host: no transaction recorded yet) gets a
+ * 409 that says what is in flight all the same: planning an apply of
+ * profile "big", since when and from where; once recorded, the id too. */
+static void test_conflict_while_planning(void)
+{
+	char dir[] = "/tmp/nt-plan409-XXXXXX", root[PATH_MAX + 8];
+	if (!mkdtemp(dir)) {
+		CHECK_MSG(0, "mkdtemp");
+		return;
+	}
+	snprintf(root, sizeof(root), "%s/root", dir);
+	if (tu_sh("python3 '%s/gen/mkhost.py' big '%s' >/dev/null", NT_FIXTURES, root) != 0) {
+		CHECK_MSG(0, "mkhost.py big failed");
+		tu_sh("rm -rf '%s'", dir);
+		return;
+	}
+	nt_agent a;
+	if (start_delayed(&a, root, NULL, NULL) < 0) {
+		tu_sh("rm -rf '%s'", dir);
+		return;
+	}
+	/* 63 entries matching the 1040 NIC IRQs each: just under the limit of
+	 * 65536 matches, so planning is as long as the agent allows. */
+	size_t cap = 64 * 48 + 128, len = 0;
+	char *body = malloc(cap);
+	len += (size_t)snprintf(body + len, cap - len, "{\"profile\":{\"name\":\"big\",\"irq_affinity\":[");
+	for (int i = 0; i < 63; i++)
+		len += (size_t)snprintf(body + len, cap - len, "%s{\"interface\":\"*\",\"cpus\":\"%d\"}",
+					i ? "," : "", 3 + i);
+	snprintf(body + len, cap - len, "]}}");
+
+	tu_async t;
+	tu_async_start(&t, nt_url(&a, "/v1/transactions"), body);
+	/* Until its body is in: a connection the server accepts before then
+	 * may share the worker thread that then plans, and wait for it. */
+	nt_agent_sleep_ms(50);
+	int preparing = 0, running = 0, other = 0;
+	/* Until the first apply is answered; a second one that got through
+	 * (the first was done) ends the race. */
+	for (int i = 0; i < 2000; i++) {
+		nt_http_result res;
+		nt_http_do("POST", nt_url(&a, "/v1/transactions"), body, strlen(body),
+			   "application/json", &res);
+		if (res.status != 409) {
+			nt_http_result_free(&res);
+			break;
+		}
+		json_t *d = json_object_get(res.json, "in_flight_detail");
+		json_t *id = json_object_get(res.json, "in_flight");
+		CHECK_STR(tu_str(res.json, "type"), "https://nettune.dev/problems/transaction-in-flight");
+		CHECK_MSG(json_is_object(d), "a 409 without in_flight_detail");
+		CHECK_STR(tu_str(d, "operation"), "apply");
+		CHECK_STR(tu_str(d, "profile"), "big");
+		CHECK_STR(tu_str(d, "client"), "127.0.0.1");
+		CHECK_MSG(json_is_string(json_object_get(d, "since")), "no since");
+		const char *state = tu_str(d, "state");
+		if (strcmp(state, "preparing") == 0) {
+			preparing++;
+			CHECK_MSG(!id && !json_object_get(d, "transaction"),
+				  "an id before the transaction is recorded");
+			CHECK_MSG(strstr(tu_str(res.json, "detail"), "being prepared (apply of profile big)"),
+				  "%s", tu_str(res.json, "detail"));
+		} else if (strcmp(state, "running") == 0) {
+			running++;
+			CHECK_INT(json_integer_value(id), 1);
+			CHECK_INT(json_integer_value(json_object_get(d, "transaction")), 1);
+		} else {
+			other++;
+		}
+		nt_http_result_free(&res);
+		if (running)
+			break;
+	}
+	tu_async_join(&t);
+	CHECK_INT(t.status, 201);
+	json_decref(t.json);
+	CHECK_MSG(preparing > 0, "no 409 came while the first apply was planned");
+	CHECK_INT(other, 0);
+	free(body);
+	nt_agent_stop(&a);
+	tu_sh("rm -rf '%s'", dir);
+}
+
 static void test_confirm(void)
 {
 	char dir[PATH_MAX], root[PATH_MAX], state[PATH_MAX + 8], buf[64], body[1024];
@@ -211,6 +295,7 @@ int main(void)
 		SKIP("%s is not built", NT_BIN);
 	test_kill9();
 	test_concurrent();
+	test_conflict_while_planning();
 	test_confirm();
 	TEST_MAIN_END();
 }

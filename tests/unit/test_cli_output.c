@@ -195,6 +195,18 @@ static void test_problem(void)
 	mem_close(&m);
 	json_decref(p);
 
+	/* Another apply still being planned: no id yet, the detail says what. */
+	p = json_loads("{\"type\":\"t\",\"title\":\"Conflict\",\"status\":409,"
+		       "\"detail\":\"another transaction is being prepared (apply of profile big)\","
+		       "\"in_flight_detail\":{\"state\":\"preparing\",\"operation\":\"apply\","
+		       "\"profile\":\"big\",\"since\":\"2026-11-30T23:23:07.345Z\","
+		       "\"client\":\"10.0.0.9\"}}", 0, NULL);
+	mem_open(&m, false);
+	nt_out_problem(&m.o, 409, p, NULL);
+	CHECK_HAS(mem_text(&m), "being prepared: apply of profile big since 2026-11-30T23:23:07.345Z by 10.0.0.9\n");
+	mem_close(&m);
+	json_decref(p);
+
 	mem_open(&m, false);
 	nt_out_problem(&m.o, 502, NULL, "Bad Gateway\n<html>");
 	CHECK_STR(mem_text(&m), "nettune: the agent answered HTTP 502: Bad Gateway\n");

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# The integration tests that run the agent's threads against each other,
+# again under ThreadSanitizer (ctest label "tsan"): concurrent applies and
+# a second apply racing a plan (test_txn_crash, test_txn), the drift
+# watcher beside API requests (test_desired), suspended slow requests,
+# trickling connections and the connection reaper (test_hostile). A second
+# build tree (NT_TSAN_BUILD, default BUILD/tsan) builds only the agent and
+# those tests; any report, also one from an agent a test started and
+# stopped, fails the run.
+#
+#   ctest -L tsan                (from the normal build directory)
+#   NT_TSAN_TESTS='-R test_desired' bash tests/tsan/run.sh
+set -euo pipefail
+
+src=${NT_SRC:?NT_SRC: the source tree}
+build=${NT_TSAN_BUILD:?NT_TSAN_BUILD: the build tree to use}
+jobs=${NT_TSAN_JOBS:-$(nproc)}
+tests=(test_txn_crash test_txn test_desired test_hostile)
+
+for c in gcc cmake; do
+	command -v "$c" >/dev/null || { echo "SKIP: $c is not installed"; exit 77; }
+done
+if ! echo 'int main(void){return 0;}' | gcc -x c - -fsanitize=thread -o /dev/null 2>/dev/null; then
+	echo "SKIP: gcc cannot link -fsanitize=thread here"
+	exit 77
+fi
+
+flags="-fsanitize=thread -fno-omit-frame-pointer -O1 -g"
+cmake -S "$src" -B "$build" -DNETTUNE_WERROR=ON -DNETTUNE_SANITIZE_INNER=ON \
+	-DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS="$flags" \
+	-DCMAKE_EXE_LINKER_FLAGS="-fsanitize=thread" >/dev/null
+cmake --build "$build" -j"$jobs" --target nettune "${tests[@]}" >/dev/null
+
+logs=$(mktemp -d /tmp/nt-tsan-XXXXXX)
+trap 'rm -rf "$logs"' EXIT
+# Every report is kept (halt_on_error=0) so one run shows them all; any
+# report file fails the run. The suppressions are for libraries' own
+# synchronisation TSan cannot see (each explained in the file).
+export TSAN_OPTIONS="log_path=$logs/tsan:halt_on_error=0:exitcode=66:second_deadlock_stack=1:suppressions=$src/tests/tsan/suppressions.txt"
+
+rc=0
+cd "$build"
+regex="^integration/($(IFS='|'; echo "${tests[*]}"))\$"
+# shellcheck disable=SC2086
+ctest -R "$regex" -j"$jobs" --output-on-failure --timeout 600 ${NT_TSAN_TESTS:-} || rc=$?
+reports=$(find "$logs" -name 'tsan.*' | sort)
+if [ -n "$reports" ]; then
+	echo "ThreadSanitizer reports:"
+	for f in $reports; do
+		echo "== $f"
+		head -80 "$f"
+	done
+	rc=1
+fi
+exit $rc
