@@ -3,7 +3,8 @@
 # again under ThreadSanitizer (ctest label "tsan"): concurrent applies and
 # a second apply racing a plan (test_txn_crash, test_txn), the drift
 # watcher beside API requests (test_desired), suspended slow requests,
-# trickling connections and the connection reaper (test_hostile). A second
+# trickling connections and the connection reaper (test_hostile), and
+# requests sharing one host read (unit test_read_share). A second
 # build tree (NT_TSAN_BUILD, default BUILD/tsan) builds only the agent and
 # those tests; any report, also one from an agent a test started and
 # stopped, fails the run.
@@ -15,7 +16,7 @@ set -euo pipefail
 src=${NT_SRC:?NT_SRC: the source tree}
 build=${NT_TSAN_BUILD:?NT_TSAN_BUILD: the build tree to use}
 jobs=${NT_TSAN_JOBS:-$(nproc)}
-tests=(test_txn_crash test_txn test_desired test_hostile)
+tests=(test_txn_crash test_txn test_desired test_hostile test_read_share)
 
 for c in gcc cmake; do
 	command -v "$c" >/dev/null || { echo "SKIP: $c is not installed"; exit 77; }
@@ -40,7 +41,7 @@ export TSAN_OPTIONS="log_path=$logs/tsan:halt_on_error=0:exitcode=66:second_dead
 
 rc=0
 cd "$build"
-regex="^integration/($(IFS='|'; echo "${tests[*]}"))\$"
+regex="^(unit|integration)/($(IFS='|'; echo "${tests[*]}"))\$"
 # shellcheck disable=SC2086
 ctest -R "$regex" -j"$jobs" --output-on-failure --timeout 600 ${NT_TSAN_TESTS:-} || rc=$?
 reports=$(find "$logs" -name 'tsan.*' | sort)
