@@ -778,6 +778,52 @@ int nt_store_txn_set_status(nt_store *s, int64_t id, const char *status, const c
 	return r;
 }
 
+static int stage_locked(nt_store *s, int64_t id, const nt_store_step_rec *recs, int n,
+			const char *status, const char *error, int failed_step, bool finished,
+			int64_t deadline_ms)
+{
+	sqlite3_stmt *st = NULL;
+	int r = NT_ESTORE;
+
+	if (exec(s, "BEGIN IMMEDIATE") < 0)
+		return NT_ESTORE;
+	if (n > 0 && prep(s, &st, "UPDATE steps SET result = ?, error = ?,"
+			  " observed = COALESCE(?, observed) WHERE txn_id = ? AND idx = ?") < 0)
+		goto out;
+	for (int i = 0; i < n; i++) {
+		sqlite3_reset(st);
+		bind_text(st, 1, recs[i].result);
+		bind_text(st, 2, recs[i].error);
+		bind_text(st, 3, recs[i].observed);
+		sqlite3_bind_int64(st, 4, id);
+		sqlite3_bind_int(st, 5, recs[i].idx);
+		if (sqlite3_step(st) != SQLITE_DONE)
+			goto out;
+		if (!sqlite3_changes(s->db)) {
+			r = -ENOENT;
+			goto out;
+		}
+	}
+	if ((r = txn_set_status_locked(s, id, status, error, failed_step, finished, deadline_ms)) < 0)
+		goto out;
+	r = exec(s, "COMMIT");
+out:
+	sqlite3_finalize(st);
+	if (r < 0)
+		rollback(s);
+	return r;
+}
+
+int nt_store_txn_stage(nt_store *s, int64_t id, const nt_store_step_rec *recs, int n,
+		       const char *status, const char *error, int failed_step, bool finished,
+		       int64_t deadline_ms)
+{
+	pthread_mutex_lock(&s->mu);
+	int r = stage_locked(s, id, recs, n, status, error, failed_step, finished, deadline_ms);
+	pthread_mutex_unlock(&s->mu);
+	return r;
+}
+
 int nt_store_step_observe(nt_store *s, int64_t id, int idx, const char *observed)
 {
 	sqlite3_stmt *st = NULL;
