@@ -114,10 +114,32 @@ static int open_kernel_file(const nt_ctx *ctx, const char *path, int flags)
 		close(fd);
 		return r;
 	}
-	/* Reads of a regular file never block anyway; keep writes plain. */
-	int fl = fcntl(fd, F_GETFL);
-	if (fl >= 0)
-		fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+	/* Reads of a regular file never block anyway (O_NONBLOCK is left on
+	 * them, saving two calls a read); keep writes plain. */
+	if ((flags & O_ACCMODE) != O_RDONLY) {
+		int fl = fcntl(fd, F_GETFL);
+		if (fl >= 0)
+			fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+	}
+	return fd;
+}
+
+int nt_open_dir(const nt_ctx *ctx, const char *fmt, ...)
+{
+	char path[PATH_MAX];
+	va_list ap;
+	va_start(ap, fmt);
+	int r = vpath(ctx, path, sizeof(path), fmt, ap);
+	va_end(ap);
+	if (r < 0)
+		return r;
+	int fd = open(path, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOTDIR ? NT_EFILETYPE : -errno;
+	if ((r = fd_under_root(ctx, fd)) < 0) {
+		close(fd);
+		return r;
+	}
 	return fd;
 }
 

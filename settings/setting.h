@@ -115,6 +115,11 @@ typedef struct nt_section_plan {
 	json_t *reserved; /* object interface -> cpulist kept for applications, or NULL */
 	nt_desired *v; /* what is desired so far */
 	int n, cap;
+	/* Where each (kind, target) is in V, for nt_desire_put: open
+	 * addressing, slot = index + 1, 0 empty; NULL until the first put,
+	 * freed by nt_desire_index_free. */
+	int *index;
+	int index_cap; /* slots, a power of two, at least twice N */
 } nt_section_plan;
 
 typedef struct nt_profile_section {
