@@ -1,5 +1,6 @@
 #include "engine/txn.h"
 #include "engine/plan.h"
+#include "kernel/ethtool.h"
 #include "settings/setting.h"
 #include "host/topology.h"
 #include "store/status.h"
@@ -335,14 +336,23 @@ static json_t *steps_json(const nt_step *steps, int n)
 	return arr;
 }
 
+/* An ethtool handle for one plan or stage (see nt_setting_kind), or NULL
+ * when none can be opened: the kinds then open one per call. */
+static nt_ethtool *stage_ethtool(nt_txn_engine *e)
+{
+	nt_ethtool *eh = NULL;
+	return nt_ethtool_open(&e->ctx, &eh) == 0 ? eh : NULL;
+}
+
 /* Read S's target back after writing WANT. Returns 0, NT_ECONFLICT (GOT
  * holds what it reads) or the read error, with a sentence in ERR that
  * starts with PREFIX and says what was being done (DOING "writing"). */
-static int verify(nt_txn_engine *e, const nt_step *s, const nt_value *want, const char *prefix,
+static int verify(nt_txn_engine *e, nt_ethtool *eh, const nt_step *s, const nt_value *want,
+		  const char *prefix,
 		  const char *doing, nt_value *got, char *err, size_t errsize)
 {
 	char a[NT_VALUE_MAX], b[NT_VALUE_MAX];
-	int r = nt_setting_verify(&e->ctx, s->kind, s->target, want, got);
+	int r = nt_setting_verify(&e->ctx, eh, s->kind, s->target, want, got);
 	if (r == NT_ECONFLICT)
 		snprintf(err, errsize, "%sreads '%s' after %s '%s'", prefix, nt_value_str(s->kind, got, a, sizeof(a)),
 			 doing, nt_value_str(s->kind, want, b, sizeof(b)));
@@ -357,7 +367,7 @@ static int verify(nt_txn_engine *e, const nt_step *s, const nt_value *want, cons
  * before-value, are left alone. DONE is the result for a step put back
  * (rolled back, reverted, restored). Returns the number of targets that
  * could not be put back. */
-static int undo(nt_txn_engine *e, stage *st, int64_t id, const nt_step *steps,
+static int undo(nt_txn_engine *e, nt_ethtool *eh, stage *st, int64_t id, const nt_step *steps,
 		nt_step_result *results, int last, nt_step_result done)
 {
 	int failures = 0;
@@ -375,7 +385,7 @@ static int undo(nt_txn_engine *e, stage *st, int64_t id, const nt_step *steps,
 			continue;
 		}
 		memset(&cur, 0, sizeof(cur));
-		int r = s->kind->read(&e->ctx, s->target, &cur);
+		int r = s->kind->read(&e->ctx, eh, s->target, &cur);
 		if (r < 0 && results[i] != NT_STEP_APPLIED) {
 			/* A step whose write failed (or never ran) on a target that
 			 * cannot even be read now: nothing of ours is there to undo. */
@@ -395,9 +405,9 @@ static int undo(nt_txn_engine *e, stage *st, int64_t id, const nt_step *steps,
 		}
 		err[0] = '\0';
 		fault_at(e, "kill-in-undo", i);
-		r = s->kind->apply(&e->ctx, s->target, &s->before, err, sizeof(err));
+		r = s->kind->apply(&e->ctx, eh, s->target, &s->before, err, sizeof(err));
 		if (r == 0)
-			r = verify(e, s, &s->before, "", "restoring", &got, err, sizeof(err));
+			r = verify(e, eh, s, &s->before, "", "restoring", &got, err, sizeof(err));
 		if (r < 0) {
 			char msg[1024];
 			/* What the target holds now, after the failed undo (which
@@ -407,7 +417,7 @@ static int undo(nt_txn_engine *e, stage *st, int64_t id, const nt_step *steps,
 			if (r == NT_ECONFLICT)
 				now = got;
 			else
-				rr = s->kind->read(&e->ctx, s->target, &now);
+				rr = s->kind->read(&e->ctx, eh, s->target, &now);
 			snprintf(msg, sizeof(msg), "%s %s is '%s', wanted '%s': %s", s->kind->name, s->target,
 				 rr == 0 ? nt_value_str(s->kind, &now, a, sizeof(a)) : "(unreadable)",
 				 nt_value_str(s->kind, &s->before, b, sizeof(b)), err);
@@ -432,7 +442,7 @@ static int undo(nt_txn_engine *e, stage *st, int64_t id, const nt_step *steps,
  * back every target that no longer reads as its before-value. On a failed
  * step, or when the outcome cannot be recorded, every step done is undone
  * and that is recorded. */
-static void run_steps(nt_txn_engine *e, int64_t id, const nt_step *steps, int n,
+static void run_steps(nt_txn_engine *e, nt_ethtool *eh, int64_t id, const nt_step *steps, int n,
 		      int confirm_timeout_s)
 {
 	char err[512], msg[1024], seen[NT_VALUE_MAX];
@@ -456,7 +466,7 @@ static void run_steps(nt_txn_engine *e, int64_t id, const nt_step *steps, int n,
 		fault_at(e, "kill-before-apply", i);
 		int r = fault_at(e, "fail", i) ?
 				(snprintf(err, sizeof(err), "injected fault"), -EROFS) :
-				s->kind->apply(&e->ctx, s->target, &s->after, err, sizeof(err));
+				s->kind->apply(&e->ctx, eh, s->target, &s->after, err, sizeof(err));
 		if (r == 0)
 			fault_at(e, "kill-after-apply", i);
 		if (r < 0 && s->kind->skip_errno && r == -s->kind->skip_errno) {
@@ -465,7 +475,7 @@ static void run_steps(nt_txn_engine *e, int64_t id, const nt_step *steps, int n,
 			continue;
 		}
 		if (r == 0)
-			r = verify(e, s, &s->after, "verify: ", "writing", &got, err, sizeof(err));
+			r = verify(e, eh, s, &s->after, "verify: ", "writing", &got, err, sizeof(err));
 		if (r < 0) {
 			failed = last = i;
 			results[i] = NT_STEP_FAILED;
@@ -479,7 +489,7 @@ static void run_steps(nt_txn_engine *e, int64_t id, const nt_step *steps, int n,
 		 * shows beyond it (an IRQ's effective CPUs, which move only when
 		 * it next fires) is kept for the record. */
 		bool seen_ok = s->kind->observe &&
-			       s->kind->observe(&e->ctx, s->target, seen, sizeof(seen)) == 0;
+			       s->kind->observe(&e->ctx, eh, s->target, seen, sizeof(seen)) == 0;
 		note_step(e, &st, id, i, s, NT_STEP_APPLIED, NULL, seen_ok ? seen : NULL);
 		fault_at(e, "kill-after-step", i);
 	}
@@ -508,7 +518,7 @@ static void run_steps(nt_txn_engine *e, int64_t id, const nt_step *steps, int n,
 			 nt_store_errmsg(e->store));
 	}
 	record_status(e, id, &st, NT_TXN_ROLLING_BACK, msg, failed, false, 0);
-	int bad = results ? undo(e, &st, id, steps, results, last, NT_STEP_ROLLED_BACK) : 1;
+	int bad = results ? undo(e, eh, &st, id, steps, results, last, NT_STEP_ROLLED_BACK) : 1;
 	if (bad) {
 		char full[1200];
 		snprintf(full, sizeof(full), "%s; undo failed for %d target(s), see steps", msg, bad);
@@ -531,6 +541,7 @@ static int undo_stored(nt_txn_engine *e, int64_t id, nt_step_result done, nt_txn
 	nt_step *steps = NULL;
 	nt_step_result *results = NULL;
 	stage st = { 0 };
+	nt_ethtool *eh = stage_ethtool(e);
 	int n = 0, r;
 
 	if ((r = nt_store_txn_get(e->store, id, &doc)) < 0)
@@ -539,7 +550,7 @@ static int undo_stored(nt_txn_engine *e, int64_t id, nt_step_result done, nt_txn
 		goto out;
 	if ((r = stage_init(&st, n)) < 0)
 		goto out;
-	int bad = n ? undo(e, &st, id, steps, results, n - 1, done) : 0;
+	int bad = n ? undo(e, eh, &st, id, steps, results, n - 1, done) : 0;
 	if (bad) {
 		char msg[512];
 		snprintf(msg, sizeof(msg), "%s; undo failed for %d target(s), see steps", why, bad);
@@ -548,6 +559,7 @@ static int undo_stored(nt_txn_engine *e, int64_t id, nt_step_result done, nt_txn
 		r = record_status(e, id, &st, status, why, -1, true, -1);
 	}
 out:
+	nt_ethtool_close(eh);
 	stage_free(&st);
 	json_decref(doc);
 	free(steps);
@@ -755,7 +767,8 @@ static int resolve_profile(nt_txn_engine *e, const nt_txn_request *req, json_t *
 }
 
 /* Topology + plan of PROFILE. */
-static int make_plan(nt_txn_engine *e, const json_t *profile, nt_plan *plan, nt_txn_outcome *out)
+static int make_plan(nt_txn_engine *e, nt_ethtool *eh, const json_t *profile, nt_plan *plan,
+		     nt_txn_outcome *out)
 {
 	nt_topology *t = NULL;
 	int r = nt_topology_read(&e->ctx, &t);
@@ -765,7 +778,7 @@ static int make_plan(nt_txn_engine *e, const json_t *profile, nt_plan *plan, nt_
 		return r;
 	}
 	out->errors = json_array();
-	r = nt_plan_build(&e->ctx, t, profile, plan, out->errors);
+	r = nt_plan_build(&e->ctx, eh, t, profile, plan, out->errors);
 	nt_topology_free(t);
 	if (r == NT_EINVALID)
 		snprintf(out->message, sizeof(out->message), "the profile is not valid for this host");
@@ -782,14 +795,17 @@ int nt_txn_plan(nt_txn_engine *e, const nt_txn_request *req, nt_txn_outcome *out
 {
 	json_t *profile = NULL;
 	nt_plan plan = { 0 };
+	nt_ethtool *eh = NULL;
 	int r = resolve_profile(e, req, &profile, out);
 	if (r < 0)
 		goto out;
-	if ((r = make_plan(e, profile, &plan, out)) < 0)
+	eh = stage_ethtool(e);
+	if ((r = make_plan(e, eh, profile, &plan, out)) < 0)
 		goto out;
 	out->doc = nt_plan_to_json(&plan, profile);
 	r = out->doc ? 0 : -ENOMEM;
 out:
+	nt_ethtool_close(eh);
 	nt_plan_free(&plan);
 	json_decref(profile);
 	return r;
@@ -904,7 +920,7 @@ static void persist_if_applied(nt_txn_engine *e, const json_t *doc)
 }
 
 /* Record and run STEPS as a new transaction; the slot is held. */
-static int record_and_run(nt_txn_engine *e, json_t *txn, const nt_step *steps, int n,
+static int record_and_run(nt_txn_engine *e, nt_ethtool *eh, json_t *txn, const nt_step *steps, int n,
 			  const nt_txn_request *req, nt_txn_outcome *out)
 {
 	int64_t id = 0;
@@ -934,7 +950,7 @@ static int record_and_run(nt_txn_engine *e, json_t *txn, const nt_step *steps, i
 		emit(e, ev);
 	}
 	e->unrecorded = false;
-	run_steps(e, id, steps, n, req->confirm_timeout_s);
+	run_steps(e, eh, id, steps, n, req->confirm_timeout_s);
 	r = nt_store_txn_get(e->store, id, &out->doc);
 	if (r == 0)
 		settle_unrecorded(e, out->doc);
@@ -946,6 +962,7 @@ int nt_txn_apply(nt_txn_engine *e, const nt_txn_request *req, nt_txn_outcome *ou
 {
 	json_t *profile = NULL, *txn = NULL;
 	nt_plan plan = { 0 };
+	nt_ethtool *eh = NULL;
 	int r;
 
 	if ((r = need_store(e, out)) < 0)
@@ -964,7 +981,9 @@ int nt_txn_apply(nt_txn_engine *e, const nt_txn_request *req, nt_txn_outcome *ou
 	}
 	if ((r = resolve_profile(e, req, &profile, out)) < 0)
 		goto out;
-	if ((r = make_plan(e, profile, &plan, out)) < 0)
+	/* One handle for the plan and the apply: the slot's thread alone uses it. */
+	eh = stage_ethtool(e);
+	if ((r = make_plan(e, eh, profile, &plan, out)) < 0)
 		goto out;
 	if (req->skip)
 		skip_steps(&plan, req->skip);
@@ -990,10 +1009,11 @@ int nt_txn_apply(nt_txn_engine *e, const nt_txn_request *req, nt_txn_outcome *ou
 		json_object_set_new(txn, "reason", json_string(req->reason));
 	if (req->persist)
 		json_object_set_new(txn, "persist", json_true());
-	r = record_and_run(e, txn, plan.steps, plan.nsteps, req, out);
+	r = record_and_run(e, eh, txn, plan.steps, plan.nsteps, req, out);
 	if (r == 0 && req->persist && !out->replayed)
 		persist_if_applied(e, out->doc);
 out:
+	nt_ethtool_close(eh);
 	slot_release(e);
 	json_decref(txn);
 	json_decref(profile);
@@ -1045,6 +1065,7 @@ int nt_txn_rollback(nt_txn_engine *e, int64_t id, bool force, const nt_txn_reque
 	json_t *orig = NULL, *txn = NULL;
 	nt_step *ostep = NULL, *steps = NULL;
 	nt_step_result *results = NULL;
+	nt_ethtool *eh = NULL;
 	int n = 0, r, k = 0;
 
 	if ((r = need_store(e, out)) < 0)
@@ -1090,6 +1111,7 @@ int nt_txn_rollback(nt_txn_engine *e, int64_t id, bool force, const nt_txn_reque
 		r = -ENOMEM;
 		goto out;
 	}
+	eh = stage_ethtool(e);
 	/* The new transaction's steps: every applied step of the original, in
 	 * reverse order, back to its before-value; targets already there are
 	 * left out like any no-op step. */
@@ -1099,7 +1121,7 @@ int nt_txn_rollback(nt_txn_engine *e, int64_t id, bool force, const nt_txn_reque
 		nt_step *s = &steps[k];
 		*s = ostep[i];
 		s->after = ostep[i].before;
-		if (s->kind->read(&e->ctx, s->target, &s->before) < 0)
+		if (s->kind->read(&e->ctx, eh, s->target, &s->before) < 0)
 			s->before = ostep[i].after;
 		if (nt_setting_equal(s->kind, &s->before, &s->after))
 			continue;
@@ -1115,8 +1137,9 @@ int nt_txn_rollback(nt_txn_engine *e, int64_t id, bool force, const nt_txn_reque
 	}
 	nt_txn_request plain = *req;
 	plain.confirm_timeout_s = 0;
-	r = record_and_run(e, txn, steps, k, &plain, out);
+	r = record_and_run(e, eh, txn, steps, k, &plain, out);
 out:
+	nt_ethtool_close(eh);
 	slot_release(e);
 	json_decref(orig);
 	json_decref(txn);
@@ -1216,7 +1239,10 @@ int nt_txn_desired_set(nt_txn_engine *e, const nt_txn_request *req, nt_txn_outco
 		goto out;
 	/* Validated (and planned) against the host as it is now, so a profile
 	 * that could never apply here is refused with its JSON paths. */
-	if ((r = make_plan(e, profile, &plan, out)) < 0)
+	nt_ethtool *eh = stage_ethtool(e);
+	r = make_plan(e, eh, profile, &plan, out);
+	nt_ethtool_close(eh);
+	if (r < 0)
 		goto out;
 	const char *pname = json_string_value(json_object_get(profile, "name"));
 	d = json_pack("{s:O,s:s?,s:s,s:s,s:s}", "profile", profile, "profile_name",
