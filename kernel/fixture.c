@@ -266,20 +266,22 @@ static int irq_file_open(int dfd, const char *name, struct stat *st)
 }
 
 /* Make file NAME of directory DFD (open on FD, stat ST) hold TEXT, as an
- * attribute changes in the kernel: a reader, or an agent killed at any
- * moment, sees the old value or the new one, never an empty or torn file.
- * A value as long as the file (a mask always is; a cpulist mostly) is
- * written over it with one pwrite: a write of a few bytes into one page is
- * done whole or not at all, even by SIGKILL. Another length goes to
- * NAME.nt-new and is renamed over NAME (a kill before the rename can leave
- * NAME.nt-new behind, which the next write reuses). */
+ * attribute changes in the kernel: an agent killed at any moment leaves
+ * the old value or the new one, never an empty or torn file. A value at
+ * least as long as the file (a mask always is) is written over it with one
+ * pwrite: a write of a few bytes into one page is done whole or not at
+ * all, even by SIGKILL, and it sets the new length with the bytes. A
+ * shorter one would need a truncation after it, a moment with the old
+ * value's tail behind the new: it goes to NAME.nt-new, renamed over NAME
+ * (a kill before the rename can leave NAME.nt-new behind, which the next
+ * write reuses). */
 static int irq_file_put(int dfd, const char *name, int fd, const struct stat *st, const char *text)
 {
 	char tmp[64];
 	size_t len = strlen(text), done = 0;
 	int tfd, r = 0;
 
-	if ((off_t)len == st->st_size) {
+	if ((off_t)len >= st->st_size) {
 		ssize_t n;
 		do {
 			n = pwrite(fd, text, len, 0);
@@ -304,8 +306,9 @@ static int irq_file_put(int dfd, const char *name, int fd, const struct stat *st
 		else if (n > 0)
 			done += (size_t)n;
 	}
-	/* The mode asked for at creation is cut by the umask. */
-	if (r == 0 && fchmod(tfd, st->st_mode & 07777) < 0)
+	/* The mode asked for at creation may have been cut by the umask. */
+	if (r == 0 && (tst.st_mode & 07777) != (st->st_mode & 07777) &&
+	    fchmod(tfd, st->st_mode & 07777) < 0)
 		r = -errno;
 	if (close(tfd) < 0 && r == 0)
 		r = -errno;

@@ -103,9 +103,9 @@ int main(void)
 	CHECK_INT(nt_kernel_irq_set_affinity(&ctx, 42, "7-3", err, sizeof(err)), NT_EINVALID);
 	CHECK_STR(raw("/proc/irq/42/smp_affinity_list"), "4-7,40\n");
 
-	/* A value of the file's length is written over it in place (the same
-	 * inode: a reader holding it open sees the new value whole); another
-	 * length replaces the file. Either way the mode stays and no
+	/* A value at least as long as the file is written over it in place
+	 * (the same inode: a reader holding it open sees the new value whole);
+	 * a shorter one replaces the file. Either way the mode stays and no
 	 * temporary file is left. */
 	char p42[PATH_MAX];
 	struct stat before, after;
@@ -126,6 +126,12 @@ int main(void)
 	CHECK_STR(raw("/proc/irq/42/smp_affinity"), "00000002,00000000\n");
 	CHECK_STR(raw("/proc/irq/42/effective_affinity_list"), "33\n");
 	CHECK_STR(raw("/proc/irq/42/effective_affinity"), "00000002,00000000\n");
+	CHECK_INT(stat(p42, &before), 0);
+	CHECK_INT(nt_kernel_irq_set_affinity(&ctx, 42, "1-3,40", err, sizeof(err)), 0);
+	CHECK_INT(stat(p42, &after), 0);
+	CHECK(before.st_ino == after.st_ino && after.st_size == 7);
+	CHECK_STR(raw("/proc/irq/42/smp_affinity_list"), "1-3,40\n");
+	CHECK_STR(raw("/proc/irq/42/effective_affinity_list"), "1\n");
 	snprintf(buf, sizeof(buf), "ls -A %s/proc/irq/42 | grep -q nt-new", root);
 	CHECK_MSG(system(buf) != 0, "a temporary file was left in /proc/irq/42");
 	/* A symlink planted as a derived file is refused, not followed. */
