@@ -257,8 +257,8 @@ static int irq_file_open(int dfd, const char *name, struct stat *st)
 	int fd = openat(dfd, name, O_RDWR | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW | O_NONBLOCK);
 	if (fd < 0)
 		return errno == ELOOP || errno == ENXIO ? NT_EFILETYPE : -errno;
-	if (fstat(fd, st) < 0 || !S_ISREG(st->st_mode)) {
-		int r = S_ISREG(st->st_mode) ? -errno : NT_EFILETYPE;
+	int r = fstat(fd, st) < 0 ? -errno : S_ISREG(st->st_mode) ? 0 : NT_EFILETYPE;
+	if (r < 0) {
 		close(fd);
 		return r;
 	}
@@ -303,6 +303,8 @@ static int irq_file_put(int dfd, const char *name, int fd, const struct stat *st
 		ssize_t n = write(tfd, text + done, len - done);
 		if (n < 0 && errno != EINTR)
 			r = -errno;
+		else if (n == 0)
+			r = -EIO;
 		else if (n > 0)
 			done += (size_t)n;
 	}
