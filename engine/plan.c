@@ -40,8 +40,8 @@ static void warn_resets(nt_plan *plan)
 	}
 }
 
-int nt_plan_build(const nt_ctx *ctx, const nt_topology *t, const json_t *profile, nt_plan *plan,
-		  json_t *errors)
+int nt_plan_build(const nt_ctx *ctx, nt_ethtool *eh, const nt_topology *t, const json_t *profile,
+		  nt_plan *plan, json_t *errors)
 {
 	nt_desired *want = NULL;
 	int nwant = 0, r;
@@ -67,11 +67,11 @@ int nt_plan_build(const nt_ctx *ctx, const nt_topology *t, const json_t *profile
 		const nt_desired *d = &want[i];
 		const nt_setting_kind *k = d->kind;
 		nt_step *s = &plan->steps[plan->nsteps];
-		if (k->check(ctx, t, d->target, &d->value, why, sizeof(why)) < 0) {
+		if (k->check(ctx, eh, t, d->target, &d->value, why, sizeof(why)) < 0) {
 			nt_profile_error(errors, d->path, "%s", why);
 			continue;
 		}
-		int e = k->read(ctx, d->target, &s->before);
+		int e = k->read(ctx, eh, d->target, &s->before);
 		if (e < 0) {
 			nt_profile_error(errors, d->path, "%s %s cannot be read: %s", k->name, d->target,
 					 nt_strerror(e));

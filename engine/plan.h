@@ -27,13 +27,14 @@ typedef struct nt_plan {
 			   * by reserve_app_cpus (owned; {} when none) */
 } nt_plan;
 
-/* Validate PROFILE against host T (read with CTX) and build its plan. On
+/* Validate PROFILE against host T (read with CTX, and EH, an ethtool
+ * handle for CTX kept for the whole plan, or NULL) and build its plan. On
  * NT_EINVALID the problems are appended to ERRORS ({path, message}); a
  * target whose current value cannot be read is such a problem too. On
  * success *PLAN is filled (free with nt_plan_free). Returns 0, NT_EINVALID
  * or -errno. */
-int nt_plan_build(const nt_ctx *ctx, const nt_topology *t, const json_t *profile, nt_plan *plan,
-		  json_t *errors);
+int nt_plan_build(const nt_ctx *ctx, nt_ethtool *eh, const nt_topology *t, const json_t *profile,
+		  nt_plan *plan, json_t *errors);
 void nt_plan_free(nt_plan *plan);
 
 /* {"kind","target","interface"?,"before","after"} */

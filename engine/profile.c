@@ -153,12 +153,15 @@ int nt_profile_desired_ex(const nt_topology *t, const json_t *profile, nt_desire
 			}
 		}
 	}
+	/* The index points into V by position: of no use once it is sorted. */
+	nt_desire_index_free(&p);
 	if ((r = sort_desired(&p)) < 0)
 		goto fail;
 	*out = p.v;
 	*n = p.n;
 	return 0;
 fail:
+	nt_desire_index_free(&p);
 	free(p.v);
 	return r;
 }

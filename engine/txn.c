@@ -1,5 +1,6 @@
 #include "engine/txn.h"
 #include "engine/plan.h"
+#include "kernel/ethtool.h"
 #include "settings/setting.h"
 #include "host/topology.h"
 #include "store/status.h"
@@ -82,18 +83,64 @@ static void emit(nt_txn_engine *e, json_t *ev)
 	json_decref(ev);
 }
 
-/* Record step IDX's RESULT in the store and tell the log sink. */
-static int record_step(nt_txn_engine *e, int64_t id, int idx, const nt_step *s, nt_step_result result,
-		       const char *err)
+/* The step outcomes of one stage of a transaction (its apply, the undo
+ * after a failure, a revert, a recovery), held until the stage ends and
+ * recorded with its status in one store write (nt_store_txn_stage). */
+typedef struct stage {
+	nt_store_step_rec *recs;
+	int n, cap;
+} stage;
+
+static const char stage_oom[] = "(out of memory for this step's message)";
+
+static char *stage_strdup(const char *text)
+{
+	char *c = text ? strdup(text) : NULL;
+	return text && !c ? (char *)stage_oom : c;
+}
+
+static void stage_clear(stage *st)
+{
+	for (int i = 0; i < st->n; i++) {
+		if (st->recs[i].error != stage_oom)
+			free((char *)st->recs[i].error);
+		if (st->recs[i].observed != stage_oom)
+			free((char *)st->recs[i].observed);
+	}
+	st->n = 0;
+}
+
+static void stage_free(stage *st)
+{
+	stage_clear(st);
+	free(st->recs);
+	memset(st, 0, sizeof(*st));
+}
+
+/* Room for CAP outcomes up front, so that holding one never fails once
+ * steps run. Returns 0 or -ENOMEM. */
+static int stage_init(stage *st, int cap)
+{
+	memset(st, 0, sizeof(*st));
+	st->recs = calloc((size_t)cap + 1, sizeof(*st->recs));
+	if (!st->recs)
+		return -ENOMEM;
+	st->cap = cap + 1;
+	return 0;
+}
+
+/* Hold step IDX's RESULT (with ERR and what its target showed, OBSERVED)
+ * for the stage's record and tell the log sink. */
+static void note_step(nt_txn_engine *e, stage *st, int64_t id, int idx, const nt_step *s,
+		      nt_step_result result, const char *err, const char *observed)
 {
 	const char *name = nt_step_result_label(result, s->kind);
-	int r = nt_store_step_set(e->store, id, idx, name, err);
-	if (r < 0 && e->unrecorded_steps) {
-		char k[24];
-		snprintf(k, sizeof(k), "%d", idx);
-		json_object_set_new(e->unrecorded_steps, k, json_string(name));
-		snprintf(e->unrecorded_step_error, sizeof(e->unrecorded_step_error), "%s",
-			 nt_store_errmsg(e->store));
+	if (st->n < st->cap) {
+		nt_store_step_rec *rec = &st->recs[st->n++];
+		rec->idx = idx;
+		rec->result = name;
+		rec->error = stage_strdup(err);
+		rec->observed = stage_strdup(observed);
 	}
 	if (e->log) {
 		char before[NT_VALUE_MAX], after[NT_VALUE_MAX];
@@ -106,26 +153,43 @@ static int record_step(nt_txn_engine *e, int64_t id, int idx, const nt_step *s, 
 			json_object_set_new(ev, "interface", json_string(s->interface));
 		if (ev && err && *err)
 			json_object_set_new(ev, "error", json_string(err));
-		if (ev && r < 0)
-			json_object_set_new(ev, "store_error", json_string(nt_store_errmsg(e->store)));
 		emit(e, ev);
 	}
-	return r;
 }
 
-/* Set transaction ID's status in the store and tell the log sink. */
-static int record_status(nt_txn_engine *e, int64_t id, nt_txn_status st, const char *error,
-			 int failed_step, bool finished, int64_t deadline_ms)
+/* Record transaction ID's status, with the step outcomes ST holds (NULL:
+ * none) in the same store write, and tell the log sink. The outcomes are
+ * dropped once recorded; when the write fails they are kept, for the
+ * stage's next record to carry. */
+static int record_status(nt_txn_engine *e, int64_t id, stage *st, nt_txn_status status,
+			 const char *error, int failed_step, bool finished, int64_t deadline_ms)
 {
-	const char *status = nt_txn_status_name(st);
-	int r = nt_store_txn_set_status(e->store, id, status, error, failed_step, finished,
-					 deadline_ms);
+	const char *name = nt_txn_status_name(status);
+	int r = nt_store_txn_stage(e->store, id, st ? st->recs : NULL, st ? st->n : 0, name, error,
+				   failed_step, finished, deadline_ms);
+	if (r == 0 && st) {
+		/* Held outcomes of earlier stages were written with this one. */
+		stage_clear(st);
+		if (e->unrecorded_steps)
+			json_object_clear(e->unrecorded_steps);
+	} else if (r < 0 && st && e->unrecorded_steps) {
+		/* Still held for the next stage's write; until one succeeds the
+		 * reply shows each step as it ended (settle_unrecorded), later
+		 * outcomes of a step over earlier ones. */
+		for (int i = 0; i < st->n; i++) {
+			char k[24];
+			snprintf(k, sizeof(k), "%d", st->recs[i].idx);
+			json_object_set_new(e->unrecorded_steps, k, json_string(st->recs[i].result));
+		}
+		snprintf(e->unrecorded_step_error, sizeof(e->unrecorded_step_error), "%s",
+			 nt_store_errmsg(e->store));
+	}
 	if (r < 0 && finished) {
 		/* The host is already as this status says; only the record
 		 * is missing. Kept so the reply can say it (see
 		 * settle_unrecorded), and the next start settles the journal. */
 		e->unrecorded = true;
-		e->unrecorded_status = st;
+		e->unrecorded_status = status;
 		snprintf(e->unrecorded_error, sizeof(e->unrecorded_error),
 			 "%s%sthe store could not record this outcome (%s): history shows "
 			 "the transaction as applying until the agent can write again, and its "
@@ -134,7 +198,7 @@ static int record_status(nt_txn_engine *e, int64_t id, nt_txn_status st, const c
 	}
 	if (e->log) {
 		json_t *ev = json_pack("{s:s, s:I, s:s}", "event", "txn", "txn", (json_int_t)id,
-				       "status", status);
+				       "status", name);
 		if (ev && error && *error)
 			json_object_set_new(ev, "error", json_string(error));
 		if (ev && failed_step >= 0)
@@ -150,7 +214,8 @@ static int record_status(nt_txn_engine *e, int64_t id, nt_txn_status st, const c
  * (tests/integration/test_fault_matrix.c): NETTUNE_TEST_FAULT holds
  * comma-separated POINT:STEP items. "fail:N" makes step N's write fail
  * (returns true here, and the caller fails the step); "kill-before-apply:N",
- * "kill-after-apply:N" (written, not yet recorded), "kill-after-record:N"
+ * "kill-after-apply:N" (written, not yet verified), "kill-after-step:N"
+ * (verified and observed; its outcome is recorded only with the stage's)
  * and "kill-in-undo:N" (undoing step N, in a rollback or in recovery) kill
  * the agent there with SIGKILL, as a crash would. "pause-in-undo:N" and
  * "pause-before-status:0" (all steps applied, the outcome not yet
@@ -367,14 +432,23 @@ static json_t *steps_json(const nt_step *steps, int n)
 	return arr;
 }
 
+/* An ethtool handle for one plan or stage (see nt_setting_kind), or NULL
+ * when none can be opened: the kinds then open one per call. */
+static nt_ethtool *stage_ethtool(nt_txn_engine *e)
+{
+	nt_ethtool *eh = NULL;
+	return nt_ethtool_open(&e->ctx, &eh) == 0 ? eh : NULL;
+}
+
 /* Read S's target back after writing WANT. Returns 0, NT_ECONFLICT (GOT
  * holds what it reads) or the read error, with a sentence in ERR that
  * starts with PREFIX and says what was being done (DOING "writing"). */
-static int verify(nt_txn_engine *e, const nt_step *s, const nt_value *want, const char *prefix,
+static int verify(nt_txn_engine *e, nt_ethtool *eh, const nt_step *s, const nt_value *want,
+		  const char *prefix,
 		  const char *doing, nt_value *got, char *err, size_t errsize)
 {
 	char a[NT_VALUE_MAX], b[NT_VALUE_MAX];
-	int r = nt_setting_verify(&e->ctx, s->kind, s->target, want, got);
+	int r = nt_setting_verify(&e->ctx, eh, s->kind, s->target, want, got);
 	if (r == NT_ECONFLICT)
 		snprintf(err, errsize, "%sreads '%s' after %s '%s'", prefix, nt_value_str(s->kind, got, a, sizeof(a)),
 			 doing, nt_value_str(s->kind, want, b, sizeof(b)));
@@ -384,12 +458,13 @@ static int verify(nt_txn_engine *e, const nt_step *s, const nt_value *want, cons
 }
 
 /* Put targets 0..LAST back to their before-values, in reverse, verifying
- * each. RESULTS holds each step's recorded result and is updated. Steps
- * that were skipped, or already read as their before-value, are left
- * alone. DONE is the result for a step put back (rolled back, reverted,
- * restored). Returns the number of targets that could not be put back. */
-static int undo(nt_txn_engine *e, int64_t id, const nt_step *steps, nt_step_result *results, int last,
-		nt_step_result done)
+ * each, holding each outcome in ST. RESULTS holds each step's recorded
+ * result and is updated. Steps that were skipped, or already read as their
+ * before-value, are left alone. DONE is the result for a step put back
+ * (rolled back, reverted, restored). Returns the number of targets that
+ * could not be put back. */
+static int undo(nt_txn_engine *e, nt_ethtool *eh, stage *st, int64_t id, const nt_step *steps,
+		nt_step_result *results, int last, nt_step_result done)
 {
 	int failures = 0;
 	char err[512], a[NT_VALUE_MAX], b[NT_VALUE_MAX];
@@ -400,13 +475,13 @@ static int undo(nt_txn_engine *e, int64_t id, const nt_step *steps, nt_step_resu
 		if (results[i] == NT_STEP_SKIPPED)
 			continue;
 		if (!s->kind) {
-			record_step(e, id, i, s, NT_STEP_ROLLBACK_FAILED,
-				    "unknown setting kind, or a value that is not of its kind");
+			note_step(e, st, id, i, s, NT_STEP_ROLLBACK_FAILED,
+				  "unknown setting kind, or a value that is not of its kind", NULL);
 			failures++;
 			continue;
 		}
 		memset(&cur, 0, sizeof(cur));
-		int r = s->kind->read(&e->ctx, s->target, &cur);
+		int r = s->kind->read(&e->ctx, eh, s->target, &cur);
 		if (r < 0 && results[i] != NT_STEP_APPLIED) {
 			/* A step whose write failed (or never ran) on a target that
 			 * cannot even be read now: nothing of ours is there to undo. */
@@ -416,10 +491,10 @@ static int undo(nt_txn_engine *e, int64_t id, const nt_step *steps, nt_step_resu
 			/* Already as it was: a step that never ran, or one the
 			 * crash interrupted before its write. */
 			if (results[i] == NT_STEP_APPLIED) {
-				record_step(e, id, i, s, done, NULL);
+				note_step(e, st, id, i, s, done, NULL, NULL);
 				results[i] = done;
 			} else if (results[i] == NT_STEP_PENDING) {
-				record_step(e, id, i, s, NT_STEP_NOT_APPLIED, NULL);
+				note_step(e, st, id, i, s, NT_STEP_NOT_APPLIED, NULL, NULL);
 				results[i] = NT_STEP_NOT_APPLIED;
 			}
 			continue;
@@ -428,9 +503,9 @@ static int undo(nt_txn_engine *e, int64_t id, const nt_step *steps, nt_step_resu
 		if (fault_at(e, "pause-in-undo", i))
 			sleep_ms(e->step_delay_ms);
 		fault_at(e, "kill-in-undo", i);
-		r = s->kind->apply(&e->ctx, s->target, &s->before, err, sizeof(err));
+		r = s->kind->apply(&e->ctx, eh, s->target, &s->before, err, sizeof(err));
 		if (r == 0)
-			r = verify(e, s, &s->before, "", "restoring", &got, err, sizeof(err));
+			r = verify(e, eh, s, &s->before, "", "restoring", &got, err, sizeof(err));
 		if (r < 0) {
 			char msg[1024];
 			/* What the target holds now, after the failed undo (which
@@ -440,35 +515,44 @@ static int undo(nt_txn_engine *e, int64_t id, const nt_step *steps, nt_step_resu
 			if (r == NT_ECONFLICT)
 				now = got;
 			else
-				rr = s->kind->read(&e->ctx, s->target, &now);
+				rr = s->kind->read(&e->ctx, eh, s->target, &now);
 			snprintf(msg, sizeof(msg), "%s %s is '%s', wanted '%s': %s", s->kind->name, s->target,
 				 rr == 0 ? nt_value_str(s->kind, &now, a, sizeof(a)) : "(unreadable)",
 				 nt_value_str(s->kind, &s->before, b, sizeof(b)), err);
-			record_step(e, id, i, s, NT_STEP_ROLLBACK_FAILED, msg);
+			note_step(e, st, id, i, s, NT_STEP_ROLLBACK_FAILED, msg, NULL);
 			results[i] = NT_STEP_ROLLBACK_FAILED;
 			failures++;
 			continue;
 		}
 		if (results[i] != NT_STEP_FAILED) {
-			record_step(e, id, i, s, done, NULL);
+			note_step(e, st, id, i, s, done, NULL, NULL);
 			results[i] = done;
 		}
 	}
 	return failures;
 }
 
-/* Apply steps 0..N-1 of transaction ID in order, verifying each. On a
- * failure undo and record it. Returns 0 when all applied, else the index of
- * the failing step + 1 with the final status in STATUS. */
-static void run_steps(nt_txn_engine *e, int64_t id, const nt_step *steps, int n,
+/* Apply steps 0..N-1 of transaction ID in order, verifying each, and
+ * record the outcome. Nothing is written to the store between the journal
+ * (made durable before this runs) and the end of the stage: the steps'
+ * outcomes go in with the status, in one write. A crash in between leaves
+ * the transaction "applying" with every step pending, and recovery puts
+ * back every target that no longer reads as its before-value. On a failed
+ * step, or when the outcome cannot be recorded, every step done is undone
+ * and that is recorded. */
+static void run_steps(nt_txn_engine *e, nt_ethtool *eh, int64_t id, const nt_step *steps, int n,
 		      int confirm_timeout_s)
 {
 	char err[512], msg[1024], seen[NT_VALUE_MAX];
 	nt_step_result *results = calloc((size_t)n + 1, sizeof(*results));
 	nt_value got;
-	int failed = -1;
+	stage st;
+	int failed = -1, last = n - 1;
 
-	if (!results) {
+	/* Each step is held at most twice: its apply and its undo. */
+	if (stage_init(&st, 2 * n) < 0 || !results) {
+		free(results);
+		results = NULL;
 		failed = 0;
 		snprintf(msg, sizeof(msg), "out of memory");
 	}
@@ -480,64 +564,53 @@ static void run_steps(nt_txn_engine *e, int64_t id, const nt_step *steps, int n,
 		fault_at(e, "kill-before-apply", i);
 		int r = fault_at(e, "fail", i) ?
 				(snprintf(err, sizeof(err), "injected fault"), -EROFS) :
-				s->kind->apply(&e->ctx, s->target, &s->after, err, sizeof(err));
+				s->kind->apply(&e->ctx, eh, s->target, &s->after, err, sizeof(err));
 		if (r == 0)
 			fault_at(e, "kill-after-apply", i);
 		if (r < 0 && s->kind->skip_errno && r == -s->kind->skip_errno) {
 			results[i] = NT_STEP_SKIPPED;
-			if (record_step(e, id, i, s, NT_STEP_SKIPPED, err) < 0) {
-				failed = i;
-				snprintf(msg, sizeof(msg), "step %d: the store could not record: %s", i,
-					 nt_store_errmsg(e->store));
-			}
+			note_step(e, &st, id, i, s, NT_STEP_SKIPPED, err, NULL);
 			continue;
 		}
 		if (r == 0)
-			r = verify(e, s, &s->after, "verify: ", "writing", &got, err, sizeof(err));
+			r = verify(e, eh, s, &s->after, "verify: ", "writing", &got, err, sizeof(err));
 		if (r < 0) {
-			failed = i;
+			failed = last = i;
 			results[i] = NT_STEP_FAILED;
-			record_step(e, id, i, s, NT_STEP_FAILED, err);
+			note_step(e, &st, id, i, s, NT_STEP_FAILED, err, NULL);
 			snprintf(msg, sizeof(msg), "step %d (%s %s): %s", i, s->kind->name, s->target,
 				 err[0] ? err : nt_strerror(r));
 			break;
 		}
 		results[i] = NT_STEP_APPLIED;
-		/* Never carry on without a record of what was done. */
-		if (record_step(e, id, i, s, NT_STEP_APPLIED, NULL) < 0) {
-			failed = i;
-			snprintf(msg, sizeof(msg), "step %d: the store could not record: %s", i,
-				 nt_store_errmsg(e->store));
-			break;
-		}
-		fault_at(e, "kill-after-record", i);
 		/* Verification compared the requested value; what the target
 		 * shows beyond it (an IRQ's effective CPUs, which move only when
 		 * it next fires) is kept for the record. */
-		if (s->kind->observe && s->kind->observe(&e->ctx, s->target, seen, sizeof(seen)) == 0)
-			nt_store_step_observe(e->store, id, i, seen);
+		bool seen_ok = s->kind->observe &&
+			       s->kind->observe(&e->ctx, eh, s->target, seen, sizeof(seen)) == 0;
+		note_step(e, &st, id, i, s, NT_STEP_APPLIED, NULL, seen_ok ? seen : NULL);
+		fault_at(e, "kill-after-step", i);
 	}
-	int last = failed;
 	if (failed < 0) {
-		int rs;
+		int r;
+		int64_t deadline = 0;
 		if (fault_at(e, "pause-before-status", 0))
 			sleep_ms(e->step_delay_ms);
 		if (confirm_timeout_s > 0 && n > 0) {
-			int64_t deadline = nt_store_now_ms() + (int64_t)confirm_timeout_s * 1000;
-			rs = record_status(e, id, NT_TXN_PENDING_CONFIRM, NULL, -1, false, deadline);
-			if (rs == 0) {
+			deadline = nt_store_now_ms() + (int64_t)confirm_timeout_s * 1000;
+			r = record_status(e, id, &st, NT_TXN_PENDING_CONFIRM, NULL, -1, false, deadline);
+		} else {
+			r = record_status(e, id, &st, NT_TXN_APPLIED, NULL, -1, true, 0);
+		}
+		if (r == 0) {
+			if (deadline) {
 				pthread_mutex_lock(&e->lock);
 				e->pending_id = id;
 				e->pending_deadline_ms = deadline;
 				pthread_cond_broadcast(&e->cond);
 				pthread_mutex_unlock(&e->lock);
 			}
-		} else {
-			rs = record_status(e, id, NT_TXN_APPLIED, NULL, -1, true, 0);
-		}
-		if (rs == 0) {
-			free(results);
-			return;
+			goto out;
 		}
 		/* The journal still says "applying", so the next start would
 		 * put everything back behind the reply's "applied" (and no
@@ -546,43 +619,51 @@ static void run_steps(nt_txn_engine *e, int64_t id, const nt_step *steps, int n,
 		e->unrecorded = false;
 		snprintf(msg, sizeof(msg), "the store could not record the outcome: %s",
 			 nt_store_errmsg(e->store));
-		last = n - 1;
 	}
-	record_status(e, id, NT_TXN_ROLLING_BACK, msg, failed, false, 0);
-	int bad = results ? undo(e, id, steps, results, last, NT_STEP_ROLLED_BACK) : 1;
+	record_status(e, id, &st, NT_TXN_ROLLING_BACK, msg, failed, false, 0);
+	int bad = results ? undo(e, eh, &st, id, steps, results, last, NT_STEP_ROLLED_BACK) : 1;
 	if (bad) {
 		char full[1200];
 		snprintf(full, sizeof(full), "%s; undo failed for %d target(s), see steps", msg, bad);
-		record_status(e, id, NT_TXN_ROLLBACK_FAILED, full, failed, true, 0);
+		record_status(e, id, &st, NT_TXN_ROLLBACK_FAILED, full, failed, true, 0);
 	} else {
-		record_status(e, id, NT_TXN_ROLLED_BACK, msg, failed, true, 0);
+		record_status(e, id, &st, NT_TXN_ROLLED_BACK, msg, failed, true, 0);
 	}
+out:
+	stage_free(&st);
 	free(results);
 }
 
 /* Undo every step of a stored transaction and give it STATUS (or
- * rollback_failed). Used for revert and crash recovery. */
+ * rollback_failed), with the steps' outcomes, in one store write. Used for
+ * revert and crash recovery. */
 static int undo_stored(nt_txn_engine *e, int64_t id, nt_step_result done, nt_txn_status status,
 		       const char *why)
 {
 	json_t *doc = NULL;
 	nt_step *steps = NULL;
 	nt_step_result *results = NULL;
+	stage st = { 0 };
+	nt_ethtool *eh = stage_ethtool(e);
 	int n = 0, r;
 
 	if ((r = nt_store_txn_get(e->store, id, &doc)) < 0)
 		goto out;
 	if ((r = steps_from_doc(doc, &steps, &results, &n)) < 0)
 		goto out;
-	int bad = n ? undo(e, id, steps, results, n - 1, done) : 0;
+	if ((r = stage_init(&st, n)) < 0)
+		goto out;
+	int bad = n ? undo(e, eh, &st, id, steps, results, n - 1, done) : 0;
 	if (bad) {
 		char msg[512];
 		snprintf(msg, sizeof(msg), "%s; undo failed for %d target(s), see steps", why, bad);
-		r = record_status(e, id, NT_TXN_ROLLBACK_FAILED, msg, -1, true, -1);
+		r = record_status(e, id, &st, NT_TXN_ROLLBACK_FAILED, msg, -1, true, -1);
 	} else {
-		r = record_status(e, id, status, why, -1, true, -1);
+		r = record_status(e, id, &st, status, why, -1, true, -1);
 	}
 out:
+	nt_ethtool_close(eh);
+	stage_free(&st);
 	json_decref(doc);
 	free(steps);
 	free(results);
@@ -791,7 +872,8 @@ static int resolve_profile(nt_txn_engine *e, const nt_txn_request *req, json_t *
 }
 
 /* Topology + plan of PROFILE. */
-static int make_plan(nt_txn_engine *e, const json_t *profile, nt_plan *plan, nt_txn_outcome *out)
+static int make_plan(nt_txn_engine *e, nt_ethtool *eh, const json_t *profile, nt_plan *plan,
+		     nt_txn_outcome *out)
 {
 	nt_topology *t = NULL;
 	int r = nt_topology_read(&e->ctx, &t);
@@ -801,7 +883,7 @@ static int make_plan(nt_txn_engine *e, const json_t *profile, nt_plan *plan, nt_
 		return r;
 	}
 	out->errors = json_array();
-	r = nt_plan_build(&e->ctx, t, profile, plan, out->errors);
+	r = nt_plan_build(&e->ctx, eh, t, profile, plan, out->errors);
 	nt_topology_free(t);
 	if (r == NT_EINVALID)
 		snprintf(out->message, sizeof(out->message), "the profile is not valid for this host");
@@ -818,14 +900,17 @@ int nt_txn_plan(nt_txn_engine *e, const nt_txn_request *req, nt_txn_outcome *out
 {
 	json_t *profile = NULL;
 	nt_plan plan = { 0 };
+	nt_ethtool *eh = NULL;
 	int r = resolve_profile(e, req, &profile, out);
 	if (r < 0)
 		goto out;
-	if ((r = make_plan(e, profile, &plan, out)) < 0)
+	eh = stage_ethtool(e);
+	if ((r = make_plan(e, eh, profile, &plan, out)) < 0)
 		goto out;
 	out->doc = nt_plan_to_json(&plan, profile);
 	r = out->doc ? 0 : -ENOMEM;
 out:
+	nt_ethtool_close(eh);
 	nt_plan_free(&plan);
 	json_decref(profile);
 	return r;
@@ -959,7 +1044,7 @@ static void persist_if_applied(nt_txn_engine *e, const json_t *doc)
 }
 
 /* Record and run STEPS as a new transaction; the slot is held. */
-static int record_and_run(nt_txn_engine *e, json_t *txn, const nt_step *steps, int n,
+static int record_and_run(nt_txn_engine *e, nt_ethtool *eh, json_t *txn, const nt_step *steps, int n,
 			  const nt_txn_request *req, nt_txn_outcome *out)
 {
 	int64_t id = 0;
@@ -990,7 +1075,7 @@ static int record_and_run(nt_txn_engine *e, json_t *txn, const nt_step *steps, i
 	}
 	e->unrecorded = false;
 	e->unrecorded_steps = json_object();
-	run_steps(e, id, steps, n, req->confirm_timeout_s);
+	run_steps(e, eh, id, steps, n, req->confirm_timeout_s);
 	r = nt_store_txn_get(e->store, id, &out->doc);
 	if (r == 0)
 		settle_unrecorded(e, out->doc);
@@ -1004,6 +1089,7 @@ int nt_txn_apply(nt_txn_engine *e, const nt_txn_request *req, nt_txn_outcome *ou
 {
 	json_t *profile = NULL, *txn = NULL;
 	nt_plan plan = { 0 };
+	nt_ethtool *eh = NULL;
 	int r;
 
 	if ((r = need_store(e, out)) < 0)
@@ -1022,7 +1108,9 @@ int nt_txn_apply(nt_txn_engine *e, const nt_txn_request *req, nt_txn_outcome *ou
 	}
 	if ((r = resolve_profile(e, req, &profile, out)) < 0)
 		goto out;
-	if ((r = make_plan(e, profile, &plan, out)) < 0)
+	/* One handle for the plan and the apply: the slot's thread alone uses it. */
+	eh = stage_ethtool(e);
+	if ((r = make_plan(e, eh, profile, &plan, out)) < 0)
 		goto out;
 	if (req->skip)
 		skip_steps(&plan, req->skip);
@@ -1048,10 +1136,11 @@ int nt_txn_apply(nt_txn_engine *e, const nt_txn_request *req, nt_txn_outcome *ou
 		json_object_set_new(txn, "reason", json_string(req->reason));
 	if (req->persist)
 		json_object_set_new(txn, "persist", json_true());
-	r = record_and_run(e, txn, plan.steps, plan.nsteps, req, out);
+	r = record_and_run(e, eh, txn, plan.steps, plan.nsteps, req, out);
 	if (r == 0 && req->persist && !out->replayed)
 		persist_if_applied(e, out->doc);
 out:
+	nt_ethtool_close(eh);
 	slot_release(e);
 	json_decref(txn);
 	json_decref(profile);
@@ -1080,7 +1169,7 @@ int nt_txn_confirm(nt_txn_engine *e, int64_t id, nt_txn_outcome *out)
 		json_decref(doc);
 		return r < 0 ? r : NT_ECONFLICT;
 	}
-	r = record_status(e, id, NT_TXN_APPLIED, NULL, -1, true, -1);
+	r = record_status(e, id, NULL, NT_TXN_APPLIED, NULL, -1, true, -1);
 	if (r == 0) {
 		e->pending_id = 0;
 		pthread_cond_broadcast(&e->cond);
@@ -1103,6 +1192,7 @@ int nt_txn_rollback(nt_txn_engine *e, int64_t id, bool force, const nt_txn_reque
 	json_t *orig = NULL, *txn = NULL;
 	nt_step *ostep = NULL, *steps = NULL;
 	nt_step_result *results = NULL;
+	nt_ethtool *eh = NULL;
 	int n = 0, r, k = 0;
 
 	if ((r = need_store(e, out)) < 0)
@@ -1148,6 +1238,7 @@ int nt_txn_rollback(nt_txn_engine *e, int64_t id, bool force, const nt_txn_reque
 		r = -ENOMEM;
 		goto out;
 	}
+	eh = stage_ethtool(e);
 	/* The new transaction's steps: every applied step of the original, in
 	 * reverse order, back to its before-value; targets already there are
 	 * left out like any no-op step. */
@@ -1157,7 +1248,7 @@ int nt_txn_rollback(nt_txn_engine *e, int64_t id, bool force, const nt_txn_reque
 		nt_step *s = &steps[k];
 		*s = ostep[i];
 		s->after = ostep[i].before;
-		if (s->kind->read(&e->ctx, s->target, &s->before) < 0)
+		if (s->kind->read(&e->ctx, eh, s->target, &s->before) < 0)
 			s->before = ostep[i].after;
 		if (nt_setting_equal(s->kind, &s->before, &s->after))
 			continue;
@@ -1173,8 +1264,9 @@ int nt_txn_rollback(nt_txn_engine *e, int64_t id, bool force, const nt_txn_reque
 	}
 	nt_txn_request plain = *req;
 	plain.confirm_timeout_s = 0;
-	r = record_and_run(e, txn, steps, k, &plain, out);
+	r = record_and_run(e, eh, txn, steps, k, &plain, out);
 out:
+	nt_ethtool_close(eh);
 	slot_release(e);
 	json_decref(orig);
 	json_decref(txn);
@@ -1274,7 +1366,10 @@ int nt_txn_desired_set(nt_txn_engine *e, const nt_txn_request *req, nt_txn_outco
 		goto out;
 	/* Validated (and planned) against the host as it is now, so a profile
 	 * that could never apply here is refused with its JSON paths. */
-	if ((r = make_plan(e, profile, &plan, out)) < 0)
+	nt_ethtool *eh = stage_ethtool(e);
+	r = make_plan(e, eh, profile, &plan, out);
+	nt_ethtool_close(eh);
+	if (r < 0)
 		goto out;
 	const char *pname = json_string_value(json_object_get(profile, "name"));
 	d = json_pack("{s:O,s:s?,s:s,s:s,s:s}", "profile", profile, "profile_name",

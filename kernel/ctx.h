@@ -78,6 +78,14 @@ int nt_read_long(const nt_ctx *ctx, long *out, const char *fmt, ...)
 int nt_write_str(const nt_ctx *ctx, const char *value, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/* Open the directory ROOT + REL (REL starts with '/') for the *at() calls
+ * of code that works on several files of one directory (a fixture's IRQ
+ * files): the last component is not followed, and on a fixture root the
+ * directory must lie under the root, checked once here, so files opened
+ * from it by name with O_NOFOLLOW are under the root too. Returns the
+ * descriptor (O_PATH, close it) or -errno / NT_EOUTSIDE. */
+int nt_open_dir(const nt_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /* readlink() under the root; the target as the link says it. Returns the
  * length or -errno. */
 int nt_readlink(const nt_ctx *ctx, char *buf, size_t size, const char *fmt, ...)

@@ -249,53 +249,159 @@ static int write_attrf(const nt_ctx *ctx, const char *value, const char *fmt, ..
 
 /* ---- IRQ affinity ---- */
 
-/* Bits in an existing mask file: 4 per hex digit, commas aside. The
+/* One of an IRQ's files, opened by NAME in its directory DFD for reading
+ * and writing: a regular file (not a symlink, FIFO or directory), with its
+ * stat in ST. Returns the descriptor or -errno / NT_EFILETYPE. */
+static int irq_file_open(int dfd, const char *name, struct stat *st)
+{
+	int fd = openat(dfd, name, O_RDWR | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW | O_NONBLOCK);
+	if (fd < 0)
+		return errno == ELOOP || errno == ENXIO ? NT_EFILETYPE : -errno;
+	int r = fstat(fd, st) < 0 ? -errno : S_ISREG(st->st_mode) ? 0 : NT_EFILETYPE;
+	if (r < 0) {
+		close(fd);
+		return r;
+	}
+	return fd;
+}
+
+/* Make file NAME of directory DFD (open on FD, stat ST) hold TEXT, as an
+ * attribute changes in the kernel: an agent killed at any moment leaves
+ * the old value or the new one, never an empty or torn file. A value at
+ * least as long as the file (a mask always is) is written over it with one
+ * pwrite: a write of a few bytes into one page is done whole or not at
+ * all, even by SIGKILL, and it sets the new length with the bytes. A
+ * shorter one would need a truncation after it, a moment with the old
+ * value's tail behind the new: it goes to NAME.nt-new, renamed over NAME
+ * (a kill before the rename can leave NAME.nt-new behind, which the next
+ * write reuses). */
+static int irq_file_put(int dfd, const char *name, int fd, const struct stat *st, const char *text)
+{
+	char tmp[64];
+	size_t len = strlen(text), done = 0;
+	int tfd, r = 0;
+
+	if ((off_t)len >= st->st_size) {
+		ssize_t n;
+		do {
+			n = pwrite(fd, text, len, 0);
+		} while (n < 0 && errno == EINTR);
+		return n < 0 ? -errno : (size_t)n == len ? 0 : -EIO;
+	}
+	if (snprintf(tmp, sizeof(tmp), "%s.nt-new", name) >= (int)sizeof(tmp))
+		return -ENAMETOOLONG;
+	tfd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW | O_NONBLOCK,
+		     st->st_mode & 07777);
+	if (tfd < 0)
+		return errno == ELOOP || errno == ENXIO ? NT_EFILETYPE : -errno;
+	struct stat tst;
+	if (fstat(tfd, &tst) < 0 || !S_ISREG(tst.st_mode)) {
+		close(tfd);
+		return NT_EFILETYPE; /* not ours to remove */
+	}
+	while (done < len && r == 0) {
+		ssize_t n = write(tfd, text + done, len - done);
+		if (n < 0 && errno != EINTR)
+			r = -errno;
+		else if (n == 0)
+			r = -EIO;
+		else if (n > 0)
+			done += (size_t)n;
+	}
+	/* The mode asked for at creation may have been cut by the umask. */
+	if (r == 0 && (tst.st_mode & 07777) != (st->st_mode & 07777) &&
+	    fchmod(tfd, st->st_mode & 07777) < 0)
+		r = -errno;
+	if (close(tfd) < 0 && r == 0)
+		r = -errno;
+	if (r == 0 && renameat(dfd, tmp, dfd, name) < 0)
+		r = -errno;
+	if (r < 0)
+		unlinkat(dfd, tmp, 0);
+	return r;
+}
+
+/* Bits of a mask file as it is now: 4 per hex digit, commas aside. The
  * fixture's masks are as wide as the captured machine's. */
-static int mask_width(const nt_ctx *ctx, int irq, const char *file)
+static int mask_width(int fd)
 {
 	char buf[ATTR_MAX];
 	int bits = 0;
-	if (nt_read_str(ctx, buf, sizeof(buf), "/proc/irq/%d/%s", irq, file) < 0)
-		return -1;
-	for (char *p = buf; *p; p++)
-		if (isxdigit((unsigned char)*p))
+	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+	if (n < 0)
+		return -errno;
+	for (ssize_t i = 0; i < n; i++)
+		if (isxdigit((unsigned char)buf[i]))
 			bits += 4;
 	return bits;
 }
 
+/* File NAME of the IRQ directory DFD, if the fixture has it, holds SET:
+ * as a cpulist, or (MASK) as a hex mask as wide as the file's. */
+static int irq_mirror(int dfd, const char *name, const nt_cpuset *set, bool mask)
+{
+	char buf[ATTR_MAX];
+	struct stat st;
+	int r, bits = 0;
+	int fd = irq_file_open(dfd, name, &st);
+
+	if (fd == -ENOENT)
+		return 0;
+	if (fd < 0)
+		return fd;
+	if (mask && (bits = mask_width(fd)) <= 0) {
+		/* An empty mask file: no width to keep, left as the fixture has it. */
+		r = bits;
+		goto out;
+	}
+	r = mask ? nt_cpumask_format(set, bits, buf, sizeof(buf) - 1)
+		 : nt_cpulist_format(set, buf, sizeof(buf) - 1);
+	if (r < 0)
+		goto out;
+	strcat(buf, "\n");
+	r = irq_file_put(dfd, name, fd, &st, buf);
+out:
+	close(fd);
+	return r;
+}
+
+/* The IRQ's directory is opened (and checked to lie under the root) once,
+ * and its files are opened by name in it: a step costs a few calls per
+ * file, not a path walk and a check each. smp_affinity_list goes first:
+ * an agent killed after it and before the rest leaves a target that no
+ * longer reads as its before-value, which recovery puts back whole. */
 int nt_fixture_irq_set_affinity(const nt_ctx *ctx, int irq, const char *cpulist)
 {
 	char buf[ATTR_MAX];
+	struct stat st;
 	nt_cpuset set, first;
-	int r, bits;
+	int dfd, fd, r;
 
 	if (nt_cpulist_parse(cpulist, &set) < 0 || nt_cpuset_empty(&set))
 		return NT_EINVALID;
-	if ((r = write_attrf(ctx, cpulist, "/proc/irq/%d/smp_affinity_list", irq)) < 0)
-		return r;
-	bits = mask_width(ctx, irq, "smp_affinity");
-	if (bits > 0) {
-		if ((r = nt_cpumask_format(&set, bits, buf, sizeof(buf))) < 0)
-			return r;
-		if ((r = write_attrf(ctx, buf, "/proc/irq/%d/smp_affinity", irq)) < 0)
-			return r;
+	r = snprintf(buf, sizeof(buf), "%s\n", cpulist);
+	if (r < 0 || (size_t)r >= sizeof(buf))
+		return -E2BIG;
+	if ((dfd = nt_open_dir(ctx, "/proc/irq/%d", irq)) < 0)
+		return dfd;
+	if ((fd = irq_file_open(dfd, "smp_affinity_list", &st)) < 0) {
+		r = fd;
+		goto out;
 	}
+	r = irq_file_put(dfd, "smp_affinity_list", fd, &st, buf);
+	close(fd);
+	if (r < 0)
+		goto out;
 	nt_cpuset_zero(&first);
 	nt_cpuset_set(&first, nt_cpuset_next(&set, 0));
-	if (nt_exists(ctx, "/proc/irq/%d/effective_affinity_list", irq)) {
-		if ((r = nt_cpulist_format(&first, buf, sizeof(buf))) < 0)
-			return r;
-		if ((r = write_attrf(ctx, buf, "/proc/irq/%d/effective_affinity_list", irq)) < 0)
-			return r;
-	}
-	bits = mask_width(ctx, irq, "effective_affinity");
-	if (bits > 0) {
-		if ((r = nt_cpumask_format(&first, bits, buf, sizeof(buf))) < 0)
-			return r;
-		if ((r = write_attrf(ctx, buf, "/proc/irq/%d/effective_affinity", irq)) < 0)
-			return r;
-	}
-	return 0;
+	if ((r = irq_mirror(dfd, "smp_affinity", &set, true)) < 0 ||
+	    (r = irq_mirror(dfd, "effective_affinity_list", &first, false)) < 0 ||
+	    (r = irq_mirror(dfd, "effective_affinity", &first, true)) < 0)
+		goto out;
+	r = 0;
+out:
+	close(dfd);
+	return r;
 }
 
 /* ---- bonding options ---- */

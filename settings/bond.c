@@ -47,7 +47,7 @@ static bool bond_equal(const nt_value *a, const nt_value *b)
 	return strcmp(a->text, b->text) == 0;
 }
 
-static int bond_read(const nt_ctx *ctx, const char *target, nt_value *out)
+static int bond_read(const nt_ctx *ctx, nt_ethtool *eh, const char *target, nt_value *out)
 {
 	char buf[NT_VALUE_MAX];
 	if (!nt_ifname_valid(target))
@@ -58,8 +58,8 @@ static int bond_read(const nt_ctx *ctx, const char *target, nt_value *out)
 	return bond_parse(buf, out);
 }
 
-static int bond_check(const nt_ctx *ctx, const nt_topology *t, const char *target, const nt_value *v,
-		      char *why, size_t whysize)
+static int bond_check(const nt_ctx *ctx, nt_ethtool *eh, const nt_topology *t, const char *target,
+		      const nt_value *v, char *why, size_t whysize)
 {
 	if (!nt_ifname_valid(target) || !nt_exists(ctx, "/sys/class/net/%s/bonding/xmit_hash_policy", target)) {
 		snprintf(why, whysize, "'%s' is not a bond", target);
@@ -74,8 +74,8 @@ static int bond_check(const nt_ctx *ctx, const nt_topology *t, const char *targe
 	return 0;
 }
 
-static int bond_apply(const nt_ctx *ctx, const char *target, const nt_value *v, char *err,
-		      size_t errsize)
+static int bond_apply(const nt_ctx *ctx, nt_ethtool *eh, const char *target,
+		      const nt_value *v, char *err, size_t errsize)
 {
 	int r = NT_EINVALID;
 	if (nt_ifname_valid(target) && nt_bond_policy_known(v->text))

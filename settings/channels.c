@@ -63,20 +63,20 @@ static bool channels_equal(const nt_value *a, const nt_value *b)
 	return true;
 }
 
-static int channels_read(const nt_ctx *ctx, const char *target, nt_value *out)
+static int channels_read(const nt_ctx *ctx, nt_ethtool *eh, const char *target, nt_value *out)
 {
 	nt_channels c;
 	if (!nt_ifname_valid(target))
 		return NT_EINVALID;
-	int e = nt_ethtool_get_channels(ctx, target, &c);
+	int e = nt_ethtool_read_channels(eh, ctx, target, &c);
 	if (e < 0)
 		return e;
 	from_counts(&c, out);
 	return 0;
 }
 
-static int channels_check(const nt_ctx *ctx, const nt_topology *t, const char *target, const nt_value *v,
-			  char *why, size_t whysize)
+static int channels_check(const nt_ctx *ctx, nt_ethtool *eh, const nt_topology *t, const char *target,
+			  const nt_value *v, char *why, size_t whysize)
 {
 	nt_channels cur;
 	int r;
@@ -85,7 +85,7 @@ static int channels_check(const nt_ctx *ctx, const nt_topology *t, const char *t
 		snprintf(why, whysize, "'%s' is not an interface name", target);
 		return NT_EINVALID;
 	}
-	if ((r = nt_ethtool_get_channels(ctx, target, &cur)) < 0) {
+	if ((r = nt_ethtool_read_channels(eh, ctx, target, &cur)) < 0) {
 		snprintf(why, whysize, "%s: channel counts cannot be read: %s", target, nt_strerror(r));
 		return NT_EINVALID;
 	}
@@ -104,13 +104,14 @@ static int channels_check(const nt_ctx *ctx, const nt_topology *t, const char *t
 	return 0;
 }
 
-static int channels_apply(const nt_ctx *ctx, const char *target, const nt_value *v, char *err,
-			  size_t errsize)
+static int channels_apply(const nt_ctx *ctx, nt_ethtool *eh, const char *target,
+			  const nt_value *v, char *err, size_t errsize)
 {
 	nt_channels want = { .rx = v->f.v[RX], .tx = v->f.v[TX], .other = v->f.v[OTHER],
 			     .combined = v->f.v[COMBINED] };
 	char kerr[200] = "";
-	int r = nt_ifname_valid(target) ? nt_ethtool_set_channels_exact(ctx, target, &want, kerr, sizeof(kerr))
+	int r = nt_ifname_valid(target) ? nt_ethtool_write_channels(eh, ctx, target, &want, true, kerr,
+							    sizeof(kerr))
 					: NT_EINVALID;
 	if (r < 0 && err && errsize)
 		snprintf(err, errsize, "%s channels: %s%s%s", target, nt_strerror(r), kerr[0] ? ": " : "", kerr);

@@ -168,18 +168,18 @@ static int read_values(nt_ethtool *h, const nt_ctx *ctx, const char *ifname, nt_
 	return 0;
 }
 
-static int coalesce_read(const nt_ctx *ctx, const char *target, nt_value *out)
+static int coalesce_read(const nt_ctx *ctx, nt_ethtool *eh, const char *target, nt_value *out)
 {
-	return read_values(NULL, ctx, target, out);
+	return read_values(eh, ctx, target, out);
 }
 
 /* Every field asked for must be one the NIC reports. */
-static int coalesce_check(const nt_ctx *ctx, const nt_topology *t, const char *target, const nt_value *v,
-			  char *why, size_t whysize)
+static int coalesce_check(const nt_ctx *ctx, nt_ethtool *eh, const nt_topology *t, const char *target,
+			  const nt_value *v, char *why, size_t whysize)
 {
 	nt_value cur;
 	char names[128];
-	int r = read_values(NULL, ctx, target, &cur);
+	int r = read_values(eh, ctx, target, &cur);
 	if (r < 0) {
 		snprintf(why, whysize, "%s: interrupt coalescing cannot be read: %s", target, nt_strerror(r));
 		return NT_EINVALID;
@@ -207,8 +207,8 @@ static int coalesce_compose(const nt_value *before, const nt_value *wanted, nt_v
 	return 0;
 }
 
-static int coalesce_apply(const nt_ctx *ctx, const char *target, const nt_value *v, char *err,
-			  size_t errsize)
+static int coalesce_apply(const nt_ctx *ctx, nt_ethtool *eh, const char *target,
+			  const nt_value *v, char *err, size_t errsize)
 {
 	nt_ethtool_values want = { .present = v->f.present };
 	char kerr[200] = "";
@@ -217,7 +217,7 @@ static int coalesce_apply(const nt_ctx *ctx, const char *target, const nt_value 
 	for (int i = 0; i < NFIELDS; i++)
 		want.v[i] = is_flag(i) ? !!v->f.v[i] : v->f.v[i];
 	if (nt_ifname_valid(target))
-		r = nt_ethtool_set_group(NULL, ctx, &group, target, &want, kerr, sizeof(kerr));
+		r = nt_ethtool_set_group(eh, ctx, &group, target, &want, kerr, sizeof(kerr));
 	if (r < 0 && err && errsize)
 		snprintf(err, errsize, "%s coalesce: %s%s%s", target, nt_strerror(r), kerr[0] ? ": " : "", kerr);
 	return r;

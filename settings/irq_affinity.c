@@ -56,7 +56,7 @@ static bool irq_equal(const nt_value *a, const nt_value *b)
 
 /* ---- the system ---- */
 
-static int irq_read(const nt_ctx *ctx, const char *target, nt_value *out)
+static int irq_read(const nt_ctx *ctx, nt_ethtool *eh, const char *target, nt_value *out)
 {
 	long irq;
 	char buf[NT_VALUE_MAX * 4];
@@ -77,8 +77,8 @@ static int irq_read(const nt_ctx *ctx, const char *target, nt_value *out)
 	return r < 0 ? r : 0;
 }
 
-static int irq_check(const nt_ctx *ctx, const nt_topology *t, const char *target, const nt_value *v,
-		     char *why, size_t whysize)
+static int irq_check(const nt_ctx *ctx, nt_ethtool *eh, const nt_topology *t, const char *target,
+		     const nt_value *v, char *why, size_t whysize)
 {
 	long irq;
 	char list[NT_VALUE_MAX];
@@ -102,8 +102,8 @@ static int irq_check(const nt_ctx *ctx, const nt_topology *t, const char *target
 	return 0;
 }
 
-static int irq_apply(const nt_ctx *ctx, const char *target, const nt_value *v, char *err,
-		     size_t errsize)
+static int irq_apply(const nt_ctx *ctx, nt_ethtool *eh, const char *target,
+		     const nt_value *v, char *err, size_t errsize)
 {
 	long irq;
 	char list[NT_VALUE_MAX * 4];
@@ -121,7 +121,7 @@ static int irq_apply(const nt_ctx *ctx, const char *target, const nt_value *v, c
 }
 
 /* "effective N": the CPUs the interrupt is delivered to now. */
-static int irq_observe(const nt_ctx *ctx, const char *target, char *out, size_t size)
+static int irq_observe(const nt_ctx *ctx, nt_ethtool *eh, const char *target, char *out, size_t size)
 {
 	char buf[NT_VALUE_MAX];
 	long irq;

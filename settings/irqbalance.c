@@ -147,7 +147,7 @@ static bool ban_equal(const nt_value *a, const nt_value *b)
 	return strcmp(a->text, b->text) == 0;
 }
 
-static int ban_read(const nt_ctx *ctx, const char *target, nt_value *out)
+static int ban_read(const nt_ctx *ctx, nt_ethtool *eh, const char *target, nt_value *out)
 {
 	nt_irqbalance_proc p;
 	char reply[65536];
@@ -192,8 +192,8 @@ out:
 	return r;
 }
 
-static int ban_check(const nt_ctx *ctx, const nt_topology *t, const char *target, const nt_value *v,
-		     char *why, size_t whysize)
+static int ban_check(const nt_ctx *ctx, nt_ethtool *eh, const nt_topology *t, const char *target,
+		     const nt_value *v, char *why, size_t whysize)
 {
 	if (strcmp(target, "irqbalance") != 0) {
 		snprintf(why, whysize, "target must be \"irqbalance\"");
@@ -202,8 +202,8 @@ static int ban_check(const nt_ctx *ctx, const nt_topology *t, const char *target
 	return nt_irqbalance_controllable(ctx, why, whysize) < 0 ? NT_EINVALID : 0;
 }
 
-static int ban_apply(const nt_ctx *ctx, const char *target, const nt_value *value, char *err,
-		     size_t errsize)
+static int ban_apply(const nt_ctx *ctx, nt_ethtool *eh, const char *target,
+		     const nt_value *value, char *err, size_t errsize)
 {
 	nt_irqbalance_proc p;
 	char cmd[16384];
@@ -243,7 +243,7 @@ static int ban_apply(const nt_ctx *ctx, const char *target, const nt_value *valu
 	/* The daemon handles the command in its main loop; wait (at most 1 s)
 	 * until it shows, so the read-back that verifies this step sees it. */
 	for (int i = 0; i < 100; i++) {
-		if (ban_read(ctx, target, &got) == 0 && ban_equal(&got, value))
+		if (ban_read(ctx, eh, target, &got) == 0 && ban_equal(&got, value))
 			break;
 		nanosleep(&(struct timespec){ .tv_nsec = 10 * 1000 * 1000 }, NULL);
 	}
@@ -284,7 +284,7 @@ static bool svc_equal(const nt_value *a, const nt_value *b)
 	return la == lb && strncmp(a->text, b->text, la) == 0;
 }
 
-static int svc_read(const nt_ctx *ctx, const char *target, nt_value *out)
+static int svc_read(const nt_ctx *ctx, nt_ethtool *eh, const char *target, nt_value *out)
 {
 	nt_irqbalance_proc p;
 	int r;
@@ -301,13 +301,14 @@ static int svc_read(const nt_ctx *ctx, const char *target, nt_value *out)
 	return r < 0 || (size_t)r >= sizeof(out->text) ? -E2BIG : 0;
 }
 
-static int svc_check(const nt_ctx *ctx, const nt_topology *t, const char *target, const nt_value *v,
-		     char *why, size_t whysize)
+static int svc_check(const nt_ctx *ctx, nt_ethtool *eh, const nt_topology *t, const char *target,
+		     const nt_value *v, char *why, size_t whysize)
 {
 	return nt_irqbalance_controllable(ctx, why, whysize) < 0 ? NT_EINVALID : 0;
 }
 
-static int svc_apply(const nt_ctx *ctx, const char *target, const nt_value *v, char *err, size_t errsize)
+static int svc_apply(const nt_ctx *ctx, nt_ethtool *eh, const char *target,
+		     const nt_value *v, char *err, size_t errsize)
 {
 	nt_irqbalance_proc p;
 	int r;

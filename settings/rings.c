@@ -39,12 +39,12 @@ static bool rings_equal(const nt_value *a, const nt_value *b)
 	return a->f.v[RX] == b->f.v[RX] && a->f.v[TX] == b->f.v[TX];
 }
 
-static int rings_read(const nt_ctx *ctx, const char *target, nt_value *out)
+static int rings_read(const nt_ctx *ctx, nt_ethtool *eh, const char *target, nt_value *out)
 {
 	nt_rings r;
 	if (!nt_ifname_valid(target))
 		return NT_EINVALID;
-	int e = nt_ethtool_get_rings(ctx, target, &r);
+	int e = nt_ethtool_read_rings(eh, ctx, target, &r);
 	if (e < 0)
 		return e;
 	memset(out, 0, sizeof(*out));
@@ -53,8 +53,8 @@ static int rings_read(const nt_ctx *ctx, const char *target, nt_value *out)
 	return 0;
 }
 
-static int rings_check(const nt_ctx *ctx, const nt_topology *t, const char *target, const nt_value *v,
-		       char *why, size_t whysize)
+static int rings_check(const nt_ctx *ctx, nt_ethtool *eh, const nt_topology *t, const char *target,
+		       const nt_value *v, char *why, size_t whysize)
 {
 	nt_rings cur;
 	int r;
@@ -67,7 +67,7 @@ static int rings_check(const nt_ctx *ctx, const nt_topology *t, const char *targ
 		snprintf(why, whysize, "%s: ring sizes must be positive", target);
 		return NT_EINVALID;
 	}
-	if ((r = nt_ethtool_get_rings(ctx, target, &cur)) < 0) {
+	if ((r = nt_ethtool_read_rings(eh, ctx, target, &cur)) < 0) {
 		snprintf(why, whysize, "%s: ring sizes cannot be read: %s", target, nt_strerror(r));
 		return NT_EINVALID;
 	}
@@ -82,12 +82,13 @@ static int rings_check(const nt_ctx *ctx, const nt_topology *t, const char *targ
 	return 0;
 }
 
-static int rings_apply(const nt_ctx *ctx, const char *target, const nt_value *v, char *err,
-		       size_t errsize)
+static int rings_apply(const nt_ctx *ctx, nt_ethtool *eh, const char *target,
+		       const nt_value *v, char *err, size_t errsize)
 {
 	nt_rings want = { .rx = v->f.v[RX], .tx = v->f.v[TX] };
 	char kerr[200] = "";
-	int r = nt_ifname_valid(target) ? nt_ethtool_set_rings_exact(ctx, target, &want, kerr, sizeof(kerr))
+	int r = nt_ifname_valid(target) ? nt_ethtool_write_rings(eh, ctx, target, &want, true, kerr,
+							    sizeof(kerr))
 					: NT_EINVALID;
 	if (r < 0 && err && errsize)
 		snprintf(err, errsize, "%s rings: %s%s%s", target, nt_strerror(r), kerr[0] ? ": " : "", kerr);

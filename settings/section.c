@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fnmatch.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -152,14 +153,71 @@ void nt_sc_cpulist(nt_section_check *c, const char *list, const char *path, bool
 		nt_sc_error(c, path, "CPU %s %s offline", cl, nt_cpuset_count(&off) == 1 ? "is" : "are");
 }
 
+/* FNV-1a of TARGET, mixed with the kind (one table holds every kind). */
+static uint32_t desire_hash(const nt_setting_kind *k, const char *target)
+{
+	uint32_t h = 2166136261u ^ (uint32_t)((uintptr_t)k >> 4);
+	for (const unsigned char *c = (const unsigned char *)target; *c; c++)
+		h = (h ^ *c) * 16777619u;
+	return h;
+}
+
+/* The slot of (K, TARGET) in P's index: its entry's, or the empty one where
+ * it would go. */
+static int desire_slot(const nt_section_plan *p, const nt_setting_kind *k, const char *target)
+{
+	int mask = p->index_cap - 1;
+	int slot = (int)(desire_hash(k, target) & (uint32_t)mask);
+	while (p->index[slot]) {
+		const nt_desired *d = &p->v[p->index[slot] - 1];
+		if (d->kind == k && strcmp(d->target, target) == 0)
+			break;
+		slot = (slot + 1) & mask;
+	}
+	return slot;
+}
+
+/* Room in the index for one more entry, kept at most half full. */
+static int desire_index_reserve(nt_section_plan *p)
+{
+	if (p->index && (p->n + 1) * 2 <= p->index_cap)
+		return 0;
+	int cap = p->index_cap ? p->index_cap * 2 : 64;
+	while ((p->n + 1) * 2 > cap)
+		cap *= 2;
+	int *old = p->index;
+	p->index = calloc((size_t)cap, sizeof(*p->index));
+	if (!p->index) {
+		p->index = old;
+		return -ENOMEM;
+	}
+	free(old);
+	p->index_cap = cap;
+	for (int i = 0; i < p->n; i++)
+		p->index[desire_slot(p, p->v[i].kind, p->v[i].target)] = i + 1;
+	return 0;
+}
+
+void nt_desire_index_free(nt_section_plan *p)
+{
+	free(p->index);
+	p->index = NULL;
+	p->index_cap = 0;
+}
+
 int nt_desire_put(nt_section_plan *p, const nt_setting_kind *k, const char *target,
 		  const char *iface, const nt_value *v, const char *path)
 {
 	nt_desired *x = NULL;
+	char key[NT_TARGET_MAX];
+	/* Compared as stored: a longer target is cut to the field's size. */
+	snprintf(key, sizeof(key), "%s", target);
+	if (desire_index_reserve(p) < 0)
+		return -ENOMEM;
+	int slot = desire_slot(p, k, key);
 	/* A later entry for the same target replaces an earlier one. */
-	for (int i = 0; i < p->n && !x; i++)
-		if (p->v[i].kind == k && strcmp(p->v[i].target, target) == 0)
-			x = &p->v[i];
+	if (p->index[slot])
+		x = &p->v[p->index[slot] - 1];
 	if (!x) {
 		if (p->n == p->cap) {
 			int cap = p->cap ? p->cap * 2 : 32;
@@ -172,7 +230,8 @@ int nt_desire_put(nt_section_plan *p, const nt_setting_kind *k, const char *targ
 		x = &p->v[p->n++];
 		memset(x, 0, sizeof(*x));
 		x->kind = k;
-		snprintf(x->target, sizeof(x->target), "%s", target);
+		snprintf(x->target, sizeof(x->target), "%s", key);
+		p->index[slot] = p->n;
 	}
 	x->value = *v;
 	snprintf(x->interface, sizeof(x->interface), "%s", iface ? iface : "");

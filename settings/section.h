@@ -39,9 +39,14 @@ void nt_sc_nic_with(nt_section_check *c, const char *iface, const char *path,
 		    bool (*has)(const nt_nic *nic), const char *what);
 /* A cpulist; with MUST_EXIST it must be non-empty and its CPUs online. */
 void nt_sc_cpulist(nt_section_check *c, const char *list, const char *path, bool must_exist);
-/* Add (or, for a target already desired, replace) a desired value. */
+/* Add (or, for a target already desired, replace) a desired value. The
+ * earlier entry for the same target is found through P's index, not by a
+ * scan: a profile placing a thousand IRQs puts a thousand values. Returns
+ * 0 or -ENOMEM. */
 int nt_desire_put(nt_section_plan *p, const nt_setting_kind *k, const char *target,
 		  const char *iface, const nt_value *v, const char *path);
+/* Free P's index (once the desired values are complete, or reordered). */
+void nt_desire_index_free(nt_section_plan *p);
 /* Append a warning to P->warnings. */
 void nt_desire_warn(nt_section_plan *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -54,20 +54,27 @@ typedef struct nt_setting_kind {
 	/* Whether two values mean the same. */
 	bool (*equal)(const nt_value *a, const nt_value *b);
 
-	/* Current value of TARGET. Returns 0 or -errno. */
-	int (*read)(const nt_ctx *ctx, const char *target, nt_value *out);
+	/* The operations on a target take EH, an ethtool handle opened for
+	 * CTX that the caller keeps for a whole plan or stage (the engine
+	 * opens one per plan, apply, rollback or recovery), so that a kind
+	 * going through ethtool does not open a netlink socket and resolve
+	 * the family for every call. NULL: such a kind opens one per call.
+	 * Kinds that do not use ethtool ignore it.
+	 *
+	 * Current value of TARGET. Returns 0 or -errno. */
+	int (*read)(const nt_ctx *ctx, nt_ethtool *eh, const char *target, nt_value *out);
 	/* Whether V can be applied to TARGET on this host (T may be NULL).
 	 * Returns 0, or NT_EINVALID with a reason in WHY. */
-	int (*check)(const nt_ctx *ctx, const nt_topology *t, const char *target, const nt_value *v,
-		     char *why, size_t whysize);
+	int (*check)(const nt_ctx *ctx, nt_ethtool *eh, const nt_topology *t, const char *target,
+		     const nt_value *v, char *why, size_t whysize);
 	/* Write V. Returns 0 or the kernel's -errno, with any extended error
 	 * text in ERR. */
-	int (*apply)(const nt_ctx *ctx, const char *target, const nt_value *v, char *err,
+	int (*apply)(const nt_ctx *ctx, nt_ethtool *eh, const char *target, const nt_value *v, char *err,
 		     size_t errsize);
 	/* What the target shows after an apply beyond its value, for the
 	 * record (an IRQ's effective CPUs, which change only when it next
 	 * fires); NULL for kinds with nothing more. Returns 0 or -errno. */
-	int (*observe)(const nt_ctx *ctx, const char *target, char *out, size_t size);
+	int (*observe)(const nt_ctx *ctx, nt_ethtool *eh, const char *target, char *out, size_t size);
 	/* For kinds whose value is a whole list that others share (the
 	 * irqbalance ban list): the value to write, made at plan time from what
 	 * is there (BEFORE) and what the profile wants added. Returns 0 or
@@ -115,6 +122,11 @@ typedef struct nt_section_plan {
 	json_t *reserved; /* object interface -> cpulist kept for applications, or NULL */
 	nt_desired *v; /* what is desired so far */
 	int n, cap;
+	/* Where each (kind, target) is in V, for nt_desire_put: open
+	 * addressing, slot = index + 1, 0 empty; NULL until the first put,
+	 * freed by nt_desire_index_free. */
+	int *index;
+	int index_cap; /* slots, a power of two, at least twice N */
 } nt_section_plan;
 
 typedef struct nt_profile_section {
@@ -157,7 +169,7 @@ const nt_profile_section *nt_section_find(const char *key);
 bool nt_setting_equal(const nt_setting_kind *k, const nt_value *a, const nt_value *b);
 /* Read TARGET back and compare with WANT. Returns 0 when equal, NT_ECONFLICT
  * when it reads differently (GOT holds what it reads), or the read error. */
-int nt_setting_verify(const nt_ctx *ctx, const nt_setting_kind *k, const char *target,
+int nt_setting_verify(const nt_ctx *ctx, nt_ethtool *eh, const nt_setting_kind *k, const char *target,
 		      const nt_value *want, nt_value *got);
 /* V as text; "?" when it cannot be formatted. Returns BUF. */
 const char *nt_value_str(const nt_setting_kind *k, const nt_value *v, char *buf, size_t size);

@@ -203,7 +203,7 @@ static int sysctl_format(const nt_value *v, char *out, size_t size)
 	return n < 0 || (size_t)n >= size ? -ENOSPC : 0;
 }
 
-static int sysctl_read(const nt_ctx *ctx, const char *target, nt_value *out)
+static int sysctl_read(const nt_ctx *ctx, nt_ethtool *eh, const char *target, nt_value *out)
 {
 	char rel[128];
 	int r = key_rel(target, rel, sizeof(rel));
@@ -242,8 +242,8 @@ static bool sysctl_equal(const nt_value *a, const nt_value *b)
 	return strcmp(x, y) == 0;
 }
 
-static int sysctl_check(const nt_ctx *ctx, const nt_topology *t, const char *target, const nt_value *v,
-			char *why, size_t whysize)
+static int sysctl_check(const nt_ctx *ctx, nt_ethtool *eh, const nt_topology *t, const char *target,
+			const nt_value *v, char *why, size_t whysize)
 {
 	int r = nt_sysctl_check_shape(target, v->text, why, whysize);
 	if (r < 0)
@@ -256,8 +256,8 @@ static int sysctl_check(const nt_ctx *ctx, const nt_topology *t, const char *tar
 	return 0;
 }
 
-static int sysctl_apply(const nt_ctx *ctx, const char *target, const nt_value *v, char *err,
-			size_t errsize)
+static int sysctl_apply(const nt_ctx *ctx, nt_ethtool *eh, const char *target,
+			const nt_value *v, char *err, size_t errsize)
 {
 	char rel[128];
 	int r = key_rel(target, rel, sizeof(rel));

@@ -414,23 +414,6 @@ out:
 	return r;
 }
 
-static int step_set_locked(nt_store *s, int64_t id, int idx, const char *result, const char *error)
-{
-	sqlite3_stmt *st = NULL;
-	int r = NT_ESTORE;
-	if (prep(s, &st, "UPDATE steps SET result = ?, error = ? WHERE txn_id = ? AND idx = ?") < 0)
-		goto out;
-	bind_text(st, 1, result);
-	bind_text(st, 2, error);
-	sqlite3_bind_int64(st, 3, id);
-	sqlite3_bind_int(st, 4, idx);
-	if (sqlite3_step(st) == SQLITE_DONE)
-		r = sqlite3_changes(s->db) ? 0 : -ENOENT;
-out:
-	sqlite3_finalize(st);
-	return r;
-}
-
 #define TXN_COLS "id, status, profile, profile_name, client, identity, created_ms, finished_ms," \
 	" error, failed_step, confirm_timeout_s, confirm_deadline_ms, rollback_of, warnings," \
 	" reserved, reason, persist"
@@ -778,40 +761,49 @@ int nt_store_txn_set_status(nt_store *s, int64_t id, const char *status, const c
 	return r;
 }
 
-int nt_store_step_observe(nt_store *s, int64_t id, int idx, const char *observed)
+static int stage_locked(nt_store *s, int64_t id, const nt_store_step_rec *recs, int n,
+			const char *status, const char *error, int failed_step, bool finished,
+			int64_t deadline_ms)
 {
 	sqlite3_stmt *st = NULL;
 	int r = NT_ESTORE;
-	pthread_mutex_lock(&s->mu);
-	/* Information, not journal: no fsync (see nt_store_step_set). */
-	exec(s, "PRAGMA synchronous=NORMAL");
-	if (prep(s, &st, "UPDATE steps SET observed = ? WHERE txn_id = ? AND idx = ?") == 0) {
-		bind_text(st, 1, observed);
-		sqlite3_bind_int64(st, 2, id);
-		sqlite3_bind_int(st, 3, idx);
-		if (sqlite3_step(st) == SQLITE_DONE)
-			r = sqlite3_changes(s->db) ? 0 : -ENOENT;
+
+	if (exec(s, "BEGIN IMMEDIATE") < 0)
+		return NT_ESTORE;
+	if (n > 0 && prep(s, &st, "UPDATE steps SET result = ?, error = ?,"
+			  " observed = COALESCE(?, observed) WHERE txn_id = ? AND idx = ?") < 0)
+		goto out;
+	for (int i = 0; i < n; i++) {
+		sqlite3_reset(st);
+		bind_text(st, 1, recs[i].result);
+		bind_text(st, 2, recs[i].error);
+		bind_text(st, 3, recs[i].observed);
+		sqlite3_bind_int64(st, 4, id);
+		sqlite3_bind_int(st, 5, recs[i].idx);
+		if (sqlite3_step(st) != SQLITE_DONE)
+			goto out;
+		if (!sqlite3_changes(s->db)) {
+			r = -ENOENT;
+			goto out;
+		}
 	}
+	if (status &&
+	    (r = txn_set_status_locked(s, id, status, error, failed_step, finished, deadline_ms)) < 0)
+		goto out;
+	r = exec(s, "COMMIT");
+out:
 	sqlite3_finalize(st);
-	exec(s, "PRAGMA synchronous=FULL");
-	pthread_mutex_unlock(&s->mu);
+	if (r < 0)
+		rollback(s);
 	return r;
 }
 
-int nt_store_step_set(nt_store *s, int64_t id, int idx, const char *result, const char *error)
+int nt_store_txn_stage(nt_store *s, int64_t id, const nt_store_step_rec *recs, int n,
+		       const char *status, const char *error, int failed_step, bool finished,
+		       int64_t deadline_ms)
 {
 	pthread_mutex_lock(&s->mu);
-	/* A step's result need not reach the disk before the next step runs:
-	 * the journal (transaction row and every before-value) already has,
-	 * and recovery reads each target back rather than trusting results.
-	 * So these commits skip the fsync (WAL with synchronous=NORMAL); the
-	 * next FULL commit (the transaction's status) makes them durable with
-	 * it. Without this, a thousand-IRQ apply paid a thousand fsyncs. */
-	exec(s, "PRAGMA synchronous=NORMAL");
-	int r = step_set_locked(s, id, idx, result, error);
-	if (r < 0) /* before the PRAGMA below resets the error */
-		snprintf(s->err, sizeof(s->err), "%s", sqlite3_errmsg(s->db));
-	exec(s, "PRAGMA synchronous=FULL");
+	int r = stage_locked(s, id, recs, n, status, error, failed_step, finished, deadline_ms);
 	pthread_mutex_unlock(&s->mu);
 	return r;
 }

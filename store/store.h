@@ -51,11 +51,25 @@ int nt_store_txn_create(nt_store *s, const json_t *txn, const json_t *steps, con
  * < 0 clears it. */
 int nt_store_txn_set_status(nt_store *s, int64_t id, const char *status, const char *error,
 			    int failed_step, bool finished, int64_t deadline_ms);
-/* Set one step's result and error (NULL clears it). */
-int nt_store_step_set(nt_store *s, int64_t id, int idx, const char *result, const char *error);
-/* Record what step IDX's target showed after it was applied (OBSERVED,
- * NULL for nothing). Returns 0 or NT_ESTORE / -ENOENT. */
-int nt_store_step_observe(nt_store *s, int64_t id, int idx, const char *observed);
+/* One step's outcome as a stage of a transaction records it. */
+typedef struct nt_store_step_rec {
+	int idx;
+	const char *result;
+	const char *error; /* NULL clears it */
+	const char *observed; /* NULL leaves it as it is */
+} nt_store_step_rec;
+
+/* Record a stage of transaction ID (an apply, a rollback, an undo) in one
+ * SQL transaction: the N step outcomes of RECS in order (a later one for
+ * the same step wins), then the status as nt_store_txn_set_status sets it
+ * (STATUS NULL: the status stays). One commit for the whole stage, not one
+ * per step: the journal was made durable before the first write, and
+ * recovery reads every target back rather than trusting step results.
+ * Returns 0, -ENOENT (no such transaction or step) or NT_ESTORE; on an
+ * error nothing of the stage is recorded. */
+int nt_store_txn_stage(nt_store *s, int64_t id, const nt_store_step_rec *recs, int n,
+		       const char *status, const char *error, int failed_step, bool finished,
+		       int64_t deadline_ms);
 
 /* The transaction document (see api/routes_txn.c) or -ENOENT. */
 int nt_store_txn_get(nt_store *s, int64_t id, json_t **out);

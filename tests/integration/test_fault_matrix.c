@@ -1,12 +1,14 @@
 /* The fault matrix of an 8-step transaction (the x460 IRQ fix), with the
  * agent's test-only fault points (NETTUNE_TEST_FAULT, engine/txn.c): a write
  * failing at every step position; a kill -9 before each step's write, after
- * it (not yet recorded) and after its record; a kill inside the rollback
- * of a failed step at every position; a kill inside crash recovery at
- * every position; and an undo that fails after changing its target, whose
- * step must say what the target reads after it. Each run must end with the
- * host byte-identical to before (every file of /proc on the copy) and the
- * transaction settled (rolled_back or recovered, never left applying). */
+ * it (not yet verified) and after the step is done (its outcome is recorded
+ * only with the whole stage's, so the journal still says pending); a kill
+ * inside the rollback of a failed step at every position; a kill inside
+ * crash recovery at every position; and an undo that fails after changing
+ * its target, whose step must say what the target reads after it. Each run
+ * must end with the host byte-identical to before (every file of /proc on
+ * the copy) and the transaction settled (rolled_back or recovered, never
+ * left applying). */
 #include "harness.h"
 #include "integration/nt_agent_ext.h"
 #include "integration/test_txn_util.h"
@@ -174,14 +176,14 @@ static void kill_run(const char *faults)
 	settle_and_check(faults, "recovered");
 }
 
-/* All 8 steps applied and recorded, killed before the outcome; then a kill
+/* All 8 steps applied, killed before the stage is recorded; then a kill
  * inside recovery at undo position N; the start after that finishes it. */
 static void kill_in_recovery(int n)
 {
 	nt_agent a;
 	char faults[64];
 	snprintf(faults, sizeof(faults), "kill-in-undo:%d", n);
-	if (start(&a, "kill-after-record:7") < 0) {
+	if (start(&a, "kill-after-step:7") < 0) {
 		CHECK_MSG(0, "agent did not start");
 		return;
 	}
@@ -189,7 +191,7 @@ static void kill_in_recovery(int n)
 	json_t *doc = NULL;
 	apply(&a, &st, &doc);
 	json_decref(doc);
-	CHECK_MSG(reap(&a), "kill-after-record:7: the agent did not die");
+	CHECK_MSG(reap(&a), "kill-after-step:7: the agent did not die");
 	/* Recovery runs before the agent listens: it dies at start. */
 	setenv("NETTUNE_TEST_FAULT", faults, 1);
 	char err[2048];
@@ -222,7 +224,7 @@ int main(void)
 	for (int n = 0; n < NSTEPS; n++)
 		fail_at(n);
 	static const char *const kills[] = { "kill-before-apply", "kill-after-apply",
-					     "kill-after-record" };
+					     "kill-after-step" };
 	for (int k = 0; k < 3; k++)
 		for (int n = 0; n < NSTEPS; n++) {
 			snprintf(faults, sizeof(faults), "%s:%d", kills[k], n);

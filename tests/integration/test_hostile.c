@@ -672,6 +672,7 @@ static void crash_mid_write(void)
 	tu_sh("cp -a '%s/proc' '%s'", root, snap);
 	snprintf(body, sizeof(body), "{\"profile\":%s}", X460_FIX);
 	int runs = 0, empty = 0, differ = 0;
+	json_int_t seen = 0; /* the newest transaction before this run */
 	for (int k = 0; k < 24; k++) {
 		nt_agent a;
 		if (nt_agent_start(&a, root, state, NULL) < 0) {
@@ -688,8 +689,10 @@ static void crash_mid_write(void)
 		tu_async_join(&t);
 		json_decref(t.json);
 		/* Recovery runs at start; then this run's transaction (the
-		 * newest), if it did finish, is rolled back, so that every run
-		 * starts from the snapshot. */
+		 * newest, when newer than the last run's), if it did finish, is
+		 * rolled back, so that every run starts from the snapshot. A
+		 * kill before the request was taken leaves no transaction of
+		 * this run: the newest is then the last run's rollback. */
 		if (nt_agent_start(&a, root, state, NULL) < 0) {
 			CHECK_MSG(0, "agent did not restart (run %d)", k);
 			break;
@@ -698,15 +701,18 @@ static void crash_mid_write(void)
 		json_t *list = NULL;
 		tu_http("GET", nt_url(&a, "/v1/transactions?limit=1"), NULL, NULL, &st, &list);
 		json_t *last = json_array_get(json_object_get(list, "transactions"), 0);
-		if (strcmp(tu_str(last, "status"), "applied") == 0) {
+		json_int_t id = json_integer_value(json_object_get(last, "id"));
+		if (id > seen && strcmp(tu_str(last, "status"), "applied") == 0) {
 			char path[96];
 			json_t *doc = NULL;
-			snprintf(path, sizeof(path), "/v1/transactions/%lld/rollback",
-				 (long long)json_integer_value(json_object_get(last, "id")));
+			snprintf(path, sizeof(path), "/v1/transactions/%lld/rollback", (long long)id);
 			tu_http("POST", nt_url(&a, path), NULL, NULL, &st, &doc);
 			CHECK_INT(st, 201);
+			id = json_integer_value(json_object_get(doc, "id"));
 			json_decref(doc);
 		}
+		if (id > seen)
+			seen = id;
 		json_decref(list);
 		nt_agent_stop(&a);
 		runs++;

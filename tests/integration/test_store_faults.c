@@ -291,7 +291,7 @@ static void recovery_stage(enum fault f)
 	char what[128];
 	snprintf(what, sizeof(what), "%s during recovery", fault_name[f]);
 	nt_agent a;
-	if (start(&a, "kill-after-record:1") < 0) {
+	if (start(&a, "kill-after-step:1") < 0) {
 		CHECK_MSG(0, "%s: agent did not start", what);
 		return;
 	}

@@ -31,7 +31,7 @@ int main(void)
 				 0, &je);
 	json_t *errors = json_array();
 	nt_plan plan;
-	CHECK_INT(nt_plan_build(&ctx, t, bad, &plan, errors), NT_EINVALID);
+	CHECK_INT(nt_plan_build(&ctx, NULL, t, bad, &plan, errors), NT_EINVALID);
 	CHECK(has_error(errors, "$.channels[0].combined", "above enos0's maximum 63"));
 	CHECK(has_error(errors, "$.channels[1].combined", "count from 0"));
 	CHECK(has_error(errors, "$.channels[2]", "at least one"));
@@ -46,7 +46,7 @@ int main(void)
 			       "{\"interface\":\"enos3\",\"combined\":\"max\"}]}",
 			       0, &je);
 	errors = json_array();
-	CHECK_INT(nt_plan_build(&ctx, t, p, &plan, errors), 0);
+	CHECK_INT(nt_plan_build(&ctx, NULL, t, p, &plan, errors), 0);
 	int ring0 = -1, chan0 = -1, ring3 = -1, chan3 = -1;
 	for (int i = 0; i < plan.nsteps; i++) {
 		const nt_step *s = &plan.steps[i];
@@ -74,13 +74,17 @@ int main(void)
 			warned++;
 	CHECK_INT(warned, 4); /* enos0..enos3, once each */
 
-	/* Apply and restore through the kind, as a transaction does. */
+	/* Apply and restore through the kind, as a transaction does: with
+	 * one handle for the stage, and with none (a handle per call). */
 	char err[256];
 	nt_value got, orig = nt_t_val(&nt_setting_channels, "rx=0,tx=0,other=0,combined=16");
-	CHECK_INT(nt_setting_channels.apply(&ctx, "enos0", &plan.steps[chan0].after, err, sizeof(err)), 0);
-	CHECK_INT(nt_setting_verify(&ctx, &nt_setting_channels, "enos0", &plan.steps[chan0].after, &got), 0);
-	CHECK_INT(nt_setting_channels.apply(&ctx, "enos0", &plan.steps[chan0].before, err, sizeof(err)), 0);
-	CHECK_INT(nt_setting_verify(&ctx, &nt_setting_channels, "enos0", &orig, &got), 0);
+	nt_ethtool *eh = NULL;
+	CHECK_INT(nt_ethtool_open(&ctx, &eh), 0);
+	CHECK_INT(nt_setting_channels.apply(&ctx, eh, "enos0", &plan.steps[chan0].after, err, sizeof(err)), 0);
+	CHECK_INT(nt_setting_verify(&ctx, eh, &nt_setting_channels, "enos0", &plan.steps[chan0].after, &got), 0);
+	CHECK_INT(nt_setting_channels.apply(&ctx, NULL, "enos0", &plan.steps[chan0].before, err, sizeof(err)), 0);
+	CHECK_INT(nt_setting_verify(&ctx, NULL, &nt_setting_channels, "enos0", &orig, &got), 0);
+	nt_ethtool_close(eh);
 	nt_plan_free(&plan);
 	json_decref(errors);
 	json_decref(p);

@@ -63,7 +63,7 @@ static int plan_of(const nt_ctx *ctx, const nt_topology *t, const char *text, nt
 	json_t *p = json_loads(text, 0, NULL);
 	CHECK_MSG(p != NULL, "%s", text);
 	*errors = json_array();
-	int r = nt_plan_build(ctx, t, p, plan, *errors);
+	int r = nt_plan_build(ctx, NULL, t, p, plan, *errors);
 	json_decref(p);
 	return r;
 }
@@ -198,7 +198,7 @@ static void test_transaction(const nt_ctx *ctx)
 	CHECK_STR(status, "applied");
 	int64_t id = json_integer_value(json_object_get(out.doc, "id"));
 	nt_value now;
-	CHECK_INT(nt_setting_find("coalesce")->read(ctx, "enos0", &now), 0);
+	CHECK_INT(nt_setting_find("coalesce")->read(ctx, NULL, "enos0", &now), 0);
 	CHECK_STR(nt_t_str(nt_setting_find("coalesce"), &now),
 		  "rx_usecs=100,tx_usecs=8,rx_frames=0,tx_frames=32,adaptive_rx=off,adaptive_tx=off");
 	nt_txn_outcome_free(&out);

@@ -40,7 +40,7 @@ static void check_host(const char *root, int min_entries)
 	nt_plan plan;
 	memset(&plan, 0, sizeof(plan));
 	json_t *perr = json_array();
-	if (nt_plan_build(&ctx, t, p, &plan, perr) == 0) {
+	if (nt_plan_build(&ctx, NULL, t, p, &plan, perr) == 0) {
 		CHECK(plan.nsteps > 0);
 		nt_plan_free(&plan);
 	} else {

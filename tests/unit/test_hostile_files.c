@@ -110,6 +110,16 @@ int main(void)
 	CHECK_INT(nt_write_str(&ctx, "0-1", "/proc/irq/4/smp_affinity_list"), NT_EOUTSIDE);
 	slurp(victim, buf, sizeof(buf));
 	CHECK_STR(buf, "precious\n");
+	/* A path that climbs out by itself, with no symlink on the way (the
+	 * open that refuses symlinks would take it): refused as well. */
+	char rel0[PATH_MAX];
+	snprintf(rel0, sizeof(rel0), "/proc/../../%s/smp_affinity_list", outside + strlen("/tmp/"));
+	CHECK_INT(nt_read_str(&ctx, buf, sizeof(buf), "%s", rel0), NT_EOUTSIDE);
+	CHECK_INT(nt_write_str(&ctx, "0-1", "%s", rel0), NT_EOUTSIDE);
+	slurp(victim, buf, sizeof(buf));
+	CHECK_STR(buf, "precious\n");
+	/* The IRQ directory a fixture write opens is checked the same way. */
+	CHECK_INT(nt_open_dir(&ctx, "/proc/irq/4"), NT_EFILETYPE);
 	/* A relative link that climbs out with "..", too. */
 	snprintf(p, sizeof(p), "%s/sys/x/up", root);
 	char rel[PATH_MAX];

@@ -103,6 +103,52 @@ int main(void)
 	CHECK_INT(nt_kernel_irq_set_affinity(&ctx, 42, "7-3", err, sizeof(err)), NT_EINVALID);
 	CHECK_STR(raw("/proc/irq/42/smp_affinity_list"), "4-7,40\n");
 
+	/* A value at least as long as the file is written over it in place
+	 * (the same inode: a reader holding it open sees the new value whole);
+	 * a shorter one replaces the file. Either way the mode stays and no
+	 * temporary file is left. */
+	char p42[PATH_MAX];
+	struct stat before, after;
+	snprintf(p42, sizeof(p42), "%s/proc/irq/42/smp_affinity_list", root);
+	chmod(p42, 0640);
+	CHECK_INT(stat(p42, &before), 0);
+	CHECK_INT(nt_kernel_irq_set_affinity(&ctx, 42, "8-9,41", err, sizeof(err)), 0);
+	CHECK_INT(stat(p42, &after), 0);
+	CHECK(before.st_ino == after.st_ino);
+	CHECK_STR(raw("/proc/irq/42/smp_affinity_list"), "8-9,41\n");
+	CHECK_STR(raw("/proc/irq/42/smp_affinity"), "00000200,00000300\n");
+	CHECK_STR(raw("/proc/irq/42/effective_affinity_list"), "8\n");
+	CHECK_STR(raw("/proc/irq/42/effective_affinity"), "00000000,00000100\n");
+	CHECK_INT(nt_kernel_irq_set_affinity(&ctx, 42, "33", err, sizeof(err)), 0);
+	CHECK_INT(stat(p42, &after), 0);
+	CHECK(before.st_ino != after.st_ino && (after.st_mode & 07777) == 0640);
+	CHECK_STR(raw("/proc/irq/42/smp_affinity_list"), "33\n");
+	CHECK_STR(raw("/proc/irq/42/smp_affinity"), "00000002,00000000\n");
+	CHECK_STR(raw("/proc/irq/42/effective_affinity_list"), "33\n");
+	CHECK_STR(raw("/proc/irq/42/effective_affinity"), "00000002,00000000\n");
+	CHECK_INT(stat(p42, &before), 0);
+	CHECK_INT(nt_kernel_irq_set_affinity(&ctx, 42, "1-3,40", err, sizeof(err)), 0);
+	CHECK_INT(stat(p42, &after), 0);
+	CHECK(before.st_ino == after.st_ino && after.st_size == 7);
+	CHECK_STR(raw("/proc/irq/42/smp_affinity_list"), "1-3,40\n");
+	CHECK_STR(raw("/proc/irq/42/effective_affinity_list"), "1\n");
+	snprintf(buf, sizeof(buf), "ls -A %s/proc/irq/42 | grep -q nt-new", root);
+	CHECK_MSG(system(buf) != 0, "a temporary file was left in /proc/irq/42");
+	/* A symlink planted as a derived file is refused, not followed. */
+	char eff[PATH_MAX];
+	snprintf(eff, sizeof(eff), "%s/proc/irq/42/effective_affinity", root);
+	unlink(eff);
+	CHECK_INT(symlink("/etc/hostname", eff), 0);
+	CHECK_INT(nt_kernel_irq_set_affinity(&ctx, 42, "4-7,40", err, sizeof(err)), NT_EFILETYPE);
+	unlink(eff);
+	put("/proc/irq/42/effective_affinity", "00000002,00000000\n");
+	/* Nor is a symlink in the IRQ's place. */
+	char p45[PATH_MAX];
+	snprintf(p45, sizeof(p45), "%s/proc/irq/45", root);
+	CHECK_INT(symlink("42", p45), 0);
+	CHECK(nt_kernel_irq_set_affinity(&ctx, 45, "1", err, sizeof(err)) < 0);
+	CHECK_STR(raw("/proc/irq/42/smp_affinity_list"), "4-7,40\n");
+
 	/* Bond options as the driver shows them. */
 	CHECK_INT(nt_kernel_bond_set(&ctx, "bond0", "xmit_hash_policy", "layer3+4"), 0);
 	CHECK_STR(raw("/sys/class/net/bond0/bonding/xmit_hash_policy"), "layer3+4 1\n");

@@ -81,11 +81,23 @@ int main(void)
 	CHECK_INT(got, a);
 	CHECK_INT(nt_store_idem_get(s, "key-2", &got), -ENOENT);
 
-	CHECK_INT(nt_store_step_set(s, a, 0, "applied", NULL), 0);
-	CHECK_INT(nt_store_step_set(s, a, 1, "failed", "IRQ 177: Input/output error"), 0);
-	CHECK_INT(nt_store_step_set(s, a, 5, "applied", NULL), -ENOENT);
-	CHECK_INT(nt_store_txn_set_status(s, a, "rolled_back", "step 1 failed", 1, true, 0), 0);
+	/* A stage: its step outcomes and the status in one write, a later
+	 * outcome for a step replacing an earlier one; one that names no step
+	 * leaves the whole stage unrecorded. */
+	nt_store_step_rec recs[] = {
+		{ .idx = 0, .result = "applied", .observed = "effective 3" },
+		{ .idx = 1, .result = "applied" },
+		{ .idx = 1, .result = "failed", .error = "IRQ 177: Input/output error" },
+		{ .idx = 5, .result = "applied" },
+	};
+	CHECK_INT(nt_store_txn_stage(s, a, recs, 4, "applied", NULL, -1, true, 0), -ENOENT);
 	json_t *doc = NULL;
+	CHECK_INT(nt_store_txn_get(s, a, &doc), 0);
+	CHECK_STR(json_string_value(json_object_get(doc, "status")), "applying");
+	CHECK_STR(json_string_value(json_object_get(json_array_get(json_object_get(doc, "steps"), 0),
+						    "result")), "pending");
+	json_decref(doc);
+	CHECK_INT(nt_store_txn_stage(s, a, recs, 3, "rolled_back", "step 1 failed", 1, true, 0), 0);
 	CHECK_INT(nt_store_txn_get(s, a, &doc), 0);
 	CHECK_STR(json_string_value(json_object_get(doc, "status")), "rolled_back");
 	CHECK_INT(json_integer_value(json_object_get(doc, "failed_step")), 1);
@@ -99,6 +111,8 @@ int main(void)
 	CHECK_STR(json_string_value(json_object_get(json_array_get(steps, 1), "error")),
 		  "IRQ 177: Input/output error");
 	CHECK_STR(json_string_value(json_object_get(json_array_get(steps, 0), "before")), "212992");
+	CHECK_STR(json_string_value(json_object_get(json_array_get(steps, 0), "observed")),
+		  "effective 3");
 	json_decref(doc);
 	CHECK_INT(nt_store_txn_get(s, 999, &doc), -ENOENT);
 
@@ -110,10 +124,9 @@ int main(void)
 	int64_t c = create(s, "applying", json_pack("[o]", step("bond", "bond0", "layer2+3",
 		"layer3+4")), NULL, &rc);
 	CHECK_INT(rc, 0);
-	nt_store_step_set(s, b, 0, "applied", NULL);
-	nt_store_step_set(s, c, 0, "applied", NULL);
-	nt_store_txn_set_status(s, b, "applied", NULL, -1, true, 0);
-	nt_store_txn_set_status(s, c, "applied", NULL, -1, true, 0);
+	nt_store_step_rec done = { .idx = 0, .result = "applied" };
+	CHECK_INT(nt_store_txn_stage(s, b, &done, 1, "applied", NULL, -1, true, 0), 0);
+	CHECK_INT(nt_store_txn_stage(s, c, &done, 1, "applied", NULL, -1, true, 0), 0);
 	int64_t later = -1;
 	CHECK_INT(nt_store_later_conflict(s, a, &later), 0);
 	CHECK_INT(later, b);
@@ -200,7 +213,7 @@ int main(void)
 	CHECK(json_is_true(json_object_get(doc, "persist")));
 	json_decref(doc);
 	CHECK_INT(nt_store_last_change(s, "sysctl", "net.core.busy_poll", &doc), -ENOENT);
-	CHECK_INT(nt_store_step_set(s, rid, 0, "applied", NULL), 0);
+	CHECK_INT(nt_store_txn_stage(s, rid, &done, 1, NULL, NULL, -1, false, 0), 0);
 	CHECK_INT(nt_store_last_change(s, "sysctl", "net.core.busy_poll", &doc), 0);
 	CHECK_INT(json_integer_value(json_object_get(doc, "txn")), rid);
 	CHECK_STR(json_string_value(json_object_get(doc, "reason")), "drift");

@@ -44,7 +44,7 @@ static int plan_of(const nt_ctx *ctx, const nt_topology *t, const char *text, nt
 	json_t *p = json_loads(text, 0, &je);
 	CHECK_MSG(p != NULL, "profile does not parse: %s", je.text);
 	*errors = json_array();
-	int r = nt_plan_build(ctx, t, p, plan, *errors);
+	int r = nt_plan_build(ctx, NULL, t, p, plan, *errors);
 	json_decref(p);
 	return r;
 }
