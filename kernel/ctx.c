@@ -162,18 +162,17 @@ static int open_kernel_file(const nt_ctx *ctx, const char *path, int flags)
 	return fd;
 }
 
-int nt_open_dir(const nt_ctx *ctx, const char *fmt, ...)
+/* Open directory PATH (already under the root) for *at() calls. FOLLOW:
+ * whether its last component may be a symlink (sysfs class links); without
+ * it the directory is opened O_PATH, for writes by name beneath it. Either
+ * way the directory must lie under the root, checked once here. */
+static int dir_open(const nt_ctx *ctx, const char *path, bool follow)
 {
-	char path[PATH_MAX];
-	va_list ap;
-	va_start(ap, fmt);
-	int r = vpath(ctx, path, sizeof(path), fmt, ap);
-	va_end(ap);
-	if (r < 0)
-		return r;
-	int flags = O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
-	int fd = ctx->root[0] ? open_no_symlinks(path, flags) : -ELOOP;
+	int flags = follow ? O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOCTTY :
+			     O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
+	int fd = !follow && ctx->root[0] ? open_no_symlinks(path, flags) : -ELOOP;
 	bool checked = fd >= 0;
+	int r;
 	if (fd == -ELOOP || fd == -ENOSYS || fd == -EPERM) {
 		fd = open(path, flags);
 		if (fd < 0)
@@ -184,7 +183,7 @@ int nt_open_dir(const nt_ctx *ctx, const char *fmt, ...)
 	/* O_PATH with O_NOFOLLOW would give a symlink itself: only a
 	 * directory will do. */
 	struct stat st;
-	r = fstat(fd, &st) < 0 ? -errno : S_ISDIR(st.st_mode) ? 0 : NT_EFILETYPE;
+	r = follow ? 0 : fstat(fd, &st) < 0 ? -errno : S_ISDIR(st.st_mode) ? 0 : NT_EFILETYPE;
 	if (r == 0 && !checked)
 		r = fd_under_root(ctx, fd);
 	if (r < 0) {
@@ -192,6 +191,16 @@ int nt_open_dir(const nt_ctx *ctx, const char *fmt, ...)
 		return r;
 	}
 	return fd;
+}
+
+int nt_open_dir(const nt_ctx *ctx, const char *fmt, ...)
+{
+	char path[PATH_MAX];
+	va_list ap;
+	va_start(ap, fmt);
+	int r = vpath(ctx, path, sizeof(path), fmt, ap);
+	va_end(ap);
+	return r < 0 ? r : dir_open(ctx, path, false);
 }
 
 int nt_path(const nt_ctx *ctx, char *buf, size_t size, const char *fmt, ...)
@@ -534,18 +543,9 @@ int nt_dir_open(const nt_ctx *ctx, const char *fmt, ...)
 	va_start(ap, fmt);
 	int r = vpath(ctx, path, sizeof(path), fmt, ap);
 	va_end(ap);
-	if (r < 0)
-		return r;
-	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0)
-		return -errno;
 	/* The directory itself is checked once; what is opened beneath it
 	 * stays beneath it (nt_read_at). */
-	if ((r = fd_under_root(ctx, fd)) < 0) {
-		close(fd);
-		return r;
-	}
-	return fd;
+	return r < 0 ? r : dir_open(ctx, path, true);
 }
 
 /* REL must stay below the directory: relative, and no ".." component. */

@@ -83,7 +83,9 @@ int nt_write_str(const nt_ctx *ctx, const char *value, const char *fmt, ...)
  * files): the last component is not followed, and on a fixture root the
  * directory must lie under the root, checked once here, so files opened
  * from it by name with O_NOFOLLOW are under the root too. Returns the
- * descriptor (O_PATH, close it) or -errno / NT_EOUTSIDE. */
+ * descriptor (O_PATH, close it) or -errno / NT_EOUTSIDE. For reads
+ * beneath a directory see nt_dir_open below (its last component may be a
+ * link, as sysfs class directories are). */
 int nt_open_dir(const nt_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* readlink() under the root; the target as the link says it. Returns the
