@@ -1459,36 +1459,41 @@ json_t *nt_irqs_to_json(const nt_topology *t)
 	return json_pack("{s:o, s:o, s:b}", "irqs", a, "cpu_columns", cols, "available", t->have_irq_info);
 }
 
-/* The physical cores of node N, each as the cpulist of its online threads
- * (hyper-thread siblings share a package and core id), in the order of each
- * core's first CPU, so a reader can draw siblings together. A CPU whose
- * core id could not be read is a core of its own. */
-static json_t *node_cores_json(const nt_topology *t, const nt_numa_node *n)
+bool nt_node_next_core(const nt_topology *t, const nt_numa_node *n, nt_cpuset *seen, int *from,
+		       nt_cpuset *core)
 {
-	json_t *a = json_array();
-	nt_cpuset seen;
-	if (!a)
-		return NULL;
-	nt_cpuset_zero(&seen);
-	for (int c = nt_cpuset_next(&n->cpus, 0); c >= 0; c = nt_cpuset_next(&n->cpus, c + 1)) {
-		if (nt_cpuset_isset(&seen, c) || !nt_cpuset_isset(&t->cpus_online, c))
+	for (int c = nt_cpuset_next(&n->cpus, *from); c >= 0; c = nt_cpuset_next(&n->cpus, c + 1)) {
+		if (nt_cpuset_isset(seen, c) || !nt_cpuset_isset(&t->cpus_online, c))
 			continue;
-		nt_cpuset core;
-		nt_cpuset_zero(&core);
-		nt_cpuset_set(&core, c);
-		nt_cpuset_set(&seen, c);
+		nt_cpuset_zero(core);
+		nt_cpuset_set(core, c);
+		nt_cpuset_set(seen, c);
 		bool known = t->cpu_core && c < t->ncpus_possible && t->cpu_core[c] >= 0;
 		for (int d = nt_cpuset_next(&n->cpus, c + 1); d >= 0 && known;
 		     d = nt_cpuset_next(&n->cpus, d + 1)) {
-			if (d < t->ncpus_possible && !nt_cpuset_isset(&seen, d) &&
+			if (d < t->ncpus_possible && !nt_cpuset_isset(seen, d) &&
 			    nt_cpuset_isset(&t->cpus_online, d) && t->cpu_core[d] == t->cpu_core[c] &&
 			    t->cpu_package[d] == t->cpu_package[c]) {
-				nt_cpuset_set(&core, d);
-				nt_cpuset_set(&seen, d);
+				nt_cpuset_set(core, d);
+				nt_cpuset_set(seen, d);
 			}
 		}
-		json_array_append_new(a, nt_cpuset_json(&core));
+		*from = c + 1;
+		return true;
 	}
+	return false;
+}
+
+static json_t *node_cores_json(const nt_topology *t, const nt_numa_node *n)
+{
+	json_t *a = json_array();
+	nt_cpuset seen, core;
+	int from = 0;
+	if (!a)
+		return NULL;
+	nt_cpuset_zero(&seen);
+	while (nt_node_next_core(t, n, &seen, &from, &core))
+		json_array_append_new(a, nt_cpuset_json(&core));
 	return a;
 }
 

@@ -207,6 +207,15 @@ char *nt_irqs_to_text(const nt_topology *t, size_t *len);
 /* Record a problem (PATH could not be read: ERR). */
 void nt_topology_problem(nt_topology *t, const char *path, int err);
 
+/* The physical cores of node N one after the other, each as the set of its
+ * online threads (hyper-thread siblings share a package and core id), in
+ * the order of each core's first CPU, so a reader can draw siblings
+ * together; a CPU whose core id could not be read is a core of its own.
+ * Start with SEEN empty and *FROM 0; each call fills CORE and returns true,
+ * false after the last. */
+bool nt_node_next_core(const nt_topology *t, const nt_numa_node *n, nt_cpuset *seen, int *from,
+		       nt_cpuset *core);
+
 /* cpulist as a JSON string (helper for every serializer). */
 json_t *nt_cpuset_json(const nt_cpuset *s);
 

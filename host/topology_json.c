@@ -347,31 +347,14 @@ static void nic_json(nt_jw *w, const nt_topology *t, const nt_nic *n)
 		free(e);
 }
 
-/* node_cores_json */
 static void node_cores(nt_jw *w, const nt_topology *t, const nt_numa_node *n)
 {
-	nt_cpuset seen;
+	nt_cpuset seen, core;
+	int from = 0;
 	nt_cpuset_zero(&seen);
 	nt_jw_arr(w);
-	for (int c = nt_cpuset_next(&n->cpus, 0); c >= 0; c = nt_cpuset_next(&n->cpus, c + 1)) {
-		if (nt_cpuset_isset(&seen, c) || !nt_cpuset_isset(&t->cpus_online, c))
-			continue;
-		nt_cpuset core;
-		nt_cpuset_zero(&core);
-		nt_cpuset_set(&core, c);
-		nt_cpuset_set(&seen, c);
-		bool known = t->cpu_core && c < t->ncpus_possible && t->cpu_core[c] >= 0;
-		for (int d = nt_cpuset_next(&n->cpus, c + 1); d >= 0 && known;
-		     d = nt_cpuset_next(&n->cpus, d + 1)) {
-			if (d < t->ncpus_possible && !nt_cpuset_isset(&seen, d) &&
-			    nt_cpuset_isset(&t->cpus_online, d) && t->cpu_core[d] == t->cpu_core[c] &&
-			    t->cpu_package[d] == t->cpu_package[c]) {
-				nt_cpuset_set(&core, d);
-				nt_cpuset_set(&seen, d);
-			}
-		}
+	while (nt_node_next_core(t, n, &seen, &from, &core))
 		cpuset(w, &core);
-	}
 	nt_jw_arr_end(w);
 }
 
