@@ -1304,19 +1304,25 @@ int nt_topology_cpu_node(const nt_topology *t, int cpu)
 	return t->cpu_node[cpu];
 }
 
-json_t *nt_topology_nodes_of(const nt_topology *t, const nt_cpuset *set)
+bool nt_topology_node_set(const nt_topology *t, const nt_cpuset *set, nt_cpuset *nodes)
 {
-	json_t *a = json_array();
-	nt_cpuset seen;
-	nt_cpuset_zero(&seen);
 	bool unknown = false;
+	nt_cpuset_zero(nodes);
 	for (int c = nt_cpuset_next(set, 0); c >= 0; c = nt_cpuset_next(set, c + 1)) {
 		int n = nt_topology_cpu_node(t, c);
 		if (n < 0)
 			unknown = true;
 		else
-			nt_cpuset_set(&seen, n);
+			nt_cpuset_set(nodes, n);
 	}
+	return unknown;
+}
+
+json_t *nt_topology_nodes_of(const nt_topology *t, const nt_cpuset *set)
+{
+	json_t *a = json_array();
+	nt_cpuset seen;
+	bool unknown = nt_topology_node_set(t, set, &seen);
 	for (int n = nt_cpuset_next(&seen, 0); n >= 0; n = nt_cpuset_next(&seen, n + 1))
 		json_array_append_new(a, json_integer(n));
 	if (unknown)

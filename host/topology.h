@@ -181,7 +181,11 @@ nt_bond *nt_topology_bond(const nt_topology *t, const char *name);
 const nt_numa_node *nt_topology_node(const nt_topology *t, int id);
 int nt_topology_cpu_node(const nt_topology *t, int cpu);
 
-/* Nodes that CPUs of SET belong to, as a JSON array of ints. */
+/* The nodes CPUs of SET belong to, into *NODES (a set of node ids);
+ * returns whether some CPU's node is unknown. */
+bool nt_topology_node_set(const nt_topology *t, const nt_cpuset *set, nt_cpuset *nodes);
+/* Nodes that CPUs of SET belong to, as a JSON array of ints (-1 last when
+ * some CPU's node is unknown). */
 json_t *nt_topology_nodes_of(const nt_topology *t, const nt_cpuset *set);
 /* Whether every CPU of SET is on NODE. */
 bool nt_topology_set_on_node(const nt_topology *t, const nt_cpuset *set, int node);

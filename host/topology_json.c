@@ -66,15 +66,7 @@ static void knull(nt_jw *w, const char *key)
 static void nodes_of(nt_jw *w, const nt_topology *t, const nt_cpuset *set)
 {
 	nt_cpuset seen;
-	bool unknown = false;
-	nt_cpuset_zero(&seen);
-	for (int c = nt_cpuset_next(set, 0); c >= 0; c = nt_cpuset_next(set, c + 1)) {
-		int n = nt_topology_cpu_node(t, c);
-		if (n < 0)
-			unknown = true;
-		else
-			nt_cpuset_set(&seen, n);
-	}
+	bool unknown = nt_topology_node_set(t, set, &seen);
 	nt_jw_arr(w);
 	for (int n = nt_cpuset_next(&seen, 0); n >= 0; n = nt_cpuset_next(&seen, n + 1))
 		nt_jw_int(w, n);
