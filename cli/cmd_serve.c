@@ -5,8 +5,9 @@
 #include "api/server.h"
 #include "cli/cli.h"
 #include "cli/config.h"
+#include "cli/libcurl.h"
+#include "kernel/sdnotify.h"
 
-#include <curl/curl.h>
 #include <errno.h>
 #include <malloc.h>
 #include <pthread.h>
@@ -17,19 +18,12 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-#ifdef NT_HAVE_SYSTEMD
-#include <systemd/sd-daemon.h>
-#endif
 
 /* Tell systemd (Type=notify) what the agent is doing; nothing when not run
- * by systemd or built without libsystemd. */
+ * by systemd. A lost status line is not worth failing for. */
 static void notify(const char *state)
 {
-#ifdef NT_HAVE_SYSTEMD
-	sd_notify(0, state);
-#else
-	(void)state;
-#endif
+	(void)nt_sd_notify(state);
 }
 
 /* The log sink's settings. json changes on reload (SIGHUP) while workers
@@ -421,6 +415,7 @@ typedef struct watchdog {
 	pthread_cond_t cond;
 	bool stop;
 	nt_agent *agent;
+	const nt_curl *curl; /* opened by watchdog_start, only when systemd asks for pings */
 } watchdog;
 
 static size_t discard(void *p, size_t size, size_t n, void *ud)
@@ -432,21 +427,22 @@ static size_t discard(void *p, size_t size, size_t n, void *ud)
 
 static bool health_ok(const watchdog *w)
 {
-	CURL *c = curl_easy_init();
+	const nt_curl *cu = w->curl;
+	CURL *c = cu->easy_init();
 	long code = 0;
 	if (!c)
 		return false;
-	curl_easy_setopt(c, CURLOPT_URL, w->url);
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, discard);
-	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)(w->period_us / 2000));
+	cu->easy_setopt(c, CURLOPT_URL, w->url);
+	cu->easy_setopt(c, CURLOPT_WRITEFUNCTION, discard);
+	cu->easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	cu->easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)(w->period_us / 2000));
 	/* Its own certificate, on its own address: nothing to verify. */
-	curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 0L);
-	curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 0L);
-	CURLcode rc = curl_easy_perform(c);
+	cu->easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 0L);
+	cu->easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 0L);
+	CURLcode rc = cu->easy_perform(c);
 	if (rc == CURLE_OK)
-		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
-	curl_easy_cleanup(c);
+		cu->easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
+	cu->easy_cleanup(c);
 	return code == 200;
 }
 
@@ -484,13 +480,20 @@ static void *watchdog_main(void *arg)
 static void watchdog_start(watchdog *w, nt_agent *agent, const nt_server_config *cfg, int port)
 {
 	uint64_t usec = 0;
+	char err[256];
 	memset(w, 0, sizeof(*w));
-#ifdef NT_HAVE_SYSTEMD
-	if (sd_watchdog_enabled(0, &usec) <= 0)
+	if (nt_sd_watchdog_enabled(&usec) <= 0)
 		return;
-#endif
-	if (!usec)
+	/* The probe is an HTTP client of the agent's own API; libcurl is
+	 * opened here, in the main thread, and only when systemd expects
+	 * pings. Without it systemd is not pinged and restarts the agent at
+	 * the end of the period, so say why first. */
+	if (!(w->curl = nt_curl_get(err, sizeof(err)))) {
+		log_pack(nt_agent_cfg(agent)->log, nt_agent_cfg(agent)->log_ud,
+			 json_pack("{s:s,s:s,s:s}", "event", "watchdog", "error", err, "state",
+				   "no probe: systemd is not told the agent is alive"));
 		return;
+	}
 	/* Any address is asked on loopback; a specific one on itself. */
 	const char *host = cfg->listen_addr;
 	if (!strcmp(host, "0.0.0.0"))
@@ -618,7 +621,6 @@ int nt_cmd_serve(const char *cmd, const cli_opts *o, int nargs, char **args)
 	sl.json = eff.log_format == 1;
 	acfg.log = log_event;
 	acfg.log_ud = &sl;
-	curl_global_init(CURL_GLOBAL_DEFAULT);
 
 	/* SIGTERM, SIGINT and SIGHUP are blocked before any thread exists (the
 	 * engine's confirmation timer, the server's workers, the watchdog), so
@@ -681,6 +683,5 @@ out:
 	json_decref(from_files);
 	/* conf_text backs eff's strings; freed last. */
 	free(conf_text);
-	curl_global_cleanup();
 	return rc;
 }
