@@ -5,7 +5,7 @@
 #include "api/server.h"
 #include "cli/cli.h"
 #include "cli/config.h"
-#include "cli/libcurl.h"
+#include "cli/probe.h"
 #include "kernel/sdnotify.h"
 
 #include <errno.h>
@@ -415,35 +415,15 @@ typedef struct watchdog {
 	pthread_cond_t cond;
 	bool stop;
 	nt_agent *agent;
-	const nt_curl *curl; /* opened by watchdog_start, only when systemd asks for pings */
+	char host[64]; /* the numeric address the probe connects to */
+	int port;
+	bool tls;
 } watchdog;
-
-static size_t discard(void *p, size_t size, size_t n, void *ud)
-{
-	(void)p;
-	(void)ud;
-	return size * n;
-}
 
 static bool health_ok(const watchdog *w)
 {
-	const nt_curl *cu = w->curl;
-	CURL *c = cu->easy_init();
-	long code = 0;
-	if (!c)
-		return false;
-	cu->easy_setopt(c, CURLOPT_URL, w->url);
-	cu->easy_setopt(c, CURLOPT_WRITEFUNCTION, discard);
-	cu->easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-	cu->easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)(w->period_us / 2000));
-	/* Its own certificate, on its own address: nothing to verify. */
-	cu->easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 0L);
-	cu->easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 0L);
-	CURLcode rc = cu->easy_perform(c);
-	if (rc == CURLE_OK)
-		cu->easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
-	cu->easy_cleanup(c);
-	return code == 200;
+	int timeout_ms = (int)(w->period_us / 2000);
+	return nt_probe_get(w->host, w->port, w->tls, "/v1/health", timeout_ms ? timeout_ms : 1) == 200;
 }
 
 static void *watchdog_main(void *arg)
@@ -480,20 +460,9 @@ static void *watchdog_main(void *arg)
 static void watchdog_start(watchdog *w, nt_agent *agent, const nt_server_config *cfg, int port)
 {
 	uint64_t usec = 0;
-	char err[256];
 	memset(w, 0, sizeof(*w));
 	if (nt_sd_watchdog_enabled(&usec) <= 0)
 		return;
-	/* The probe is an HTTP client of the agent's own API; libcurl is
-	 * opened here, in the main thread, and only when systemd expects
-	 * pings. Without it systemd is not pinged and restarts the agent at
-	 * the end of the period, so say why first. */
-	if (!(w->curl = nt_curl_get(err, sizeof(err)))) {
-		log_pack(nt_agent_cfg(agent)->log, nt_agent_cfg(agent)->log_ud,
-			 json_pack("{s:s,s:s,s:s}", "event", "watchdog", "error", err, "state",
-				   "no probe: systemd is not told the agent is alive"));
-		return;
-	}
 	/* Any address is asked on loopback; a specific one on itself. */
 	const char *host = cfg->listen_addr;
 	if (!strcmp(host, "0.0.0.0"))
@@ -503,6 +472,9 @@ static void watchdog_start(watchdog *w, nt_agent *agent, const nt_server_config 
 	bool v6 = strchr(host, ':') != NULL;
 	snprintf(w->url, sizeof(w->url), "%s://%s%s%s:%d/v1/health",
 		 cfg->tls_cert[0] ? "https" : "http", v6 ? "[" : "", host, v6 ? "]" : "", port);
+	snprintf(w->host, sizeof(w->host), "%s", host);
+	w->port = port;
+	w->tls = cfg->tls_cert[0] != '\0';
 	w->period_us = usec;
 	w->agent = agent;
 	pthread_mutex_init(&w->lock, NULL);

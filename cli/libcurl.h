@@ -1,7 +1,7 @@
 /* libcurl, opened on first use (kernel/dynlib.h says why): only the CLI's
- * agent commands and the agent's watchdog probe speak HTTP as a client,
- * so `nettune serve` without a watchdog, `nettune topology` and
- * `nettune --help` never map it. */
+ * agent commands (cli/client.c) speak HTTP as a client, so `nettune
+ * serve`, `nettune topology` and `nettune --help` never map it. (The
+ * serve watchdog's probe of its own API is cli/probe.c.) */
 #ifndef NT_CLI_LIBCURL_H
 #define NT_CLI_LIBCURL_H
 
