@@ -22,8 +22,10 @@ typedef struct nt_dynsym {
 } nt_dynsym;
 
 /* One entry of an nt_dynsym table: the symbol FN into the pointer PTR,
- * which must be declared typeof(FN) *. */
-#define NT_DYNSYM(fn, ptr) { #fn, (void **)&(ptr) }
+ * which must be declared typeof(FN) *. The unevaluated assignment inside
+ * sizeof makes the compiler check that (a pointer of another type is a
+ * warning, an error with NETTUNE_WERROR). */
+#define NT_DYNSYM(fn, ptr) { #fn, (void **)&(ptr) + 0 * sizeof((ptr) = (fn)) }
 
 /* Open SONAME and resolve the N symbols of SYMS into their slots. Returns
  * 0; -ENOENT when the library cannot be opened (ERR: "HINT" when given,
