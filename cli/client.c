@@ -1,7 +1,7 @@
 #include "cli/client.h"
+#include "cli/libcurl.h"
 #include "cli/output.h"
 
-#include <curl/curl.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,45 +37,48 @@ int nt_cli_request(const char *agent, const char *method, const char *path, cons
 	int rc = -ENOMEM;
 
 	memset(r, 0, sizeof(*r));
+	const nt_curl *cu = nt_curl_get(r->error, sizeof(r->error));
+	if (!cu)
+		return -ELIBACC;
 	snprintf(url, sizeof(url), "%s%s", agent, path);
-	CURL *c = curl_easy_init();
+	CURL *c = cu->easy_init();
 	if (!c) {
 		snprintf(r->error, sizeof(r->error), "cannot initialise libcurl");
 		return -ENOMEM;
 	}
-	h = curl_slist_append(h, "Content-Type: application/json");
-	h = curl_slist_append(h, "Accept: application/json");
+	h = cu->slist_append(h, "Content-Type: application/json");
+	h = cu->slist_append(h, "Accept: application/json");
 	const char *token = getenv("NETTUNE_TOKEN");
 	if (token && *token) {
 		snprintf(auth, sizeof(auth), "Authorization: Bearer %s", token);
-		h = curl_slist_append(h, auth);
+		h = cu->slist_append(h, auth);
 	}
-	curl_easy_setopt(c, CURLOPT_URL, url);
-	curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
-	curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, r);
-	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 10L);
+	cu->easy_setopt(c, CURLOPT_URL, url);
+	cu->easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
+	cu->easy_setopt(c, CURLOPT_HTTPHEADER, h);
+	cu->easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
+	cu->easy_setopt(c, CURLOPT_WRITEDATA, r);
+	cu->easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	cu->easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 10L);
 	/* A transaction with many steps, or a confirm deadline, takes its time;
 	 * the agent answers when it has finished. */
-	curl_easy_setopt(c, CURLOPT_TIMEOUT, 300L);
+	cu->easy_setopt(c, CURLOPT_TIMEOUT, 300L);
 	if (body)
-		curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+		cu->easy_setopt(c, CURLOPT_POSTFIELDS, body);
 	nt_progress_begin(&prog, waiting ? waiting : "");
 	if (waiting && prog.on) {
-		curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
-		curl_easy_setopt(c, CURLOPT_XFERINFODATA, &prog);
-		curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+		cu->easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
+		cu->easy_setopt(c, CURLOPT_XFERINFODATA, &prog);
+		cu->easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
 	}
-	CURLcode cr = curl_easy_perform(c);
+	CURLcode cr = cu->easy_perform(c);
 	nt_progress_end(&prog);
 	if (cr != CURLE_OK) {
-		snprintf(r->error, sizeof(r->error), "%s", curl_easy_strerror(cr));
+		snprintf(r->error, sizeof(r->error), "%s", cu->easy_strerror(cr));
 		rc = cr == CURLE_OUT_OF_MEMORY ? -ENOMEM : -EHOSTUNREACH;
 		goto out;
 	}
-	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &r->status);
+	cu->easy_getinfo(c, CURLINFO_RESPONSE_CODE, &r->status);
 	if (!r->body) {
 		r->body = strdup("");
 		if (!r->body)
@@ -84,8 +87,8 @@ int nt_cli_request(const char *agent, const char *method, const char *path, cons
 	r->doc = json_loadb(r->body, r->len, 0, NULL);
 	rc = 0;
 out:
-	curl_slist_free_all(h);
-	curl_easy_cleanup(c);
+	cu->slist_free_all(h);
+	cu->easy_cleanup(c);
 	return rc;
 }
 

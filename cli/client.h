@@ -19,7 +19,9 @@ typedef struct nt_cli_reply {
  * with nt_cli_reply_free, also after a failure). WAITING (NULL: none)
  * labels the wait on a terminal's stderr when the answer takes more than a
  * second (nt_progress). Returns 0 when an answer arrived, whatever its
- * status; -EHOSTUNREACH when none did (R->error says why); -ENOMEM. */
+ * status; -EHOSTUNREACH when none did (R->error says why); -ELIBACC when
+ * libcurl.so.4, opened on the first request (cli/libcurl.h), is missing
+ * (R->error says what to install); -ENOMEM. */
 int nt_cli_request(const char *agent, const char *method, const char *path, const char *body,
 		   const char *waiting, nt_cli_reply *r);
 void nt_cli_reply_free(nt_cli_reply *r);

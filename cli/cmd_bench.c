@@ -79,7 +79,10 @@ static int call(const char *agent, const char *method, const char *path, const j
 	int rc = nt_cli_request(agent, method, path, text, NULL, &r);
 	free(text);
 	if (rc < 0) {
-		snprintf(err, errsize, "cannot reach the agent at %s: %s", agent, r.error);
+		if (rc == -ELIBACC)
+			snprintf(err, errsize, "%s", r.error);
+		else
+			snprintf(err, errsize, "cannot reach the agent at %s: %s", agent, r.error);
 		nt_cli_reply_free(&r);
 		return -1;
 	}

@@ -5,8 +5,9 @@
 #include "api/server.h"
 #include "cli/cli.h"
 #include "cli/config.h"
+#include "cli/probe.h"
+#include "kernel/sdnotify.h"
 
-#include <curl/curl.h>
 #include <errno.h>
 #include <malloc.h>
 #include <pthread.h>
@@ -17,19 +18,12 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-#ifdef NT_HAVE_SYSTEMD
-#include <systemd/sd-daemon.h>
-#endif
 
 /* Tell systemd (Type=notify) what the agent is doing; nothing when not run
- * by systemd or built without libsystemd. */
+ * by systemd. A lost status line is not worth failing for. */
 static void notify(const char *state)
 {
-#ifdef NT_HAVE_SYSTEMD
-	sd_notify(0, state);
-#else
-	(void)state;
-#endif
+	(void)nt_sd_notify(state);
 }
 
 /* The log sink's settings. json changes on reload (SIGHUP) while workers
@@ -421,33 +415,15 @@ typedef struct watchdog {
 	pthread_cond_t cond;
 	bool stop;
 	nt_agent *agent;
+	char host[64]; /* the numeric address the probe connects to */
+	int port;
+	bool tls;
 } watchdog;
-
-static size_t discard(void *p, size_t size, size_t n, void *ud)
-{
-	(void)p;
-	(void)ud;
-	return size * n;
-}
 
 static bool health_ok(const watchdog *w)
 {
-	CURL *c = curl_easy_init();
-	long code = 0;
-	if (!c)
-		return false;
-	curl_easy_setopt(c, CURLOPT_URL, w->url);
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, discard);
-	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)(w->period_us / 2000));
-	/* Its own certificate, on its own address: nothing to verify. */
-	curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 0L);
-	curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 0L);
-	CURLcode rc = curl_easy_perform(c);
-	if (rc == CURLE_OK)
-		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
-	curl_easy_cleanup(c);
-	return code == 200;
+	int timeout_ms = (int)(w->period_us / 2000);
+	return nt_probe_get(w->host, w->port, w->tls, "/v1/health", timeout_ms ? timeout_ms : 1) == 200;
 }
 
 static void *watchdog_main(void *arg)
@@ -485,11 +461,7 @@ static void watchdog_start(watchdog *w, nt_agent *agent, const nt_server_config 
 {
 	uint64_t usec = 0;
 	memset(w, 0, sizeof(*w));
-#ifdef NT_HAVE_SYSTEMD
-	if (sd_watchdog_enabled(0, &usec) <= 0)
-		return;
-#endif
-	if (!usec)
+	if (nt_sd_watchdog_enabled(&usec) <= 0)
 		return;
 	/* Any address is asked on loopback; a specific one on itself. */
 	const char *host = cfg->listen_addr;
@@ -500,6 +472,9 @@ static void watchdog_start(watchdog *w, nt_agent *agent, const nt_server_config 
 	bool v6 = strchr(host, ':') != NULL;
 	snprintf(w->url, sizeof(w->url), "%s://%s%s%s:%d/v1/health",
 		 cfg->tls_cert[0] ? "https" : "http", v6 ? "[" : "", host, v6 ? "]" : "", port);
+	snprintf(w->host, sizeof(w->host), "%s", host);
+	w->port = port;
+	w->tls = cfg->tls_cert[0] != '\0';
 	w->period_us = usec;
 	w->agent = agent;
 	pthread_mutex_init(&w->lock, NULL);
@@ -618,7 +593,6 @@ int nt_cmd_serve(const char *cmd, const cli_opts *o, int nargs, char **args)
 	sl.json = eff.log_format == 1;
 	acfg.log = log_event;
 	acfg.log_ud = &sl;
-	curl_global_init(CURL_GLOBAL_DEFAULT);
 
 	/* SIGTERM, SIGINT and SIGHUP are blocked before any thread exists (the
 	 * engine's confirmation timer, the server's workers, the watchdog), so
@@ -681,6 +655,5 @@ out:
 	json_decref(from_files);
 	/* conf_text backs eff's strings; freed last. */
 	free(conf_text);
-	curl_global_cleanup();
 	return rc;
 }

@@ -57,6 +57,10 @@ static int exchange(const cli_opts *o, const char *method, const char *path, con
 			fprintf(stderr, "nettune: out of memory\n");
 			return NT_EXIT_ERROR;
 		}
+		if (rc == -ELIBACC) {
+			fprintf(stderr, "nettune: %s\n", r->error);
+			return NT_EXIT_ERROR;
+		}
 		unreachable(agent, r->error);
 		return NT_EXIT_UNREACHABLE;
 	}

@@ -15,27 +15,64 @@
 #include <unistd.h>
 
 #ifdef NT_HAVE_SYSTEMD
+#include "kernel/dynlib.h"
+
+#include <pthread.h>
 #include <systemd/sd-bus.h>
+
+/* sd-bus from libsystemd.so.0, opened the first time a unit is stopped or
+ * started (kernel/dynlib.h says why it is not linked). */
+static struct {
+	typeof(sd_bus_open_system) *open_system;
+	typeof(sd_bus_call_method) *call_method;
+	typeof(sd_bus_error_free) *error_free;
+	typeof(sd_bus_message_unref) *message_unref;
+	typeof(sd_bus_flush_close_unref) *flush_close_unref;
+} bus_fn;
+static int bus_rc;
+static char bus_err[256];
+static pthread_once_t bus_once = PTHREAD_ONCE_INIT;
+
+static void bus_load(void)
+{
+	const nt_dynsym syms[] = {
+		NT_DYNSYM(sd_bus_open_system, bus_fn.open_system),
+		NT_DYNSYM(sd_bus_call_method, bus_fn.call_method),
+		NT_DYNSYM(sd_bus_error_free, bus_fn.error_free),
+		NT_DYNSYM(sd_bus_message_unref, bus_fn.message_unref),
+		NT_DYNSYM(sd_bus_flush_close_unref, bus_fn.flush_close_unref),
+	};
+	bus_rc = nt_dynlib_open("libsystemd.so.0", syms, sizeof(syms) / sizeof(syms[0]),
+				"libsystemd.so.0 is needed to stop and start irqbalance.service "
+				"through systemd: apt-get install libsystemd0",
+				bus_err, sizeof(bus_err));
+}
 
 static int systemd_unit(const char *method, char *err, size_t errsize)
 {
 	sd_bus *bus = NULL;
 	sd_bus_error e = SD_BUS_ERROR_NULL;
 	sd_bus_message *reply = NULL;
-	int r = sd_bus_open_system(&bus);
+
+	pthread_once(&bus_once, bus_load);
+	if (bus_rc < 0) {
+		snprintf(err, errsize, "%s", bus_err);
+		return bus_rc;
+	}
+	int r = bus_fn.open_system(&bus);
 	if (r < 0) {
 		snprintf(err, errsize, "cannot reach systemd: %s", strerror(-r));
 		return r;
 	}
-	r = sd_bus_call_method(bus, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
+	r = bus_fn.call_method(bus, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
 			       "org.freedesktop.systemd1.Manager", method, &e, &reply, "ss",
 			       "irqbalance.service", "replace");
 	if (r < 0)
 		snprintf(err, errsize, "systemd %s irqbalance.service: %s", method,
 			 e.message ? e.message : strerror(-r));
-	sd_bus_error_free(&e);
-	sd_bus_message_unref(reply);
-	sd_bus_flush_close_unref(bus);
+	bus_fn.error_free(&e);
+	bus_fn.message_unref(reply);
+	bus_fn.flush_close_unref(bus);
 	return r < 0 ? r : 0;
 }
 #else

@@ -4,6 +4,7 @@
  * certificate from the CA authenticates with scope apply and its subject is
  * what the transaction records; the rogue one and no credentials get 401;
  * tokens still work over TLS. */
+#include "cli/probe.h"
 #include "harness.h"
 #include "integration/nt_agent_ext.h"
 
@@ -119,6 +120,12 @@ int main(void)
 	nt_http_ext("GET", plain, NULL, 0, &quick, &x);
 	CHECK_MSG(x.r.status != 200, "plain HTTP answered %ld", x.r.status);
 	nt_ext_result_free(&x);
+
+	/* The serve watchdog's probe (cli/probe.c, GnuTLS, no certificate
+	 * of its own) gets its 200 from /v1/health over TLS; plain, it gets
+	 * no HTTP answer. */
+	CHECK_INT(nt_probe_get("127.0.0.1", a.port, true, "/v1/health", 5000), 200);
+	CHECK(nt_probe_get("127.0.0.1", a.port, false, "/v1/health", 5000) != 200);
 
 	/* No credentials: 401. */
 	nt_http_ext("GET", nt_url(&a, "/v1/nics"), NULL, 0, &anon, &x);

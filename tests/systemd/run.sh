@@ -229,6 +229,11 @@ pid1=$(prop MainPID)
 sleep 8
 check "the agent pings the watchdog (same process after 2 x WatchdogSec)" \
 	test "$(prop MainPID)/$(prop NRestarts)/$(prop ActiveState)" = "$pid1/0/active"
+# Notifications and the watchdog's probe need no library: after pinging
+# for 8 s the service maps neither libcurl nor libsystemd (opened only by
+# the CLI's agent commands and sd-bus calls, kernel/dynlib.h).
+check "the service maps neither libcurl nor libsystemd (with its watchdog on)" \
+	bash -c "grep -q libc.so /proc/$pid_host/maps && ! grep -qE 'libcurl|libsystemd' /proc/$pid_host/maps"
 
 # kill -9: Restart=on-failure brings it back.
 pid1=$(prop MainPID)
