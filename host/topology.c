@@ -355,40 +355,35 @@ static void irq_rel(char *rel, size_t size, int irq, const char *name)
 /* IRQDIR is /proc/irq opened once (nt_dir_open), or -1 when it could not
  * be: then each file is reported missing as before. DBGDIR is debugfs's
  * irq/irqs, -1 when there is none. */
+/* IRQ's CPU set BASE ("smp_affinity", "effective_affinity") beneath
+ * IRQDIR into *SET: the BASE_list file, else the BASE mask. Returns 0 or
+ * the list's -errno. */
+static int read_irq_set(nt_topology *t, int irq, int irqdir, const char *base, nt_cpuset *set)
+{
+	char buf[4096], rel[64], name[40];
+
+	if (irqdir < 0)
+		return -ENOENT;
+	snprintf(name, sizeof(name), "%s_list", base);
+	irq_rel(rel, sizeof(rel), irq, name);
+	int r = nt_read_at(&t->ctx, irqdir, rel, buf, sizeof(buf));
+	if (r >= 0)
+		return nt_cpulist_parse(buf, set);
+	irq_rel(rel, sizeof(rel), irq, base);
+	if (nt_read_at(&t->ctx, irqdir, rel, buf, sizeof(buf)) >= 0)
+		return nt_cpumask_parse(buf, set);
+	return r;
+}
+
 static void read_irq_affinity(nt_topology *t, nt_irq *irq, int irqdir, int dbgdir)
 {
-	char buf[4096], rel[64];
-	int r = -ENOENT;
-
-	if (irqdir >= 0) {
-		irq_rel(rel, sizeof(rel), irq->irq, "smp_affinity_list");
-		r = nt_read_at(&t->ctx, irqdir, rel, buf, sizeof(buf));
-		if (r >= 0) {
-			r = nt_cpulist_parse(buf, &irq->affinity);
-		} else {
-			irq_rel(rel, sizeof(rel), irq->irq, "smp_affinity");
-			if (nt_read_at(&t->ctx, irqdir, rel, buf, sizeof(buf)) >= 0)
-				r = nt_cpumask_parse(buf, &irq->affinity);
-		}
-	}
+	char rel[64];
+	int r = read_irq_set(t, irq->irq, irqdir, "smp_affinity", &irq->affinity);
 	if (r >= 0)
 		irq->has_affinity = true;
 	else
 		problemf(t, r, "/proc/irq/%d/smp_affinity_list", irq->irq);
-
-	r = -ENOENT;
-	if (irqdir >= 0) {
-		irq_rel(rel, sizeof(rel), irq->irq, "effective_affinity_list");
-		r = nt_read_at(&t->ctx, irqdir, rel, buf, sizeof(buf));
-		if (r >= 0) {
-			r = nt_cpulist_parse(buf, &irq->effective);
-		} else {
-			irq_rel(rel, sizeof(rel), irq->irq, "effective_affinity");
-			if (nt_read_at(&t->ctx, irqdir, rel, buf, sizeof(buf)) >= 0)
-				r = nt_cpumask_parse(buf, &irq->effective);
-		}
-	}
-	irq->has_effective = r >= 0;
+	irq->has_effective = read_irq_set(t, irq->irq, irqdir, "effective_affinity", &irq->effective) >= 0;
 
 	irq->node = -1;
 
