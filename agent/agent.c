@@ -110,6 +110,10 @@ int nt_agent_open(const nt_agent_config *cfg, nt_agent **out, char *err, size_t 
 		goto fail;
 	}
 	a->ctx.host_cache = a->host_cache;
+	if ((r = nt_host_cache_hold_files(a->host_cache, cfg->held_files)) < 0) {
+		snprintf(err, errsize, "out of memory");
+		goto fail;
+	}
 	if ((r = open_store(a, err, errsize)) < 0)
 		goto fail;
 	r = nt_txn_engine_new(&a->ctx, a->store, a->store_err, &a->engine);
@@ -163,6 +167,11 @@ const nt_agent_config *nt_agent_cfg(const nt_agent *a)
 nt_txn_engine *nt_agent_engine(nt_agent *a)
 {
 	return a->engine;
+}
+
+int nt_agent_held_files(nt_agent *a)
+{
+	return nt_host_cache_held(a->host_cache);
 }
 
 nt_drift *nt_agent_drift(nt_agent *a)

@@ -39,7 +39,13 @@ typedef struct nt_agent_config {
 	/* The drift watcher (agent/drift.h): policy, check interval, ...
 	 * Zero fields take its defaults. It runs only with a database. */
 	nt_drift_config drift;
+	/* Kernel files (IRQ affinities) kept open between reads of the host,
+	 * at most (kernel/heldfiles.h); 0 keeps none. */
+	int held_files;
 } nt_agent_config;
+
+/* The default of held_files: two files for each of 4096 IRQs. */
+#define NT_AGENT_HELD_FILES 8192
 
 typedef struct nt_agent nt_agent;
 
@@ -72,6 +78,9 @@ const char *nt_agent_store_error(const nt_agent *a);
 
 /* The drift watcher, or NULL when there is no database (nothing to hold). */
 nt_drift *nt_agent_drift(nt_agent *a);
+
+/* Kernel files the host model holds open now (held_files above). */
+int nt_agent_held_files(nt_agent *a);
 
 /* Send EV (borrowed) to the log sink; nothing when there is none. */
 void nt_agent_log(nt_agent *a, const json_t *ev);

@@ -5,6 +5,7 @@
 #include "store/status.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <pthread.h>
@@ -551,6 +552,11 @@ static void *drift_main(void *arg)
 	for (;;) {
 		if (reason) {
 			nt_drift_check(d, reason);
+			/* A check reads the whole host: megabytes on a big one,
+			 * which the agent's malloc settings keep for reuse
+			 * (cli/cmd_serve.c). Checks are seconds apart: give them
+			 * back now. */
+			malloc_trim(0);
 			next = mono_ms() + d->cfg.interval_ms;
 		}
 		reason = NULL;

@@ -184,6 +184,9 @@ static int get_metrics(const nt_request *req, nt_response *resp)
 	nt_agent *agent = nt_server_agent(req->server);
 	txn_metrics(f, nt_agent_store(agent));
 	drift_metrics(f, nt_agent_drift(agent));
+	family(f, "nettune_held_files", "gauge",
+	       "Kernel files (IRQ affinities) held open between reads of the host.");
+	fprintf(f, "nettune_held_files %d\n", nt_agent_held_files(agent));
 	family(f, "nettune_http_requests_total", "counter",
 	       "HTTP requests answered since the agent started, by method and status code.");
 	struct http_ctx h = { f };

@@ -7,7 +7,6 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
-#include <malloc.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -156,16 +155,24 @@ static void on_completed(void *cls, struct MHD_Connection *mc, void **con_cls,
 /* ---- responses ---- */
 
 /* A body this big came from a read of a big host (the host model, its
- * IRQs, findings): thousands of small blocks were freed along with it, and
- * malloc keeps free memory in its arenas until told. Giving it back here,
- * once the body is sent, is what brings the agent back to its idle size;
- * small answers (health, a transaction) never pay for it. */
+ * IRQs, findings) or a big transaction: megabytes were allocated for it,
+ * and malloc keeps free memory in its arenas until told. Once it is sent,
+ * the reaper thread is asked to give memory back when the agent goes idle
+ * (nt_srv_trim_later), which brings the agent back to its idle size; small
+ * answers (health, a transaction) never ask. */
 #define NT_TRIM_AFTER_BYTES (64 * 1024)
 
-static void free_and_trim(void *body)
+struct big_body {
+	struct nt_server *s;
+	char *body;
+};
+
+static void free_big_body(void *cls)
 {
-	free(body);
-	malloc_trim(0);
+	struct big_body *b = cls;
+	free(b->body);
+	nt_srv_trim_later(b->s);
+	free(b);
 }
 
 static void add_instance(nt_response *r, const char *path)
@@ -224,9 +231,16 @@ static enum MHD_Result send_response(struct MHD_Connection *mc, struct nt_conn *
 	r->json = NULL;
 
 	struct MHD_Response *resp;
-	if (body) {
-		resp = MHD_create_response_from_buffer_with_free_callback(
-			len, body, len >= NT_TRIM_AFTER_BYTES ? free_and_trim : free);
+	struct big_body *big = body && len >= NT_TRIM_AFTER_BYTES ? malloc(sizeof(*big)) : NULL;
+	if (big) {
+		*big = (struct big_body){ s, body };
+		resp = MHD_create_response_from_buffer_with_free_callback_cls(len, body, free_big_body, big);
+		if (!resp) {
+			free(big);
+			free(body);
+		}
+	} else if (body) {
+		resp = MHD_create_response_from_buffer_with_free_callback(len, body, free);
 		if (!resp)
 			free(body);
 	} else if (want_json) {

@@ -52,6 +52,11 @@ struct nt_server {
 	bool reaper_running, reaper_stop;
 	struct nt_sock *socks;
 	unsigned long reaped; /* connections cut at the deadline */
+	/* Free memory goes back to the kernel once the agent is idle (see
+	 * nt_srv_trim_later): due, and not before trim_after. Under conn_lock. */
+	bool trim_due;
+	struct timespec trim_after;
+	unsigned long trims; /* done so far */
 
 	/* Security (api/server_auth.c, api/server_tls.c). */
 	/* NULL: no tokens. Replaced by nt_server_reload_tokens under
@@ -180,6 +185,9 @@ void nt_srv_reaper_stop(struct nt_server *s);
  * answer went out (the next head is due within the deadline). */
 void nt_srv_head_arrived(struct nt_server *s, struct MHD_Connection *mc);
 void nt_srv_request_done(struct nt_server *s, struct MHD_Connection *mc);
+/* A big body was just freed: give free memory back to the kernel when no
+ * request has been served for a moment (the reaper thread does it). */
+void nt_srv_trim_later(struct nt_server *s);
 /* MHD_OPTION_NOTIFY_CONNECTION: counts and tracks open connections. */
 void nt_srv_on_connection(void *cls, struct MHD_Connection *mc, void **socket_ctx,
 			  enum MHD_ConnectionNotificationCode code);

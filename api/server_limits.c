@@ -5,6 +5,7 @@
 #include "api/server_int.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -118,26 +119,62 @@ void nt_srv_request_done(struct nt_server *s, struct MHD_Connection *mc)
 	pthread_mutex_unlock(&s->conn_lock);
 }
 
+/* How long the agent must have been idle before free memory is given back:
+ * long enough that a burst of big reads reuses the same memory instead of
+ * faulting it in again for each one. */
+#define NT_TRIM_IDLE_MS 200
+
+static bool at_or_after(const struct timespec *now, const struct timespec *t)
+{
+	return now->tv_sec > t->tv_sec || (now->tv_sec == t->tv_sec && now->tv_nsec >= t->tv_nsec);
+}
+
+void nt_srv_trim_later(struct nt_server *s)
+{
+	pthread_mutex_lock(&s->conn_lock);
+	clock_gettime(CLOCK_MONOTONIC, &s->trim_after);
+	s->trim_after.tv_nsec += NT_TRIM_IDLE_MS * 1000000L;
+	if (s->trim_after.tv_nsec >= 1000000000L) {
+		s->trim_after.tv_sec++;
+		s->trim_after.tv_nsec -= 1000000000L;
+	}
+	s->trim_due = true;
+	pthread_mutex_unlock(&s->conn_lock);
+}
+
 /* Every quarter second: connections whose request head is overdue are shut
  * down (not closed: the descriptor stays MHD's, which then sees the end of
  * the stream and frees the slot at once). The client timeout alone cannot
- * do this, since every byte, however late, restarts it. */
+ * do this, since every byte, however late, restarts it. And once no
+ * request is being served and the last big body is NT_TRIM_IDLE_MS old,
+ * malloc's free memory goes back to the kernel: the agent returns to its
+ * idle size within half a second of its last big answer, without paying
+ * for that on every request. */
 static void *reaper_main(void *arg)
 {
 	struct nt_server *s = arg;
 	pthread_mutex_lock(&s->conn_lock);
 	while (!s->reaper_stop) {
 		struct timespec now, wake;
+		bool serving = false;
 		clock_gettime(CLOCK_MONOTONIC, &now);
 		for (struct nt_sock *k = s->socks; k; k = k->next) {
+			serving |= k->serving;
 			if (k->serving || k->fd < 0)
 				continue;
-			if (now.tv_sec > k->due.tv_sec ||
-			    (now.tv_sec == k->due.tv_sec && now.tv_nsec >= k->due.tv_nsec)) {
+			if (at_or_after(&now, &k->due)) {
 				shutdown(k->fd, SHUT_RDWR);
 				k->fd = -1;
 				s->reaped++;
 			}
+		}
+		if (s->trim_due && !serving && at_or_after(&now, &s->trim_after)) {
+			s->trim_due = false;
+			s->trims++;
+			pthread_mutex_unlock(&s->conn_lock);
+			malloc_trim(0);
+			pthread_mutex_lock(&s->conn_lock);
+			continue;
 		}
 		wake = now;
 		wake.tv_nsec += 250 * 1000000L;

@@ -56,6 +56,7 @@ typedef struct cli_opts {
 	const char *desired_file; /* the desired state as a file */
 	int drift_policy; /* 0 repair, 1 report (cli/options.c) */
 	long drift_interval; /* seconds, 0: the default 30 */
+	long held_files; /* kernel files kept open between reads; unset: 8192 */
 	/* apply */
 	bool persist; /* make the profile the desired state once it took effect */
 	/* Which options were given, by row of nt_cli_options: the

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -244,6 +245,26 @@ static int effective_opts(const cli_opts *cmdline, cli_opts *eff, char **text, c
 
 /* Build the server's and the agent's configuration from O. Returns 0 or -1
  * with the reason in ERR. */
+/* Held files (kernel/heldfiles.h) are descriptors: the soft limit on open
+ * files is raised to the hard one (the agent polls with epoll, never
+ * select, so descriptors past 1024 are fine), and WANT is cut to what
+ * leaves room for every connection and the rest (the database, sockets,
+ * directories) beside it. */
+static int fit_held_files(int want, unsigned max_connections)
+{
+	struct rlimit rl;
+	if (want <= 0 || getrlimit(RLIMIT_NOFILE, &rl) < 0)
+		return 0;
+	if (rl.rlim_cur < rl.rlim_max) {
+		struct rlimit up = { rl.rlim_max, rl.rlim_max };
+		if (setrlimit(RLIMIT_NOFILE, &up) == 0)
+			rl = up;
+	}
+	long room = rl.rlim_cur == RLIM_INFINITY ? 1L << 30 : (long)rl.rlim_cur;
+	room -= (long)(max_connections ? max_connections : 64) + 256;
+	return room <= 0 ? 0 : want < room ? want : (int)room;
+}
+
 static int make_config(const cli_opts *o, nt_server_config *cfg, nt_agent_config *acfg, char *err,
 		       size_t errsize)
 {
@@ -272,6 +293,9 @@ static int make_config(const cli_opts *o, nt_server_config *cfg, nt_agent_config
 	cfg->max_per_client = (unsigned)o->max_per_client;
 	acfg->drift.policy = o->drift_policy == 1 ? NT_DRIFT_REPORT : NT_DRIFT_REPAIR;
 	acfg->drift.interval_ms = (int)(o->drift_interval ? o->drift_interval : 30) * 1000;
+	const nt_cli_option *held = nt_cli_option_find("held-files");
+	acfg->held_files = held && o->set[held - nt_cli_options] ? (int)o->held_files : NT_AGENT_HELD_FILES;
+	acfg->held_files = fit_held_files(acfg->held_files, cfg->max_connections);
 	return 0;
 }
 
@@ -544,19 +568,23 @@ static int check_config(const cli_opts *eff, const nt_server_config *cfg,
 	return rc;
 }
 
-/* The agent's memory goes back to its idle size after a request. A read of
- * a big host allocates a few megabytes at once (/proc/interrupts text, the
- * IRQ counts, the document) from whichever HTTP worker serves it: with
- * glibc's defaults each worker grows an arena of its own, and after the
- * first free of a large block the mmap threshold rises to its size, so
- * every later block of that size stays on a heap for good. A fixed
- * threshold keeps large blocks mmap'd (returned to the kernel when
- * freed), and two arenas are plenty for a pool whose workers mostly wait
- * on the kernel. */
+/* The agent's memory goes back to its idle size after a request, and a
+ * burst of requests reuses the same memory. A read of a big host
+ * allocates megabytes at once (the IRQ counts, the host model, the
+ * document): mmap'd, each of those blocks would be faulted in page by
+ * page and unmapped again on every read, which cost a quarter of a read
+ * of a 256-CPU host; left on the heap, they are reused. malloc would also
+ * give the top of a heap back at each free past its trim threshold, to
+ * fault it in again on the next read: the threshold is raised, and the
+ * server gives free memory back once it is idle (nt_srv_trim_later; the
+ * drift watcher after each check). Fixed thresholds also stop glibc from
+ * moving them as it sees large frees. Two arenas are plenty for a pool
+ * whose workers mostly wait on the kernel. */
 static void memory_policy(void)
 {
-	mallopt(M_MMAP_THRESHOLD, 128 * 1024);
-	mallopt(M_ARENA_MAX, 2);
+	mallopt(M_MMAP_THRESHOLD, 64 << 20);
+	mallopt(M_TRIM_THRESHOLD, 256 << 20);
+	mallopt(M_ARENA_MAX, 1);
 }
 
 int nt_cmd_serve(const char *cmd, const cli_opts *o, int nargs, char **args)

@@ -59,6 +59,8 @@ const nt_cli_option nt_cli_options[] = {
 	{ "desired-file", NT_OPT_STR, F(desired_file), 0, 0, "a file", NULL, NT_OPT_CONF },
 	{ "drift-policy", NT_OPT_ENUM, F(drift_policy), 0, 0, NULL, drift_policies, NT_OPT_CONF },
 	{ "drift-interval", NT_OPT_LONG, F(drift_interval), 1, 86400, "seconds", NULL, NT_OPT_CONF },
+	{ "held-files", NT_OPT_LONG, F(held_files), 0, 1L << 20, "a number of files", NULL,
+	  NT_OPT_CONF },
 	{ "persist", NT_OPT_FLAG, F(persist), 0, 0, NULL, NULL, 0 },
 	{ NULL, 0, 0, 0, 0, NULL, NULL, 0 },
 };

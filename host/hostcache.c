@@ -1,4 +1,5 @@
 #include "host/hostcache.h"
+#include "kernel/heldfiles.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -18,6 +19,7 @@ struct nt_host_cache {
 	pthread_mutex_t mu;
 	nt_ctx ctx; /* without host_cache: the static read must not come back here */
 	snapshot *cur; /* NULL when none */
+	nt_held_files *irqfiles, *dbgfiles; /* NULL unless files are held */
 	unsigned long builds;
 };
 
@@ -51,6 +53,8 @@ void nt_host_cache_free(nt_host_cache *c)
 	if (!c)
 		return;
 	snap_put(c->cur);
+	nt_held_files_free(c->irqfiles);
+	nt_held_files_free(c->dbgfiles);
 	pthread_mutex_destroy(&c->mu);
 	free(c);
 }
@@ -165,7 +169,7 @@ static int read_once(nt_host_cache *c, nt_topology **out, bool retry)
 	pthread_mutex_unlock(&c->mu);
 	free(key);
 	/* The dynamic part, the expensive one, is read outside the lock. */
-	r = nt_topology_read_dynamic(s->base, out);
+	r = nt_topology_read_dynamic(s->base, c->irqfiles, c->dbgfiles, out);
 	pthread_mutex_lock(&c->mu);
 	bool stale = r == 0 && !same_links(s->base, *out);
 	if (stale && c->cur == s) {
@@ -187,6 +191,37 @@ static int read_once(nt_host_cache *c, nt_topology **out, bool retry)
 int nt_host_cache_read(nt_host_cache *c, nt_topology **out)
 {
 	return read_once(c, out, true);
+}
+
+int nt_host_cache_hold_files(nt_host_cache *c, int budget)
+{
+	nt_held_files *irq = NULL, *dbg = NULL;
+	if (budget <= 0)
+		return 0;
+	/* debugfs has one file per IRQ against /proc/irq's two: a third of
+	 * the budget. */
+	if (nt_held_files_new(&c->ctx, "/proc/irq", budget - budget / 3, &irq) < 0 ||
+	    nt_held_files_new(&c->ctx, "/sys/kernel/debug/irq/irqs", budget / 3, &dbg) < 0) {
+		nt_held_files_free(irq);
+		return -ENOMEM;
+	}
+	pthread_mutex_lock(&c->mu);
+	nt_held_files_free(c->irqfiles);
+	nt_held_files_free(c->dbgfiles);
+	c->irqfiles = irq;
+	c->dbgfiles = dbg;
+	pthread_mutex_unlock(&c->mu);
+	return 0;
+}
+
+int nt_host_cache_held(nt_host_cache *c)
+{
+	int n = 0;
+	if (c->irqfiles)
+		n += nt_held_count(c->irqfiles);
+	if (c->dbgfiles)
+		n += nt_held_count(c->dbgfiles);
+	return n;
 }
 
 void nt_host_cache_invalidate(nt_host_cache *c)

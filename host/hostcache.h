@@ -31,6 +31,14 @@ void nt_host_cache_free(nt_host_cache *c);
  * Safe from several threads at once. Same results as nt_topology_read. */
 int nt_host_cache_read(nt_host_cache *c, nt_topology **out);
 
+/* Keep up to BUDGET files of /proc/irq (and of debugfs's irq/irqs, within
+ * the same budget) open between reads (kernel/heldfiles.h); 0, the
+ * default, keeps none. Set before the first read. Returns 0 or -ENOMEM. */
+int nt_host_cache_hold_files(nt_host_cache *c, int budget);
+
+/* Descriptors held now by the sets above (metrics, tests). */
+int nt_host_cache_held(nt_host_cache *c);
+
 /* Forget the static part: the next read builds it again. */
 void nt_host_cache_invalidate(nt_host_cache *c);
 

@@ -1,6 +1,7 @@
 /* Reading the host model. See topology.h for the cost model: one read of
  * /proc/interrupts, one pass over /proc/irq, one pass over /sys/class/net. */
 #include "host/topology.h"
+#include "kernel/heldfiles.h"
 #include "kernel/ethtool.h"
 #include "kernel/kernel.h"
 #include "host/interrupts.h"
@@ -352,51 +353,70 @@ static void irq_rel(char *rel, size_t size, int irq, const char *name)
 	rel[k + nl] = '\0';
 }
 
-/* IRQDIR is /proc/irq opened once (nt_dir_open), or -1 when it could not
- * be: then each file is reported missing as before. DBGDIR is debugfs's
- * irq/irqs, -1 when there is none. */
-/* IRQ's CPU set BASE ("smp_affinity", "effective_affinity") beneath
- * IRQDIR into *SET: the BASE_list file, else the BASE mask. Returns 0 or
- * the list's -errno. */
-static int read_irq_set(nt_topology *t, int irq, int irqdir, const char *base, nt_cpuset *set)
-{
-	char buf[4096], rel[64], name[40];
+/* Where an IRQ's files are read from: a directory opened for this read
+ * (nt_dir_open; -1 when it could not be: then each file is reported
+ * missing), or a set of files held open between reads, whose pass this
+ * read has. */
+typedef struct {
+	int dirfd;
+	nt_held_files *held; /* NULL: read beneath dirfd */
+} irq_source;
 
-	if (irqdir < 0)
+/* Files of an IRQ directory, by slot in a held set. */
+enum { SLOT_AFFINITY_LIST, SLOT_AFFINITY, SLOT_EFFECTIVE_LIST, SLOT_EFFECTIVE, SLOT_DEBUG };
+
+static int irq_read(nt_topology *t, const irq_source *src, int irq, int slot, const char *rel, char *buf,
+		    size_t size)
+{
+	if (src->held)
+		return nt_held_read(src->held, irq, slot, rel, buf, size);
+	if (src->dirfd < 0)
 		return -ENOENT;
-	snprintf(name, sizeof(name), "%s_list", base);
-	irq_rel(rel, sizeof(rel), irq, name);
-	int r = nt_read_at(&t->ctx, irqdir, rel, buf, sizeof(buf));
+	return nt_read_at(&t->ctx, src->dirfd, rel, buf, size);
+}
+
+/* IRQ's CPU set beneath SRC into *SET: the cpulist file LIST (in key
+ * SLOT), else the mask file MASK (SLOT + 1). Returns 0 or the list's
+ * -errno. */
+static int read_irq_set(nt_topology *t, const irq_source *src, int irq, const char *list, const char *mask,
+			int slot, nt_cpuset *set)
+{
+	char buf[4096], rel[64];
+
+	irq_rel(rel, sizeof(rel), irq, list);
+	int r = irq_read(t, src, irq, slot, rel, buf, sizeof(buf));
 	if (r >= 0)
 		return nt_cpulist_parse(buf, set);
-	irq_rel(rel, sizeof(rel), irq, base);
-	if (nt_read_at(&t->ctx, irqdir, rel, buf, sizeof(buf)) >= 0)
+	irq_rel(rel, sizeof(rel), irq, mask);
+	if (irq_read(t, src, irq, slot + 1, rel, buf, sizeof(buf)) >= 0)
 		return nt_cpumask_parse(buf, set);
 	return r;
 }
 
-static void read_irq_affinity(nt_topology *t, nt_irq *irq, int irqdir, int dbgdir)
+static void read_irq_affinity(nt_topology *t, nt_irq *irq, const irq_source *src, const irq_source *dbg)
 {
 	char rel[64];
-	int r = read_irq_set(t, irq->irq, irqdir, "smp_affinity", &irq->affinity);
+	int r = read_irq_set(t, src, irq->irq, "smp_affinity_list", "smp_affinity", SLOT_AFFINITY_LIST,
+			     &irq->affinity);
 	if (r >= 0)
 		irq->has_affinity = true;
 	else
 		problemf(t, r, "/proc/irq/%d/smp_affinity_list", irq->irq);
-	irq->has_effective = read_irq_set(t, irq->irq, irqdir, "effective_affinity", &irq->effective) >= 0;
+	irq->has_effective = read_irq_set(t, src, irq->irq, "effective_affinity_list", "effective_affinity",
+					  SLOT_EFFECTIVE_LIST, &irq->effective) >= 0;
 
 	irq->node = -1;
 
 	/* Kernel-managed IRQs (multi-queue block devices, some NIC queues)
 	 * refuse affinity writes with EIO. Only debugfs says so in advance. */
-	if (dbgdir >= 0) {
-		char dbg[8192];
+	if (dbg->held || dbg->dirfd >= 0) {
+		char buf[8192];
 		irq_rel(rel, sizeof(rel), irq->irq, "");
 		rel[strlen(rel) - 1] = '\0'; /* "N", not "N/" */
-		r = nt_read_at(&t->ctx, dbgdir, rel, dbg, sizeof(dbg));
+		r = irq_read(t, dbg, irq->irq, SLOT_DEBUG, rel, buf, sizeof(buf));
 		if (r >= 0) {
 			irq->managed_known = true;
-			irq->managed = strstr(dbg, "AFFINITY_MANAGED") != NULL;
+			irq->managed = strstr(buf, "AFFINITY_MANAGED") != NULL;
 		} else if (r == -EFBIG) {
 			char *all = NULL;
 			if (nt_read_all(&t->ctx, &all, "/sys/kernel/debug/irq/irqs/%d", irq->irq) >= 0) {
@@ -406,6 +426,30 @@ static void read_irq_affinity(nt_topology *t, nt_irq *irq, int irqdir, int dbgdi
 			}
 		}
 	}
+}
+
+/* SRC for directory PATH: HELD's pass when it can be had, else the
+ * directory opened for this read. */
+static void source_begin(nt_topology *t, irq_source *src, nt_held_files *held, const char *path)
+{
+	src->held = NULL;
+	src->dirfd = held ? nt_held_begin(held) : -EBUSY;
+	if (src->dirfd >= 0) {
+		src->held = held;
+		return;
+	}
+	if (src->dirfd == -EBUSY)
+		src->dirfd = nt_dir_open(&t->ctx, "%s", path);
+}
+
+static void source_end(irq_source *src)
+{
+	if (src->held)
+		nt_held_end(src->held);
+	else if (src->dirfd >= 0)
+		close(src->dirfd);
+	src->dirfd = -1;
+	src->held = NULL;
 }
 
 /* /proc/interrupts, a block at a time: on a 256-CPU host it is megabytes,
@@ -481,7 +525,7 @@ out:
 	return r;
 }
 
-static int read_irqs(nt_topology *t)
+static int read_irqs(nt_topology *t, nt_held_files *irqfiles, nt_held_files *dbgfiles)
 {
 	nt_interrupts in;
 	int r;
@@ -507,8 +551,9 @@ static int read_irqs(nt_topology *t)
 		nt_interrupts_free(&in);
 		return -ENOMEM;
 	}
-	int dbgdir = nt_dir_open(&t->ctx, "/sys/kernel/debug/irq/irqs");
-	int irqdir = nt_dir_open(&t->ctx, "/proc/irq");
+	irq_source src, dbg;
+	source_begin(t, &dbg, dbgfiles, "/sys/kernel/debug/irq/irqs");
+	source_begin(t, &src, irqfiles, "/proc/irq");
 	for (int i = 0; i < in.nlines; i++) {
 		nt_irq_line *L = &in.lines[i];
 		nt_irq *q = &t->irqs[t->nirqs++];
@@ -521,12 +566,10 @@ static int read_irqs(nt_topology *t)
 		q->total = L->total; /* summed by the parser, in the same pass */
 		q->nic = -1;
 		q->queue = -1;
-		read_irq_affinity(t, q, irqdir, dbgdir);
+		read_irq_affinity(t, q, &src, &dbg);
 	}
-	if (irqdir >= 0)
-		close(irqdir);
-	if (dbgdir >= 0)
-		close(dbgdir);
+	source_end(&src);
+	source_end(&dbg);
 	nt_interrupts_free(&in);
 	/* The kernel lists IRQs in ascending order already; sorting big
 	 * structs that are in order would only move memory. */
@@ -1166,7 +1209,8 @@ nomem:
 	return -ENOMEM;
 }
 
-int nt_topology_read_dynamic(const nt_topology *base, nt_topology **out)
+int nt_topology_read_dynamic(const nt_topology *base, nt_held_files *irqfiles, nt_held_files *dbgfiles,
+			     nt_topology **out)
 {
 	nt_topology *t = NULL;
 	nt_ethtool *eh = NULL;
@@ -1180,7 +1224,7 @@ int nt_topology_read_dynamic(const nt_topology *base, nt_topology **out)
 	nt_read_str(ctx, t->kernel, sizeof(t->kernel), "/proc/sys/kernel/osrelease");
 	nt_kernel_netns(ctx, t->netns, sizeof(t->netns)); /* "" on a fixture root */
 	read_meminfo(t);
-	if ((r = read_irqs(t)) < 0)
+	if ((r = read_irqs(t, irqfiles, dbgfiles)) < 0)
 		goto fail;
 	/* One ethtool socket for every NIC's questions, not one per NIC and kind. */
 	r = nt_ethtool_open(ctx, &eh);
@@ -1214,7 +1258,7 @@ int nt_topology_read(const nt_ctx *ctx, nt_topology **out)
 		return nt_host_cache_read(ctx->host_cache, out);
 	if ((r = nt_topology_read_static(ctx, &base)) < 0)
 		return r;
-	r = nt_topology_read_dynamic(base, out);
+	r = nt_topology_read_dynamic(base, NULL, NULL, out);
 	nt_topology_free(base);
 	return r;
 }

@@ -11,6 +11,8 @@
 #include "kernel/ctx.h"
 #include "kernel/ethtool.h"
 
+struct nt_held_files;
+
 #include <jansson.h>
 #include <net/if.h>
 
@@ -169,9 +171,14 @@ void nt_topology_free(nt_topology *t);
  *
  * nt_topology_read_static fills only the static part (its problems are
  * the static part's). nt_topology_read_dynamic makes a new topology from
- * a copy of BASE's static part and reads the rest; BASE is not changed. */
+ * a copy of BASE's static part and reads the rest; BASE is not changed.
+ * IRQFILES, when not NULL, holds the files of /proc/irq open between
+ * reads (kernel/heldfiles.h); the IRQs' affinities are read through it
+ * unless another read has it at the moment. DBGFILES the same for
+ * debugfs's irq/irqs. Either may be NULL. */
 int nt_topology_read_static(const nt_ctx *ctx, nt_topology **out);
-int nt_topology_read_dynamic(const nt_topology *base, nt_topology **out);
+int nt_topology_read_dynamic(const nt_topology *base, struct nt_held_files *irqfiles,
+			     struct nt_held_files *dbgfiles, nt_topology **out);
 
 /* Find things by name or number; NULL / -1 when absent. */
 nt_nic *nt_topology_nic(const nt_topology *t, const char *name);

@@ -212,21 +212,26 @@ int nt_path(const nt_ctx *ctx, char *buf, size_t size, const char *fmt, ...)
 	return r;
 }
 
-static int read_fd_str(int fd, char *buf, size_t size)
+/* The whole of a small file from FD into BUF, trailing newline and spaces
+ * removed. AT0: read from offset 0 with pread, whatever the file position
+ * (a descriptor kept open and read again: procfs and sysfs make the value
+ * anew at offset 0). */
+static int read_fd_value(int fd, char *buf, size_t size, bool at0)
 {
 	size_t len = 0;
 	for (;;) {
 		if (len + 1 >= size) {
 			/* Full: is there more? */
 			char c;
-			ssize_t m = read(fd, &c, 1);
+			ssize_t m = at0 ? pread(fd, &c, 1, (off_t)len) : read(fd, &c, 1);
 			if (m > 0)
 				return -EFBIG;
 			if (m < 0 && errno == EINTR)
 				continue;
 			break;
 		}
-		ssize_t n = read(fd, buf + len, size - 1 - len);
+		ssize_t n = at0 ? pread(fd, buf + len, size - 1 - len, (off_t)len) :
+				  read(fd, buf + len, size - 1 - len);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -245,6 +250,21 @@ static int read_fd_str(int fd, char *buf, size_t size)
 	while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == ' '))
 		buf[--len] = '\0';
 	return (int)len;
+}
+
+static int read_fd_str(int fd, char *buf, size_t size)
+{
+	return read_fd_value(fd, buf, size, false);
+}
+
+int nt_pread_value(int fd, char *buf, size_t size)
+{
+	if (size == 0)
+		return -EINVAL;
+	int r = read_fd_value(fd, buf, size, true);
+	if (r < 0)
+		buf[0] = '\0';
+	return r;
 }
 
 static int vread_str(const nt_ctx *ctx, char *buf, size_t size, const char *fmt, va_list ap)
@@ -605,6 +625,11 @@ static int open_at_kernel_file(const nt_ctx *ctx, int dirfd, const char *rel)
 		return r;
 	}
 	return fd;
+}
+
+int nt_open_at(const nt_ctx *ctx, int dirfd, const char *rel)
+{
+	return open_at_kernel_file(ctx, dirfd, rel);
 }
 
 int nt_read_at(const nt_ctx *ctx, int dirfd, const char *rel, char *buf, size_t size)

@@ -109,6 +109,14 @@ int nt_dir_open(const nt_ctx *ctx, const char *fmt, ...) __attribute__((format(p
 int nt_read_at(const nt_ctx *ctx, int dirfd, const char *rel, char *buf, size_t size);
 int nt_read_long_at(const nt_ctx *ctx, int dirfd, const char *rel, long *out);
 
+/* The pieces of nt_read_at for a caller that keeps the file open and
+ * reads it again (kernel/heldfiles.h): nt_open_at opens REL beneath DIRFD
+ * with the same checks and returns the descriptor or -errno; nt_pread_value
+ * reads the whole value from offset 0 as nt_read_at does (length or -errno,
+ * -EFBIG when it does not fit). */
+int nt_open_at(const nt_ctx *ctx, int dirfd, const char *rel);
+int nt_pread_value(int fd, char *buf, size_t size);
+
 bool nt_exists(const nt_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Interface names as the kernel allows them: 1..15 printable bytes, no '/',

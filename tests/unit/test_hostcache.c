@@ -1,7 +1,8 @@
 /* The host model cache (host/hostcache.h): a read through it is the same
  * model as a whole read; the static part is built once while nothing
  * changes, and again after a NIC goes or comes back or a CPU goes offline,
- * so the next read sees it. */
+ * so the next read sees it. The cache holds IRQ files open as the agent's
+ * does, so every change below is also one a held descriptor must see. */
 #include "host/hostcache.h"
 #include "host/topology.h"
 #include "kernel/ctx.h"
@@ -53,12 +54,32 @@ int main(void)
 	CHECK_INT(nt_host_cache_new(&ctx, &c), 0);
 	if (!c)
 		TEST_MAIN_END();
+	CHECK_INT(nt_host_cache_hold_files(c, 8192), 0);
 	CHECK_INT(nt_host_cache_builds(c), 0);
+	CHECK_INT(nt_host_cache_held(c), 0);
 
 	same_as_whole_read(c, &ctx, "fresh");
 	CHECK_INT(nnics(c, &ncpus), 6);
 	CHECK_INT(ncpus, 128);
 	CHECK_INT(nt_host_cache_builds(c), 1); /* nothing changed: built once */
+	int held = nt_host_cache_held(c);
+	CHECK_MSG(held > 0, "no IRQ file held after reads");
+
+	/* Written in place (as the fixture's kernel does when the value is no
+	 * shorter) and replaced by a rename (shorter): both seen through a
+	 * held descriptor, or the one opened again. */
+	tree_write(root, "proc/irq/101/smp_affinity_list", "100-101\n");
+	snprintf(path, sizeof(path), "%s/proc/irq/102/smp_affinity_list", root);
+	snprintf(cmd, sizeof(cmd), "printf '5\\n' > %s.tmp && mv %s.tmp %s", path, path, path);
+	CHECK_INT(system(cmd), 0);
+	nt_topology *t0 = NULL;
+	CHECK_INT(nt_host_cache_read(c, &t0), 0);
+	const nt_irq *w = t0 ? nt_topology_irq(t0, 101) : NULL, *v = t0 ? nt_topology_irq(t0, 102) : NULL;
+	CHECK(w && nt_cpuset_count(&w->affinity) == 2 && nt_cpuset_isset(&w->affinity, 100));
+	CHECK(v && nt_cpuset_count(&v->affinity) == 1 && nt_cpuset_isset(&v->affinity, 5));
+	nt_topology_free(t0);
+	same_as_whole_read(c, &ctx, "files rewritten");
+	CHECK_INT(nt_host_cache_held(c), held);
 
 	/* A dynamic change is seen without a rebuild. */
 	tree_write(root, "proc/irq/100/smp_affinity_list", "7\n");
@@ -137,6 +158,17 @@ int main(void)
 	nt_host_cache_invalidate(c);
 	CHECK_INT(nnics(c, &ncpus), 6);
 	CHECK_INT(nt_host_cache_builds(c), 6);
+
+	/* An IRQ gone from /proc/interrupts: its held files are closed. */
+	held = nt_host_cache_held(c);
+	snprintf(cmd, sizeof(cmd), "sed -i '/^ *100:/d' %s/proc/interrupts", root);
+	CHECK_INT(system(cmd), 0);
+	t = NULL;
+	CHECK_INT(nt_host_cache_read(c, &t), 0);
+	CHECK(t && !nt_topology_irq(t, 100));
+	nt_topology_free(t);
+	CHECK_INT(nt_host_cache_held(c), held - 2);
+	same_as_whole_read(c, &ctx, "IRQ gone");
 
 	/* A context carrying the cache reads through it. */
 	nt_ctx cached = ctx;

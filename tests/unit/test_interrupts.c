@@ -47,6 +47,49 @@ static void check_in_pieces(const char *text, int k)
 	nt_interrupts_free(&parts);
 }
 
+/* Zero columns as the kernel prints them (a separator and a 10-wide
+ * field) are taken eleven bytes at a time; every other spelling of a
+ * count, and a zero that is the start of a longer number, goes the long
+ * way. Each line's counts must be what printf put there. */
+static void zero_columns(void)
+{
+	static const char *const lines[] = {
+		/* kernel format: zeros, a big count, zeros, then the chip */
+		"  7:          0          0    1234567          0          0   IR-PCI-MSI 1-edge a\n",
+		/* a zero column then the chip directly after one space */
+		"  8:          0          0          0          0          0 X 1-edge b\n",
+		/* narrower fields (an old kernel, a hand-made tree) */
+		"  9: 0 0 5 0 0 IO-APIC 9-fasteoi c\n",
+		/* tabs, and wide counts that fill their field */
+		" 10:\t0\t1\t0\t9999999999 0 PCI-MSI 2-edge d\n",
+		/* a zero field followed by a digit: "01" is one number, 1 */
+		" 11:          01          0          0          0          0 Y 1-edge e\n",
+		/* counts past 32 bits */
+		" 12:          0 4294967296          0          0 18446744073 Z 3-edge f\n",
+	};
+	static const uint64_t want[][5] = {
+		{ 0, 0, 1234567, 0, 0 }, { 0, 0, 0, 0, 0 }, { 0, 0, 5, 0, 0 },
+		{ 0, 1, 0, 9999999999ULL, 0 }, { 1, 0, 0, 0, 0 }, { 0, 4294967296ULL, 0, 0, 18446744073ULL },
+	};
+	static const char *const names[] = { "a", "b", "c", "d", "e", "f" };
+	for (size_t k = 0; k < sizeof(lines) / sizeof(lines[0]); k++) {
+		uint64_t counts[5] = { 9, 9, 9, 9, 9 }, total = 0;
+		nt_irq_line L = { .counts = counts };
+		CHECK_INT(nt_interrupts_parse_line(lines[k], 5, &L), 0);
+		for (int i = 0; i < 5; i++) {
+			CHECK_MSG(counts[i] == want[k][i], "line %zu column %d: %llu, expected %llu", k, i,
+				  (unsigned long long)counts[i], (unsigned long long)want[k][i]);
+			total += want[k][i];
+		}
+		CHECK_INT(L.total, total);
+		CHECK_STR(L.name, names[k]);
+	}
+	/* A line cut inside its zero columns is an error, not a read past it. */
+	uint64_t c[5];
+	nt_irq_line L = { .counts = c };
+	CHECK_INT(nt_interrupts_parse_line("  7:          0          0\n", 5, &L), NT_EPARSE);
+}
+
 int main(void)
 {
 	nt_interrupts in;
@@ -114,5 +157,6 @@ int main(void)
 		check_in_pieces(big, 1);
 		free(big);
 	}
+	zero_columns();
 	TEST_MAIN_END();
 }

@@ -1,0 +1,259 @@
+#include "kernel/heldfiles.h"
+
+#include <errno.h>
+#include <linux/magic.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+
+/* One held descriptor. Open addressing with linear probing: a slot is
+ * free (FREE, ends a probe), held (fd >= 0) or keeps its key without a
+ * descriptor (GONE: its file failed and could not be opened again, or the
+ * budget was full). Slots are only emptied by the rebuild at a pass's end. */
+enum { FREE = -1, GONE = -2 };
+typedef struct {
+	int id, slot;
+	int fd;
+	unsigned gen; /* the pass that last read it */
+} held;
+
+struct nt_held_files {
+	pthread_mutex_t mu;
+	nt_ctx ctx;
+	char dir[PATH_MAX];
+	int budget;
+	int dirfd; /* -1 when none is held */
+	dev_t dev;
+	ino_t ino;
+	bool kernel_fs; /* procfs, sysfs or debugfs: a removed entry fails its reads */
+	held *tab;
+	size_t cap; /* a power of two, or 0 */
+	int count; /* held */
+	size_t used; /* held or GONE */
+	unsigned gen;
+	unsigned long opens;
+};
+
+int nt_held_files_new(const nt_ctx *ctx, const char *dir, int budget, nt_held_files **out)
+{
+	nt_held_files *h = calloc(1, sizeof(*h));
+	*out = NULL;
+	if (!h)
+		return -ENOMEM;
+	if (snprintf(h->dir, sizeof(h->dir), "%s", dir) >= (int)sizeof(h->dir)) {
+		free(h);
+		return -ENAMETOOLONG;
+	}
+	if (pthread_mutex_init(&h->mu, NULL) != 0) {
+		free(h);
+		return -ENOMEM;
+	}
+	h->ctx = *ctx;
+	h->ctx.host_cache = NULL;
+	h->budget = budget > 0 ? budget : 0;
+	h->dirfd = -1;
+	*out = h;
+	return 0;
+}
+
+static void drop_all(nt_held_files *h)
+{
+	for (size_t i = 0; i < h->cap; i++)
+		if (h->tab[i].fd >= 0)
+			close(h->tab[i].fd);
+	free(h->tab);
+	h->tab = NULL;
+	h->cap = 0;
+	h->count = 0;
+	h->used = 0;
+	if (h->dirfd >= 0)
+		close(h->dirfd);
+	h->dirfd = -1;
+}
+
+void nt_held_files_free(nt_held_files *h)
+{
+	if (!h)
+		return;
+	drop_all(h);
+	pthread_mutex_destroy(&h->mu);
+	free(h);
+}
+
+static size_t hash(int id, int slot)
+{
+	uint64_t k = ((uint64_t)(uint32_t)id << 8) ^ (uint32_t)slot;
+	k *= 0x9e3779b97f4a7c15ULL;
+	return (size_t)(k >> 32);
+}
+
+static held *find(nt_held_files *h, int id, int slot)
+{
+	if (!h->cap)
+		return NULL;
+	for (size_t i = hash(id, slot) & (h->cap - 1);; i = (i + 1) & (h->cap - 1)) {
+		held *e = &h->tab[i];
+		if (e->fd == FREE)
+			return NULL;
+		if (e->id == id && e->slot == slot)
+			return e;
+	}
+}
+
+static void place(held *tab, size_t cap, held e)
+{
+	size_t i = hash(e.id, e.slot) & (cap - 1);
+	while (tab[i].fd != FREE)
+		i = (i + 1) & (cap - 1);
+	tab[i] = e;
+}
+
+/* A table of CAP slots holding the descriptors held now, without GONE
+ * keys; those not read in the current pass are closed when
+ * KEEP_CURRENT_ONLY. */
+static int rebuild(nt_held_files *h, size_t cap, bool keep_current_only)
+{
+	held *tab = malloc(cap * sizeof(*tab));
+	if (!tab)
+		return -ENOMEM;
+	for (size_t i = 0; i < cap; i++)
+		tab[i].fd = FREE;
+	int count = 0;
+	for (size_t i = 0; i < h->cap; i++) {
+		held e = h->tab[i];
+		if (e.fd < 0)
+			continue;
+		if (keep_current_only && e.gen != h->gen) {
+			close(e.fd);
+			continue;
+		}
+		place(tab, cap, e);
+		count++;
+	}
+	free(h->tab);
+	h->tab = tab;
+	h->cap = cap;
+	h->count = count;
+	h->used = (size_t)count;
+	return 0;
+}
+
+int nt_held_begin(nt_held_files *h)
+{
+	if (pthread_mutex_trylock(&h->mu) != 0)
+		return -EBUSY;
+	/* Opened again each pass, to notice a directory replaced (a fixture
+	 * tree made anew): one open, against a pread per file. */
+	int fd = nt_dir_open(&h->ctx, "%s", h->dir);
+	struct stat st;
+	if (fd >= 0 && fstat(fd, &st) < 0) {
+		close(fd);
+		fd = -errno;
+	}
+	if (fd < 0) {
+		drop_all(h);
+		pthread_mutex_unlock(&h->mu);
+		return fd;
+	}
+	if (h->dirfd >= 0 && st.st_dev == h->dev && st.st_ino == h->ino) {
+		close(fd);
+	} else {
+		drop_all(h);
+		struct statfs sfs;
+		h->dirfd = fd;
+		h->dev = st.st_dev;
+		h->ino = st.st_ino;
+		h->kernel_fs = fstatfs(fd, &sfs) == 0 &&
+			       (sfs.f_type == PROC_SUPER_MAGIC || sfs.f_type == SYSFS_MAGIC ||
+				sfs.f_type == DEBUGFS_MAGIC);
+	}
+	h->gen++;
+	return h->dirfd;
+}
+
+/* Whether held descriptor FD still names the file at its path (see the
+ * header): a value read from it stands. */
+static bool still_linked(const nt_held_files *h, int fd)
+{
+	struct stat st;
+	if (h->kernel_fs)
+		return true;
+	return fstat(fd, &st) == 0 && st.st_nlink > 0;
+}
+
+int nt_held_read(nt_held_files *h, int id, int slot, const char *rel, char *buf, size_t size)
+{
+	held *e = find(h, id, slot);
+	int r;
+
+	if (e && e->fd >= 0) {
+		r = nt_pread_value(e->fd, buf, size);
+		if ((r >= 0 || r == -EFBIG) && still_linked(h, e->fd)) {
+			e->gen = h->gen;
+			return r;
+		}
+		/* Gone or replaced: the path is opened again below, into the
+		 * same slot. */
+		close(e->fd);
+		e->fd = GONE;
+		h->count--;
+	}
+	int fd = nt_open_at(&h->ctx, h->dirfd, rel);
+	if (fd < 0) {
+		buf[0] = '\0';
+		return fd;
+	}
+	h->opens++;
+	r = nt_pread_value(fd, buf, size);
+	if ((r < 0 && r != -EFBIG) || h->count >= h->budget) {
+		close(fd);
+		return r;
+	}
+	if (!e) {
+		/* Half full at most, so probe chains stay short. */
+		if ((h->used + 1) * 2 > h->cap && rebuild(h, h->cap ? h->cap * 2 : 256, false) < 0) {
+			close(fd);
+			return r;
+		}
+		place(h->tab, h->cap, (held){ .id = id, .slot = slot, .fd = GONE });
+		h->used++;
+		e = find(h, id, slot);
+	}
+	e->fd = fd;
+	e->gen = h->gen;
+	h->count++;
+	return r;
+}
+
+void nt_held_end(nt_held_files *h)
+{
+	bool stale = false;
+	for (size_t i = 0; i < h->cap && !stale; i++)
+		stale = h->tab[i].fd == GONE || (h->tab[i].fd >= 0 && h->tab[i].gen != h->gen);
+	/* Only when an IRQ went away or a file failed: then the table is made
+	 * again without them (when memory fails, they stay until a later
+	 * pass). */
+	if (stale)
+		rebuild(h, h->cap, true);
+	pthread_mutex_unlock(&h->mu);
+}
+
+int nt_held_count(nt_held_files *h)
+{
+	pthread_mutex_lock(&h->mu);
+	int n = h->count;
+	pthread_mutex_unlock(&h->mu);
+	return n;
+}
+
+unsigned long nt_held_opens(nt_held_files *h)
+{
+	pthread_mutex_lock(&h->mu);
+	unsigned long n = h->opens;
+	pthread_mutex_unlock(&h->mu);
+	return n;
+}

@@ -1,0 +1,64 @@
+/* Kernel files kept open between reads of the host.
+ *
+ * Reading a procfs or sysfs attribute costs an open (a path walk), a
+ * check that it is a regular file, a read and a close; a host with a
+ * thousand IRQs has two affinity files each, read on every request of the
+ * agent. A descriptor kept open is read again with one pread at offset 0,
+ * for which procfs and sysfs make the value anew. An agent holds one such
+ * set for /proc/irq (and one for debugfs's irq/irqs when it reads there);
+ * a command run once has nothing to keep and reads with nt_read_at.
+ *
+ * A held descriptor still names the right file:
+ * - on procfs and sysfs, because removing an entry (an IRQ freed, a device
+ *   gone) makes every open descriptor of it fail with EIO or ENODEV; a
+ *   failed read drops the descriptor and opens the path again, which finds
+ *   the new entry of a reused number or none;
+ * - on any other file system (a fixture tree), because a descriptor whose
+ *   file has been removed or renamed over has no link left (checked with
+ *   fstat on each read); then the path is opened again.
+ * The directory itself is opened again at the start of each pass and
+ * compared with the held one (device and inode): a directory replaced
+ * drops every descriptor.
+ *
+ * Cost: one descriptor per file, and on procfs the kernel keeps a page of
+ * buffer per open file that has been read (about 4 KB). BUDGET caps how
+ * many are held; past it a file is read with open/read/close as before.
+ * Descriptors of files not read in a pass (an IRQ that went away) are
+ * closed at its end.
+ *
+ * One pass at a time: nt_held_begin takes the set, or says another thread
+ * has it (-EBUSY), and that caller reads without it. */
+#ifndef NT_HELDFILES_H
+#define NT_HELDFILES_H
+
+#include "kernel/ctx.h"
+
+typedef struct nt_held_files nt_held_files;
+
+/* A set for directory DIR under CTX's root ("/proc/irq"), holding at most
+ * BUDGET descriptors (0: none, every read opens its file). Nothing is
+ * opened yet. Returns 0 or -ENOMEM / -ENAMETOOLONG. */
+int nt_held_files_new(const nt_ctx *ctx, const char *dir, int budget, nt_held_files **out);
+void nt_held_files_free(nt_held_files *h);
+
+/* Start a pass: opens the directory again and keeps or drops what is
+ * held. Returns the directory's descriptor, valid until nt_held_end (do
+ * not close it), or -EBUSY while another pass runs, or the -errno of
+ * opening the directory (the pass is not started then). */
+int nt_held_begin(nt_held_files *h);
+
+/* Read REL beneath the directory, as nt_read_at does (same checks, same
+ * value, same errors), through the descriptor held under key (ID, SLOT)
+ * when there is one; a file opened here is kept under that key while the
+ * budget allows. Only between nt_held_begin and nt_held_end. */
+int nt_held_read(nt_held_files *h, int id, int slot, const char *rel, char *buf, size_t size);
+
+/* End the pass: descriptors not read during it are closed. */
+void nt_held_end(nt_held_files *h);
+
+/* Descriptors held now, and how many files were opened (not read through a
+ * held descriptor) since the set was made: for tests and metrics. */
+int nt_held_count(nt_held_files *h);
+unsigned long nt_held_opens(nt_held_files *h);
+
+#endif
