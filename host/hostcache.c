@@ -19,7 +19,8 @@ struct nt_host_cache {
 	pthread_mutex_t mu;
 	nt_ctx ctx; /* without host_cache: the static read must not come back here */
 	snapshot *cur; /* NULL when none */
-	nt_held_files *irqfiles, *dbgfiles; /* NULL unless files are held */
+	nt_irq_files files; /* every set NULL unless files are held */
+	bool holding;
 	unsigned long builds;
 };
 
@@ -53,8 +54,10 @@ void nt_host_cache_free(nt_host_cache *c)
 	if (!c)
 		return;
 	snap_put(c->cur);
-	nt_held_files_free(c->irqfiles);
-	nt_held_files_free(c->dbgfiles);
+	for (int p = 0; p < NT_IRQ_PARTS; p++) {
+		nt_held_files_free(c->files.proc[p]);
+		nt_held_files_free(c->files.debug[p]);
+	}
 	pthread_mutex_destroy(&c->mu);
 	free(c);
 }
@@ -169,7 +172,7 @@ static int read_once(nt_host_cache *c, nt_topology **out, bool retry)
 	pthread_mutex_unlock(&c->mu);
 	free(key);
 	/* The dynamic part, the expensive one, is read outside the lock. */
-	r = nt_topology_read_dynamic(s->base, c->irqfiles, c->dbgfiles, out);
+	r = nt_topology_read_dynamic(s->base, c->holding ? &c->files : NULL, out);
 	pthread_mutex_lock(&c->mu);
 	bool stale = r == 0 && !same_links(s->base, *out);
 	if (stale && c->cur == s) {
@@ -195,21 +198,28 @@ int nt_host_cache_read(nt_host_cache *c, nt_topology **out)
 
 int nt_host_cache_hold_files(nt_host_cache *c, int budget)
 {
-	nt_held_files *irq = NULL, *dbg = NULL;
-	if (budget <= 0)
+	nt_irq_files f = { 0 };
+	int r = 0;
+	if (budget <= 0 || c->holding)
 		return 0;
 	/* debugfs has one file per IRQ against /proc/irq's two: a third of
-	 * the budget. */
-	if (nt_held_files_new(&c->ctx, "/proc/irq", budget - budget / 3, &irq) < 0 ||
-	    nt_held_files_new(&c->ctx, "/sys/kernel/debug/irq/irqs", budget / 3, &dbg) < 0) {
-		nt_held_files_free(irq);
-		return -ENOMEM;
+	 * the budget; each part an equal share. */
+	int proc = (budget - budget / 3) / NT_IRQ_PARTS, debug = budget / 3 / NT_IRQ_PARTS;
+	for (int p = 0; p < NT_IRQ_PARTS && r == 0; p++) {
+		r = nt_held_files_new(&c->ctx, "/proc/irq", proc, &f.proc[p]);
+		if (r == 0)
+			r = nt_held_files_new(&c->ctx, "/sys/kernel/debug/irq/irqs", debug, &f.debug[p]);
+	}
+	if (r < 0) {
+		for (int p = 0; p < NT_IRQ_PARTS; p++) {
+			nt_held_files_free(f.proc[p]);
+			nt_held_files_free(f.debug[p]);
+		}
+		return r;
 	}
 	pthread_mutex_lock(&c->mu);
-	nt_held_files_free(c->irqfiles);
-	nt_held_files_free(c->dbgfiles);
-	c->irqfiles = irq;
-	c->dbgfiles = dbg;
+	c->files = f;
+	c->holding = true;
 	pthread_mutex_unlock(&c->mu);
 	return 0;
 }
@@ -217,10 +227,8 @@ int nt_host_cache_hold_files(nt_host_cache *c, int budget)
 int nt_host_cache_held(nt_host_cache *c)
 {
 	int n = 0;
-	if (c->irqfiles)
-		n += nt_held_count(c->irqfiles);
-	if (c->dbgfiles)
-		n += nt_held_count(c->dbgfiles);
+	for (int p = 0; c->holding && p < NT_IRQ_PARTS; p++)
+		n += nt_held_count(c->files.proc[p]) + nt_held_count(c->files.debug[p]);
 	return n;
 }
 

@@ -33,7 +33,8 @@ int nt_host_cache_read(nt_host_cache *c, nt_topology **out);
 
 /* Keep up to BUDGET files of /proc/irq (and of debugfs's irq/irqs, within
  * the same budget) open between reads (kernel/heldfiles.h); 0, the
- * default, keeps none. Set before the first read. Returns 0 or -ENOMEM. */
+ * default, keeps none. Set once, before the first read. Returns 0 or
+ * -ENOMEM. */
 int nt_host_cache_hold_files(nt_host_cache *c, int budget);
 
 /* Descriptors held now by the sets above (metrics, tests). */

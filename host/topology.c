@@ -12,6 +12,7 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -393,15 +394,16 @@ static int read_irq_set(nt_topology *t, const irq_source *src, int irq, const ch
 	return r;
 }
 
-static void read_irq_affinity(nt_topology *t, nt_irq *irq, const irq_source *src, const irq_source *dbg)
+/* IRQ's affinity, effective affinity and (from debugfs) whether the
+ * kernel manages it. Touches only IRQ: several threads read IRQs at once.
+ * Returns 0 or the -errno of its affinity, for the caller to report. */
+static int read_irq_affinity(nt_topology *t, nt_irq *irq, const irq_source *src, const irq_source *dbg)
 {
 	char rel[64];
-	int r = read_irq_set(t, src, irq->irq, "smp_affinity_list", "smp_affinity", SLOT_AFFINITY_LIST,
-			     &irq->affinity);
-	if (r >= 0)
-		irq->has_affinity = true;
-	else
-		problemf(t, r, "/proc/irq/%d/smp_affinity_list", irq->irq);
+	int err = read_irq_set(t, src, irq->irq, "smp_affinity_list", "smp_affinity", SLOT_AFFINITY_LIST,
+			       &irq->affinity);
+	int r;
+	irq->has_affinity = err >= 0;
 	irq->has_effective = read_irq_set(t, src, irq->irq, "effective_affinity_list", "effective_affinity",
 					  SLOT_EFFECTIVE_LIST, &irq->effective) >= 0;
 
@@ -426,6 +428,7 @@ static void read_irq_affinity(nt_topology *t, nt_irq *irq, const irq_source *src
 			}
 		}
 	}
+	return err < 0 ? err : 0;
 }
 
 /* SRC for directory PATH: HELD's pass when it can be had, else the
@@ -450,6 +453,84 @@ static void source_end(irq_source *src)
 		close(src->dirfd);
 	src->dirfd = -1;
 	src->held = NULL;
+}
+
+/* The IRQ files are read in NT_IRQ_PARTS parts by IRQ number, by up to
+ * that many threads: on a big host they are thousands of small reads,
+ * each mostly the kernel's time, and the parts need nothing from each
+ * other (each has its own held set, and an IRQ is always in the same
+ * part). A thread takes the parts P with P % NTHREADS == ITS INDEX. */
+typedef struct {
+	nt_topology *t;
+	nt_irq_files *files; /* NULL: nothing held */
+	int index, nthreads;
+	int *errs; /* per IRQ: its affinity's -errno, reported after */
+} irq_job;
+
+static void *read_irq_part(void *arg)
+{
+	irq_job *j = arg;
+	nt_topology *t = j->t;
+	irq_source src[NT_IRQ_PARTS], dbg[NT_IRQ_PARTS];
+
+	for (int p = j->index; p < NT_IRQ_PARTS; p += j->nthreads) {
+		source_begin(t, &dbg[p], j->files ? j->files->debug[p] : NULL, "/sys/kernel/debug/irq/irqs");
+		source_begin(t, &src[p], j->files ? j->files->proc[p] : NULL, "/proc/irq");
+	}
+	for (int i = 0; i < t->nirqs; i++) {
+		nt_irq *q = &t->irqs[i];
+		int p = (int)((unsigned)q->irq % NT_IRQ_PARTS);
+		if (p % j->nthreads == j->index)
+			j->errs[i] = read_irq_affinity(t, q, &src[p], &dbg[p]);
+	}
+	for (int p = j->index; p < NT_IRQ_PARTS; p += j->nthreads) {
+		source_end(&src[p]);
+		source_end(&dbg[p]);
+	}
+	return NULL;
+}
+
+/* How many threads read the IRQ files: one per 256 IRQs, no more than
+ * the parts or the CPUs that can run them. */
+static int irq_threads(int nirqs)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	int n = nirqs / 256;
+	if (n > NT_IRQ_PARTS)
+		n = NT_IRQ_PARTS;
+	if (cpus > 0 && n > cpus)
+		n = (int)cpus;
+	return n < 1 ? 1 : n;
+}
+
+static int read_affinities(nt_topology *t, nt_irq_files *files)
+{
+	int n = irq_threads(t->nirqs);
+	int *errs = calloc((size_t)(t->nirqs ? t->nirqs : 1), sizeof(int));
+	irq_job jobs[NT_IRQ_PARTS];
+	pthread_t tids[NT_IRQ_PARTS];
+	bool started[NT_IRQ_PARTS] = { false };
+
+	if (!errs)
+		return -ENOMEM;
+	for (int k = 0; k < n; k++)
+		jobs[k] = (irq_job){ .t = t, .files = files, .index = k, .nthreads = n, .errs = errs };
+	/* This thread takes the first part set; a thread that cannot be made
+	 * leaves its parts to this one, after. */
+	for (int k = 1; k < n; k++)
+		started[k] = pthread_create(&tids[k], NULL, read_irq_part, &jobs[k]) == 0;
+	read_irq_part(&jobs[0]);
+	for (int k = 1; k < n; k++) {
+		if (started[k])
+			pthread_join(tids[k], NULL);
+		else
+			read_irq_part(&jobs[k]);
+	}
+	for (int i = 0; i < t->nirqs; i++)
+		if (errs[i] < 0)
+			problemf(t, errs[i], "/proc/irq/%d/smp_affinity_list", t->irqs[i].irq);
+	free(errs);
+	return 0;
 }
 
 /* /proc/interrupts, a block at a time: on a 256-CPU host it is megabytes,
@@ -525,7 +606,7 @@ out:
 	return r;
 }
 
-static int read_irqs(nt_topology *t, nt_held_files *irqfiles, nt_held_files *dbgfiles)
+static int read_irqs(nt_topology *t, nt_irq_files *files)
 {
 	nt_interrupts in;
 	int r;
@@ -551,9 +632,6 @@ static int read_irqs(nt_topology *t, nt_held_files *irqfiles, nt_held_files *dbg
 		nt_interrupts_free(&in);
 		return -ENOMEM;
 	}
-	irq_source src, dbg;
-	source_begin(t, &dbg, dbgfiles, "/sys/kernel/debug/irq/irqs");
-	source_begin(t, &src, irqfiles, "/proc/irq");
 	for (int i = 0; i < in.nlines; i++) {
 		nt_irq_line *L = &in.lines[i];
 		nt_irq *q = &t->irqs[t->nirqs++];
@@ -566,11 +644,10 @@ static int read_irqs(nt_topology *t, nt_held_files *irqfiles, nt_held_files *dbg
 		q->total = L->total; /* summed by the parser, in the same pass */
 		q->nic = -1;
 		q->queue = -1;
-		read_irq_affinity(t, q, &src, &dbg);
 	}
-	source_end(&src);
-	source_end(&dbg);
 	nt_interrupts_free(&in);
+	if ((r = read_affinities(t, files)) < 0)
+		return r;
 	/* The kernel lists IRQs in ascending order already; sorting big
 	 * structs that are in order would only move memory. */
 	bool sorted = true;
@@ -1209,8 +1286,7 @@ nomem:
 	return -ENOMEM;
 }
 
-int nt_topology_read_dynamic(const nt_topology *base, nt_held_files *irqfiles, nt_held_files *dbgfiles,
-			     nt_topology **out)
+int nt_topology_read_dynamic(const nt_topology *base, nt_irq_files *files, nt_topology **out)
 {
 	nt_topology *t = NULL;
 	nt_ethtool *eh = NULL;
@@ -1224,7 +1300,7 @@ int nt_topology_read_dynamic(const nt_topology *base, nt_held_files *irqfiles, n
 	nt_read_str(ctx, t->kernel, sizeof(t->kernel), "/proc/sys/kernel/osrelease");
 	nt_kernel_netns(ctx, t->netns, sizeof(t->netns)); /* "" on a fixture root */
 	read_meminfo(t);
-	if ((r = read_irqs(t, irqfiles, dbgfiles)) < 0)
+	if ((r = read_irqs(t, files)) < 0)
 		goto fail;
 	/* One ethtool socket for every NIC's questions, not one per NIC and kind. */
 	r = nt_ethtool_open(ctx, &eh);
@@ -1258,7 +1334,7 @@ int nt_topology_read(const nt_ctx *ctx, nt_topology **out)
 		return nt_host_cache_read(ctx->host_cache, out);
 	if ((r = nt_topology_read_static(ctx, &base)) < 0)
 		return r;
-	r = nt_topology_read_dynamic(base, NULL, NULL, out);
+	r = nt_topology_read_dynamic(base, NULL, out);
 	nt_topology_free(base);
 	return r;
 }

@@ -13,6 +13,15 @@
 
 struct nt_held_files;
 
+/* The IRQ files of /proc/irq and debugfs's irq/irqs, held open between
+ * reads (kernel/heldfiles.h), in NT_IRQ_PARTS parts by IRQ number (IRQ %
+ * NT_IRQ_PARTS): a read takes the parts in as many threads as the host
+ * has CPUs for, each part with its own set. Any set may be NULL. */
+#define NT_IRQ_PARTS 4
+typedef struct nt_irq_files {
+	struct nt_held_files *proc[NT_IRQ_PARTS], *debug[NT_IRQ_PARTS];
+} nt_irq_files;
+
 #include <jansson.h>
 #include <net/if.h>
 
@@ -172,13 +181,11 @@ void nt_topology_free(nt_topology *t);
  * nt_topology_read_static fills only the static part (its problems are
  * the static part's). nt_topology_read_dynamic makes a new topology from
  * a copy of BASE's static part and reads the rest; BASE is not changed.
- * IRQFILES, when not NULL, holds the files of /proc/irq open between
- * reads (kernel/heldfiles.h); the IRQs' affinities are read through it
- * unless another read has it at the moment. DBGFILES the same for
- * debugfs's irq/irqs. Either may be NULL. */
+ * FILES, when not NULL, holds the IRQ files open between reads; an IRQ's
+ * files are read through the set of its part unless another read has it
+ * at the moment. */
 int nt_topology_read_static(const nt_ctx *ctx, nt_topology **out);
-int nt_topology_read_dynamic(const nt_topology *base, struct nt_held_files *irqfiles,
-			     struct nt_held_files *dbgfiles, nt_topology **out);
+int nt_topology_read_dynamic(const nt_topology *base, nt_irq_files *files, nt_topology **out);
 
 /* Find things by name or number; NULL / -1 when absent. */
 nt_nic *nt_topology_nic(const nt_topology *t, const char *name);

@@ -4,7 +4,9 @@
 # a second apply racing a plan (test_txn_crash, test_txn), the drift
 # watcher beside API requests (test_desired), suspended slow requests,
 # trickling connections and the connection reaper (test_hostile), and
-# requests sharing one host read (unit test_read_share). A second
+# requests sharing one host read (unit test_read_share), the IRQ files of
+# a big host read in parts by several threads with files held open
+# (test_irq_parts, test_big_host_reads). A second
 # build tree (NT_TSAN_BUILD, default BUILD/tsan) builds only the agent and
 # those tests; any report, also one from an agent a test started and
 # stopped, fails the run.
@@ -16,7 +18,7 @@ set -euo pipefail
 src=${NT_SRC:?NT_SRC: the source tree}
 build=${NT_TSAN_BUILD:?NT_TSAN_BUILD: the build tree to use}
 jobs=${NT_TSAN_JOBS:-$(nproc)}
-tests=(test_txn_crash test_txn test_desired test_hostile test_read_share)
+tests=(test_txn_crash test_txn test_desired test_hostile test_read_share test_irq_parts test_big_host_reads)
 
 for c in gcc cmake; do
 	command -v "$c" >/dev/null || { echo "SKIP: $c is not installed"; exit 77; }
