@@ -44,7 +44,9 @@ typedef struct nt_agent_config {
 	int held_files;
 } nt_agent_config;
 
-/* The default of held_files: two files for each of 4096 IRQs. */
+/* The default of held_files: two thirds for /proc/irq, one for debugfs's
+ * irq/irqs (host/hostcache.c), so every file of a host of up to 2730
+ * IRQs. */
 #define NT_AGENT_HELD_FILES 8192
 
 typedef struct nt_agent nt_agent;
