@@ -90,6 +90,13 @@ static const char *const migrations[] = {
 	" client TEXT NOT NULL DEFAULT '',"
 	" identity TEXT NOT NULL DEFAULT '',"
 	" at_ms INTEGER NOT NULL);",
+	/* 4 -> 5: later steps on the same target by a range on txn_id, for
+	 * the later-conflict check of a rollback (which drives from the
+	 * rolled-back transaction's own steps) and for the last change of a
+	 * target (newest txn_id first). It covers every query steps_target
+	 * served, which only costs its upkeep on each step insert now. */
+	"CREATE INDEX steps_target_txn ON steps(kind, target, txn_id);"
+	"DROP INDEX steps_target;",
 };
 #define NMIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))
 _Static_assert(NMIGRATIONS == NT_STORE_SCHEMA_VERSION, "one migration per schema version");
@@ -602,6 +609,12 @@ out:
 	return r;
 }
 
+/* Driven from transaction ID's own applied steps (its primary key), each
+ * looks up only later steps of the same kind and target by a range on
+ * txn_id (index steps_target_txn) and stops at the first one that was
+ * applied in a transaction that may still hold its changes: the work
+ * grows with this transaction's steps and the later ones on its targets,
+ * not with all history. */
 static int later_conflict_locked(nt_store *s, int64_t id, int64_t *later)
 {
 	sqlite3_stmt *st = NULL;
@@ -611,10 +624,11 @@ static int later_conflict_locked(nt_store *s, int64_t id, int64_t *later)
 	/* Later transactions whose changes may still be on the host. */
 	status_list(nt_txn_status_holds_changes, in_place, sizeof(in_place));
 	snprintf(sql, sizeof(sql),
-		 "SELECT min(t.id) FROM transactions t JOIN steps b ON b.txn_id = t.id"
-		 " JOIN steps a ON a.kind = b.kind AND a.target = b.target"
-		 " WHERE a.txn_id = ?1 AND a.result = ?2 AND b.result = ?2"
-		 " AND t.id > ?1 AND t.status IN %s", in_place);
+		 "SELECT min((SELECT b.txn_id FROM steps b CROSS JOIN transactions t"
+		 "  WHERE b.kind = a.kind AND b.target = a.target AND b.txn_id > ?1"
+		 "  AND b.result = ?2 AND t.id = b.txn_id AND t.status IN %s"
+		 "  ORDER BY b.txn_id LIMIT 1))"
+		 " FROM steps a WHERE a.txn_id = ?1 AND a.result = ?2", in_place);
 	if (prep(s, &st, sql) < 0)
 		goto out;
 	sqlite3_bind_int64(st, 1, id);
