@@ -247,6 +247,16 @@ static void bind_text(sqlite3_stmt *st, int i, const char *v)
 		sqlite3_bind_null(st, i);
 }
 
+/* Bind V without a copy: for the per-step statements, whose strings (the
+ * caller's steps and records) outlive the statement. */
+static void bind_static(sqlite3_stmt *st, int i, const char *v)
+{
+	if (v)
+		sqlite3_bind_text(st, i, v, -1, SQLITE_STATIC);
+	else
+		sqlite3_bind_null(st, i);
+}
+
 static void bind_json(sqlite3_stmt *st, int i, const json_t *v)
 {
 	if (!v || json_is_null(v)) {
@@ -357,12 +367,12 @@ static int txn_create_locked(nt_store *s, const json_t *txn, const json_t *steps
 		sqlite3_reset(st);
 		sqlite3_bind_int64(st, 1, *id);
 		sqlite3_bind_int(st, 2, (int)i);
-		bind_text(st, 3, json_string_value(json_object_get(step, "kind")));
-		bind_text(st, 4, json_string_value(json_object_get(step, "target")));
-		bind_text(st, 5, iface ? iface : "");
-		bind_text(st, 6, json_string_value(json_object_get(step, "before")));
-		bind_text(st, 7, json_string_value(json_object_get(step, "after")));
-		bind_text(st, 8, nt_step_result_name(NT_STEP_PENDING));
+		bind_static(st, 3, json_string_value(json_object_get(step, "kind")));
+		bind_static(st, 4, json_string_value(json_object_get(step, "target")));
+		bind_static(st, 5, iface ? iface : "");
+		bind_static(st, 6, json_string_value(json_object_get(step, "before")));
+		bind_static(st, 7, json_string_value(json_object_get(step, "after")));
+		bind_static(st, 8, nt_step_result_name(NT_STEP_PENDING));
 		if (sqlite3_step(st) != SQLITE_DONE)
 			goto out;
 	}
@@ -462,6 +472,13 @@ static json_t *txn_row(sqlite3_stmt *st)
 	return o;
 }
 
+/* Set KEY of O to column I's text, which must not be NULL. */
+static int set_col_text(json_t *o, const char *key, sqlite3_stmt *st, int i)
+{
+	const char *t = col_text(st, i);
+	return t ? json_object_set_new(o, key, json_string(t)) : -1;
+}
+
 static int load_steps(nt_store *s, int64_t id, json_t *doc)
 {
 	sqlite3_stmt *st = NULL;
@@ -474,17 +491,19 @@ static int load_steps(nt_store *s, int64_t id, json_t *doc)
 		goto out;
 	sqlite3_bind_int64(st, 1, id);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		json_t *o = json_pack("{s:i,s:s,s:s,s:s,s:s,s:s,s:o}", "index",
-				      sqlite3_column_int(st, 0), "kind", col_text(st, 1), "target",
-				      col_text(st, 2), "before", col_text(st, 4), "after",
-				      col_text(st, 5), "result", col_text(st, 6), "error",
-				      text_or_null(st, 7));
-		if (!o)
+		/* Set key by key, not json_pack: a reply reads back a thousand
+		 * steps, and parsing the format for each one showed in profiles. */
+		json_t *o = json_object();
+		const char *iface = col_text(st, 3);
+		if (!o || json_array_append_new(steps, o) < 0 ||
+		    json_object_set_new(o, "index", json_integer(sqlite3_column_int(st, 0))) < 0 ||
+		    set_col_text(o, "kind", st, 1) < 0 || set_col_text(o, "target", st, 2) < 0 ||
+		    set_col_text(o, "before", st, 4) < 0 || set_col_text(o, "after", st, 5) < 0 ||
+		    set_col_text(o, "result", st, 6) < 0 ||
+		    json_object_set_new(o, "error", text_or_null(st, 7)) < 0 ||
+		    (iface && iface[0] && set_col_text(o, "interface", st, 3) < 0) ||
+		    json_object_set_new(o, "observed", text_or_null(st, 8)) < 0)
 			goto out;
-		if (col_text(st, 3) && col_text(st, 3)[0])
-			json_object_set_new(o, "interface", json_string(col_text(st, 3)));
-		json_object_set_new(o, "observed", text_or_null(st, 8));
-		json_array_append_new(steps, o);
 	}
 	if (rc != SQLITE_DONE)
 		goto out;
@@ -789,9 +808,9 @@ static int stage_locked(nt_store *s, int64_t id, const nt_store_step_rec *recs, 
 		goto out;
 	for (int i = 0; i < n; i++) {
 		sqlite3_reset(st);
-		bind_text(st, 1, recs[i].result);
-		bind_text(st, 2, recs[i].error);
-		bind_text(st, 3, recs[i].observed);
+		bind_static(st, 1, recs[i].result);
+		bind_static(st, 2, recs[i].error);
+		bind_static(st, 3, recs[i].observed);
 		sqlite3_bind_int64(st, 4, id);
 		sqlite3_bind_int(st, 5, recs[i].idx);
 		if (sqlite3_step(st) != SQLITE_DONE)
