@@ -90,11 +90,12 @@ static const char *const migrations[] = {
 	" client TEXT NOT NULL DEFAULT '',"
 	" identity TEXT NOT NULL DEFAULT '',"
 	" at_ms INTEGER NOT NULL);",
-	/* 4 -> 5: later steps on the same target by a range on txn_id, for
-	 * the later-conflict check of a rollback (which drives from the
-	 * rolled-back transaction's own steps) and for the last change of a
-	 * target (newest txn_id first). It covers every query steps_target
-	 * served, which only costs its upkeep on each step insert now. */
+	/* 4 -> 5: a target's steps in txn_id order: the later-conflict check
+	 * of a rollback drives from the rolled-back transaction's own steps
+	 * and finds later ones on each target by a range on txn_id, and the
+	 * last change of a target reads its newest step first. Its first two
+	 * columns serve whatever steps_target did, so that one goes: each
+	 * step row keeps one entry in an index by target. */
 	"CREATE INDEX steps_target_txn ON steps(kind, target, txn_id);"
 	"DROP INDEX steps_target;",
 };
@@ -1148,6 +1149,9 @@ out:
 	return r;
 }
 
+/* Ordered by the step's txn_id, not the joined transaction's id (the same
+ * value): SQLite then walks the target's index entries newest first and
+ * stops at the first applied one, rather than sorting them all. */
 static int last_change_locked(nt_store *s, const char *kind, const char *target, json_t **out)
 {
 	sqlite3_stmt *st = NULL;
@@ -1157,7 +1161,7 @@ static int last_change_locked(nt_store *s, const char *kind, const char *target,
 		 " COALESCE(t.finished_ms, t.created_ms)"
 		 " FROM steps s JOIN transactions t ON t.id = s.txn_id"
 		 " WHERE s.kind = ? AND s.target = ? AND s.result = 'applied'"
-		 " ORDER BY t.id DESC LIMIT 1") < 0)
+		 " ORDER BY s.txn_id DESC LIMIT 1") < 0)
 		goto out;
 	bind_text(st, 1, kind);
 	bind_text(st, 2, target);

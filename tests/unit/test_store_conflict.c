@@ -4,7 +4,8 @@
  * reverted; a later step that was skipped, or a skipped step of the
  * rolled-back transaction itself; a later one that is still applying),
  * then every transaction of a generated history against the answer worked
- * out here by brute force from what was recorded. */
+ * out here by brute force from what was recorded; and the last change of
+ * each target (the other reader of the same index) in that history. */
 #include "harness.h"
 #include "store/store.h"
 
@@ -236,6 +237,24 @@ int main(void)
 	CHECK_INT(wrong, 0);
 	/* The history holds both answers, so the comparison means something. */
 	CHECK(conflicts > 20 && conflicts < nhist - 20);
+
+	/* The last change of each target, which reads the same index newest
+	 * first: the newest transaction with an applied step on it, whatever
+	 * its status. */
+	for (int t = 0; t < NTARGETS; t++) {
+		int64_t want = 0;
+		for (int i = 0; i < nhist; i++)
+			for (int k = 0; k < hist[i].n; k++)
+				if (hist[i].target[k] == t && hist[i].applied[k])
+					want = hist[i].id;
+		char name[32];
+		json_t *lc = NULL;
+		target_name(t, name, sizeof(name));
+		int r = nt_store_last_change(s, target_kind(t), name, &lc);
+		CHECK_MSG(want ? r == 0 : r == -ENOENT, "target %d: %d", t, r);
+		CHECK_INT(lc ? json_integer_value(json_object_get(lc, "txn")) : 0, want);
+		json_decref(lc);
+	}
 
 	nt_store_close(s);
 	char f[160];
