@@ -3,11 +3,13 @@
 tmpfs, runs the agent on it, and prints each measurement side by side with
 its reference from the same run and the ratio.
 
-  python3 bench/run.py [--build DIR] [--short] [--json FILE] [--keep]
+  python3 bench/run.py [--build DIR] [--short] [--rounds N] [--json FILE] [--keep]
 
 --build   the build tree holding nettune, bench_http and bench_writeloop
           (default: build/ beside this folder)
 --short   few repetitions (CI: well under a minute)
+--rounds  apply + rollback rounds (default 5, 2 with --short, at most 250):
+          each adds two transactions to the history a rollback checks
 --json    also write the results to FILE
 --keep    leave the work folder (tree, state, logs) in place and say where
 
@@ -227,7 +229,10 @@ def main():
     ap.add_argument("--short", action="store_true")
     ap.add_argument("--json", metavar="FILE")
     ap.add_argument("--keep", action="store_true")
+    ap.add_argument("--rounds", type=int, metavar="N")
     args = ap.parse_args()
+    if args.rounds is not None and not 1 <= args.rounds <= 250:
+        sys.exit("bench/run.py: --rounds takes 1 to 250 (the history check reads 500 transactions)")
     build = os.path.abspath(args.build)
     nettune = os.path.join(build, "nettune")
     for b in ("nettune", "bench_http", "bench_writeloop"):
@@ -236,6 +241,8 @@ def main():
 
     # Repetitions: (latency requests, CLI runs, throughput seconds, apply rounds, loop rounds)
     lat_n, cli_runs, tput_s, rounds, loop_rounds = (10, 5, 2, 2, 3) if args.short else (50, 20, 10, 5, 11)
+    if args.rounds:
+        rounds = args.rounds
 
     # SIGTERM ends the run like Ctrl-C: through the finally below.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))

@@ -5,6 +5,7 @@
 #include "api/server.h"
 #include "cli/cli.h"
 #include "cli/config.h"
+#include "cli/logline.h"
 #include "cli/probe.h"
 #include "kernel/sdnotify.h"
 
@@ -110,70 +111,32 @@ static int split_listen(const char *listen, nt_server_config *cfg)
 }
 
 /* The serve log sink: one line per event on stderr, each written with one
- * stdio call so lines from concurrent requests never interleave. JSON: the
- * event with a "ts" added. Text: "TS EVENT key=value ...", strings quoted
- * when they hold spaces or quotes. */
+ * stdio call so lines from concurrent requests never interleave; the line
+ * is built in a buffer (cli/logline.c) since a transaction logs each of its
+ * steps. JSON: the event with a "ts" added. Text: "TS EVENT key=value ...",
+ * strings quoted when they hold spaces or quotes. */
 static void log_event(void *ud, const json_t *ev)
 {
 	const serve_log *sl = ud;
 	bool as_json = __atomic_load_n(&sl->json, __ATOMIC_RELAXED);
-	char prio[8] = "";
+	char storage[1024], when[32];
 	struct timespec ts;
-	struct tm tm;
-	char when[40];
-	char *line = NULL;
+	nt_linebuf b;
 
-	if (sl->journal)
-		snprintf(prio, sizeof(prio), "<%d>", event_priority(ev));
+	nt_linebuf_init(&b, storage, sizeof(storage));
+	if (sl->journal) {
+		char prio[8];
+		int n = snprintf(prio, sizeof(prio), "<%d>", event_priority(ev));
+		nt_linebuf_add(&b, prio, (size_t)n);
+	}
 	clock_gettime(CLOCK_REALTIME, &ts);
-	gmtime_r(&ts.tv_sec, &tm);
-	snprintf(when, sizeof(when), "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ", tm.tm_year + 1900,
-		 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000000);
-	if (as_json) {
-		json_t *copy = json_copy((json_t *)ev);
-		if (!copy)
-			return;
-		json_object_set_new(copy, "ts", json_string(when));
-		line = json_dumps(copy, JSON_COMPACT | JSON_ENSURE_ASCII | JSON_REAL_PRECISION(9));
-		json_decref(copy);
-		if (line)
-			fprintf(stderr, "%s%s\n", prio, line);
-		free(line);
-		return;
+	nt_log_when(&ts, when);
+	if (nt_log_format(&b, ev, when, as_json) == 0) {
+		nt_linebuf_add(&b, "\n", 1);
+		if (!b.failed)
+			fwrite(b.p, 1, b.len, stderr);
 	}
-	size_t len = 0;
-	FILE *f = open_memstream(&line, &len);
-	if (!f)
-		return;
-	fprintf(f, "%s %s", when, json_string_value(json_object_get(ev, "event")));
-	const char *key;
-	json_t *val;
-	json_object_foreach((json_t *)ev, key, val) {
-		if (!strcmp(key, "event"))
-			continue;
-		if (json_is_string(val)) {
-			const char *v = json_string_value(val);
-			bool quote = !*v || strpbrk(v, " \"\\=\t\n") != NULL;
-			for (const char *p = v; !quote && *p; p++)
-				quote = (unsigned char)*p < 0x20 || (unsigned char)*p >= 0x7f;
-			if (quote) {
-				char *enc = json_dumps(val, JSON_ENCODE_ANY | JSON_ENSURE_ASCII);
-				fprintf(f, " %s=%s", key, enc ? enc : "\"?\"");
-				free(enc);
-			} else {
-				fprintf(f, " %s=%s", key, v);
-			}
-		} else if (json_is_real(val)) {
-			fprintf(f, " %s=%.3f", key, json_real_value(val));
-		} else {
-			char *enc = json_dumps(val, JSON_ENCODE_ANY | JSON_COMPACT);
-			fprintf(f, " %s=%s", key, enc ? enc : "?");
-			free(enc);
-		}
-	}
-	if (fclose(f) == 0 && line)
-		fprintf(stderr, "%s%s\n", prio, line);
-	free(line);
+	nt_linebuf_free(&b);
 }
 
 static int copy_path(char *dst, size_t size, const char *src, const char *opt)

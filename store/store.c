@@ -90,6 +90,14 @@ static const char *const migrations[] = {
 	" client TEXT NOT NULL DEFAULT '',"
 	" identity TEXT NOT NULL DEFAULT '',"
 	" at_ms INTEGER NOT NULL);",
+	/* 4 -> 5: a target's steps in txn_id order: the later-conflict check
+	 * of a rollback drives from the rolled-back transaction's own steps
+	 * and finds later ones on each target by a range on txn_id, and the
+	 * last change of a target reads its newest step first. Its first two
+	 * columns serve whatever steps_target did, so that one goes: each
+	 * step row keeps one entry in an index by target. */
+	"CREATE INDEX steps_target_txn ON steps(kind, target, txn_id);"
+	"DROP INDEX steps_target;",
 };
 #define NMIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))
 _Static_assert(NMIGRATIONS == NT_STORE_SCHEMA_VERSION, "one migration per schema version");
@@ -240,6 +248,16 @@ static void bind_text(sqlite3_stmt *st, int i, const char *v)
 		sqlite3_bind_null(st, i);
 }
 
+/* Bind V without a copy: for the per-step statements, whose strings (the
+ * caller's steps and records) outlive the statement. */
+static void bind_static(sqlite3_stmt *st, int i, const char *v)
+{
+	if (v)
+		sqlite3_bind_text(st, i, v, -1, SQLITE_STATIC);
+	else
+		sqlite3_bind_null(st, i);
+}
+
 static void bind_json(sqlite3_stmt *st, int i, const json_t *v)
 {
 	if (!v || json_is_null(v)) {
@@ -350,12 +368,12 @@ static int txn_create_locked(nt_store *s, const json_t *txn, const json_t *steps
 		sqlite3_reset(st);
 		sqlite3_bind_int64(st, 1, *id);
 		sqlite3_bind_int(st, 2, (int)i);
-		bind_text(st, 3, json_string_value(json_object_get(step, "kind")));
-		bind_text(st, 4, json_string_value(json_object_get(step, "target")));
-		bind_text(st, 5, iface ? iface : "");
-		bind_text(st, 6, json_string_value(json_object_get(step, "before")));
-		bind_text(st, 7, json_string_value(json_object_get(step, "after")));
-		bind_text(st, 8, nt_step_result_name(NT_STEP_PENDING));
+		bind_static(st, 3, json_string_value(json_object_get(step, "kind")));
+		bind_static(st, 4, json_string_value(json_object_get(step, "target")));
+		bind_static(st, 5, iface ? iface : "");
+		bind_static(st, 6, json_string_value(json_object_get(step, "before")));
+		bind_static(st, 7, json_string_value(json_object_get(step, "after")));
+		bind_static(st, 8, nt_step_result_name(NT_STEP_PENDING));
 		if (sqlite3_step(st) != SQLITE_DONE)
 			goto out;
 	}
@@ -455,6 +473,13 @@ static json_t *txn_row(sqlite3_stmt *st)
 	return o;
 }
 
+/* Set KEY of O to column I's text, which must not be NULL. */
+static int set_col_text(json_t *o, const char *key, sqlite3_stmt *st, int i)
+{
+	const char *t = col_text(st, i);
+	return t ? json_object_set_new(o, key, json_string(t)) : -1;
+}
+
 static int load_steps(nt_store *s, int64_t id, json_t *doc)
 {
 	sqlite3_stmt *st = NULL;
@@ -467,17 +492,19 @@ static int load_steps(nt_store *s, int64_t id, json_t *doc)
 		goto out;
 	sqlite3_bind_int64(st, 1, id);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		json_t *o = json_pack("{s:i,s:s,s:s,s:s,s:s,s:s,s:o}", "index",
-				      sqlite3_column_int(st, 0), "kind", col_text(st, 1), "target",
-				      col_text(st, 2), "before", col_text(st, 4), "after",
-				      col_text(st, 5), "result", col_text(st, 6), "error",
-				      text_or_null(st, 7));
-		if (!o)
+		/* Set key by key, not json_pack: a reply reads back a thousand
+		 * steps, and parsing the format for each one showed in profiles. */
+		json_t *o = json_object();
+		const char *iface = col_text(st, 3);
+		if (!o || json_array_append_new(steps, o) < 0 ||
+		    json_object_set_new(o, "index", json_integer(sqlite3_column_int(st, 0))) < 0 ||
+		    set_col_text(o, "kind", st, 1) < 0 || set_col_text(o, "target", st, 2) < 0 ||
+		    set_col_text(o, "before", st, 4) < 0 || set_col_text(o, "after", st, 5) < 0 ||
+		    set_col_text(o, "result", st, 6) < 0 ||
+		    json_object_set_new(o, "error", text_or_null(st, 7)) < 0 ||
+		    (iface && iface[0] && set_col_text(o, "interface", st, 3) < 0) ||
+		    json_object_set_new(o, "observed", text_or_null(st, 8)) < 0)
 			goto out;
-		if (col_text(st, 3) && col_text(st, 3)[0])
-			json_object_set_new(o, "interface", json_string(col_text(st, 3)));
-		json_object_set_new(o, "observed", text_or_null(st, 8));
-		json_array_append_new(steps, o);
 	}
 	if (rc != SQLITE_DONE)
 		goto out;
@@ -602,6 +629,12 @@ out:
 	return r;
 }
 
+/* Driven from transaction ID's own applied steps (its primary key), each
+ * looks up only later steps of the same kind and target by a range on
+ * txn_id (index steps_target_txn) and stops at the first one that was
+ * applied in a transaction that may still hold its changes: the work
+ * grows with this transaction's steps and the later ones on its targets,
+ * not with all history. */
 static int later_conflict_locked(nt_store *s, int64_t id, int64_t *later)
 {
 	sqlite3_stmt *st = NULL;
@@ -611,10 +644,11 @@ static int later_conflict_locked(nt_store *s, int64_t id, int64_t *later)
 	/* Later transactions whose changes may still be on the host. */
 	status_list(nt_txn_status_holds_changes, in_place, sizeof(in_place));
 	snprintf(sql, sizeof(sql),
-		 "SELECT min(t.id) FROM transactions t JOIN steps b ON b.txn_id = t.id"
-		 " JOIN steps a ON a.kind = b.kind AND a.target = b.target"
-		 " WHERE a.txn_id = ?1 AND a.result = ?2 AND b.result = ?2"
-		 " AND t.id > ?1 AND t.status IN %s", in_place);
+		 "SELECT min((SELECT b.txn_id FROM steps b CROSS JOIN transactions t"
+		 "  WHERE b.kind = a.kind AND b.target = a.target AND b.txn_id > ?1"
+		 "  AND b.result = ?2 AND t.id = b.txn_id AND t.status IN %s"
+		 "  ORDER BY b.txn_id LIMIT 1))"
+		 " FROM steps a WHERE a.txn_id = ?1 AND a.result = ?2", in_place);
 	if (prep(s, &st, sql) < 0)
 		goto out;
 	sqlite3_bind_int64(st, 1, id);
@@ -775,9 +809,9 @@ static int stage_locked(nt_store *s, int64_t id, const nt_store_step_rec *recs, 
 		goto out;
 	for (int i = 0; i < n; i++) {
 		sqlite3_reset(st);
-		bind_text(st, 1, recs[i].result);
-		bind_text(st, 2, recs[i].error);
-		bind_text(st, 3, recs[i].observed);
+		bind_static(st, 1, recs[i].result);
+		bind_static(st, 2, recs[i].error);
+		bind_static(st, 3, recs[i].observed);
 		sqlite3_bind_int64(st, 4, id);
 		sqlite3_bind_int(st, 5, recs[i].idx);
 		if (sqlite3_step(st) != SQLITE_DONE)
@@ -1115,6 +1149,9 @@ out:
 	return r;
 }
 
+/* Ordered by the step's txn_id, not the joined transaction's id (the same
+ * value): SQLite then walks the target's index entries newest first and
+ * stops at the first applied one, rather than sorting them all. */
 static int last_change_locked(nt_store *s, const char *kind, const char *target, json_t **out)
 {
 	sqlite3_stmt *st = NULL;
@@ -1124,7 +1161,7 @@ static int last_change_locked(nt_store *s, const char *kind, const char *target,
 		 " COALESCE(t.finished_ms, t.created_ms)"
 		 " FROM steps s JOIN transactions t ON t.id = s.txn_id"
 		 " WHERE s.kind = ? AND s.target = ? AND s.result = 'applied'"
-		 " ORDER BY t.id DESC LIMIT 1") < 0)
+		 " ORDER BY s.txn_id DESC LIMIT 1") < 0)
 		goto out;
 	bind_text(st, 1, kind);
 	bind_text(st, 2, target);

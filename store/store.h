@@ -22,7 +22,7 @@
 typedef struct nt_store nt_store;
 
 /* The schema version this build writes. */
-#define NT_STORE_SCHEMA_VERSION 4
+#define NT_STORE_SCHEMA_VERSION 5
 
 /* Open (creating and migrating) the database at PATH. Returns 0 or
  * NT_ESTORE with a message in ERR; *OUT is owned by the caller. */

@@ -1,7 +1,8 @@
 /* The SQLite store: migrations on a fresh file and on reopen, refusal of a
  * newer schema and of a file that is not a database, all-or-nothing
  * transaction records (a duplicate idempotency key leaves no row), history
- * filters and paging, the later-conflict query and stored profiles. */
+ * filters and paging, the later-conflict query, stored profiles and the
+ * migration of a database at the previous schema. */
 #include "harness.h"
 #include "store/store.h"
 #include "kernel/ctx.h"
@@ -41,6 +42,25 @@ static int user_version(const char *p)
 	if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL) == SQLITE_OK &&
 	    sqlite3_step(st) == SQLITE_ROW)
 		v = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	return v;
+}
+
+/* 1 when the database at P has an index NAME, 0 when not, -1 on error. */
+static int has_index(const char *p, const char *name)
+{
+	sqlite3 *db;
+	sqlite3_stmt *st;
+	int v = -1;
+	if (sqlite3_open(p, &db) != SQLITE_OK)
+		return -1;
+	if (sqlite3_prepare_v2(db, "SELECT count(*) FROM sqlite_master WHERE type = 'index'"
+			       " AND name = ?", -1, &st, NULL) == SQLITE_OK) {
+		sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+		if (sqlite3_step(st) == SQLITE_ROW)
+			v = sqlite3_column_int(st, 0);
+	}
 	sqlite3_finalize(st);
 	sqlite3_close(db);
 	return v;
@@ -229,8 +249,33 @@ int main(void)
 	CHECK_INT(nt_store_profile_delete(s, "fix"), -ENOENT);
 	nt_store_close(s);
 
-	/* A database from a newer nettune is refused, not downgraded. */
+	/* A database at schema 4 (made here from this one as schema 4 had
+	 * it: the index on (kind, target) alone) migrates on open to the
+	 * index by target and txn_id, its history kept and still answering. */
 	sqlite3 *db;
+	CHECK_INT(sqlite3_open(path, &db), SQLITE_OK);
+	CHECK_INT(sqlite3_exec(db, "DROP INDEX steps_target_txn;"
+			       "CREATE INDEX steps_target ON steps(kind, target);"
+			       "PRAGMA user_version = 4", NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+	CHECK_INT(user_version(path), 4);
+	CHECK_INT(has_index(path, "steps_target_txn"), 0);
+	CHECK_INT(nt_store_open(path, &s, err, sizeof(err)), 0);
+	CHECK_INT(nt_store_schema_version(s), 5);
+	CHECK_INT(has_index(path, "steps_target_txn"), 1);
+	CHECK_INT(has_index(path, "steps_target"), 0);
+	CHECK_INT(nt_store_txn_get(s, a, &doc), 0);
+	CHECK_INT(json_array_size(json_object_get(doc, "steps")), 2);
+	json_decref(doc);
+	later = -1;
+	CHECK_INT(nt_store_later_conflict(s, a, &later), 0);
+	CHECK_INT(later, 0);
+	CHECK_INT(nt_store_last_change(s, "sysctl", "net.core.busy_poll", &doc), 0);
+	CHECK_INT(json_integer_value(json_object_get(doc, "txn")), rid);
+	json_decref(doc);
+	nt_store_close(s);
+
+	/* A database from a newer nettune is refused, not downgraded. */
 	sqlite3_open(path, &db);
 	sqlite3_exec(db, "PRAGMA user_version = 99", NULL, NULL, NULL);
 	sqlite3_close(db);
