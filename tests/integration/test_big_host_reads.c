@@ -10,21 +10,9 @@
  * Speed is the benchmark's business (bench/run.py), not this test's. */
 #include "harness.h"
 #include "integration/nt_agent.h"
+#include "integration/test_txn_util.h"
 
 #include <jansson.h>
-#include <stdarg.h>
-#include <sys/wait.h>
-
-__attribute__((format(printf, 1, 2))) static int sh(const char *fmt, ...)
-{
-	char cmd[PATH_MAX * 4];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	int r = system(cmd);
-	return WIFEXITED(r) ? WEXITSTATUS(r) : -1;
-}
 
 static long rss_kb(pid_t pid)
 {
@@ -94,22 +82,22 @@ int main(void)
 	if (!mkdtemp(dir))
 		SKIP("no temporary directory");
 	snprintf(root, sizeof(root), "%s/root", dir);
-	if (sh("python3 '%s/gen/mkhost.py' big '%s' >/dev/null", NT_FIXTURES, root) != 0) {
+	if (tu_sh("python3 '%s/gen/mkhost.py' big '%s' >/dev/null", NT_FIXTURES, root) != 0) {
 		CHECK_MSG(0, "mkhost.py big failed");
-		sh("rm -rf '%s'", dir);
+		tu_sh("rm -rf '%s'", dir);
 		TEST_MAIN_END();
 	}
-	int nirq = sh("test $(ls -d '%s'/proc/irq/[0-9]* | wc -l) -gt 1000", root) == 0;
+	int nirq = tu_sh("test $(ls -d '%s'/proc/irq/[0-9]* | wc -l) -gt 1000", root) == 0;
 	CHECK_MSG(nirq, "the big tree has over a thousand IRQ directories");
 	if (nt_agent_start(&held, root, NULL, NULL) < 0) {
 		CHECK_MSG(0, "agent did not start");
-		sh("rm -rf '%s'", dir);
+		tu_sh("rm -rf '%s'", dir);
 		TEST_MAIN_END();
 	}
 	if (nt_agent_start(&none, root, NULL, no_held) < 0) {
 		CHECK_MSG(0, "agent --held-files 0 did not start");
 		nt_agent_stop(&held);
-		sh("rm -rf '%s'", dir);
+		tu_sh("rm -rf '%s'", dir);
 		TEST_MAIN_END();
 	}
 
@@ -124,8 +112,8 @@ int main(void)
 	CHECK_INT(held_files(&none), 0);
 
 	/* Changed in place, and replaced by a new file: both agents see it. */
-	sh("printf '7\\n' > '%s/proc/irq/1001/smp_affinity_list'", root);
-	sh("printf '9-10\\n' > '%s/proc/irq/1002/n' && mv '%s/proc/irq/1002/n' "
+	tu_sh("printf '7\\n' > '%s/proc/irq/1001/smp_affinity_list'", root);
+	tu_sh("printf '9-10\\n' > '%s/proc/irq/1002/n' && mv '%s/proc/irq/1002/n' "
 	      "'%s/proc/irq/1002/smp_affinity_list'", root, root, root);
 	CHECK_STR(affinity_of(&held, 1001), "7");
 	CHECK_STR(affinity_of(&none, 1001), "7");
@@ -156,6 +144,6 @@ int main(void)
 
 	nt_agent_stop(&none);
 	nt_agent_stop(&held);
-	sh("rm -rf '%s'", dir);
+	tu_sh("rm -rf '%s'", dir);
 	TEST_MAIN_END();
 }

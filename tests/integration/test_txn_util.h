@@ -8,7 +8,7 @@
 #include <stdarg.h>
 
 /* cp -a FIXTURE into a fresh temporary directory; ROOT gets DIR/root. */
-static int tu_copy(const char *fixture, char *dir, size_t dsize, char *root, size_t rsize)
+__attribute__((unused)) static int tu_copy(const char *fixture, char *dir, size_t dsize, char *root, size_t rsize)
 {
 	char tmpl[] = "/tmp/nt-txn-XXXXXX", cmd[PATH_MAX * 3];
 	if (!mkdtemp(tmpl))
@@ -43,7 +43,7 @@ __attribute__((unused)) static int tu_script(const char *root, const char *dir, 
 }
 
 /* Contents of ROOT/REL with the trailing newline removed, in BUF. */
-static const char *tu_read(const char *root, const char *rel, char *buf, size_t size)
+__attribute__((unused)) static const char *tu_read(const char *root, const char *rel, char *buf, size_t size)
 {
 	char path[PATH_MAX];
 	snprintf(path, sizeof(path), "%s/%s", root, rel);
@@ -73,7 +73,7 @@ __attribute__((unused)) static const char *tu_rings(const char *root, const char
 }
 
 /* HTTP with an optional Idempotency-Key. */
-static int tu_http(const char *method, const char *url, const char *body, const char *idem,
+__attribute__((unused)) static int tu_http(const char *method, const char *url, const char *body, const char *idem,
 		   long *status, json_t **json)
 {
 	nt_http_result r = { 0 };
@@ -107,7 +107,7 @@ static int tu_http(const char *method, const char *url, const char *body, const 
 	return cc == CURLE_OK ? 0 : -1;
 }
 
-static const char *tu_str(json_t *o, const char *key)
+__attribute__((unused)) static const char *tu_str(json_t *o, const char *key)
 {
 	const char *s = json_string_value(json_object_get(o, key));
 	return s ? s : "(none)";
@@ -123,7 +123,7 @@ typedef struct tu_async {
 	int rc;
 } tu_async;
 
-static void *tu_async_main(void *arg)
+__attribute__((unused)) static void *tu_async_main(void *arg)
 {
 	tu_async *a = arg;
 	a->rc = tu_http("POST", a->url, a->body, NULL, &a->status, &a->json);

@@ -8,6 +8,7 @@
 #include "host/topology.h"
 #include "kernel/ctx.h"
 #include "harness.h"
+#include "tree_files.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -16,16 +17,6 @@
 #define FIRST 2000
 #define COUNT 1200
 
-static void write_file(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-	if (!f) {
-		perror(path);
-		exit(1);
-	}
-	fputs(text, f);
-	fclose(f);
-}
 
 /* What IRQ's files hold: affinity CPU irq % 128, effective (irq * 7) % 128;
  * every 100th has no smp_affinity_list (reported); every 50th others only
@@ -41,7 +32,7 @@ static bool masks_only(int irq)
 
 static void add_irqs(const char *root)
 {
-	char path[PATH_MAX + 64], text[64];
+	char path[PATH_MAX + 64], rel[64], text[64];
 	snprintf(path, sizeof(path), "%s/proc/interrupts", root);
 	FILE *f = fopen(path, "a");
 	if (!f) {
@@ -60,24 +51,24 @@ static void add_irqs(const char *root)
 			/* 128 bits: four 32-bit words, the highest first. */
 			unsigned w[4] = { 0 };
 			w[3 - a / 32] |= 1u << (a % 32);
-			snprintf(path, sizeof(path), "%s/proc/irq/%d/smp_affinity", root, irq);
+			snprintf(rel, sizeof(rel), "proc/irq/%d/smp_affinity", irq);
 			snprintf(text, sizeof(text), "%08x,%08x,%08x,%08x\n", w[0], w[1], w[2], w[3]);
-			write_file(path, text);
+			tree_write(root, rel, text);
 			unsigned v[4] = { 0 };
 			v[3 - e / 32] |= 1u << (e % 32);
-			snprintf(path, sizeof(path), "%s/proc/irq/%d/effective_affinity", root, irq);
+			snprintf(rel, sizeof(rel), "proc/irq/%d/effective_affinity", irq);
 			snprintf(text, sizeof(text), "%08x,%08x,%08x,%08x\n", v[0], v[1], v[2], v[3]);
-			write_file(path, text);
+			tree_write(root, rel, text);
 			continue;
 		}
 		if (!missing(irq)) {
-			snprintf(path, sizeof(path), "%s/proc/irq/%d/smp_affinity_list", root, irq);
+			snprintf(rel, sizeof(rel), "proc/irq/%d/smp_affinity_list", irq);
 			snprintf(text, sizeof(text), "%d\n", a);
-			write_file(path, text);
+			tree_write(root, rel, text);
 		}
-		snprintf(path, sizeof(path), "%s/proc/irq/%d/effective_affinity_list", root, irq);
+		snprintf(rel, sizeof(rel), "proc/irq/%d/effective_affinity_list", irq);
 		snprintf(text, sizeof(text), "%d\n", e);
-		write_file(path, text);
+		tree_write(root, rel, text);
 	}
 	fclose(f);
 }
