@@ -606,12 +606,13 @@ out:
 	return r;
 }
 
-static int read_irqs(nt_topology *t, nt_irq_files *files)
+/* /proc/interrupts parsed (R: parse_interrupts_file's result, IN its
+ * lines) into T's IRQs, and their files read. IN is consumed. */
+static int read_irqs(nt_topology *t, int r, nt_interrupts *inp, nt_irq_files *files)
 {
-	nt_interrupts in;
-	int r;
+	nt_interrupts in = *inp;
 
-	r = parse_interrupts_file(t, &in);
+	memset(inp, 0, sizeof(*inp));
 	if (r < 0) {
 		problemf(t, r, "/proc/interrupts");
 		t->have_irq_info = false;
@@ -1108,13 +1109,18 @@ static int read_nics_dynamic(nt_topology *t, const nt_topology *base, nt_ethtool
 			read_bond(t, n);
 	}
 	free(links);
-	/* IRQ ownership after every NIC is known: physical functions first so
-	 * a name match never steals a vector that sysfs attributes. */
+	return 0;
+}
+
+/* IRQ ownership, once every NIC and every IRQ is known: physical
+ * functions first so a name match never steals a vector that sysfs
+ * attributes. */
+static void read_irq_owners(nt_topology *t)
+{
 	for (int pass = 0; pass < 2; pass++)
 		for (int i = 0; i < t->nnics; i++)
 			if ((pass == 0) == (t->nics[i].pci_address[0] != '\0'))
 				read_nic_irqs(t, i);
-	return 0;
 }
 
 /* ---------------------------------------------------------- NIC reports */
@@ -1286,10 +1292,42 @@ nomem:
 	return -ENOMEM;
 }
 
+/* /proc/interrupts of a big host is megabytes the kernel writes out and
+ * this parser reads on one CPU: it is parsed on a thread of its own while
+ * the NICs are read (their files and ethtool settings need nothing from
+ * it). */
+typedef struct {
+	nt_topology *t; /* only its context is read */
+	nt_interrupts in;
+	int r;
+} irq_parse_job;
+
+static void *parse_interrupts_main(void *arg)
+{
+	irq_parse_job *j = arg;
+	j->r = parse_interrupts_file(j->t, &j->in);
+	return NULL;
+}
+
+/* Move the N problems from index FROM to the end: what was read beside
+ * the parse is listed after what came of the parse, as if read in turn. */
+static int problems_to_end(nt_topology *t, size_t from, size_t n)
+{
+	for (size_t k = 0; k < n; k++) {
+		json_t *p = json_incref(json_array_get(t->problems, from));
+		if (!p || json_array_remove(t->problems, from) < 0 || json_array_append_new(t->problems, p) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
 int nt_topology_read_dynamic(const nt_topology *base, nt_irq_files *files, nt_topology **out)
 {
 	nt_topology *t = NULL;
 	nt_ethtool *eh = NULL;
+	irq_parse_job pj = { 0 };
+	pthread_t parser;
+	bool parsing = false;
 	int r;
 
 	*out = NULL;
@@ -1300,8 +1338,12 @@ int nt_topology_read_dynamic(const nt_topology *base, nt_irq_files *files, nt_to
 	nt_read_str(ctx, t->kernel, sizeof(t->kernel), "/proc/sys/kernel/osrelease");
 	nt_kernel_netns(ctx, t->netns, sizeof(t->netns)); /* "" on a fixture root */
 	read_meminfo(t);
-	if ((r = read_irqs(t, files)) < 0)
-		goto fail;
+	pj.t = t;
+	parsing = pthread_create(&parser, NULL, parse_interrupts_main, &pj) == 0;
+	if (!parsing)
+		parse_interrupts_main(&pj);
+
+	size_t nic_from = json_array_size(t->problems);
 	/* One ethtool socket for every NIC's questions, not one per NIC and kind. */
 	r = nt_ethtool_open(ctx, &eh);
 	if (r < 0)
@@ -1312,8 +1354,19 @@ int nt_topology_read_dynamic(const nt_topology *base, nt_irq_files *files, nt_to
 		r = nt_topology_report(t, eh, nt_nic_reporters);
 	nt_ethtool_close(eh);
 	eh = NULL;
-	if (r < 0)
+	size_t nic_problems = json_array_size(t->problems) - nic_from;
+
+	if (parsing)
+		pthread_join(parser, NULL);
+	if (r < 0) {
+		nt_interrupts_free(&pj.in);
 		goto fail;
+	}
+	if ((r = read_irqs(t, pj.r, &pj.in, files)) < 0)
+		goto fail;
+	if ((r = problems_to_end(t, nic_from, nic_problems)) < 0)
+		goto fail;
+	read_irq_owners(t);
 	if ((r = read_sysctls(t)) < 0)
 		goto fail;
 	read_irqbalance(t);

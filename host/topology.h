@@ -150,7 +150,9 @@ typedef struct nt_topology {
  * or null when the NIC has none) for NIC, asking the kernel through EH, the
  * read's ethtool handle (NULL when the read could not open one; then a
  * call with NULL opens its own). Returns 0, or -errno for a failure the
- * read lists in problems; members added before it are kept. */
+ * read lists in problems; members added before it are kept. Reporters run
+ * while /proc/interrupts is still being read: the NIC's IRQs are not
+ * known to them. */
 typedef int (*nt_nic_report_fn)(const nt_ctx *ctx, nt_ethtool *eh, const nt_nic *nic,
 				json_t *out);
 /* The reporters nt_topology_read runs, NULL-terminated; defined beside the
