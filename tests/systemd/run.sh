@@ -222,6 +222,15 @@ api -X POST -H 'Content-Type: application/json' -d '{"profile_name": "t1"}' \
 check "under the sandbox a profile is applied: net.core.somaxconn set to 2048 and verified" \
 	bash -c "grep -q '\"status\":[[:space:]]*\"applied\"' '$work/txn.json' && [ \"\$(nsenter -t $leader -a cat /proc/sys/net/core/somaxconn)\" = 2048 ]"
 check "nothing was written to /etc by the agent" bash -c "! ls '$work/root/etc/nettune-probe' 2>/dev/null"
+# Under the unit's seccomp filter the agent still raises its open-files
+# limit (its soft limit is the hard one) and holds the IRQ files of the
+# host between reads (nettune_held_files, both files of each IRQ).
+api http://127.0.0.1:8470/v1/topology >/dev/null
+api http://127.0.0.1:8470/metrics >"$work/metrics.txt"
+check "the agent's open-files soft limit is raised to its hard limit" \
+	awk '/^Max open files/ { exit !($4 == $5 && $4 > 1024) }' /proc/"$pid_host"/limits
+check "the agent holds the IRQ files open between reads (nettune_held_files > 0)" \
+	awk '/^nettune_held_files / { found = 1; ok = $2 > 0 } END { exit !(found && ok) }' "$work/metrics.txt"
 
 # The agent pings the watchdog: still the same process after twice
 # WatchdogSec.
