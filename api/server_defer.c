@@ -17,9 +17,20 @@ struct nt_deferred {
 	struct timespec due; /* CLOCK_MONOTONIC */
 };
 
-static bool before(const struct timespec *a, const struct timespec *b)
+bool nt_srv_ts_before(const struct timespec *a, const struct timespec *b)
 {
 	return a->tv_sec < b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec < b->tv_nsec);
+}
+
+void nt_srv_due_in_ms(struct timespec *due, unsigned ms)
+{
+	clock_gettime(CLOCK_MONOTONIC, due);
+	due->tv_sec += ms / 1000;
+	due->tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (due->tv_nsec >= 1000000000L) {
+		due->tv_sec++;
+		due->tv_nsec -= 1000000000L;
+	}
 }
 
 static void *timer_main(void *arg)
@@ -33,7 +44,7 @@ static void *timer_main(void *arg)
 		struct nt_deferred **pp = &s->deferred;
 		while (*pp) {
 			struct nt_deferred *d = *pp;
-			if (s->defer_stop || !before(&now, &d->due)) {
+			if (s->defer_stop || !nt_srv_ts_before(&now, &d->due)) {
 				*pp = d->next;
 				MHD_resume_connection(d->mc);
 				s->ndeferred--;
@@ -46,7 +57,7 @@ static void *timer_main(void *arg)
 			break;
 		struct timespec wake = { 0, 0 };
 		for (struct nt_deferred *d = s->deferred; d; d = d->next)
-			if ((wake.tv_sec == 0 && wake.tv_nsec == 0) || before(&d->due, &wake))
+			if ((wake.tv_sec == 0 && wake.tv_nsec == 0) || nt_srv_ts_before(&d->due, &wake))
 				wake = d->due;
 		if (wake.tv_sec == 0 && wake.tv_nsec == 0)
 			pthread_cond_wait(&s->defer_cond, &s->defer_lock);
@@ -105,13 +116,7 @@ int nt_srv_defer(struct nt_server *s, struct MHD_Connection *mc, unsigned ms)
 	if (!d)
 		return -ENOMEM;
 	d->mc = mc;
-	clock_gettime(CLOCK_MONOTONIC, &d->due);
-	d->due.tv_sec += ms / 1000;
-	d->due.tv_nsec += (long)(ms % 1000) * 1000000L;
-	if (d->due.tv_nsec >= 1000000000L) {
-		d->due.tv_sec++;
-		d->due.tv_nsec -= 1000000000L;
-	}
+	nt_srv_due_in_ms(&d->due, ms);
 	pthread_mutex_lock(&s->defer_lock);
 	if (s->defer_stop || s->ndeferred >= NT_MAX_DEFERRED) {
 		pthread_mutex_unlock(&s->defer_lock);

@@ -56,7 +56,6 @@ struct nt_server {
 	 * nt_srv_trim_later): due, and not before trim_after. Under conn_lock. */
 	bool trim_due;
 	struct timespec trim_after;
-	unsigned long trims; /* done so far */
 
 	/* Security (api/server_auth.c, api/server_tls.c). */
 	/* NULL: no tokens. Replaced by nt_server_reload_tokens under
@@ -131,6 +130,13 @@ const nt_route *nt_srv_find_route(const nt_area *const *areas, int n, struct nt_
  * whether it was unknown or repeated. */
 int nt_srv_check_query(struct MHD_Connection *mc, const nt_route *route, char *bad,
 		       size_t badsize, bool *duplicate);
+
+/* ---- deadlines of the server's timer threads (api/server_defer.c) ---- */
+
+/* *DUE = now + MS on CLOCK_MONOTONIC, the clock the threads wait on. */
+void nt_srv_due_in_ms(struct timespec *due, unsigned ms);
+/* Whether A is earlier than B. */
+bool nt_srv_ts_before(const struct timespec *a, const struct timespec *b);
 
 /* ---- delayed requests (api/server_defer.c) ---- */
 

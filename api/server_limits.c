@@ -124,20 +124,10 @@ void nt_srv_request_done(struct nt_server *s, struct MHD_Connection *mc)
  * faulting it in again for each one. */
 #define NT_TRIM_IDLE_MS 200
 
-static bool at_or_after(const struct timespec *now, const struct timespec *t)
-{
-	return now->tv_sec > t->tv_sec || (now->tv_sec == t->tv_sec && now->tv_nsec >= t->tv_nsec);
-}
-
 void nt_srv_trim_later(struct nt_server *s)
 {
 	pthread_mutex_lock(&s->conn_lock);
-	clock_gettime(CLOCK_MONOTONIC, &s->trim_after);
-	s->trim_after.tv_nsec += NT_TRIM_IDLE_MS * 1000000L;
-	if (s->trim_after.tv_nsec >= 1000000000L) {
-		s->trim_after.tv_sec++;
-		s->trim_after.tv_nsec -= 1000000000L;
-	}
+	nt_srv_due_in_ms(&s->trim_after, NT_TRIM_IDLE_MS);
 	s->trim_due = true;
 	pthread_mutex_unlock(&s->conn_lock);
 }
@@ -162,26 +152,20 @@ static void *reaper_main(void *arg)
 			serving |= k->serving;
 			if (k->serving || k->fd < 0)
 				continue;
-			if (at_or_after(&now, &k->due)) {
+			if (!nt_srv_ts_before(&now, &k->due)) {
 				shutdown(k->fd, SHUT_RDWR);
 				k->fd = -1;
 				s->reaped++;
 			}
 		}
-		if (s->trim_due && !serving && at_or_after(&now, &s->trim_after)) {
+		if (s->trim_due && !serving && !nt_srv_ts_before(&now, &s->trim_after)) {
 			s->trim_due = false;
-			s->trims++;
 			pthread_mutex_unlock(&s->conn_lock);
 			malloc_trim(0);
 			pthread_mutex_lock(&s->conn_lock);
 			continue;
 		}
-		wake = now;
-		wake.tv_nsec += 250 * 1000000L;
-		if (wake.tv_nsec >= 1000000000L) {
-			wake.tv_sec++;
-			wake.tv_nsec -= 1000000000L;
-		}
+		nt_srv_due_in_ms(&wake, 250);
 		pthread_cond_timedwait(&s->reaper_cond, &s->conn_lock, &wake);
 	}
 	pthread_mutex_unlock(&s->conn_lock);
