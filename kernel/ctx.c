@@ -193,14 +193,20 @@ static int dir_open(const nt_ctx *ctx, const char *path, bool follow)
 	return fd;
 }
 
-int nt_open_dir(const nt_ctx *ctx, const char *fmt, ...)
+static int vdir_open(const nt_ctx *ctx, bool follow, const char *fmt, va_list ap)
 {
 	char path[PATH_MAX];
+	int r = vpath(ctx, path, sizeof(path), fmt, ap);
+	return r < 0 ? r : dir_open(ctx, path, follow);
+}
+
+int nt_open_dir(const nt_ctx *ctx, const char *fmt, ...)
+{
 	va_list ap;
 	va_start(ap, fmt);
-	int r = vpath(ctx, path, sizeof(path), fmt, ap);
+	int r = vdir_open(ctx, false, fmt, ap);
 	va_end(ap);
-	return r < 0 ? r : dir_open(ctx, path, false);
+	return r;
 }
 
 int nt_path(const nt_ctx *ctx, char *buf, size_t size, const char *fmt, ...)
@@ -252,11 +258,6 @@ static int read_fd_value(int fd, char *buf, size_t size, bool at0)
 	return (int)len;
 }
 
-static int read_fd_str(int fd, char *buf, size_t size)
-{
-	return read_fd_value(fd, buf, size, false);
-}
-
 int nt_pread_value(int fd, char *buf, size_t size)
 {
 	if (size == 0)
@@ -280,7 +281,7 @@ static int vread_str(const nt_ctx *ctx, char *buf, size_t size, const char *fmt,
 		buf[0] = '\0';
 		return fd;
 	}
-	r = read_fd_str(fd, buf, size);
+	r = read_fd_value(fd, buf, size, false);
 	close(fd);
 	if (r < 0)
 		buf[0] = '\0';
@@ -558,14 +559,13 @@ bool nt_exists(const nt_ctx *ctx, const char *fmt, ...)
 
 int nt_dir_open(const nt_ctx *ctx, const char *fmt, ...)
 {
-	char path[PATH_MAX];
 	va_list ap;
 	va_start(ap, fmt);
-	int r = vpath(ctx, path, sizeof(path), fmt, ap);
-	va_end(ap);
 	/* The directory itself is checked once; what is opened beneath it
 	 * stays beneath it (nt_read_at). */
-	return r < 0 ? r : dir_open(ctx, path, true);
+	int r = vdir_open(ctx, true, fmt, ap);
+	va_end(ap);
+	return r;
 }
 
 /* REL must stay below the directory: relative, and no ".." component. */
@@ -591,7 +591,7 @@ static bool rel_name_ok(const char *rel)
  * up), so the /proc/self/fd check a full path needs is done once per
  * directory instead of once per file. Kernels before 5.6 take the slow
  * path. */
-static int open_at_kernel_file(const nt_ctx *ctx, int dirfd, const char *rel)
+int nt_open_at(const nt_ctx *ctx, int dirfd, const char *rel)
 {
 	int flags = O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW | O_NONBLOCK;
 	struct stat st;
@@ -627,20 +627,15 @@ static int open_at_kernel_file(const nt_ctx *ctx, int dirfd, const char *rel)
 	return fd;
 }
 
-int nt_open_at(const nt_ctx *ctx, int dirfd, const char *rel)
-{
-	return open_at_kernel_file(ctx, dirfd, rel);
-}
-
 int nt_read_at(const nt_ctx *ctx, int dirfd, const char *rel, char *buf, size_t size)
 {
 	if (size == 0)
 		return -EINVAL;
 	buf[0] = '\0';
-	int fd = open_at_kernel_file(ctx, dirfd, rel);
+	int fd = nt_open_at(ctx, dirfd, rel);
 	if (fd < 0)
 		return fd;
-	int r = read_fd_str(fd, buf, size);
+	int r = read_fd_value(fd, buf, size, false);
 	close(fd);
 	if (r < 0)
 		buf[0] = '\0';
