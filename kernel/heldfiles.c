@@ -151,8 +151,9 @@ int nt_held_begin(nt_held_files *h)
 	int fd = nt_dir_open(&h->ctx, "%s", h->dir);
 	struct stat st;
 	if (fd >= 0 && fstat(fd, &st) < 0) {
+		int err = -errno;
 		close(fd);
-		fd = -errno;
+		fd = err;
 	}
 	if (fd < 0) {
 		drop_all(h);
