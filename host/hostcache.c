@@ -20,7 +20,6 @@ struct nt_host_cache {
 	nt_ctx ctx; /* without host_cache: the static read must not come back here */
 	snapshot *cur; /* NULL when none */
 	nt_irq_files files; /* every set NULL unless files are held */
-	bool holding;
 	unsigned long builds;
 };
 
@@ -172,7 +171,7 @@ static int read_once(nt_host_cache *c, nt_topology **out, bool retry)
 	pthread_mutex_unlock(&c->mu);
 	free(key);
 	/* The dynamic part, the expensive one, is read outside the lock. */
-	r = nt_topology_read_dynamic(s->base, c->holding ? &c->files : NULL, out);
+	r = nt_topology_read_dynamic(s->base, &c->files, out);
 	pthread_mutex_lock(&c->mu);
 	bool stale = r == 0 && !same_links(s->base, *out);
 	if (stale && c->cur == s) {
@@ -200,7 +199,8 @@ int nt_host_cache_hold_files(nt_host_cache *c, int budget)
 {
 	nt_irq_files f = { 0 };
 	int r = 0;
-	if (budget <= 0 || c->holding)
+	/* The sets are made all together or not at all. */
+	if (budget <= 0 || c->files.proc[0])
 		return 0;
 	/* debugfs has one file per IRQ against /proc/irq's two: a third of
 	 * the budget; each part an equal share. */
@@ -219,7 +219,6 @@ int nt_host_cache_hold_files(nt_host_cache *c, int budget)
 	}
 	pthread_mutex_lock(&c->mu);
 	c->files = f;
-	c->holding = true;
 	pthread_mutex_unlock(&c->mu);
 	return 0;
 }
@@ -227,7 +226,7 @@ int nt_host_cache_hold_files(nt_host_cache *c, int budget)
 int nt_host_cache_held(nt_host_cache *c)
 {
 	int n = 0;
-	for (int p = 0; c->holding && p < NT_IRQ_PARTS; p++)
+	for (int p = 0; p < NT_IRQ_PARTS && c->files.proc[p]; p++)
 		n += nt_held_count(c->files.proc[p]) + nt_held_count(c->files.debug[p]);
 	return n;
 }
