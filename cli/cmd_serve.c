@@ -206,8 +206,6 @@ static int effective_opts(const cli_opts *cmdline, cli_opts *eff, char **text, c
 	return 0;
 }
 
-/* Build the server's and the agent's configuration from O. Returns 0 or -1
- * with the reason in ERR. */
 /* Held files (kernel/heldfiles.h) are descriptors: the soft limit on open
  * files is raised to the hard one (the agent polls with epoll, never
  * select, so descriptors past 1024 are fine), and WANT is cut to what
@@ -228,6 +226,8 @@ static int fit_held_files(int want, unsigned max_connections)
 	return room <= 0 ? 0 : want < room ? want : (int)room;
 }
 
+/* Build the server's and the agent's configuration from O. Returns 0 or -1
+ * with the reason in ERR. */
 static int make_config(const cli_opts *o, nt_server_config *cfg, nt_agent_config *acfg, char *err,
 		       size_t errsize)
 {
@@ -541,8 +541,9 @@ static int check_config(const cli_opts *eff, const nt_server_config *cfg,
  * fault it in again on the next read: the threshold is raised, and the
  * server gives free memory back once it is idle (nt_srv_trim_later; the
  * drift watcher after each check). Fixed thresholds also stop glibc from
- * moving them as it sees large frees. Two arenas are plenty for a pool
- * whose workers mostly wait on the kernel. */
+ * moving them as it sees large frees. One arena: malloc_trim gives back
+ * the top of the main arena's heap only, and a pool whose workers mostly
+ * wait on the kernel does not contend for it. */
 static void memory_policy(void)
 {
 	mallopt(M_MMAP_THRESHOLD, 64 << 20);
