@@ -8,6 +8,7 @@
 #include "cli/logline.h"
 #include "cli/probe.h"
 #include "kernel/sdnotify.h"
+#include "store/store.h"
 
 #include <errno.h>
 #include <malloc.h>
@@ -120,7 +121,6 @@ static void log_event(void *ud, const json_t *ev)
 	const serve_log *sl = ud;
 	bool as_json = __atomic_load_n(&sl->json, __ATOMIC_RELAXED);
 	char storage[1024], when[32];
-	struct timespec ts;
 	nt_linebuf b;
 
 	nt_linebuf_init(&b, storage, sizeof(storage));
@@ -129,8 +129,7 @@ static void log_event(void *ud, const json_t *ev)
 		int n = snprintf(prio, sizeof(prio), "<%d>", event_priority(ev));
 		nt_linebuf_add(&b, prio, (size_t)n);
 	}
-	clock_gettime(CLOCK_REALTIME, &ts);
-	nt_log_when(&ts, when);
+	nt_store_rfc3339(nt_store_now_ms(), when, sizeof(when));
 	if (nt_log_format(&b, ev, when, as_json) == 0) {
 		nt_linebuf_add(&b, "\n", 1);
 		if (!b.failed)

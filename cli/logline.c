@@ -1,7 +1,6 @@
 #include "cli/logline.h"
 
 #include <errno.h>
-#include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -84,35 +83,6 @@ static void add_int(nt_linebuf *b, json_int_t v)
 	if (v < 0)
 		*--p = '-';
 	nt_linebuf_add(b, p, (size_t)(buf + sizeof(buf) - p));
-}
-
-static void put_digits(char *p, unsigned v, int n)
-{
-	while (n-- > 0) {
-		p[n] = (char)('0' + v % 10);
-		v /= 10;
-	}
-}
-
-void nt_log_when(const struct timespec *ts, char *out)
-{
-	struct tm tm;
-	gmtime_r(&ts->tv_sec, &tm);
-	long ms = ts->tv_nsec / 1000000;
-	int year = tm.tm_year + 1900;
-	if (year < 0 || year > 9999 || ms < 0 || ms > 999) {
-		snprintf(out, 32, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ", year, tm.tm_mon + 1,
-			 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ms);
-		return;
-	}
-	memcpy(out, "0000-00-00T00:00:00.000Z", 25);
-	put_digits(out, (unsigned)year, 4);
-	put_digits(out + 5, (unsigned)tm.tm_mon + 1, 2);
-	put_digits(out + 8, (unsigned)tm.tm_mday, 2);
-	put_digits(out + 11, (unsigned)tm.tm_hour, 2);
-	put_digits(out + 14, (unsigned)tm.tm_min, 2);
-	put_digits(out + 17, (unsigned)tm.tm_sec, 2);
-	put_digits(out + 20, (unsigned)ms, 3);
 }
 
 static bool needs_quotes(const char *v)

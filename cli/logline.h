@@ -14,7 +14,6 @@
 #include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
-#include <time.h>
 
 typedef struct nt_linebuf {
 	char *p;
@@ -29,8 +28,6 @@ void nt_linebuf_init(nt_linebuf *b, char *storage, size_t size);
 void nt_linebuf_free(nt_linebuf *b);
 void nt_linebuf_add(nt_linebuf *b, const char *s, size_t n);
 
-/* "2026-11-30T01:02:03.456Z" of TS (UTC) into OUT (at least 32 bytes). */
-void nt_log_when(const struct timespec *ts, char *out);
 
 /* Append EV's line (no newline) stamped WHEN to B. Returns 0, or -ENOMEM
  * (B->failed) when the line could not be built whole. */

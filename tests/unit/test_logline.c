@@ -6,6 +6,7 @@
  * that already has a "ts"; and the same timestamps. */
 #include "harness.h"
 #include "cli/logline.h"
+#include "store/store.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -142,7 +143,8 @@ int main(void)
 	same(ev, "event with ts");
 	json_decref(ev);
 
-	/* Timestamps: as strftime-like snprintf of gmtime would print them. */
+	/* The lines' timestamps (nt_store_rfc3339 of the time in ms): as
+	 * snprintf of gmtime would print them. */
 	static const struct timespec tss[] = {
 		{ 0, 0 },		   { 1764464523, 456000000 }, { 1767225599, 999999999 },
 		{ 951782400, 1000000 },	   { 4102444800, 5000000 },
@@ -154,7 +156,7 @@ int main(void)
 		snprintf(want, sizeof(want), "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ",
 			 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
 			 tm.tm_sec, tss[i].tv_nsec / 1000000);
-		nt_log_when(&tss[i], got);
+		nt_store_rfc3339((int64_t)tss[i].tv_sec * 1000 + tss[i].tv_nsec / 1000000, got, sizeof(got));
 		CHECK_STR(got, want);
 	}
 	TEST_MAIN_END();
