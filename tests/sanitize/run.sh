@@ -14,20 +14,11 @@ src=${NT_SRC:?NT_SRC: the source tree}
 build=${NT_SAN_BUILD:?NT_SAN_BUILD: the build tree to use}
 jobs=${NT_SAN_JOBS:-$(nproc)}
 
-for c in gcc cmake; do
-	command -v "$c" >/dev/null || { echo "SKIP: $c is not installed"; exit 77; }
-done
+# shellcheck source=tests/sanitize/common.sh
+. "$src/tests/sanitize/common.sh"
 # libasan/libubsan come with gcc; check that they link.
-if ! echo 'int main(void){return 0;}' | gcc -x c - -fsanitize=address,undefined -o /dev/null 2>/dev/null; then
-	echo "SKIP: gcc cannot link -fsanitize=address,undefined here"
-	exit 77
-fi
-
-flags="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer -O1 -g"
-cmake -S "$src" -B "$build" -DNETTUNE_WERROR=ON -DNETTUNE_SANITIZE_INNER=ON \
-	-DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS="$flags" \
-	-DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" >/dev/null
-cmake --build "$build" -j"$jobs" >/dev/null
+san_require address,undefined
+san_build "$src" "$build" "$jobs" address,undefined -fno-sanitize-recover=undefined
 
 logs=$(mktemp -d /tmp/nt-sanitize-XXXXXX)
 trap 'rm -rf "$logs"' EXIT
@@ -45,13 +36,6 @@ rc=0
 cd "$build"
 # shellcheck disable=SC2086
 ctest -L 'unit|integration' -j"$jobs" --output-on-failure --timeout 600 ${NT_SAN_TESTS:-} || rc=$?
-reports=$(find "$logs" -name 'asan.*' -o -name 'ubsan.*' | sort)
-if [ -n "$reports" ]; then
-	echo "sanitizer reports:"
-	for f in $reports; do
-		echo "== $f"
-		head -60 "$f"
-	done
-	rc=1
-fi
+# shellcheck disable=SC2046
+san_reports "sanitizer reports:" 60 $(find "$logs" -name 'asan.*' -o -name 'ubsan.*' | sort) || rc=1
 exit $rc

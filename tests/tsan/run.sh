@@ -20,19 +20,10 @@ build=${NT_TSAN_BUILD:?NT_TSAN_BUILD: the build tree to use}
 jobs=${NT_TSAN_JOBS:-$(nproc)}
 tests=(test_txn_crash test_txn test_desired test_hostile test_read_share test_irq_parts test_big_host_reads)
 
-for c in gcc cmake; do
-	command -v "$c" >/dev/null || { echo "SKIP: $c is not installed"; exit 77; }
-done
-if ! echo 'int main(void){return 0;}' | gcc -x c - -fsanitize=thread -o /dev/null 2>/dev/null; then
-	echo "SKIP: gcc cannot link -fsanitize=thread here"
-	exit 77
-fi
-
-flags="-fsanitize=thread -fno-omit-frame-pointer -O1 -g"
-cmake -S "$src" -B "$build" -DNETTUNE_WERROR=ON -DNETTUNE_SANITIZE_INNER=ON \
-	-DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS="$flags" \
-	-DCMAKE_EXE_LINKER_FLAGS="-fsanitize=thread" >/dev/null
-cmake --build "$build" -j"$jobs" --target nettune "${tests[@]}" >/dev/null
+# shellcheck source=tests/sanitize/common.sh
+. "$src/tests/sanitize/common.sh"
+san_require thread
+san_build "$src" "$build" "$jobs" thread "" nettune "${tests[@]}"
 
 logs=$(mktemp -d /tmp/nt-tsan-XXXXXX)
 trap 'rm -rf "$logs"' EXIT
@@ -46,13 +37,6 @@ cd "$build"
 regex="^(unit|integration)/($(IFS='|'; echo "${tests[*]}"))\$"
 # shellcheck disable=SC2086
 ctest -R "$regex" -j"$jobs" --output-on-failure --timeout 600 ${NT_TSAN_TESTS:-} || rc=$?
-reports=$(find "$logs" -name 'tsan.*' | sort)
-if [ -n "$reports" ]; then
-	echo "ThreadSanitizer reports:"
-	for f in $reports; do
-		echo "== $f"
-		head -80 "$f"
-	done
-	rc=1
-fi
+# shellcheck disable=SC2046
+san_reports "ThreadSanitizer reports:" 80 $(find "$logs" -name 'tsan.*' | sort) || rc=1
 exit $rc
