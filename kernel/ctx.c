@@ -93,6 +93,27 @@ static int fd_under_root(const nt_ctx *ctx, int fd)
 	return 0;
 }
 
+/* The checks every opener makes of what it opened: of file type TYPE
+ * (S_IFREG, S_IFDIR; 0: not checked) and, unless the open itself kept it
+ * there (CHECKED), under the root. Returns FD, or closes it and returns
+ * -errno / NT_EFILETYPE / NT_EOUTSIDE. */
+static int vet_fd(const nt_ctx *ctx, int fd, mode_t type, bool checked)
+{
+	struct stat st;
+	int r = 0;
+	if (type && fstat(fd, &st) < 0)
+		r = -errno;
+	else if (type && (st.st_mode & S_IFMT) != type)
+		r = NT_EFILETYPE;
+	if (r == 0 && !checked)
+		r = fd_under_root(ctx, fd);
+	if (r < 0) {
+		close(fd);
+		return r;
+	}
+	return fd;
+}
+
 /* Whether PATH (the root and a relative part) has a ".." component. */
 static bool has_dotdot(const char *path)
 {
@@ -127,7 +148,6 @@ static int open_no_symlinks(const char *path, int flags)
  * -errno / NT_EFILETYPE / NT_EOUTSIDE. */
 static int open_kernel_file(const nt_ctx *ctx, const char *path, int flags)
 {
-	struct stat st;
 	int oflags = flags | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW | O_NONBLOCK;
 	int fd = -ELOOP;
 	if (ctx->root[0])
@@ -143,15 +163,8 @@ static int open_kernel_file(const nt_ctx *ctx, const char *path, int flags)
 		 * opened for writing. */
 		return fd == -ELOOP || fd == -ENXIO ? NT_EFILETYPE : fd;
 	}
-	int r = fstat(fd, &st) < 0 ? -errno : 0;
-	if (r == 0 && !S_ISREG(st.st_mode))
-		r = NT_EFILETYPE;
-	if (r == 0 && !checked)
-		r = fd_under_root(ctx, fd);
-	if (r < 0) {
-		close(fd);
-		return r;
-	}
+	if ((fd = vet_fd(ctx, fd, S_IFREG, checked)) < 0)
+		return fd;
 	/* Reads of a regular file never block anyway (O_NONBLOCK is left on
 	 * them, saving two calls a read); keep writes plain. */
 	if ((flags & O_ACCMODE) != O_RDONLY) {
@@ -172,7 +185,6 @@ static int dir_open(const nt_ctx *ctx, const char *path, bool follow)
 			     O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
 	int fd = !follow && ctx->root[0] ? open_no_symlinks(path, flags) : -ELOOP;
 	bool checked = fd >= 0;
-	int r;
 	if (fd == -ELOOP || fd == -ENOSYS || fd == -EPERM) {
 		fd = open(path, flags);
 		if (fd < 0)
@@ -181,16 +193,8 @@ static int dir_open(const nt_ctx *ctx, const char *path, bool follow)
 	if (fd < 0)
 		return fd == -ENOTDIR ? NT_EFILETYPE : fd;
 	/* O_PATH with O_NOFOLLOW would give a symlink itself: only a
-	 * directory will do. */
-	struct stat st;
-	r = follow ? 0 : fstat(fd, &st) < 0 ? -errno : S_ISDIR(st.st_mode) ? 0 : NT_EFILETYPE;
-	if (r == 0 && !checked)
-		r = fd_under_root(ctx, fd);
-	if (r < 0) {
-		close(fd);
-		return r;
-	}
-	return fd;
+	 * directory will do (O_DIRECTORY says so when following). */
+	return vet_fd(ctx, fd, follow ? 0 : S_IFDIR, checked);
 }
 
 static int vdir_open(const nt_ctx *ctx, bool follow, const char *fmt, va_list ap)
@@ -594,8 +598,7 @@ static bool rel_name_ok(const char *rel)
 int nt_open_at(const nt_ctx *ctx, int dirfd, const char *rel)
 {
 	int flags = O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW | O_NONBLOCK;
-	struct stat st;
-	int fd, r;
+	int fd;
 	bool checked = false;
 
 	if (!rel_name_ok(rel))
@@ -615,16 +618,7 @@ int nt_open_at(const nt_ctx *ctx, int dirfd, const char *rel)
 		fd = openat(dirfd, rel, flags);
 	if (fd < 0)
 		return errno == ELOOP || errno == ENXIO ? NT_EFILETYPE : -errno;
-	r = fstat(fd, &st) < 0 ? -errno : 0;
-	if (r == 0 && !S_ISREG(st.st_mode))
-		r = NT_EFILETYPE;
-	if (r == 0 && !checked)
-		r = fd_under_root(ctx, fd);
-	if (r < 0) {
-		close(fd);
-		return r;
-	}
-	return fd;
+	return vet_fd(ctx, fd, S_IFREG, checked);
 }
 
 int nt_read_at(const nt_ctx *ctx, int dirfd, const char *rel, char *buf, size_t size)
