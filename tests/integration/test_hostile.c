@@ -23,39 +23,55 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* Send BYTES on a fresh connection; the status of the reply, 0 when none
- * came within TIMEOUT_S (*SECS: how long it took). */
-static int raw_status(int port, const char *bytes, double timeout_s, double *secs)
+/* Send N bytes of BYTES on a fresh connection and read the reply into
+ * BUF (SIZE bytes): up to the end of its head when HEAD_ONLY, else until
+ * the server closes; for TIMEOUT_S at most (*SECS, when not NULL: how long
+ * it took). A write the server cuts short (it answered already) still
+ * reads its answer. Returns the reply's status, 0 when none came, -1 when
+ * no connection could be made. */
+static int raw_exchange(int port, const char *bytes, size_t n, double timeout_s, bool head_only,
+			char *buf, size_t size, double *secs)
 {
 	int fd = nt_tcp_connect(port);
 	double t0 = now_s();
-	char buf[4096];
-	size_t got = 0;
+	size_t got = 0, sent = 0;
+	buf[0] = '\0';
 	if (fd < 0)
 		return -1;
-	if (write(fd, bytes, strlen(bytes)) < 0) {
-		close(fd);
-		return -1;
+	while (sent < n) {
+		ssize_t w = write(fd, bytes + sent, n - sent);
+		if (w <= 0)
+			break;
+		sent += (size_t)w;
 	}
-	while (now_s() - t0 < timeout_s && got < sizeof(buf) - 1) {
+	while (now_s() - t0 < timeout_s && got < size - 1) {
 		struct pollfd p = { .fd = fd, .events = POLLIN };
 		if (poll(&p, 1, 100) <= 0)
 			continue;
-		ssize_t n = recv(fd, buf + got, sizeof(buf) - 1 - got, 0);
-		if (n <= 0)
+		ssize_t r = recv(fd, buf + got, size - 1 - got, 0);
+		if (r <= 0)
 			break;
-		got += (size_t)n;
+		got += (size_t)r;
 		buf[got] = '\0';
-		if (strstr(buf, "\r\n\r\n"))
+		if (head_only && strstr(buf, "\r\n\r\n"))
 			break;
 	}
 	close(fd);
-	*secs = now_s() - t0;
+	if (secs)
+		*secs = now_s() - t0;
 	buf[got] = '\0';
 	int st = 0;
 	if (sscanf(buf, "HTTP/1.1 %d", &st) != 1)
 		st = 0;
 	return st;
+}
+
+/* Send BYTES on a fresh connection; the status of the reply, 0 when none
+ * came within TIMEOUT_S (*SECS: how long it took). */
+static int raw_status(int port, const char *bytes, double timeout_s, double *secs)
+{
+	char buf[4096];
+	return raw_exchange(port, bytes, strlen(bytes), timeout_s, true, buf, sizeof(buf), secs);
 }
 
 struct slow_get {
@@ -137,33 +153,7 @@ static void slow_requests(void)
 static int raw_reply(int port, const char *bytes, size_t n, double timeout_s, char *buf,
 		     size_t size)
 {
-	int fd = nt_tcp_connect(port);
-	double t0 = now_s();
-	size_t got = 0, sent = 0;
-	buf[0] = '\0';
-	if (fd < 0)
-		return -1;
-	while (sent < n) {
-		ssize_t w = write(fd, bytes + sent, n - sent);
-		if (w <= 0)
-			break;
-		sent += (size_t)w;
-	}
-	while (now_s() - t0 < timeout_s && got < size - 1) {
-		struct pollfd p = { .fd = fd, .events = POLLIN };
-		if (poll(&p, 1, 100) <= 0)
-			continue;
-		ssize_t r = recv(fd, buf + got, size - 1 - got, 0);
-		if (r <= 0)
-			break;
-		got += (size_t)r;
-	}
-	close(fd);
-	buf[got] = '\0';
-	int st = 0;
-	if (sscanf(buf, "HTTP/1.1 %d", &st) != 1)
-		st = 0;
-	return st;
+	return raw_exchange(port, bytes, n, timeout_s, false, buf, size, NULL);
 }
 
 /* A GET of PATH followed by a query of N parameters NAME (numbered when
