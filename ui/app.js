@@ -321,7 +321,9 @@ function applyRates(root) {
     el.title = `CPU ${el.dataset.cpu}: ${fmtRate(v)} interrupts/s`;
     el.dataset.rate = String(v);
   }
-  $("#legend").textContent = `Interrupts/s, busiest CPU ${fmtRate(max)} (sampled over ${Math.round(r.interval_ms)} ms, refreshed every few seconds).`;
+  const legend = $("#legend");
+  // Kept to one line (see app.css); the whole sentence is in the tooltip.
+  legend.textContent = legend.title = `Interrupts/s, busiest CPU ${fmtRate(max)} (sampled over ${Math.round(r.interval_ms)} ms, refreshed every few seconds).`;
 }
 
 // One sampling loop at a time: a restart (a new token) ends the old one.

@@ -183,6 +183,7 @@ async function x460() {
   const { page, errors } = await open(a, name);
   await page.goto(`${a.direct}/ui/`);
   await ready(page);
+  const legendHeight = await page.$eval("#legend", (e) => (e as HTMLElement).offsetHeight);
   const topo = await api(a, "/v1/topology");
 
   // The remote-node finding names eth2: its IRQ on CPU 0 (node 0) is marked off-node.
@@ -221,6 +222,9 @@ async function x460() {
   const rate5 = await page.$eval('#map .cpu[data-cpu="5"]', (e) => Number((e as HTMLElement).dataset.rate));
   check(rate0 > 1000, `${name}: CPU 0 shows its live interrupt rate (> 1000/s, got ${rate0})`);
   check(rate5 === 0, `${name}: an idle CPU shows 0/s (got ${rate5})`);
+  // The first sample must not move the findings under a pointer on its way to a button.
+  const legendNow = await page.$eval("#legend", (e) => (e as HTMLElement).offsetHeight);
+  check(legendNow === legendHeight, `${name}: the rate legend keeps its height when samples arrive (${legendHeight} px, then ${legendNow} px)`);
   const [bg0, bg5] = await page.$$eval('#map .cpu[data-cpu="0"], #map .cpu[data-cpu="5"]', (els) => els.map((e) => getComputedStyle(e).backgroundColor));
   check(bg0 !== bg5, `${name}: a busy CPU is coloured apart from an idle one (${bg0} vs ${bg5})`);
   await page.$eval("#map-section", (e) => e.scrollIntoView());
