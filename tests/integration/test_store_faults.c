@@ -17,6 +17,7 @@
 #include "integration/test_txn_util.h"
 
 #include <sqlite3.h>
+#include <stdatomic.h>
 
 #define VM NT_FIXTURES "/vm-virtio-2cpu"
 #define PROFILE                                                                      \
@@ -35,6 +36,7 @@ struct locker {
 	pthread_t th;
 	int rc; /* of BEGIN EXCLUSIVE */
 	bool started;
+	atomic_bool held; /* BEGIN EXCLUSIVE has returned */
 };
 
 static void *locker_main(void *arg)
@@ -44,10 +46,12 @@ static void *locker_main(void *arg)
 	if (sqlite3_open(db, &h) != SQLITE_OK) {
 		l->rc = -1;
 		sqlite3_close(h);
+		atomic_store(&l->held, true);
 		return NULL;
 	}
 	sqlite3_busy_timeout(h, 5000);
 	l->rc = sqlite3_exec(h, "BEGIN EXCLUSIVE", NULL, NULL, NULL);
+	atomic_store(&l->held, true);
 	/* Past the agent's busy timeout, so the write waiting for it fails;
 	 * the writes after it find the database free again. */
 	nt_agent_sleep_ms(6500);
@@ -68,7 +72,10 @@ static void fault_on(enum fault f)
 		memset(&lk, 0, sizeof(lk));
 		pthread_create(&lk.th, NULL, locker_main, &lk);
 		lk.started = true;
-		nt_agent_sleep_ms(200); /* the lock is taken */
+		/* Waiting for the lock itself, not a time: a loaded machine may
+		 * take longer to start the thread. */
+		while (!atomic_load(&lk.held))
+			nt_agent_sleep_ms(5);
 	}
 }
 
@@ -124,8 +131,8 @@ static void db_status(char *buf, size_t size)
 }
 
 /* Wait (up to 10 s) until transaction 1 is recorded with STATUS, or (FILE
- * given) the host's FILE reads the profile's value. */
-static bool wait_for(const char *status, const char *file)
+ * given) the host's FILE reads VALUE. */
+static bool wait_value(const char *status, const char *file, const char *value)
 {
 	char buf[64];
 	for (int i = 0; i < 1000; i++) {
@@ -133,11 +140,17 @@ static bool wait_for(const char *status, const char *file)
 			tu_read(root, file, buf, sizeof(buf));
 		else
 			db_status(buf, sizeof(buf));
-		if (strcmp(buf, file ? "5242880" : status) == 0)
+		if (strcmp(buf, file ? value : status) == 0)
 			return true;
 		nt_agent_sleep_ms(10);
 	}
 	return false;
+}
+
+/* The same, FILE reading the profile's value. */
+static bool wait_for(const char *status, const char *file)
+{
+	return wait_value(status, file, "5242880");
 }
 
 /* The next start, without the fault, settles transaction 1 (if any) as
@@ -274,11 +287,13 @@ static void confirm_stage(enum fault f)
 	CHECK_MSG(st == 503, "%s: confirm answered %ld", what, st);
 	json_decref(doc);
 	fault_off(f);
-	/* Past the deadline: the agent has put it back. */
-	nt_agent_sleep_ms(f == RO ? 3500 : 1500);
+	/* Past the deadline the agent puts it back; waited for, not slept
+	 * through, as load can stretch the deadline's timer. */
 	char now[64], was[64];
-	CHECK_STR(tu_read(root, "proc/sys/net/core/rmem_max", now, sizeof(now)),
-		  tu_read(snap, "sys/net/core/rmem_max", was, sizeof(was)));
+	tu_read(snap, "sys/net/core/rmem_max", was, sizeof(was));
+	CHECK_MSG(wait_value(NULL, "proc/sys/net/core/rmem_max", was),
+		  "%s: rmem_max not put back after the deadline (%s, want %s)", what,
+		  tu_read(root, "proc/sys/net/core/rmem_max", now, sizeof(now)), was);
 	nt_agent_stop(&a);
 	settle(what, "reverted");
 }
