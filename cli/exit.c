@@ -5,7 +5,7 @@
 const nt_exit_code nt_exit_codes[] = {
 	{ NT_EXIT_OK, "done (a transaction applied or pending_confirm, a plan, a listing)" },
 	{ NT_EXIT_ERROR, "failed otherwise (no such transaction, an error of the agent, ...)" },
-	{ NT_EXIT_USAGE, "bad usage: wrong arguments or an unreadable PROFILE.json" },
+	{ NT_EXIT_USAGE, "bad usage: wrong arguments, an option the command does not take, or an unreadable PROFILE.json" },
 	{ NT_EXIT_UNREACHABLE, "no agent answered at the URL" },
 	{ NT_EXIT_REFUSED, "the profile was refused (HTTP 422); nothing was applied" },
 	{ NT_EXIT_CONFLICT, "conflict (HTTP 409): another transaction is in flight, or this one is not in a state that allows it" },

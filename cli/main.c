@@ -26,9 +26,9 @@ static const char usage[] =
 	"  rates [--root DIR] [--interval-ms N] [--json]\n"
 	"                                     interrupts per second per CPU and node over N ms (default\n"
 	"                                     1000), flagging those served off their NIC's node\n"
-	"  placement IFACE [--cpus N] [--json]\n"
+	"  placement IFACE [--root DIR] [--cpus N] [--json]\n"
 	"                                     where an application using IFACE should run\n"
-	"  run --near IFACE [--cpus N] -- COMMAND [ARGS...]\n"
+	"  run --near IFACE [--root DIR] [--cpus N] -- COMMAND [ARGS...]\n"
 	"                                     run COMMAND bound to the CPUs and memory node that\n"
 	"                                     placement recommends (what numactl --cpubind --membind does)\n"
 	"\n"
@@ -95,7 +95,7 @@ static const char usage[] =
 	"  drift                              each target that differs from the desired state:\n"
 	"                                     desired, current, state, repairs\n"
 	"  bench-run --profile P.json [--near IFACE] [--cpus N] [--report FILE]\n"
-	"            [--confirm-timeout S] -- COMMAND [ARGS...]\n"
+	"            [--confirm-timeout S] [--root DIR] -- COMMAND [ARGS...]\n"
 	"                                     apply P as one transaction (reverted by the agent after S\n"
 	"                                     s, default 3600, if bench-run dies), run COMMAND (bound near\n"
 	"                                     IFACE as run --near does), roll P back, also when COMMAND\n"
@@ -105,10 +105,13 @@ static const char usage[] =
 	"                                     COMMAND's (128+N when signal N ended it); 125 when the\n"
 	"                                     run could not start or the host could not be put back\n"
 	"\n"
+	"Each command takes only the options shown with it (serve: also every key of its\n"
+	"configuration file); any other is refused.\n"
 	"Colour only on a terminal, never with NO_COLOR set; waits of more than a second show\n"
 	"on a terminal's stderr.\n"
 	"\n"
 	"  help, --help                       this text\n"
+	"  help COMMAND                       the options COMMAND takes, on one line\n"
 	"  version, --version                 the version\n";
 
 static int cmd_help(FILE *f)
@@ -162,29 +165,38 @@ static int parse_opts(int argc, char **argv, cli_opts *o, bool stop_at_command)
 
 /* The commands, by name. Options are parsed the same way for all of them,
  * except that for "run" and "bench-run" they end at the first non-option, so that
- * COMMAND's own options are never taken for ours. */
+ * COMMAND's own options are never taken for ours. OPTS names the options a
+ * command reads (--help is every command's); any other one is refused, so
+ * that `topology --tls-cert x` or `plan --persist` does not look as if it
+ * did something. SERVE_KEYS: also every key of the configuration file,
+ * which are serve's options (a new one is a row of cli/options.c only). */
+#define HOST_OPTS "root json output"
+#define AGENT_OPTS "agent json output"
 static const struct command {
 	const char *name;
 	nt_cli_cmd fn;
 	bool options_end_at_args;
+	const char *opts;
+	bool serve_keys;
 } commands[] = {
-	{ "topology", nt_cmd_topology, false },
-	{ "diagnose", nt_cmd_diagnose, false },
-	{ "irqs", nt_cmd_irqs, false },
-	{ "serve", nt_cmd_serve, false },
-	{ "rates", nt_cmd_rates, false },
-	{ "run", nt_cmd_run, true },
-	{ "bench-run", nt_cmd_bench_run, true },
-	{ "placement", nt_cmd_placement, false },
-	{ "plan", nt_cmd_profile, false },
-	{ "apply", nt_cmd_profile, false },
-	{ "try", nt_cmd_try, false },
-	{ "confirm", nt_cmd_txn_id, false },
-	{ "rollback", nt_cmd_txn_id, false },
-	{ "show", nt_cmd_txn_id, false },
-	{ "history", nt_cmd_history, false },
-	{ "desired", nt_cmd_desired, false },
-	{ "drift", nt_cmd_drift, false },
+	{ "topology", nt_cmd_topology, false, HOST_OPTS, false },
+	{ "diagnose", nt_cmd_diagnose, false, HOST_OPTS " rtt-ms fix-profile", false },
+	{ "irqs", nt_cmd_irqs, false, "root", false },
+	{ "serve", nt_cmd_serve, false, "config check-config", true },
+	{ "rates", nt_cmd_rates, false, HOST_OPTS " interval-ms", false },
+	{ "run", nt_cmd_run, true, "root near cpus", false },
+	{ "bench-run", nt_cmd_bench_run, true, "agent root profile near cpus report confirm-timeout",
+	  false },
+	{ "placement", nt_cmd_placement, false, HOST_OPTS " cpus", false },
+	{ "plan", nt_cmd_profile, false, AGENT_OPTS, false },
+	{ "apply", nt_cmd_profile, false, AGENT_OPTS " confirm-timeout persist", false },
+	{ "try", nt_cmd_try, false, AGENT_OPTS " confirm-timeout", false },
+	{ "confirm", nt_cmd_txn_id, false, AGENT_OPTS, false },
+	{ "rollback", nt_cmd_txn_id, false, AGENT_OPTS " force", false },
+	{ "show", nt_cmd_txn_id, false, AGENT_OPTS, false },
+	{ "history", nt_cmd_history, false, AGENT_OPTS " status limit since", false },
+	{ "desired", nt_cmd_desired, false, AGENT_OPTS, false },
+	{ "drift", nt_cmd_drift, false, AGENT_OPTS, false },
 };
 
 static const struct command *find_command(const char *name)
@@ -195,6 +207,65 @@ static const struct command *find_command(const char *name)
 	return NULL;
 }
 
+/* Is NAME one of the space-separated words of LIST? */
+static bool in_list(const char *list, const char *name)
+{
+	size_t n = strlen(name);
+	for (const char *p = list; *p;) {
+		size_t k = strcspn(p, " ");
+		if (k == n && !strncmp(p, name, n))
+			return true;
+		p += k;
+		p += strspn(p, " ");
+	}
+	return false;
+}
+
+static bool takes(const struct command *c, const nt_cli_option *opt)
+{
+	return opt->kind == NT_OPT_HELP || in_list(c->opts, opt->name) ||
+	       (c->serve_keys && (opt->flags & NT_OPT_CONF));
+}
+
+/* C's options, " --root --json ..." (--help left out: every command's). */
+static void print_opts(FILE *f, const struct command *c)
+{
+	for (int j = 0; nt_cli_options[j].name && j < NT_CLI_NOPTS; j++)
+		if (nt_cli_options[j].kind != NT_OPT_HELP && takes(c, &nt_cli_options[j]))
+			fprintf(f, " --%s", nt_cli_options[j].name);
+}
+
+/* 0, or -1 after saying which option given to C is not one of its own and
+ * which ones are. */
+static int check_opts(const struct command *c, const cli_opts *o)
+{
+	for (int i = 0; nt_cli_options[i].name && i < NT_CLI_NOPTS; i++) {
+		const nt_cli_option *opt = &nt_cli_options[i];
+		if (!o->set[i] || takes(c, opt))
+			continue;
+		fprintf(stderr, "nettune: %s does not take --%s; its options:", c->name, opt->name);
+		print_opts(stderr, c);
+		fprintf(stderr, " (nettune help %s)\n", c->name);
+		return -1;
+	}
+	return 0;
+}
+
+/* `nettune help COMMAND`: the command's options on one line, for people
+ * and for the shell completion (deploy/nettune.bash-completion). */
+static int cmd_help_of(const char *name)
+{
+	const struct command *c = find_command(name);
+	if (!c) {
+		fprintf(stderr, "nettune: unknown command '%s'\n", name);
+		return NT_EXIT_USAGE;
+	}
+	printf("%s options:", c->name);
+	print_opts(stdout, c);
+	printf("\n");
+	return NT_EXIT_OK;
+}
+
 int main(int argc, char **argv)
 {
 	cli_opts o;
@@ -202,6 +273,8 @@ int main(int argc, char **argv)
 	if (argc < 2)
 		return cmd_help(stderr);
 	const char *cmd = argv[1];
+	if (!strcmp(cmd, "help") && argc == 3)
+		return cmd_help_of(argv[2]);
 	if (!strcmp(cmd, "help") || !strcmp(cmd, "--help") || !strcmp(cmd, "-h"))
 		return cmd_help(stdout);
 	if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
@@ -215,5 +288,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "nettune: unknown command '%s'\n\n", cmd);
 		return cmd_help(stderr);
 	}
+	if (check_opts(c, &o) < 0)
+		return NT_EXIT_USAGE;
 	return c->fn(cmd, &o, argc - 1 - optind, argv + 1 + optind);
 }

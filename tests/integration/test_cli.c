@@ -535,6 +535,58 @@ static void test_without_agent(void)
 	CHECK_INT(c.code, 2);
 	CHECK_HAS(c.err, "/nonexistent/profile.json");
 	run_free(&c);
+	/* An option the command does not read is refused by name, with the
+	 * command's own options listed; nothing runs. */
+	c = CLI("topology", "--tls-cert", "x.pem");
+	CHECK_INT(c.code, 2);
+	CHECK_HAS(c.err, "topology does not take --tls-cert");
+	CHECK_HAS(c.err, "--root --json --output");
+	CHECK_HASNT(c.err, "--listen");
+	CHECK_INT((int)c.out_len, 0);
+	run_free(&c);
+	c = CLI("serve", "--persist", "--listen", "127.0.0.1:1");
+	CHECK_INT(c.code, 2);
+	CHECK_HAS(c.err, "serve does not take --persist");
+	/* serve's are the configuration file's keys and the file's own two. */
+	CHECK_HAS(c.err, "--held-files");
+	CHECK_HAS(c.err, "--check-config");
+	run_free(&c);
+	c = CLI("serve", "-o", "json");
+	CHECK_INT(c.code, 2);
+	CHECK_HAS(c.err, "serve does not take --output");
+	run_free(&c);
+	c = CLI("plan", "--confirm-timeout", "5", "/nonexistent/profile.json");
+	CHECK_INT(c.code, 2);
+	CHECK_HAS(c.err, "plan does not take --confirm-timeout");
+	CHECK_HASNT(c.err, "/nonexistent/profile.json");
+	run_free(&c);
+	c = CLI("history", "--force");
+	CHECK_INT(c.code, 2);
+	CHECK_HAS(c.err, "history does not take --force");
+	run_free(&c);
+	/* ... and the ones it reads still work, --help on every command. */
+	c = CLI("diagnose", "--root", EPYC, "--rtt-ms", "5", "--fix-profile");
+	CHECK_INT(c.code, 0);
+	CHECK_HAS(c.out, "\"irq_affinity\"");
+	run_free(&c);
+	c = CLI("irqs", "--root", EPYC);
+	CHECK_INT(c.code, 0);
+	run_free(&c);
+	c = CLI("rates", "--root", EPYC, "--interval-ms", "10", "-o", "json");
+	CHECK_INT(c.code, 0);
+	run_free(&c);
+	c = CLI("serve", "--help");
+	CHECK_INT(c.code, 0);
+	run_free(&c);
+	/* help COMMAND: the same list, on stdout. */
+	c = CLI("help", "rollback");
+	CHECK_INT(c.code, 0);
+	CHECK_STR(c.out, "rollback options: --json --agent --force --output\n");
+	run_free(&c);
+	c = CLI("help", "nosuch");
+	CHECK_INT(c.code, 2);
+	CHECK_HAS(c.err, "unknown command 'nosuch'");
+	run_free(&c);
 	/* --help lists every exit code. */
 	c = CLI("--help");
 	CHECK_INT(c.code, 0);

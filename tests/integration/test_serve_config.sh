@@ -15,7 +15,8 @@
 #   - a desired state kept as a file is held at start and re-read on
 #     SIGHUP; an invalid one is reported and changes nothing;
 #   - every key of deploy/nettune.conf is an option in --help, and the bash
-#     completion offers every command of --help.
+#     completion offers every command of --help, and a command only its own
+#     options.
 set -u
 pass=0; fail=0
 ok() { pass=$((pass+1)); }
@@ -231,6 +232,10 @@ if command -v bash >/dev/null; then
 	done
 	opts=$(bash -c "source '$NT_SRC/deploy/nettune.bash-completion'; COMP_WORDS=('$NT_BIN' serve --profiles-); COMP_CWORD=2; _nettune; echo \"\${COMPREPLY[*]}\"")
 	check "completion offers --profiles-dir" [ "$opts" = "--profiles-dir" ]
+	# A command's own options only: topology has --root, not serve's --listen.
+	opts=$(bash -c "source '$NT_SRC/deploy/nettune.bash-completion'; COMP_WORDS=('$NT_BIN' topology --); COMP_CWORD=2; _nettune; echo \"\${COMPREPLY[*]}\"")
+	check "completion offers topology --root" grep -qw -- "--root" <<<"$opts"
+	check "completion does not offer topology --listen" sh -c '! grep -qw -- "--listen"' <<<"$opts"
 fi
 
 echo "$pass passed, $fail failed"
