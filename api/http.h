@@ -54,7 +54,13 @@ typedef struct nt_route {
 	const char *pattern; /* "/v1/nics/{name}" */
 	nt_route_fn fn;
 	const char *const *query; /* NULL-terminated allowed query parameters, NULL for none */
+	/* NT_ROUTE_LONG: FN may take seconds (a transaction: a driver resets
+	 * for a ring change; the journal waits for a locked database). It
+	 * runs on a thread of its own while the connection is suspended, so
+	 * the worker thread goes on serving its other connections. */
+	unsigned flags;
 } nt_route;
+#define NT_ROUTE_LONG 1u
 
 /* Fill RESP with an RFC 9457 problem document. TYPE is a short slug
  * ("not-found", "bad-request", ...) made into "https://nettune.dev/problems/SLUG".

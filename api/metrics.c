@@ -202,8 +202,8 @@ static int get_metrics(const nt_request *req, nt_response *resp)
 }
 
 static const nt_route metrics_routes[] = {
-	{ "GET", "/metrics", get_metrics, NULL },
-	{ NULL, NULL, NULL, NULL },
+	{ "GET", "/metrics", get_metrics, NULL, 0 },
+	{ NULL, NULL, NULL, NULL, 0 },
 };
 
 const nt_area nt_area_metrics = {

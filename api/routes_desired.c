@@ -194,11 +194,11 @@ static int h_drift(const nt_request *req, nt_response *resp)
 }
 
 static const nt_route desired_routes[] = {
-	{ "GET", "/v1/desired", h_get, NULL },
-	{ "PUT", "/v1/desired", h_put, NULL },
-	{ "DELETE", "/v1/desired", h_delete, NULL },
-	{ "GET", "/v1/drift", h_drift, NULL },
-	{ NULL, NULL, NULL, NULL },
+	{ "GET", "/v1/desired", h_get, NULL, 0 },
+	{ "PUT", "/v1/desired", h_put, NULL, NT_ROUTE_LONG },
+	{ "DELETE", "/v1/desired", h_delete, NULL, 0 },
+	{ "GET", "/v1/drift", h_drift, NULL, 0 },
+	{ NULL, NULL, NULL, NULL, 0 },
 };
 
 const nt_area nt_area_desired = {

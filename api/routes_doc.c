@@ -28,8 +28,8 @@ static int get_openapi(const nt_request *req, nt_response *resp)
 }
 
 static const nt_route doc_routes[] = {
-	{ "GET", "/v1/openapi.yaml", get_openapi, NULL },
-	{ NULL, NULL, NULL, NULL },
+	{ "GET", "/v1/openapi.yaml", get_openapi, NULL, 0 },
+	{ NULL, NULL, NULL, NULL, 0 },
 };
 
 const nt_area nt_area_doc = {

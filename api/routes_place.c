@@ -110,9 +110,9 @@ static const char *const placement_query[] = { "cpus", NULL };
 static const char *const rates_query[] = { "interval_ms", NULL };
 
 static const nt_route place_routes[] = {
-	{ "GET", "/v1/nics/{name}/placement", get_placement, placement_query },
-	{ "GET", "/v1/irqs/rates", get_rates, rates_query },
-	{ NULL, NULL, NULL, NULL },
+	{ "GET", "/v1/nics/{name}/placement", get_placement, placement_query, 0 },
+	{ "GET", "/v1/irqs/rates", get_rates, rates_query, 0 },
+	{ NULL, NULL, NULL, NULL, 0 },
 };
 
 const nt_area nt_area_place = {

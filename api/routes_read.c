@@ -163,13 +163,13 @@ static int get_diagnostics(const nt_request *req, nt_response *resp)
 static const char *const diag_query[] = { "rtt_ms", NULL };
 
 static const nt_route read_routes[] = {
-	{ "GET", "/v1/health", get_health, NULL },
-	{ "GET", "/v1/topology", get_topology, NULL },
-	{ "GET", "/v1/nics", get_nics, NULL },
-	{ "GET", "/v1/nics/{name}", get_nic, NULL },
-	{ "GET", "/v1/irqs", get_irqs, NULL },
-	{ "GET", "/v1/diagnostics", get_diagnostics, diag_query },
-	{ NULL, NULL, NULL, NULL },
+	{ "GET", "/v1/health", get_health, NULL, 0 },
+	{ "GET", "/v1/topology", get_topology, NULL, 0 },
+	{ "GET", "/v1/nics", get_nics, NULL, 0 },
+	{ "GET", "/v1/nics/{name}", get_nic, NULL, 0 },
+	{ "GET", "/v1/irqs", get_irqs, NULL, 0 },
+	{ "GET", "/v1/diagnostics", get_diagnostics, diag_query, 0 },
+	{ NULL, NULL, NULL, NULL, 0 },
 };
 
 static int read_init(struct nt_server *s, void **state, char *err, size_t errsize)

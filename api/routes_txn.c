@@ -546,17 +546,17 @@ static int h_profile_delete(const nt_request *req, nt_response *resp)
 static const char *const list_query[] = { "status", "limit", "offset", NULL };
 
 static const nt_route txn_routes[] = {
-	{ "POST", "/v1/plan", h_plan, NULL },
-	{ "POST", "/v1/transactions", h_apply, NULL },
-	{ "GET", "/v1/transactions", h_list, list_query },
-	{ "GET", "/v1/transactions/{id}", h_get, NULL },
-	{ "POST", "/v1/transactions/{id}/confirm", h_confirm, NULL },
-	{ "POST", "/v1/transactions/{id}/rollback", h_rollback, NULL },
-	{ "GET", "/v1/profiles", h_profiles, NULL },
-	{ "GET", "/v1/profiles/{name}", h_profile_get, NULL },
-	{ "PUT", "/v1/profiles/{name}", h_profile_put, NULL },
-	{ "DELETE", "/v1/profiles/{name}", h_profile_delete, NULL },
-	{ NULL, NULL, NULL, NULL },
+	{ "POST", "/v1/plan", h_plan, NULL, 0 },
+	{ "POST", "/v1/transactions", h_apply, NULL, NT_ROUTE_LONG },
+	{ "GET", "/v1/transactions", h_list, list_query, 0 },
+	{ "GET", "/v1/transactions/{id}", h_get, NULL, 0 },
+	{ "POST", "/v1/transactions/{id}/confirm", h_confirm, NULL, NT_ROUTE_LONG },
+	{ "POST", "/v1/transactions/{id}/rollback", h_rollback, NULL, NT_ROUTE_LONG },
+	{ "GET", "/v1/profiles", h_profiles, NULL, 0 },
+	{ "GET", "/v1/profiles/{name}", h_profile_get, NULL, 0 },
+	{ "PUT", "/v1/profiles/{name}", h_profile_put, NULL, 0 },
+	{ "DELETE", "/v1/profiles/{name}", h_profile_delete, NULL, 0 },
+	{ NULL, NULL, NULL, NULL, 0 },
 };
 
 const nt_area nt_area_txn = {

@@ -68,10 +68,10 @@ static int get_ui_file(const nt_request *req, nt_response *resp)
 }
 
 static const nt_route ui_routes[] = {
-	{ "GET", "/ui", get_ui_bare, NULL },
-	{ "GET", "/ui/", get_ui_index, NULL },
-	{ "GET", "/ui/{file}", get_ui_file, NULL },
-	{ NULL, NULL, NULL, NULL },
+	{ "GET", "/ui", get_ui_bare, NULL, 0 },
+	{ "GET", "/ui/", get_ui_index, NULL, 0 },
+	{ "GET", "/ui/{file}", get_ui_file, NULL, 0 },
+	{ NULL, NULL, NULL, NULL, 0 },
 };
 
 const nt_area nt_area_ui = {

@@ -80,6 +80,8 @@ static void conn_free(struct nt_conn *c)
 	free(c->body);
 	if (c->defer_state && c->defer_free)
 		c->defer_free(c->defer_state);
+	if (c->long_done)
+		nt_srv_response_free(&c->long_resp);
 	free(c);
 }
 
@@ -448,12 +450,23 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *mc, const ch
 
 	nt_response resp = { 0 };
 	int r;
-	if (c->then) {
+	if (c->long_done) {
+		/* Resumed by the long route's own thread, with its answer. */
+		resp = c->long_resp;
+		r = c->long_rc;
+		c->long_done = false;
+	} else if (c->then) {
 		/* Resumed after the delay the route asked for. */
 		nt_route_fn then = c->then;
 		c->then = NULL;
 		c->req.defer_state = c->defer_state;
 		r = then(&c->req, &resp);
+	} else if (c->route->flags & NT_ROUTE_LONG) {
+		r = nt_srv_run_long(s, c, mc, c->route->fn);
+		if (r == 0)
+			return MHD_YES;
+		return send_problem(mc, c, 503, "busy", "Busy",
+				    "too many long requests (transactions) are in progress; try again shortly");
 	} else {
 		r = c->route->fn(&c->req, &resp);
 	}

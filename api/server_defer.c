@@ -4,7 +4,15 @@
  * is over; MHD then calls the request handler again, which finishes the
  * request with the route's continuation. A handful of slow requests would
  * otherwise occupy every worker, and health probes, confirmations and
- * rollbacks behind them would time out. */
+ * rollbacks behind them would time out.
+ *
+ * Requests that work long (a transaction, NT_ROUTE_LONG) do not hold one
+ * either: each runs on a thread of its own while its connection is
+ * suspended. A worker serves many keep-alive connections (a fleet
+ * controller's pool, the web view); held by an apply whose driver resets
+ * for a ring change, it would leave every one of them unanswered until
+ * the apply ends. One thread per request, not a queue: concurrent
+ * transactions still meet the engine's lock at once and get their 409. */
 #include "api/server_int.h"
 
 #include <errno.h>
@@ -97,6 +105,13 @@ void nt_srv_defer_stop(struct nt_server *s)
 	pthread_cond_signal(&s->defer_cond);
 	pthread_mutex_unlock(&s->defer_lock);
 	pthread_join(s->defer_thread, NULL);
+	/* A transaction under way is finished, not cut (the engine's journal
+	 * would recover it at the next start, but it need not): its thread
+	 * resumes its connection, which MHD then answers or closes. */
+	pthread_mutex_lock(&s->defer_lock);
+	while (s->nlong > 0)
+		pthread_cond_wait(&s->defer_cond, &s->defer_lock);
+	pthread_mutex_unlock(&s->defer_lock);
 	s->defer_running = false;
 }
 
@@ -108,6 +123,77 @@ void nt_srv_defer_fini(struct nt_server *s)
 		pthread_mutex_destroy(&s->defer_lock);
 		s->defer_stop = false;
 	}
+}
+
+struct long_job {
+	struct nt_server *s;
+	struct nt_conn *c;
+	struct MHD_Connection *mc;
+	nt_route_fn fn;
+};
+
+static void *long_main(void *arg)
+{
+	struct long_job *j = arg;
+	struct nt_conn *c = j->c;
+
+	memset(&c->long_resp, 0, sizeof(c->long_resp));
+	c->long_rc = j->fn(&c->req, &c->long_resp);
+	c->long_done = true;
+	pthread_mutex_lock(&j->s->defer_lock);
+	/* The worker reads long_* only once resumed: the resume, under the
+	 * lock after the writes, orders them. */
+	MHD_resume_connection(j->mc);
+	j->s->nlong--;
+	pthread_cond_broadcast(&j->s->defer_cond);
+	pthread_mutex_unlock(&j->s->defer_lock);
+	free(j);
+	return NULL;
+}
+
+int nt_srv_run_long(struct nt_server *s, struct nt_conn *c, struct MHD_Connection *mc,
+		    nt_route_fn fn)
+{
+	struct long_job *j = malloc(sizeof(*j));
+	pthread_attr_t attr;
+	pthread_t th;
+	int r;
+
+	if (!j)
+		return -ENOMEM;
+	*j = (struct long_job){ s, c, mc, fn };
+	c->long_done = false;
+	pthread_mutex_lock(&s->defer_lock);
+	if (s->defer_stop || s->nlong >= NT_MAX_LONG) {
+		pthread_mutex_unlock(&s->defer_lock);
+		free(j);
+		return -EBUSY;
+	}
+	/* Suspended before the thread exists, so its resume cannot come
+	 * first. */
+	MHD_suspend_connection(mc);
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	r = pthread_create(&th, &attr, long_main, j);
+	pthread_attr_destroy(&attr);
+	if (r != 0) {
+		MHD_resume_connection(mc);
+		pthread_mutex_unlock(&s->defer_lock);
+		free(j);
+		return -r;
+	}
+	s->nlong++;
+	pthread_mutex_unlock(&s->defer_lock);
+	return 0;
+}
+
+void nt_srv_response_free(nt_response *r)
+{
+	json_decref(r->json);
+	free(r->text);
+	if (r->defer_state && r->defer_free)
+		r->defer_free(r->defer_state);
+	memset(r, 0, sizeof(*r));
 }
 
 int nt_srv_defer(struct nt_server *s, struct MHD_Connection *mc, unsigned ms)

@@ -74,6 +74,9 @@ struct nt_server {
 	struct nt_deferred *deferred; /* under defer_lock */
 	int ndeferred;
 	bool defer_running, defer_stop;
+	/* Long requests running on threads of their own (nt_srv_run_long),
+	 * under defer_lock; defer_cond is signalled when one ends. */
+	int nlong;
 };
 
 /* A query with more parameters than this is refused with 400 before MHD
@@ -84,6 +87,10 @@ struct nt_server {
 
 /* At most this many requests wait suspended at once; more get 503. */
 #define NT_MAX_DEFERRED 32
+/* At most this many long requests run at once; more get 503. Transactions
+ * exclude each other in the engine, so more than a few at a time only
+ * collect 409s. */
+#define NT_MAX_LONG 16
 
 /* Per-request state, created from the raw request target before MHD parses
  * it and freed when MHD reports the request completed. */
@@ -113,6 +120,11 @@ struct nt_conn {
 	nt_route_fn then;
 	void *defer_state;
 	void (*defer_free)(void *state);
+	/* A long route run on its own thread: its answer, kept until the
+	 * resumed connection sends it (long_done). */
+	bool long_done;
+	int long_rc;
+	nt_response long_resp;
 };
 
 /* ---- routing (api/server_route.c) ---- */
@@ -149,6 +161,14 @@ void nt_srv_defer_fini(struct nt_server *s);
  * afterwards. Returns 0, -EBUSY when NT_MAX_DEFERRED wait already, or
  * -ENOMEM. */
 int nt_srv_defer(struct nt_server *s, struct MHD_Connection *mc, unsigned ms);
+/* Run route FN for C on a thread of its own with MC suspended; the thread
+ * stores the answer in C (long_done, long_rc, long_resp) and resumes MC.
+ * Returns 0, -EBUSY when NT_MAX_LONG run already or the server stops, or
+ * -errno (MC is then not suspended). nt_srv_defer_stop waits for them. */
+int nt_srv_run_long(struct nt_server *s, struct nt_conn *c, struct MHD_Connection *mc,
+		    nt_route_fn fn);
+/* Free what an answer not sent holds. */
+void nt_srv_response_free(nt_response *r);
 
 /* ---- TLS (api/server_tls.c) ---- */
 

@@ -1,6 +1,7 @@
 /* What production and hostile clients do to the agent, over a real socket:
  * slow requests (rate measurements) must not starve health, confirmations
- * and rollbacks; malformed framing (conflicting Content-Length, unknown
+ * and rollbacks, nor a long transaction the keep-alive connections of its
+ * worker thread; malformed framing (conflicting Content-Length, unknown
  * Transfer-Encoding) is answered at once; duplicate JSON keys are refused
  * with their path; a huge list of validation errors is capped; an
  * Idempotency-Key is scoped to its route and bound to its body; a FIFO or a
@@ -144,6 +145,97 @@ static void slow_requests(void)
 	CHECK_INT(st, 400);
 	CHECK(strstr(tu_str(doc, "detail"), "10000") != NULL);
 	json_decref(doc);
+	nt_agent_stop(&a);
+	tu_sh("rm -rf '%s'", dir);
+}
+
+/* GET PATH on the open keep-alive connection FD and read its whole answer
+ * (head, then Content-Length bytes of body) within TIMEOUT_S. Its status,
+ * 0 when none came. */
+static int keepalive_get(int fd, const char *path, double timeout_s)
+{
+	char req[256], buf[16384];
+	int n = snprintf(req, sizeof(req), "GET %s HTTP/1.1\r\nHost: x\r\n\r\n", path);
+	size_t got = 0;
+	double t0 = now_s();
+	if (write(fd, req, (size_t)n) != n)
+		return 0;
+	while (now_s() - t0 < timeout_s && got < sizeof(buf) - 1) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		if (poll(&p, 1, 100) <= 0)
+			continue;
+		ssize_t r = recv(fd, buf + got, sizeof(buf) - 1 - got, 0);
+		if (r <= 0)
+			return 0;
+		got += (size_t)r;
+		buf[got] = '\0';
+		const char *end = strstr(buf, "\r\n\r\n");
+		const char *cl = strcasestr(buf, "\r\nContent-Length:");
+		int st = 0;
+		if (end && cl && cl < end && got >= (size_t)(end + 4 - buf) + strtoul(cl + 17, NULL, 10))
+			return sscanf(buf, "HTTP/1.1 %d", &st) == 1 ? st : 0;
+	}
+	return 0;
+}
+
+/* Transaction 1's status as the agent reports it, asked on a fresh
+ * connection ("" when there is none). */
+static void txn1_status(nt_agent *a, char *buf, size_t size)
+{
+	long st = 0;
+	json_t *doc = NULL;
+	tu_http("GET", nt_url_direct(a, "/v1/transactions/1"), NULL, NULL, &st, &doc);
+	snprintf(buf, size, "%s", st == 200 ? tu_str(doc, "status") : "");
+	json_decref(doc);
+}
+
+/* A transaction that takes seconds (a driver resetting for a ring change)
+ * runs off the worker threads: every keep-alive connection the agent
+ * already serves (a fleet controller's pool, the web view) is answered
+ * while it runs, whichever worker thread accepted it. Three times as many
+ * connections as workers, so some share the apply's worker. */
+static void long_apply_keepalive(void)
+{
+	enum { K = 24 };
+	char dir[PATH_MAX], root[PATH_MAX], status[64] = "";
+	int fds[K], answered = 0;
+	nt_agent a;
+	if (tu_copy(VM, dir, sizeof(dir), root, sizeof(root)) < 0) {
+		CHECK_MSG(0, "cannot copy the fixture");
+		return;
+	}
+	setenv("NETTUNE_TEST_STEP_DELAY_MS", "4000", 1);
+	int r = nt_agent_start(&a, root, NULL, NULL);
+	unsetenv("NETTUNE_TEST_STEP_DELAY_MS");
+	if (r < 0) {
+		CHECK_MSG(0, "agent did not start");
+		return;
+	}
+	for (int i = 0; i < K; i++) {
+		fds[i] = nt_tcp_connect(a.port);
+		CHECK_INT(keepalive_get(fds[i], "/v1/health", 5), 200);
+	}
+	tu_async t;
+	tu_async_start(&t, nt_url_direct(&a, "/v1/transactions"),
+		       "{\"profile\":" SYSCTL_PROFILE("5242880") "}");
+	for (int i = 0; i < 300 && strcmp(status, "applying"); i++) {
+		nt_agent_sleep_ms(10);
+		txn1_status(&a, status, sizeof(status));
+	}
+	CHECK_STR(status, "applying");
+	for (int i = 0; i < K; i++)
+		answered += keepalive_get(fds[i], "/v1/health", 10) == 200;
+	txn1_status(&a, status, sizeof(status));
+	CHECK_INT(answered, K);
+	CHECK_MSG(!strcmp(status, "applying"),
+		  "the apply was %s before every keep-alive connection had its answer", status);
+	tu_async_join(&t);
+	CHECK_INT(t.status, 201);
+	CHECK_STR(tu_str(t.json, "status"), "applied");
+	json_decref(t.json);
+	for (int i = 0; i < K; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
 	nt_agent_stop(&a);
 	tu_sh("rm -rf '%s'", dir);
 }
@@ -769,6 +861,7 @@ int main(void)
 	lax_values();
 	startup();
 	slow_requests();
+	long_apply_keepalive();
 	trickle_attack();
 	crash_mid_write();
 	full_disk();

@@ -2,7 +2,8 @@
 # The integration tests that run the agent's threads against each other,
 # again under ThreadSanitizer (ctest label "tsan"): concurrent applies and
 # a second apply racing a plan (test_txn_crash, test_txn), the drift
-# watcher beside API requests (test_desired), suspended slow requests,
+# watcher beside API requests (test_desired), suspended slow requests and
+# transactions on threads of their own,
 # trickling connections and the connection reaper (test_hostile), and
 # requests sharing one host read (unit test_read_share), the IRQ files of
 # a big host read in parts by several threads with files held open
