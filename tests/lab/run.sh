@@ -30,6 +30,12 @@
 #     and the host network is never touched. Skipped, saying why, otherwise.
 #     The guest gets NT_LAB_MQ_NICS=N and NT_LAB_MQ_QUEUES=Q in /init's
 #     environment (from the kernel command line).
+#   NETTUNE_LAB_INTREMAP=1 (default 0): an Intel IOMMU with interrupt
+#     remapping (-device intel-iommu,intremap=on), as servers have. Without
+#     it x86 moves an MSI interrupt only when it next fires: a new
+#     smp_affinity_list reads back at once but effective_affinity_list stays
+#     where it was on an idle NIC, and the vector is taken later, where a
+#     refusal cannot be reported. With it the kernel moves it in the write.
 #   NETTUNE_LAB_TEST_TIMEOUT (default 300): seconds each guest script may run.
 # Exit: 0 all passed; 1 a test failed or the guest never finished;
 #   77 skipped (no qemu, qemu cannot start, no package registry), with why.
@@ -112,6 +118,12 @@ for ((i = 0; i < mq_n; i++)); do
 done
 ((mq_n > 0)) && append_env=" NT_LAB_MQ_NICS=$mq_n NT_LAB_MQ_QUEUES=$mq_q"
 [ -n "${NETTUNE_LAB_TEST_TIMEOUT:-}" ] && append_env+=" LAB_TEST_TIMEOUT=$NETTUNE_LAB_TEST_TIMEOUT"
+iommu=()
+if [ "${NETTUNE_LAB_INTREMAP:-0}" = 1 ]; then
+    iommu=(-device intel-iommu,intremap=on)
+elif [ "${NETTUNE_LAB_INTREMAP:-0}" != 0 ]; then
+    fail "NETTUNE_LAB_INTREMAP=$NETTUNE_LAB_INTREMAP: expected 0 or 1"
+fi
 # Taps are made in the namespace qemu runs in: a new one, gone with qemu.
 wrap=()
 ((mq_n > 0)) && wrap=(unshare -n --)
@@ -122,12 +134,15 @@ wrap=()
 # never touched.
 # The qemu command line for accelerator $1, into cmd.
 make_cmd() {
-    cmd=("${wrap[@]}" "$qemu" -machine q35 -accel "$1" -cpu max
+    local machine=q35
+    # Under KVM, interrupt remapping needs the IOAPIC in qemu (split irqchip).
+    [ ${#iommu[@]} -gt 0 ] && [ "$1" = kvm ] && machine=q35,kernel-irqchip=split
+    cmd=("${wrap[@]}" "$qemu" -machine "$machine" -accel "$1" -cpu max
          -smp "$((4 * cpn)),sockets=4,cores=$cpn,threads=1" -m 2048M
          -nodefaults -display none -serial stdio -no-reboot -monitor none
          -kernel "$kdir/vmlinuz" -initrd "$work/lab.cpio"
          -append "console=ttyS0 rdinit=/init panic=-1 quiet loglevel=4 mitigations=off$append_env"
-         "${numa[@]}"
+         "${numa[@]}" "${iommu[@]}"
          -device pxb-pcie,id=pxb1,bus_nr=64,numa_node=1,bus=pcie.0
          -device pxb-pcie,id=pxb2,bus_nr=128,numa_node=3,bus=pcie.0
          -device pcie-root-port,id=rp0,bus=pcie.0,chassis=1,addr=0x10
@@ -211,6 +226,7 @@ to_init=never; init_done=never
 [ -n "$t_init" ] && [ -n "$t_done" ] && init_done="$(secs "$t_init" "$t_done") s"
 mqdesc=''
 ((mq_n > 0)) && mqdesc=", $mq_n NICs x $mq_q queue pairs"
+[ ${#iommu[@]} -gt 0 ] && mqdesc+=", interrupt remapping"
 echo "lab: timing (accel $accel, $((4 * cpn)) CPUs$mqdesc): prepare $(secs "$t0" "$t1") s, initramfs $(secs "$t1" "$t2") s," \
      "qemu start to /init $to_init, /init to LAB-DONE $init_done, whole boot $(secs "$tboot" "$tend") s"
 
