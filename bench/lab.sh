@@ -32,6 +32,7 @@ done
 command -v jq >/dev/null || { echo "bench/lab.sh: jq is needed (Debian package jq)" >&2; exit 2; }
 
 log=$(mktemp "${TMPDIR:-/tmp}/nettune-lab-bench.XXXXXX.log") || exit 1
+echo "bench/lab.sh: console log: $log"
 pid=''
 # run.sh stops its qemu when it is stopped; stop it if this script is.
 trap '[ -n "$pid" ] && kill -TERM "$pid" 2>/dev/null; wait 2>/dev/null' EXIT
@@ -43,10 +44,13 @@ NETTUNE_LAB_INTREMAP=${NETTUNE_LAB_INTREMAP:-1} \
 NETTUNE_LAB_TEST_TIMEOUT=${NETTUNE_LAB_TEST_TIMEOUT:-1200} NETTUNE_LAB_TIMEOUT=${NETTUNE_LAB_TIMEOUT:-1500} \
     bash "$here/../tests/lab/run.sh" > "$log" 2>&1 &
 pid=$!
-tail -n +1 -f --pid="$pid" "$log" | grep --line-buffered -v '^guest| ok: '
+# Shown as it comes, in the background: bash runs a trap only once the
+# foreground command is done, and `wait` is what a signal interrupts.
+tail -n +1 -f --pid="$pid" "$log" | grep --line-buffered -v '^guest| ok: ' &
 wait "$pid"
 rc=$?
 pid=''
+wait
 echo "bench/lab.sh: console log: $log"
 
 res=$(grep -a -o 'LAB-BENCH {.*}' "$log" | tail -n 1 | cut -d' ' -f2-)

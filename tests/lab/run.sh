@@ -76,6 +76,12 @@ case $accel in
 esac
 cpn=${NETTUNE_LAB_CPUS_PER_NODE:-2}
 [[ $cpn =~ ^[1-9][0-9]?$ ]] || fail "NETTUNE_LAB_CPUS_PER_NODE=$cpn: expected 1 to 99"
+iommu=()
+case ${NETTUNE_LAB_INTREMAP:-0} in
+    0) ;;
+    1) iommu=(-device intel-iommu,intremap=on) ;;
+    *) fail "NETTUNE_LAB_INTREMAP=$NETTUNE_LAB_INTREMAP: expected 0 or 1" ;;
+esac
 mq_n=0 mq_q=0
 if [ -n "${NETTUNE_LAB_MQ:-}" ]; then
     read -r mq_n mq_q mq_rest <<< "$NETTUNE_LAB_MQ"
@@ -118,12 +124,6 @@ for ((i = 0; i < mq_n; i++)); do
 done
 ((mq_n > 0)) && append_env=" NT_LAB_MQ_NICS=$mq_n NT_LAB_MQ_QUEUES=$mq_q"
 [ -n "${NETTUNE_LAB_TEST_TIMEOUT:-}" ] && append_env+=" LAB_TEST_TIMEOUT=$NETTUNE_LAB_TEST_TIMEOUT"
-iommu=()
-if [ "${NETTUNE_LAB_INTREMAP:-0}" = 1 ]; then
-    iommu=(-device intel-iommu,intremap=on)
-elif [ "${NETTUNE_LAB_INTREMAP:-0}" != 0 ]; then
-    fail "NETTUNE_LAB_INTREMAP=$NETTUNE_LAB_INTREMAP: expected 0 or 1"
-fi
 # Taps are made in the namespace qemu runs in: a new one, gone with qemu.
 wrap=()
 ((mq_n > 0)) && wrap=(unshare -n --)
