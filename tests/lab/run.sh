@@ -15,13 +15,15 @@
 #   NETTUNE_LAB_QEMU (the qemu-system-x86_64 to use, default from PATH),
 #   NETTUNE_LAB_OFFLINE=1 (use only the cache; see prepare.sh).
 # Optional knobs (the defaults are what the ctest lab/vm runs):
-#   NETTUNE_LAB_ACCEL=tcg|kvm|auto (default tcg: the same everywhere; kvm
-#     skips when qemu cannot start with it; auto is kvm when it can, else
-#     tcg). The timing line says which one ran.
-#   NETTUNE_LAB_CPUS_PER_NODE (default 2): CPUs of each of the 4 nodes. x86
+#   NETTUNE_LAB_ACCEL=tcg|kvm|auto (default tcg: the same everywhere). kvm
+#     skips when qemu cannot start with it, and fails when the guest does
+#     not reach /init under it within 60 s; auto then boots with tcg
+#     instead. The timing line says which one ran.
+#   NETTUNE_LAB_CPUS_PER_NODE (default 2, at most 16): CPUs of each of the
+#     4 nodes. x86
 #     has about 200 interrupt vectors per CPU, and a `local` placement puts
 #     all of a NIC's IRQs on its node's CPUs: more CPUs hold more IRQs.
-#   NETTUNE_LAB_MQ="N Q" (default none): N more virtio-net NICs of Q queue
+#   NETTUNE_LAB_MQ="N Q" (default none): N (at most 48) more virtio-net NICs of Q queue
 #     pairs each (2Q+2 MSI-X vectors), behind root ports on the node-1 and
 #     node-3 expander bridges alternately, with MACs 52:54:00:01:0<node>:<i>
 #     (i in hex from 00). Multi-queue needs tap backends (-netdev user has no
@@ -75,7 +77,7 @@ case $accel in
     *) fail "NETTUNE_LAB_ACCEL=$accel: expected tcg, kvm or auto" ;;
 esac
 cpn=${NETTUNE_LAB_CPUS_PER_NODE:-2}
-[[ $cpn =~ ^[1-9][0-9]?$ ]] || fail "NETTUNE_LAB_CPUS_PER_NODE=$cpn: expected 1 to 99"
+[[ $cpn =~ ^[1-9][0-9]?$ ]] && [ "$cpn" -le 16 ] || fail "NETTUNE_LAB_CPUS_PER_NODE=$cpn: expected 1 to 16"
 iommu=()
 case ${NETTUNE_LAB_INTREMAP:-0} in
     0) ;;
@@ -85,8 +87,9 @@ esac
 mq_n=0 mq_q=0
 if [ -n "${NETTUNE_LAB_MQ:-}" ]; then
     read -r mq_n mq_q mq_rest <<< "$NETTUNE_LAB_MQ"
-    [[ $mq_n =~ ^[1-9][0-9]?$ && $mq_q =~ ^[1-9][0-9]*$ && -z $mq_rest ]] && [ "$mq_q" -le 256 ] ||
-        fail "NETTUNE_LAB_MQ='$NETTUNE_LAB_MQ': expected \"N Q\", N NICs (1-99) of Q queue pairs (1-256)"
+    # 48: each expander bridge's bus has 32 slots, a root port in each.
+    [[ $mq_n =~ ^[1-9][0-9]?$ && $mq_q =~ ^[1-9][0-9]*$ && -z $mq_rest ]] && [ "$mq_n" -le 48 ] && [ "$mq_q" -le 256 ] ||
+        fail "NETTUNE_LAB_MQ='$NETTUNE_LAB_MQ': expected \"N Q\", N NICs (1-48) of Q queue pairs (1-256)"
     [ "$(id -u)" = 0 ] || skip "NETTUNE_LAB_MQ needs root: the multi-queue NICs are tap-backed, made in a network namespace of their own"
     [ -c /dev/net/tun ] || skip "NETTUNE_LAB_MQ needs /dev/net/tun for the multi-queue NICs' taps"
     command -v unshare >/dev/null || skip "NETTUNE_LAB_MQ needs unshare (util-linux) to keep the taps off the host network"
@@ -130,7 +133,8 @@ wrap=()
 # MACs name the NICs (ethN follows probe order, not the command line):
 #   52:54:00:00:00:10 on pcie.0 (no node), ...:01:11 on node 1, ...:03:12 on node 3.
 # SeaBIOS (the default firmware) is needed: with qboot the NICs behind the
-# expander bridges do not appear. -netdev user only: the host network is
+# expander bridges do not appear. The lab's own NICs are -netdev user, the
+# multi-queue ones taps in qemu's own network namespace: the host network is
 # never touched.
 # The qemu command line for accelerator $1, into cmd.
 make_cmd() {
