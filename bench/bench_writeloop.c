@@ -2,7 +2,8 @@
  * a bare loop that opens ROOT/proc/irq/N/smp_affinity_list, writes the
  * CPU list and closes it, for every IRQ of a list. bench/run.py hands it
  * the IRQs and values of the agent's own plan, so the loop and the agent's
- * transaction do the same placements on the same tree.
+ * transaction do the same placements on the same tree; bench/lab/10-bench.sh
+ * does the same on / of the VM lab's kernel, with hundreds of NIC IRQs.
  *
  *   bench_writeloop ROOT LIST [ROUNDS]
  *

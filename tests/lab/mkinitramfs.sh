@@ -11,7 +11,8 @@
 #   NT_LAB_BINS  more binaries for /usr/bin of the guest, space-separated
 #            (environment; test programs that guest tests run, e.g. the live
 #            test test_live_ethtool_group); missing ones are left out
-#   LAB_TESTS the folder of guest test scripts (default: tests/ next to this file)
+#   LAB_TESTS the folder of guest test scripts (default: tests/ next to this
+#            file); tests/lib.bash is put in /lab/ whichever folder it is
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -133,6 +134,9 @@ chmod 755 "$stage/init"
 cp "$tests"/*.sh "$stage/lab/" 2>/dev/null || true
 mkdir -p "$stage/lab/tests"
 mv "$stage"/lab/*.sh "$stage/lab/tests/" 2>/dev/null || true
+# The lab's own helpers always, so a LAB_TESTS folder elsewhere (bench/lab)
+# can source /lab/lib.bash; that folder's *.bash come after and may add more.
+cp "$here/tests/lib.bash" "$stage/lab/"
 for f in "$tests"/*.bash; do [ -e "$f" ] && cp "$f" "$stage/lab/"; done
 echo "$kver" > "$stage/lab/KVER"
 
