@@ -169,19 +169,19 @@ int nt_srv_run_long(struct nt_server *s, struct nt_conn *c, struct MHD_Connectio
 		free(j);
 		return -EBUSY;
 	}
-	/* Suspended before the thread exists, so its resume cannot come
-	 * first. */
-	MHD_suspend_connection(mc);
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	r = pthread_create(&th, &attr, long_main, j);
 	pthread_attr_destroy(&attr);
 	if (r != 0) {
-		MHD_resume_connection(mc);
 		pthread_mutex_unlock(&s->defer_lock);
 		free(j);
 		return -r;
 	}
+	/* Suspended only once the thread exists (nothing to undo when it
+	 * cannot be made), still under the lock its resume takes, so the
+	 * resume cannot come first. */
+	MHD_suspend_connection(mc);
 	s->nlong++;
 	pthread_mutex_unlock(&s->defer_lock);
 	return 0;
