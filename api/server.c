@@ -465,8 +465,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *mc, const ch
 		r = nt_srv_run_long(s, c, mc, c->route->fn);
 		if (r == 0)
 			return MHD_YES;
+		if (r == -EBUSY)
+			return send_problem(mc, c, 503, "busy", "Busy",
+					    "too many transactions are in progress, or the agent is stopping; try again shortly");
 		return send_problem(mc, c, 503, "busy", "Busy",
-				    "too many long requests (transactions) are in progress; try again shortly");
+				    "no thread could be started for this transaction (%s); nothing was applied",
+				    strerror(-r));
 	} else {
 		r = c->route->fn(&c->req, &resp);
 	}
