@@ -24,6 +24,47 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* How much of a reply read_reply waits for. */
+enum reply_until {
+	UNTIL_CLOSE, /* the server closes */
+	UNTIL_HEAD, /* the end of its head */
+	UNTIL_BODY, /* its head and Content-Length bytes of body */
+};
+
+/* Read a reply on FD into BUF (SIZE bytes) up to UNTIL, for TIMEOUT_S at
+ * most from T0. Returns its status; 0 when none came, or with UNTIL_BODY
+ * when the whole reply did not. */
+static int read_reply(int fd, double t0, double timeout_s, enum reply_until until, char *buf,
+		      size_t size)
+{
+	size_t got = 0;
+	bool whole = until != UNTIL_BODY;
+	int st = 0;
+	buf[0] = '\0';
+	while (now_s() - t0 < timeout_s && got < size - 1) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		if (poll(&p, 1, 100) <= 0)
+			continue;
+		ssize_t r = recv(fd, buf + got, size - 1 - got, 0);
+		if (r <= 0)
+			break;
+		got += (size_t)r;
+		buf[got] = '\0';
+		const char *end = strstr(buf, "\r\n\r\n");
+		if (until == UNTIL_HEAD && end)
+			break;
+		const char *cl = until == UNTIL_BODY ? strcasestr(buf, "\r\nContent-Length:") : NULL;
+		if (end && cl && cl < end &&
+		    got >= (size_t)(end + 4 - buf) + strtoul(cl + 17, NULL, 10)) {
+			whole = true;
+			break;
+		}
+	}
+	if (!whole || sscanf(buf, "HTTP/1.1 %d", &st) != 1)
+		st = 0;
+	return st;
+}
+
 /* Send N bytes of BYTES on a fresh connection and read the reply into
  * BUF (SIZE bytes): up to the end of its head when HEAD_ONLY, else until
  * the server closes; for TIMEOUT_S at most (*SECS, when not NULL: how long
@@ -35,7 +76,7 @@ static int raw_exchange(int port, const char *bytes, size_t n, double timeout_s,
 {
 	int fd = nt_tcp_connect(port);
 	double t0 = now_s();
-	size_t got = 0, sent = 0;
+	size_t sent = 0;
 	buf[0] = '\0';
 	if (fd < 0)
 		return -1;
@@ -45,25 +86,10 @@ static int raw_exchange(int port, const char *bytes, size_t n, double timeout_s,
 			break;
 		sent += (size_t)w;
 	}
-	while (now_s() - t0 < timeout_s && got < size - 1) {
-		struct pollfd p = { .fd = fd, .events = POLLIN };
-		if (poll(&p, 1, 100) <= 0)
-			continue;
-		ssize_t r = recv(fd, buf + got, size - 1 - got, 0);
-		if (r <= 0)
-			break;
-		got += (size_t)r;
-		buf[got] = '\0';
-		if (head_only && strstr(buf, "\r\n\r\n"))
-			break;
-	}
+	int st = read_reply(fd, t0, timeout_s, head_only ? UNTIL_HEAD : UNTIL_CLOSE, buf, size);
 	close(fd);
 	if (secs)
 		*secs = now_s() - t0;
-	buf[got] = '\0';
-	int st = 0;
-	if (sscanf(buf, "HTTP/1.1 %d", &st) != 1)
-		st = 0;
 	return st;
 }
 
@@ -156,26 +182,10 @@ static int keepalive_get(int fd, const char *path, double timeout_s)
 {
 	char req[256], buf[16384];
 	int n = snprintf(req, sizeof(req), "GET %s HTTP/1.1\r\nHost: x\r\n\r\n", path);
-	size_t got = 0;
 	double t0 = now_s();
 	if (write(fd, req, (size_t)n) != n)
 		return 0;
-	while (now_s() - t0 < timeout_s && got < sizeof(buf) - 1) {
-		struct pollfd p = { .fd = fd, .events = POLLIN };
-		if (poll(&p, 1, 100) <= 0)
-			continue;
-		ssize_t r = recv(fd, buf + got, sizeof(buf) - 1 - got, 0);
-		if (r <= 0)
-			return 0;
-		got += (size_t)r;
-		buf[got] = '\0';
-		const char *end = strstr(buf, "\r\n\r\n");
-		const char *cl = strcasestr(buf, "\r\nContent-Length:");
-		int st = 0;
-		if (end && cl && cl < end && got >= (size_t)(end + 4 - buf) + strtoul(cl + 17, NULL, 10))
-			return sscanf(buf, "HTTP/1.1 %d", &st) == 1 ? st : 0;
-	}
-	return 0;
+	return read_reply(fd, t0, timeout_s, UNTIL_BODY, buf, sizeof(buf));
 }
 
 /* Transaction 1's status as the agent reports it, asked on a fresh
