@@ -71,7 +71,11 @@ int nt_plan_build(const nt_ctx *ctx, nt_ethtool *eh, const nt_topology *t, const
 			nt_profile_error(errors, d->path, "%s", why);
 			continue;
 		}
-		int e = k->read(ctx, eh, d->target, &s->before);
+		/* T was read for this plan: where it shows the value, that is
+		 * the before-value, and the target is not read again. */
+		int e = k->model_read ? k->model_read(t, d->target, &s->before) : -ENOENT;
+		if (e == -ENOENT)
+			e = k->read(ctx, eh, d->target, &s->before);
 		if (e < 0) {
 			nt_profile_error(errors, d->path, "%s %s cannot be read: %s", k->name, d->target,
 					 nt_strerror(e));

@@ -27,8 +27,10 @@ typedef struct nt_plan {
 			   * by reserve_app_cpus (owned; {} when none) */
 } nt_plan;
 
-/* Validate PROFILE against host T (read with CTX, and EH, an ethtool
- * handle for CTX kept for the whole plan, or NULL) and build its plan. On
+/* Validate PROFILE against host T and build its plan. T is the host read
+ * with CTX for this plan, just before: where a kind can tell a target's
+ * value from T (model_read), that is the step's before-value. EH is an
+ * ethtool handle for CTX kept for the whole plan, or NULL. On
  * NT_EINVALID the problems are appended to ERRORS ({path, message}); a
  * target whose current value cannot be read is such a problem too. On
  * success *PLAN is filled (free with nt_plan_free). Returns 0, NT_EINVALID

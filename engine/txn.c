@@ -440,21 +440,22 @@ static nt_ethtool *stage_ethtool(nt_txn_engine *e)
 	return nt_ethtool_open(&e->ctx, &eh) == 0 ? eh : NULL;
 }
 
-/* Read S's target back after writing WANT. Returns 0, NT_ECONFLICT (GOT
- * holds what it reads) or the read error, with a sentence in ERR that
+/* Check what S's target read back (READ_ERR, GOT) after writing WANT.
+ * Returns 0, NT_ECONFLICT or the read error, with a sentence in ERR that
  * starts with PREFIX and says what was being done (DOING "writing"). */
-static int verify(nt_txn_engine *e, nt_ethtool *eh, const nt_step *s, const nt_value *want,
-		  const char *prefix,
-		  const char *doing, nt_value *got, char *err, size_t errsize)
+static int verify(const nt_step *s, int read_err, const nt_value *got, const nt_value *want,
+		  const char *prefix, const char *doing, char *err, size_t errsize)
 {
 	char a[NT_VALUE_MAX], b[NT_VALUE_MAX];
-	int r = nt_setting_verify(&e->ctx, eh, s->kind, s->target, want, got);
-	if (r == NT_ECONFLICT)
-		snprintf(err, errsize, "%sreads '%s' after %s '%s'", prefix, nt_value_str(s->kind, got, a, sizeof(a)),
-			 doing, nt_value_str(s->kind, want, b, sizeof(b)));
-	else if (r < 0)
-		snprintf(err, errsize, "%scannot read back: %s", prefix, nt_strerror(r));
-	return r;
+	if (read_err < 0) {
+		snprintf(err, errsize, "%scannot read back: %s", prefix, nt_strerror(read_err));
+		return read_err;
+	}
+	if (nt_setting_equal(s->kind, got, want))
+		return 0;
+	snprintf(err, errsize, "%sreads '%s' after %s '%s'", prefix, nt_value_str(s->kind, got, a, sizeof(a)),
+		 doing, nt_value_str(s->kind, want, b, sizeof(b)));
+	return NT_ECONFLICT;
 }
 
 /* Put targets 0..LAST back to their before-values, in reverse, verifying
@@ -503,9 +504,11 @@ static int undo(nt_txn_engine *e, nt_ethtool *eh, stage *st, int64_t id, const n
 		if (fault_at(e, "pause-in-undo", i))
 			sleep_ms(e->step_delay_ms);
 		fault_at(e, "kill-in-undo", i);
-		r = s->kind->apply(&e->ctx, eh, s->target, &s->before, err, sizeof(err));
+		int back;
+		r = nt_setting_apply_read(&e->ctx, eh, s->kind, s->target, &s->before, &got, &back, err,
+					  sizeof(err));
 		if (r == 0)
-			r = verify(e, eh, s, &s->before, "", "restoring", &got, err, sizeof(err));
+			r = verify(s, back, &got, &s->before, "", "restoring", err, sizeof(err));
 		if (r < 0) {
 			char msg[1024];
 			/* What the target holds now, after the failed undo (which
@@ -562,9 +565,11 @@ static void run_steps(nt_txn_engine *e, nt_ethtool *eh, int64_t id, const nt_ste
 			sleep_ms(e->step_delay_ms);
 		err[0] = '\0';
 		fault_at(e, "kill-before-apply", i);
+		int rr = -EIO;
 		int r = fault_at(e, "fail", i) ?
 				(snprintf(err, sizeof(err), "injected fault"), -EROFS) :
-				s->kind->apply(&e->ctx, eh, s->target, &s->after, err, sizeof(err));
+				nt_setting_apply_read(&e->ctx, eh, s->kind, s->target, &s->after, &got, &rr,
+						      err, sizeof(err));
 		if (r == 0)
 			fault_at(e, "kill-after-apply", i);
 		if (r < 0 && s->kind->skip_errno && r == -s->kind->skip_errno) {
@@ -573,7 +578,7 @@ static void run_steps(nt_txn_engine *e, nt_ethtool *eh, int64_t id, const nt_ste
 			continue;
 		}
 		if (r == 0)
-			r = verify(e, eh, s, &s->after, "verify: ", "writing", &got, err, sizeof(err));
+			r = verify(s, rr, &got, &s->after, "verify: ", "writing", err, sizeof(err));
 		if (r < 0) {
 			failed = last = i;
 			results[i] = NT_STEP_FAILED;

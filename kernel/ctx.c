@@ -163,16 +163,10 @@ static int open_kernel_file(const nt_ctx *ctx, const char *path, int flags)
 		 * opened for writing. */
 		return fd == -ELOOP || fd == -ENXIO ? NT_EFILETYPE : fd;
 	}
-	if ((fd = vet_fd(ctx, fd, S_IFREG, checked)) < 0)
-		return fd;
-	/* Reads of a regular file never block anyway (O_NONBLOCK is left on
-	 * them, saving two calls a read); keep writes plain. */
-	if ((flags & O_ACCMODE) != O_RDONLY) {
-		int fl = fcntl(fd, F_GETFL);
-		if (fl >= 0)
-			fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
-	}
-	return fd;
+	/* O_NONBLOCK stays on: it means nothing to a regular file, and
+	 * procfs and sysfs attribute handlers never look at it, so taking it
+	 * off would cost two calls a file for nothing. */
+	return vet_fd(ctx, fd, S_IFREG, checked);
 }
 
 /* Open directory PATH (already under the root) for *at() calls. FOLLOW:
@@ -472,23 +466,27 @@ fail:
 	return r;
 }
 
-int nt_write_str(const nt_ctx *ctx, const char *value, const char *fmt, ...)
+/* Write VALUE to PATH (under the root already); with BUF, read the file
+ * back into it as well (see nt_write_read_str). */
+static int write_path(const nt_ctx *ctx, const char *path, const char *value, char *buf, size_t size,
+		      int *read_r)
 {
-	char path[PATH_MAX];
-	va_list ap;
-	va_start(ap, fmt);
-	int r = vpath(ctx, path, sizeof(path), fmt, ap);
-	va_end(ap);
-	if (r < 0)
-		return r;
+	int r;
 	/* Never O_TRUNC: on a fixture the target is replaced whole
 	 * (write_fixture), and kernel attribute files ignore it. */
-	int fd = open_kernel_file(ctx, path, O_WRONLY);
+	int fd = open_kernel_file(ctx, path, buf && ctx->live ? O_RDWR : O_WRONLY);
 	if (fd < 0)
 		return fd;
 	if (!ctx->live) {
 		r = write_fixture(fd, value);
 		close(fd);
+		/* The file was replaced: FD reads the old one. */
+		if (r == 0 && buf) {
+			int rfd = open_kernel_file(ctx, path, O_RDONLY);
+			*read_r = rfd < 0 ? rfd : read_fd_value(rfd, buf, size, true);
+			if (rfd >= 0)
+				close(rfd);
+		}
 		return r;
 	}
 	/* One write() is one value to a kernel attribute: a short write is
@@ -503,9 +501,44 @@ int nt_write_str(const nt_ctx *ctx, const char *value, const char *fmt, ...)
 		r = -errno;
 	else if ((size_t)n != len)
 		r = -EIO;
+	/* A read at offset 0 makes the value anew (as held files rely on). */
+	if (r == 0 && buf)
+		*read_r = read_fd_value(fd, buf, size, true);
 	/* sysfs/procfs report some errors only at close. */
 	if (close(fd) < 0 && r == 0)
 		r = -errno;
+	return r;
+}
+
+int nt_write_str(const nt_ctx *ctx, const char *value, const char *fmt, ...)
+{
+	char path[PATH_MAX];
+	va_list ap;
+	va_start(ap, fmt);
+	int r = vpath(ctx, path, sizeof(path), fmt, ap);
+	va_end(ap);
+	if (r < 0)
+		return r;
+	return write_path(ctx, path, value, NULL, 0, NULL);
+}
+
+int nt_write_read_str(const nt_ctx *ctx, const char *value, char *buf, size_t size, int *read_r,
+		      const char *fmt, ...)
+{
+	char path[PATH_MAX];
+	va_list ap;
+	if (size == 0 || !read_r)
+		return -EINVAL;
+	buf[0] = '\0';
+	*read_r = -EIO;
+	va_start(ap, fmt);
+	int r = vpath(ctx, path, sizeof(path), fmt, ap);
+	va_end(ap);
+	if (r < 0)
+		return r;
+	r = write_path(ctx, path, value, buf, size, read_r);
+	if (*read_r < 0)
+		buf[0] = '\0';
 	return r;
 }
 

@@ -117,6 +117,15 @@ int nt_read_long_at(const nt_ctx *ctx, int dirfd, const char *rel, long *out);
 int nt_open_at(const nt_ctx *ctx, int dirfd, const char *rel);
 int nt_pread_value(int fd, char *buf, size_t size);
 
+/* nt_write_str, and then the file read back into BUF through the
+ * descriptor the write used (on procfs and sysfs a read at offset 0 makes
+ * the value anew), the way a write is checked with one open instead of
+ * two. On a fixture root, whose write replaces the file, the new file is
+ * opened for the read. Returns the write's 0 or -errno; when that is 0,
+ * *READ_R is the read's length or -errno, as nt_read_str gives them. */
+int nt_write_read_str(const nt_ctx *ctx, const char *value, char *buf, size_t size, int *read_r,
+		      const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+
 bool nt_exists(const nt_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Interface names as the kernel allows them: 1..15 printable bytes, no '/',

@@ -29,8 +29,10 @@ int nt_kernel_write_attr(const nt_ctx *ctx, const char *value, const char *fmt, 
 	return r;
 }
 
-int nt_kernel_irq_set_affinity(const nt_ctx *ctx, int irq, const char *cpulist, char *err,
-			       size_t errsize)
+/* Set IRQ's affinity; with BUF, read smp_affinity_list back into it too
+ * (see nt_kernel_irq_set_affinity_read). */
+static int irq_set(const nt_ctx *ctx, int irq, const char *cpulist, char *buf, size_t size, int *read_r,
+		   char *err, size_t errsize)
 {
 	int r = 0;
 
@@ -38,9 +40,13 @@ int nt_kernel_irq_set_affinity(const nt_ctx *ctx, int irq, const char *cpulist, 
 		r = NT_EINVALID;
 	} else if (!ctx->live) {
 		r = nt_fixture_irq_set_affinity(ctx, irq, cpulist);
+		if (r == 0 && buf)
+			*read_r = nt_read_str(ctx, buf, size, "/proc/irq/%d/smp_affinity_list", irq);
 	} else {
 		for (int attempt = 0; attempt < 3; attempt++) {
-			r = nt_write_str(ctx, cpulist, "/proc/irq/%d/smp_affinity_list", irq);
+			r = buf ? nt_write_read_str(ctx, cpulist, buf, size, read_r,
+						    "/proc/irq/%d/smp_affinity_list", irq) :
+				  nt_write_str(ctx, cpulist, "/proc/irq/%d/smp_affinity_list", irq);
 			if (r != -EBUSY && r != -EAGAIN)
 				break;
 			nanosleep(&(struct timespec){ .tv_nsec = 10 * 1000 * 1000 }, NULL);
@@ -49,6 +55,22 @@ int nt_kernel_irq_set_affinity(const nt_ctx *ctx, int irq, const char *cpulist, 
 	if (r < 0 && err && errsize)
 		snprintf(err, errsize, "IRQ %d: %s", irq, nt_strerror(r));
 	return r;
+}
+
+int nt_kernel_irq_set_affinity(const nt_ctx *ctx, int irq, const char *cpulist, char *err,
+			       size_t errsize)
+{
+	return irq_set(ctx, irq, cpulist, NULL, 0, NULL, err, errsize);
+}
+
+int nt_kernel_irq_set_affinity_read(const nt_ctx *ctx, int irq, const char *cpulist, char *buf,
+				    size_t size, int *read_r, char *err, size_t errsize)
+{
+	if (!buf || size == 0 || !read_r)
+		return -EINVAL;
+	buf[0] = '\0';
+	*read_r = -EIO;
+	return irq_set(ctx, irq, cpulist, buf, size, read_r, err, errsize);
 }
 
 /* An option is one file name under bonding/. */

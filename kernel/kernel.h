@@ -39,6 +39,14 @@ int nt_kernel_vwrite_attr(const nt_ctx *ctx, const char *value, const char *fmt,
 int nt_kernel_irq_set_affinity(const nt_ctx *ctx, int irq, const char *cpulist, char *err,
 			       size_t errsize);
 
+/* nt_kernel_irq_set_affinity, and then smp_affinity_list as it reads
+ * after the write into BUF (SIZE bytes), read through the descriptor the
+ * write used (nt_write_read_str): one open for a write and its check. On a
+ * fixture root the file is opened again. Returns the write's 0 or -errno
+ * (with ERR); when that is 0, *READ_R is the read's length or -errno. */
+int nt_kernel_irq_set_affinity_read(const nt_ctx *ctx, int irq, const char *cpulist, char *buf,
+				    size_t size, int *read_r, char *err, size_t errsize);
+
 /* Set OPTION ("xmit_hash_policy", "miimon") of bond BOND to VALUE through
  * /sys/class/net/BOND/bonding/OPTION. On a fixture root the file then reads
  * as the bonding driver shows it: an enumerated option as its name and

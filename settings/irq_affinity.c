@@ -95,7 +95,9 @@ static int irq_check(const nt_ctx *ctx, nt_ethtool *eh, const nt_topology *t, co
 			 irq_format(v, list, sizeof(list)) == 0 ? list : "?");
 		return NT_EINVALID;
 	}
-	if (!nt_exists(ctx, "/proc/irq/%ld", irq)) {
+	/* An IRQ of the host model exists (T was read for this plan). */
+	const nt_irq *q = t ? nt_topology_irq(t, (int)irq) : NULL;
+	if (!(q && q->has_affinity) && !nt_exists(ctx, "/proc/irq/%ld", irq)) {
 		snprintf(why, whysize, "IRQ %ld does not exist", irq);
 		return NT_EINVALID;
 	}
@@ -120,6 +122,45 @@ static int irq_apply(const nt_ctx *ctx, nt_ethtool *eh, const char *target,
 	return r;
 }
 
+/* The write and its check through one descriptor (kernel/kernel.h). */
+static int irq_apply_read(const nt_ctx *ctx, nt_ethtool *eh, const char *target, const nt_value *v,
+			  nt_value *got, int *read_err, char *err, size_t errsize)
+{
+	long irq;
+	char list[NT_VALUE_MAX * 4], back[NT_VALUE_MAX * 4];
+	int rr = -EIO;
+	int r = parse_irq(target, &irq);
+
+	*read_err = -EIO;
+	memset(got, 0, sizeof(*got));
+	if (r == 0 && nt_cpuset_empty(&v->cpus))
+		r = NT_EINVALID;
+	if (r == 0 && nt_cpulist_format(&v->cpus, list, sizeof(list)) < 0)
+		r = -ENOSPC;
+	if (r < 0) {
+		if (err && errsize)
+			snprintf(err, errsize, "IRQ %s: %s", target, nt_strerror(r));
+		return r;
+	}
+	r = nt_kernel_irq_set_affinity_read(ctx, (int)irq, list, back, sizeof(back), &rr, err, errsize);
+	if (r == 0)
+		*read_err = rr < 0 ? rr : nt_cpulist_parse(back, &got->cpus) < 0 ? NT_EPARSE : 0;
+	return r;
+}
+
+/* The IRQ's CPUs as the host model read them from smp_affinity_list (or
+ * the mask, as irq_read falls back to). */
+static int irq_model_read(const nt_topology *t, const char *target, nt_value *out)
+{
+	long irq;
+	const nt_irq *q = parse_irq(target, &irq) == 0 ? nt_topology_irq(t, (int)irq) : NULL;
+	if (!q || !q->has_affinity)
+		return -ENOENT;
+	memset(out, 0, sizeof(*out));
+	out->cpus = q->affinity;
+	return 0;
+}
+
 /* "effective N": the CPUs the interrupt is delivered to now. */
 static int irq_observe(const nt_ctx *ctx, nt_ethtool *eh, const char *target, char *out, size_t size)
 {
@@ -142,6 +183,8 @@ const nt_setting_kind nt_setting_irq_affinity = {
 	.read = irq_read,
 	.check = irq_check,
 	.apply = irq_apply,
+	.apply_read = irq_apply_read,
+	.model_read = irq_model_read,
 	.observe = irq_observe,
 	.order = 10,
 	/* The kernel refuses affinity changes to managed IRQs with EIO. */

@@ -2,6 +2,7 @@
  * folder and one line in NT_SETTING_MODULES below. */
 #include "settings/setting.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -69,6 +70,20 @@ int nt_setting_verify(const nt_ctx *ctx, nt_ethtool *eh, const nt_setting_kind *
 	if (r < 0)
 		return r;
 	return k->equal(got, want) ? 0 : NT_ECONFLICT;
+}
+
+int nt_setting_apply_read(const nt_ctx *ctx, nt_ethtool *eh, const nt_setting_kind *k,
+			  const char *target, const nt_value *want, nt_value *got, int *read_err,
+			  char *err, size_t errsize)
+{
+	memset(got, 0, sizeof(*got));
+	*read_err = -EIO;
+	if (k->apply_read)
+		return k->apply_read(ctx, eh, target, want, got, read_err, err, errsize);
+	int r = k->apply(ctx, eh, target, want, err, errsize);
+	if (r == 0)
+		*read_err = k->read(ctx, eh, target, got);
+	return r;
 }
 
 const char *nt_value_str(const nt_setting_kind *k, const nt_value *v, char *buf, size_t size)

@@ -71,6 +71,21 @@ typedef struct nt_setting_kind {
 	 * text in ERR. */
 	int (*apply)(const nt_ctx *ctx, nt_ethtool *eh, const char *target, const nt_value *v, char *err,
 		     size_t errsize);
+	/* Optional: APPLY, then TARGET read back as READ reads it, through
+	 * the descriptor the write used where the system allows (an IRQ's
+	 * file), so that a step and its check cost one open, not two.
+	 * Returns what APPLY returns; when that is 0, *READ_ERR is what READ
+	 * returns and GOT holds the value. NULL: APPLY, then READ
+	 * (nt_setting_apply_read). */
+	int (*apply_read)(const nt_ctx *ctx, nt_ethtool *eh, const char *target, const nt_value *v,
+			  nt_value *got, int *read_err, char *err, size_t errsize);
+	/* Optional: TARGET's value as the host model T shows it. The planner
+	 * takes it for a step's before-value, T being the host read for the
+	 * plan a moment earlier from the same files: on a host with a
+	 * thousand IRQs that is a thousand opens saved. Returns 0, or
+	 * -ENOENT when T does not show it (the planner calls READ then).
+	 * NULL: READ always. */
+	int (*model_read)(const nt_topology *t, const char *target, nt_value *out);
 	/* What the target shows after an apply beyond its value, for the
 	 * record (an IRQ's effective CPUs, which change only when it next
 	 * fires); NULL for kinds with nothing more. Returns 0 or -errno. */
@@ -171,6 +186,13 @@ bool nt_setting_equal(const nt_setting_kind *k, const nt_value *a, const nt_valu
  * when it reads differently (GOT holds what it reads), or the read error. */
 int nt_setting_verify(const nt_ctx *ctx, nt_ethtool *eh, const nt_setting_kind *k, const char *target,
 		      const nt_value *want, nt_value *got);
+/* Write WANT to TARGET and read it back: through K's apply_read when it
+ * has one, else APPLY then READ. Returns the write's 0 or -errno (ERR says
+ * why); when that is 0, *READ_ERR is the read's 0 or -errno and GOT holds
+ * what it read. */
+int nt_setting_apply_read(const nt_ctx *ctx, nt_ethtool *eh, const nt_setting_kind *k,
+			  const char *target, const nt_value *want, nt_value *got, int *read_err,
+			  char *err, size_t errsize);
 /* V as text; "?" when it cannot be formatted. Returns BUF. */
 const char *nt_value_str(const nt_setting_kind *k, const nt_value *v, char *buf, size_t size);
 

@@ -583,6 +583,50 @@ static void test_ban_list(void)
 	CHECK(!nt_t_equal(&nt_setting_irqbalance_service, "running systemd", "stopped"));
 }
 
+/* A plan's before-values come from the host model it was made from (read
+ * for the plan a moment earlier), not from a second read of each target:
+ * a model that says otherwise than the file wins, and a target the model
+ * could not read is read from its file. */
+static void test_before_from_model(void)
+{
+	nt_ctx ctx;
+	nt_topology *t = read_host(X460, &ctx);
+	nt_plan plan;
+	json_t *errors;
+	char file[64];
+	if (!t || t->nnics < 2 || t->nics[0].nirqs < 1 || t->nics[1].nirqs < 1) {
+		CHECK_MSG(0, "the x460 tree has two NICs with IRQs");
+		nt_topology_free(t);
+		return;
+	}
+	nt_irq *a = &t->irqs[t->nics[0].irqs[0]], *b = &t->irqs[t->nics[1].irqs[0]];
+	CHECK_INT(nt_read_str(&ctx, file, sizeof(file), "/proc/irq/%d/smp_affinity_list", b->irq) >= 0, 1);
+	nt_cpuset_zero(&a->affinity);
+	nt_cpuset_set(&a->affinity, 3); /* the model says 3, the file something else */
+	b->has_affinity = false; /* the model could not read this one */
+	nt_cpuset_zero(&b->affinity);
+	char text[256];
+	snprintf(text, sizeof(text), "{\"name\":\"x\",\"irq_affinity\":[{\"interface\":\"%s\","
+		 "\"cpus\":\"1\"},{\"interface\":\"%s\",\"cpus\":\"1\"}]}", t->nics[0].name,
+		 t->nics[1].name);
+	int r = plan_of(&ctx, t, text, &plan, &errors);
+	CHECK_MSG(r == 0, "plan: %d %s", r, json_dumps(errors, JSON_COMPACT));
+	if (r == 0) {
+		char ta[16], tb[16];
+		snprintf(ta, sizeof(ta), "%d", a->irq);
+		snprintf(tb, sizeof(tb), "%d", b->irq);
+		const nt_step *sa = step_for(&plan, "irq_affinity", ta), *sb = step_for(&plan, "irq_affinity", tb);
+		CHECK_MSG(sa && sb, "steps for IRQs %s and %s", ta, tb);
+		if (sa)
+			CHECK_STR(nt_t_str(sa->kind, &sa->before), "3");
+		if (sb)
+			CHECK_STR(nt_t_str(sb->kind, &sb->before), file);
+		nt_plan_free(&plan);
+	}
+	json_decref(errors);
+	nt_topology_free(t);
+}
+
 int main(void)
 {
 	test_x460_local();
@@ -592,5 +636,6 @@ int main(void)
 	test_unknown_locality();
 	test_irqbalance_modes();
 	test_ban_list();
+	test_before_from_model();
 	TEST_MAIN_END();
 }
