@@ -267,26 +267,43 @@ static int irq_file_open(int dfd, const char *name, struct stat *st)
 
 /* Make file NAME of directory DFD (open on FD, stat ST) hold TEXT, as an
  * attribute changes in the kernel: an agent killed at any moment leaves
- * the old value or the new one, never an empty or torn file. A value at
- * least as long as the file (a mask always is) is written over it with one
- * pwrite: a write of a few bytes into one page is done whole or not at
- * all, even by SIGKILL, and it sets the new length with the bytes. A
- * shorter one would need a truncation after it, a moment with the old
- * value's tail behind the new: it goes to NAME.nt-new, renamed over NAME
- * (a kill before the rename can leave NAME.nt-new behind, which the next
- * write reuses). */
+ * the old value or the new one, never an empty or torn file.
+ * - A value at least as long as the file (a mask always is) is written
+ *   over it with one pwrite: a write of a few bytes into one page is done
+ *   whole or not at all, even by SIGKILL, and it sets the new length with
+ *   the bytes.
+ * - A shorter one is written the same way padded with newlines to the
+ *   file's length, then the file is cut to the value: a kill in between
+ *   leaves the new value and blank lines, which reads as the new value
+ *   (reads drop trailing whitespace, as kernel files end in a newline).
+ *   The file stays the same file, so a reader holding it open (the
+ *   agent's held IRQ files) keeps reading it, as on procfs.
+ * - A file longer than a page: the value goes to NAME.nt-new, renamed
+ *   over NAME (a kill before the rename can leave NAME.nt-new behind,
+ *   which the next write reuses). */
 static int irq_file_put(int dfd, const char *name, int fd, const struct stat *st, const char *text)
 {
-	char tmp[64];
+	char tmp[64], padded[ATTR_MAX];
 	size_t len = strlen(text), done = 0;
 	int tfd, r = 0;
 
-	if ((off_t)len >= st->st_size) {
+	if ((off_t)len >= st->st_size || st->st_size <= (off_t)sizeof(padded)) {
+		size_t wlen = len;
 		ssize_t n;
+		if ((off_t)len < st->st_size) {
+			wlen = (size_t)st->st_size;
+			memcpy(padded, text, len);
+			memset(padded + len, '\n', wlen - len);
+			text = padded;
+		}
 		do {
-			n = pwrite(fd, text, len, 0);
+			n = pwrite(fd, text, wlen, 0);
 		} while (n < 0 && errno == EINTR);
-		return n < 0 ? -errno : (size_t)n == len ? 0 : -EIO;
+		if (n < 0)
+			return -errno;
+		if ((size_t)n != wlen)
+			return -EIO;
+		return wlen > len && ftruncate(fd, (off_t)len) < 0 ? -errno : 0;
 	}
 	if (snprintf(tmp, sizeof(tmp), "%s.nt-new", name) >= (int)sizeof(tmp))
 		return -ENAMETOOLONG;

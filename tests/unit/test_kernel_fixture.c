@@ -103,10 +103,10 @@ int main(void)
 	CHECK_INT(nt_kernel_irq_set_affinity(&ctx, 42, "7-3", err, sizeof(err)), NT_EINVALID);
 	CHECK_STR(raw("/proc/irq/42/smp_affinity_list"), "4-7,40\n");
 
-	/* A value at least as long as the file is written over it in place
-	 * (the same inode: a reader holding it open sees the new value whole);
-	 * a shorter one replaces the file. Either way the mode stays and no
-	 * temporary file is left. */
+	/* Every value is written over the file in place (the same inode: a
+	 * reader holding it open sees the new value whole), a shorter one
+	 * padded with newlines and then cut. The mode stays and no temporary
+	 * file is left. */
 	char p42[PATH_MAX];
 	struct stat before, after;
 	snprintf(p42, sizeof(p42), "%s/proc/irq/42/smp_affinity_list", root);
@@ -121,7 +121,7 @@ int main(void)
 	CHECK_STR(raw("/proc/irq/42/effective_affinity"), "00000000,00000100\n");
 	CHECK_INT(nt_kernel_irq_set_affinity(&ctx, 42, "33", err, sizeof(err)), 0);
 	CHECK_INT(stat(p42, &after), 0);
-	CHECK(before.st_ino != after.st_ino && (after.st_mode & 07777) == 0640);
+	CHECK(before.st_ino == after.st_ino && (after.st_mode & 07777) == 0640 && after.st_size == 3);
 	CHECK_STR(raw("/proc/irq/42/smp_affinity_list"), "33\n");
 	CHECK_STR(raw("/proc/irq/42/smp_affinity"), "00000002,00000000\n");
 	CHECK_STR(raw("/proc/irq/42/effective_affinity_list"), "33\n");
@@ -132,6 +132,11 @@ int main(void)
 	CHECK(before.st_ino == after.st_ino && after.st_size == 7);
 	CHECK_STR(raw("/proc/irq/42/smp_affinity_list"), "1-3,40\n");
 	CHECK_STR(raw("/proc/irq/42/effective_affinity_list"), "1\n");
+	/* What a kill between the padded write and the cut leaves reads as
+	 * the new value. */
+	put("/proc/irq/43/smp_affinity_list", "5\n\n\n\n\n");
+	CHECK_INT(nt_read_str(&ctx, buf, sizeof(buf), "/proc/irq/43/smp_affinity_list"), 1);
+	CHECK_STR(buf, "5");
 	snprintf(buf, sizeof(buf), "ls -A %s/proc/irq/42 | grep -q nt-new", root);
 	CHECK_MSG(system(buf) != 0, "a temporary file was left in /proc/irq/42");
 	/* A symlink planted as a derived file is refused, not followed. */
@@ -148,6 +153,32 @@ int main(void)
 	CHECK_INT(symlink("42", p45), 0);
 	CHECK(nt_kernel_irq_set_affinity(&ctx, 45, "1", err, sizeof(err)) < 0);
 	CHECK_STR(raw("/proc/irq/42/smp_affinity_list"), "4-7,40\n");
+
+	/* The write and its read-back in one call: the new file is read,
+	 * shorter (replaced) or not (written in place). */
+	int back = 0;
+	char got[64];
+	CHECK_INT(nt_kernel_irq_set_affinity_read(&ctx, 42, "5", got, sizeof(got), &back, err, sizeof(err)), 0);
+	CHECK_INT(back, 1);
+	CHECK_STR(got, "5");
+	CHECK_INT(nt_kernel_irq_set_affinity_read(&ctx, 42, "4-7,40", got, sizeof(got), &back, err,
+						  sizeof(err)), 0);
+	CHECK_INT(back, 6);
+	CHECK_STR(got, "4-7,40");
+	CHECK_STR(raw("/proc/irq/42/effective_affinity_list"), "4\n");
+	/* A failed write reads nothing back and says why. */
+	back = 0;
+	CHECK_INT(nt_kernel_irq_set_affinity_read(&ctx, 44, "1", got, sizeof(got), &back, err, sizeof(err)),
+		  -ENOENT);
+	CHECK_STR(err, "IRQ 44: No such file or directory");
+	CHECK_STR(got, "");
+	CHECK(back < 0);
+	/* The same for any attribute: nt_write_read_str. */
+	CHECK_INT(nt_write_read_str(&ctx, "8388608", got, sizeof(got), &back, "/proc/sys/net/core/rmem_max"), 0);
+	CHECK_INT(back, 7);
+	CHECK_STR(got, "8388608");
+	CHECK_INT(nt_write_read_str(&ctx, "1", got, sizeof(got), &back, "/proc/sys/net/core/nope"), -ENOENT);
+	CHECK_STR(got, "");
 
 	/* Bond options as the driver shows them. */
 	CHECK_INT(nt_kernel_bond_set(&ctx, "bond0", "xmit_hash_policy", "layer3+4"), 0);
