@@ -114,6 +114,22 @@ static json_t *newest(nt_agent *a, long *total)
 	return t;
 }
 
+/* The newest transaction once it has settled (its status is no longer
+ * applying: a repair writes its target before it records its outcome),
+ * waiting up to MS; the last seen when it did not. */
+static json_t *newest_settled(nt_agent *a, long *total, int ms)
+{
+	json_t *t = NULL;
+	for (int waited = 0; waited <= ms; waited += 100) {
+		json_decref(t);
+		t = newest(a, total);
+		if (t && strcmp(tu_str(t, "status"), "applying") != 0)
+			break;
+		nt_agent_sleep_ms(100);
+	}
+	return t;
+}
+
 static bool has_drift_finding(nt_agent *a, const char *subject)
 {
 	long st = 0;
@@ -201,8 +217,7 @@ int main(void)
 	}
 	CHECK_MSG(wait_file(root, RMEM, "16777216", 4000), "not re-applied at boot: %s",
 		  file(root, RMEM));
-	nt_agent_sleep_ms(300);
-	t = newest(&a, &total);
+	t = newest_settled(&a, &total, 4000);
 	CHECK_STR(tu_str(t, "reason"), "boot");
 	CHECK_STR(tu_str(t, "status"), "applied");
 	json_decref(t);
@@ -212,8 +227,7 @@ int main(void)
 	put_file(root, RMEM, "1234");
 	CHECK_MSG(wait_file(root, RMEM, "16777216", 4000), "drift not repaired: %s",
 		  file(root, RMEM));
-	nt_agent_sleep_ms(300);
-	t = newest(&a, &before);
+	t = newest_settled(&a, &before, 4000);
 	CHECK_STR(tu_str(t, "reason"), "drift");
 	char path[64];
 	snprintf(path, sizeof(path), "/v1/transactions/%lld",
@@ -248,7 +262,7 @@ int main(void)
 
 	/* Fought over: contested after a few repairs, then left alone. */
 	json_t *c = NULL;
-	for (int i = 0; i < 6 && !c; i++) {
+	for (int i = 0; i < 10 && !c; i++) {
 		put_file(root, RMEM, "1234");
 		nt_agent_sleep_ms(1500);
 		t = target(&a, "sysctl", "net.core.rmem_max", NULL);
@@ -296,8 +310,7 @@ int main(void)
 		   "\"sysctl\":{\"net.core.rmem_max\":\"16777216\"}}}", 200);
 	json_decref(doc);
 	CHECK_MSG(wait_file(root, RMEM, "16777216", 4000), "not applied: %s", file(root, RMEM));
-	nt_agent_sleep_ms(300);
-	json_decref(newest(&a, &before));
+	json_decref(newest_settled(&a, &before, 4000));
 	put_file(root, RMEM, "1234");
 	tu_sh("mv '%s/sys/class/net/eth0' '%s/sys/class/net/eth9'", root, root);
 	json_t *rep = NULL;
