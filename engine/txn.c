@@ -535,6 +535,98 @@ static int undo(nt_txn_engine *e, nt_ethtool *eh, stage *st, int64_t id, const n
 	return failures;
 }
 
+/* What a stage reads of many steps at once: the current value (READ), or
+ * what the target shows beyond it (OBSERVE). */
+typedef enum { STEPS_READ, STEPS_OBSERVE } steps_op;
+
+/* OP for the targets of STEPS[IDX[0..M)], each a step with a kind (for
+ * STEPS_OBSERVE, one with an observe operation). A kind with read_many
+ * (observe_many) takes all its steps in one call, through the files the
+ * agent keeps open for its reads of the host: one pread a target where
+ * READ (OBSERVE) opens a file. Other kinds, and a batch that could not be
+ * made, go one target at a time. Values go to VALS[j] (STEPS_READ) or to
+ * OBS + j * OBSSIZE (STEPS_OBSERVE), and what READ (OBSERVE) returns to
+ * RES[j]. */
+static void read_steps(nt_txn_engine *e, nt_ethtool *eh, steps_op op, const nt_step *steps, const int *idx,
+		       int m, nt_value *vals, char *obs, size_t obssize, int *res)
+{
+	const char **targets = malloc(((size_t)m + 1) * sizeof(*targets));
+	int *pos = malloc(((size_t)m + 1) * sizeof(*pos));
+	int *got = malloc(((size_t)m + 1) * sizeof(*got));
+	bool *done = calloc((size_t)m + 1, sizeof(*done));
+	nt_value *v = op == STEPS_READ ? malloc(((size_t)m + 1) * sizeof(*v)) : NULL;
+	char *o = op == STEPS_OBSERVE ? malloc(((size_t)m + 1) * obssize) : NULL;
+	bool batch = targets && pos && got && done && (v || o);
+
+	for (int j = 0; j < m; j++) {
+		const nt_setting_kind *k = steps[idx[j]].kind;
+		bool grouped = batch && (op == STEPS_READ ? k->read_many != NULL : k->observe_many != NULL);
+		int c = 1;
+		if (batch && done[j])
+			continue;
+		if (grouped) {
+			c = 0;
+			for (int q = j; q < m; q++) {
+				if (done[q] || steps[idx[q]].kind != k)
+					continue;
+				done[q] = true;
+				pos[c] = q;
+				targets[c++] = steps[idx[q]].target;
+			}
+			int r = op == STEPS_READ ? k->read_many(&e->ctx, targets, c, v, got) :
+						   k->observe_many(&e->ctx, targets, c, o, obssize, got);
+			for (int q = 0; r == 0 && q < c; q++) {
+				res[pos[q]] = got[q];
+				if (op == STEPS_READ)
+					vals[pos[q]] = v[q];
+				else
+					snprintf(obs + (size_t)pos[q] * obssize, obssize, "%s", o + (size_t)q * obssize);
+			}
+			if (r == 0)
+				continue;
+		}
+		for (int q = 0; q < c; q++) {
+			int at = grouped ? pos[q] : j;
+			const char *target = steps[idx[at]].target;
+			if (op == STEPS_READ) {
+				memset(&vals[at], 0, sizeof(vals[at]));
+				res[at] = k->read(&e->ctx, eh, target, &vals[at]);
+			} else {
+				res[at] = k->observe(&e->ctx, eh, target, obs + (size_t)at * obssize, obssize);
+			}
+		}
+	}
+	free(targets);
+	free(pos);
+	free(got);
+	free(done);
+	free(v);
+	free(o);
+}
+
+/* What each step of STEPS[0..N) applied (RESULTS) shows beyond its value,
+ * an IRQ's effective CPUs for one, into its outcome held in ST (at index
+ * REC[i]) for the record. Read once the writes are done, in one pass. */
+static void observe_applied(nt_txn_engine *e, nt_ethtool *eh, const nt_step *steps, int n,
+			    const nt_step_result *results, stage *st, const int *rec)
+{
+	int *idx = malloc(((size_t)n + 1) * sizeof(*idx)), m = 0;
+	for (int i = 0; idx && i < n; i++)
+		if (results[i] == NT_STEP_APPLIED && steps[i].kind->observe && rec[i] >= 0)
+			idx[m++] = i;
+	char *obs = m ? malloc((size_t)m * NT_VALUE_MAX) : NULL;
+	int *res = m ? malloc((size_t)m * sizeof(*res)) : NULL;
+	if (obs && res) {
+		read_steps(e, eh, STEPS_OBSERVE, steps, idx, m, NULL, obs, NT_VALUE_MAX, res);
+		for (int j = 0; j < m; j++)
+			if (res[j] == 0)
+				st->recs[rec[idx[j]]].observed = stage_strdup(obs + (size_t)j * NT_VALUE_MAX);
+	}
+	free(idx);
+	free(obs);
+	free(res);
+}
+
 /* Apply steps 0..N-1 of transaction ID in order, verifying each, and
  * record the outcome. Nothing is written to the store between the journal
  * (made durable before this runs) and the end of the stage: the steps'
@@ -546,14 +638,15 @@ static int undo(nt_txn_engine *e, nt_ethtool *eh, stage *st, int64_t id, const n
 static void run_steps(nt_txn_engine *e, nt_ethtool *eh, int64_t id, const nt_step *steps, int n,
 		      int confirm_timeout_s)
 {
-	char err[512], msg[1024], seen[NT_VALUE_MAX];
+	char err[512], msg[1024];
 	nt_step_result *results = calloc((size_t)n + 1, sizeof(*results));
+	int *rec = malloc(((size_t)n + 1) * sizeof(*rec));
 	nt_value got;
 	stage st;
 	int failed = -1, last = n - 1;
 
 	/* Each step is held at most twice: its apply and its undo. */
-	if (stage_init(&st, 2 * n) < 0 || !results) {
+	if (stage_init(&st, 2 * n) < 0 || !results || !rec) {
 		free(results);
 		results = NULL;
 		failed = 0;
@@ -588,14 +681,16 @@ static void run_steps(nt_txn_engine *e, nt_ethtool *eh, int64_t id, const nt_ste
 			break;
 		}
 		results[i] = NT_STEP_APPLIED;
-		/* Verification compared the requested value; what the target
-		 * shows beyond it (an IRQ's effective CPUs, which move only when
-		 * it next fires) is kept for the record. */
-		bool seen_ok = s->kind->observe &&
-			       s->kind->observe(&e->ctx, eh, s->target, seen, sizeof(seen)) == 0;
-		note_step(e, &st, id, i, s, NT_STEP_APPLIED, NULL, seen_ok ? seen : NULL);
+		int held = st.n;
+		note_step(e, &st, id, i, s, NT_STEP_APPLIED, NULL, NULL);
+		rec[i] = st.n > held ? st.n - 1 : -1;
 		fault_at(e, "kill-after-step", i);
 	}
+	/* Verification compared the requested value; what the targets show
+	 * beyond it (an IRQ's effective CPUs, which move only when it next
+	 * fires) is kept for the record, read once every write is done. */
+	if (results)
+		observe_applied(e, eh, steps, failed < 0 ? n : failed, results, &st, rec);
 	if (failed < 0) {
 		int r;
 		int64_t deadline = 0;
@@ -637,6 +732,7 @@ static void run_steps(nt_txn_engine *e, nt_ethtool *eh, int64_t id, const nt_ste
 out:
 	stage_free(&st);
 	free(results);
+	free(rec);
 }
 
 /* Undo every step of a stored transaction and give it STATUS (or
@@ -1197,8 +1293,9 @@ int nt_txn_rollback(nt_txn_engine *e, int64_t id, bool force, const nt_txn_reque
 	json_t *orig = NULL, *txn = NULL;
 	nt_step *ostep = NULL, *steps = NULL;
 	nt_step_result *results = NULL;
+	nt_value *cur = NULL;
 	nt_ethtool *eh = NULL;
-	int n = 0, r, k = 0;
+	int n = 0, r, k = 0, *idx = NULL, *res = NULL;
 
 	if ((r = need_store(e, out)) < 0)
 		return r;
@@ -1243,20 +1340,38 @@ int nt_txn_rollback(nt_txn_engine *e, int64_t id, bool force, const nt_txn_reque
 		r = -ENOMEM;
 		goto out;
 	}
+	idx = calloc((size_t)n + 1, sizeof(*idx));
+	res = malloc(((size_t)n + 1) * sizeof(*res));
+	cur = malloc(((size_t)n + 1) * sizeof(*cur));
+	if (!idx || !res || !cur) {
+		r = -ENOMEM;
+		goto out;
+	}
 	eh = stage_ethtool(e);
 	/* The new transaction's steps: every applied step of the original, in
-	 * reverse order, back to its before-value; targets already there are
-	 * left out like any no-op step. */
+	 * reverse order, back to its before-value, from what its target holds
+	 * now (read for all of them at once; the original's after-value when
+	 * it cannot be read). Targets already back are left out like any
+	 * no-op step. */
+	int m = 0;
 	for (int i = n - 1; i >= 0; i--) {
 		if (results[i] != NT_STEP_APPLIED || !ostep[i].kind)
 			continue;
-		nt_step *s = &steps[k];
-		*s = ostep[i];
-		s->after = ostep[i].before;
-		if (s->kind->read(&e->ctx, eh, s->target, &s->before) < 0)
-			s->before = ostep[i].after;
+		steps[m] = ostep[i];
+		steps[m].before = ostep[i].after;
+		steps[m].after = ostep[i].before;
+		idx[m] = m;
+		m++;
+	}
+	read_steps(e, eh, STEPS_READ, steps, idx, m, cur, NULL, 0, res);
+	for (int j = 0; j < m; j++) {
+		nt_step *s = &steps[j];
+		if (res[j] == 0)
+			s->before = cur[j];
 		if (nt_setting_equal(s->kind, &s->before, &s->after))
 			continue;
+		if (k != j)
+			steps[k] = *s;
 		k++;
 	}
 	txn = json_pack("{s:s,s:n,s:s,s:s,s:I,s:[]}", "status", nt_txn_status_name(NT_TXN_APPLYING),
@@ -1278,6 +1393,9 @@ out:
 	free(ostep);
 	free(steps);
 	free(results);
+	free(idx);
+	free(res);
+	free(cur);
 	return r;
 }
 

@@ -231,6 +231,14 @@ int nt_host_cache_held(nt_host_cache *c)
 	return n;
 }
 
+int nt_host_cache_read_irq_files(nt_host_cache *c, const nt_ctx *ctx, const int *irqs, int n,
+				 const char *name, char *bufs, size_t size, int *res)
+{
+	if (!c)
+		return nt_irq_files_read(ctx, NULL, irqs, n, name, bufs, size, res);
+	return nt_irq_files_read(&c->ctx, &c->files, irqs, n, name, bufs, size, res);
+}
+
 void nt_host_cache_invalidate(nt_host_cache *c)
 {
 	pthread_mutex_lock(&c->mu);

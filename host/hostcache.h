@@ -40,6 +40,12 @@ int nt_host_cache_hold_files(nt_host_cache *c, int budget);
 /* Descriptors held now by the sets above (metrics, tests). */
 int nt_host_cache_held(nt_host_cache *c);
 
+/* nt_irq_files_read through the sets C holds (a transaction reading one
+ * file of many IRQs reads it through the descriptors the host reads keep);
+ * C NULL: under CTX, nothing held. */
+int nt_host_cache_read_irq_files(nt_host_cache *c, const nt_ctx *ctx, const int *irqs, int n,
+				 const char *name, char *bufs, size_t size, int *res);
+
 /* Forget the static part: the next read builds it again. */
 void nt_host_cache_invalidate(nt_host_cache *c);
 

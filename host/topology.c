@@ -433,7 +433,7 @@ static int read_irq_affinity(nt_topology *t, nt_irq *irq, const irq_source *src,
 
 /* SRC for directory PATH: HELD's pass when it can be had, else the
  * directory opened for this read. */
-static void source_begin(nt_topology *t, irq_source *src, nt_held_files *held, const char *path)
+static void source_begin(const nt_ctx *ctx, irq_source *src, nt_held_files *held, const char *path)
 {
 	src->held = NULL;
 	src->dirfd = held ? nt_held_begin(held) : -EBUSY;
@@ -442,17 +442,62 @@ static void source_begin(nt_topology *t, irq_source *src, nt_held_files *held, c
 		return;
 	}
 	if (src->dirfd == -EBUSY)
-		src->dirfd = nt_dir_open(&t->ctx, "%s", path);
+		src->dirfd = nt_dir_open(ctx, "%s", path);
 }
 
-static void source_end(irq_source *src)
+/* PARTIAL: the pass read only some of the files, and closes none of
+ * the others (see nt_held_end_partial). */
+static void source_end(irq_source *src, bool partial)
 {
-	if (src->held)
+	if (src->held && partial)
+		nt_held_end_partial(src->held);
+	else if (src->held)
 		nt_held_end(src->held);
 	else if (src->dirfd >= 0)
 		close(src->dirfd);
 	src->dirfd = -1;
 	src->held = NULL;
+}
+
+int nt_irq_files_read(const nt_ctx *ctx, nt_irq_files *files, const int *irqs, int n, const char *name,
+		      char *bufs, size_t size, int *res)
+{
+	char rel[64];
+	int slot;
+
+	if (!strcmp(name, "smp_affinity_list"))
+		slot = SLOT_AFFINITY_LIST;
+	else if (!strcmp(name, "effective_affinity_list"))
+		slot = SLOT_EFFECTIVE_LIST;
+	else
+		return -EINVAL;
+	if (size == 0)
+		return -EINVAL;
+	for (int p = 0; p < NT_IRQ_PARTS; p++) {
+		irq_source src = { .dirfd = -1 };
+		bool begun = false;
+		for (int i = 0; i < n; i++) {
+			char *buf = bufs + (size_t)i * size;
+			if (irqs[i] < 0 || (unsigned)irqs[i] % NT_IRQ_PARTS != (unsigned)p)
+				continue;
+			if (!begun) {
+				source_begin(ctx, &src, files ? files->proc[p] : NULL, "/proc/irq");
+				begun = true;
+			}
+			irq_rel(rel, sizeof(rel), irqs[i], name);
+			buf[0] = '\0';
+			if (src.held)
+				res[i] = nt_held_read(src.held, irqs[i], slot, rel, buf, size);
+			else
+				res[i] = src.dirfd >= 0 ? nt_read_at(ctx, src.dirfd, rel, buf, size) : src.dirfd;
+		}
+		if (begun)
+			source_end(&src, true);
+	}
+	for (int i = 0; i < n; i++)
+		if (irqs[i] < 0)
+			res[i] = -EINVAL;
+	return 0;
 }
 
 /* The IRQ files are read in NT_IRQ_PARTS parts by IRQ number, by up to
@@ -474,8 +519,9 @@ static void *read_irq_part(void *arg)
 	irq_source src[NT_IRQ_PARTS], dbg[NT_IRQ_PARTS];
 
 	for (int p = j->index; p < NT_IRQ_PARTS; p += j->nthreads) {
-		source_begin(t, &dbg[p], j->files ? j->files->debug[p] : NULL, "/sys/kernel/debug/irq/irqs");
-		source_begin(t, &src[p], j->files ? j->files->proc[p] : NULL, "/proc/irq");
+		source_begin(&t->ctx, &dbg[p], j->files ? j->files->debug[p] : NULL,
+			     "/sys/kernel/debug/irq/irqs");
+		source_begin(&t->ctx, &src[p], j->files ? j->files->proc[p] : NULL, "/proc/irq");
 	}
 	for (int i = 0; i < t->nirqs; i++) {
 		nt_irq *q = &t->irqs[i];
@@ -484,8 +530,8 @@ static void *read_irq_part(void *arg)
 			j->errs[i] = read_irq_affinity(t, q, &src[p], &dbg[p]);
 	}
 	for (int p = j->index; p < NT_IRQ_PARTS; p += j->nthreads) {
-		source_end(&src[p]);
-		source_end(&dbg[p]);
+		source_end(&src[p], false);
+		source_end(&dbg[p], false);
 	}
 	return NULL;
 }

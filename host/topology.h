@@ -189,6 +189,17 @@ void nt_topology_free(nt_topology *t);
 int nt_topology_read_static(const nt_ctx *ctx, nt_topology **out);
 int nt_topology_read_dynamic(const nt_topology *base, nt_irq_files *files, nt_topology **out);
 
+/* Read file NAME of /proc/irq/IRQS[i]/ for each of N IRQs, as nt_read_str
+ * reads a file: NAME is one a host read keeps in FILES, "smp_affinity_list"
+ * or "effective_affinity_list". Through FILES' held sets, a pass per part
+ * and one pread a file held; with FILES NULL, or a part another read has
+ * now, beneath /proc/irq opened once for the part. A value goes to
+ * BUFS + i * SIZE and its length or -errno to RES[i] (-EINVAL for an IRQ
+ * below 0). For a stage of a transaction that reads the same file of many
+ * IRQs. Returns 0, or -EINVAL for another NAME. */
+int nt_irq_files_read(const nt_ctx *ctx, nt_irq_files *files, const int *irqs, int n, const char *name,
+		      char *bufs, size_t size, int *res);
+
 /* Find things by name or number; NULL / -1 when absent. */
 nt_nic *nt_topology_nic(const nt_topology *t, const char *name);
 int nt_topology_nic_index(const nt_topology *t, const char *name);

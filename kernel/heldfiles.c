@@ -230,17 +230,27 @@ int nt_held_read(nt_held_files *h, int id, int slot, const char *rel, char *buf,
 	return r;
 }
 
-void nt_held_end(nt_held_files *h)
+static void end_pass(nt_held_files *h, bool whole)
 {
 	bool stale = false;
 	for (size_t i = 0; i < h->cap && !stale; i++)
-		stale = h->tab[i].fd == GONE || (h->tab[i].fd >= 0 && h->tab[i].gen != h->gen);
+		stale = h->tab[i].fd == GONE || (whole && h->tab[i].fd >= 0 && h->tab[i].gen != h->gen);
 	/* Only when an IRQ went away or a file failed: then the table is made
 	 * again without them (when memory fails, they stay until a later
 	 * pass). */
 	if (stale)
-		rebuild(h, h->cap, true);
+		rebuild(h, h->cap, whole);
 	pthread_mutex_unlock(&h->mu);
+}
+
+void nt_held_end(nt_held_files *h)
+{
+	end_pass(h, true);
+}
+
+void nt_held_end_partial(nt_held_files *h)
+{
+	end_pass(h, false);
 }
 
 int nt_held_count(nt_held_files *h)

@@ -55,6 +55,9 @@ int nt_held_read(nt_held_files *h, int id, int slot, const char *rel, char *buf,
 
 /* End the pass: descriptors not read during it are closed. */
 void nt_held_end(nt_held_files *h);
+/* End a pass that read only some of the files (a transaction reading back
+ * the IRQs it changed): only descriptors that failed are closed. */
+void nt_held_end_partial(nt_held_files *h);
 
 /* Descriptors held now, and how many files were opened (not read through a
  * held descriptor) since the set was made: for tests and metrics. */

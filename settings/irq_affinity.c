@@ -16,6 +16,7 @@
 #include "placement/irq.h"
 #include "settings/section.h"
 #include "kernel/kernel.h"
+#include "host/hostcache.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -175,6 +176,75 @@ static int irq_observe(const nt_ctx *ctx, nt_ethtool *eh, const char *target, ch
 	return r < 0 || (size_t)r >= size ? -ENOSPC : 0;
 }
 
+/* FILE of each IRQ of TARGETS through the host cache's held files:
+ * *BUFS (malloc'd, N values of NT_VALUE_MAX * 4 bytes) and RES. Returns 0
+ * or -ENOMEM. */
+static int read_irq_files(const nt_ctx *ctx, const char *const *targets, int n, const char *file,
+			  char **bufs, int *res)
+{
+	int *irqs = calloc((size_t)n + 1, sizeof(int));
+	*bufs = malloc(((size_t)n + 1) * NT_VALUE_MAX * 4);
+	if (!irqs || !*bufs) {
+		free(irqs);
+		free(*bufs);
+		*bufs = NULL;
+		return -ENOMEM;
+	}
+	for (int i = 0; i < n; i++) {
+		long irq;
+		irqs[i] = parse_irq(targets[i], &irq) == 0 ? (int)irq : -1;
+	}
+	int r = nt_host_cache_read_irq_files(ctx->host_cache, ctx, irqs, n, file, *bufs, NT_VALUE_MAX * 4,
+					     res);
+	for (int i = 0; i < n && r == 0; i++)
+		if (irqs[i] < 0)
+			res[i] = NT_EINVALID;
+	free(irqs);
+	if (r < 0) {
+		free(*bufs);
+		*bufs = NULL;
+	}
+	return r;
+}
+
+static int irq_read_many(const nt_ctx *ctx, const char *const *targets, int n, nt_value *out, int *res)
+{
+	char *bufs;
+	int r = read_irq_files(ctx, targets, n, "smp_affinity_list", &bufs, res);
+	if (r < 0)
+		return r;
+	for (int i = 0; i < n; i++) {
+		memset(&out[i], 0, sizeof(out[i]));
+		if (res[i] == -ENOENT) /* old kernels have only the mask */
+			res[i] = irq_read(ctx, NULL, targets[i], &out[i]);
+		else if (res[i] >= 0)
+			res[i] = nt_cpulist_parse(bufs + (size_t)i * NT_VALUE_MAX * 4, &out[i].cpus) < 0 ?
+					 NT_EPARSE :
+					 0;
+	}
+	free(bufs);
+	return 0;
+}
+
+static int irq_observe_many(const nt_ctx *ctx, const char *const *targets, int n, char *out, size_t size,
+			    int *res)
+{
+	char *bufs;
+	int r = read_irq_files(ctx, targets, n, "effective_affinity_list", &bufs, res);
+	if (r < 0)
+		return r;
+	for (int i = 0; i < n; i++) {
+		char *o = out + (size_t)i * size;
+		o[0] = '\0';
+		if (res[i] < 0)
+			continue;
+		int m = snprintf(o, size, "effective %s", bufs + (size_t)i * NT_VALUE_MAX * 4);
+		res[i] = m < 0 || (size_t)m >= size ? -ENOSPC : 0;
+	}
+	free(bufs);
+	return 0;
+}
+
 const nt_setting_kind nt_setting_irq_affinity = {
 	.name = "irq_affinity",
 	.parse = irq_parse,
@@ -186,6 +256,8 @@ const nt_setting_kind nt_setting_irq_affinity = {
 	.apply_read = irq_apply_read,
 	.model_read = irq_model_read,
 	.observe = irq_observe,
+	.read_many = irq_read_many,
+	.observe_many = irq_observe_many,
 	.order = 10,
 	/* The kernel refuses affinity changes to managed IRQs with EIO. */
 	.skip_errno = EIO,

@@ -90,6 +90,17 @@ typedef struct nt_setting_kind {
 	 * record (an IRQ's effective CPUs, which change only when it next
 	 * fires); NULL for kinds with nothing more. Returns 0 or -errno. */
 	int (*observe)(const nt_ctx *ctx, nt_ethtool *eh, const char *target, char *out, size_t size);
+	/* Optional: READ and OBSERVE for N targets at once, for a stage that
+	 * reads many (a rollback's current values; an apply's record, after
+	 * its steps), through the files the agent keeps open for its reads of
+	 * the host (CTX's host cache): one pread a target where READ and
+	 * OBSERVE open a file each. They fill OUT[i] (OBSERVE_MANY: the text
+	 * at OUT + i * SIZE) and RES[i], what READ (OBSERVE) returns for
+	 * TARGETS[i]. Return 0, or -errno when nothing was read (-ENOMEM):
+	 * the caller then goes one target at a time. */
+	int (*read_many)(const nt_ctx *ctx, const char *const *targets, int n, nt_value *out, int *res);
+	int (*observe_many)(const nt_ctx *ctx, const char *const *targets, int n, char *out, size_t size,
+			    int *res);
 	/* For kinds whose value is a whole list that others share (the
 	 * irqbalance ban list): the value to write, made at plan time from what
 	 * is there (BEFORE) and what the profile wants added. Returns 0 or

@@ -8,6 +8,7 @@
 #include "harness.h"
 #include "integration/nt_agent.h"
 #include "integration/test_txn_util.h"
+#include "tree_files.h"
 #include "host/cpuset.h"
 
 #define X460 NT_FIXTURES "/x460-4node-8nic"
@@ -33,6 +34,7 @@ static void test_x460(void)
 		CHECK_MSG(0, "cannot copy %s", X460);
 		return;
 	}
+	tu_sh("cp -a '%s' '%s/snap'", root, dir);
 	if (nt_agent_start(&a, root, NULL, NULL) < 0) {
 		CHECK_MSG(0, "agent did not start");
 		return;
@@ -40,6 +42,18 @@ static void test_x460(void)
 	json_t *doc = apply(&a, X460_FIX, 201);
 	CHECK_STR(tu_str(doc, "status"), "applied");
 	CHECK_INT(json_array_size(json_object_get(doc, "steps")), 8);
+	json_int_t t1 = json_integer_value(json_object_get(doc, "id"));
+	/* Each IRQ step records the effective CPU the target shows after
+	 * the writes: on a tree, the first CPU of its list. */
+	size_t k;
+	json_t *step;
+	json_array_foreach(json_object_get(doc, "steps"), k, step) {
+		nt_cpuset after;
+		char want[32];
+		CHECK(nt_cpulist_parse(tu_str(step, "after"), &after) == 0);
+		snprintf(want, sizeof(want), "effective %d", nt_cpuset_next(&after, 0));
+		CHECK_STR(tu_str(step, "observed"), want);
+	}
 	json_decref(doc);
 
 	/* Every NIC IRQ on its own node (node k = CPUs 16k..16k+15), never
@@ -78,6 +92,43 @@ static void test_x460(void)
 	CHECK_STR(tu_str(doc, "status"), "applied");
 	CHECK_INT(json_array_size(json_object_get(doc, "steps")), 0);
 	json_decref(doc);
+
+	/* Rolled back from what the targets hold now: one IRQ moved by hand
+	 * since is put back from where it is (its step's before), one moved
+	 * back by hand already is left out; the rest from the apply's. */
+	snprintf(rel, sizeof(rel), "proc/irq/%d/smp_affinity_list", x460_irqs[0]);
+	tree_write(root, rel, "17\n");
+	char orig1[64];
+	snprintf(rel, sizeof(rel), "proc/irq/%d/smp_affinity_list", x460_irqs[1]);
+	char url[64];
+	snprintf(url, sizeof(url), "/v1/transactions/%lld", (long long)t1);
+	tu_http("GET", nt_url(&a, url), NULL, NULL, &st, &doc);
+	json_array_foreach(json_object_get(doc, "steps"), k, step)
+		if (atoi(tu_str(step, "target")) == x460_irqs[1])
+			snprintf(orig1, sizeof(orig1), "%s\n", tu_str(step, "before"));
+	json_decref(doc);
+	tree_write(root, rel, orig1);
+	snprintf(url, sizeof(url), "/v1/transactions/%lld/rollback", (long long)t1);
+	tu_http("POST", nt_url(&a, url), "{}", NULL, &st, &doc);
+	CHECK_INT(st, 201);
+	CHECK_STR(tu_str(doc, "status"), "applied");
+	CHECK_INT(json_array_size(json_object_get(doc, "steps")), 7);
+	bool seen0 = false;
+	json_array_foreach(json_object_get(doc, "steps"), k, step) {
+		int irq = atoi(tu_str(step, "target"));
+		CHECK_MSG(irq != x460_irqs[1], "IRQ %d, already back, was written again", irq);
+		if (irq == x460_irqs[0]) {
+			seen0 = true;
+			CHECK_STR(tu_str(step, "before"), "17");
+		}
+	}
+	CHECK_MSG(seen0, "IRQ %d, moved by hand, was not rolled back", x460_irqs[0]);
+	json_decref(doc);
+	for (int i = 0; i < 8; i++) {
+		snprintf(rel, sizeof(rel), "proc/irq/%d/smp_affinity_list", x460_irqs[i]);
+		CHECK_MSG(tu_sh("cmp '%s/snap/%s' '%s/%s' >&2", dir, rel, root, rel) == 0,
+			  "IRQ %d differs after the rollback", x460_irqs[i]);
+	}
 	nt_agent_stop(&a);
 	tu_sh("rm -rf '%s'", dir);
 }

@@ -1,7 +1,8 @@
 /* Files held open between reads (kernel/heldfiles.h): a held read gives
  * what nt_read_at gives, also after the file is rewritten, replaced,
  * removed, turned into a symlink or FIFO, or its directory made anew;
- * files not read in a pass are closed; the budget is kept; one pass at a
+ * files not read in a pass are closed (not in a partial pass); the budget
+ * is kept; one pass at a
  * time. On the live /proc/irq the values equal nt_read_at's. */
 #include "kernel/ctx.h"
 #include "kernel/heldfiles.h"
@@ -77,6 +78,19 @@ static void fixture_cases(void)
 	CHECK_INT(nt_held_read(h, 2, 0, "2/smp_affinity_list", buf, sizeof(buf)), 1);
 	nt_held_end(h);
 	CHECK_INT(nt_held_opens(h), 3); /* no open: both were held */
+
+	/* A partial pass (a transaction reading back a few IRQs) closes none
+	 * of what it did not read; a whole pass then closes what it missed. */
+	CHECK_INT(nt_held_begin(h), dfd);
+	CHECK_INT(nt_held_read(h, 2, 0, "2/smp_affinity_list", buf, sizeof(buf)), 1);
+	nt_held_end_partial(h);
+	CHECK_INT(nt_held_count(h), 2);
+	CHECK_INT(nt_held_opens(h), 3);
+	CHECK_INT(nt_held_begin(h), dfd);
+	CHECK_INT(nt_held_read(h, 1, 0, "1/smp_affinity_list", buf, sizeof(buf)), 3);
+	CHECK_INT(nt_held_read(h, 2, 0, "2/smp_affinity_list", buf, sizeof(buf)), 1);
+	nt_held_end(h);
+	CHECK_INT(nt_held_count(h), 2);
 
 	/* Rewritten in place: the held descriptor reads the new value. */
 	tree_write(root, "proc/irq/1/smp_affinity_list", "7\n");

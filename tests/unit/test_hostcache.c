@@ -9,6 +9,7 @@
 #include "harness.h"
 #include "tree_files.h"
 
+#include <errno.h>
 #include <unistd.h>
 
 /* The topology document of a read through the cache and of a whole read. */
@@ -39,6 +40,16 @@ static int nnics(nt_host_cache *c, int *ncpus)
 	return n;
 }
 
+/* Whether ROOT/REL holds VALUE and its newline. */
+static bool file_is(const char *root, const char *rel, const char *value)
+{
+	char *text = tree_read(root, rel);
+	size_t n = strlen(value);
+	bool same = text && strncmp(text, value, n) == 0 && strcmp(text + n, "\n") == 0;
+	free(text);
+	return same;
+}
+
 int main(void)
 {
 	char root[] = "/tmp/nt-hostcache-XXXXXX", cmd[512], path[PATH_MAX + 64];
@@ -65,9 +76,9 @@ int main(void)
 	int held = nt_host_cache_held(c);
 	CHECK_MSG(held > 0, "no IRQ file held after reads");
 
-	/* Written in place (as the fixture's kernel does when the value is no
-	 * shorter) and replaced by a rename (shorter): both seen through a
-	 * held descriptor, or the one opened again. */
+	/* Written in place (as the fixture's kernel does) and replaced by a
+	 * rename (as another program may): both seen through a held
+	 * descriptor, or the one opened again. */
 	tree_write(root, "proc/irq/101/smp_affinity_list", "100-101\n");
 	snprintf(path, sizeof(path), "%s/proc/irq/102/smp_affinity_list", root);
 	snprintf(cmd, sizeof(cmd), "printf '5\\n' > %s.tmp && mv %s.tmp %s", path, path, path);
@@ -80,6 +91,35 @@ int main(void)
 	nt_topology_free(t0);
 	same_as_whole_read(c, &ctx, "files rewritten");
 	CHECK_INT(nt_host_cache_held(c), held);
+
+	/* One file of a few IRQs read for a transaction: through the held
+	 * descriptors, the values the files hold, and nothing else held is
+	 * closed; without the cache the same values. */
+	{
+		int irqs[5] = { 101, 102, 999999, -1, 100 }, res[5], res2[5];
+		char bufs[5][64], bufs2[5][64];
+		CHECK_INT(nt_host_cache_read_irq_files(c, &ctx, irqs, 5, "smp_affinity_list", bufs[0], 64, res), 0);
+		CHECK_INT(res[0], 7);
+		CHECK_STR(bufs[0], "100-101");
+		CHECK_INT(res[1], 1);
+		CHECK_STR(bufs[1], "5");
+		CHECK_INT(res[2], -ENOENT);
+		CHECK_INT(res[3], -EINVAL);
+		CHECK(res[4] > 0 && file_is(root, "proc/irq/100/smp_affinity_list", bufs[4]));
+		CHECK_INT(nt_host_cache_held(c), held);
+		CHECK_INT(nt_host_cache_read_irq_files(NULL, &ctx, irqs, 5, "smp_affinity_list", bufs2[0], 64,
+						       res2), 0);
+		for (int i = 0; i < 5; i++) {
+			CHECK_INT(res2[i], res[i]);
+			if (res[i] >= 0)
+				CHECK_STR(bufs2[i], bufs[i]);
+		}
+		CHECK_INT(nt_host_cache_read_irq_files(c, &ctx, irqs, 5, "effective_affinity_list", bufs[0], 64,
+						       res), 0);
+		CHECK(res[0] > 0 && file_is(root, "proc/irq/101/effective_affinity_list", bufs[0]));
+		CHECK_INT(nt_host_cache_read_irq_files(c, &ctx, irqs, 5, "node", bufs[0], 64, res), -EINVAL);
+		CHECK_INT(nt_host_cache_held(c), held);
+	}
 
 	/* A dynamic change is seen without a rebuild. */
 	tree_write(root, "proc/irq/100/smp_affinity_list", "7\n");
