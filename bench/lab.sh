@@ -5,9 +5,13 @@
 # their references from the same boot, as bench/run.py does on a tree
 # (README "Benchmarks", "On a real kernel").
 #
-#   bench/lab.sh BUILD_DIR        (as root: the multi-queue NICs need taps)
+#   bench/lab.sh BUILD_DIR [BASE_DIR]   (as root: the multi-queue NICs need taps)
 #
-# BUILD_DIR must hold nettune and bench_writeloop. The lab's knobs are
+# BUILD_DIR must hold nettune and bench_writeloop. BASE_DIR, another build's
+# folder holding nettune (the code before a change), adds that agent to the
+# same boot: the two take turns at the apply and rollback rounds, and the
+# table shows both (under TCG two boots differ by more than most changes do).
+# The lab's knobs are
 # passed on, with these defaults here:
 #   NETTUNE_LAB_ACCEL=auto       KVM when the guest runs under it, else TCG
 #                                (about 10x slower: only the ratios mean much)
@@ -25,20 +29,29 @@ set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
 build=${1:-}
-[ -n "$build" ] && [ $# = 1 ] || { echo "usage: bench/lab.sh BUILD_DIR" >&2; exit 2; }
+base=${2:-}
+[ -n "$build" ] && [ $# -le 2 ] || { echo "usage: bench/lab.sh BUILD_DIR [BASE_DIR]" >&2; exit 2; }
 for b in nettune bench_writeloop; do
     [ -x "$build/$b" ] || { echo "bench/lab.sh: $build/$b is missing (cmake --build $build)" >&2; exit 2; }
 done
+[ -z "$base" ] || [ -x "$base/nettune" ] || { echo "bench/lab.sh: $base/nettune is missing" >&2; exit 2; }
 command -v jq >/dev/null || { echo "bench/lab.sh: jq is needed (Debian package jq)" >&2; exit 2; }
 
 log=$(mktemp "${TMPDIR:-/tmp}/nettune-lab-bench.XXXXXX.log") || exit 1
+bins=$build/bench_writeloop
+if [ -n "$base" ]; then
+    # In the guest as nettune-base, which 10-bench.sh looks for.
+    basedir=$(mktemp -d "${TMPDIR:-/tmp}/nettune-lab-base.XXXXXX") || exit 1
+    cp "$base/nettune" "$basedir/nettune-base" || exit 1
+    bins="$bins $basedir/nettune-base"
+fi
 echo "bench/lab.sh: console log: $log"
 pid=''
 # run.sh stops its qemu when it is stopped; stop it if this script is.
-trap '[ -n "$pid" ] && kill -TERM "$pid" 2>/dev/null; wait 2>/dev/null' EXIT
+trap '[ -n "$pid" ] && kill -TERM "$pid" 2>/dev/null; wait 2>/dev/null; [ -z "${basedir:-}" ] || rm -rf "$basedir"' EXIT
 trap 'exit 143' TERM INT HUP
 
-NT_BIN=$build/nettune NT_LAB_BINS=$build/bench_writeloop LAB_TESTS=$here/lab \
+NT_BIN=$build/nettune NT_LAB_BINS=$bins LAB_TESTS=$here/lab \
 NETTUNE_LAB_ACCEL=${NETTUNE_LAB_ACCEL:-auto} NETTUNE_LAB_MQ=${NETTUNE_LAB_MQ:-8 32} \
 NETTUNE_LAB_INTREMAP=${NETTUNE_LAB_INTREMAP:-1} \
 NETTUNE_LAB_TEST_TIMEOUT=${NETTUNE_LAB_TEST_TIMEOUT:-1200} NETTUNE_LAB_TIMEOUT=${NETTUNE_LAB_TIMEOUT:-1500} \
@@ -90,7 +103,18 @@ jq -r --arg accel "$accel" '
   (["  its kernel write path alone", "\(.loop.kernel_restore_ms | f) ms", "C loop", "\(.loop.restore_ms | f) ms",
     ratio(.loop.kernel_restore_ms; .loop.restore_ms), "-", "-"] | @tsv),
   (["agent VmRSS after all of it", "\(if .rss_kb == null then null else .rss_kb / 1024 end | f) MB", "-", "-", "-",
-    "<= 8 MB", met(if .rss_kb == null then null else .rss_kb <= 8192 end)] | @tsv)
+    "<= 8 MB", met(if .rss_kb == null then null else .rss_kb <= 8192 end)] | @tsv),
+  # BASE_DIR given: this build against its agent, the same rounds in the same boot.
+  (if .base == null then empty else
+    (["apply via API, this build", "\(.apply_ms | f) ms", "BASE_DIR agent, same boot", "\(.base.apply_ms | f) ms",
+      ratio(.apply_ms; .base.apply_ms), "-", "-"] | @tsv),
+    (["  agent duration_ms", "\(.apply_agent_ms | f) ms", "BASE_DIR agent", "\(.base.apply_agent_ms | f) ms",
+      ratio(.apply_agent_ms; .base.apply_agent_ms), "-", "-"] | @tsv),
+    (["roll it back via API, this build", "\(.rollback_ms | f) ms", "BASE_DIR agent, same boot",
+      "\(.base.rollback_ms | f) ms", ratio(.rollback_ms; .base.rollback_ms), "-", "-"] | @tsv),
+    (["  agent duration_ms", "\(.rollback_agent_ms | f) ms", "BASE_DIR agent", "\(.base.rollback_agent_ms | f) ms",
+      ratio(.rollback_agent_ms; .base.rollback_agent_ms), "-", "-"] | @tsv)
+  end)
 ' <<< "$res" | column -t -s $'\t'
 echo
 echo "goals are reported, not enforced; the guest's checks decide the exit status"

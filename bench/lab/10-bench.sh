@@ -12,7 +12,9 @@
 #     bench_writeloop on / writing the same IRQs with the same values (the
 #     plan's), median of 5: the bare open/write/close loop, and beside it the
 #     agent's own kernel write path (kernel_apply_ms);
-#   - the agent's VmRSS after all of it.
+#   - the agent's VmRSS after all of it;
+#   - with nettune-base in the guest (bench/lab.sh BUILD BASE), the apply
+#     and rollback rounds of that agent too, taking turns with this one.
 #
 # After each apply a sample of the IRQs must read back their new CPU list
 # (smp_affinity_list) with the effective CPU inside it, and after each
@@ -169,47 +171,75 @@ echo "bench_writeloop: $loop"
 check_sample before "after bench_writeloop (it writes the old values back)"
 
 # 3. Apply and roll back through the API.
-ap_ms=() ap_agent=() rb_ms=() rb_agent=()
-for r in $(seq 1 "$ROUNDS"); do
-    api_timed /v1/transactions "{\"profile\":$profile}"
-    id=$(jq -r '.id // empty' <<< "$API_BODY" 2>/dev/null)
-    st=$(jq -r '.status // empty' <<< "$API_BODY" 2>/dev/null)
-    if [ "$API_CODE" != 201 ] || [ "$st" != applied ] || [ -z "$id" ]; then
-        bad "round $r apply: HTTP $API_CODE, status '$st'"
-        jq -c '{error, failed: [.steps[]? | select(.result != "applied")][:5]}' <<< "$API_BODY" 2>/dev/null ||
-            echo "$API_BODY" | head -c 2000
-        [ -n "$id" ] || break
-    fi
-    ap_ms+=("$API_MS"); ap_agent+=("$(jq -r '.duration_ms' <<< "$API_BODY")")
-    echo "round $r: apply txn $id $st, ${API_MS} ms (agent ${ap_agent[-1]} ms, $(jq '.steps | length' <<< "$API_BODY") steps)"
-    check_sample after "round $r after the apply"
-    check_sysctls after "round $r after the apply"
-    api_timed "/v1/transactions/$id/rollback" '{}'
-    st=$(jq -r '.status // empty' <<< "$API_BODY" 2>/dev/null)
-    [ "$API_CODE" = 201 ] && [ "$st" = applied ] ||
-        { bad "round $r rollback of $id: HTTP $API_CODE, status '$st'"; jq -c .error <<< "$API_BODY" 2>/dev/null; }
-    rb_ms+=("$API_MS"); rb_agent+=("$(jq -r '.duration_ms' <<< "$API_BODY")")
-    echo "round $r: rollback ${API_MS} ms (agent ${rb_agent[-1]} ms)"
-    check_sample before "round $r after the rollback"
-    check_sysctls before "round $r after the rollback"
-done
+# txn_rounds TAG: ROUNDS rounds through the agent running now, each checked
+# in /proc; the times are appended to the arrays TAG_ap (client, apply),
+# TAG_apa (the agent's duration_ms), TAG_rb and TAG_rba (rollback).
+txn_rounds() {
+    local -n t_ap=${1}_ap t_apa=${1}_apa t_rb=${1}_rb t_rba=${1}_rba
+    local r id st
+    for r in $(seq 1 "$ROUNDS"); do
+        api_timed /v1/transactions "{\"profile\":$profile}"
+        id=$(jq -r '.id // empty' <<< "$API_BODY" 2>/dev/null)
+        st=$(jq -r '.status // empty' <<< "$API_BODY" 2>/dev/null)
+        if [ "$API_CODE" != 201 ] || [ "$st" != applied ] || [ -z "$id" ]; then
+            bad "$1 round $r apply: HTTP $API_CODE, status '$st'"
+            jq -c '{error, failed: [.steps[]? | select(.result != "applied")][:5]}' <<< "$API_BODY" 2>/dev/null ||
+                echo "$API_BODY" | head -c 2000
+            [ -n "$id" ] || break
+        fi
+        t_ap+=("$API_MS"); t_apa+=("$(jq -r '.duration_ms' <<< "$API_BODY")")
+        echo "$1 round $r: apply txn $id $st, ${API_MS} ms (agent ${t_apa[-1]} ms, $(jq '.steps | length' <<< "$API_BODY") steps)"
+        check_sample after "$1 round $r after the apply"
+        check_sysctls after "$1 round $r after the apply"
+        api_timed "/v1/transactions/$id/rollback" '{}'
+        st=$(jq -r '.status // empty' <<< "$API_BODY" 2>/dev/null)
+        [ "$API_CODE" = 201 ] && [ "$st" = applied ] ||
+            { bad "$1 round $r rollback of $id: HTTP $API_CODE, status '$st'"; jq -c .error <<< "$API_BODY" 2>/dev/null; }
+        t_rb+=("$API_MS"); t_rba+=("$(jq -r '.duration_ms' <<< "$API_BODY")")
+        echo "$1 round $r: rollback ${API_MS} ms (agent ${t_rba[-1]} ms)"
+        check_sample before "$1 round $r after the rollback"
+        check_sysctls before "$1 round $r after the rollback"
+    done
+}
+now_ap=() now_apa=() now_rb=() now_rba=()
+base_ap=() base_apa=() base_rb=() base_rba=()
+# With a second agent in the guest (bench/lab.sh BUILD BASE puts BASE's
+# nettune here as nettune-base), both take turns on the same IRQs, each
+# from a fresh state directory: base, this build, base, this build. One
+# boot for both keeps TCG's and the host's drift out of the comparison.
+base_bin=$(command -v nettune-base || true)
+if [ -n "$base_bin" ]; then
+    this_bin=$NT_BIN
+    for turn in 1 2; do
+        nt_stop; NT_BIN=$base_bin; nt_start || { bad "nettune-base did not start"; break; }
+        txn_rounds base
+        nt_stop; NT_BIN=$this_bin; nt_start || { bad "nettune did not start again"; break; }
+        txn_rounds now
+    done
+else
+    txn_rounds now
+fi
 
 sleep 1
 rss_kb=$(awk '/^VmRSS:/ {print $2}' "/proc/$NT_PID/status")
 echo "agent VmRSS ${rss_kb} kB"
-med() { printf '%s\n' "$@" | grep -v null | median; }
+med() { printf '%s\n' "$@" | grep -v -e null -e '^$' | median; }
 
 jq -nc --argjson cpus "$cpus" --argjson nics "${#mq_nics[@]}" --argjson queues "${NT_LAB_MQ_QUEUES:-0}" \
     --argjson irqs "$nirq" --argjson steps "$nsteps" --argjson rounds "$ROUNDS" \
     --argjson topo "$topo_ms" --argjson lstopo "$lstopo_ms" --argjson cli "$cli_ms" \
     --argjson loop "$loop" \
-    --argjson ap "$(med "${ap_ms[@]}")" --argjson apa "$(med "${ap_agent[@]}")" \
-    --argjson rb "$(med "${rb_ms[@]}")" --argjson rba "$(med "${rb_agent[@]}")" \
+    --argjson ap "$(med "${now_ap[@]}")" --argjson apa "$(med "${now_apa[@]}")" \
+    --argjson rb "$(med "${now_rb[@]}")" --argjson rba "$(med "${now_rba[@]}")" \
+    --argjson bap "$(med "${base_ap[@]}")" --argjson bapa "$(med "${base_apa[@]}")" \
+    --argjson brb "$(med "${base_rb[@]}")" --argjson brba "$(med "${base_rba[@]}")" \
     --argjson rss "${rss_kb:-null}" --arg kernel "$(uname -r)" --argjson intremap $intremap '{
       kernel: $kernel, intremap: $intremap, cpus: $cpus, mq_nics: $nics, mq_queue_pairs: $queues, irq_steps: $irqs, steps: $steps,
       rounds: $rounds, topology_ms: $topo, lstopo_ms: $lstopo, cli_topology_ms: $cli,
       apply_ms: $ap, apply_agent_ms: $apa, rollback_ms: $rb, rollback_agent_ms: $rba,
+      base: (if $bap == null then null else {apply_ms: $bap, apply_agent_ms: $bapa,
+             rollback_ms: $brb, rollback_agent_ms: $brba} end),
       loop: $loop, rss_kb: $rss}' | sed 's/^/LAB-BENCH /'
 
 nt_stop
-finish "$nirq IRQs placed and put back $ROUNDS times, checked in /proc; figures on the LAB-BENCH line"
+finish "$nirq IRQs placed and put back $((${#now_ap[@]} + ${#base_ap[@]})) times, checked in /proc; figures on the LAB-BENCH line"
