@@ -458,83 +458,6 @@ static int verify(const nt_step *s, int read_err, const nt_value *got, const nt_
 	return NT_ECONFLICT;
 }
 
-/* Put targets 0..LAST back to their before-values, in reverse, verifying
- * each, holding each outcome in ST. RESULTS holds each step's recorded
- * result and is updated. Steps that were skipped, or already read as their
- * before-value, are left alone. DONE is the result for a step put back
- * (rolled back, reverted, restored). Returns the number of targets that
- * could not be put back. */
-static int undo(nt_txn_engine *e, nt_ethtool *eh, stage *st, int64_t id, const nt_step *steps,
-		nt_step_result *results, int last, nt_step_result done)
-{
-	int failures = 0;
-	char err[512], a[NT_VALUE_MAX], b[NT_VALUE_MAX];
-	nt_value cur, got;
-
-	for (int i = last; i >= 0; i--) {
-		const nt_step *s = &steps[i];
-		if (results[i] == NT_STEP_SKIPPED)
-			continue;
-		if (!s->kind) {
-			note_step(e, st, id, i, s, NT_STEP_ROLLBACK_FAILED,
-				  "unknown setting kind, or a value that is not of its kind", NULL);
-			failures++;
-			continue;
-		}
-		memset(&cur, 0, sizeof(cur));
-		int r = s->kind->read(&e->ctx, eh, s->target, &cur);
-		if (r < 0 && results[i] != NT_STEP_APPLIED) {
-			/* A step whose write failed (or never ran) on a target that
-			 * cannot even be read now: nothing of ours is there to undo. */
-			continue;
-		}
-		if (r == 0 && nt_setting_equal(s->kind, &cur, &s->before)) {
-			/* Already as it was: a step that never ran, or one the
-			 * crash interrupted before its write. */
-			if (results[i] == NT_STEP_APPLIED) {
-				note_step(e, st, id, i, s, done, NULL, NULL);
-				results[i] = done;
-			} else if (results[i] == NT_STEP_PENDING) {
-				note_step(e, st, id, i, s, NT_STEP_NOT_APPLIED, NULL, NULL);
-				results[i] = NT_STEP_NOT_APPLIED;
-			}
-			continue;
-		}
-		err[0] = '\0';
-		if (fault_at(e, "pause-in-undo", i))
-			sleep_ms(e->step_delay_ms);
-		fault_at(e, "kill-in-undo", i);
-		int back;
-		r = nt_setting_apply_read(&e->ctx, eh, s->kind, s->target, &s->before, &got, &back, err,
-					  sizeof(err));
-		if (r == 0)
-			r = verify(s, back, &got, &s->before, "", "restoring", err, sizeof(err));
-		if (r < 0) {
-			char msg[1024];
-			/* What the target holds now, after the failed undo (which
-			 * may have changed it), not what was read before it. */
-			nt_value now;
-			int rr = 0;
-			if (r == NT_ECONFLICT)
-				now = got;
-			else
-				rr = s->kind->read(&e->ctx, eh, s->target, &now);
-			snprintf(msg, sizeof(msg), "%s %s is '%s', wanted '%s': %s", s->kind->name, s->target,
-				 rr == 0 ? nt_value_str(s->kind, &now, a, sizeof(a)) : "(unreadable)",
-				 nt_value_str(s->kind, &s->before, b, sizeof(b)), err);
-			note_step(e, st, id, i, s, NT_STEP_ROLLBACK_FAILED, msg, NULL);
-			results[i] = NT_STEP_ROLLBACK_FAILED;
-			failures++;
-			continue;
-		}
-		if (results[i] != NT_STEP_FAILED) {
-			note_step(e, st, id, i, s, done, NULL, NULL);
-			results[i] = done;
-		}
-	}
-	return failures;
-}
-
 /* What a stage reads of many steps at once: the current value (READ), or
  * what the target shows beyond it (OBSERVE). */
 typedef enum { STEPS_READ, STEPS_OBSERVE } steps_op;
@@ -602,6 +525,116 @@ static void read_steps(nt_txn_engine *e, nt_ethtool *eh, steps_op op, const nt_s
 	free(done);
 	free(v);
 	free(o);
+}
+
+/* Put targets 0..LAST back to their before-values, in reverse, verifying
+ * each, holding each outcome in ST. RESULTS holds each step's recorded
+ * result and is updated. Steps that were skipped, or already read as their
+ * before-value, are left alone. DONE is the result for a step put back
+ * (rolled back, reverted, restored). Returns the number of targets that
+ * could not be put back. */
+static int undo(nt_txn_engine *e, nt_ethtool *eh, stage *st, int64_t id, const nt_step *steps,
+		nt_step_result *results, int last, nt_step_result done)
+{
+	int failures = 0, m = 0;
+	char err[512], a[NT_VALUE_MAX], b[NT_VALUE_MAX];
+	nt_value cur, got;
+	/* The current values of the targets whose kind reads many at once
+	 * (IRQs: independent files) are read first, in one pass; the others
+	 * just before their undo, which may follow another's (a NIC's). */
+	int *idx = malloc(((size_t)last + 2) * sizeof(*idx)), *pre_res = NULL, *at = NULL;
+	nt_value *pre = NULL;
+	for (int i = last; idx && i >= 0; i--)
+		if (results[i] != NT_STEP_SKIPPED && steps[i].kind && steps[i].kind->read_many)
+			idx[m++] = i;
+	if (m) {
+		pre = malloc((size_t)m * sizeof(*pre));
+		pre_res = malloc((size_t)m * sizeof(*pre_res));
+		at = malloc(((size_t)last + 1) * sizeof(*at));
+	}
+	if (pre && pre_res && at) {
+		read_steps(e, eh, STEPS_READ, steps, idx, m, pre, NULL, 0, pre_res);
+		for (int i = 0; i <= last; i++)
+			at[i] = -1;
+		for (int j = 0; j < m; j++)
+			at[idx[j]] = j;
+	} else {
+		free(at);
+		at = NULL;
+	}
+
+	for (int i = last; i >= 0; i--) {
+		const nt_step *s = &steps[i];
+		if (results[i] == NT_STEP_SKIPPED)
+			continue;
+		if (!s->kind) {
+			note_step(e, st, id, i, s, NT_STEP_ROLLBACK_FAILED,
+				  "unknown setting kind, or a value that is not of its kind", NULL);
+			failures++;
+			continue;
+		}
+		int r;
+		if (at && at[i] >= 0) {
+			cur = pre[at[i]];
+			r = pre_res[at[i]];
+		} else {
+			memset(&cur, 0, sizeof(cur));
+			r = s->kind->read(&e->ctx, eh, s->target, &cur);
+		}
+		if (r < 0 && results[i] != NT_STEP_APPLIED) {
+			/* A step whose write failed (or never ran) on a target that
+			 * cannot even be read now: nothing of ours is there to undo. */
+			continue;
+		}
+		if (r == 0 && nt_setting_equal(s->kind, &cur, &s->before)) {
+			/* Already as it was: a step that never ran, or one the
+			 * crash interrupted before its write. */
+			if (results[i] == NT_STEP_APPLIED) {
+				note_step(e, st, id, i, s, done, NULL, NULL);
+				results[i] = done;
+			} else if (results[i] == NT_STEP_PENDING) {
+				note_step(e, st, id, i, s, NT_STEP_NOT_APPLIED, NULL, NULL);
+				results[i] = NT_STEP_NOT_APPLIED;
+			}
+			continue;
+		}
+		err[0] = '\0';
+		if (fault_at(e, "pause-in-undo", i))
+			sleep_ms(e->step_delay_ms);
+		fault_at(e, "kill-in-undo", i);
+		int back;
+		r = nt_setting_apply_read(&e->ctx, eh, s->kind, s->target, &s->before, &got, &back, err,
+					  sizeof(err));
+		if (r == 0)
+			r = verify(s, back, &got, &s->before, "", "restoring", err, sizeof(err));
+		if (r < 0) {
+			char msg[1024];
+			/* What the target holds now, after the failed undo (which
+			 * may have changed it), not what was read before it. */
+			nt_value now;
+			int rr = 0;
+			if (r == NT_ECONFLICT)
+				now = got;
+			else
+				rr = s->kind->read(&e->ctx, eh, s->target, &now);
+			snprintf(msg, sizeof(msg), "%s %s is '%s', wanted '%s': %s", s->kind->name, s->target,
+				 rr == 0 ? nt_value_str(s->kind, &now, a, sizeof(a)) : "(unreadable)",
+				 nt_value_str(s->kind, &s->before, b, sizeof(b)), err);
+			note_step(e, st, id, i, s, NT_STEP_ROLLBACK_FAILED, msg, NULL);
+			results[i] = NT_STEP_ROLLBACK_FAILED;
+			failures++;
+			continue;
+		}
+		if (results[i] != NT_STEP_FAILED) {
+			note_step(e, st, id, i, s, done, NULL, NULL);
+			results[i] = done;
+		}
+	}
+	free(idx);
+	free(pre);
+	free(pre_res);
+	free(at);
+	return failures;
 }
 
 /* What each step of STEPS[0..N) applied (RESULTS) shows beyond its value,
