@@ -105,8 +105,10 @@ static int irq_check(const nt_ctx *ctx, nt_ethtool *eh, const nt_topology *t, co
 	return 0;
 }
 
-static int irq_apply(const nt_ctx *ctx, nt_ethtool *eh, const char *target,
-		     const nt_value *v, char *err, size_t errsize)
+/* Write V to IRQ TARGET; with BACK, read smp_affinity_list back into it
+ * through the same descriptor (nt_kernel_irq_set_affinity_read). */
+static int irq_write(const nt_ctx *ctx, const char *target, const nt_value *v, char *back, size_t size,
+		     int *read_r, char *err, size_t errsize)
 {
 	long irq;
 	char list[NT_VALUE_MAX * 4];
@@ -117,33 +119,30 @@ static int irq_apply(const nt_ctx *ctx, nt_ethtool *eh, const char *target,
 	if (r == 0 && nt_cpulist_format(&v->cpus, list, sizeof(list)) < 0)
 		r = -ENOSPC;
 	if (r == 0)
-		return nt_kernel_irq_set_affinity(ctx, (int)irq, list, err, errsize);
+		return back ? nt_kernel_irq_set_affinity_read(ctx, (int)irq, list, back, size, read_r, err,
+							      errsize) :
+			      nt_kernel_irq_set_affinity(ctx, (int)irq, list, err, errsize);
 	if (err && errsize)
 		snprintf(err, errsize, "IRQ %s: %s", target, nt_strerror(r));
 	return r;
+}
+
+static int irq_apply(const nt_ctx *ctx, nt_ethtool *eh, const char *target,
+		     const nt_value *v, char *err, size_t errsize)
+{
+	return irq_write(ctx, target, v, NULL, 0, NULL, err, errsize);
 }
 
 /* The write and its check through one descriptor (kernel/kernel.h). */
 static int irq_apply_read(const nt_ctx *ctx, nt_ethtool *eh, const char *target, const nt_value *v,
 			  nt_value *got, int *read_err, char *err, size_t errsize)
 {
-	long irq;
-	char list[NT_VALUE_MAX * 4], back[NT_VALUE_MAX * 4];
+	char back[NT_VALUE_MAX * 4];
 	int rr = -EIO;
-	int r = parse_irq(target, &irq);
 
 	*read_err = -EIO;
 	memset(got, 0, sizeof(*got));
-	if (r == 0 && nt_cpuset_empty(&v->cpus))
-		r = NT_EINVALID;
-	if (r == 0 && nt_cpulist_format(&v->cpus, list, sizeof(list)) < 0)
-		r = -ENOSPC;
-	if (r < 0) {
-		if (err && errsize)
-			snprintf(err, errsize, "IRQ %s: %s", target, nt_strerror(r));
-		return r;
-	}
-	r = nt_kernel_irq_set_affinity_read(ctx, (int)irq, list, back, sizeof(back), &rr, err, errsize);
+	int r = irq_write(ctx, target, v, back, sizeof(back), &rr, err, errsize);
 	if (r == 0)
 		*read_err = rr < 0 ? rr : nt_cpulist_parse(back, &got->cpus) < 0 ? NT_EPARSE : 0;
 	return r;
