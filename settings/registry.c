@@ -63,15 +63,6 @@ bool nt_setting_equal(const nt_setting_kind *k, const nt_value *a, const nt_valu
 	return k->equal(a, b);
 }
 
-int nt_setting_verify(const nt_ctx *ctx, nt_ethtool *eh, const nt_setting_kind *k, const char *target,
-		      const nt_value *want, nt_value *got)
-{
-	int r = k->read(ctx, eh, target, got);
-	if (r < 0)
-		return r;
-	return k->equal(got, want) ? 0 : NT_ECONFLICT;
-}
-
 int nt_setting_apply_read(const nt_ctx *ctx, nt_ethtool *eh, const nt_setting_kind *k,
 			  const char *target, const nt_value *want, nt_value *got, int *read_err,
 			  char *err, size_t errsize)

@@ -193,10 +193,6 @@ const nt_profile_section *nt_section_find(const char *key);
 
 /* Value helpers over a kind's operations. */
 bool nt_setting_equal(const nt_setting_kind *k, const nt_value *a, const nt_value *b);
-/* Read TARGET back and compare with WANT. Returns 0 when equal, NT_ECONFLICT
- * when it reads differently (GOT holds what it reads), or the read error. */
-int nt_setting_verify(const nt_ctx *ctx, nt_ethtool *eh, const nt_setting_kind *k, const char *target,
-		      const nt_value *want, nt_value *got);
 /* Write WANT to TARGET and read it back: through K's apply_read when it
  * has one, else APPLY then READ. Returns the write's 0 or -errno (ERR says
  * why); when that is 0, *READ_ERR is the read's 0 or -errno and GOT holds

@@ -80,10 +80,16 @@ int main(void)
 	nt_value got, orig = nt_t_val(&nt_setting_channels, "rx=0,tx=0,other=0,combined=16");
 	nt_ethtool *eh = NULL;
 	CHECK_INT(nt_ethtool_open(&ctx, &eh), 0);
-	CHECK_INT(nt_setting_channels.apply(&ctx, eh, "enos0", &plan.steps[chan0].after, err, sizeof(err)), 0);
-	CHECK_INT(nt_setting_verify(&ctx, eh, &nt_setting_channels, "enos0", &plan.steps[chan0].after, &got), 0);
-	CHECK_INT(nt_setting_channels.apply(&ctx, NULL, "enos0", &plan.steps[chan0].before, err, sizeof(err)), 0);
-	CHECK_INT(nt_setting_verify(&ctx, NULL, &nt_setting_channels, "enos0", &orig, &got), 0);
+	int back = -1;
+	CHECK_INT(nt_setting_apply_read(&ctx, eh, &nt_setting_channels, "enos0", &plan.steps[chan0].after, &got,
+					&back, err, sizeof(err)), 0);
+	CHECK_INT(back, 0);
+	CHECK(nt_setting_equal(&nt_setting_channels, &got, &plan.steps[chan0].after));
+	back = -1;
+	CHECK_INT(nt_setting_apply_read(&ctx, NULL, &nt_setting_channels, "enos0", &plan.steps[chan0].before,
+					&got, &back, err, sizeof(err)), 0);
+	CHECK_INT(back, 0);
+	CHECK(nt_setting_equal(&nt_setting_channels, &got, &orig));
 	nt_ethtool_close(eh);
 	nt_plan_free(&plan);
 	json_decref(errors);
