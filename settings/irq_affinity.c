@@ -161,7 +161,14 @@ static int irq_model_read(const nt_topology *t, const char *target, nt_value *ou
 	return 0;
 }
 
-/* "effective N": the CPUs the interrupt is delivered to now. */
+/* The observation of effective_affinity_list LIST: "effective N", the
+ * CPUs the interrupt is delivered to now. Returns 0 or -ENOSPC. */
+static int effective_text(const char *list, char *out, size_t size)
+{
+	int r = snprintf(out, size, "effective %s", list);
+	return r < 0 || (size_t)r >= size ? -ENOSPC : 0;
+}
+
 static int irq_observe(const nt_ctx *ctx, nt_ethtool *eh, const char *target, char *out, size_t size)
 {
 	char buf[NT_VALUE_MAX];
@@ -169,10 +176,7 @@ static int irq_observe(const nt_ctx *ctx, nt_ethtool *eh, const char *target, ch
 	if (parse_irq(target, &irq) < 0)
 		return NT_EINVALID;
 	int r = nt_read_str(ctx, buf, sizeof(buf), "/proc/irq/%ld/effective_affinity_list", irq);
-	if (r < 0)
-		return r;
-	r = snprintf(out, size, "effective %s", buf);
-	return r < 0 || (size_t)r >= size ? -ENOSPC : 0;
+	return r < 0 ? r : effective_text(buf, out, size);
 }
 
 /* FILE of each IRQ of TARGETS through the host cache's held files:
@@ -237,8 +241,7 @@ static int irq_observe_many(const nt_ctx *ctx, const char *const *targets, int n
 		o[0] = '\0';
 		if (res[i] < 0)
 			continue;
-		int m = snprintf(o, size, "effective %s", bufs + (size_t)i * NT_VALUE_MAX * 4);
-		res[i] = m < 0 || (size_t)m >= size ? -ENOSPC : 0;
+		res[i] = effective_text(bufs + (size_t)i * NT_VALUE_MAX * 4, o, size);
 	}
 	free(bufs);
 	return 0;
