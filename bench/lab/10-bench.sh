@@ -226,7 +226,7 @@ echo "agent VmRSS ${rss_kb} kB"
 med() { printf '%s\n' "$@" | grep -v -e null -e '^$' | median; }
 
 jq -nc --argjson cpus "$cpus" --argjson nics "${#mq_nics[@]}" --argjson queues "${NT_LAB_MQ_QUEUES:-0}" \
-    --argjson irqs "$nirq" --argjson steps "$nsteps" --argjson rounds "$ROUNDS" \
+    --argjson irqs "$nirq" --argjson steps "$nsteps" --argjson rounds "${#now_ap[@]}" \
     --argjson topo "$topo_ms" --argjson lstopo "$lstopo_ms" --argjson cli "$cli_ms" \
     --argjson loop "$loop" \
     --argjson ap "$(med "${now_ap[@]}")" --argjson apa "$(med "${now_apa[@]}")" \
