@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <unistd.h>
@@ -18,6 +19,7 @@ enum { FREE = -1, GONE = -2 };
 typedef struct {
 	int id, slot;
 	int fd;
+	int wd; /* its file's inotify watch (a fixture tree), or -1 */
 	unsigned gen; /* the pass that last read it */
 } held;
 
@@ -30,6 +32,9 @@ struct nt_held_files {
 	dev_t dev;
 	ino_t ino;
 	bool kernel_fs; /* procfs, sysfs or debugfs: a removed entry fails its reads */
+	int notify; /* inotify watching held files off a kernel file system, or -1 */
+	bool notify_failed; /* none could be made: fstat on each read instead */
+	bool no_watch; /* nt_held_files_no_watch */
 	held *tab;
 	size_t cap; /* a power of two, or 0 */
 	int count; /* held */
@@ -56,6 +61,7 @@ int nt_held_files_new(const nt_ctx *ctx, const char *dir, int budget, nt_held_fi
 	h->ctx.host_cache = NULL;
 	h->budget = budget > 0 ? budget : 0;
 	h->dirfd = -1;
+	h->notify = -1;
 	*out = h;
 	return 0;
 }
@@ -73,6 +79,18 @@ static void drop_all(nt_held_files *h)
 	if (h->dirfd >= 0)
 		close(h->dirfd);
 	h->dirfd = -1;
+	if (h->notify >= 0)
+		close(h->notify); /* and every watch with it */
+	h->notify = -1;
+	h->notify_failed = false;
+}
+
+void nt_held_files_no_watch(nt_held_files *h)
+{
+	pthread_mutex_lock(&h->mu);
+	drop_all(h);
+	h->no_watch = true;
+	pthread_mutex_unlock(&h->mu);
 }
 
 void nt_held_files_free(nt_held_files *h)
@@ -142,10 +160,103 @@ static int rebuild(nt_held_files *h, size_t cap, bool keep_current_only)
 	return 0;
 }
 
+static int cmp_wd(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+	return (x > y) - (x < y);
+}
+
+/* Off a kernel file system, a watch on held descriptor FD's file, so that
+ * its removal, a rename over it or away from it is seen once per pass
+ * (see drain) rather than checked with an fstat on every read. The watch
+ * goes on the open file itself (through /proc/self/fd, the agent's own
+ * process, not a path under the root): a path could have changed since
+ * the open. Returns the watch, or -1 (then each read checks with fstat):
+ * on a kernel file system, or when inotify cannot be had (its limits on
+ * instances and watches are the system's). Watches are never removed one
+ * by one: two keys can name one file (a hard link), whose watch they
+ * share; a watch goes when its file does, or with the descriptor. */
+static int watch(nt_held_files *h, int fd)
+{
+	char path[64];
+
+	if (h->kernel_fs || h->no_watch || h->notify_failed)
+		return -1;
+	if (h->notify < 0 && (h->notify = inotify_init1(IN_NONBLOCK | IN_CLOEXEC)) < 0) {
+		h->notify_failed = true;
+		return -1;
+	}
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	int wd = inotify_add_watch(h->notify, path, IN_ATTRIB | IN_DELETE_SELF | IN_MOVE_SELF);
+	return wd < 0 ? -1 : wd;
+}
+
+/* The watches' events since the last pass. Each names a file that was
+ * removed, renamed or replaced (a rename over it takes its last link:
+ * IN_ATTRIB), or whose attributes changed; every held descriptor of it is
+ * closed, and its path opened again at its next read. Writes in place
+ * (IN_MODIFY, not watched) leave it held: a pread sees them. When events
+ * were lost (the queue overflowed) or cannot be sorted, nothing held is
+ * trusted. Returns whether everything must be dropped. */
+static bool drain(nt_held_files *h)
+{
+	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	int *wds = NULL;
+	size_t n = 0, cap = 0;
+	bool all = false;
+
+	if (h->notify < 0)
+		return false;
+	for (;;) {
+		ssize_t len = read(h->notify, buf, sizeof(buf));
+		if (len < 0 && errno == EINTR)
+			continue;
+		if (len <= 0) {
+			/* EAGAIN: read to the end. Anything else: unknown. */
+			all = all || (len < 0 && errno != EAGAIN);
+			break;
+		}
+		for (char *p = buf; p < buf + len;) {
+			const struct inotify_event *ev = (const struct inotify_event *)p;
+			p += sizeof(*ev) + ev->len;
+			if (ev->mask & IN_Q_OVERFLOW) {
+				all = true;
+			} else if (!all && ev->wd >= 0) {
+				if (n == cap) {
+					int *nw = realloc(wds, (cap ? cap * 2 : 64) * sizeof(*wds));
+					if (!nw) {
+						all = true;
+						continue;
+					}
+					wds = nw;
+					cap = cap ? cap * 2 : 64;
+				}
+				wds[n++] = ev->wd;
+			}
+		}
+	}
+	if (!all && n) {
+		qsort(wds, n, sizeof(*wds), cmp_wd);
+		for (size_t i = 0; i < h->cap; i++) {
+			held *e = &h->tab[i];
+			if (e->fd >= 0 && e->wd >= 0 && bsearch(&e->wd, wds, n, sizeof(*wds), cmp_wd)) {
+				close(e->fd);
+				e->fd = GONE;
+				e->wd = -1;
+				h->count--;
+			}
+		}
+	}
+	free(wds);
+	return all;
+}
+
 int nt_held_begin(nt_held_files *h)
 {
 	if (pthread_mutex_trylock(&h->mu) != 0)
 		return -EBUSY;
+	if (drain(h))
+		drop_all(h);
 	/* Opened again each pass, to notice a directory replaced (a fixture
 	 * tree made anew): one open, against a pread per file. */
 	int fd = nt_dir_open(&h->ctx, "%s", h->dir);
@@ -176,14 +287,15 @@ int nt_held_begin(nt_held_files *h)
 	return h->dirfd;
 }
 
-/* Whether held descriptor FD still names the file at its path (see the
- * header): a value read from it stands. */
-static bool still_linked(const nt_held_files *h, int fd)
+/* Whether held entry E still names the file at its path (see the
+ * header): a value read from it stands. A watched file was checked at the
+ * pass's start (drain). */
+static bool still_linked(const nt_held_files *h, const held *e)
 {
 	struct stat st;
-	if (h->kernel_fs)
+	if (h->kernel_fs || e->wd >= 0)
 		return true;
-	return fstat(fd, &st) == 0 && st.st_nlink > 0;
+	return fstat(e->fd, &st) == 0 && st.st_nlink > 0;
 }
 
 int nt_held_read(nt_held_files *h, int id, int slot, const char *rel, char *buf, size_t size)
@@ -193,7 +305,7 @@ int nt_held_read(nt_held_files *h, int id, int slot, const char *rel, char *buf,
 
 	if (e && e->fd >= 0) {
 		r = nt_pread_value(e->fd, buf, size);
-		if ((r >= 0 || r == -EFBIG) && still_linked(h, e->fd)) {
+		if ((r >= 0 || r == -EFBIG) && still_linked(h, e)) {
 			e->gen = h->gen;
 			return r;
 		}
@@ -201,6 +313,7 @@ int nt_held_read(nt_held_files *h, int id, int slot, const char *rel, char *buf,
 		 * same slot. */
 		close(e->fd);
 		e->fd = GONE;
+		e->wd = -1;
 		h->count--;
 	}
 	int fd = nt_open_at(&h->ctx, h->dirfd, rel);
@@ -220,11 +333,12 @@ int nt_held_read(nt_held_files *h, int id, int slot, const char *rel, char *buf,
 			close(fd);
 			return r;
 		}
-		place(h->tab, h->cap, (held){ .id = id, .slot = slot, .fd = GONE });
+		place(h->tab, h->cap, (held){ .id = id, .slot = slot, .fd = GONE, .wd = -1 });
 		h->used++;
 		e = find(h, id, slot);
 	}
 	e->fd = fd;
+	e->wd = watch(h, fd);
 	e->gen = h->gen;
 	h->count++;
 	return r;

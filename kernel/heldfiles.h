@@ -13,9 +13,13 @@
  *   gone) makes every open descriptor of it fail with EIO or ENODEV; a
  *   failed read drops the descriptor and opens the path again, which finds
  *   the new entry of a reused number or none;
- * - on any other file system (a fixture tree), because a descriptor whose
- *   file has been removed or renamed over has no link left (checked with
- *   fstat on each read); then the path is opened again.
+ * - on any other file system (a fixture tree), because an inotify watch
+ *   on each held file reports its removal, a rename over it or away from
+ *   it; the events are read once at the start of each pass, and the path
+ *   of each file they name is opened again. Where no watch can be had
+ *   (inotify's limits are the system's), a descriptor whose file has no
+ *   link left (fstat on each read) is opened again instead; that check
+ *   misses a file renamed away.
  * The directory itself is opened again at the start of each pass and
  * compared with the held one (device and inode): a directory replaced
  * drops every descriptor.
@@ -41,8 +45,13 @@ typedef struct nt_held_files nt_held_files;
 int nt_held_files_new(const nt_ctx *ctx, const char *dir, int budget, nt_held_files **out);
 void nt_held_files_free(nt_held_files *h);
 
-/* Start a pass: opens the directory again and keeps or drops what is
- * held. Returns the directory's descriptor, valid until nt_held_end (do
+/* Hold files without inotify watches: each read of a fixture tree's
+ * file checks it with fstat, as when the system's inotify limits are
+ * reached. Drops what is held. For tests. */
+void nt_held_files_no_watch(nt_held_files *h);
+
+/* Start a pass: reads what the watches saw, opens the directory again
+ * and keeps or drops what is held. Returns the directory's descriptor, valid until nt_held_end (do
  * not close it), or -EBUSY while another pass runs, or the -errno of
  * opening the directory (the pass is not started then). */
 int nt_held_begin(nt_held_files *h);

@@ -1,9 +1,11 @@
 /* Files held open between reads (kernel/heldfiles.h): a held read gives
  * what nt_read_at gives, also after the file is rewritten, replaced,
- * removed, turned into a symlink or FIFO, or its directory made anew;
- * files not read in a pass are closed (not in a partial pass); the budget
- * is kept; one pass at a
- * time. On the live /proc/irq the values equal nt_read_at's. */
+ * removed, turned into a symlink or FIFO, or its directory made anew,
+ * both with inotify watches and with the fstat check used without them;
+ * with watches also after it is renamed away, and after a thousand files
+ * are replaced at once; files not read in a pass are closed (not in a
+ * partial pass); the budget is kept; one pass at a time. On the live
+ * /proc/irq the values equal nt_read_at's. */
 #include "kernel/ctx.h"
 #include "kernel/heldfiles.h"
 #include "harness.h"
@@ -38,7 +40,7 @@ __attribute__((format(printf, 1, 2))) static void sh(const char *fmt, ...)
 	CHECK_MSG(system(cmd) == 0, "%s", cmd);
 }
 
-static void fixture_cases(void)
+static void fixture_cases(bool watch)
 {
 	char root[] = "/tmp/nt-held-XXXXXX", buf[64];
 	nt_ctx ctx;
@@ -56,6 +58,8 @@ static void fixture_cases(void)
 	CHECK_INT(nt_held_files_new(&ctx, "/proc/irq", 2, &h), 0);
 	if (!h)
 		return;
+	if (!watch)
+		nt_held_files_no_watch(h);
 
 	/* First pass opens and holds; the next reads through the descriptors. */
 	int dfd = nt_held_begin(h);
@@ -105,6 +109,28 @@ static void fixture_cases(void)
 	CHECK_STR(buf, "8-9");
 	CHECK_INT(nt_held_opens(h), 4);
 	CHECK_INT(nt_held_count(h), 1); /* 2 was not read in that pass: closed */
+
+	/* Renamed away, a new file put at its path: the held file still has
+	 * its link, so only a watch sees it. */
+	if (watch) {
+		sh("mv %1$s/proc/irq/1/smp_affinity_list %1$s/proc/irq/1/old && printf '6\n' > %1$s/proc/irq/1/smp_affinity_list",
+		   root);
+		CHECK_INT(pass_read(h, 1, 0, "1/smp_affinity_list", buf, sizeof(buf)), 1);
+		CHECK_STR(buf, "6");
+		CHECK_INT(nt_held_opens(h), 5);
+		/* Its attributes changed (a watch cannot tell why): opened again,
+		 * same value. */
+		sh("chmod 600 %1$s/proc/irq/1/smp_affinity_list", root);
+		CHECK_INT(pass_read(h, 1, 0, "1/smp_affinity_list", buf, sizeof(buf)), 1);
+		CHECK_STR(buf, "6");
+		CHECK_INT(nt_held_opens(h), 6);
+		/* Rewritten in place: no event, still held. */
+		tree_write(root, "proc/irq/1/smp_affinity_list", "5\n");
+		CHECK_INT(pass_read(h, 1, 0, "1/smp_affinity_list", buf, sizeof(buf)), 1);
+		CHECK_STR(buf, "5");
+		CHECK_INT(nt_held_opens(h), 6);
+		CHECK_INT(nt_held_count(h), 1);
+	}
 
 	/* Removed: the read fails as nt_read_at does; nothing is held for it. */
 	sh("rm %1$s/proc/irq/1/smp_affinity_list", root);
@@ -160,7 +186,7 @@ static void fixture_cases(void)
 /* Many keys: the table grows and every value stays with its key. */
 static void many_keys(void)
 {
-	char root[] = "/tmp/nt-held-many-XXXXXX", rel[64], want[16], buf[64], path[PATH_MAX];
+	char root[] = "/tmp/nt-held-many-XXXXXX", rel[64], want[16], buf[64], path[PATH_MAX], to[PATH_MAX];
 	nt_ctx ctx;
 	nt_held_files *h = NULL;
 	const int n = 1500;
@@ -197,6 +223,31 @@ static void many_keys(void)
 	}
 	CHECK_INT(nt_held_count(h), n / 2);
 	CHECK_INT(nt_held_opens(h), n);
+
+	/* Every held file replaced by a rename at once: each is opened again,
+	 * the others stay held. */
+	for (int i = 0; i < n; i += 2) {
+		snprintf(path, sizeof(path), "%s/%d.new", root, i);
+		FILE *f = fopen(path, "w");
+		if (f) {
+			fprintf(f, "%d\n", i * 11);
+			fclose(f);
+		}
+		snprintf(to, sizeof(to), "%s/%d", root, i);
+		CHECK(rename(path, to) == 0);
+	}
+	int bad = 0;
+	CHECK(nt_held_begin(h) >= 0);
+	for (int i = 0; i < n; i += 2) {
+		snprintf(rel, sizeof(rel), "%d", i);
+		snprintf(want, sizeof(want), "%d", i * 11);
+		if (nt_held_read(h, i, i % 3, rel, buf, sizeof(buf)) < 0 || strcmp(buf, want) != 0)
+			bad++;
+	}
+	nt_held_end(h);
+	CHECK_INT(bad, 0);
+	CHECK_INT(nt_held_opens(h), n + n / 2);
+	CHECK_INT(nt_held_count(h), n / 2);
 	nt_held_files_free(h);
 	snprintf(path, sizeof(path), "rm -rf %s", root);
 	CHECK_INT(system(path), 0);
@@ -249,7 +300,8 @@ static void live_proc(void)
 
 int main(void)
 {
-	fixture_cases();
+	fixture_cases(true);
+	fixture_cases(false);
 	many_keys();
 	live_proc();
 	TEST_MAIN_END();
