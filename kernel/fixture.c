@@ -280,7 +280,9 @@ static int irq_file_open(int dfd, const char *name, struct stat *st)
  *   agent's held IRQ files) keeps reading it, as on procfs.
  * - A file longer than a page: the value goes to NAME.nt-new, renamed
  *   over NAME (a kill before the rename can leave NAME.nt-new behind,
- *   which the next write reuses). */
+ *   which the next write reuses).
+ * Returns 0 when FD still names the file (written in place), 1 when it
+ * was replaced, or -errno. */
 static int irq_file_put(int dfd, const char *name, int fd, const struct stat *st, const char *text)
 {
 	char tmp[64], padded[ATTR_MAX];
@@ -335,7 +337,7 @@ static int irq_file_put(int dfd, const char *name, int fd, const struct stat *st
 		r = -errno;
 	if (r < 0)
 		unlinkat(dfd, tmp, 0);
-	return r;
+	return r < 0 ? r : 1;
 }
 
 /* Bits of a mask file as it is now: 4 per hex digit, commas aside. The
@@ -377,6 +379,8 @@ static int irq_mirror(int dfd, const char *name, const nt_cpuset *set, bool mask
 		goto out;
 	strcat(buf, "\n");
 	r = irq_file_put(dfd, name, fd, &st, buf);
+	if (r > 0)
+		r = 0;
 out:
 	close(fd);
 	return r;
@@ -387,7 +391,8 @@ out:
  * file, not a path walk and a check each. smp_affinity_list goes first:
  * an agent killed after it and before the rest leaves a target that no
  * longer reads as its before-value, which recovery puts back whole. */
-int nt_fixture_irq_set_affinity(const nt_ctx *ctx, int irq, const char *cpulist)
+int nt_fixture_irq_set_affinity(const nt_ctx *ctx, int irq, const char *cpulist, char *rbuf, size_t rsize,
+				int *read_r)
 {
 	char buf[ATTR_MAX];
 	struct stat st;
@@ -406,7 +411,17 @@ int nt_fixture_irq_set_affinity(const nt_ctx *ctx, int irq, const char *cpulist)
 		goto out;
 	}
 	r = irq_file_put(dfd, "smp_affinity_list", fd, &st, buf);
-	close(fd);
+	/* Read back as on the kernel, through the descriptor written; a file
+	 * replaced (longer than a page) is opened again. */
+	if (r > 0 && rbuf) {
+		close(fd);
+		fd = irq_file_open(dfd, "smp_affinity_list", &st);
+		*read_r = fd < 0 ? fd : nt_pread_value(fd, rbuf, rsize);
+	} else if (r == 0 && rbuf) {
+		*read_r = nt_pread_value(fd, rbuf, rsize);
+	}
+	if (fd >= 0)
+		close(fd);
 	if (r < 0)
 		goto out;
 	nt_cpuset_zero(&first);

@@ -32,9 +32,12 @@ int nt_fixture_write_attr(const nt_ctx *ctx, const char *value, const char *rel)
 
 /* smp_affinity_list of IRQ holds CPULIST, and the files the kernel derives
  * from it (smp_affinity, effective_affinity, effective_affinity_list) say
- * the same, those that exist in the fixture. Returns 0, NT_EINVALID for an
- * empty or malformed list, or -errno. */
-int nt_fixture_irq_set_affinity(const nt_ctx *ctx, int irq, const char *cpulist);
+ * the same, those that exist in the fixture. With RBUF, smp_affinity_list
+ * is read back into it once written, its result in *READ_R (as
+ * nt_pread_value). Returns 0, NT_EINVALID for an empty or malformed list,
+ * or -errno. */
+int nt_fixture_irq_set_affinity(const nt_ctx *ctx, int irq, const char *cpulist, char *rbuf, size_t rsize,
+				int *read_r);
 
 /* bonding/OPTION of BOND as the driver shows VALUE. Returns 0, -EINVAL for
  * a value an enumerated option does not have, or -errno. */

@@ -39,9 +39,7 @@ static int irq_set(const nt_ctx *ctx, int irq, const char *cpulist, char *buf, s
 	if (irq < 0 || !cpulist || !*cpulist) {
 		r = NT_EINVALID;
 	} else if (!ctx->live) {
-		r = nt_fixture_irq_set_affinity(ctx, irq, cpulist);
-		if (r == 0 && buf)
-			*read_r = nt_read_str(ctx, buf, size, "/proc/irq/%d/smp_affinity_list", irq);
+		r = nt_fixture_irq_set_affinity(ctx, irq, cpulist, buf, size, read_r);
 	} else {
 		for (int attempt = 0; attempt < 3; attempt++) {
 			r = buf ? nt_write_read_str(ctx, cpulist, buf, size, read_r,

@@ -166,6 +166,19 @@ int main(void)
 	CHECK_INT(back, 6);
 	CHECK_STR(got, "4-7,40");
 	CHECK_STR(raw("/proc/irq/42/effective_affinity_list"), "4\n");
+	/* A file longer than a page is replaced, not written in place: the
+	 * read-back is of the new file. */
+	char big[5000];
+	memset(big, '\n', sizeof(big) - 1);
+	big[0] = '9';
+	big[sizeof(big) - 1] = '\0';
+	put("/proc/irq/42/smp_affinity_list", big);
+	CHECK_INT(stat(p42, &before), 0);
+	CHECK_INT(nt_kernel_irq_set_affinity_read(&ctx, 42, "2-3", got, sizeof(got), &back, err, sizeof(err)), 0);
+	CHECK_INT(stat(p42, &after), 0);
+	CHECK(before.st_ino != after.st_ino && after.st_size == 4);
+	CHECK_INT(back, 3);
+	CHECK_STR(got, "2-3");
 	/* A failed write reads nothing back and says why. */
 	back = 0;
 	CHECK_INT(nt_kernel_irq_set_affinity_read(&ctx, 44, "1", got, sizeof(got), &back, err, sizeof(err)),
