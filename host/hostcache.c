@@ -239,6 +239,12 @@ int nt_host_cache_read_irq_files(nt_host_cache *c, const nt_ctx *ctx, const int 
 	return nt_irq_files_read(&c->ctx, &c->files, irqs, n, name, bufs, size, res);
 }
 
+int nt_host_cache_irq_set_affinity(nt_host_cache *c, const nt_ctx *ctx, int irq, const char *cpulist,
+				   char *buf, size_t size, int *read_r, char *err, size_t errsize)
+{
+	return nt_irq_files_write(ctx, c ? &c->files : NULL, irq, cpulist, buf, size, read_r, err, errsize);
+}
+
 void nt_host_cache_invalidate(nt_host_cache *c)
 {
 	pthread_mutex_lock(&c->mu);

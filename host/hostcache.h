@@ -46,6 +46,12 @@ int nt_host_cache_held(nt_host_cache *c);
 int nt_host_cache_read_irq_files(nt_host_cache *c, const nt_ctx *ctx, const int *irqs, int n,
 				 const char *name, char *bufs, size_t size, int *res);
 
+/* nt_irq_files_write through the set C holds for IRQ: a transaction's
+ * write and check of an IRQ go through the descriptor the host reads keep.
+ * C NULL: under CTX, nothing held. */
+int nt_host_cache_irq_set_affinity(nt_host_cache *c, const nt_ctx *ctx, int irq, const char *cpulist,
+				   char *buf, size_t size, int *read_r, char *err, size_t errsize);
+
 /* Forget the static part: the next read builds it again. */
 void nt_host_cache_invalidate(nt_host_cache *c);
 

@@ -500,6 +500,14 @@ int nt_irq_files_read(const nt_ctx *ctx, nt_irq_files *files, const int *irqs, i
 	return 0;
 }
 
+int nt_irq_files_write(const nt_ctx *ctx, nt_irq_files *files, int irq, const char *cpulist, char *buf,
+		       size_t size, int *read_r, char *err, size_t errsize)
+{
+	nt_held_files *held = files && irq >= 0 ? files->proc[(unsigned)irq % NT_IRQ_PARTS] : NULL;
+	return nt_kernel_irq_set_affinity_held(ctx, held, SLOT_AFFINITY_LIST, irq, cpulist, buf, size, read_r,
+					       err, errsize);
+}
+
 /* The IRQ files are read in NT_IRQ_PARTS parts by IRQ number, by up to
  * that many threads: on a big host they are thousands of small reads,
  * each mostly the kernel's time, and the parts need nothing from each

@@ -628,9 +628,9 @@ static bool rel_name_ok(const char *rel)
  * up), so the /proc/self/fd check a full path needs is done once per
  * directory instead of once per file. Kernels before 5.6 take the slow
  * path. */
-int nt_open_at(const nt_ctx *ctx, int dirfd, const char *rel)
+static int open_at(const nt_ctx *ctx, int dirfd, const char *rel, int access)
 {
-	int flags = O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW | O_NONBLOCK;
+	int flags = access | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW | O_NONBLOCK;
 	int fd;
 	bool checked = false;
 
@@ -652,6 +652,16 @@ int nt_open_at(const nt_ctx *ctx, int dirfd, const char *rel)
 	if (fd < 0)
 		return errno == ELOOP || errno == ENXIO ? NT_EFILETYPE : -errno;
 	return vet_fd(ctx, fd, S_IFREG, checked);
+}
+
+int nt_open_at(const nt_ctx *ctx, int dirfd, const char *rel)
+{
+	return open_at(ctx, dirfd, rel, O_RDONLY);
+}
+
+int nt_open_rw_at(const nt_ctx *ctx, int dirfd, const char *rel)
+{
+	return open_at(ctx, dirfd, rel, O_RDWR);
 }
 
 int nt_read_at(const nt_ctx *ctx, int dirfd, const char *rel, char *buf, size_t size)

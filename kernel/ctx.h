@@ -111,10 +111,12 @@ int nt_read_long_at(const nt_ctx *ctx, int dirfd, const char *rel, long *out);
 
 /* The pieces of nt_read_at for a caller that keeps the file open and
  * reads it again (kernel/heldfiles.h): nt_open_at opens REL beneath DIRFD
- * with the same checks and returns the descriptor or -errno; nt_pread_value
- * reads the whole value from offset 0 as nt_read_at does (length or -errno,
- * -EFBIG when it does not fit). */
+ * with the same checks and returns the descriptor or -errno (nt_open_rw_at
+ * the same for reading and writing); nt_pread_value reads the whole value
+ * from offset 0 as nt_read_at does (length or -errno, -EFBIG when it does
+ * not fit). */
 int nt_open_at(const nt_ctx *ctx, int dirfd, const char *rel);
+int nt_open_rw_at(const nt_ctx *ctx, int dirfd, const char *rel);
 int nt_pread_value(int fd, char *buf, size_t size);
 
 /* nt_write_str, and then the file read back into BUF through the

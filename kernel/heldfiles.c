@@ -20,6 +20,7 @@ typedef struct {
 	int id, slot;
 	int fd;
 	int wd; /* its file's inotify watch (a fixture tree), or -1 */
+	bool rw; /* opened for writing too (nt_held_write_read) */
 	unsigned gen; /* the pass that last read it */
 } held;
 
@@ -160,6 +161,16 @@ static int rebuild(nt_held_files *h, size_t cap, bool keep_current_only)
 	return 0;
 }
 
+/* Close E's descriptor; its key stays (GONE) until the pass's end. */
+static void forget(nt_held_files *h, held *e)
+{
+	close(e->fd);
+	e->fd = GONE;
+	e->wd = -1;
+	e->rw = false;
+	h->count--;
+}
+
 static int cmp_wd(const void *a, const void *b)
 {
 	int x = *(const int *)a, y = *(const int *)b;
@@ -239,12 +250,8 @@ static bool drain(nt_held_files *h)
 		qsort(wds, n, sizeof(*wds), cmp_wd);
 		for (size_t i = 0; i < h->cap; i++) {
 			held *e = &h->tab[i];
-			if (e->fd >= 0 && e->wd >= 0 && bsearch(&e->wd, wds, n, sizeof(*wds), cmp_wd)) {
-				close(e->fd);
-				e->fd = GONE;
-				e->wd = -1;
-				h->count--;
-			}
+			if (e->fd >= 0 && e->wd >= 0 && bsearch(&e->wd, wds, n, sizeof(*wds), cmp_wd))
+				forget(h, e);
 		}
 	}
 	free(wds);
@@ -257,6 +264,13 @@ int nt_held_begin(nt_held_files *h)
 		return -EBUSY;
 	if (drain(h))
 		drop_all(h);
+	/* procfs, sysfs and debugfs directories are never replaced: the one
+	 * held stands, for no call at all (a transaction takes a pass per
+	 * step it writes). */
+	if (h->dirfd >= 0 && h->kernel_fs) {
+		h->gen++;
+		return h->dirfd;
+	}
 	/* Opened again each pass, to notice a directory replaced (a fixture
 	 * tree made anew): one open, against a pread per file. */
 	int fd = nt_dir_open(&h->ctx, "%s", h->dir);
@@ -298,6 +312,36 @@ static bool still_linked(const nt_held_files *h, const held *e)
 	return fstat(e->fd, &st) == 0 && st.st_nlink > 0;
 }
 
+/* Hold FD (opened for writing too: RW) under (ID, SLOT), whose entry E
+ * is found or NULL, in place of a descriptor held there: while the
+ * budget allows a new one. Returns whether it was kept (else it is
+ * closed). */
+static bool keep(nt_held_files *h, held *e, int id, int slot, int fd, bool rw)
+{
+	if (!(e && e->fd >= 0) && h->count >= h->budget) {
+		close(fd);
+		return false;
+	}
+	if (!e) {
+		/* Half full at most, so probe chains stay short. */
+		if ((h->used + 1) * 2 > h->cap && rebuild(h, h->cap ? h->cap * 2 : 256, false) < 0) {
+			close(fd);
+			return false;
+		}
+		place(h->tab, h->cap, (held){ .id = id, .slot = slot, .fd = GONE, .wd = -1 });
+		h->used++;
+		e = find(h, id, slot);
+	}
+	if (e->fd >= 0)
+		forget(h, e);
+	e->fd = fd;
+	e->wd = watch(h, fd);
+	e->rw = rw;
+	e->gen = h->gen;
+	h->count++;
+	return true;
+}
+
 int nt_held_read(nt_held_files *h, int id, int slot, const char *rel, char *buf, size_t size)
 {
 	held *e = find(h, id, slot);
@@ -311,10 +355,7 @@ int nt_held_read(nt_held_files *h, int id, int slot, const char *rel, char *buf,
 		}
 		/* Gone or replaced: the path is opened again below, into the
 		 * same slot. */
-		close(e->fd);
-		e->fd = GONE;
-		e->wd = -1;
-		h->count--;
+		forget(h, e);
 	}
 	int fd = nt_open_at(&h->ctx, h->dirfd, rel);
 	if (fd < 0) {
@@ -323,32 +364,77 @@ int nt_held_read(nt_held_files *h, int id, int slot, const char *rel, char *buf,
 	}
 	h->opens++;
 	r = nt_pread_value(fd, buf, size);
-	if ((r < 0 && r != -EFBIG) || h->count >= h->budget) {
+	if (r < 0 && r != -EFBIG)
 		close(fd);
-		return r;
-	}
-	if (!e) {
-		/* Half full at most, so probe chains stay short. */
-		if ((h->used + 1) * 2 > h->cap && rebuild(h, h->cap ? h->cap * 2 : 256, false) < 0) {
-			close(fd);
+	else
+		keep(h, e, id, slot, fd, false);
+	return r;
+}
+
+/* One write of VALUE to FD (a short one is an error: the rest would be a
+ * second value), then the value read back into BUF (*READ_R). A procfs
+ * attribute refuses pwrite (seq_file clears FMODE_PWRITE) and its write
+ * handler takes the whole value whatever the file position: a plain write
+ * there (KERNEL_FS). Elsewhere the file is made to hold VALUE: written at
+ * offset 0 and cut to its length. */
+static int write_read(int fd, bool kernel_fs, const char *value, char *buf, size_t size, int *read_r)
+{
+	size_t len = strlen(value);
+	ssize_t n;
+	do {
+		n = kernel_fs ? write(fd, value, len) : pwrite(fd, value, len, 0);
+	} while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	if ((size_t)n != len)
+		return -EIO;
+	if (!kernel_fs && ftruncate(fd, (off_t)len) < 0)
+		return -errno;
+	*read_r = nt_pread_value(fd, buf, size);
+	return 0;
+}
+
+int nt_held_write_read(nt_held_files *h, int id, int slot, const char *rel, const char *value, char *buf,
+		       size_t size, int *read_r)
+{
+	held *e = find(h, id, slot);
+	int r;
+
+	*read_r = -EIO;
+	buf[0] = '\0';
+	if (e && e->fd >= 0 && e->rw && still_linked(h, e)) {
+		r = write_read(e->fd, h->kernel_fs, value, buf, size, read_r);
+		/* Refused for now (an affinity change still pending): the caller
+		 * tries again through the same descriptor. */
+		if (r == 0 || r == -EBUSY || r == -EAGAIN) {
+			e->gen = h->gen;
 			return r;
 		}
-		place(h->tab, h->cap, (held){ .id = id, .slot = slot, .fd = GONE, .wd = -1 });
-		h->used++;
-		e = find(h, id, slot);
+		/* Any other error may be the entry gone (procfs says EIO, as it
+		 * does for a value refused): the path is opened again and the
+		 * write tried once more, which tells the two apart. */
+		forget(h, e);
 	}
-	e->fd = fd;
-	e->wd = watch(h, fd);
-	e->gen = h->gen;
-	h->count++;
+	int fd = nt_open_rw_at(&h->ctx, h->dirfd, rel);
+	if (fd < 0)
+		return fd;
+	h->opens++;
+	r = write_read(fd, h->kernel_fs, value, buf, size, read_r);
+	/* Kept in place of a descriptor held for reading only; a write that
+	 * failed keeps nothing. */
+	if (r < 0)
+		close(fd);
+	else
+		keep(h, e, id, slot, fd, true);
 	return r;
 }
 
 static void end_pass(nt_held_files *h, bool whole)
 {
-	bool stale = false;
-	for (size_t i = 0; i < h->cap && !stale; i++)
-		stale = h->tab[i].fd == GONE || (whole && h->tab[i].fd >= 0 && h->tab[i].gen != h->gen);
+	/* Keys without a descriptor (GONE) are those used and not held. */
+	bool stale = h->used > (size_t)h->count;
+	for (size_t i = 0; whole && i < h->cap && !stale; i++)
+		stale = h->tab[i].fd >= 0 && h->tab[i].gen != h->gen;
 	/* Only when an IRQ went away or a file failed: then the table is made
 	 * again without them (when memory fails, they stay until a later
 	 * pass). */

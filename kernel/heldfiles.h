@@ -20,9 +20,10 @@
  *   (inotify's limits are the system's), a descriptor whose file has no
  *   link left (fstat on each read) is opened again instead; that check
  *   misses a file renamed away.
- * The directory itself is opened again at the start of each pass and
- * compared with the held one (device and inode): a directory replaced
- * drops every descriptor.
+ * Off a kernel file system the directory itself is opened again at the
+ * start of each pass and compared with the held one (device and inode): a
+ * directory replaced drops every descriptor. A procfs or sysfs directory
+ * is never replaced, and a pass there costs no call.
  *
  * Cost: one descriptor per file, and on procfs the kernel keeps a page of
  * buffer per open file that has been read (about 4 KB). BUDGET caps how
@@ -61,6 +62,22 @@ int nt_held_begin(nt_held_files *h);
  * when there is one; a file opened here is kept under that key while the
  * budget allows. Only between nt_held_begin and nt_held_end. */
 int nt_held_read(nt_held_files *h, int id, int slot, const char *rel, char *buf, size_t size);
+
+/* Write VALUE to REL beneath the directory with one write, and read it
+ * back into BUF (*READ_R: as nt_pread_value), both through the descriptor
+ * held under key (ID, SLOT) once it has been opened for writing: a
+ * procfs attribute takes a write whatever the file position, and makes
+ * its value anew for a read at offset 0 (off a kernel file system the
+ * file is written at offset 0 and cut to the value's length). Otherwise the file is opened for reading
+ * and writing with nt_open_rw_at's checks, and held in place of a
+ * descriptor opened only for reading (or in a new key, while the budget
+ * allows). A held write that fails with anything but EBUSY or EAGAIN is
+ * tried once more on the path opened again (the entry may be gone).
+ * Returns 0 or the write's -errno. For the live host: a fixture tree's
+ * files are written by kernel/fixture.c, as the kernel would change them.
+ * Only between nt_held_begin and nt_held_end. */
+int nt_held_write_read(nt_held_files *h, int id, int slot, const char *rel, const char *value, char *buf,
+		       size_t size, int *read_r);
 
 /* End the pass: descriptors not read during it are closed. */
 void nt_held_end(nt_held_files *h);

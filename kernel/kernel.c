@@ -2,6 +2,7 @@
  * here; what a fixture root needs besides is in kernel/fixture.c. */
 #include "kernel/kernel.h"
 #include "kernel/fixture.h"
+#include "kernel/heldfiles.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -30,10 +31,12 @@ int nt_kernel_write_attr(const nt_ctx *ctx, const char *value, const char *fmt, 
 }
 
 /* Set IRQ's affinity; with BUF, read smp_affinity_list back into it too
- * (see nt_kernel_irq_set_affinity_read). */
-static int irq_set(const nt_ctx *ctx, int irq, const char *cpulist, char *buf, size_t size, int *read_r,
-		   char *err, size_t errsize)
+ * (see nt_kernel_irq_set_affinity_read), through HELD (with BUF only) on
+ * the live host. */
+static int irq_set(const nt_ctx *ctx, nt_held_files *held, int slot, int irq, const char *cpulist, char *buf,
+		   size_t size, int *read_r, char *err, size_t errsize)
 {
+	char rel[32];
 	int r = 0;
 
 	if (irq < 0 || !cpulist || !*cpulist) {
@@ -41,10 +44,12 @@ static int irq_set(const nt_ctx *ctx, int irq, const char *cpulist, char *buf, s
 	} else if (!ctx->live) {
 		r = nt_fixture_irq_set_affinity(ctx, irq, cpulist, buf, size, read_r);
 	} else {
+		snprintf(rel, sizeof(rel), "%d/smp_affinity_list", irq);
 		for (int attempt = 0; attempt < 3; attempt++) {
-			r = buf ? nt_write_read_str(ctx, cpulist, buf, size, read_r,
-						    "/proc/irq/%d/smp_affinity_list", irq) :
-				  nt_write_str(ctx, cpulist, "/proc/irq/%d/smp_affinity_list", irq);
+			r = held && buf ? nt_held_write_read(held, irq, slot, rel, cpulist, buf, size, read_r) :
+			    buf		? nt_write_read_str(ctx, cpulist, buf, size, read_r,
+							    "/proc/irq/%d/smp_affinity_list", irq) :
+					  nt_write_str(ctx, cpulist, "/proc/irq/%d/smp_affinity_list", irq);
 			if (r != -EBUSY && r != -EAGAIN)
 				break;
 			nanosleep(&(struct timespec){ .tv_nsec = 10 * 1000 * 1000 }, NULL);
@@ -58,7 +63,7 @@ static int irq_set(const nt_ctx *ctx, int irq, const char *cpulist, char *buf, s
 int nt_kernel_irq_set_affinity(const nt_ctx *ctx, int irq, const char *cpulist, char *err,
 			       size_t errsize)
 {
-	return irq_set(ctx, irq, cpulist, NULL, 0, NULL, err, errsize);
+	return irq_set(ctx, NULL, 0, irq, cpulist, NULL, 0, NULL, err, errsize);
 }
 
 int nt_kernel_irq_set_affinity_read(const nt_ctx *ctx, int irq, const char *cpulist, char *buf,
@@ -68,7 +73,23 @@ int nt_kernel_irq_set_affinity_read(const nt_ctx *ctx, int irq, const char *cpul
 		return -EINVAL;
 	buf[0] = '\0';
 	*read_r = -EIO;
-	return irq_set(ctx, irq, cpulist, buf, size, read_r, err, errsize);
+	return irq_set(ctx, NULL, 0, irq, cpulist, buf, size, read_r, err, errsize);
+}
+
+int nt_kernel_irq_set_affinity_held(const nt_ctx *ctx, nt_held_files *held, int slot, int irq,
+				    const char *cpulist, char *buf, size_t size, int *read_r, char *err,
+				    size_t errsize)
+{
+	if (!buf || size == 0 || !read_r)
+		return -EINVAL;
+	buf[0] = '\0';
+	*read_r = -EIO;
+	/* Another pass under way (a read of the host): the usual path. */
+	if (!ctx->live || !held || nt_held_begin(held) < 0)
+		return irq_set(ctx, NULL, 0, irq, cpulist, buf, size, read_r, err, errsize);
+	int r = irq_set(ctx, held, slot, irq, cpulist, buf, size, read_r, err, errsize);
+	nt_held_end_partial(held);
+	return r;
 }
 
 /* An option is one file name under bonding/. */

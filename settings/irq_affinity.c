@@ -119,8 +119,8 @@ static int irq_write(const nt_ctx *ctx, const char *target, const nt_value *v, c
 	if (r == 0 && nt_cpulist_format(&v->cpus, list, sizeof(list)) < 0)
 		r = -ENOSPC;
 	if (r == 0)
-		return back ? nt_kernel_irq_set_affinity_read(ctx, (int)irq, list, back, size, read_r, err,
-							      errsize) :
+		return back ? nt_host_cache_irq_set_affinity(ctx->host_cache, ctx, (int)irq, list, back, size,
+							     read_r, err, errsize) :
 			      nt_kernel_irq_set_affinity(ctx, (int)irq, list, err, errsize);
 	if (err && errsize)
 		snprintf(err, errsize, "IRQ %s: %s", target, nt_strerror(r));

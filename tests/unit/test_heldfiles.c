@@ -165,6 +165,47 @@ static void fixture_cases(bool watch)
 	CHECK_INT(nt_held_begin(h), -ENOENT);
 	CHECK_INT(nt_held_count(h), 0);
 
+	/* Written through the set: the first write opens the file for
+	 * writing too, in place of the descriptor held for reading; later
+	 * writes and reads go through it, with no open. */
+	sh("mkdir -p %1$s/proc/irq/5", root);
+	tree_write(root, "proc/irq/5/smp_affinity_list", "0-3\n");
+	CHECK_INT(pass_read(h, 5, 0, "5/smp_affinity_list", buf, sizeof(buf)), 3);
+	unsigned long opens = nt_held_opens(h);
+	int back = 0;
+	CHECK(nt_held_begin(h) >= 0);
+	CHECK_INT(nt_held_write_read(h, 5, 0, "5/smp_affinity_list", "2\n", buf, sizeof(buf), &back), 0);
+	CHECK_INT(back, 1);
+	CHECK_STR(buf, "2");
+	CHECK_INT(nt_held_write_read(h, 5, 0, "5/smp_affinity_list", "3\n", buf, sizeof(buf), &back), 0);
+	CHECK_STR(buf, "3");
+	CHECK_INT(nt_held_read(h, 5, 0, "5/smp_affinity_list", buf, sizeof(buf)), 1);
+	CHECK_STR(buf, "3");
+	nt_held_end_partial(h);
+	CHECK_INT(nt_held_opens(h), opens + 1);
+	CHECK_INT(nt_held_count(h), 1);
+	char *text = tree_read(root, "proc/irq/5/smp_affinity_list");
+	CHECK_STR(text, "3\n");
+	free(text);
+	/* Replaced behind the descriptor: the write goes to the new file. */
+	sh("printf '7\\n' > %1$s/proc/irq/5/n && mv %1$s/proc/irq/5/n %1$s/proc/irq/5/smp_affinity_list", root);
+	CHECK(nt_held_begin(h) >= 0);
+	CHECK_INT(nt_held_write_read(h, 5, 0, "5/smp_affinity_list", "1\n", buf, sizeof(buf), &back), 0);
+	CHECK_STR(buf, "1");
+	nt_held_end_partial(h);
+	CHECK_INT(nt_held_opens(h), opens + 2);
+	text = tree_read(root, "proc/irq/5/smp_affinity_list");
+	CHECK_STR(text, "1\n");
+	free(text);
+	/* A file that cannot be opened for writing: its error, nothing held
+	 * for it, and nothing read back. */
+	sh("mkdir -p %1$s/proc/irq/6/smp_affinity_list", root);
+	CHECK(nt_held_begin(h) >= 0);
+	CHECK_INT(nt_held_write_read(h, 6, 0, "6/smp_affinity_list", "1\n", buf, sizeof(buf), &back), -EISDIR);
+	CHECK_STR(buf, "");
+	CHECK_INT(back, -EIO);
+	nt_held_end_partial(h);
+
 	/* A value that does not fit: -EFBIG, as nt_read_at. */
 	sh("mkdir -p %1$s/proc/irq/4", root);
 	tree_write(root, "proc/irq/4/big", "0123456789abcdef0123456789abcdef\n");
@@ -293,6 +334,7 @@ static void live_proc(void)
 	CHECK_MSG(compared > 0, "no IRQ under /proc/irq");
 	if (h)
 		CHECK_INT(nt_held_opens(h), (unsigned long)nt_held_count(h));
+
 	nt_held_files_free(h);
 	closedir(d);
 	close(dfd);
