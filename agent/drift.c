@@ -554,8 +554,10 @@ static void *drift_main(void *arg)
 			nt_drift_check(d, reason);
 			/* A check reads the whole host: megabytes on a big one,
 			 * which the agent's malloc settings keep for reuse
-			 * (cli/cmd_serve.c). Checks are seconds apart: give them
-			 * back now. */
+			 * (cli/cmd_serve.c), and a repair fills SQLite's cache.
+			 * Checks are seconds apart: give them back now. */
+			if (d->store)
+				nt_store_release_memory(d->store);
 			malloc_trim(0);
 			next = mono_ms() + d->cfg.interval_ms;
 		}

@@ -161,6 +161,10 @@ static void *reaper_main(void *arg)
 		if (s->trim_due && !serving && !nt_srv_ts_before(&now, &s->trim_after)) {
 			s->trim_due = false;
 			pthread_mutex_unlock(&s->conn_lock);
+			/* SQLite's cache first: a transaction's pages go back to
+			 * malloc, then with the rest to the kernel. */
+			if (s->agent && nt_agent_store(s->agent))
+				nt_store_release_memory(nt_agent_store(s->agent));
 			malloc_trim(0);
 			pthread_mutex_lock(&s->conn_lock);
 			continue;

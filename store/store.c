@@ -838,13 +838,24 @@ int nt_store_txn_stage(nt_store *s, int64_t id, const nt_store_step_rec *recs, i
 {
 	pthread_mutex_lock(&s->mu);
 	int r = stage_locked(s, id, recs, n, status, error, failed_step, finished, deadline_ms);
-	/* A finished transaction of a thousand steps leaves megabytes of
-	 * pages in SQLite's cache, resident in an agent that then idles:
-	 * give back what no statement holds (the OS still caches the file). */
-	if (finished)
-		sqlite3_db_release_memory(s->db);
 	pthread_mutex_unlock(&s->mu);
 	return r;
+}
+
+void nt_store_release_memory(nt_store *s)
+{
+	pthread_mutex_lock(&s->mu);
+	sqlite3_db_release_memory(s->db);
+	pthread_mutex_unlock(&s->mu);
+}
+
+int64_t nt_store_cache_bytes(nt_store *s)
+{
+	int cur = 0, hi = 0;
+	pthread_mutex_lock(&s->mu);
+	int r = sqlite3_db_status(s->db, SQLITE_DBSTATUS_CACHE_USED, &cur, &hi, 0);
+	pthread_mutex_unlock(&s->mu);
+	return r == SQLITE_OK ? cur : -1;
 }
 
 int nt_store_txn_get(nt_store *s, int64_t id, json_t **out)

@@ -59,6 +59,14 @@ typedef struct nt_store_step_rec {
 	const char *observed; /* NULL leaves it as it is */
 } nt_store_step_rec;
 
+/* Give back the memory SQLite's page cache holds and no statement uses
+ * (the file stays in the OS's cache): after a transaction of a thousand
+ * steps and its read-back it is megabytes, resident in an agent that then
+ * idles. For the agent's idle moments. */
+void nt_store_release_memory(nt_store *s);
+/* Bytes SQLite's page cache holds now, or -1 (tests and metrics). */
+int64_t nt_store_cache_bytes(nt_store *s);
+
 /* Record a stage of transaction ID (an apply, a rollback, an undo) in one
  * SQL transaction: the N step outcomes of RECS in order (a later one for
  * the same step wins), then the status as nt_store_txn_set_status sets it

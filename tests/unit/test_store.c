@@ -135,6 +135,13 @@ int main(void)
 		  "effective 3");
 	json_decref(doc);
 	CHECK_INT(nt_store_txn_get(s, 999, &doc), -ENOENT);
+	/* What SQLite's cache holds after those reads is given back on
+	 * asking (the agent asks when idle). */
+	int64_t cached = nt_store_cache_bytes(s);
+	nt_store_release_memory(s);
+	int64_t left = nt_store_cache_bytes(s);
+	CHECK_MSG(cached > 0 && left >= 0 && left < cached / 2, "cache %lld bytes, %lld after release",
+		  (long long)cached, (long long)left);
 
 	/* Later conflicts: b changes rmem_max after a... but a's step there was
 	 * applied, b's too. c touches something else. */
