@@ -69,11 +69,7 @@ int nt_kernel_irq_set_affinity(const nt_ctx *ctx, int irq, const char *cpulist, 
 int nt_kernel_irq_set_affinity_read(const nt_ctx *ctx, int irq, const char *cpulist, char *buf,
 				    size_t size, int *read_r, char *err, size_t errsize)
 {
-	if (!buf || size == 0 || !read_r)
-		return -EINVAL;
-	buf[0] = '\0';
-	*read_r = -EIO;
-	return irq_set(ctx, NULL, 0, irq, cpulist, buf, size, read_r, err, errsize);
+	return nt_kernel_irq_set_affinity_held(ctx, NULL, 0, irq, cpulist, buf, size, read_r, err, errsize);
 }
 
 int nt_kernel_irq_set_affinity_held(const nt_ctx *ctx, nt_held_files *held, int slot, int irq,

@@ -50,7 +50,7 @@ int nt_kernel_irq_set_affinity_read(const nt_ctx *ctx, int irq, const char *cpul
 /* nt_kernel_irq_set_affinity_read through HELD, a set of files held open
  * over /proc/irq (kernel/heldfiles.h) in which the IRQ's
  * smp_affinity_list is key (IRQ, SLOT): on the live host the write and its
- * check are one pwrite and one pread on the descriptor the agent already
+ * check are one write and one pread on the descriptor the agent already
  * reads the IRQ through, with no open or close, in a pass of HELD's taken
  * here. A fixture root, or HELD in another pass, is written as by
  * nt_kernel_irq_set_affinity_read. */

@@ -29,6 +29,17 @@ static int pass_read(nt_held_files *h, int id, int slot, const char *rel, char *
 	return r;
 }
 
+/* IRQ ID's smp_affinity_list read through H in a pass of its own is
+ * WANT, and H has opened OPENS files in all. */
+static void read_is(nt_held_files *h, int id, const char *want, unsigned long opens)
+{
+	char rel[64], buf[64];
+	snprintf(rel, sizeof(rel), "%d/smp_affinity_list", id);
+	CHECK_INT(pass_read(h, id, 0, rel, buf, sizeof(buf)), (int)strlen(want));
+	CHECK_STR(buf, want);
+	CHECK_INT(nt_held_opens(h), opens);
+}
+
 /* A shell line with every %1$s replaced by ROOT. */
 __attribute__((format(printf, 1, 2))) static void sh(const char *fmt, ...)
 {
@@ -98,37 +109,27 @@ static void fixture_cases(bool watch)
 
 	/* Rewritten in place: the held descriptor reads the new value. */
 	tree_write(root, "proc/irq/1/smp_affinity_list", "7\n");
-	CHECK_INT(pass_read(h, 1, 0, "1/smp_affinity_list", buf, sizeof(buf)), 1);
-	CHECK_STR(buf, "7");
-	CHECK_INT(nt_held_opens(h), 3);
+	read_is(h, 1, "7", 3);
 
 	/* Replaced by a rename: the old file has no link left, the path is
 	 * opened again. */
 	sh("printf '8-9\\n' > %1$s/proc/irq/1/n && mv %1$s/proc/irq/1/n %1$s/proc/irq/1/smp_affinity_list", root);
-	CHECK_INT(pass_read(h, 1, 0, "1/smp_affinity_list", buf, sizeof(buf)), 3);
-	CHECK_STR(buf, "8-9");
-	CHECK_INT(nt_held_opens(h), 4);
+	read_is(h, 1, "8-9", 4);
 	CHECK_INT(nt_held_count(h), 1); /* 2 was not read in that pass: closed */
 
 	/* Renamed away, a new file put at its path: the held file still has
 	 * its link, so only a watch sees it. */
 	if (watch) {
-		sh("mv %1$s/proc/irq/1/smp_affinity_list %1$s/proc/irq/1/old && printf '6\n' > %1$s/proc/irq/1/smp_affinity_list",
+		sh("mv %1$s/proc/irq/1/smp_affinity_list %1$s/proc/irq/1/old && printf '6\\n' > %1$s/proc/irq/1/smp_affinity_list",
 		   root);
-		CHECK_INT(pass_read(h, 1, 0, "1/smp_affinity_list", buf, sizeof(buf)), 1);
-		CHECK_STR(buf, "6");
-		CHECK_INT(nt_held_opens(h), 5);
+		read_is(h, 1, "6", 5);
 		/* Its attributes changed (a watch cannot tell why): opened again,
 		 * same value. */
 		sh("chmod 600 %1$s/proc/irq/1/smp_affinity_list", root);
-		CHECK_INT(pass_read(h, 1, 0, "1/smp_affinity_list", buf, sizeof(buf)), 1);
-		CHECK_STR(buf, "6");
-		CHECK_INT(nt_held_opens(h), 6);
+		read_is(h, 1, "6", 6);
 		/* Rewritten in place: no event, still held. */
 		tree_write(root, "proc/irq/1/smp_affinity_list", "5\n");
-		CHECK_INT(pass_read(h, 1, 0, "1/smp_affinity_list", buf, sizeof(buf)), 1);
-		CHECK_STR(buf, "5");
-		CHECK_INT(nt_held_opens(h), 6);
+		read_is(h, 1, "5", 6);
 		CHECK_INT(nt_held_count(h), 1);
 	}
 
@@ -224,10 +225,27 @@ static void fixture_cases(bool watch)
 	sh("rm -rf %1$s", root);
 }
 
+/* One pass over files 0, STEP, 2 * STEP... below N of H's directory, each
+ * to hold its number times MULT. Returns how many did not. */
+static int pass_all(nt_held_files *h, int n, int step, int mult)
+{
+	char rel[64], want[32], buf[64];
+	int bad = 0;
+	CHECK(nt_held_begin(h) >= 0);
+	for (int i = 0; i < n; i += step) {
+		snprintf(rel, sizeof(rel), "%d", i);
+		snprintf(want, sizeof(want), "%d", i * mult);
+		if (nt_held_read(h, i, i % 3, rel, buf, sizeof(buf)) < 0 || strcmp(buf, want) != 0)
+			bad++;
+	}
+	nt_held_end(h);
+	return bad;
+}
+
 /* Many keys: the table grows and every value stays with its key. */
 static void many_keys(void)
 {
-	char root[] = "/tmp/nt-held-many-XXXXXX", rel[64], want[16], buf[64], path[PATH_MAX], to[PATH_MAX];
+	char root[] = "/tmp/nt-held-many-XXXXXX", want[16], path[PATH_MAX], to[PATH_MAX];
 	nt_ctx ctx;
 	nt_held_files *h = NULL;
 	const int n = 1500;
@@ -249,19 +267,9 @@ static void many_keys(void)
 	CHECK_INT(nt_held_files_new(&ctx, root, 8192, &h), 0);
 	if (!h)
 		return;
-	for (int pass = 0; pass < 3; pass++) {
-		int bad = 0;
-		CHECK(nt_held_begin(h) >= 0);
-		/* The last pass reads every other file: the rest are closed. */
-		for (int i = 0; i < n; i += pass == 2 ? 2 : 1) {
-			snprintf(rel, sizeof(rel), "%d", i);
-			snprintf(want, sizeof(want), "%d", i * 7);
-			if (nt_held_read(h, i, i % 3, rel, buf, sizeof(buf)) < 0 || strcmp(buf, want) != 0)
-				bad++;
-		}
-		nt_held_end(h);
-		CHECK_INT(bad, 0);
-	}
+	/* The last pass reads every other file: the rest are closed. */
+	for (int pass = 0; pass < 3; pass++)
+		CHECK_INT(pass_all(h, n, pass == 2 ? 2 : 1, 7), 0);
 	CHECK_INT(nt_held_count(h), n / 2);
 	CHECK_INT(nt_held_opens(h), n);
 
@@ -277,16 +285,7 @@ static void many_keys(void)
 		snprintf(to, sizeof(to), "%s/%d", root, i);
 		CHECK(rename(path, to) == 0);
 	}
-	int bad = 0;
-	CHECK(nt_held_begin(h) >= 0);
-	for (int i = 0; i < n; i += 2) {
-		snprintf(rel, sizeof(rel), "%d", i);
-		snprintf(want, sizeof(want), "%d", i * 11);
-		if (nt_held_read(h, i, i % 3, rel, buf, sizeof(buf)) < 0 || strcmp(buf, want) != 0)
-			bad++;
-	}
-	nt_held_end(h);
-	CHECK_INT(bad, 0);
+	CHECK_INT(pass_all(h, n, 2, 11), 0);
 	CHECK_INT(nt_held_opens(h), n + n / 2);
 	CHECK_INT(nt_held_count(h), n / 2);
 	nt_held_files_free(h);
