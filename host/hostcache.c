@@ -1,5 +1,6 @@
 #include "host/hostcache.h"
 #include "kernel/heldfiles.h"
+#include "kernel/irqbalance_client.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -20,6 +21,7 @@ struct nt_host_cache {
 	nt_ctx ctx; /* without host_cache: the static read must not come back here */
 	snapshot *cur; /* NULL when none */
 	nt_irq_files files; /* every set NULL unless files are held */
+	nt_irqbalance_memo irqbalance; /* files.irqbalance */
 	unsigned long builds;
 };
 
@@ -44,6 +46,8 @@ int nt_host_cache_new(const nt_ctx *ctx, nt_host_cache **out)
 	}
 	c->ctx = *ctx;
 	c->ctx.host_cache = NULL;
+	nt_irqbalance_memo_init(&c->irqbalance);
+	c->files.irqbalance = &c->irqbalance;
 	*out = c;
 	return 0;
 }
@@ -57,6 +61,7 @@ void nt_host_cache_free(nt_host_cache *c)
 		nt_held_files_free(c->files.proc[p]);
 		nt_held_files_free(c->files.debug[p]);
 	}
+	nt_irqbalance_memo_destroy(&c->irqbalance);
 	pthread_mutex_destroy(&c->mu);
 	free(c);
 }
@@ -197,7 +202,7 @@ int nt_host_cache_read(nt_host_cache *c, nt_topology **out)
 
 int nt_host_cache_hold_files(nt_host_cache *c, int budget)
 {
-	nt_irq_files f = { 0 };
+	nt_irq_files f = { .irqbalance = &c->irqbalance };
 	int r = 0;
 	/* The sets are made all together or not at all. */
 	if (budget <= 0 || c->files.proc[0])

@@ -1239,10 +1239,10 @@ static int read_sysctls(nt_topology *t)
 
 /* ------------------------------------------------------------- irqbalance */
 
-static void read_irqbalance(nt_topology *t)
+static void read_irqbalance(nt_topology *t, nt_irqbalance_memo *memo)
 {
 	nt_irqbalance_proc p;
-	if (nt_irqbalance_find(&t->ctx, &p) < 0 || !p.pid)
+	if (nt_irqbalance_find_memo(&t->ctx, memo, &p) < 0 || !p.pid)
 		return;
 	t->irqbalance.running = true;
 	t->irqbalance.pid = p.pid;
@@ -1423,7 +1423,7 @@ int nt_topology_read_dynamic(const nt_topology *base, nt_irq_files *files, nt_to
 	read_irq_owners(t);
 	if ((r = read_sysctls(t)) < 0)
 		goto fail;
-	read_irqbalance(t);
+	read_irqbalance(t, files ? files->irqbalance : NULL);
 	*out = t;
 	return 0;
 fail:

@@ -13,13 +13,17 @@
 
 struct nt_held_files;
 
-/* The IRQ files of /proc/irq and debugfs's irq/irqs, held open between
- * reads (kernel/heldfiles.h), in NT_IRQ_PARTS parts by IRQ number (IRQ %
- * NT_IRQ_PARTS): a read takes the parts in as many threads as the host
- * has CPUs for, each part with its own set. Any set may be NULL. */
+/* What the agent's reads of the host keep between reads: the IRQ files of
+ * /proc/irq and debugfs's irq/irqs, held open (kernel/heldfiles.h), in
+ * NT_IRQ_PARTS parts by IRQ number (IRQ % NT_IRQ_PARTS): a read takes the
+ * parts in as many threads as the host has CPUs for, each part with its
+ * own set. Any set may be NULL. */
 #define NT_IRQ_PARTS 4
 typedef struct nt_irq_files {
 	struct nt_held_files *proc[NT_IRQ_PARTS], *debug[NT_IRQ_PARTS];
+	/* The last search for irqbalance among every process
+	 * (nt_irqbalance_find_memo); NULL: searched at each read. */
+	struct nt_irqbalance_memo *irqbalance;
 } nt_irq_files;
 
 #include <jansson.h>

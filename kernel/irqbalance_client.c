@@ -135,35 +135,113 @@ int nt_irqbalance_controllable(const nt_ctx *ctx, char *err, size_t errsize)
 	return -EOPNOTSUPP;
 }
 
-int nt_irqbalance_find(const nt_ctx *ctx, nt_irqbalance_proc *p)
+/* The daemon by its socket file: P->pid and P->socket_path, or nothing. */
+static void find_by_socket(const nt_ctx *ctx, nt_irqbalance_proc *p)
 {
 	char path[PATH_MAX];
 	DIR *d;
 	struct dirent *de;
 
+	if (nt_path(ctx, path, sizeof(path), "/run/irqbalance") < 0 || !(d = opendir(path)))
+		return;
+	while ((de = readdir(d))) {
+		int pid;
+		if (sscanf(de->d_name, "irqbalance%d.sock", &pid) == 1 && pid_is_irqbalance(ctx, pid)) {
+			p->pid = pid;
+			nt_path(ctx, p->socket_path, sizeof(p->socket_path), "/run/irqbalance/%s", de->d_name);
+			break;
+		}
+	}
+	closedir(d);
+}
+
+/* The daemon among every process: its PID, 0, or -errno. A name read per
+ * process: thousands on a big host, kernel threads included. */
+static int scan_proc(const nt_ctx *ctx)
+{
+	char path[PATH_MAX];
+	struct dirent *de;
+	DIR *d;
+	int pid = 0;
+
+	if (nt_path(ctx, path, sizeof(path), "/proc") < 0 || !(d = opendir(path)))
+		return -errno;
+	while (!pid && (de = readdir(d)))
+		if (isdigit((unsigned char)de->d_name[0]) && pid_is_irqbalance(ctx, atoi(de->d_name)))
+			pid = atoi(de->d_name);
+	closedir(d);
+	return pid;
+}
+
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void nt_irqbalance_memo_init(nt_irqbalance_memo *m)
+{
+	memset(m, 0, sizeof(*m));
+	pthread_mutex_init(&m->mu, NULL);
+	m->max_age_ms = NT_IRQBALANCE_SCAN_MS;
+}
+
+void nt_irqbalance_memo_destroy(nt_irqbalance_memo *m)
+{
+	pthread_mutex_destroy(&m->mu);
+}
+
+/* P's PID by a scan of /proc, or M's: the daemon it last found while it
+ * still runs under that PID, or none while its last scan that found none is
+ * younger than M->max_age_ms. */
+static int find_by_scan(const nt_ctx *ctx, nt_irqbalance_memo *m, nt_irqbalance_proc *p)
+{
+	int pid;
+
+	if (!m) {
+		pid = scan_proc(ctx);
+	} else {
+		pthread_mutex_lock(&m->mu);
+		int64_t now = mono_ms();
+		if (m->scanned && m->pid && pid_is_irqbalance(ctx, m->pid)) {
+			pid = m->pid;
+		} else if (m->scanned && !m->pid && now - m->scanned_ms < m->max_age_ms) {
+			pid = 0;
+		} else {
+			pid = scan_proc(ctx);
+			m->scanned = pid >= 0;
+			m->scanned_ms = now;
+			m->pid = pid > 0 ? pid : 0;
+		}
+		pthread_mutex_unlock(&m->mu);
+	}
+	if (pid < 0)
+		return pid;
+	p->pid = pid;
+	return 0;
+}
+
+int nt_irqbalance_find(const nt_ctx *ctx, nt_irqbalance_proc *p)
+{
+	return nt_irqbalance_find_memo(ctx, NULL, p);
+}
+
+int nt_irqbalance_find_memo(const nt_ctx *ctx, nt_irqbalance_memo *m, nt_irqbalance_proc *p)
+{
 	memset(p, 0, sizeof(*p));
 	p->systemd = nt_exists(ctx, "/run/systemd/system");
-	if (nt_path(ctx, path, sizeof(path), "/run/irqbalance") == 0 && (d = opendir(path))) {
-		while ((de = readdir(d))) {
-			int pid;
-			if (sscanf(de->d_name, "irqbalance%d.sock", &pid) == 1 && pid_is_irqbalance(ctx, pid)) {
-				p->pid = pid;
-				nt_path(ctx, p->socket_path, sizeof(p->socket_path), "/run/irqbalance/%s", de->d_name);
-				break;
-			}
-		}
-		closedir(d);
-	}
-	if (!p->pid) {
-		if (nt_path(ctx, path, sizeof(path), "/proc") < 0 || !(d = opendir(path)))
-			return -errno;
-		while ((de = readdir(d))) {
-			if (isdigit((unsigned char)de->d_name[0]) && pid_is_irqbalance(ctx, atoi(de->d_name))) {
-				p->pid = atoi(de->d_name);
-				break;
-			}
-		}
-		closedir(d);
+	find_by_socket(ctx, p);
+	if (p->pid && m) {
+		/* Still found by its PID should the socket file go. */
+		pthread_mutex_lock(&m->mu);
+		m->pid = p->pid;
+		m->scanned = true;
+		pthread_mutex_unlock(&m->mu);
+	} else if (!p->pid) {
+		int r = find_by_scan(ctx, m, p);
+		if (r < 0)
+			return r;
 	}
 	if (p->pid) {
 		read_cmdline(ctx, p->pid, p->cmdline, sizeof(p->cmdline));

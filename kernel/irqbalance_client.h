@@ -16,6 +16,7 @@
 
 #include "kernel/ctx.h"
 
+#include <pthread.h>
 #include <stddef.h>
 
 typedef struct nt_irqbalance_proc {
@@ -32,9 +33,38 @@ typedef struct nt_irqbalance_proc {
  * may be NULL). */
 int nt_irqbalance_controllable(const nt_ctx *ctx, char *err, size_t errsize);
 
-/* Find the running daemon on the live host. Returns 0 (P->pid is 0 when
- * none runs) or -errno. */
+/* Find the running daemon on the live host: by its socket file, else
+ * among every process. Returns 0 (P->pid is 0 when none runs) or -errno. */
 int nt_irqbalance_find(const nt_ctx *ctx, nt_irqbalance_proc *p);
+
+/* What the last search among every process found, for a caller that
+ * searches on every read of the host (the agent). That search reads the
+ * name of every process: on a big host thousands of them (its kernel
+ * threads alone are several per CPU), more calls than the rest of a read,
+ * and in the case nettune is for (irqbalance stopped) it finds nothing
+ * every time. */
+typedef struct nt_irqbalance_memo {
+	pthread_mutex_t mu;
+	int max_age_ms; /* how long a search that found none stands */
+	bool scanned;
+	int64_t scanned_ms; /* CLOCK_MONOTONIC */
+	int pid; /* the daemon last found (by search or socket), 0 for none */
+} nt_irqbalance_memo;
+
+/* max_age_ms as nt_irqbalance_memo_init sets it. */
+#define NT_IRQBALANCE_SCAN_MS 5000
+
+void nt_irqbalance_memo_init(nt_irqbalance_memo *m);
+void nt_irqbalance_memo_destroy(nt_irqbalance_memo *m);
+
+/* nt_irqbalance_find, searching among every process no more than once per
+ * M->max_age_ms while none is found (M keeps the last search): a daemon
+ * with its socket file (every irqbalance under systemd) is found at once
+ * as before; one found is checked again by its PID at each call (searched
+ * for again when gone); one without its socket file (no /run/irqbalance:
+ * an abstract socket) started since the last search is found within
+ * M->max_age_ms. M NULL: nt_irqbalance_find. */
+int nt_irqbalance_find_memo(const nt_ctx *ctx, nt_irqbalance_memo *m, nt_irqbalance_proc *p);
 
 /* Send CMD and read the reply (if any) into REPLY. Returns the reply
  * length or -errno (-ECONNREFUSED, -ENOENT when no daemon listens). */
