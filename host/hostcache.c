@@ -250,6 +250,11 @@ int nt_host_cache_irq_set_affinity(nt_host_cache *c, const nt_ctx *ctx, int irq,
 	return nt_irq_files_write(ctx, c ? &c->files : NULL, irq, cpulist, buf, size, read_r, err, errsize);
 }
 
+struct nt_irqbalance_memo *nt_host_cache_irqbalance(nt_host_cache *c)
+{
+	return c ? &c->irqbalance : NULL;
+}
+
 void nt_host_cache_invalidate(nt_host_cache *c)
 {
 	pthread_mutex_lock(&c->mu);

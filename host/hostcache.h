@@ -52,6 +52,10 @@ int nt_host_cache_read_irq_files(nt_host_cache *c, const nt_ctx *ctx, const int 
 int nt_host_cache_irq_set_affinity(nt_host_cache *c, const nt_ctx *ctx, int irq, const char *cpulist,
 				   char *buf, size_t size, int *read_r, char *err, size_t errsize);
 
+/* The last search for irqbalance its reads keep (kernel/irqbalance_client.h),
+ * or NULL when C is NULL. */
+struct nt_irqbalance_memo *nt_host_cache_irqbalance(nt_host_cache *c);
+
 /* Forget the static part: the next read builds it again. */
 void nt_host_cache_invalidate(nt_host_cache *c);
 

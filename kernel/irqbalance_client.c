@@ -192,6 +192,16 @@ void nt_irqbalance_memo_destroy(nt_irqbalance_memo *m)
 	pthread_mutex_destroy(&m->mu);
 }
 
+void nt_irqbalance_memo_found(nt_irqbalance_memo *m, int pid)
+{
+	if (!m)
+		return;
+	pthread_mutex_lock(&m->mu);
+	m->pid = pid;
+	m->scanned = true;
+	pthread_mutex_unlock(&m->mu);
+}
+
 /* P's PID by a scan of /proc, or M's: the daemon it last found while it
  * still runs under that PID, or none while its last scan that found none is
  * younger than M->max_age_ms. */
@@ -232,13 +242,10 @@ int nt_irqbalance_find_memo(const nt_ctx *ctx, nt_irqbalance_memo *m, nt_irqbala
 	memset(p, 0, sizeof(*p));
 	p->systemd = nt_exists(ctx, "/run/systemd/system");
 	find_by_socket(ctx, p);
-	if (p->pid && m) {
+	if (p->pid) {
 		/* Still found by its PID should the socket file go. */
-		pthread_mutex_lock(&m->mu);
-		m->pid = p->pid;
-		m->scanned = true;
-		pthread_mutex_unlock(&m->mu);
-	} else if (!p->pid) {
+		nt_irqbalance_memo_found(m, p->pid);
+	} else {
 		int r = find_by_scan(ctx, m, p);
 		if (r < 0)
 			return r;

@@ -56,6 +56,9 @@ typedef struct nt_irqbalance_memo {
 
 void nt_irqbalance_memo_init(nt_irqbalance_memo *m);
 void nt_irqbalance_memo_destroy(nt_irqbalance_memo *m);
+/* The daemon is known to run as PID (the agent just started it): the
+ * search that found none no longer stands. M may be NULL. */
+void nt_irqbalance_memo_found(nt_irqbalance_memo *m, int pid);
 
 /* nt_irqbalance_find, searching among every process no more than once per
  * M->max_age_ms while none is found (M keeps the last search): a daemon

@@ -14,6 +14,7 @@
  *
  * Both need the live host: a fixture tree has no daemon to talk to
  * (kernel/irqbalance_client.h says which). */
+#include "host/hostcache.h"
 #include "kernel/irqbalance_client.h"
 #include "settings/section.h"
 
@@ -324,8 +325,11 @@ static int svc_apply(const nt_ctx *ctx, nt_ethtool *eh, const char *target,
 	/* The daemon is exec'd by a grandchild: wait until it shows, so the
 	 * read-back that verifies this step finds it (at most 2 s). */
 	for (int i = 0; i < 200; i++) {
-		if (nt_irqbalance_find(ctx, &p) == 0 && p.pid)
+		if (nt_irqbalance_find(ctx, &p) == 0 && p.pid) {
+			/* The agent's reads see it now, socket file or not. */
+			nt_irqbalance_memo_found(nt_host_cache_irqbalance(ctx->host_cache), p.pid);
 			return 0;
+		}
 		nanosleep(&(struct timespec){ .tv_nsec = 10 * 1000 * 1000 }, NULL);
 	}
 	snprintf(err, errsize, "irqbalance did not come up after being started");

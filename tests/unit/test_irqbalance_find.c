@@ -1,8 +1,9 @@
 /* Finding irqbalance (kernel/irqbalance_client.h) on a tree: by its socket
  * file, else among every process (a zombie is not running); and with the
  * agent's memo, the search among every process made again only once the
- * last one that found none is old enough, a daemon found kept by its PID
- * while it runs, and searched for again once it is gone. */
+ * last one that found none is old enough, a daemon found (or started by
+ * the agent) kept by its PID while it runs, and searched for again once it
+ * is gone. */
 #include "kernel/ctx.h"
 #include "kernel/irqbalance_client.h"
 #include "harness.h"
@@ -99,8 +100,15 @@ int main(void)
 	snprintf(cmd, sizeof(cmd), "rm -f %s/run/irqbalance/irqbalance900.sock", root);
 	CHECK_INT(system(cmd), 0);
 	CHECK_INT(found(&ctx, &m), 900);
-	/* A socket file whose process is not irqbalance is not it. */
+	/* Started by the agent itself: known at once, without a search. */
 	gone(900);
+	CHECK_INT(found(&ctx, &m), 0);
+	process(950, "irqbalance", 'S');
+	CHECK_INT(found(&ctx, &m), 0);
+	nt_irqbalance_memo_found(&m, 950);
+	CHECK_INT(found(&ctx, &m), 950);
+	gone(950);
+	/* A socket file whose process is not irqbalance is not it. */
 	process(901, "sshd", 'S');
 	tree_write(root, "run/irqbalance/irqbalance901.sock", "");
 	CHECK_INT(found(&ctx, NULL), 0);
