@@ -264,9 +264,9 @@ int nt_held_begin(nt_held_files *h)
 		return -EBUSY;
 	if (drain(h))
 		drop_all(h);
-	/* procfs, sysfs and debugfs directories are never replaced: the one
-	 * held stands, for no call at all (a transaction takes a pass per
-	 * step it writes). */
+	/* On a kernel file system the directory is one the kernel never
+	 * removes (see the header): the one held stands, for no call at all
+	 * (a transaction takes a pass per step it writes). */
 	if (h->dirfd >= 0 && h->kernel_fs) {
 		h->gen++;
 		return h->dirfd;

@@ -22,8 +22,10 @@
  *   misses a file renamed away.
  * Off a kernel file system the directory itself is opened again at the
  * start of each pass and compared with the held one (device and inode): a
- * directory replaced drops every descriptor. A procfs or sysfs directory
- * is never replaced, and a pass there costs no call.
+ * directory replaced drops every descriptor. On procfs, sysfs and debugfs
+ * the directory is kept from the first pass on, and a pass costs no call:
+ * a set is made for a directory the kernel never removes (/proc/irq,
+ * debugfs's irq/irqs), not for one that can go (a NIC's).
  *
  * Cost: one descriptor per file, and on procfs the kernel keeps a page of
  * buffer per open file that has been read (about 4 KB). BUDGET caps how
