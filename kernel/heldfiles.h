@@ -54,9 +54,10 @@ void nt_held_files_free(nt_held_files *h);
 void nt_held_files_no_watch(nt_held_files *h);
 
 /* Start a pass: reads what the watches saw, opens the directory again
- * and keeps or drops what is held. Returns the directory's descriptor, valid until nt_held_end (do
- * not close it), or -EBUSY while another pass runs, or the -errno of
- * opening the directory (the pass is not started then). */
+ * (off a kernel file system) and keeps or drops what is held. Returns the
+ * directory's descriptor, valid until nt_held_end (do not close it), or
+ * -EBUSY while another pass runs, or the -errno of opening the directory
+ * (the pass is not started then). */
 int nt_held_begin(nt_held_files *h);
 
 /* Read REL beneath the directory, as nt_read_at does (same checks, same
@@ -67,13 +68,13 @@ int nt_held_read(nt_held_files *h, int id, int slot, const char *rel, char *buf,
 
 /* Write VALUE to REL beneath the directory with one write, and read it
  * back into BUF (*READ_R: as nt_pread_value), both through the descriptor
- * held under key (ID, SLOT) once it has been opened for writing: a
- * procfs attribute takes a write whatever the file position, and makes
- * its value anew for a read at offset 0 (off a kernel file system the
- * file is written at offset 0 and cut to the value's length). Otherwise the file is opened for reading
- * and writing with nt_open_rw_at's checks, and held in place of a
- * descriptor opened only for reading (or in a new key, while the budget
- * allows). A held write that fails with anything but EBUSY or EAGAIN is
+ * held under key (ID, SLOT) once it has been opened for writing: a procfs
+ * attribute takes a write whatever the file position, and makes its value
+ * anew for a read at offset 0 (off a kernel file system the file is
+ * written at offset 0 and cut to the value's length). Otherwise the file
+ * is opened for reading and writing with nt_open_rw_at's checks, and held
+ * in place of a descriptor opened only for reading (or in a new key, while
+ * the budget allows). A held write that fails with anything but EBUSY or EAGAIN is
  * tried once more on the path opened again (the entry may be gone).
  * Returns 0 or the write's -errno. For the live host: a fixture tree's
  * files are written by kernel/fixture.c, as the kernel would change them.

@@ -120,7 +120,8 @@ static void fixture_cases(bool watch)
 	/* Renamed away, a new file put at its path: the held file still has
 	 * its link, so only a watch sees it. */
 	if (watch) {
-		sh("mv %1$s/proc/irq/1/smp_affinity_list %1$s/proc/irq/1/old && printf '6\\n' > %1$s/proc/irq/1/smp_affinity_list",
+		sh("mv %1$s/proc/irq/1/smp_affinity_list %1$s/proc/irq/1/old && "
+		   "printf '6\\n' > %1$s/proc/irq/1/smp_affinity_list",
 		   root);
 		read_is(h, 1, "6", 5);
 		/* Its attributes changed (a watch cannot tell why): opened again,
