@@ -204,11 +204,10 @@ int nt_topology_read_dynamic(const nt_topology *base, nt_irq_files *files, nt_to
 int nt_irq_files_read(const nt_ctx *ctx, nt_irq_files *files, const int *irqs, int n, const char *name,
 		      char *bufs, size_t size, int *res);
 
-/* Set IRQ's affinity to CPULIST and read smp_affinity_list back into BUF,
- * as nt_kernel_irq_set_affinity_read does, through the descriptor FILES
- * holds for the IRQ's reads (nt_kernel_irq_set_affinity_held): on the live
- * host a write and its check cost one write and one pread. FILES may be
- * NULL. */
+/* Set IRQ's affinity to CPULIST and read smp_affinity_list back into BUF
+ * through the descriptor FILES holds for the IRQ's reads
+ * (nt_kernel_irq_set_affinity_held): on the live host a write and its
+ * check cost one write and one pread. FILES may be NULL. */
 int nt_irq_files_write(const nt_ctx *ctx, nt_irq_files *files, int irq, const char *cpulist, char *buf,
 		       size_t size, int *read_r, char *err, size_t errsize);
 

@@ -31,7 +31,7 @@ int nt_kernel_write_attr(const nt_ctx *ctx, const char *value, const char *fmt, 
 }
 
 /* Set IRQ's affinity; with BUF, read smp_affinity_list back into it too
- * (see nt_kernel_irq_set_affinity_read), through HELD (with BUF only) on
+ * (see nt_kernel_irq_set_affinity_held), through HELD (with BUF only) on
  * the live host. */
 static int irq_set(const nt_ctx *ctx, nt_held_files *held, int slot, int irq, const char *cpulist, char *buf,
 		   size_t size, int *read_r, char *err, size_t errsize)
@@ -44,7 +44,8 @@ static int irq_set(const nt_ctx *ctx, nt_held_files *held, int slot, int irq, co
 	} else if (!ctx->live) {
 		r = nt_fixture_irq_set_affinity(ctx, irq, cpulist, buf, size, read_r);
 	} else {
-		snprintf(rel, sizeof(rel), "%d/smp_affinity_list", irq);
+		if (held)
+			snprintf(rel, sizeof(rel), "%d/smp_affinity_list", irq);
 		for (int attempt = 0; attempt < 3; attempt++) {
 			r = held && buf ? nt_held_write_read(held, irq, slot, rel, cpulist, buf, size, read_r) :
 			    buf		? nt_write_read_str(ctx, cpulist, buf, size, read_r,
@@ -64,12 +65,6 @@ int nt_kernel_irq_set_affinity(const nt_ctx *ctx, int irq, const char *cpulist, 
 			       size_t errsize)
 {
 	return irq_set(ctx, NULL, 0, irq, cpulist, NULL, 0, NULL, err, errsize);
-}
-
-int nt_kernel_irq_set_affinity_read(const nt_ctx *ctx, int irq, const char *cpulist, char *buf,
-				    size_t size, int *read_r, char *err, size_t errsize)
-{
-	return nt_kernel_irq_set_affinity_held(ctx, NULL, 0, irq, cpulist, buf, size, read_r, err, errsize);
 }
 
 int nt_kernel_irq_set_affinity_held(const nt_ctx *ctx, nt_held_files *held, int slot, int irq,

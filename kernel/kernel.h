@@ -41,19 +41,15 @@ int nt_kernel_irq_set_affinity(const nt_ctx *ctx, int irq, const char *cpulist, 
 
 /* nt_kernel_irq_set_affinity, and then smp_affinity_list as it reads
  * after the write into BUF (SIZE bytes), read through the descriptor the
- * write used (nt_write_read_str): one open for a write and its check.
- * Returns the write's 0 or -errno (with ERR); when that is 0, *READ_R is
- * the read's length or -errno. */
-int nt_kernel_irq_set_affinity_read(const nt_ctx *ctx, int irq, const char *cpulist, char *buf,
-				    size_t size, int *read_r, char *err, size_t errsize);
-
-/* nt_kernel_irq_set_affinity_read through HELD, a set of files held open
- * over /proc/irq (kernel/heldfiles.h) in which the IRQ's
- * smp_affinity_list is key (IRQ, SLOT): on the live host the write and its
- * check are one write and one pread on the descriptor the agent already
- * reads the IRQ through, with no open or close, in a pass of HELD's taken
- * here. A fixture root, or HELD in another pass, is written as by
- * nt_kernel_irq_set_affinity_read. */
+ * write used. HELD, when not NULL, is a set of files held open over
+ * /proc/irq (kernel/heldfiles.h) in which the IRQ's smp_affinity_list is
+ * key (IRQ, SLOT): on the live host the write and its check are then one
+ * write and one pread on the descriptor the agent already reads the IRQ
+ * through, with no open or close, in a pass of HELD's taken here.
+ * Otherwise (HELD NULL or in another pass, or a fixture root) the file is
+ * opened once for the write and its check (nt_write_read_str). Returns the
+ * write's 0 or -errno (with ERR); when that is 0, *READ_R is the read's
+ * length or -errno. */
 struct nt_held_files;
 int nt_kernel_irq_set_affinity_held(const nt_ctx *ctx, struct nt_held_files *held, int slot, int irq,
 				    const char *cpulist, char *buf, size_t size, int *read_r, char *err,

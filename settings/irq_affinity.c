@@ -106,7 +106,7 @@ static int irq_check(const nt_ctx *ctx, nt_ethtool *eh, const nt_topology *t, co
 }
 
 /* Write V to IRQ TARGET; with BACK, read smp_affinity_list back into it
- * through the same descriptor (nt_kernel_irq_set_affinity_read). */
+ * through the same descriptor (nt_kernel_irq_set_affinity_held). */
 static int irq_write(const nt_ctx *ctx, const char *target, const nt_value *v, char *back, size_t size,
 		     int *read_r, char *err, size_t errsize)
 {

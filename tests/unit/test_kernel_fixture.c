@@ -158,10 +158,11 @@ int main(void)
 	 * shorter (replaced) or not (written in place). */
 	int back = 0;
 	char got[64];
-	CHECK_INT(nt_kernel_irq_set_affinity_read(&ctx, 42, "5", got, sizeof(got), &back, err, sizeof(err)), 0);
+	CHECK_INT(nt_kernel_irq_set_affinity_held(&ctx, NULL, 0, 42, "5", got, sizeof(got), &back, err,
+						  sizeof(err)), 0);
 	CHECK_INT(back, 1);
 	CHECK_STR(got, "5");
-	CHECK_INT(nt_kernel_irq_set_affinity_read(&ctx, 42, "4-7,40", got, sizeof(got), &back, err,
+	CHECK_INT(nt_kernel_irq_set_affinity_held(&ctx, NULL, 0, 42, "4-7,40", got, sizeof(got), &back, err,
 						  sizeof(err)), 0);
 	CHECK_INT(back, 6);
 	CHECK_STR(got, "4-7,40");
@@ -174,14 +175,16 @@ int main(void)
 	big[sizeof(big) - 1] = '\0';
 	put("/proc/irq/42/smp_affinity_list", big);
 	CHECK_INT(stat(p42, &before), 0);
-	CHECK_INT(nt_kernel_irq_set_affinity_read(&ctx, 42, "2-3", got, sizeof(got), &back, err, sizeof(err)), 0);
+	CHECK_INT(nt_kernel_irq_set_affinity_held(&ctx, NULL, 0, 42, "2-3", got, sizeof(got), &back, err,
+						  sizeof(err)), 0);
 	CHECK_INT(stat(p42, &after), 0);
 	CHECK(before.st_ino != after.st_ino && after.st_size == 4);
 	CHECK_INT(back, 3);
 	CHECK_STR(got, "2-3");
 	/* A failed write reads nothing back and says why. */
 	back = 0;
-	CHECK_INT(nt_kernel_irq_set_affinity_read(&ctx, 44, "1", got, sizeof(got), &back, err, sizeof(err)),
+	CHECK_INT(nt_kernel_irq_set_affinity_held(&ctx, NULL, 0, 44, "1", got, sizeof(got), &back, err,
+						  sizeof(err)),
 		  -ENOENT);
 	CHECK_STR(err, "IRQ 44: No such file or directory");
 	CHECK_STR(got, "");
