@@ -1064,6 +1064,13 @@ static int read_nics_static(nt_topology *t)
 		t->nnics++;
 	}
 	closedir(d);
+	/* The static part is kept for the agent's life: no room to spare (a
+	 * NIC is about 5 KB, and the doubling above leaves up to half empty). */
+	if (t->nnics > 0 && t->nnics < cap) {
+		nt_nic *nn = realloc(t->nics, sizeof(nt_nic) * (size_t)t->nnics);
+		if (nn)
+			t->nics = nn;
+	}
 	t->nproblems_enum = (int)json_array_size(t->problems) - t->nproblems_cpus;
 	if (t->nnics > 1)
 		qsort(t->nics, (size_t)t->nnics, sizeof(nt_nic), cmp_nic);

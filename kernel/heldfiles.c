@@ -323,8 +323,10 @@ static bool keep(nt_held_files *h, held *e, int id, int slot, int fd, bool rw)
 		return false;
 	}
 	if (!e) {
-		/* Half full at most, so probe chains stay short. */
-		if ((h->used + 1) * 2 > h->cap && rebuild(h, h->cap ? h->cap * 2 : 256, false) < 0) {
+		/* Three quarters full at most: a hit still probes two and a
+		 * half slots on average at worst, while a host's thousands of
+		 * IRQ files take half the room a half-full table would. */
+		if ((h->used + 1) * 4 > h->cap * 3 && rebuild(h, h->cap ? h->cap * 2 : 256, false) < 0) {
 			close(fd);
 			return false;
 		}
