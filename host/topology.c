@@ -508,38 +508,52 @@ int nt_irq_files_write(const nt_ctx *ctx, nt_irq_files *files, int irq, const ch
 					       err, errsize);
 }
 
-/* The IRQ files are read in NT_IRQ_PARTS parts by IRQ number, by up to
- * that many threads: on a big host they are thousands of small reads,
- * each mostly the kernel's time, and the parts need nothing from each
- * other (each has its own held set, and an IRQ is always in the same
- * part). A thread takes the parts P with P % NTHREADS == ITS INDEX. */
+/* The IRQ half of a host read, run beside the NIC half (which needs
+ * nothing from it): /proc/interrupts parsed, the IRQs made from its lines,
+ * then each IRQ's files read. On a big host that is megabytes of text and
+ * thousands of small reads, mostly the kernel's time. The files are read in
+ * NT_IRQ_PARTS parts by IRQ number (each part with its own held set, an
+ * IRQ always in the same part), and each part by whichever thread is free
+ * to take it (next_part): the parsing thread as soon as the IRQs exist,
+ * helpers it starts when the host has the IRQs and the CPUs for more, and
+ * the thread that reads the NICs once it is done with them. So the CPUs
+ * stay busy while the NICs are read, instead of the IRQ files waiting for
+ * the last NIC. */
 typedef struct {
-	nt_topology *t;
+	nt_topology *t; /* the IRQ half writes only its IRQ members */
 	nt_irq_files *files; /* NULL: nothing held */
-	int index, nthreads;
+	int parse_r; /* parse_interrupts_file's result */
+	int bad_lines, first_bad_line;
+	int r; /* 0, or -ENOMEM making the IRQs */
 	int *errs; /* per IRQ: its affinity's -errno, reported after */
-} irq_job;
+	int next_part; /* the next part to take (atomic) */
+	/* Set once the IRQs exist (or will not): parts may be taken. */
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	bool ready;
+	pthread_t helpers[NT_IRQ_PARTS];
+	int nhelpers;
+} irq_half;
 
-static void *read_irq_part(void *arg)
+/* Take parts until none is left, reading every IRQ of each. */
+static void *take_parts(void *arg)
 {
-	irq_job *j = arg;
-	nt_topology *t = j->t;
-	irq_source src[NT_IRQ_PARTS], dbg[NT_IRQ_PARTS];
+	irq_half *h = arg;
+	nt_topology *t = h->t;
+	int p;
 
-	for (int p = j->index; p < NT_IRQ_PARTS; p += j->nthreads) {
-		source_begin(&t->ctx, &dbg[p], j->files ? j->files->debug[p] : NULL,
+	while ((p = __atomic_fetch_add(&h->next_part, 1, __ATOMIC_RELAXED)) < NT_IRQ_PARTS) {
+		irq_source src, dbg;
+		source_begin(&t->ctx, &dbg, h->files ? h->files->debug[p] : NULL,
 			     "/sys/kernel/debug/irq/irqs");
-		source_begin(&t->ctx, &src[p], j->files ? j->files->proc[p] : NULL, "/proc/irq");
-	}
-	for (int i = 0; i < t->nirqs; i++) {
-		nt_irq *q = &t->irqs[i];
-		int p = (int)((unsigned)q->irq % NT_IRQ_PARTS);
-		if (p % j->nthreads == j->index)
-			j->errs[i] = read_irq_affinity(t, q, &src[p], &dbg[p]);
-	}
-	for (int p = j->index; p < NT_IRQ_PARTS; p += j->nthreads) {
-		source_end(&src[p], false);
-		source_end(&dbg[p], false);
+		source_begin(&t->ctx, &src, h->files ? h->files->proc[p] : NULL, "/proc/irq");
+		for (int i = 0; i < t->nirqs; i++) {
+			nt_irq *q = &t->irqs[i];
+			if ((int)((unsigned)q->irq % NT_IRQ_PARTS) == p)
+				h->errs[i] = read_irq_affinity(t, q, &src, &dbg);
+		}
+		source_end(&src, false);
+		source_end(&dbg, false);
 	}
 	return NULL;
 }
@@ -555,36 +569,6 @@ static int irq_threads(int nirqs)
 	if (cpus > 0 && n > cpus)
 		n = (int)cpus;
 	return n < 1 ? 1 : n;
-}
-
-static int read_affinities(nt_topology *t, nt_irq_files *files)
-{
-	int n = irq_threads(t->nirqs);
-	int *errs = calloc((size_t)(t->nirqs ? t->nirqs : 1), sizeof(int));
-	irq_job jobs[NT_IRQ_PARTS];
-	pthread_t tids[NT_IRQ_PARTS];
-	bool started[NT_IRQ_PARTS] = { false };
-
-	if (!errs)
-		return -ENOMEM;
-	for (int k = 0; k < n; k++)
-		jobs[k] = (irq_job){ .t = t, .files = files, .index = k, .nthreads = n, .errs = errs };
-	/* This thread takes the first part set; a thread that cannot be made
-	 * leaves its parts to this one, after. */
-	for (int k = 1; k < n; k++)
-		started[k] = pthread_create(&tids[k], NULL, read_irq_part, &jobs[k]) == 0;
-	read_irq_part(&jobs[0]);
-	for (int k = 1; k < n; k++) {
-		if (started[k])
-			pthread_join(tids[k], NULL);
-		else
-			read_irq_part(&jobs[k]);
-	}
-	for (int i = 0; i < t->nirqs; i++)
-		if (errs[i] < 0)
-			problemf(t, errs[i], "/proc/irq/%d/smp_affinity_list", t->irqs[i].irq);
-	free(errs);
-	return 0;
 }
 
 /* /proc/interrupts, a block at a time: on a 256-CPU host it is megabytes,
@@ -660,35 +644,24 @@ out:
 	return r;
 }
 
-/* /proc/interrupts parsed (R: parse_interrupts_file's result, IN its
- * lines) into T's IRQs, and their files read. IN is consumed. */
-static int read_irqs(nt_topology *t, int r, nt_interrupts *inp, nt_irq_files *files)
+/* T's IRQs made from the parsed lines IN (consumed), in IRQ order.
+ * Touches only T's IRQ members. 0 or -ENOMEM. */
+static int make_irqs(nt_topology *t, nt_interrupts *in)
 {
-	nt_interrupts in = *inp;
-
-	memset(inp, 0, sizeof(*inp));
-	if (r < 0) {
-		problemf(t, r, "/proc/interrupts");
-		t->have_irq_info = false;
-		return r == -ENOMEM ? r : 0;
-	}
-	if (in.bad_lines)
-		problemf(t, NT_EPARSE, "/proc/interrupts: %d unparsable line(s), first at line %d",
-			 in.bad_lines, in.first_bad_line);
 	t->have_irq_info = true;
-	t->irq_cpu_columns = in.cpus;
-	t->ncolumns = in.ncols;
-	in.cpus = NULL;
+	t->irq_cpu_columns = in->cpus;
+	t->ncolumns = in->ncols;
+	in->cpus = NULL;
 	/* The IRQs' counts stay in the parser's one block. */
-	t->irq_counts = in.counts;
-	in.counts = NULL;
-	t->irqs = calloc((size_t)(in.nlines ? in.nlines : 1), sizeof(nt_irq));
+	t->irq_counts = in->counts;
+	in->counts = NULL;
+	t->irqs = calloc((size_t)(in->nlines ? in->nlines : 1), sizeof(nt_irq));
 	if (!t->irqs) {
-		nt_interrupts_free(&in);
+		nt_interrupts_free(in);
 		return -ENOMEM;
 	}
-	for (int i = 0; i < in.nlines; i++) {
-		nt_irq_line *L = &in.lines[i];
+	for (int i = 0; i < in->nlines; i++) {
+		nt_irq_line *L = &in->lines[i];
 		nt_irq *q = &t->irqs[t->nirqs++];
 		q->irq = L->irq;
 		memcpy(q->name, L->name, sizeof(q->name));
@@ -700,9 +673,7 @@ static int read_irqs(nt_topology *t, int r, nt_interrupts *inp, nt_irq_files *fi
 		q->nic = -1;
 		q->queue = -1;
 	}
-	nt_interrupts_free(&in);
-	if ((r = read_affinities(t, files)) < 0)
-		return r;
+	nt_interrupts_free(in);
 	/* The kernel lists IRQs in ascending order already; sorting big
 	 * structs that are in order would only move memory. */
 	bool sorted = true;
@@ -711,6 +682,85 @@ static int read_irqs(nt_topology *t, int r, nt_interrupts *inp, nt_irq_files *fi
 	if (!sorted)
 		qsort(t->irqs, (size_t)t->nirqs, sizeof(nt_irq), cmp_irq);
 	return 0;
+}
+
+static void read_irq_owners(nt_topology *t);
+
+/* The IRQ half's own thread (or the reading thread itself, when none
+ * could be made): parse, make the IRQs, say they are ready, then take
+ * parts with the helpers. */
+static void *irq_half_main(void *arg)
+{
+	irq_half *h = arg;
+	nt_topology *t = h->t;
+	nt_interrupts in;
+
+	h->parse_r = parse_interrupts_file(t, &in);
+	if (h->parse_r >= 0) {
+		h->bad_lines = in.bad_lines;
+		h->first_bad_line = in.first_bad_line;
+		h->r = make_irqs(t, &in);
+		if (h->r == 0 && !(h->errs = calloc((size_t)(t->nirqs ? t->nirqs : 1), sizeof(int))))
+			h->r = -ENOMEM;
+	}
+	bool go = h->parse_r >= 0 && h->r == 0;
+	/* Which NIC owns each IRQ needs only the IRQs and the static part:
+	 * found here, off the NIC reader's path. It writes the NICs' IRQ
+	 * members only, which the NIC half never touches. */
+	if (go)
+		read_irq_owners(t);
+	pthread_mutex_lock(&h->mu);
+	h->ready = true;
+	pthread_cond_broadcast(&h->cv);
+	pthread_mutex_unlock(&h->mu);
+	if (!go) {
+		/* No parts to read: none will be taken. */
+		__atomic_store_n(&h->next_part, NT_IRQ_PARTS, __ATOMIC_RELAXED);
+		return NULL;
+	}
+	/* This thread and the NIC reader are two; more only where the host
+	 * has the IRQs and CPUs for them. A helper that cannot be made
+	 * leaves its parts to the others. */
+	for (int k = 2; k < irq_threads(t->nirqs); k++)
+		if (pthread_create(&h->helpers[h->nhelpers], NULL, take_parts, h) == 0)
+			h->nhelpers++;
+	take_parts(h);
+	for (int k = 0; k < h->nhelpers; k++)
+		pthread_join(h->helpers[k], NULL);
+	return NULL;
+}
+
+/* Once the NICs are read: help with the parts left, wait for the IRQ
+ * half's end, and report what it met. Returns 0 or -ENOMEM. */
+static int finish_irq_half(nt_topology *t, irq_half *h, pthread_t thread, bool threaded)
+{
+	pthread_mutex_lock(&h->mu);
+	while (!h->ready)
+		pthread_cond_wait(&h->cv, &h->mu);
+	pthread_mutex_unlock(&h->mu);
+	take_parts(h);
+	if (threaded)
+		pthread_join(thread, NULL);
+	pthread_cond_destroy(&h->cv);
+	pthread_mutex_destroy(&h->mu);
+
+	int r = 0;
+	if (h->parse_r < 0) {
+		problemf(t, h->parse_r, "/proc/interrupts");
+		t->have_irq_info = false;
+		r = h->parse_r == -ENOMEM ? h->parse_r : 0;
+	} else {
+		if (h->bad_lines)
+			problemf(t, NT_EPARSE, "/proc/interrupts: %d unparsable line(s), first at line %d",
+				 h->bad_lines, h->first_bad_line);
+		r = h->r;
+		for (int i = 0; r == 0 && i < t->nirqs; i++)
+			if (h->errs[i] < 0)
+				problemf(t, h->errs[i], "/proc/irq/%d/smp_affinity_list", t->irqs[i].irq);
+	}
+	free(h->errs);
+	h->errs = NULL;
+	return r;
 }
 
 /* ------------------------------------------------------------------- NICs */
@@ -934,49 +984,72 @@ static bool irq_name_matches_nic(const nt_irq *q, const nt_nic *n)
 	return false;
 }
 
-static void read_nic_irqs(nt_topology *t, int idx)
+/* The IRQs sysfs lists for IDX's PCI function: its MSI/MSI-X vectors, or
+ * its legacy INTx when it lists none. */
+static void read_nic_pci_irqs(nt_topology *t, int idx)
 {
 	nt_nic *n = &t->nics[idx];
 	char path[PATH_MAX];
 
-	if (!t->have_irq_info)
-		return;
-	if (n->pci_address[0]) {
-		/* MSI/MSI-X vectors of the PCI function. */
-		if (nt_path(&t->ctx, path, sizeof(path), "%s/msi_irqs", n->device_path) == 0) {
-			DIR *d = opendir(path);
-			if (d) {
-				struct dirent *de;
-				while ((de = readdir(d))) {
-					if (!isdigit((unsigned char)de->d_name[0]))
-						continue;
-					nt_irq *q = nt_topology_irq(t, atoi(de->d_name));
-					if (q)
-						add_nic_irq(t, idx, q);
-				}
-				closedir(d);
+	if (nt_path(&t->ctx, path, sizeof(path), "%s/msi_irqs", n->device_path) == 0) {
+		DIR *d = opendir(path);
+		if (d) {
+			struct dirent *de;
+			while ((de = readdir(d))) {
+				if (!isdigit((unsigned char)de->d_name[0]))
+					continue;
+				nt_irq *q = nt_topology_irq(t, atoi(de->d_name));
+				if (q)
+					add_nic_irq(t, idx, q);
 			}
-		}
-		/* Legacy INTx, used only when no MSI vectors are listed. */
-		long legacy;
-		if (n->nirqs == 0 && nt_read_long(&t->ctx, &legacy, "%s/irq", n->device_path) == 0 && legacy > 0) {
-			nt_irq *q = nt_topology_irq(t, (int)legacy);
-			if (q && q->name[0])
-				add_nic_irq(t, idx, q);
+			closedir(d);
 		}
 	}
-	/* Names in /proc/interrupts catch what sysfs does not list (and
-	 * fixtures built from /proc alone). */
+	long legacy;
+	if (n->nirqs == 0 && nt_read_long(&t->ctx, &legacy, "%s/irq", n->device_path) == 0 && legacy > 0) {
+		nt_irq *q = nt_topology_irq(t, (int)legacy);
+		if (q && q->name[0])
+			add_nic_irq(t, idx, q);
+	}
+}
+
+/* IDX's IRQs found by name in /proc/interrupts among those no NIC owns
+ * yet: what sysfs does not list (and fixtures built from /proc alone). */
+static void read_nic_named_irqs(nt_topology *t, int idx)
+{
+	nt_nic *n = &t->nics[idx];
 	for (int i = 0; i < t->nirqs; i++) {
 		nt_irq *q = &t->irqs[i];
 		if (q->nic < 0 && irq_name_matches_nic(q, n))
 			add_nic_irq(t, idx, q);
 	}
-	if (n->nirqs > 1)
-		qsort(n->irqs, (size_t)n->nirqs, sizeof(int), cmp_int);
-	for (int i = 0; i < n->nirqs; i++) {
-		nt_irq *q = &t->irqs[n->irqs[i]];
-		q->queue = queue_of(q->name);
+}
+
+/* Which NIC owns each IRQ. What sysfs lists for a PCI function is
+ * authoritative and taken first, for every NIC, before any name is
+ * matched: a name can look like another NIC's, and once the listed IRQs
+ * are owned, the names are matched against the few IRQs left rather than
+ * against every IRQ once per NIC (thousands times sixteen on a big host).
+ * Then names, PCI NICs before virtual ones. */
+static void read_irq_owners(nt_topology *t)
+{
+	if (!t->have_irq_info)
+		return;
+	for (int i = 0; i < t->nnics; i++)
+		if (t->nics[i].pci_address[0])
+			read_nic_pci_irqs(t, i);
+	for (int pass = 0; pass < 2; pass++)
+		for (int i = 0; i < t->nnics; i++)
+			if ((pass == 0) == (t->nics[i].pci_address[0] != '\0'))
+				read_nic_named_irqs(t, i);
+	for (int i = 0; i < t->nnics; i++) {
+		nt_nic *n = &t->nics[i];
+		if (n->nirqs > 1)
+			qsort(n->irqs, (size_t)n->nirqs, sizeof(int), cmp_int);
+		for (int k = 0; k < n->nirqs; k++) {
+			nt_irq *q = &t->irqs[n->irqs[k]];
+			q->queue = queue_of(q->name);
+		}
 	}
 }
 
@@ -1173,17 +1246,6 @@ static int read_nics_dynamic(nt_topology *t, const nt_topology *base, nt_ethtool
 	return 0;
 }
 
-/* IRQ ownership, once every NIC and every IRQ is known: physical
- * functions first so a name match never steals a vector that sysfs
- * attributes. */
-static void read_irq_owners(nt_topology *t)
-{
-	for (int pass = 0; pass < 2; pass++)
-		for (int i = 0; i < t->nnics; i++)
-			if ((pass == 0) == (t->nics[i].pci_address[0] != '\0'))
-				read_nic_irqs(t, i);
-}
-
 /* ---------------------------------------------------------- NIC reports */
 
 int nt_topology_report(nt_topology *t, nt_ethtool *eh, const nt_nic_report_fn *reporters)
@@ -1353,23 +1415,6 @@ nomem:
 	return -ENOMEM;
 }
 
-/* /proc/interrupts of a big host is megabytes the kernel writes out and
- * this parser reads on one CPU: it is parsed on a thread of its own while
- * the NICs are read (their files and ethtool settings need nothing from
- * it). */
-typedef struct {
-	nt_topology *t; /* only its context is read */
-	nt_interrupts in;
-	int r;
-} irq_parse_job;
-
-static void *parse_interrupts_main(void *arg)
-{
-	irq_parse_job *j = arg;
-	j->r = parse_interrupts_file(j->t, &j->in);
-	return NULL;
-}
-
 /* Move the N problems from index FROM to the end: what was read beside
  * the parse is listed after what came of the parse, as if read in turn. */
 static int problems_to_end(nt_topology *t, size_t from, size_t n)
@@ -1386,9 +1431,9 @@ int nt_topology_read_dynamic(const nt_topology *base, nt_irq_files *files, nt_to
 {
 	nt_topology *t = NULL;
 	nt_ethtool *eh = NULL;
-	irq_parse_job pj = { 0 };
-	pthread_t parser;
-	bool parsing = false;
+	irq_half ih = { .files = files };
+	pthread_t irq_thread;
+	bool threaded;
 	int r;
 
 	*out = NULL;
@@ -1399,10 +1444,12 @@ int nt_topology_read_dynamic(const nt_topology *base, nt_irq_files *files, nt_to
 	nt_read_str(ctx, t->kernel, sizeof(t->kernel), "/proc/sys/kernel/osrelease");
 	nt_kernel_netns(ctx, t->netns, sizeof(t->netns)); /* "" on a fixture root */
 	read_meminfo(t);
-	pj.t = t;
-	parsing = pthread_create(&parser, NULL, parse_interrupts_main, &pj) == 0;
-	if (!parsing)
-		parse_interrupts_main(&pj);
+	ih.t = t;
+	pthread_mutex_init(&ih.mu, NULL);
+	pthread_cond_init(&ih.cv, NULL);
+	threaded = pthread_create(&irq_thread, NULL, irq_half_main, &ih) == 0;
+	if (!threaded)
+		irq_half_main(&ih);
 
 	size_t nic_from = json_array_size(t->problems);
 	/* One ethtool socket for every NIC's questions, not one per NIC and kind. */
@@ -1417,17 +1464,15 @@ int nt_topology_read_dynamic(const nt_topology *base, nt_irq_files *files, nt_to
 	eh = NULL;
 	size_t nic_problems = json_array_size(t->problems) - nic_from;
 
-	if (parsing)
-		pthread_join(parser, NULL);
-	if (r < 0) {
-		nt_interrupts_free(&pj.in);
-		goto fail;
-	}
-	if ((r = read_irqs(t, pj.r, &pj.in, files)) < 0)
+	/* What the IRQ half met is listed before what the NICs did, as if
+	 * read in turn. */
+	int ir = finish_irq_half(t, &ih, irq_thread, threaded);
+	if (r == 0)
+		r = ir;
+	if (r < 0)
 		goto fail;
 	if ((r = problems_to_end(t, nic_from, nic_problems)) < 0)
 		goto fail;
-	read_irq_owners(t);
 	if ((r = read_sysctls(t)) < 0)
 		goto fail;
 	read_irqbalance(t, files ? files->irqbalance : NULL);

@@ -292,6 +292,33 @@ static void test_damaged(void)
 	sh("rm -rf %s", tmp_root);
 }
 
+/* Which NIC owns an IRQ: the PCI function's own list (msi_irqs) comes
+ * before any name. eth1's only vector renamed to look like one of eth0's
+ * ("eth0-TxRx-9") still belongs to eth1; eth0 keeps its own only. */
+static void test_msi_before_names(void)
+{
+	char root[] = "/tmp/nt-topo-msi-XXXXXX";
+	if (!mkdtemp(root)) {
+		CHECK_MSG(0, "mkdtemp: %s", strerror(errno));
+		return;
+	}
+	CHECK_INT(sh("cp -a %s/x460-4node-8nic/. %s/", NT_FIXTURES, root), 0);
+	CHECK_INT(sh("test -e %s/sys/class/net/eth1/device/msi_irqs/185", root), 0);
+	CHECK_INT(sh("sed -i 's/^\\( *185:.*\\) eth1$/\\1 eth0-TxRx-9/' %s/proc/interrupts && "
+		     "grep -q ' eth0-TxRx-9$' %s/proc/interrupts", root, root), 0);
+	nt_topology *t = load(root);
+	nt_nic *e0 = t ? nt_topology_nic(t, "eth0") : NULL, *e1 = t ? nt_topology_nic(t, "eth1") : NULL;
+	CHECK(e0 && e1);
+	if (e0 && e1) {
+		CHECK_INT(e1->nirqs, 1);
+		CHECK(e1->nirqs == 1 && t->irqs[e1->irqs[0]].irq == 185);
+		CHECK_INT(e0->nirqs, 1);
+		CHECK(e0->nirqs == 1 && t->irqs[e0->irqs[0]].irq == 177);
+	}
+	nt_topology_free(t);
+	sh("rm -rf %s", root);
+}
+
 static void test_root_errors(void)
 {
 	nt_ctx ctx;
@@ -317,6 +344,7 @@ int main(void)
 	test_vm_virtio();
 	test_hwloc_trees();
 	test_damaged();
+	test_msi_before_names();
 	test_root_errors();
 	TEST_MAIN_END();
 }
