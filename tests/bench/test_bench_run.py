@@ -4,7 +4,8 @@ every row on the 256-CPU tree and this checks what it reports, never how
 fast. First the load generator's framing against a small server of its own
 (chunked bodies, Content-Length, a server closing the connection): every
 response counted once, with its status. Then: every row holds a number, each reference was measured (lstopo may be
-reported as not installed, then skipped), the apply changed the sampled files and the
+reported as not installed, then skipped), the read floors were measured on
+the tree's every IRQ, the apply changed the sampled files and the
 rollback restored them (run.py's own checks, which fail it otherwise), and
 afterwards no process it started is alive and its work folder is gone.
 The table is printed (ctest -V, or --output-on-failure)."""
@@ -92,6 +93,19 @@ for r in rows:
             check(abs(r["ratio"] - v / ref) < 1e-9, "%s: ratio is value/reference" % r["work"])
 lstopo = [r for r in rows if r["reference"] and r["reference"].startswith("lstopo")]
 check(len(lstopo) == 1, "the topology row has lstopo as its reference")
+# The floors: the bare read loop found every IRQ's two affinity files of
+# the tree (1244 IRQs) and measured each pass; the CLI row's reference is
+# the loop opening each file plus a whole `nettune --version` process.
+fl = res["floor"]
+check(fl and fl["irqs"] == 1244 and fl["files"] == 2 * fl["irqs"] and fl["interrupts_bytes"] > 1000000,
+      "bench_readloop read the tree's 1244 IRQs, 2 files each, and its /proc/interrupts (%r)" % fl)
+check(all(fl[k] > 0 for k in ("held_ms", "open_ms", "parallel_ms", "interrupts_ms", "version_ms")),
+      "each floor pass was timed")
+cli = [r for r in rows if r["work"].startswith("nettune topology")]
+check(len(cli) == 1 and cli[0]["reference"].startswith("C loop: open+read") and
+      abs(cli[0]["reference_value"] - (fl["open_ms"] + fl["version_ms"])) < 1e-9,
+      "the CLI row's reference is the open loop plus nettune --version")
+check("floor: a bare C loop" in lstopo[0]["note"], "the topology row's note gives the read floor")
 apply = [r for r in rows if r["work"].startswith("apply via API")]
 check(len(apply) == 1 and "IRQs local + 3 sysctls" in apply[0]["work"],
       "the apply row is the every-NIC-IRQ, 3-sysctl transaction")
