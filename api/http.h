@@ -31,6 +31,14 @@ typedef struct nt_response {
 	json_t *json; /* body (owned; freed by the server) */
 	const char *content_type; /* default application/json */
 	char *text; /* a non-JSON body (malloc'd, owned) instead of json */
+	/* Instead of either: a body the route shares rather than owns (a
+	 * snapshot's document, the same bytes for every request that read
+	 * it), SHARED_LEN bytes kept alive until the server calls
+	 * RELEASE(RELEASE_CLS), once the body is sent or dropped. */
+	const char *shared;
+	size_t shared_len;
+	void (*release)(void *cls);
+	void *release_cls;
 	char location[256]; /* Location header when non-empty */
 	/* A route that must wait (a measurement over an interval) sets
 	 * defer_ms, then and defer_state instead of a body: the server
@@ -61,6 +69,9 @@ typedef struct nt_route {
 	unsigned flags;
 } nt_route;
 #define NT_ROUTE_LONG 1u
+
+/* Drop whatever body RESP holds (json, text, or a shared body, released). */
+void nt_response_drop_body(nt_response *resp);
 
 /* Fill RESP with an RFC 9457 problem document. TYPE is a short slug
  * ("not-found", "bad-request", ...) made into "https://nettune.dev/problems/SLUG".

@@ -27,6 +27,20 @@ json_t *nt_json_string_safe(const char *s)
 	return j;
 }
 
+void nt_response_drop_body(nt_response *resp)
+{
+	json_decref(resp->json);
+	resp->json = NULL;
+	free(resp->text);
+	resp->text = NULL;
+	if (resp->shared && resp->release)
+		resp->release(resp->release_cls);
+	resp->shared = NULL;
+	resp->shared_len = 0;
+	resp->release = NULL;
+	resp->release_cls = NULL;
+}
+
 int nt_problem(nt_response *resp, int status, const char *type, const char *title,
 	       const char *fmt, ...)
 {
@@ -39,9 +53,7 @@ int nt_problem(nt_response *resp, int status, const char *type, const char *titl
 	va_end(ap);
 	snprintf(uri, sizeof(uri), "https://nettune.dev/problems/%s", type);
 
-	json_decref(resp->json);
-	free(resp->text);
-	resp->text = NULL;
+	nt_response_drop_body(resp);
 	resp->status = status;
 	resp->content_type = "application/problem+json";
 	resp->json = json_object();

@@ -137,31 +137,27 @@ const nt_topology *nt_snapshot_topology(const nt_snapshot *snap)
 	return snap->t;
 }
 
-char *nt_snapshot_text(nt_snapshot *snap, nt_snapshot_doc doc, size_t *len)
+const char *nt_snapshot_text(nt_snapshot *snap, nt_snapshot_doc doc, size_t *len)
 {
 	static char *(*const render[NT_DOC_COUNT])(const nt_topology *, size_t *) = {
 		[NT_DOC_TOPOLOGY] = nt_topology_to_text,
 		[NT_DOC_NICS] = nt_nics_to_text,
 		[NT_DOC_IRQS] = nt_irqs_to_text,
 	};
-	char *copy = NULL;
+	const char *text;
 
 	if ((unsigned)doc >= NT_DOC_COUNT)
 		return NULL;
+	/* Rendered once, under the lock; never changed after, so each
+	 * reader may send it while others still do. */
 	pthread_mutex_lock(&snap->render_lock);
 	if (!snap->text[doc])
 		snap->text[doc] = render[doc](snap->t, &snap->len[doc]);
-	if (snap->text[doc]) {
-		/* A copy per reply: the server frees each body on its own. */
-		copy = malloc(snap->len[doc] + 1);
-		if (copy) {
-			memcpy(copy, snap->text[doc], snap->len[doc] + 1);
-			if (len)
-				*len = snap->len[doc];
-		}
-	}
+	text = snap->text[doc];
+	if (text && len)
+		*len = snap->len[doc];
 	pthread_mutex_unlock(&snap->render_lock);
-	return copy;
+	return text;
 }
 
 void nt_snapshot_put(nt_snapshot *snap)

@@ -35,9 +35,11 @@ void nt_read_share_free(nt_read_share *s);
 int nt_read_share_get(nt_read_share *s, nt_snapshot **out);
 /* The host model of SNAP: read-only, valid until nt_snapshot_put. */
 const nt_topology *nt_snapshot_topology(const nt_snapshot *snap);
-/* A malloc'd copy of document DOC of SNAP (rendered on first use), its
- * length in *LEN when LEN is not NULL; NULL when out of memory. */
-char *nt_snapshot_text(nt_snapshot *snap, nt_snapshot_doc doc, size_t *len);
+/* Document DOC of SNAP, rendered on first use and then the same bytes for
+ * every reader: valid until the caller's nt_snapshot_put (a reply hands
+ * it to the server as its body, and puts the snapshot once it is sent),
+ * its length in *LEN when LEN is not NULL; NULL when out of memory. */
+const char *nt_snapshot_text(nt_snapshot *snap, nt_snapshot_doc doc, size_t *len);
 void nt_snapshot_put(nt_snapshot *snap);
 
 /* How many reads were made, and how many callers were served (for tests:

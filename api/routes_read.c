@@ -78,6 +78,11 @@ static int read_shared(const nt_request *req, nt_response *resp, nt_snapshot **s
 	return 0;
 }
 
+static void release_snapshot(void *snap)
+{
+	nt_snapshot_put(snap);
+}
+
 /* Answer with document DOC of a fresh snapshot. */
 static int doc_reply(const nt_request *req, nt_response *resp, nt_snapshot_doc doc)
 {
@@ -85,10 +90,15 @@ static int doc_reply(const nt_request *req, nt_response *resp, nt_snapshot_doc d
 	int r = read_shared(req, resp, &snap);
 	if (r < 0 || !snap)
 		return r;
-	resp->text = nt_snapshot_text(snap, doc, NULL);
-	nt_snapshot_put(snap);
-	if (!resp->text)
+	/* The snapshot's own document is the body, not a copy of it: the
+	 * snapshot is put once the server has sent it. */
+	resp->shared = nt_snapshot_text(snap, doc, &resp->shared_len);
+	if (!resp->shared) {
+		nt_snapshot_put(snap);
 		return -ENOMEM;
+	}
+	resp->release = release_snapshot;
+	resp->release_cls = snap;
 	resp->content_type = "application/json";
 	return 0;
 }

@@ -164,16 +164,23 @@ static void on_completed(void *cls, struct MHD_Connection *mc, void **con_cls,
  * answers (health, a transaction) never ask. */
 #define NT_TRIM_AFTER_BYTES (64 * 1024)
 
-struct big_body {
-	struct nt_server *s;
-	char *body;
+/* What MHD calls back once it is done with a body: the owned one freed,
+ * or the shared one released; a big one asks for the trim. */
+struct body_ref {
+	struct nt_server *s; /* NULL: not big */
+	char *owned;
+	void (*release)(void *cls);
+	void *release_cls;
 };
 
-static void free_big_body(void *cls)
+static void body_done(void *cls)
 {
-	struct big_body *b = cls;
-	free(b->body);
-	nt_srv_trim_later(b->s);
+	struct body_ref *b = cls;
+	free(b->owned);
+	if (b->release)
+		b->release(b->release_cls);
+	if (b->s)
+		nt_srv_trim_later(b->s);
 	free(b);
 }
 
@@ -205,9 +212,23 @@ static enum MHD_Result send_response(struct MHD_Connection *mc, struct nt_conn *
 	if (r->status >= 400 && r->json && r->content_type &&
 	    strcmp(r->content_type, "application/problem+json") == 0)
 		add_instance(r, c->path);
-	want_json = !r->text && r->json;
+	want_json = !r->text && !r->shared && r->json;
+	struct body_ref shared = { NULL, NULL, r->release, r->release_cls };
+	const char *shared_body = r->shared;
+	size_t shared_len = r->shared_len;
+	/* The shared body is this function's from here: the response's
+	 * fields no longer name it. */
+	r->shared = NULL;
+	r->release = NULL;
 
-	if (r->text) {
+	if (shared_body) {
+		json_decref(r->json);
+		r->json = NULL;
+		free(r->text);
+		r->text = NULL;
+		if (!ctype)
+			ctype = "application/json";
+	} else if (r->text) {
 		body = r->text;
 		r->text = NULL;
 		len = strlen(body);
@@ -233,14 +254,26 @@ static enum MHD_Result send_response(struct MHD_Connection *mc, struct nt_conn *
 	r->json = NULL;
 
 	struct MHD_Response *resp;
-	struct big_body *big = body && len >= NT_TRIM_AFTER_BYTES ? malloc(sizeof(*big)) : NULL;
-	if (big) {
-		*big = (struct big_body){ s, body };
-		resp = MHD_create_response_from_buffer_with_free_callback_cls(len, body, free_big_body, big);
-		if (!resp) {
-			free(big);
-			free(body);
+	struct body_ref *big = NULL;
+	if (shared_body) {
+		struct body_ref *b = malloc(sizeof(*b));
+		if (!b) {
+			/* Out of memory: the connection is dropped. */
+			if (shared.release)
+				shared.release(shared.release_cls);
+			return MHD_NO;
 		}
+		*b = shared;
+		b->s = shared_len >= NT_TRIM_AFTER_BYTES ? s : NULL;
+		resp = MHD_create_response_from_buffer_with_free_callback_cls(shared_len, (void *)shared_body,
+									      body_done, b);
+		if (!resp)
+			body_done(b);
+	} else if (body && len >= NT_TRIM_AFTER_BYTES && (big = malloc(sizeof(*big)))) {
+		*big = (struct body_ref){ s, body, NULL, NULL };
+		resp = MHD_create_response_from_buffer_with_free_callback_cls(len, body, body_done, big);
+		if (!resp)
+			body_done(big);
 	} else if (body) {
 		resp = MHD_create_response_from_buffer_with_free_callback(len, body, free);
 		if (!resp)
@@ -487,11 +520,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *mc, const ch
 		return send_problem(mc, c, 503, "busy", "Busy",
 				    "too many measurements are in progress; try again shortly");
 	}
-	if (r < 0 && (resp.status < 400 || (!resp.json && !resp.text)))
+	if (r < 0 && (resp.status < 400 || (!resp.json && !resp.text && !resp.shared)))
 		nt_problem(&resp, 500, "internal", "Internal error",
 			   "%s", nt_strerror(r));
 	if (resp.status == 0)
-		resp.status = (resp.json || resp.text) ? 200 : 204;
+		resp.status = (resp.json || resp.text || resp.shared) ? 200 : 204;
 	return send_response(mc, c, &resp);
 }
 

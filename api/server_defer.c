@@ -189,8 +189,7 @@ int nt_srv_run_long(struct nt_server *s, struct nt_conn *c, struct MHD_Connectio
 
 void nt_srv_response_free(nt_response *r)
 {
-	json_decref(r->json);
-	free(r->text);
+	nt_response_drop_body(r);
 	if (r->defer_state && r->defer_free)
 		r->defer_free(r->defer_state);
 	memset(r, 0, sizeof(*r));

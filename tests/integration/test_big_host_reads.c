@@ -4,6 +4,7 @@
  *   the same NICs and IRQs;
  * - an affinity changed under both agents is seen by both on their next
  *   read, as is an IRQ's file replaced by a new one;
+ * - readers at once get whole, identical documents (one shared read);
  * - after a burst of reads its memory goes back to near where it started
  *   once it is idle (the megabytes of a read are kept for the next one
  *   while requests come, and given back within half a second after).
@@ -13,6 +14,7 @@
 #include "integration/test_txn_util.h"
 
 #include <jansson.h>
+#include <pthread.h>
 
 static long rss_kb(pid_t pid)
 {
@@ -73,6 +75,67 @@ static const char *affinity_of(nt_agent *a, int irq)
 	return out[0] ? out : NULL;
 }
 
+/* Readers at once: requests arriving together share one read and are
+ * answered with that read's one document (api/read_share.c), sent to
+ * each without a copy. Every body must arrive whole and the same. */
+#define READERS 8
+#define READS 4
+typedef struct {
+	nt_agent *a;
+	pthread_t th;
+	char *bodies[READS];
+	size_t lens[READS];
+	int bad;
+} reader;
+
+static void *reader_main(void *arg)
+{
+	reader *r = arg;
+	for (int i = 0; i < READS; i++) {
+		nt_http_result res = { 0 };
+		if (nt_http_do("GET", nt_url(r->a, "/v1/topology"), NULL, 0, NULL, &res) != 0 ||
+		    res.status != 200 || !res.json || !json_is_array(json_object_get(res.json, "nics")))
+			r->bad++;
+		r->bodies[i] = res.body;
+		r->lens[i] = res.body_len;
+		res.body = NULL;
+		nt_http_result_free(&res);
+	}
+	return NULL;
+}
+
+static void check_shared_bodies(nt_agent *a)
+{
+	reader rs[READERS];
+	memset(rs, 0, sizeof(rs));
+	for (int k = 0; k < READERS; k++) {
+		rs[k].a = a;
+		if (pthread_create(&rs[k].th, NULL, reader_main, &rs[k]) != 0)
+			rs[k].a = NULL;
+	}
+	int bad = 0, differ = 0, readers = 0;
+	for (int k = 0; k < READERS; k++) {
+		if (!rs[k].a)
+			continue;
+		pthread_join(rs[k].th, NULL);
+		readers++;
+		bad += rs[k].bad;
+		for (int i = 0; i < READS; i++) {
+			/* The tree does not change: every read gives the same bytes. */
+			if (!rs[k].bodies[i] || rs[k].lens[i] != rs[0].lens[0] ||
+			    memcmp(rs[k].bodies[i], rs[0].bodies[0], rs[k].lens[i]) != 0)
+				differ++;
+		}
+	}
+	for (int k = 0; k < READERS; k++)
+		for (int i = 0; i < READS; i++)
+			free(rs[k].bodies[i]);
+	CHECK_INT(readers, READERS);
+	CHECK_MSG(bad == 0, "%d of %d concurrent reads failed or were not the topology", bad,
+		  READERS * READS);
+	CHECK_MSG(differ == 0, "%d of %d concurrent reads differ from the first", differ, READERS * READS);
+}
+
 int main(void)
 {
 	char dir[] = "/tmp/nt-bigreads-XXXXXX", root[PATH_MAX + 8];
@@ -125,6 +188,7 @@ int main(void)
 	json_decref(a);
 	json_decref(b);
 	CHECK_INT(held_files(&held), n);
+	check_shared_bodies(&held);
 
 	/* A burst of reads, then idle: memory goes back. Sanitizer builds
 	 * have allocators of their own, which malloc settings do not reach. */
