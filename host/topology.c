@@ -721,7 +721,7 @@ static void *irq_half_main(void *arg)
 	/* This thread and the NIC reader are two; more only where the host
 	 * has the IRQs and CPUs for them. A helper that cannot be made
 	 * leaves its parts to the others. */
-	for (int k = 2; k < irq_threads(t->nirqs); k++)
+	for (int k = 2, n = irq_threads(t->nirqs); k < n; k++)
 		if (pthread_create(&h->helpers[h->nhelpers], NULL, take_parts, h) == 0)
 			h->nhelpers++;
 	take_parts(h);
