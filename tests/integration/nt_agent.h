@@ -29,8 +29,8 @@
  * an `sl-violations` header (Prism's error severity also turns it into a
  * 500): nt_http_do prints it and counts a harness failure, and
  * nt_agent_stop fails the test for every violation in Prism's log (which
- * also covers clients that do not go through nt_http_do). No proxy outlives
- * the test binary: each dies with it (PR_SET_PDEATHSIG), and one nobody
+ * also covers clients that do not go through nt_http_do). No proxy or agent
+ * outlives the test binary: each dies with it (PR_SET_PDEATHSIG), and one nobody
  * stopped (an agent SIGKILLed and started again in the same nt_agent, a test
  * returning early) is stopped at that nt_agent's next start or at exit, its
  * log still checked. Requests for a path or method the document does not
@@ -442,6 +442,7 @@ static inline int nt_agent_start_ext(nt_agent *a, const char *root, const nt_age
 	argv[argc] = NULL;
 
 	fflush(NULL);
+	pid_t parent = getpid();
 	a->pid = fork();
 	if (a->pid < 0) {
 		perror("nt_agent: fork");
@@ -452,6 +453,12 @@ static inline int nt_agent_start_ext(nt_agent *a, const char *root, const nt_age
 		return -1;
 	}
 	if (a->pid == 0) {
+		/* The agent goes when this test binary goes, however that ends
+		 * (a ctest timeout's SIGKILL included), as Prism does: SIGTERM,
+		 * its ordinary stop. */
+		prctl(PR_SET_PDEATHSIG, SIGTERM);
+		if (getppid() != parent)
+			_exit(127);
 		dup2(fd, STDOUT_FILENO);
 		if (efd >= 0)
 			dup2(efd, STDERR_FILENO);
