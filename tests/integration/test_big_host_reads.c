@@ -82,6 +82,7 @@ static const char *affinity_of(nt_agent *a, int irq)
 #define READS 4
 typedef struct {
 	nt_agent *a;
+	char url[512]; /* nt_url's buffer is the agent's, one for every caller */
 	pthread_t th;
 	char *bodies[READS];
 	size_t lens[READS];
@@ -93,7 +94,7 @@ static void *reader_main(void *arg)
 	reader *r = arg;
 	for (int i = 0; i < READS; i++) {
 		nt_http_result res = { 0 };
-		if (nt_http_do("GET", nt_url(r->a, "/v1/topology"), NULL, 0, NULL, &res) != 0 ||
+		if (nt_http_do("GET", r->url, NULL, 0, NULL, &res) != 0 ||
 		    res.status != 200 || !res.json || !json_is_array(json_object_get(res.json, "nics")))
 			r->bad++;
 		r->bodies[i] = res.body;
@@ -110,6 +111,7 @@ static void check_shared_bodies(nt_agent *a)
 	memset(rs, 0, sizeof(rs));
 	for (int k = 0; k < READERS; k++) {
 		rs[k].a = a;
+		snprintf(rs[k].url, sizeof(rs[k].url), "%s", nt_url(a, "/v1/topology"));
 		if (pthread_create(&rs[k].th, NULL, reader_main, &rs[k]) != 0)
 			rs[k].a = NULL;
 	}
