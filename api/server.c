@@ -213,18 +213,16 @@ static enum MHD_Result send_response(struct MHD_Connection *mc, struct nt_conn *
 	    strcmp(r->content_type, "application/problem+json") == 0)
 		add_instance(r, c->path);
 	want_json = !r->text && !r->shared && r->json;
-	struct body_ref shared = { NULL, NULL, r->release, r->release_cls };
+	/* A shared body and its release are this function's from here: the
+	 * response's fields no longer name them. */
+	struct body_ref ref = { NULL, NULL, r->release, r->release_cls };
 	const char *shared_body = r->shared;
 	size_t shared_len = r->shared_len;
-	/* The shared body is this function's from here: the response's
-	 * fields no longer name it. */
 	r->shared = NULL;
 	r->release = NULL;
 
 	if (shared_body) {
-		json_decref(r->json);
-		r->json = NULL;
-		free(r->text);
+		free(r->text); /* a route sets one body; any other is dropped */
 		r->text = NULL;
 		if (!ctype)
 			ctype = "application/json";
@@ -259,11 +257,11 @@ static enum MHD_Result send_response(struct MHD_Connection *mc, struct nt_conn *
 		struct body_ref *b = malloc(sizeof(*b));
 		if (!b) {
 			/* Out of memory: the connection is dropped. */
-			if (shared.release)
-				shared.release(shared.release_cls);
+			if (ref.release)
+				ref.release(ref.release_cls);
 			return MHD_NO;
 		}
-		*b = shared;
+		*b = ref;
 		b->s = shared_len >= NT_TRIM_AFTER_BYTES ? s : NULL;
 		resp = MHD_create_response_from_buffer_with_free_callback_cls(shared_len, (void *)shared_body,
 									      body_done, b);
