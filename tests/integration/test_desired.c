@@ -11,6 +11,7 @@
  *   - a later change is repaired (reason "drift"), but never while another transaction
  *     holds the engine (one waiting for confirmation);
  *   - a target changed again and again ends "contested" with a culprit, and is left;
+ *     one whose repair always fails is contested with the repair's own error;
  *   - an operator's own transaction wins ("overridden", with who made it);
  *   - a desired profile that stops validating (its interface renamed) is reported
  *     "invalid" with the reason and never applied half-way;
@@ -259,6 +260,7 @@ int main(void)
 	json_decref(call(&a, "POST", path, "{}", 200));
 	CHECK_MSG(wait_file(root, RMEM, "16777216", 4000), "not repaired after the confirm: %s",
 		  file(root, RMEM));
+	json_decref(newest_settled(&a, &before, 4000));
 
 	/* Fought over: contested after a few repairs, then left alone. */
 	json_t *c = NULL;
@@ -375,6 +377,27 @@ int main(void)
 	CHECK_STR(tu_str(json_array_get(h, 1), "action"), "cleared");
 	CHECK_STR(tu_str(json_array_get(h, json_array_size(h) - 1), "source"), "transaction");
 	json_decref(doc);
+	json_decref(call(&a, "DELETE", "/v1/desired", NULL, 204));
+	nt_agent_stop(&a);
+
+	/* A repair that never holds (every write refused) is contested with
+	 * the repair's own error, not blamed on another program. */
+	setenv("NETTUNE_TEST_FAULT", "fail:0", 1);
+	int started = nt_agent_start(&a, root, state, repair);
+	unsetenv("NETTUNE_TEST_FAULT");
+	if (started < 0) {
+		CHECK_MSG(0, "agent did not start with a failing write");
+		goto out;
+	}
+	put_file(root, RMEM, "1234");
+	json_decref(call(&a, "PUT", "/v1/desired", P_RMEM, 200));
+	t = wait_state(&a, "contested", 8000);
+	CHECK_MSG(t, "a repair that always fails was never contested");
+	CHECK_MSG(t && strstr(tu_str(t, "culprit"), "the repair itself fails") &&
+			  strstr(tu_str(t, "culprit"), "injected fault"),
+		  "culprit: %s", t ? tu_str(t, "culprit") : "(none)");
+	json_decref(t);
+	CHECK_STR(file(root, RMEM), "1234");
 	json_decref(call(&a, "DELETE", "/v1/desired", NULL, 204));
 	nt_agent_stop(&a);
 out:
