@@ -122,6 +122,7 @@ int nt_agent_open(const nt_agent_config *cfg, nt_agent **out, char *err, size_t 
 		goto fail;
 	}
 	nt_txn_engine_set_log(a->engine, cfg->log, cfg->log_ud);
+	nt_txn_engine_set_history(a->engine, cfg->history_keep);
 	/* Crash recovery, then the confirmation timer. */
 	r = nt_txn_engine_start(a->engine);
 	if (r < 0) {

@@ -42,6 +42,9 @@ typedef struct nt_agent_config {
 	/* Kernel files (IRQ affinities) kept open between reads of the host,
 	 * at most (kernel/heldfiles.h); 0 keeps none. */
 	int held_files;
+	/* Transactions kept in the history, the newest; 0 keeps all
+	 * (nt_txn_engine_set_history). */
+	long history_keep;
 } nt_agent_config;
 
 /* The default of held_files: two thirds for /proc/irq, one for debugfs's

@@ -20,6 +20,8 @@
 #include <stddef.h>
 
 #define NT_CLI_DEFAULT_AGENT "http://127.0.0.1:8470"
+/* Transactions a serving agent keeps in its history unless told. */
+#define NT_CLI_HISTORY_KEEP 1000
 
 #define NT_CLI_NOPTS 64 /* rows of nt_cli_options, with room to grow */
 
@@ -57,6 +59,7 @@ typedef struct cli_opts {
 	int drift_policy; /* 0 repair, 1 report (cli/options.c) */
 	long drift_interval; /* seconds, 0: the default 30 */
 	long held_files; /* kernel files kept open between reads; unset: 8192 */
+	long history_keep; /* transactions kept in the history; unset: 1000, 0 all */
 	/* apply */
 	bool persist; /* make the profile the desired state once it took effect */
 	/* Which options were given, by row of nt_cli_options: the

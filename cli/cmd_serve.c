@@ -258,6 +258,8 @@ static int make_config(const cli_opts *o, nt_server_config *cfg, nt_agent_config
 	const nt_cli_option *held = nt_cli_option_find("held-files");
 	acfg->held_files = held && o->set[held - nt_cli_options] ? (int)o->held_files : NT_AGENT_HELD_FILES;
 	acfg->held_files = fit_held_files(acfg->held_files, cfg->max_connections);
+	const nt_cli_option *keep = nt_cli_option_find("history-keep");
+	acfg->history_keep = keep && o->set[keep - nt_cli_options] ? o->history_keep : NT_CLI_HISTORY_KEEP;
 	return 0;
 }
 

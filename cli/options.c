@@ -61,6 +61,8 @@ const nt_cli_option nt_cli_options[] = {
 	{ "drift-interval", NT_OPT_LONG, F(drift_interval), 1, 86400, "seconds", NULL, NT_OPT_CONF },
 	{ "held-files", NT_OPT_LONG, F(held_files), 0, 1L << 20, "a number of files", NULL,
 	  NT_OPT_CONF },
+	{ "history-keep", NT_OPT_LONG, F(history_keep), 0, 1L << 30, "a number of transactions",
+	  NULL, NT_OPT_CONF },
 	{ "persist", NT_OPT_FLAG, F(persist), 0, 0, NULL, NULL, 0 },
 	{ NULL, 0, 0, 0, 0, NULL, NULL, 0 },
 };

@@ -20,6 +20,7 @@ struct nt_txn_engine {
 	bool own_store; /* opened by nt_txn_engine_open, closed with the engine */
 	char store_err[512];
 	int step_delay_ms;
+	long history_keep; /* transactions kept in the history, 0 all */
 	/* Test-only fault points (NETTUNE_TEST_FAULT, see fault_at). */
 	char faults[256];
 
@@ -74,6 +75,11 @@ void nt_txn_engine_set_log(nt_txn_engine *e, nt_log_fn fn, void *ud)
 	e->log_ud = ud;
 	e->log = fn;
 	pthread_mutex_unlock(&e->lock);
+}
+
+void nt_txn_engine_set_history(nt_txn_engine *e, long keep)
+{
+	e->history_keep = keep > 0 ? keep : 0;
 }
 
 static void emit(nt_txn_engine *e, json_t *ev)
@@ -376,8 +382,18 @@ static int slot_wait(nt_txn_engine *e, int timeout_ms, const char *op,
 	return 0;
 }
 
+/* Cut the history to its length: under the slot, so no rollback reads a
+ * transaction being deleted. Best effort (a full disk fails it; the next
+ * transaction tries again). */
+static void prune_history(nt_txn_engine *e)
+{
+	if (e->store && e->history_keep > 0)
+		nt_store_prune(e->store, e->history_keep, NULL);
+}
+
 static void slot_release(nt_txn_engine *e)
 {
+	prune_history(e);
 	pthread_mutex_lock(&e->lock);
 	e->busy = false;
 	e->busy_agent = false;
@@ -833,6 +849,7 @@ static void *timer_main(void *arg)
 		pthread_mutex_unlock(&e->lock);
 		undo_stored(e, id, NT_STEP_REVERTED, NT_TXN_REVERTED,
 			    "not confirmed within confirm_timeout_s; reverted");
+		prune_history(e);
 		pthread_mutex_lock(&e->lock);
 		if (e->pending_id == id)
 			e->pending_id = 0;
@@ -917,6 +934,7 @@ int nt_txn_engine_start(nt_txn_engine *e)
 	/* Recovery changes the host: it is logged like any transaction (each
 	 * status change and restored step), with the journal's own record. */
 	recover(e);
+	prune_history(e);
 	int r = pthread_create(&e->timer, NULL, timer_main, e);
 	if (r != 0)
 		return -r;

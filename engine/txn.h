@@ -115,6 +115,10 @@ typedef void (*nt_log_fn)(void *ud, const json_t *event);
  * nt_txn_engine_start (the timer thread reads it unlocked); the crash
  * recovery done there is not logged. */
 void nt_txn_engine_set_log(nt_txn_engine *e, nt_log_fn fn, void *ud);
+/* Keep the newest KEEP transactions in the history (0, the default: all):
+ * older settled ones are deleted as each transaction ends and at
+ * nt_txn_engine_start (nt_store_prune). Set it before nt_txn_engine_start. */
+void nt_txn_engine_set_history(nt_txn_engine *e, long keep);
 /* Why the store is unavailable, or NULL when it is fine. */
 const char *nt_txn_store_error(nt_txn_engine *e);
 

@@ -6,16 +6,17 @@
 enum {
 	HOLDS_CHANGES = 1 << 0,
 	TOOK_EFFECT = 1 << 1,
+	IN_FLIGHT = 1 << 2,
 };
 
 static const struct {
 	const char *name;
 	unsigned flags;
 } statuses[NT_TXN_NSTATUS] = {
-	[NT_TXN_APPLYING] = { "applying", HOLDS_CHANGES },
+	[NT_TXN_APPLYING] = { "applying", HOLDS_CHANGES | IN_FLIGHT },
 	[NT_TXN_APPLIED] = { "applied", HOLDS_CHANGES | TOOK_EFFECT },
-	[NT_TXN_PENDING_CONFIRM] = { "pending_confirm", HOLDS_CHANGES | TOOK_EFFECT },
-	[NT_TXN_ROLLING_BACK] = { "rolling_back", HOLDS_CHANGES },
+	[NT_TXN_PENDING_CONFIRM] = { "pending_confirm", HOLDS_CHANGES | TOOK_EFFECT | IN_FLIGHT },
+	[NT_TXN_ROLLING_BACK] = { "rolling_back", HOLDS_CHANGES | IN_FLIGHT },
 	[NT_TXN_ROLLED_BACK] = { "rolled_back", 0 },
 	[NT_TXN_ROLLBACK_FAILED] = { "rollback_failed", HOLDS_CHANGES },
 	[NT_TXN_REVERTED] = { "reverted", 0 },
@@ -55,6 +56,11 @@ bool nt_txn_status_holds_changes(nt_txn_status s)
 bool nt_txn_status_took_effect(nt_txn_status s)
 {
 	return (unsigned)s < NT_TXN_NSTATUS && (statuses[s].flags & TOOK_EFFECT);
+}
+
+bool nt_txn_status_settled(nt_txn_status s)
+{
+	return (unsigned)s < NT_TXN_NSTATUS && !(statuses[s].flags & IN_FLIGHT);
 }
 
 const char *nt_step_result_name(nt_step_result r)

@@ -33,6 +33,11 @@ bool nt_txn_status_holds_changes(nt_txn_status s);
 /* Whether S means the transaction did what it was asked and its changes
  * stand (what the last-apply time of GET /metrics counts). */
 bool nt_txn_status_took_effect(nt_txn_status s);
+/* Whether S is final: nothing more happens to the transaction (not being
+ * applied or rolled back, not waiting for confirmation, so not something
+ * crash recovery or the confirmation timer still needs). Only these leave
+ * the history when it is cut to its length (nt_store_prune). */
+bool nt_txn_status_settled(nt_txn_status s);
 
 typedef enum nt_step_result {
 	NT_STEP_PENDING, /* recorded, not run yet */

@@ -964,6 +964,63 @@ out:
 	return r;
 }
 
+/* Ids grow by one per transaction (AUTOINCREMENT never reuses one), so
+ * the newest KEEP are those above max(id) - KEEP: a range on the primary
+ * key, with no count or sort of the table. */
+static int prune_locked(nt_store *s, long keep, int *deleted)
+{
+	char settled[256], sql[1024];
+	sqlite3_stmt *st = NULL;
+	int r = NT_ESTORE, n = 0;
+
+	status_list(nt_txn_status_settled, settled, sizeof(settled));
+	snprintf(sql, sizeof(sql),
+		 "DELETE FROM transactions WHERE id <= (SELECT max(id) FROM transactions) - ?1"
+		 " AND status IN %s"
+		 " AND id NOT IN (SELECT txn_id FROM desired WHERE txn_id IS NOT NULL)"
+		 " AND id NOT IN (SELECT rollback_of FROM transactions WHERE rollback_of IS NOT NULL)",
+		 settled);
+	if (exec(s, "BEGIN IMMEDIATE") < 0)
+		return NT_ESTORE;
+	if (prep(s, &st, sql) < 0)
+		goto out;
+	sqlite3_bind_int64(st, 1, keep);
+	if (sqlite3_step(st) != SQLITE_DONE)
+		goto out;
+	n = sqlite3_changes(s->db);
+	sqlite3_finalize(st);
+	st = NULL;
+	if (prep(s, &st, "DELETE FROM desired_events"
+		 " WHERE id <= (SELECT max(id) FROM desired_events) - ?1") < 0)
+		goto out;
+	sqlite3_bind_int64(st, 1, keep);
+	if (sqlite3_step(st) != SQLITE_DONE)
+		goto out;
+	if (exec(s, "COMMIT") == 0)
+		r = 0;
+out:
+	sqlite3_finalize(st);
+	if (r < 0) {
+		rollback(s);
+		n = 0;
+	}
+	if (deleted)
+		*deleted = n;
+	return r;
+}
+
+int nt_store_prune(nt_store *s, long keep, int *deleted)
+{
+	if (deleted)
+		*deleted = 0;
+	if (keep <= 0)
+		return 0;
+	pthread_mutex_lock(&s->mu);
+	int r = prune_locked(s, keep, deleted);
+	pthread_mutex_unlock(&s->mu);
+	return r;
+}
+
 int nt_store_txn_stats(nt_store *s, json_t **counts, int64_t *last_apply_ms)
 {
 	pthread_mutex_lock(&s->mu);

@@ -67,6 +67,16 @@ void nt_store_release_memory(nt_store *s);
 /* Bytes SQLite's page cache holds now, or -1 (tests and metrics). */
 int64_t nt_store_cache_bytes(nt_store *s);
 
+/* Cut the history to the newest KEEP transactions (by id; 0 keeps all):
+ * older settled ones (nt_txn_status_settled) go with their steps and
+ * idempotency keys, in one SQL transaction, and desired-state events
+ * beyond the newest KEEP too. Never a transaction in flight, the one the
+ * desired state came from, nor one a kept rollback names (it goes with
+ * that rollback). *DELETED (may be NULL) gets how many transactions went.
+ * Cheap when there is nothing to cut (a range on the primary key).
+ * Returns 0 or NT_ESTORE. */
+int nt_store_prune(nt_store *s, long keep, int *deleted);
+
 /* Record a stage of transaction ID (an apply, a rollback, an undo) in one
  * SQL transaction: the N step outcomes of RECS in order (a later one for
  * the same step wins), then the status as nt_store_txn_set_status sets it

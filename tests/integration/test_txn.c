@@ -4,7 +4,8 @@
  * bond0 layer3+4, TCP buffers), the no-op second apply, real faults part-way
  * (a target turned into a directory, an IRQ that disappears) with every
  * file byte-for-byte as before, Idempotency-Key, history, rollback of a
- * transaction and its 409, stored profiles, and an unusable store. */
+ * transaction and its 409, stored profiles, an unusable store, and a
+ * history cut to its length (--history-keep). */
 #include "harness.h"
 #include "integration/nt_agent.h"
 #include "integration/test_txn_util.h"
@@ -488,6 +489,65 @@ static void test_store_unavailable(void)
 	tu_sh("rm -rf '%s'", dir);
 }
 
+/* --history-keep: the history holds the newest N transactions, older
+ * ones answer 404 (and cannot be rolled back); a restart with a smaller N
+ * cuts it at start. */
+static void test_history_keep(void)
+{
+	char dir[PATH_MAX], root[PATH_MAX], state[PATH_MAX + 8], body[256];
+	const char *keep3[] = { "--history-keep", "3", NULL };
+	const char *keep2[] = { "--history-keep", "2", NULL };
+	nt_agent a;
+	long st = 0;
+	json_t *doc = NULL;
+	int64_t ids[5] = { 0 };
+	if (tu_copy(EPYC, dir, sizeof(dir), root, sizeof(root)) < 0) {
+		CHECK_MSG(0, "cannot copy %s", EPYC);
+		return;
+	}
+	snprintf(state, sizeof(state), "%s/state", dir);
+	if (nt_agent_start(&a, root, state, keep3) < 0) {
+		CHECK_MSG(0, "agent did not start with --history-keep 3");
+		goto out;
+	}
+	for (int i = 0; i < 5; i++) {
+		snprintf(body, sizeof(body), "{\"name\":\"k\",\"sysctl\":{\"net.core.rmem_max\":\"%d\"}}",
+			 4194304 + i);
+		doc = apply(&a, body, 201);
+		ids[i] = json_integer_value(json_object_get(doc, "id"));
+		json_decref(doc);
+	}
+	tu_http("GET", nt_url(&a, "/v1/transactions"), NULL, NULL, &st, &doc);
+	CHECK_INT(st, 200);
+	CHECK_INT(json_integer_value(json_object_get(doc, "total")), 3);
+	CHECK_INT(json_integer_value(json_object_get(json_array_get(json_object_get(doc,
+		"transactions"), 2), "id")), ids[2]);
+	json_decref(doc);
+	char path[96];
+	snprintf(path, sizeof(path), "/v1/transactions/%lld", (long long)ids[1]);
+	tu_http("GET", nt_url(&a, path), NULL, NULL, &st, &doc);
+	CHECK_INT(st, 404);
+	json_decref(doc);
+	snprintf(path, sizeof(path), "/v1/transactions/%lld/rollback", (long long)ids[0]);
+	tu_http("POST", nt_url(&a, path), "{}", NULL, &st, &doc);
+	CHECK_INT(st, 404);
+	json_decref(doc);
+	nt_agent_stop(&a);
+
+	if (nt_agent_start(&a, root, state, keep2) < 0) {
+		CHECK_MSG(0, "agent did not start with --history-keep 2");
+		goto out;
+	}
+	tu_http("GET", nt_url(&a, "/v1/transactions"), NULL, NULL, &st, &doc);
+	CHECK_INT(json_integer_value(json_object_get(doc, "total")), 2);
+	CHECK_INT(json_integer_value(json_object_get(json_array_get(json_object_get(doc,
+		"transactions"), 0), "id")), ids[4]);
+	json_decref(doc);
+	nt_agent_stop(&a);
+out:
+	tu_sh("rm -rf '%s'", dir);
+}
+
 int main(void)
 {
 	if (access(X460, F_OK) != 0 || access(EPYC, F_OK) != 0)
@@ -500,5 +560,6 @@ int main(void)
 	test_epyc_fault();
 	test_profiles_and_validation();
 	test_store_unavailable();
+	test_history_keep();
 	TEST_MAIN_END();
 }
