@@ -980,8 +980,11 @@ static int prune_locked(nt_store *s, long keep, int *deleted)
 		 " AND id NOT IN (SELECT txn_id FROM desired WHERE txn_id IS NOT NULL)"
 		 " AND id NOT IN (SELECT rollback_of FROM transactions WHERE rollback_of IS NOT NULL)",
 		 settled);
+	/* No fsync of its own: a cut lost to a power cut is made again by
+	 * the next one, and the next journalled commit makes it durable. */
+	exec(s, "PRAGMA synchronous=NORMAL");
 	if (exec(s, "BEGIN IMMEDIATE") < 0)
-		return NT_ESTORE;
+		goto restore;
 	if (prep(s, &st, sql) < 0)
 		goto out;
 	sqlite3_bind_int64(st, 1, keep);
@@ -1004,6 +1007,8 @@ out:
 		rollback(s);
 		n = 0;
 	}
+restore:
+	exec(s, "PRAGMA synchronous=FULL");
 	if (deleted)
 		*deleted = n;
 	return r;
