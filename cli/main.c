@@ -22,7 +22,8 @@ static const char usage[] =
 	"  diagnose [--root DIR] [--json] [--rtt-ms N] [--fix-profile]\n"
 	"                                     what is misplaced, with the profile fragment that fixes it;\n"
 	"                                     --fix-profile prints one profile of all fixes, for apply\n"
-	"  irqs [--root DIR]                  every IRQ with owner, affinity and per-CPU counts (JSON)\n"
+	"  irqs [--root DIR] [--json]         every IRQ with owner, affinity and per-CPU counts (always\n"
+	"                                     JSON)\n"
 	"  rates [--root DIR] [--interval-ms N] [--json]\n"
 	"                                     interrupts per second per CPU and node over N ms (default\n"
 	"                                     1000), flagging those served off their NIC's node\n"
@@ -184,7 +185,9 @@ static const struct command {
 } commands[] = {
 	{ "topology", nt_cmd_topology, false, HOST_OPTS, false },
 	{ "diagnose", nt_cmd_diagnose, false, HOST_OPTS " rtt-ms fix-profile", false },
-	{ "irqs", nt_cmd_irqs, false, "root", false },
+	/* Always JSON: --json is taken (and changes nothing) for scripts that
+	 * pass it to every command. */
+	{ "irqs", nt_cmd_irqs, false, "root json", false },
 	{ "serve", nt_cmd_serve, false, "config check-config", true },
 	{ "rates", nt_cmd_rates, false, HOST_OPTS " interval-ms", false },
 	{ "run", nt_cmd_run, true, "root near cpus", false },

@@ -571,6 +571,15 @@ static void test_without_agent(void)
 	run_free(&c);
 	c = CLI("irqs", "--root", EPYC);
 	CHECK_INT(c.code, 0);
+	/* Always JSON: --json is taken, and prints the same IRQs. */
+	run j = CLI("irqs", "--root", EPYC, "--json");
+	CHECK_INT(j.code, 0);
+	json_t *ja = json_loads(c.out ? c.out : "", 0, NULL), *jb = json_loads(j.out ? j.out : "", 0, NULL);
+	CHECK(ja && jb && json_array_size(json_object_get(ja, "irqs")) > 0 &&
+	      json_array_size(json_object_get(ja, "irqs")) == json_array_size(json_object_get(jb, "irqs")));
+	json_decref(ja);
+	json_decref(jb);
+	run_free(&j);
 	run_free(&c);
 	c = CLI("rates", "--root", EPYC, "--interval-ms", "10", "-o", "json");
 	CHECK_INT(c.code, 0);
