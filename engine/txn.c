@@ -95,6 +95,9 @@ static void emit(nt_txn_engine *e, json_t *ev)
 typedef struct stage {
 	nt_store_step_rec *recs;
 	int n, cap;
+	/* Step lines sent to the log sink in this stage, and the ones held
+	 * back beyond NT_TXN_LOG_STEPS (said in one line at the stage's end). */
+	int logged, quiet;
 } stage;
 
 static const char stage_oom[] = "(out of memory for this step's message)";
@@ -148,7 +151,15 @@ static void note_step(nt_txn_engine *e, stage *st, int64_t id, int idx, const nt
 		rec->error = stage_strdup(err);
 		rec->observed = stage_strdup(observed);
 	}
-	if (e->log) {
+	/* A step that failed is always told; the others up to a budget per
+	 * stage: a transaction placing every IRQ of a big host is a thousand
+	 * steps, and a thousand lines at once meet journald's rate limit,
+	 * which drops lines of every kind. The history has every step. */
+	bool always = result == NT_STEP_FAILED || result == NT_STEP_ROLLBACK_FAILED;
+	if (e->log && !always && st->logged >= NT_TXN_LOG_STEPS) {
+		st->quiet++;
+	} else if (e->log) {
+		st->logged += !always;
 		char before[NT_VALUE_MAX], after[NT_VALUE_MAX];
 		json_t *ev = json_pack("{s:s, s:I, s:i, s:s, s:s, s:s, s:s, s:s}", "event", "txn_step",
 				       "txn", (json_int_t)id, "index", idx, "kind",
@@ -202,6 +213,15 @@ static int record_status(nt_txn_engine *e, int64_t id, stage *st, nt_txn_status 
 			 "next start settles it from the journal",
 			 error ? error : "", error ? "; " : "", nt_store_errmsg(e->store));
 	}
+	if (e->log && st && st->quiet) {
+		char where[48];
+		snprintf(where, sizeof(where), "/v1/transactions/%lld", (long long)id);
+		emit(e, json_pack("{s:s, s:I, s:i, s:i, s:s}", "event", "txn_steps", "txn",
+				  (json_int_t)id, "logged", st->logged, "not_logged", st->quiet,
+				  "history", where));
+	}
+	if (st)
+		st->logged = st->quiet = 0;
 	if (e->log) {
 		json_t *ev = json_pack("{s:s, s:I, s:s}", "event", "txn", "txn", (json_int_t)id,
 				       "status", name);

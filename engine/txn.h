@@ -107,10 +107,15 @@ void nt_txn_engine_close(nt_txn_engine *e);
  * does the work (HTTP workers, the confirmation timer), so it must be
  * thread-safe. The core never prints; the CLI's sink writes the lines. */
 typedef void (*nt_log_fn)(void *ud, const json_t *event);
-/* Send an event for every transaction step's outcome
+/* Step lines (not failed) told per stage before the rest are summed up. */
+#define NT_TXN_LOG_STEPS 64
+/* Send an event for each transaction step's outcome
  *   {"event":"txn_step","txn":ID,"index":I,"kind","target","interface"?,
  *    "before","after","result","error"?}
- * and every status change {"event":"txn","txn":ID,"status","error"?,
+ * (every failed one; of the others the first NT_TXN_LOG_STEPS of each
+ * stage, the apply or the undo, and then one
+ *   {"event":"txn_steps","txn":ID,"logged":N,"not_logged":M,"history":PATH}
+ * for the rest, which the history has), and every status change {"event":"txn","txn":ID,"status","error"?,
  * "identity","client"} to FN (NULL: none). Set it before
  * nt_txn_engine_start (the timer thread reads it unlocked); the crash
  * recovery done there is not logged. */

@@ -5,12 +5,14 @@
  * (a target turned into a directory, an IRQ that disappears) with every
  * file byte-for-byte as before, Idempotency-Key, history, rollback of a
  * transaction and its 409, stored profiles, an unusable store, and a
- * history cut to its length (--history-keep). */
+ * history cut to its length (--history-keep), and the step lines a big
+ * transaction logs. */
 #include "harness.h"
 #include "integration/nt_agent.h"
 #include "integration/test_txn_util.h"
 #include "tree_files.h"
 #include "host/cpuset.h"
+#include "engine/txn.h" /* NT_TXN_LOG_STEPS */
 
 #define X460 NT_FIXTURES "/x460-4node-8nic"
 #define EPYC NT_FIXTURES "/epyc7713-2node-bond"
@@ -489,6 +491,59 @@ static void test_store_unavailable(void)
 	tu_sh("rm -rf '%s'", dir);
 }
 
+/* Lines of the file at PATH containing NEEDLE. */
+static int count_lines(const char *path, const char *needle)
+{
+	char line[4096];
+	int n = 0;
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		n += strstr(line, needle) != NULL;
+	fclose(f);
+	return n;
+}
+
+/* A transaction of more steps than the log's budget per stage: the
+ * first NT_TXN_LOG_STEPS step lines, then one line for the rest; the
+ * rollback's stage the same; the history has every step. */
+static void test_log_budget(void)
+{
+	char dir[PATH_MAX], root[PATH_MAX], log[PATH_MAX + 16], want[64], path[96];
+	nt_agent a;
+	long st = 0;
+	json_t *doc = NULL;
+	if (tu_copy(EPYC, dir, sizeof(dir), root, sizeof(root)) < 0) {
+		CHECK_MSG(0, "cannot copy %s", EPYC);
+		return;
+	}
+	snprintf(log, sizeof(log), "%s/agent.log", dir);
+	nt_agent_opts ao = { .stderr_path = log };
+	if (nt_agent_start_ext(&a, root, &ao) < 0) {
+		CHECK_MSG(0, "agent did not start");
+		goto out;
+	}
+	doc = apply(&a, "{\"name\":\"all5\",\"irq_affinity\":[{\"interface\":\"*\",\"cpus\":\"5\"}]}", 201);
+	int n = (int)json_array_size(json_object_get(doc, "steps"));
+	json_int_t id = json_integer_value(json_object_get(doc, "id"));
+	json_decref(doc);
+	CHECK_MSG(n > NT_TXN_LOG_STEPS, "only %d steps: the budget is not reached", n);
+	snprintf(path, sizeof(path), "/v1/transactions/%lld/rollback", (long long)id);
+	tu_http("POST", nt_url(&a, path), "{}", NULL, &st, &doc);
+	CHECK_INT(st, 201);
+	CHECK_INT(json_array_size(json_object_get(doc, "steps")), n);
+	json_decref(doc);
+	nt_agent_stop(&a);
+	CHECK_INT(count_lines(log, " txn_step "), 2 * NT_TXN_LOG_STEPS);
+	snprintf(want, sizeof(want), "not_logged=%d", n - NT_TXN_LOG_STEPS);
+	CHECK_INT(count_lines(log, want), 2);
+	snprintf(want, sizeof(want), "history=/v1/transactions/%lld\n", (long long)id);
+	CHECK_INT(count_lines(log, want), 1);
+out:
+	tu_sh("rm -rf '%s'", dir);
+}
+
 /* --history-keep: the history holds the newest N transactions, older
  * ones answer 404 (and cannot be rolled back); a restart with a smaller N
  * cuts it at start. */
@@ -561,5 +616,6 @@ int main(void)
 	test_profiles_and_validation();
 	test_store_unavailable();
 	test_history_keep();
+	test_log_budget();
 	TEST_MAIN_END();
 }
