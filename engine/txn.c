@@ -1341,12 +1341,21 @@ int nt_txn_confirm(nt_txn_engine *e, int64_t id, nt_txn_outcome *out)
 		json_decref(doc);
 		return r < 0 ? r : NT_ECONFLICT;
 	}
-	r = record_status(e, id, NULL, NT_TXN_APPLIED, NULL, -1, true, -1);
-	if (r == 0) {
-		e->pending_id = 0;
-		pthread_cond_broadcast(&e->cond);
-	}
+	/* The record is written holding the slot, not the lock: a database
+	 * another process has locked can take SQLite's busy timeout (5 s),
+	 * and the lock would stall every caller that only looks (a conflict's
+	 * answer, health) that long. Holding the slot keeps the timer from
+	 * reverting meanwhile; others get the conflict, naming "confirm". */
+	e->busy = true;
+	e->inflight_id = id;
+	slot_hold(e, "confirm", NULL);
 	pthread_mutex_unlock(&e->lock);
+	r = record_status(e, id, NULL, NT_TXN_APPLIED, NULL, -1, true, -1);
+	pthread_mutex_lock(&e->lock);
+	if (r == 0)
+		e->pending_id = 0;
+	pthread_mutex_unlock(&e->lock);
+	slot_release(e);
 	if (r < 0) {
 		snprintf(out->message, sizeof(out->message), "cannot record: %s",
 			 nt_store_errmsg(e->store));

@@ -8,7 +8,8 @@
  * recorded; during its rollback; while it is confirmed; and during crash
  * recovery at the next start. The agent's test-only pause points
  * (NETTUNE_TEST_FAULT, engine/txn.c) hold it at a stage while the fault is
- * put in place. Every case must end with the host byte-identical to before
+ * put in place. While a confirmation waits for the lock, another apply is
+ * answered 409 at once, naming it. Every case must end with the host byte-identical to before
  * (every change put back: no reply claims "applied" over an outcome the
  * store did not keep), the reply saying what happened, and the next start
  * without the fault settling the record. Needs root (chattr). */
@@ -283,9 +284,31 @@ static void confirm_stage(enum fault f)
 	CHECK_STR(tu_str(doc, "status"), "pending_confirm");
 	json_decref(doc);
 	fault_on(f);
-	tu_http("POST", nt_url_direct(&a, "/v1/transactions/1/confirm"), NULL, NULL, &st, &doc);
-	CHECK_MSG(st == 503, "%s: confirm answered %ld", what, st);
-	json_decref(doc);
+	tu_async c;
+	tu_async_start(&c, nt_url_direct(&a, "/v1/transactions/1/confirm"), "{}");
+	if (f == LOCK) {
+		/* While the confirmation waits for the lock, another caller is
+		 * told at once that a confirmation holds the engine, rather
+		 * than waiting with it. */
+		const char *op = "";
+		for (int i = 0; i < 400 && strcmp(op, "confirm") != 0; i++) {
+			json_decref(doc);
+			doc = NULL;
+			apply(&a, &st, &doc, NULL);
+			op = tu_str(json_object_get(doc, "in_flight_detail"), "operation");
+			if (strcmp(op, "confirm") != 0)
+				nt_agent_sleep_ms(10);
+		}
+		CHECK_MSG(st == 409 && !strcmp(op, "confirm"),
+			  "%s: an apply meanwhile answered %ld, in_flight_detail.operation %s", what, st, op);
+		CHECK_MSG(c.status == 0, "%s: the confirmation answered before the apply could "
+			  "see it holding the engine", what);
+		json_decref(doc);
+		doc = NULL;
+	}
+	tu_async_join(&c);
+	CHECK_MSG(c.status == 503, "%s: confirm answered %ld", what, c.status);
+	json_decref(c.json);
 	fault_off(f);
 	/* Past the deadline the agent puts it back; waited for, not slept
 	 * through, as load can stretch the deadline's timer. */
