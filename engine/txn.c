@@ -153,8 +153,9 @@ static void note_step(nt_txn_engine *e, stage *st, int64_t id, int idx, const nt
 	}
 	/* A step that failed is always told; the others up to a budget per
 	 * stage: a transaction placing every IRQ of a big host is a thousand
-	 * steps, and a thousand lines at once meet journald's rate limit,
-	 * which drops lines of every kind. The history has every step. */
+	 * steps, a few of those within 30 s meet journald's rate limit, and
+	 * past it journald drops lines of every kind, failures too. The
+	 * history has every step. */
 	bool always = result == NT_STEP_FAILED || result == NT_STEP_ROLLBACK_FAILED;
 	if (e->log && !always && st->logged >= NT_TXN_LOG_STEPS) {
 		st->quiet++;

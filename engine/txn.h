@@ -115,8 +115,9 @@ typedef void (*nt_log_fn)(void *ud, const json_t *event);
  * (every failed one; of the others the first NT_TXN_LOG_STEPS of each
  * stage, the apply or the undo, and then one
  *   {"event":"txn_steps","txn":ID,"logged":N,"not_logged":M,"history":PATH}
- * for the rest, which the history has), and every status change {"event":"txn","txn":ID,"status","error"?,
- * "identity","client"} to FN (NULL: none). Set it before
+ * for the rest, which the history has), and every status change
+ *   {"event":"txn","txn":ID,"status","error"?,"identity","client"}
+ * to FN (NULL: none). Set it before
  * nt_txn_engine_start (the timer thread reads it unlocked); the crash
  * recovery done there is not logged. */
 void nt_txn_engine_set_log(nt_txn_engine *e, nt_log_fn fn, void *ud);
