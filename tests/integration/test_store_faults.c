@@ -283,6 +283,7 @@ static void confirm_stage(enum fault f)
 	apply(&a, &st, &doc, ",\"confirm_timeout_s\":3");
 	CHECK_STR(tu_str(doc, "status"), "pending_confirm");
 	json_decref(doc);
+	doc = NULL;
 	fault_on(f);
 	tu_async c;
 	tu_async_start(&c, nt_url_direct(&a, "/v1/transactions/1/confirm"), "{}");
