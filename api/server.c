@@ -215,15 +215,16 @@ static enum MHD_Result send_response(struct MHD_Connection *mc, struct nt_conn *
 	want_json = !r->text && !r->shared && r->json;
 	/* A shared body and its release are this function's from here: the
 	 * response's fields no longer name them. */
-	struct body_ref ref = { NULL, NULL, r->release, r->release_cls };
+	void (*release)(void *) = r->release;
+	void *release_cls = r->release_cls;
 	const char *shared_body = r->shared;
-	size_t shared_len = r->shared_len;
 	r->shared = NULL;
 	r->release = NULL;
 
 	if (shared_body) {
 		free(r->text); /* a route sets one body; any other is dropped */
 		r->text = NULL;
+		len = r->shared_len;
 		if (!ctype)
 			ctype = "application/json";
 	} else if (r->text) {
@@ -252,26 +253,22 @@ static enum MHD_Result send_response(struct MHD_Connection *mc, struct nt_conn *
 	r->json = NULL;
 
 	struct MHD_Response *resp;
-	struct body_ref *big = NULL;
-	if (shared_body) {
-		struct body_ref *b = malloc(sizeof(*b));
-		if (!b) {
-			/* Out of memory: the connection is dropped. */
-			if (ref.release)
-				ref.release(ref.release_cls);
-			return MHD_NO;
-		}
-		*b = ref;
-		b->s = shared_len >= NT_TRIM_AFTER_BYTES ? s : NULL;
-		resp = MHD_create_response_from_buffer_with_free_callback_cls(shared_len, (void *)shared_body,
-									      body_done, b);
+	/* A shared body, and an owned one big enough to ask for the trim, go
+	 * to MHD with a body_ref: released or freed, and the trim asked for,
+	 * once MHD is done with it. */
+	bool big = len >= NT_TRIM_AFTER_BYTES;
+	struct body_ref *ref = shared_body || (body && big) ? malloc(sizeof(*ref)) : NULL;
+	if (ref) {
+		*ref = (struct body_ref){ big ? s : NULL, body, release, release_cls };
+		resp = MHD_create_response_from_buffer_with_free_callback_cls(
+			len, shared_body ? (void *)shared_body : body, body_done, ref);
 		if (!resp)
-			body_done(b);
-	} else if (body && len >= NT_TRIM_AFTER_BYTES && (big = malloc(sizeof(*big)))) {
-		*big = (struct body_ref){ s, body, NULL, NULL };
-		resp = MHD_create_response_from_buffer_with_free_callback_cls(len, body, body_done, big);
-		if (!resp)
-			body_done(big);
+			body_done(ref);
+	} else if (shared_body) {
+		/* Out of memory: the connection is dropped. */
+		if (release)
+			release(release_cls);
+		return MHD_NO;
 	} else if (body) {
 		resp = MHD_create_response_from_buffer_with_free_callback(len, body, free);
 		if (!resp)

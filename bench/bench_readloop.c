@@ -8,7 +8,7 @@
  *
  *   bench_readloop ROOT [ROUNDS]
  *
- * Two passes, each timed over ROUNDS (default 11), medians printed as one
+ * Three passes, each timed over ROUNDS (default 11), medians printed as one
  * JSON object:
  *   "held_ms"  the files opened once beforehand and read with pread each
  *              round, as a warm agent holds them: 2 calls a round per IRQ,
@@ -21,8 +21,8 @@
  *              splits its own read.
  * "interrupts_ms" is the read of /proc/interrupts alone (the held pass's
  * share), "files" the number of affinity files found, "interrupts_bytes"
- * the size of /proc/interrupts. bench/run.py prints both beside the agent's own
- * figures, so the ratio says what the agent adds to the floor. */
+ * the size of /proc/interrupts. bench/run.py prints them beside the agent's
+ * own figures, so the ratio says what the agent adds to the floor. */
 #include "bench/bench_util.h"
 
 #include <dirent.h>

@@ -227,6 +227,14 @@ static int fit_held_files(int want, unsigned max_connections)
 
 /* Build the server's and the agent's configuration from O. Returns 0 or -1
  * with the reason in ERR. */
+/* Whether option NAME was given (on the command line or in the file): for
+ * options whose 0 is a value, not "unset". */
+static bool given(const cli_opts *o, const char *name)
+{
+	const nt_cli_option *opt = nt_cli_option_find(name);
+	return opt && o->set[opt - nt_cli_options];
+}
+
 static int make_config(const cli_opts *o, nt_server_config *cfg, nt_agent_config *acfg, char *err,
 		       size_t errsize)
 {
@@ -255,11 +263,9 @@ static int make_config(const cli_opts *o, nt_server_config *cfg, nt_agent_config
 	cfg->max_per_client = (unsigned)o->max_per_client;
 	acfg->drift.policy = o->drift_policy == 1 ? NT_DRIFT_REPORT : NT_DRIFT_REPAIR;
 	acfg->drift.interval_ms = (int)(o->drift_interval ? o->drift_interval : 30) * 1000;
-	const nt_cli_option *held = nt_cli_option_find("held-files");
-	acfg->held_files = held && o->set[held - nt_cli_options] ? (int)o->held_files : NT_AGENT_HELD_FILES;
+	acfg->held_files = given(o, "held-files") ? (int)o->held_files : NT_AGENT_HELD_FILES;
 	acfg->held_files = fit_held_files(acfg->held_files, cfg->max_connections);
-	const nt_cli_option *keep = nt_cli_option_find("history-keep");
-	acfg->history_keep = keep && o->set[keep - nt_cli_options] ? o->history_keep : NT_CLI_HISTORY_KEEP;
+	acfg->history_keep = given(o, "history-keep") ? o->history_keep : NT_CLI_HISTORY_KEEP;
 	return 0;
 }
 

@@ -1033,8 +1033,6 @@ static void read_nic_named_irqs(nt_topology *t, int idx)
  * Then names, PCI NICs before virtual ones. */
 static void read_irq_owners(nt_topology *t)
 {
-	if (!t->have_irq_info)
-		return;
 	for (int i = 0; i < t->nnics; i++)
 		if (t->nics[i].pci_address[0])
 			read_nic_pci_irqs(t, i);

@@ -143,6 +143,17 @@ static inline void nt_contract_fail(void)
 #endif
 }
 
+/* In a child forked by PARENT (this test binary): SIGTERM, its ordinary
+ * stop, when the test binary goes, however that ends (a ctest timeout's
+ * SIGKILL included; the signal comes when the forking thread ends, and
+ * children are started from main). A parent already gone: exit at once. */
+static inline void nt_child_dies_with(pid_t parent)
+{
+	prctl(PR_SET_PDEATHSIG, SIGTERM);
+	if (getppid() != parent)
+		_exit(127);
+}
+
 static inline int nt_agent_rm_cb(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
 	(void)st; (void)flag; (void)ftw;
@@ -320,14 +331,9 @@ static inline int nt_prism_start(nt_agent *a)
 		return -1;
 	}
 	if (a->prism_pid == 0) {
-		/* Its own process group: prism is node with children. It
-		 * goes when this test binary goes, however that ends (a
-		 * timeout's SIGKILL included; the signal comes when the
-		 * forking thread ends, and agents are started from main). */
+		/* Its own process group: prism is node with children. */
 		setpgid(0, 0);
-		prctl(PR_SET_PDEATHSIG, SIGTERM);
-		if (getppid() != parent)
-			_exit(127);
+		nt_child_dies_with(parent);
 		dup2(fd, STDOUT_FILENO);
 		dup2(fd, STDERR_FILENO);
 		close(fd);
@@ -453,12 +459,7 @@ static inline int nt_agent_start_ext(nt_agent *a, const char *root, const nt_age
 		return -1;
 	}
 	if (a->pid == 0) {
-		/* The agent goes when this test binary goes, however that ends
-		 * (a ctest timeout's SIGKILL included), as Prism does: SIGTERM,
-		 * its ordinary stop. */
-		prctl(PR_SET_PDEATHSIG, SIGTERM);
-		if (getppid() != parent)
-			_exit(127);
+		nt_child_dies_with(parent);
 		dup2(fd, STDOUT_FILENO);
 		if (efd >= 0)
 			dup2(efd, STDERR_FILENO);

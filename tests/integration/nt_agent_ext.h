@@ -32,10 +32,7 @@ static inline int nt_serve_expect_exit(const char *const *args, int timeout_s, c
 	pid_t parent = getpid();
 	pid_t pid = fork();
 	if (pid == 0) {
-		/* Gone with the test binary, like every agent it starts. */
-		prctl(PR_SET_PDEATHSIG, SIGTERM);
-		if (getppid() != parent)
-			_exit(127);
+		nt_child_dies_with(parent);
 		int nul = open("/dev/null", O_WRONLY);
 		dup2(nul, STDOUT_FILENO);
 		dup2(fd, STDERR_FILENO);
