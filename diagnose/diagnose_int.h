@@ -1,0 +1,63 @@
+/* Inside the diagnostics: what the files of diagnose/ share, one file per
+ * family of finding. Private to diagnose/; callers use diagnose/diagnose.h.
+ *
+ *   diagnose/diagnose.c        collecting findings, their order, and
+ *                              nt_diagnose, which runs the checks
+ *   diagnose/irq.c             IRQ placement: irq-info-missing,
+ *                              irq-remote-node, irq-shared-first-cpu,
+ *                              nic-locality-unknown
+ *   diagnose/irqbalance.c      irqbalance-active
+ *   diagnose/rings.c           NIC queues: ring-below-max
+ *   diagnose/bond.c            bond-hash-layer2
+ *   diagnose/tcp.c             sysctls: tcp-buffers-small
+ *   diagnose/fix_profile.c     nt_diagnose_fix_profile
+ *   diagnose/drift_findings.c  nt_diagnose_add_drift */
+#ifndef NT_DIAGNOSE_INT_H
+#define NT_DIAGNOSE_INT_H
+
+#include "diagnose/diagnose.h"
+
+#include <stdbool.h>
+
+enum { SEV_ERROR = 0, SEV_WARNING = 1, SEV_INFO = 2 };
+
+/* "error", "warning", "info", by SEV_*. */
+extern const char *const diag_sev_names[];
+
+typedef struct diag_item {
+	json_t *finding;
+	int sev;
+	int seq; /* insertion order: the last tie-breaker, so qsort is stable */
+	const char *subject; /* borrowed from finding */
+	const char *id;
+} diag_item;
+
+typedef struct diag {
+	const nt_topology *t;
+	int rtt_ms;
+	diag_item *items;
+	int n, cap;
+} diag;
+
+/* Adds one finding. EVIDENCE and FIX are stolen in every case (FIX NULL
+ * means "no fix", serialized as null). Returns 0 or -ENOMEM. */
+int diag_add_finding(diag *d, const char *id, int sev, const char *subject, json_t *evidence,
+	json_t *fix, const char *fmt, ...) __attribute__((format(printf, 7, 8)));
+
+static inline bool diag_nic_is_physical(const nt_nic *n)
+{
+	return !n->is_virtual && !n->is_bond;
+}
+
+/* ---- the checks: each adds its findings to D, returns 0 or -ENOMEM ---- */
+
+int diag_check_irq_info(diag *d);
+int diag_check_irq_remote_node(diag *d);
+int diag_check_irq_shared_first_cpu(diag *d);
+int diag_check_locality(diag *d);
+int diag_check_irqbalance(diag *d);
+int diag_check_rings(diag *d);
+int diag_check_bonds(diag *d);
+int diag_check_tcp_buffers(diag *d);
+
+#endif
