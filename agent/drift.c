@@ -2,6 +2,7 @@
 #include "host/topology.h"
 #include "kernel/events.h"
 #include "kernel/irqbalance_client.h"
+#include "settings/setting.h"
 #include "store/status.h"
 
 #include <errno.h>
@@ -196,7 +197,7 @@ static json_t *culprit(nt_drift *d, const char *kind, const char *target, const 
 				 known < 0 ? "not banned" : "probably not banned");
 		return json_string(buf);
 	}
-	if (!strcmp(kind, "rings") || !strcmp(kind, "channels") || !strcmp(kind, "coalesce")) {
+	if (nt_setting_changed_by_event(kind, NT_EVENT_ETHTOOL)) {
 		const char *what = json_string_value(json_object_get(d->last_ethtool, "what"));
 		const char *on = json_string_value(json_object_get(d->last_ethtool, "interface"));
 		const char *at = json_string_value(json_object_get(d->last_ethtool, "at"));

@@ -94,6 +94,9 @@ const nt_setting_kind nt_setting_bond = {
 	.check = bond_check,
 	.apply = bond_apply,
 	.order = 40,
+	/* The bonding driver announces a changed option with a link message
+	 * (NETDEV_CHANGEINFODATA, sent as RTM_NEWLINK). */
+	.events = NT_SETTING_EVENT(NT_EVENT_LINK),
 };
 
 /* ---- "bonds": [...] ---- */

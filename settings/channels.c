@@ -129,6 +129,9 @@ const nt_setting_kind nt_setting_channels = {
 	.order = 30,
 	.suborder = 1,
 	.reset_warning = "changing rings or channels may reset the NIC and briefly drop its link",
+	/* The kernel sends an ethtool netlink notification on every SET,
+	 * whoever made it (ethtool -L, another daemon, a driver reset). */
+	.events = NT_SETTING_EVENT(NT_EVENT_ETHTOOL),
 };
 
 /* ---- "channels": [...] ---- */

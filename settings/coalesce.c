@@ -236,6 +236,9 @@ const nt_setting_kind nt_setting_coalesce = {
 	 * re-create the queues the parameters apply to). */
 	.order = 30,
 	.suborder = 2,
+	/* The kernel sends an ethtool netlink notification on every SET,
+	 * whoever made it (ethtool -C, another daemon, a driver reset). */
+	.events = NT_SETTING_EVENT(NT_EVENT_ETHTOOL),
 };
 
 /* ---- "coalesce": [...] ---- */

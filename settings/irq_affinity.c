@@ -264,6 +264,10 @@ const nt_setting_kind nt_setting_irq_affinity = {
 	/* The kernel refuses affinity changes to managed IRQs with EIO. */
 	.skip_errno = EIO,
 	.skip_reason = "skipped: not movable",
+	/* A write to /proc/irq/N/smp_affinity sends no event. (A link message
+	 * may come with IRQs requested anew, and the watcher checks after any
+	 * event, but it does not tell of the writes of another program.) */
+	.events = 0,
 };
 
 /* ---- "irq_affinity": [...] ---- */

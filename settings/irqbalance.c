@@ -264,6 +264,8 @@ const nt_setting_kind nt_setting_irqbalance_ban = {
 	.compose = ban_compose,
 	/* Told before any affinity changes. */
 	.order = 0,
+	/* irqbalance's ban list lives in irqbalance and tells no one. */
+	.events = 0,
 };
 
 /* ---- irqbalance_service: "stopped" or "running HOW" ---- */
@@ -345,6 +347,8 @@ const nt_setting_kind nt_setting_irqbalance_service = {
 	.check = svc_check,
 	.apply = svc_apply,
 	.order = 0,
+	/* A service starting or stopping sends no kernel event. */
+	.events = 0,
 };
 
 /* ---- "irqbalance": "ban" | "stop" | "require-absent" | "ignore" ---- */

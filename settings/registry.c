@@ -45,6 +45,12 @@ const nt_setting_kind *nt_setting_find(const char *name)
 	return NULL;
 }
 
+bool nt_setting_changed_by_event(const char *name, nt_event_kind ev)
+{
+	const nt_setting_kind *k = nt_setting_find(name);
+	return k && (k->events & NT_SETTING_EVENT(ev));
+}
+
 const nt_profile_section *nt_section_find(const char *key)
 {
 	for (int m = 0; key && nt_setting_modules[m]; m++) {

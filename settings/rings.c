@@ -106,6 +106,9 @@ const nt_setting_kind nt_setting_rings = {
 	.order = 30,
 	.suborder = 0,
 	.reset_warning = "changing rings or channels may reset the NIC and briefly drop its link",
+	/* The kernel sends an ethtool netlink notification on every SET,
+	 * whoever made it (ethtool -G, another daemon, a driver reset). */
+	.events = NT_SETTING_EVENT(NT_EVENT_ETHTOOL),
 };
 
 /* ---- "rings": [...] ---- */

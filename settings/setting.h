@@ -14,6 +14,7 @@
 #define NT_SETTING_H
 
 #include "kernel/ctx.h"
+#include "kernel/events.h"
 #include "host/cpuset.h"
 #include "host/topology.h"
 
@@ -119,7 +120,19 @@ typedef struct nt_setting_kind {
 	 * result then reads SKIP_REASON. */
 	int skip_errno;
 	const char *skip_reason;
+	/* The kernel events (kernel/events.h) that tell of a change to a
+	 * target of this kind made by another program, as a bitmask of
+	 * NT_SETTING_EVENT(NT_EVENT_*). The drift watcher checks soon after
+	 * any event; for a kind that declares ethtool notifications it names
+	 * the last one not its own as the likely author of a change. 0: the
+	 * kernel sends none (a sysctl, a write to an IRQ's affinity), and
+	 * such a change shows at the next periodic check. Ask through
+	 * nt_setting_changed_by_event. */
+	unsigned events;
 } nt_setting_kind;
+
+/* The bit of nt_setting_kind.events for kernel events of kind EV. */
+#define NT_SETTING_EVENT(ev) (1u << (ev))
 
 /* ---- profile sections ---- */
 
@@ -188,6 +201,10 @@ extern const nt_setting_module *const nt_setting_modules[];
 
 /* The kind called NAME, or NULL. */
 const nt_setting_kind *nt_setting_find(const char *name);
+/* Whether the kernel tells of changes to targets of the kind called NAME
+ * by events of kind EV: what the kind declares in its events. False for a
+ * kind that is not registered. */
+bool nt_setting_changed_by_event(const char *name, nt_event_kind ev);
 /* The section for profile member KEY, or NULL. */
 const nt_profile_section *nt_section_find(const char *key);
 

@@ -277,6 +277,8 @@ const nt_setting_kind nt_setting_sysctl = {
 	.check = sysctl_check,
 	.apply = sysctl_apply,
 	.order = 50,
+	/* The kernel sends no event for a sysctl write. */
+	.events = 0,
 };
 
 /* ---- "sysctl": {"key": "value"} ---- */

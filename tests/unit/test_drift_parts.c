@@ -1,10 +1,12 @@
 /* The pure parts of holding a desired state: the kernel event parser
  * (rtnetlink link messages and ethtool netlink notifications, built here
- * byte by byte as the kernel sends them, truncated ones included) and the
- * drift findings added to a diagnosis. */
+ * byte by byte as the kernel sends them, truncated ones included), the
+ * events each kind of setting declares, and the drift findings added to a
+ * diagnosis. */
 #include "harness.h"
 #include "diagnose/diagnose.h"
 #include "kernel/events.h"
+#include "settings/setting.h"
 
 #include <linux/ethtool_netlink.h>
 #include <linux/genetlink.h>
@@ -120,6 +122,75 @@ static void test_events(void)
 	CHECK_INT(nt_events_parse(buf, 8, NETLINK_GENERIC, 27, on_ev, NULL), 0);
 }
 
+/* The events each kind declares (nt_setting_kind.events), as the kernel
+ * sends them. Every registered kind is here, so a new kind must say what
+ * tells of its changes before this test passes. */
+static const struct {
+	const char *kind;
+	unsigned events;
+} kind_events[] = {
+	{ "irq_affinity", 0 }, /* a write to smp_affinity: no event */
+	{ "irqbalance_ban", 0 },
+	{ "irqbalance_service", 0 },
+	{ "rings", NT_SETTING_EVENT(NT_EVENT_ETHTOOL) },
+	{ "channels", NT_SETTING_EVENT(NT_EVENT_ETHTOOL) },
+	{ "coalesce", NT_SETTING_EVENT(NT_EVENT_ETHTOOL) },
+	{ "bond", NT_SETTING_EVENT(NT_EVENT_LINK) }, /* NETDEV_CHANGEINFODATA */
+	{ "sysctl", 0 }, /* no event for sysctls */
+};
+#define NKIND_EVENTS ((int)(sizeof(kind_events) / sizeof(kind_events[0])))
+
+static void test_kind_events(void)
+{
+	int nkinds = 0;
+	for (int m = 0; nt_setting_modules[m]; m++) {
+		for (int i = 0; nt_setting_modules[m]->kinds && nt_setting_modules[m]->kinds[i]; i++) {
+			const nt_setting_kind *k = nt_setting_modules[m]->kinds[i];
+			int e = 0;
+			while (e < NKIND_EVENTS && strcmp(kind_events[e].kind, k->name))
+				e++;
+			nkinds++;
+			CHECK_MSG(e < NKIND_EVENTS, "kind %s: its events are not in this test", k->name);
+			if (e == NKIND_EVENTS)
+				continue;
+			CHECK_MSG(k->events == kind_events[e].events, "kind %s declares events %#x, not %#x",
+				  k->name, k->events, kind_events[e].events);
+			/* The registry answers by name what the kind declares. */
+			CHECK(nt_setting_changed_by_event(k->name, NT_EVENT_ETHTOOL) ==
+			      !!(kind_events[e].events & NT_SETTING_EVENT(NT_EVENT_ETHTOOL)));
+			CHECK(nt_setting_changed_by_event(k->name, NT_EVENT_LINK) ==
+			      !!(kind_events[e].events & NT_SETTING_EVENT(NT_EVENT_LINK)));
+		}
+	}
+	CHECK_INT(nkinds, NKIND_EVENTS);
+	CHECK(!nt_setting_changed_by_event("no-such-kind", NT_EVENT_ETHTOOL));
+	CHECK(!nt_setting_changed_by_event(NULL, NT_EVENT_LINK));
+
+	/* The notification the kernel sends for each ethtool group nettune
+	 * sets names, as the event parser reads it, a kind that declares
+	 * ethtool notifications: the drift watcher's culprit for that kind
+	 * rests on them. */
+	static const struct {
+		int cmd;
+		const char *kind;
+	} ntf[] = {
+		{ ETHTOOL_MSG_RINGS_NTF, "rings" },
+		{ ETHTOOL_MSG_CHANNELS_NTF, "channels" },
+		{ ETHTOOL_MSG_COALESCE_NTF, "coalesce" },
+	};
+	for (size_t i = 0; i < sizeof(ntf) / sizeof(ntf[0]); i++) {
+		char buf[256];
+		size_t n = ethtool_msg(buf, 27, ntf[i].cmd, "sim0", 4);
+		ngot = 0;
+		CHECK_INT(nt_events_parse(buf, n, NETLINK_GENERIC, 27, on_ev, NULL), 1);
+		CHECK_INT(got[0].kind, NT_EVENT_ETHTOOL);
+		CHECK_STR(got[0].what, ntf[i].kind);
+		CHECK_MSG(nt_setting_changed_by_event(got[0].what, NT_EVENT_ETHTOOL),
+			  "kind %s does not declare the ethtool notification %s", ntf[i].kind,
+			  got[0].what);
+	}
+}
+
 static json_t *diagnosis(void)
 {
 	return json_pack("{s:i, s:[{s:s,s:s,s:s,s:s,s:{},s:n}, {s:s,s:s,s:s,s:s,s:{},s:n}],"
@@ -191,6 +262,7 @@ static void test_findings(void)
 int main(void)
 {
 	test_events();
+	test_kind_events();
 	test_findings();
 	TEST_MAIN_END();
 }
