@@ -144,14 +144,6 @@ nt_ethtool_backend nt_ethtool_backend_of(const nt_ethtool *h)
 
 /* ---- tables ---- */
 
-int nt_ethtool_field_index(const nt_ethtool_group *g, const char *name)
-{
-	for (int i = 0; name && i < g->nfields; i++)
-		if (strcmp(g->fields[i].name, name) == 0)
-			return i;
-	return -1;
-}
-
 /* A table from a caller: check what would otherwise index out of bounds. */
 static int group_valid(const nt_ethtool_group *g)
 {

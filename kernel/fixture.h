@@ -11,7 +11,7 @@
 #define NT_FIXTURE_H
 
 #include "kernel/ctx.h"
-#include "kernel/ethtool.h"
+#include "kernel/ethtool_group.h"
 
 #include <stdarg.h>
 
