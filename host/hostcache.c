@@ -200,6 +200,26 @@ int nt_host_cache_read(nt_host_cache *c, nt_topology **out)
 	return read_once(c, out, true);
 }
 
+/* Declared in host/topology.h, defined here: a read goes through the cache
+ * when the context carries one, and only the cache knows it is there. The
+ * reader of the model (host/topology.c) knows nothing of its cache, so the
+ * two do not include each other: the cache is built on the reader, not
+ * the reader on the cache. */
+int nt_topology_read(const nt_ctx *ctx, nt_topology **out)
+{
+	nt_topology *base = NULL;
+	int r;
+
+	*out = NULL;
+	if (ctx->host_cache)
+		return nt_host_cache_read(ctx->host_cache, out);
+	if ((r = nt_topology_read_static(ctx, &base)) < 0)
+		return r;
+	r = nt_topology_read_dynamic(base, NULL, out);
+	nt_topology_free(base);
+	return r;
+}
+
 int nt_host_cache_hold_files(nt_host_cache *c, int budget)
 {
 	nt_irq_files f = { .irqbalance = &c->irqbalance };

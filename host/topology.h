@@ -171,7 +171,9 @@ int nt_topology_report(nt_topology *t, nt_ethtool *eh, const nt_nic_report_fn *r
 
 /* Read the host under CTX. On success *OUT is owned by the caller (free with
  * nt_topology_free). Returns 0 or -errno for failures that leave nothing to
- * report (out of memory); unreadable parts are listed in problems. */
+ * report (out of memory); unreadable parts are listed in problems. Defined
+ * in host/hostcache.c, beside the cache it reads through when CTX carries
+ * one (see nt_topology_read_static below). */
 int nt_topology_read(const nt_ctx *ctx, nt_topology **out);
 void nt_topology_free(nt_topology *t);
 

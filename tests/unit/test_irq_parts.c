@@ -1,5 +1,5 @@
 /* A host with over a thousand IRQs is read in parts by several threads
- * (host/topology.c, NT_IRQ_PARTS): every IRQ gets its own files' values,
+ * (host/topology_irq.c, NT_IRQ_PARTS): every IRQ gets its own files' values,
  * whatever part and thread read it, with files held open (host model
  * cache) or not (whole read); an IRQ whose affinity file is missing is
  * reported once, in IRQ order, among the problems; an IRQ with only mask
