@@ -4,7 +4,7 @@
  * range-checked by the same code whether it came from the command line or
  * from a file. A new `serve` option is a new row here and nothing else. */
 #include "cli/cli.h"
-#include "host/cpuset.h" /* NT_MAX_CPUS */
+#include "base/cpuset.h" /* NT_MAX_CPUS */
 
 #include <errno.h>
 #include <stddef.h>

@@ -1,5 +1,5 @@
 #include "cli/txn_view.h"
-#include "host/cpuset.h"
+#include "base/cpuset.h"
 
 #include <stdlib.h>
 #include <string.h>

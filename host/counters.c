@@ -1,5 +1,5 @@
 #include "host/counters.h"
-#include "host/cpuset.h"
+#include "base/cpuset.h"
 
 #include <stdio.h>
 #include <stdlib.h>

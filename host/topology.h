@@ -7,7 +7,7 @@
 #ifndef NT_TOPOLOGY_H
 #define NT_TOPOLOGY_H
 
-#include "host/cpuset.h"
+#include "base/cpuset.h"
 #include "kernel/ctx.h"
 #include "kernel/ethtool.h"
 

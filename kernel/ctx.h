@@ -13,18 +13,7 @@
 #include <stdint.h>
 #include <limits.h>
 
-/* Domain errors, in their own range below -errno values. */
-enum {
-	NT_EPARSE = -1000, /* a kernel file or input did not have the expected form */
-	NT_ENOTFOUND = -1001, /* a named object (NIC, IRQ, profile) does not exist */
-	NT_EINVALID = -1002, /* a request failed validation */
-	NT_ECONFLICT = -1003, /* another transaction holds or changed the target */
-	NT_ESTORE = -1004, /* the SQLite store could not record */
-	NT_EFILETYPE = -1005, /* a kernel file is a symlink, FIFO, device or directory */
-	NT_EOUTSIDE = -1006, /* a path under a fixture root leads outside it */
-};
-
-const char *nt_strerror(int err);
+#include "base/errors.h"
 
 struct nt_host_cache;
 

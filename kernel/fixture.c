@@ -2,7 +2,7 @@
 #include "kernel/fixture.h"
 /* Pure cpulist and mask spellings; no reading, so no arrow up to the host
  * model. */
-#include "host/cpuset.h"
+#include "base/cpuset.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -15,7 +15,7 @@
 
 #include "kernel/ctx.h"
 #include "kernel/events.h"
-#include "host/cpuset.h"
+#include "base/cpuset.h"
 #include "host/topology.h"
 
 #include <jansson.h>

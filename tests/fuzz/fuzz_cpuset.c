@@ -1,7 +1,7 @@
 /* libFuzzer target: cpulists and masks, as read from the kernel and sent in
  * profiles. Whatever parses must format back to something that parses to
  * the same set; a strict cpulist must parse. */
-#include "host/cpuset.h"
+#include "base/cpuset.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -11,7 +11,7 @@
 #include "integration/nt_agent.h"
 #include "integration/test_txn_util.h"
 #include "tree_files.h"
-#include "host/cpuset.h"
+#include "base/cpuset.h"
 #include "engine/txn.h" /* NT_TXN_LOG_STEPS */
 
 #define X460 NT_FIXTURES "/x460-4node-8nic"

@@ -8,7 +8,7 @@
 #include "harness.h"
 #include "integration/nt_agent.h"
 #include "integration/test_txn_util.h"
-#include "host/cpuset.h"
+#include "base/cpuset.h"
 
 #define CEPH NT_FIXTURES "/ceph-2node-ib"
 #define X460 NT_FIXTURES "/x460-4node-8nic"

@@ -1,7 +1,7 @@
 /* cpulist and hex-mask parsing/formatting, including the field reports'
  * masks (docs/field-reports.md#smp-affinity-mask) and
  * hosts with 256+ CPUs. */
-#include "host/cpuset.h"
+#include "base/cpuset.h"
 #include "kernel/ctx.h"
 #include "harness.h"
 

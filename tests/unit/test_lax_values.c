@@ -2,7 +2,7 @@
  * strict cpulists in profiles, and sysctl values normalised before they
  * are written (so the next plan compares what was written). */
 #include "harness.h"
-#include "host/cpuset.h"
+#include "base/cpuset.h"
 #include "settings/setting.h"
 
 static const char *norm(const char *key, const char *v)

@@ -8,7 +8,7 @@
  * the irqbalance modes, and the ban list's composition. */
 #include "harness.h"
 #include "test_json.h"
-#include "host/cpuset.h"
+#include "base/cpuset.h"
 #include "engine/plan.h"
 #include "engine/profile.h"
 #include "settings/setting.h"

@@ -1,3 +1,6 @@
+/* base/: the plain value types every layer uses, below kernel/ (which
+ * reads CPU lists from the system into them). Nothing here includes
+ * another folder of the project. */
 /* CPU sets and their two kernel spellings, as pure functions.
  *
  * cpulist: "0-13,28-41" (canonical: ascending, ranges merged, "" for empty).

@@ -1,5 +1,5 @@
-#include "host/cpuset.h"
-#include "kernel/ctx.h"
+#include "base/cpuset.h"
+#include "base/errors.h"
 
 #include <ctype.h>
 #include <errno.h>
