@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // nettune's web view: the host map, findings, history and plan preview,
 // drawn from the agent's read API. Hand-written, no framework and nothing
 // loaded from elsewhere (the agent's Content-Security-Policy allows only its
