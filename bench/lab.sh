@@ -3,7 +3,7 @@
 # (tests/lab/run.sh) with extra multi-queue virtio NICs and runs the guest
 # benchmark bench/lab/10-bench.sh in it, then prints its figures beside
 # their references from the same boot, as bench/run.py does on a tree
-# (README "Benchmarks", "On a real kernel").
+# (docs/benchmarks.md, "On a real kernel").
 #
 #   bench/lab.sh BUILD_DIR [BASE_DIR]   (as root: the multi-queue NICs need taps)
 #

@@ -14,7 +14,7 @@ its reference from the same run and the ratio.
 --json    also write the results to FILE
 --keep    leave the work folder (tree, state, logs) in place and say where
 
-What it measures (README, "Benchmarks"):
+What it measures (docs/benchmarks.md):
   GET /v1/topology, warm agent, median latency    vs lstopo-no-graphics --input TREE --of xml
                                                   (note: the floor, a bare C loop reading the
                                                   IRQ files, held, and /proc/interrupts)

@@ -1,6 +1,6 @@
 /* The exit codes of every nettune command, in one list, so that scripts
  * and CI jobs can branch on what happened. `nettune --help` prints this
- * list (nt_exit_codes) and README.md repeats it; a new code is added here
+ * list (nt_exit_codes), nettune(8) is made with it and docs/cli.md repeats it; a new code is added here
  * and nowhere else in the code. */
 #ifndef NT_CLI_EXIT_H
 #define NT_CLI_EXIT_H

@@ -127,8 +127,8 @@ static void test_exit_codes(void)
 	}
 	CHECK_INT(n, 11);
 
-	/* README.md's table says the same, word for word. */
-	FILE *f = fopen(NT_FIXTURES "/../../README.md", "r");
+	/* docs/cli.md's table says the same, word for word. */
+	FILE *f = fopen(NT_FIXTURES "/../../docs/cli.md", "r");
 	char *readme = NULL;
 	size_t len = 0;
 	if (f) {
@@ -140,15 +140,15 @@ static void test_exit_codes(void)
 		fclose(m);
 		fclose(f);
 	}
-	CHECK_MSG(readme != NULL, "README.md not found");
+	CHECK_MSG(readme != NULL, "docs/cli.md not found");
 	for (const nt_exit_code *e = nt_exit_codes; readme && e->meaning; e++) {
 		char row[512];
 		snprintf(row, sizeof(row), "\n| %d | %s |\n", e->code, e->meaning);
-		CHECK_MSG(strstr(readme, row) != NULL, "README.md lacks the row%s", row);
+		CHECK_MSG(strstr(readme, row) != NULL, "docs/cli.md lacks the row%s", row);
 	}
 	free(readme);
 
-	/* So does the man page, which help2man makes from --help at build time. */
+	/* So does the man page, which deploy/mangen.c fills in from nt_exit_codes at build time. */
 	f = fopen(NT_MANPAGE, "r");
 	char *man = NULL;
 	if (f) {
@@ -160,7 +160,7 @@ static void test_exit_codes(void)
 		fclose(m);
 		fclose(f);
 	}
-	CHECK_MSG(man != NULL, "%s not found (help2man makes it at build time)", NT_MANPAGE);
+	CHECK_MSG(man != NULL, "%s not found (deploy/mangen.c makes it at build time)", NT_MANPAGE);
 	for (const nt_exit_code *e = nt_exit_codes; man && e->meaning; e++) {
 		char row[512];
 		snprintf(row, sizeof(row), ".TP\n%d\n%s\n", e->code, e->meaning);

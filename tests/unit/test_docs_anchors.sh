@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
 # Every `docs/<page>.md#anchor` cited anywhere in the repository (code
 # comments, diagnostic texts, tests, READMEs) names a page that exists and
-# an anchor on it: a `## anchor` / `### anchor` heading or an
-# `<a id="anchor">`. A renamed section then fails here instead of leaving a
-# dead reference in a message a user reads. It also breaks a copy of a page
-# to show that a missing anchor is caught.
+# an anchor on it: a `## anchor` / `### anchor` heading, the anchor GitHub
+# makes of any heading (`## The service` is #the-service), or an
+# `<a id="anchor">`. So does every Markdown link of README.md and of the
+# pages of docs/ to a file of the repository (`](fleet.md#the-agents)`,
+# `](../tests/lab/README.md)`), and no link points outside the repository.
+# A renamed section then fails here instead of leaving a dead reference in
+# a message a user reads. It also breaks a copy of a page to show that a
+# missing anchor is caught.
 set -u
 SRC=${NT_SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
 [ -d "$SRC/docs" ] || { echo "SKIP: no docs folder under $SRC"; exit 77; }
@@ -14,6 +18,9 @@ command -v grep >/dev/null || { echo "SKIP: grep missing"; exit 77; }
 anchors() {
 	grep -oE '^#{2,3} [a-z0-9][a-z0-9-]*$' "$1" | sed 's/^#* //'
 	grep -oE '<a id="[^"]+">' "$1" | sed 's/<a id="//; s/">//'
+	# GitHub's: lower case, punctuation but '-' and '_' dropped, spaces to '-'.
+	grep -E '^#{1,6} ' "$1" | sed -E 's/^#+ //' | tr 'A-Z' 'a-z' |
+		sed -E 's/[^a-z0-9 _-]//g; s/ /-/g'
 }
 
 # refs: every distinct PAGE#anchor cited, without the docs/ prefix. The
@@ -52,9 +59,58 @@ check() {
 	return $bad
 }
 
+# links FILE DOCS_DIR: every Markdown link of FILE (README.md, or a page of
+# DOCS_DIR) to a repository file, and to its anchor, resolves; FILE's folder
+# is the base of a relative link, and a page of DOCS_DIR sees DOCS_DIR as
+# docs/. Links out of the repository (http:, https:) are reported.
+links() {
+	local file=$1 docs=$2 base link target anchor bad=0
+	base=$(dirname "$file")
+	while IFS= read -r link; do
+		case $link in
+		http:* | https:* | mailto:*)
+			echo "${file##*/}: links outside the repository: $link"
+			bad=1
+			continue ;;
+		'#'*) continue ;; # the page's own sections: check() above
+		esac
+		target=${link%%#*}
+		anchor=
+		[ "$target" != "$link" ] && anchor=${link#*#}
+		target=$base/$target
+		[ -e "$target" ] || { echo "${file##*/}: missing file: $link"; bad=1; continue; }
+		if [ -n "$anchor" ] && ! anchors "$target" | grep -qxF "$anchor"; then
+			echo "${file##*/}: missing anchor: $link"
+			bad=1
+		fi
+	done < <(grep -oE '\]\([^)[:space:]]+\)' "$file" | sed 's/^](//; s/)$//' | sort -u)
+	return $bad
+}
+
+# check_links DOCS_DIR: the README (its docs/ links against DOCS_DIR) and
+# every page of DOCS_DIR.
+check_links() {
+	local docs=$1 bad=0 page tmp
+	tmp=$(mktemp -d) || return 1
+	mkdir "$tmp/repo"
+	# A view of the repository whose docs/ is DOCS_DIR.
+	for f in "$SRC"/* "$SRC"/.[!.]*; do
+		[ -e "$f" ] && [ "${f##*/}" != docs ] && ln -s "$f" "$tmp/repo/${f##*/}"
+	done
+	ln -s "$docs" "$tmp/repo/docs"
+	links "$tmp/repo/README.md" "$docs" || bad=1
+	for page in "$tmp/repo/docs"/*.md; do
+		links "$page" "$docs" || bad=1
+	done
+	rm -rf "$tmp"
+	return $bad
+}
+
 nrefs=$(refs | wc -l)
 [ "$nrefs" -gt 0 ] || { echo "FAIL: no docs references found under $SRC"; exit 1; }
 check "$SRC/docs" || { echo "FAIL"; exit 1; }
+check_links "$SRC/docs" || { echo "FAIL"; exit 1; }
+nlinks=$(cat "$SRC/README.md" "$SRC"/docs/*.md | grep -oE '\]\([^)[:space:]]+\)' | wc -l)
 
 # The check must be able to fail: a copy of the pages without one anchor.
 tmp=$(mktemp -d) || exit 1
@@ -65,4 +121,12 @@ if check "$tmp" >/dev/null; then
 	echo "FAIL: a removed anchor (first-cpu-serves) was not noticed"
 	exit 1
 fi
-echo "ok: $nrefs distinct docs references resolve"
+# ... and a page link to a section renamed away.
+if [ -f "$tmp/operations.md" ]; then
+	sed -i 's/^## Tokens and TLS$/## Tokens, TLS/' "$tmp/operations.md"
+	if check_links "$tmp" >/dev/null; then
+		echo "FAIL: a link to a renamed section (operations.md#tokens-and-tls) was not noticed"
+		exit 1
+	fi
+fi
+echo "ok: $nrefs distinct docs references and $nlinks links of README.md and docs/ resolve"

@@ -37,7 +37,7 @@ options:
     default: present
   profile:
     description:
-      - The profile itself (the JSON document of the agent's README as a dict).
+      - The profile itself (the JSON document of the agent's docs/profiles.md, as a dict).
       - Exactly one of I(profile) and I(profile_name) with C(state=present).
     type: dict
   profile_name:
