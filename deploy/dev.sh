@@ -14,9 +14,7 @@ build=${NETTUNE_BUILD_DIR:-$here/build}
 build_pkgs=(build-essential cmake pkg-config libmicrohttpd-dev libjansson-dev libnuma-dev
 	libnl-3-dev libnl-route-3-dev libnl-genl-3-dev libsqlite3-dev libcurl4-openssl-dev libsystemd-dev
 	# token hashes and client-certificate checks (api/auth.c, api/server.c)
-	libgnutls28-dev
-	# nettune(8) is made from --help
-	help2man)
+	libgnutls28-dev)
 # Making and checking the Debian package (debian/).
 deb_pkgs=(debhelper dpkg-dev fakeroot lintian)
 # What the tests use to check the agent against the real system: the real
@@ -40,6 +38,8 @@ test_pkgs=(iproute2 ethtool irqbalance sqlite3 python3 jq numactl hwloc-nox proc
 	ansible-core ansible-lint
 	# nettune bench-run's test: traffic between network namespaces
 	iperf3
+	# the man pages rendered without a warning (tests/unit/test_manpages.sh)
+	man-db groff-base
 	# the web view in real browsers (tests/ui): headless chromium and
 	# firefox-esr, driven by puppeteer-core from the npm registry
 	chromium firefox-esr
