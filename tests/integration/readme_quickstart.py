@@ -27,6 +27,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
 import urllib.request
 
 SRC = os.environ["NT_SRC"]
@@ -236,6 +237,20 @@ def operator(qs, work):
         txns = get(url, "/v1/transactions")["transactions"]
         check([t["status"] for t in txns] == ["applied"],
               "operator: one applied transaction after the quick start, not %s" % txns)
+        # The examples of docs/profiles.md are valid profiles on this host (a section
+        # alone is planned inside a profile of its own).
+        text = open(os.path.join(SRC, "docs/profiles.md"), encoding="utf-8").read()
+        for block in re.findall(r"```json\n(.*?)```", text, re.S):
+            doc = block if block.lstrip().startswith("{") else '{"name": "doc-example", %s}' % block
+            req = urllib.request.Request(url + "/v1/plan", data=doc.encode(),
+                                         headers={"Content-Type": "application/json"})
+            try:
+                with urllib.request.urlopen(req, timeout=30) as r:
+                    code, body = r.status, r.read()
+            except urllib.error.HTTPError as e:
+                code, body = e.code, e.read()
+            check(code == 200, "docs/profiles.md's example plans on the EPYC host (%d %s):\n%s"
+                  % (code, body[:500], block))
     finally:
         run.stop()
 
