@@ -1,5 +1,5 @@
 /* The fault matrix of an 8-step transaction (the x460 IRQ fix), with the
- * agent's test-only fault points (NETTUNE_TEST_FAULT, engine/txn.c): a write
+ * agent's test-only fault points (NETTUNE_TEST_FAULT, engine/txn_run.c): a write
  * failing at every step position; a kill -9 before each step's write, after
  * it (not yet verified) and after the step is done (its outcome is recorded
  * only with the whole stage's, so the journal still says pending); a kill
