@@ -1,0 +1,485 @@
+/* Transactions and their steps: the journal written before a transaction
+ * runs, each stage's outcomes, the documents of the history. */
+#include "store/store_int.h"
+#include "store/status.h"
+#include "kernel/ctx.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <sqlite3.h>
+#include <stdio.h>
+
+/* ---- transactions ---- */
+
+static int txn_create_locked(nt_store *s, const json_t *txn, const json_t *steps, const char *idem_key,
+			int64_t *id)
+{
+	sqlite3_stmt *st = NULL;
+	int r = NT_ESTORE;
+	int64_t now = nt_store_now_ms();
+	size_t i;
+	json_t *step;
+
+	if (exec(s, "BEGIN IMMEDIATE") < 0)
+		return NT_ESTORE;
+	if (prep(s, &st, "INSERT INTO transactions (status, profile, profile_name, client, identity,"
+		 " created_ms, confirm_timeout_s, rollback_of, warnings, reserved, reason, persist)"
+		 " VALUES (?,?,?,?,?,?,?,?,?,?,?,?)") < 0)
+		goto out;
+	bind_text(st, 1, json_string_value(json_object_get(txn, "status")));
+	bind_json(st, 2, json_object_get(txn, "profile"));
+	bind_text(st, 3, json_string_value(json_object_get(txn, "profile_name")));
+	const char *client = json_string_value(json_object_get(txn, "client"));
+	const char *identity = json_string_value(json_object_get(txn, "identity"));
+	bind_text(st, 4, client ? client : "");
+	bind_text(st, 5, identity ? identity : "");
+	sqlite3_bind_int64(st, 6, now);
+	json_t *x = json_object_get(txn, "confirm_timeout_s");
+	if (json_is_integer(x))
+		sqlite3_bind_int64(st, 7, json_integer_value(x));
+	x = json_object_get(txn, "rollback_of");
+	if (json_is_integer(x))
+		sqlite3_bind_int64(st, 8, json_integer_value(x));
+	bind_json(st, 9, json_object_get(txn, "warnings"));
+	bind_json(st, 10, json_object_get(txn, "reserved"));
+	bind_text(st, 11, json_string_value(json_object_get(txn, "reason")));
+	sqlite3_bind_int(st, 12, json_is_true(json_object_get(txn, "persist")));
+	if (sqlite3_step(st) != SQLITE_DONE)
+		goto out;
+	*id = sqlite3_last_insert_rowid(s->db);
+	sqlite3_finalize(st);
+	st = NULL;
+
+	if (prep(s, &st, "INSERT INTO steps (txn_id, idx, kind, target, interface, before, after,"
+		 " result) VALUES (?,?,?,?,?,?,?,?)") < 0)
+		goto out;
+	json_array_foreach(steps, i, step) {
+		const char *iface = json_string_value(json_object_get(step, "interface"));
+		sqlite3_reset(st);
+		sqlite3_bind_int64(st, 1, *id);
+		sqlite3_bind_int(st, 2, (int)i);
+		bind_static(st, 3, json_string_value(json_object_get(step, "kind")));
+		bind_static(st, 4, json_string_value(json_object_get(step, "target")));
+		bind_static(st, 5, iface ? iface : "");
+		bind_static(st, 6, json_string_value(json_object_get(step, "before")));
+		bind_static(st, 7, json_string_value(json_object_get(step, "after")));
+		bind_static(st, 8, nt_step_result_name(NT_STEP_PENDING));
+		if (sqlite3_step(st) != SQLITE_DONE)
+			goto out;
+	}
+	sqlite3_finalize(st);
+	st = NULL;
+	if (idem_key) {
+		if (prep(s, &st, "INSERT INTO idempotency_keys (key, txn_id, created_ms) VALUES (?,?,?)") < 0)
+			goto out;
+		bind_text(st, 1, idem_key);
+		sqlite3_bind_int64(st, 2, *id);
+		sqlite3_bind_int64(st, 3, now);
+		int rc = sqlite3_step(st);
+		if (rc == SQLITE_CONSTRAINT) {
+			r = -EEXIST;
+			goto out;
+		}
+		if (rc != SQLITE_DONE)
+			goto out;
+	}
+	if (exec(s, "COMMIT") == 0)
+		r = 0;
+out:
+	sqlite3_finalize(st);
+	if (r < 0)
+		rollback(s);
+	return r;
+}
+
+static int txn_set_status_locked(nt_store *s, int64_t id, const char *status, const char *error,
+			    int failed_step, bool finished, int64_t deadline_ms)
+{
+	sqlite3_stmt *st = NULL;
+	int r = NT_ESTORE;
+	if (prep(s, &st, "UPDATE transactions SET status = ?,"
+		 " error = COALESCE(?, error),"
+		 " failed_step = CASE WHEN ? >= 0 THEN ? ELSE failed_step END,"
+		 " finished_ms = CASE WHEN ? THEN ? ELSE finished_ms END,"
+		 " confirm_deadline_ms = CASE WHEN ? > 0 THEN ? WHEN ? < 0 THEN NULL"
+		 "  ELSE confirm_deadline_ms END"
+		 " WHERE id = ?") < 0)
+		goto out;
+	bind_text(st, 1, status);
+	bind_text(st, 2, error);
+	sqlite3_bind_int(st, 3, failed_step);
+	sqlite3_bind_int(st, 4, failed_step);
+	sqlite3_bind_int(st, 5, finished);
+	sqlite3_bind_int64(st, 6, nt_store_now_ms());
+	sqlite3_bind_int64(st, 7, deadline_ms);
+	sqlite3_bind_int64(st, 8, deadline_ms);
+	sqlite3_bind_int64(st, 9, deadline_ms);
+	sqlite3_bind_int64(st, 10, id);
+	if (sqlite3_step(st) == SQLITE_DONE)
+		r = sqlite3_changes(s->db) ? 0 : -ENOENT;
+out:
+	sqlite3_finalize(st);
+	return r;
+}
+
+#define TXN_COLS "id, status, profile, profile_name, client, identity, created_ms, finished_ms," \
+	" error, failed_step, confirm_timeout_s, confirm_deadline_ms, rollback_of, warnings," \
+	" reserved, reason, persist"
+
+static json_t *txn_row(sqlite3_stmt *st)
+{
+	json_t *o = json_object();
+	if (!o)
+		return NULL;
+	json_object_set_new(o, "id", json_integer(sqlite3_column_int64(st, 0)));
+	json_object_set_new(o, "status", text_or_null(st, 1));
+	json_object_set_new(o, "profile", col_json(st, 2));
+	json_object_set_new(o, "profile_name", text_or_null(st, 3));
+	json_object_set_new(o, "client", text_or_null(st, 4));
+	json_object_set_new(o, "identity", text_or_null(st, 5));
+	json_object_set_new(o, "created", time_json(st, 6));
+	json_object_set_new(o, "finished", time_json(st, 7));
+	if (sqlite3_column_type(st, 7) != SQLITE_NULL)
+		json_object_set_new(o, "duration_ms", json_integer(sqlite3_column_int64(st, 7) -
+								   sqlite3_column_int64(st, 6)));
+	else
+		json_object_set_new(o, "duration_ms", json_null());
+	json_object_set_new(o, "error", text_or_null(st, 8));
+	json_object_set_new(o, "failed_step", int_or_null(st, 9));
+	json_object_set_new(o, "confirm_timeout_s", int_or_null(st, 10));
+	json_object_set_new(o, "confirm_deadline", time_json(st, 11));
+	json_object_set_new(o, "confirm_deadline_ms", int_or_null(st, 11));
+	json_object_set_new(o, "rollback_of", int_or_null(st, 12));
+	json_t *w = col_json(st, 13);
+	json_object_set_new(o, "warnings", json_is_array(w) ? w : json_array());
+	if (!json_is_array(w))
+		json_decref(w);
+	json_t *rv = col_json(st, 14);
+	json_object_set_new(o, "reserved", json_is_object(rv) ? rv : json_object());
+	if (!json_is_object(rv))
+		json_decref(rv);
+	json_object_set_new(o, "reason", text_or_null(st, 15));
+	json_object_set_new(o, "persist", json_boolean(sqlite3_column_int(st, 16)));
+	return o;
+}
+
+/* Set KEY of O to column I's text, which must not be NULL. */
+static int set_col_text(json_t *o, const char *key, sqlite3_stmt *st, int i)
+{
+	const char *t = col_text(st, i);
+	return t ? json_object_set_new(o, key, json_string(t)) : -1;
+}
+
+static int load_steps(nt_store *s, int64_t id, json_t *doc)
+{
+	sqlite3_stmt *st = NULL;
+	json_t *steps = json_array();
+	int r = NT_ESTORE, rc;
+	if (!steps)
+		return -ENOMEM;
+	if (prep(s, &st, "SELECT idx, kind, target, interface, before, after, result, error, observed"
+		 " FROM steps WHERE txn_id = ? ORDER BY idx") < 0)
+		goto out;
+	sqlite3_bind_int64(st, 1, id);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		/* Set key by key, not json_pack: a reply reads back a thousand
+		 * steps, and parsing the format for each one showed in profiles. */
+		json_t *o = json_object();
+		const char *iface = col_text(st, 3);
+		if (!o || json_array_append_new(steps, o) < 0 ||
+		    json_object_set_new(o, "index", json_integer(sqlite3_column_int(st, 0))) < 0 ||
+		    set_col_text(o, "kind", st, 1) < 0 || set_col_text(o, "target", st, 2) < 0 ||
+		    set_col_text(o, "before", st, 4) < 0 || set_col_text(o, "after", st, 5) < 0 ||
+		    set_col_text(o, "result", st, 6) < 0 ||
+		    json_object_set_new(o, "error", text_or_null(st, 7)) < 0 ||
+		    (iface && iface[0] && set_col_text(o, "interface", st, 3) < 0) ||
+		    json_object_set_new(o, "observed", text_or_null(st, 8)) < 0)
+			goto out;
+	}
+	if (rc != SQLITE_DONE)
+		goto out;
+	json_object_set(doc, "steps", steps);
+	r = 0;
+out:
+	json_decref(steps);
+	sqlite3_finalize(st);
+	return r;
+}
+
+static int txn_get_locked(nt_store *s, int64_t id, json_t **out)
+{
+	sqlite3_stmt *st = NULL;
+	json_t *doc = NULL;
+	int r = NT_ESTORE, rc;
+
+	*out = NULL;
+	if (prep(s, &st, "SELECT " TXN_COLS " FROM transactions WHERE id = ?") < 0)
+		goto out;
+	sqlite3_bind_int64(st, 1, id);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_DONE) {
+		r = -ENOENT;
+		goto out;
+	}
+	if (rc != SQLITE_ROW || !(doc = txn_row(st)))
+		goto out;
+	if ((r = load_steps(s, id, doc)) < 0)
+		goto out;
+	*out = doc;
+	doc = NULL;
+out:
+	json_decref(doc);
+	sqlite3_finalize(st);
+	return r;
+}
+
+static int txn_list_locked(nt_store *s, const char *status, int limit, int offset, json_t **out,
+		      int64_t *total)
+{
+	sqlite3_stmt *st = NULL;
+	json_t *arr = json_array();
+	int r = NT_ESTORE, rc;
+
+	*out = NULL;
+	if (!arr)
+		return -ENOMEM;
+	if (prep(s, &st, "SELECT count(*) FROM transactions WHERE ?1 IS NULL OR status = ?1") < 0)
+		goto out;
+	bind_text(st, 1, status);
+	if (sqlite3_step(st) != SQLITE_ROW)
+		goto out;
+	*total = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	st = NULL;
+	if (prep(s, &st, "SELECT " TXN_COLS ", (SELECT count(*) FROM steps WHERE txn_id = id)"
+		 " FROM transactions WHERE ?1 IS NULL OR status = ?1"
+		 " ORDER BY id DESC LIMIT ?2 OFFSET ?3") < 0)
+		goto out;
+	bind_text(st, 1, status);
+	sqlite3_bind_int(st, 2, limit);
+	sqlite3_bind_int(st, 3, offset);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		json_t *o = txn_row(st);
+		if (!o)
+			goto out;
+		json_object_set_new(o, "nsteps", json_integer(sqlite3_column_int(st, 17)));
+		json_array_append_new(arr, o);
+	}
+	if (rc != SQLITE_DONE)
+		goto out;
+	*out = arr;
+	arr = NULL;
+	r = 0;
+out:
+	json_decref(arr);
+	sqlite3_finalize(st);
+	return r;
+}
+
+static int txn_ids_locked(nt_store *s, const char *status, json_t **out)
+{
+	sqlite3_stmt *st = NULL;
+	json_t *arr = json_array();
+	int r = NT_ESTORE, rc;
+	*out = NULL;
+	if (!arr)
+		return -ENOMEM;
+	if (prep(s, &st, "SELECT id FROM transactions WHERE status = ? ORDER BY id") < 0)
+		goto out;
+	bind_text(st, 1, status);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		json_array_append_new(arr, json_integer(sqlite3_column_int64(st, 0)));
+	if (rc != SQLITE_DONE)
+		goto out;
+	*out = arr;
+	arr = NULL;
+	r = 0;
+out:
+	json_decref(arr);
+	sqlite3_finalize(st);
+	return r;
+}
+
+/* Driven from transaction ID's own applied steps (its primary key), each
+ * looks up only later steps of the same kind and target by a range on
+ * txn_id (index steps_target_txn) and stops at the first one that was
+ * applied in a transaction that may still hold its changes: the work
+ * grows with this transaction's steps and the later ones on its targets,
+ * not with all history. */
+static int later_conflict_locked(nt_store *s, int64_t id, int64_t *later)
+{
+	sqlite3_stmt *st = NULL;
+	int r = NT_ESTORE, rc;
+	char in_place[256], sql[1024];
+	*later = 0;
+	/* Later transactions whose changes may still be on the host. */
+	status_list(nt_txn_status_holds_changes, in_place, sizeof(in_place));
+	snprintf(sql, sizeof(sql),
+		 "SELECT min((SELECT b.txn_id FROM steps b CROSS JOIN transactions t"
+		 "  WHERE b.kind = a.kind AND b.target = a.target AND b.txn_id > ?1"
+		 "  AND b.result = ?2 AND t.id = b.txn_id AND t.status IN %s"
+		 "  ORDER BY b.txn_id LIMIT 1))"
+		 " FROM steps a WHERE a.txn_id = ?1 AND a.result = ?2", in_place);
+	if (prep(s, &st, sql) < 0)
+		goto out;
+	sqlite3_bind_int64(st, 1, id);
+	bind_text(st, 2, nt_step_result_name(NT_STEP_APPLIED));
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		if (sqlite3_column_type(st, 0) != SQLITE_NULL)
+			*later = sqlite3_column_int64(st, 0);
+		r = 0;
+	}
+out:
+	sqlite3_finalize(st);
+	return r;
+}
+
+/* ---- the public, serialised entry points ---- */
+
+int nt_store_txn_create(nt_store *s, const json_t *txn, const json_t *steps, const char *idem_key,
+			int64_t *id)
+{
+	pthread_mutex_lock(&s->mu);
+	int r = txn_create_locked(s, txn, steps, idem_key, id);
+	pthread_mutex_unlock(&s->mu);
+	return r;
+}
+
+int nt_store_txn_set_status(nt_store *s, int64_t id, const char *status, const char *error,
+			    int failed_step, bool finished, int64_t deadline_ms)
+{
+	pthread_mutex_lock(&s->mu);
+	int r = txn_set_status_locked(s, id, status, error, failed_step, finished, deadline_ms);
+	if (r < 0)
+		snprintf(s->err, sizeof(s->err), "%s", sqlite3_errmsg(s->db));
+	pthread_mutex_unlock(&s->mu);
+	return r;
+}
+
+static int stage_locked(nt_store *s, int64_t id, const nt_store_step_rec *recs, int n,
+			const char *status, const char *error, int failed_step, bool finished,
+			int64_t deadline_ms)
+{
+	sqlite3_stmt *st = NULL;
+	int r = NT_ESTORE;
+
+	if (exec(s, "BEGIN IMMEDIATE") < 0)
+		return NT_ESTORE;
+	if (n > 0 && prep(s, &st, "UPDATE steps SET result = ?, error = ?,"
+			  " observed = COALESCE(?, observed) WHERE txn_id = ? AND idx = ?") < 0)
+		goto out;
+	for (int i = 0; i < n; i++) {
+		sqlite3_reset(st);
+		bind_static(st, 1, recs[i].result);
+		bind_static(st, 2, recs[i].error);
+		bind_static(st, 3, recs[i].observed);
+		sqlite3_bind_int64(st, 4, id);
+		sqlite3_bind_int(st, 5, recs[i].idx);
+		if (sqlite3_step(st) != SQLITE_DONE)
+			goto out;
+		if (!sqlite3_changes(s->db)) {
+			r = -ENOENT;
+			goto out;
+		}
+	}
+	if (status &&
+	    (r = txn_set_status_locked(s, id, status, error, failed_step, finished, deadline_ms)) < 0)
+		goto out;
+	r = exec(s, "COMMIT");
+out:
+	sqlite3_finalize(st);
+	if (r < 0)
+		rollback(s);
+	return r;
+}
+
+int nt_store_txn_stage(nt_store *s, int64_t id, const nt_store_step_rec *recs, int n,
+		       const char *status, const char *error, int failed_step, bool finished,
+		       int64_t deadline_ms)
+{
+	pthread_mutex_lock(&s->mu);
+	int r = stage_locked(s, id, recs, n, status, error, failed_step, finished, deadline_ms);
+	pthread_mutex_unlock(&s->mu);
+	return r;
+}
+
+int nt_store_txn_get(nt_store *s, int64_t id, json_t **out)
+{
+	pthread_mutex_lock(&s->mu);
+	int r = txn_get_locked(s, id, out);
+	pthread_mutex_unlock(&s->mu);
+	return r;
+}
+
+int nt_store_txn_list(nt_store *s, const char *status, int limit, int offset, json_t **out,
+		      int64_t *total)
+{
+	pthread_mutex_lock(&s->mu);
+	int r = txn_list_locked(s, status, limit, offset, out, total);
+	pthread_mutex_unlock(&s->mu);
+	return r;
+}
+
+int nt_store_txn_ids(nt_store *s, const char *status, json_t **out)
+{
+	pthread_mutex_lock(&s->mu);
+	int r = txn_ids_locked(s, status, out);
+	pthread_mutex_unlock(&s->mu);
+	return r;
+}
+
+int nt_store_later_conflict(nt_store *s, int64_t id, int64_t *later)
+{
+	pthread_mutex_lock(&s->mu);
+	int r = later_conflict_locked(s, id, later);
+	pthread_mutex_unlock(&s->mu);
+	return r;
+}
+
+static int txn_stats_locked(nt_store *s, json_t **counts, int64_t *last_apply_ms)
+{
+	sqlite3_stmt *st = NULL;
+	json_t *obj = json_object();
+	int r = NT_ESTORE, rc;
+	char took_effect[256], sql[256];
+
+	*counts = NULL;
+	*last_apply_ms = 0;
+	if (!obj)
+		return -ENOMEM;
+	if (prep(s, &st, "SELECT status, count(*) FROM transactions GROUP BY status") < 0)
+		goto out;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *status = (const char *)sqlite3_column_text(st, 0);
+		if (status)
+			json_object_set_new(obj, status, json_integer(sqlite3_column_int64(st, 1)));
+	}
+	if (rc != SQLITE_DONE)
+		goto out;
+	sqlite3_finalize(st);
+	st = NULL;
+	status_list(nt_txn_status_took_effect, took_effect, sizeof(took_effect));
+	snprintf(sql, sizeof(sql), "SELECT max(coalesce(finished_ms, created_ms)) FROM transactions"
+		 " WHERE status IN %s", took_effect);
+	if (prep(s, &st, sql) < 0)
+		goto out;
+	if (sqlite3_step(st) != SQLITE_ROW)
+		goto out;
+	*last_apply_ms = sqlite3_column_int64(st, 0); /* NULL reads as 0 */
+	*counts = obj;
+	obj = NULL;
+	r = 0;
+out:
+	json_decref(obj);
+	sqlite3_finalize(st);
+	return r;
+}
+
+int nt_store_txn_stats(nt_store *s, json_t **counts, int64_t *last_apply_ms)
+{
+	pthread_mutex_lock(&s->mu);
+	int r = txn_stats_locked(s, counts, last_apply_ms);
+	pthread_mutex_unlock(&s->mu);
+	return r;
+}
