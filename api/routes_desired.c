@@ -48,12 +48,13 @@ static int no_desired(nt_response *resp)
 }
 
 /* The desired-state document: the stored row with the policy and the
- * latest changes. Returns 0, -ENOENT or another error. */
-static int desired_doc(const nt_request *req, json_t **out)
+ * latest changes. HELD: a row already read (taken over), or NULL to read
+ * it now. Returns 0, -ENOENT or another error. */
+static int desired_doc(const nt_request *req, json_t *held, json_t **out)
 {
 	nt_agent *a = agent(req);
-	json_t *doc = NULL, *hist = NULL;
-	int r = nt_txn_desired_get(nt_agent_engine(a), &doc);
+	json_t *doc = held, *hist = NULL;
+	int r = doc ? 0 : nt_txn_desired_get(nt_agent_engine(a), &doc);
 	if (r < 0)
 		return r;
 	json_object_del(doc, "set_ms");
@@ -71,7 +72,7 @@ static int desired_doc(const nt_request *req, json_t **out)
 static int h_get(const nt_request *req, nt_response *resp)
 {
 	json_t *doc = NULL;
-	int r = desired_doc(req, &doc);
+	int r = desired_doc(req, NULL, &doc);
 	if (r == -ENOENT)
 		return no_desired(resp);
 	if (r < 0)
@@ -153,11 +154,15 @@ static int h_put(const nt_request *req, nt_response *resp)
 		nt_drift *d = nt_agent_drift(agent(req));
 		if (d)
 			nt_drift_desired_changed(d);
+		/* The row the engine read back while this request held its slot:
+		 * read again here, a concurrent PUT would answer with the other
+		 * client's profile and a concurrent DELETE with a 404 or 503
+		 * although this one was recorded. The history is read now (it is
+		 * the log up to the answer, other clients' changes included). */
 		json_t *doc = NULL;
-		if (desired_doc(req, &doc) < 0)
-			store_problem(req, resp);
-		else
-			resp->json = doc;
+		desired_doc(req, o.doc, &doc);
+		o.doc = NULL;
+		resp->json = doc;
 	}
 out:
 	nt_txn_outcome_free(&o);
