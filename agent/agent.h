@@ -92,9 +92,17 @@ void nt_agent_log(nt_agent *a, const json_t *ev);
 /* Whether there is a sink (to skip building events nobody reads). */
 bool nt_agent_log_enabled(const nt_agent *a);
 
+/* The largest desired-state or profile file read (bytes): the limit HTTP
+ * bodies have by default (NT_DEFAULT_MAX_BODY, --max-body), so a file
+ * holds no more than a PUT could. A larger file is refused, naming it and
+ * the limit, and nothing of it is used. */
+#define NT_AGENT_FILE_MAX ((size_t)1024 * 1024)
 /* Load every DIR/NAME.json as stored profile NAME, each validated against
  * this host as a PUT /v1/profiles/NAME is (agent/profiles_dir.c). A file
- * that is not valid is skipped and the stored profile of its name stays.
+ * that is not valid is skipped and the stored profile of its name stays;
+ * so is an entry that is not a regular file (a FIFO, a directory, a
+ * dangling symlink) or is larger than NT_AGENT_FILE_MAX, each reported in
+ * "invalid" naming why.
  * FROM_FILES (a JSON object the caller keeps from one call to the next,
  * empty at first) holds the names that came from files: a name in it whose
  * file is gone is deleted from the store; profiles stored through the API

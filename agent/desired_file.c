@@ -7,9 +7,12 @@
  * holding: DELETE /v1/desired is). */
 #include "agent/agent.h"
 #include "engine/txn.h"
+#include "kernel/regfile.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static json_t *one_error(const char *path, const char *msg)
@@ -24,19 +27,28 @@ int nt_agent_load_desired(nt_agent *a, const char *file, json_t **report)
 	json_t *profile = NULL, *held = NULL, *errors = NULL;
 	nt_txn_outcome out = { 0 };
 	const char *result;
-	char msg[512];
+	char msg[PATH_MAX + 128], *text = NULL;
+	size_t len = 0;
 	int r = 0;
 
 	*report = NULL;
-	profile = json_load_file(file, JSON_REJECT_DUPLICATES, &jerr);
+	/* Opened without blocking and only when regular (a FIFO here would
+	 * hang start-up or a reload for good), and at most NT_AGENT_FILE_MAX
+	 * bytes (kernel/regfile.h). */
+	r = nt_regfile_read(file, NT_AGENT_FILE_MAX, &text, &len, msg, sizeof(msg));
+	if (r == -ENOENT) {
+		r = 0;
+		result = "missing";
+		goto done;
+	}
+	if (r < 0) {
+		r = 0;
+		errors = one_error("$", msg);
+		result = "invalid";
+		goto done;
+	}
+	profile = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
 	if (!profile) {
-		FILE *f = fopen(file, "r");
-		if (!f && errno == ENOENT) {
-			result = "missing";
-			goto done;
-		}
-		if (f)
-			fclose(f);
 		snprintf(msg, sizeof(msg), "not valid JSON: line %d, column %d: %s", jerr.line, jerr.column,
 			 jerr.text);
 		errors = one_error("$", msg);
@@ -78,6 +90,7 @@ done:
 	if (*report && errors)
 		json_object_set(*report, "errors", errors);
 	json_decref(errors);
+	free(text);
 	json_decref(profile);
 	json_decref(held);
 	nt_txn_outcome_free(&out);

@@ -6,9 +6,11 @@
 #include "agent/agent.h"
 #include "engine/profile.h"
 #include "host/topology.h"
+#include "kernel/regfile.h"
 
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,7 +29,7 @@ static json_t *one_error(const char *path, const char *msg)
 int nt_profile_file_read(const char *file, const char *name, json_t **doc, json_t **errors)
 {
 	json_error_t jerr;
-	char where[512];
+	char where[PATH_MAX + 128];
 
 	*doc = NULL;
 	*errors = NULL;
@@ -38,7 +40,17 @@ int nt_profile_file_read(const char *file, const char *name, json_t **doc, json_
 		*errors = one_error("$", where);
 		return NT_EINVALID;
 	}
-	json_t *d = json_load_file(file, JSON_REJECT_DUPLICATES, &jerr);
+	/* Never blocks on a FIFO, never reads more than the limit
+	 * (kernel/regfile.h). */
+	char *text = NULL;
+	size_t len = 0;
+	int r = nt_regfile_read(file, NT_AGENT_FILE_MAX, &text, &len, where, sizeof(where));
+	if (r < 0) {
+		*errors = one_error("$", where);
+		return NT_EINVALID;
+	}
+	json_t *d = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
+	free(text);
 	if (!d) {
 		snprintf(where, sizeof(where), "not valid JSON: line %d, column %d: %s", jerr.line,
 			 jerr.column, jerr.text);
@@ -139,15 +151,14 @@ static void free_names(char **names, size_t n)
 	free(names);
 }
 
-/* FILE (DIR/ENTRY) and the profile name it stands for; false when it is
- * not a regular file. */
-static bool entry_paths(const char *dir, const char *entry, char *file, size_t fsize, char *name,
+/* FILE (DIR/ENTRY) and the profile name it stands for. An entry that is
+ * not a regular file is not skipped here: reading it says why it cannot be
+ * a profile (nt_profile_file_read), so the operator is told. */
+static void entry_paths(const char *dir, const char *entry, char *file, size_t fsize, char *name,
 			size_t nsize)
 {
-	struct stat st;
 	snprintf(file, fsize, "%s/%s", dir, entry);
 	snprintf(name, nsize, "%.*s", (int)(strlen(entry) - 5), entry);
-	return stat(file, &st) == 0 && S_ISREG(st.st_mode);
 }
 
 int nt_profiles_dir_check(const nt_ctx *ctx, const char *dir, json_t **report)
@@ -170,8 +181,7 @@ int nt_profiles_dir_check(const nt_ctx *ctx, const char *dir, json_t **report)
 	for (size_t i = 0; i < n; i++) {
 		char file[PATH_MAX], name[NAME_MAX + 1];
 		json_t *doc = NULL, *errors = NULL;
-		if (!entry_paths(dir, names[i], file, sizeof(file), name, sizeof(name)))
-			continue;
+		entry_paths(dir, names[i], file, sizeof(file), name, sizeof(name));
 		if (nt_profile_file_read(file, name, &doc, &errors) == 0) {
 			errors = json_array();
 			if (nt_profile_validate(t, doc, errors) == 0) {
@@ -217,8 +227,7 @@ int nt_agent_load_profiles(nt_agent *a, const char *dir, json_t *from_files, jso
 		bool created = false;
 		json_t *errors = NULL;
 
-		if (!entry_paths(dir, names[i], file, sizeof(file), name, sizeof(name)))
-			continue;
+		entry_paths(dir, names[i], file, sizeof(file), name, sizeof(name));
 		if (load_one(a, file, name, &created, &errors) < 0) {
 			json_array_append_new(invalid,
 					      json_pack("{s:s,s:o}", "file", file, "errors",

@@ -1,6 +1,7 @@
 /* Bearer tokens: the token file and constant-time checks (see api/auth.h). */
 #include "api/auth.h"
 #include "kernel/ctx.h"
+#include "kernel/regfile.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -136,18 +137,14 @@ int nt_auth_load(const char *path, nt_auth **out, char *err, size_t errsize)
 	struct stat st;
 
 	*out = NULL;
-	/* O_NONBLOCK: a FIFO in place of the file must be refused below, not
-	 * wait for a writer (start-up would hang, deaf to SIGTERM). A symlink
-	 * is followed: secrets are often mounted through one. */
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	/* A FIFO in place of the file is refused, not waited on (start-up
+	 * would hang, deaf to SIGTERM). A symlink is followed: secrets are
+	 * often mounted through one. */
+	char opened[PATH_MAX + 128];
+	fd = nt_regfile_open(path, &st, opened, sizeof(opened));
 	if (fd < 0) {
-		r = -errno;
-		snprintf(err, errsize, "token file %s: %s", path, strerror(errno));
-		goto fail;
-	}
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		r = -EINVAL;
-		snprintf(err, errsize, "token file %s is not a regular file", path);
+		r = fd;
+		snprintf(err, errsize, "token file %s", opened);
 		goto fail;
 	}
 	/* Checked on the open descriptor, so the file read is the file checked. */

@@ -3,6 +3,7 @@
  * itself on the same GnuTLS), and the check of a client certificate
  * against that CA. */
 #include "api/server_int.h"
+#include "kernel/regfile.h"
 
 #include <errno.h>
 #include <sys/stat.h>
@@ -18,67 +19,22 @@
  * is a few KiB). */
 #define NT_PEM_MAX (1024 * 1024)
 
-/* Read a PEM file whole, NUL-terminated (MHD takes PEM as a C string). */
+/* Read a PEM file whole, NUL-terminated (MHD takes PEM as a C string);
+ * a FIFO or a directory is refused, not waited on (kernel/regfile.h). */
 static int read_pem(const char *path, char **out, char *err, size_t errsize)
 {
-	/* O_NONBLOCK: a FIFO must not hang start-up (refused below). */
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	char *buf = NULL;
 	size_t len = 0;
-	int r;
-
-	*out = NULL;
-	if (fd < 0) {
-		r = -errno;
-		snprintf(err, errsize, "%s: %s", path, strerror(errno));
+	int r = nt_regfile_read(path, NT_PEM_MAX, out, &len, err, errsize);
+	if (r < 0)
 		return r;
-	}
-	struct stat st;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		r = -EINVAL;
-		snprintf(err, errsize, "%s is not a regular file", path);
-		goto fail;
-	}
-	buf = malloc(NT_PEM_MAX + 1);
-	if (!buf) {
-		r = -ENOMEM;
-		snprintf(err, errsize, "out of memory");
-		goto fail;
-	}
-	for (;;) {
-		ssize_t n = read(fd, buf + len, NT_PEM_MAX - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			r = -errno;
-			snprintf(err, errsize, "%s: %s", path, strerror(errno));
-			goto fail;
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-		if (len == NT_PEM_MAX) {
-			r = -EFBIG;
-			snprintf(err, errsize, "%s: larger than %d bytes", path, NT_PEM_MAX);
-			goto fail;
-		}
-	}
-	buf[len] = '\0';
-	if (!strstr(buf, "-----BEGIN ")) {
-		r = -EINVAL;
+	if (!strstr(*out, "-----BEGIN ")) {
+		explicit_bzero(*out, len);
+		free(*out);
+		*out = NULL;
 		snprintf(err, errsize, "%s is not a PEM file", path);
-		goto fail;
+		return -EINVAL;
 	}
-	close(fd);
-	*out = buf;
 	return 0;
-fail:
-	if (buf) {
-		explicit_bzero(buf, len);
-		free(buf);
-	}
-	close(fd);
-	return r;
 }
 
 int nt_srv_tls_load(struct nt_server *s, char *err, size_t errsize)

@@ -11,6 +11,7 @@
  * '#' only starts a comment at the start of a line: a value (a path) may
  * hold one. Double quotes around a value are taken off. */
 #include "cli/config.h"
+#include "kernel/regfile.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -88,61 +89,17 @@ int nt_conf_parse(char *text, const char *file, cli_opts *o, char *err, size_t e
 
 int nt_conf_load(const char *path, cli_opts *o, char **text, char *err, size_t errsize)
 {
-	struct stat st;
 	char *buf = NULL;
-	int fd, r;
+	size_t len = 0;
+	int r;
 
 	*text = NULL;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		r = -errno;
-		snprintf(err, errsize, "%s: %s", path, strerror(-r));
-		return r;
-	}
-	if (fstat(fd, &st) < 0) {
-		r = -errno;
-		snprintf(err, errsize, "%s: %s", path, strerror(-r));
-		goto out;
-	}
 	/* A configuration file is a page or two; a huge one is a mistake
-	 * (the wrong path), not something to read into memory. */
-	if (S_ISREG(st.st_mode) && st.st_size > 1024 * 1024) {
-		r = -EFBIG;
-		snprintf(err, errsize, "%s: larger than 1 MiB, not a configuration file", path);
-		goto out;
-	}
-	size_t cap = 4096, len = 0;
-	buf = malloc(cap);
-	for (;;) {
-		if (!buf) {
-			r = -ENOMEM;
-			snprintf(err, errsize, "%s: out of memory", path);
-			goto out;
-		}
-		ssize_t n = read(fd, buf + len, cap - len - 1);
-		if (n < 0) {
-			r = -errno;
-			snprintf(err, errsize, "%s: %s", path, strerror(-r));
-			goto out;
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-		if (len + 1 == cap) {
-			if (cap >= 1024 * 1024) {
-				r = -EFBIG;
-				snprintf(err, errsize, "%s: larger than 1 MiB, not a configuration file",
-					 path);
-				goto out;
-			}
-			char *bigger = realloc(buf, cap * 2);
-			if (!bigger)
-				free(buf);
-			buf = bigger;
-			cap *= 2;
-		}
-	}
-	buf[len] = '\0';
+	 * (the wrong path), not something to read into memory. A FIFO is
+	 * refused, not waited on: start-up would hang (kernel/regfile.h). */
+	r = nt_regfile_read(path, 1024 * 1024, &buf, &len, err, errsize);
+	if (r < 0)
+		return r;
 	if (memchr(buf, '\0', len)) {
 		r = -EINVAL;
 		snprintf(err, errsize, "%s: holds a NUL byte, not a text file", path);
@@ -155,6 +112,5 @@ int nt_conf_load(const char *path, cli_opts *o, char **text, char *err, size_t e
 	}
 out:
 	free(buf);
-	close(fd);
 	return r;
 }
