@@ -136,7 +136,8 @@ static void on_event(void *ud, const nt_event *ev)
  * "first_seen_ms","last_seen_ms","last_repair_ms","last_repair_txn",
  * "repairs":[ms...], "last_held_ms"? (the last repair that applied),
  * "repair_error"? (the last failed repair's), "culprit"?, "changed_by"?,
- * "drifting": bool}. */
+ * "own_failure"? (true: its own step failed in the last repair, so the
+ * next repair leaves it out while others drift), "drifting": bool}. */
 
 static int repairs_in_window(nt_drift *d, json_t *e, int64_t now)
 {
@@ -304,6 +305,7 @@ static void merge_steps(nt_drift *d, const json_t *steps, int64_t now)
 		json_object_set_new(e, "state", json_string("in_sync"));
 		json_object_del(e, "culprit");
 		json_object_del(e, "changed_by");
+		json_object_del(e, "own_failure");
 		json_object_set_new(e, "first_seen_ms", json_integer(0));
 		if (repairs_in_window(d, e, now) == 0)
 			json_object_del(d->targets, key);
@@ -324,7 +326,7 @@ int nt_drift_check(nt_drift *d, const char *reason)
 {
 	json_t *desired = NULL, *skip = NULL;
 	nt_txn_outcome o = { 0 }, ao = { 0 };
-	int candidates = 0, r;
+	int candidates = 0, failing = 0, r;
 
 	pthread_mutex_lock(&d->check_lock);
 	r = d->store ? nt_store_desired_get(d->store, &desired) : -ENOENT;
@@ -442,6 +444,21 @@ int nt_drift_check(nt_drift *d, const char *reason)
 			continue;
 		}
 		candidates++;
+		failing += json_is_true(json_object_get(e, "own_failure"));
+	}
+	/* A target whose own step failed in the last repair would roll the
+	 * others back with it again: while others drift, they are repaired
+	 * without it, and it is tried alone at a later check (until it is
+	 * contested with its own error). */
+	if (failing && failing < candidates) {
+		json_object_foreach(d->targets, key, e) {
+			if (!json_is_true(json_object_get(e, "drifting")) ||
+			    !json_is_true(json_object_get(e, "own_failure")) ||
+			    json_object_get(skip, key))
+				continue;
+			json_object_set_new(skip, key, json_true());
+			candidates--;
+		}
 	}
 	int ndrift = drifting_count(d);
 	set_status(d, ndrift ? "drifted" : "in_sync", NULL);
@@ -488,6 +505,7 @@ int nt_drift_check(nt_drift *d, const char *reason)
 		const char *st = json_string_value(json_object_get(ao.doc, "status"));
 		size_t i;
 		json_t *s;
+		bool applied = st && !strcmp(st, nt_txn_status_name(NT_TXN_APPLIED));
 		d->last_repair_txn = id;
 		d->repairs[reason_index(reason)]++;
 		json_array_foreach(json_object_get(ao.doc, "steps"), i, s) {
@@ -498,12 +516,27 @@ int nt_drift_check(nt_drift *d, const char *reason)
 			e = json_object_get(d->targets, k);
 			if (!e)
 				continue;
+			const char *res = json_string_value(json_object_get(s, "result"));
+			bool own = res && (!strcmp(res, nt_step_result_name(NT_STEP_FAILED)) ||
+					   !strcmp(res, nt_step_result_name(NT_STEP_ROLLBACK_FAILED)));
+			json_object_set_new(e, "last_repair_ms", json_integer(done));
+			json_object_set_new(e, "last_repair_txn", json_integer(id));
+			if (!applied && !own) {
+				/* Undone or never run because another step
+				 * failed: not this target's failure, so it
+				 * neither counts toward contested nor takes
+				 * the other's error; it is repaired again
+				 * soon, without the failing one. */
+				d->retry_due = mono_ms() + 1000;
+				continue;
+			}
 			/* Every attempt counts toward contested, a failed one
 			 * too, so a repair that cannot hold never loops. */
 			json_array_append_new(json_object_get(e, "repairs"), json_integer(done));
-			json_object_set_new(e, "last_repair_ms", json_integer(done));
-			json_object_set_new(e, "last_repair_txn", json_integer(id));
-			const char *res = json_string_value(json_object_get(s, "result"));
+			if (own)
+				json_object_set_new(e, "own_failure", json_true());
+			else
+				json_object_del(e, "own_failure");
 			if (res && !strcmp(res, nt_step_result_name(NT_STEP_APPLIED))) {
 				json_object_set_new(e, "drifting", json_false());
 				json_object_set_new(e, "state", json_string("in_sync"));
@@ -523,7 +556,7 @@ int nt_drift_check(nt_drift *d, const char *reason)
 			}
 		}
 		ndrift = drifting_count(d);
-		if (st && !strcmp(st, nt_txn_status_name(NT_TXN_APPLIED)))
+		if (applied)
 			set_status(d, ndrift ? "drifted" : "in_sync", NULL);
 		else
 			set_status(d, "drifted", "repair transaction %lld ended %s: %s", (long long)id,

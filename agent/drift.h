@@ -24,7 +24,11 @@
  * operator's transaction wins. A target repaired CONTEST_REPAIRS times
  * within CONTEST_WINDOW_MS drifts again: it is "contested" (another tool
  * fights the agent), no longer repaired, and reported with its likely
- * culprit until it stops drifting or the desired state changes.
+ * culprit until it stops drifting or the desired state changes. A repair
+ * that fails at one target's step counts as that target's attempt only:
+ * the targets it rolled back are repaired again a second later without
+ * the failing one, which is tried alone at later checks, so one target
+ * that cannot be repaired never takes the others with it.
  *
  * Thread-safety: every function may be called from any thread. */
 #ifndef NT_AGENT_DRIFT_H
