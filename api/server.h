@@ -33,7 +33,9 @@ typedef struct nt_server_config {
 	/* Limits; 0 takes the default. */
 	size_t max_body; /* request body bytes (1 MiB) */
 	unsigned client_timeout_s; /* idle or slow connection closed after (30 s) */
-	unsigned max_connections; /* open connections at once (64) */
+	/* Open connections at once (64); a quarter of them only for
+	 * connections whose request head arrived (api/server_limits.c). */
+	unsigned max_connections;
 	unsigned max_per_client; /* ... from one client address (half of max_connections) */
 } nt_server_config;
 

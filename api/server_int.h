@@ -52,6 +52,11 @@ struct nt_server {
 	bool reaper_running, reaper_stop;
 	struct nt_sock *socks;
 	unsigned long reaped; /* connections cut at the deadline */
+	/* Slots a connection without a whole request head yet cannot hold
+	 * (api/server_limits.c, "the reserve"), those connections now, and how
+	 * many were cut to keep the reserve free. */
+	unsigned reserve, nfresh;
+	unsigned long evicted;
 	/* Free memory goes back to the kernel once the agent is idle (see
 	 * nt_srv_trim_later): due, and not before trim_after. Under conn_lock. */
 	bool trim_due;

@@ -25,8 +25,85 @@ struct nt_sock {
 	struct nt_sock *next, *prev;
 	int fd;
 	bool serving; /* its request head arrived and it is being answered */
+	/* Counted in s->nfresh: no request head has arrived on it yet, and it
+	 * was not cut. */
+	bool fresh;
+	struct timespec born; /* CLOCK_MONOTONIC: when it opened */
 	struct timespec due; /* CLOCK_MONOTONIC: the head must be in by then */
 };
+
+/* A fresh connection younger than this is never cut for the reserve: a
+ * client that sends its request at once has done so by then, even over a
+ * slow link with a TLS handshake, and a burst of clients beyond the cap
+ * waits in the listen backlog as before rather than cutting each other. */
+#define NT_FRESH_GRACE_MS 1000
+
+/* The reserve. Connections that have not sent a whole request head yet
+ * ("fresh") may hold at most max_conn - reserve slots: when one more
+ * opens, the oldest fresh one is cut. So whatever slow clients do, and
+ * from however many addresses, slots stay free for a client that sends its
+ * request at once (a controller with its token, a health probe): its
+ * connection is accepted, its head completes within a round trip, and from
+ * then on it is never cut for the reserve.
+ *
+ * Why this and not only a smaller per-address limit: a per-address limit
+ * divides the cap by the number of addresses an attacker has, and a
+ * slow-client attack from max_conn / limit addresses still takes every
+ * slot (with the old default of half the cap, two addresses did: 0 of 5
+ * authenticated probes served in 30 s). Why the oldest: a trickler has
+ * been holding its slot the longest, while a legitimate client's fresh
+ * connection is the newest and completes its head first. A connection
+ * that has finished a request (a keep-alive one, idle between requests)
+ * is not fresh and is never cut for the reserve: Connection: close past
+ * three quarters of the cap (nt_srv_should_close) and the client timeout
+ * govern those. */
+static unsigned reserve_of(unsigned max_conn)
+{
+	if (max_conn < 2)
+		return 0;
+	unsigned r = max_conn / 4;
+	return r ? r : 1;
+}
+
+/* Cut K (lock held): shut down, not closed, as the reaper does; MHD sees
+ * the end of the stream and frees the slot. */
+static void cut_locked(struct nt_server *s, struct nt_sock *k)
+{
+	shutdown(k->fd, SHUT_RDWR);
+	k->fd = -1;
+	if (k->fresh) {
+		k->fresh = false;
+		s->nfresh--;
+	}
+}
+
+/* More fresh connections than the reserve allows (lock held): cut the
+ * oldest, of those past NT_FRESH_GRACE_MS. The list is newest first, so
+ * walk from its tail. Called when one opens and at every reaper tick. */
+static void keep_reserve_locked(struct nt_server *s)
+{
+	if (!s->reserve || s->nfresh <= s->max_conn - s->reserve)
+		return;
+	struct timespec old;
+	clock_gettime(CLOCK_MONOTONIC, &old);
+	old.tv_sec -= NT_FRESH_GRACE_MS / 1000;
+	old.tv_nsec -= (NT_FRESH_GRACE_MS % 1000) * 1000000L;
+	if (old.tv_nsec < 0) {
+		old.tv_sec--;
+		old.tv_nsec += 1000000000L;
+	}
+	struct nt_sock *k = s->socks;
+	while (k && k->next)
+		k = k->next;
+	for (; k && s->nfresh > s->max_conn - s->reserve; k = k->prev) {
+		if (!nt_srv_ts_before(&k->born, &old))
+			break; /* this one and every newer one are in their grace */
+		if (k->fresh && !k->serving && k->fd >= 0) {
+			cut_locked(s, k);
+			s->evicted++;
+		}
+	}
+}
 
 static void due_from_now(const struct nt_server *s, struct timespec *due)
 {
@@ -45,6 +122,7 @@ void nt_srv_limits_init(struct nt_server *s)
 	 * from it leaves the other half to everyone else. */
 	s->max_per_client = cfg->max_per_client ? cfg->max_per_client :
 			    (s->max_conn > 1 ? s->max_conn / 2 : 1);
+	s->reserve = reserve_of(s->max_conn);
 	s->head_deadline_s = s->timeout_s < NT_HEADER_DEADLINE_S ? s->timeout_s :
 								   NT_HEADER_DEADLINE_S;
 	/* MHD splits the connection cap among its worker threads. */
@@ -63,12 +141,16 @@ void nt_srv_on_connection(void *cls, struct MHD_Connection *mc, void **socket_ct
 		if (!k)
 			return; /* untracked: only the client timeout applies */
 		k->fd = ci->connect_fd;
+		k->fresh = true;
+		clock_gettime(CLOCK_MONOTONIC, &k->born);
 		due_from_now(s, &k->due);
 		pthread_mutex_lock(&s->conn_lock);
 		k->next = s->socks;
 		if (s->socks)
 			s->socks->prev = k;
 		s->socks = k;
+		s->nfresh++;
+		keep_reserve_locked(s);
 		pthread_mutex_unlock(&s->conn_lock);
 		*socket_ctx = k;
 	} else if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
@@ -79,6 +161,8 @@ void nt_srv_on_connection(void *cls, struct MHD_Connection *mc, void **socket_ct
 		/* MHD closes the descriptor only after this: once unlinked
 		 * here, the reaper never touches it again. */
 		pthread_mutex_lock(&s->conn_lock);
+		if (k->fresh)
+			s->nfresh--;
 		if (k->prev)
 			k->prev->next = k->next;
 		else
@@ -105,6 +189,10 @@ void nt_srv_head_arrived(struct nt_server *s, struct MHD_Connection *mc)
 		return;
 	pthread_mutex_lock(&s->conn_lock);
 	k->serving = true;
+	if (k->fresh) {
+		k->fresh = false;
+		s->nfresh--;
+	}
 	pthread_mutex_unlock(&s->conn_lock);
 }
 
@@ -153,11 +241,11 @@ static void *reaper_main(void *arg)
 			if (k->serving || k->fd < 0)
 				continue;
 			if (!nt_srv_ts_before(&now, &k->due)) {
-				shutdown(k->fd, SHUT_RDWR);
-				k->fd = -1;
+				cut_locked(s, k);
 				s->reaped++;
 			}
 		}
+		keep_reserve_locked(s);
 		if (s->trim_due && !serving && !nt_srv_ts_before(&now, &s->trim_after)) {
 			s->trim_due = false;
 			pthread_mutex_unlock(&s->conn_lock);
