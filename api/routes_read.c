@@ -56,6 +56,26 @@ static int get_health(const nt_request *req, nt_response *resp)
 			       ctx->root[0] ? ctx->root : "/", "live", ctx->live, "netns",
 			       netns[0] ? json_string(netns) : json_null(), "store",
 			       store_err ? "unavailable" : "ok");
+	/* Transactions that ended but whose outcome the store refused (a full
+	 * disk): their rows still say "applying" until the engine writes them
+	 * (engine/txn.h, nt_txn_unsettled). Degraded, but answered 200: the
+	 * agent works and settles them itself once the store takes writes,
+	 * which a restart by the watchdog (it wants 200) would not hasten. */
+	json_t *unsettled = NULL;
+	if (resp->json && !store_err &&
+	    nt_txn_unsettled(nt_agent_engine(nt_server_agent(req->server)), &unsettled) > 0) {
+		char warn[256];
+		const char *why = json_string_value(
+			json_object_get(json_array_get(unsettled, 0), "store_error"));
+		snprintf(warn, sizeof(warn),
+			 "%zu finished transaction(s) not yet recorded as they ended (the store "
+			 "refused the write: %s); written as soon as the store accepts writes",
+			 json_array_size(unsettled), why ? why : "error");
+		json_object_set_new(resp->json, "status", json_string("degraded"));
+		json_object_set_new(resp->json, "warnings", json_pack("[s]", warn));
+		json_object_set(resp->json, "unsettled", unsettled);
+	}
+	json_decref(unsettled);
 	if (resp->json && store_err) {
 		resp->status = 503;
 		json_object_set_new(resp->json, "store_error", nt_json_string_safe(store_err));

@@ -127,6 +127,16 @@ void nt_txn_engine_set_log(nt_txn_engine *e, nt_log_fn fn, void *ud);
 void nt_txn_engine_set_history(nt_txn_engine *e, long keep);
 /* Why the store is unavailable, or NULL when it is fine. */
 const char *nt_txn_store_error(nt_txn_engine *e);
+/* Finished transactions whose outcome the store refused (a full disk, a
+ * lock held past SQLite's busy timeout; crash recovery's too): their rows
+ * still say "applying" or "rolling_back" until the engine writes them
+ * again, which it does after its next write that succeeds and from the
+ * timer thread (after 2 s, then twice as long each time, up to a minute),
+ * keeping the failed write's reason in the record's error. Returns how many wait; with LIST, *LIST (the caller's) is
+ * [{"transaction", "status", "store_error"}]. */
+int nt_txn_unsettled(nt_txn_engine *e, json_t **list);
+/* Try to write them now; returns how many still wait. */
+int nt_txn_settle(nt_txn_engine *e);
 
 /* Plan REQ's profile: 0 with doc {profile, steps, warnings}; NT_EINVALID
  * with errors; -ENOENT for an unknown profile_name; NT_ESTORE. */

@@ -204,23 +204,46 @@ void nt_txn_set_inflight(nt_txn_engine *e, int64_t id)
 static void *timer_main(void *arg)
 {
 	nt_txn_engine *e = arg;
+	int64_t settle_at = 0, retry_ms = NT_TXN_SETTLE_RETRY_MS;
 	pthread_mutex_lock(&e->lock);
 	while (!e->stop) {
-		if (!e->pending_id) {
-			pthread_cond_wait(&e->cond, &e->lock);
-			continue;
-		}
 		int64_t now = nt_store_now_ms();
-		if (now < e->pending_deadline_ms) {
-			struct timespec ts = { .tv_sec = (time_t)(e->pending_deadline_ms / 1000),
-					       .tv_nsec = (long)(e->pending_deadline_ms % 1000) * 1000000L };
-			pthread_cond_timedwait(&e->cond, &e->lock, &ts);
+		/* Outcomes the store refused are tried again after
+		 * NT_TXN_SETTLE_RETRY_MS, then twice as long each time up to
+		 * a minute: a try against a database another process locks
+		 * holds the store for SQLite's 5 s busy timeout, which readers
+		 * wait out too. */
+		if (e->unsettled && json_array_size(e->unsettled)) {
+			if (!settle_at) {
+				settle_at = now + retry_ms;
+			} else if (now >= settle_at) {
+				pthread_mutex_unlock(&e->lock);
+				int left = nt_txn_settle(e);
+				pthread_mutex_lock(&e->lock);
+				retry_ms = left ? (retry_ms * 2 > 60000 ? 60000 : retry_ms * 2) :
+						  NT_TXN_SETTLE_RETRY_MS;
+				settle_at = left ? nt_store_now_ms() + retry_ms : 0;
+				continue;
+			}
+		} else {
+			settle_at = 0;
+			retry_ms = NT_TXN_SETTLE_RETRY_MS;
+		}
+		int64_t wake = e->pending_id && !e->busy ? e->pending_deadline_ms : INT64_MAX;
+		if (settle_at && settle_at < wake)
+			wake = settle_at;
+		if (now < wake || e->busy) {
+			if (wake == INT64_MAX) {
+				pthread_cond_wait(&e->cond, &e->lock);
+			} else {
+				struct timespec ts = { .tv_sec = (time_t)(wake / 1000),
+						       .tv_nsec = (long)(wake % 1000) * 1000000L };
+				pthread_cond_timedwait(&e->cond, &e->lock, &ts);
+			}
 			continue;
 		}
-		if (e->busy) {
-			pthread_cond_wait(&e->cond, &e->lock);
+		if (!e->pending_id || now < e->pending_deadline_ms)
 			continue;
-		}
 		int64_t id = e->pending_id;
 		e->busy = true;
 		e->inflight_id = id;
@@ -323,6 +346,7 @@ void nt_txn_engine_close(nt_txn_engine *e)
 		pthread_join(e->timer, NULL);
 	if (e->own_store)
 		nt_store_close(e->store);
+	json_decref(e->unsettled);
 	pthread_cond_destroy(&e->cond);
 	pthread_mutex_destroy(&e->lock);
 	free(e);

@@ -66,7 +66,17 @@ struct nt_txn_engine {
 	 * "INDEX" -> result, and why. */
 	json_t *unrecorded_steps;
 	char unrecorded_step_error[256];
+	/* Finished transactions whose outcome the store refused (a full disk,
+	 * a lock held past the busy timeout, recovery included), written again
+	 * as soon as the store accepts writes: after the next write that
+	 * succeeds, and by the timer thread after NT_TXN_SETTLE_RETRY_MS, then
+	 * less and less often (up to a minute); txn_run.c.
+	 * [{"id","status","error","failed_step","deadline_ms","store_error",
+	 *   "steps": [{"idx","result","error","observed"}]}], under lock. */
+	json_t *unsettled;
 };
+
+#define NT_TXN_SETTLE_RETRY_MS 2000
 
 /* Send EV (consumed; NULL is nothing) to the log sink, if one is set. */
 static inline void emit(nt_txn_engine *e, json_t *ev)

@@ -102,6 +102,147 @@ static void note_step(nt_txn_engine *e, stage *st, int64_t id, int idx, const nt
 	}
 }
 
+/* ---- outcomes the store refused ---- */
+
+static json_t *unsettled_find(json_t *list, int64_t id, size_t *at)
+{
+	size_t i;
+	json_t *u;
+	json_array_foreach(list, i, u) {
+		if (json_integer_value(json_object_get(u, "id")) == id) {
+			if (at)
+				*at = i;
+			return u;
+		}
+	}
+	return NULL;
+}
+
+/* Transaction ID finished as STATUS. KEEP: the store refused the record,
+ * which is kept (with the outcomes ST holds, NULL: none) to be written
+ * again; otherwise its record was written, and whatever was kept for it
+ * goes. A later outcome of the same transaction replaces an earlier one
+ * either way. */
+static void unsettled_note(nt_txn_engine *e, int64_t id, bool keep, const stage *st,
+			   const char *status, const char *error, int failed_step,
+			   int64_t deadline_ms)
+{
+	json_t *u = NULL, *steps = NULL;
+	if (keep) {
+		steps = json_array();
+		for (int i = 0; st && steps && i < st->n; i++)
+			json_array_append_new(
+				steps, json_pack("{s:i, s:s?, s:s?, s:s?}", "idx", st->recs[i].idx,
+						 "result", st->recs[i].result, "error",
+						 st->recs[i].error, "observed", st->recs[i].observed));
+		u = json_pack("{s:I, s:s, s:s?, s:i, s:I, s:s, s:o}", "id", (json_int_t)id, "status",
+			      status, "error", error, "failed_step", failed_step, "deadline_ms",
+			      (json_int_t)deadline_ms, "store_error", nt_store_errmsg(e->store),
+			      "steps", steps ? steps : json_array());
+	}
+	pthread_mutex_lock(&e->lock);
+	if (!e->unsettled)
+		e->unsettled = json_array();
+	size_t at;
+	if (unsettled_find(e->unsettled, id, &at))
+		json_array_remove(e->unsettled, at);
+	if (u && e->unsettled)
+		json_array_append(e->unsettled, u);
+	pthread_cond_broadcast(&e->cond);
+	pthread_mutex_unlock(&e->lock);
+	json_decref(u);
+}
+
+/* Write U (an unsettled outcome) as its transaction's record. 0, NT_ESTORE
+ * (try again later) or -ENOENT (the row is gone: nothing to settle). */
+static int unsettled_write(nt_txn_engine *e, const json_t *u)
+{
+	json_t *steps = json_object_get(u, "steps");
+	size_t n = json_array_size(steps), i;
+	nt_store_step_rec *recs = calloc(n + 1, sizeof(*recs));
+	json_t *s;
+	char *error = NULL;
+	if (!recs)
+		return -ENOMEM;
+	json_array_foreach(steps, i, s) {
+		recs[i].idx = (int)json_integer_value(json_object_get(s, "idx"));
+		recs[i].result = json_string_value(json_object_get(s, "result"));
+		recs[i].error = json_string_value(json_object_get(s, "error"));
+		recs[i].observed = json_string_value(json_object_get(s, "observed"));
+	}
+	/* The reason kept is the one of the failed write (a full disk), said
+	 * beside the outcome, not whatever the store says now. */
+	const char *why = json_string_value(json_object_get(u, "error"));
+	if (asprintf(&error, "%s%sthe store could not record this outcome when the transaction "
+		     "ended (%s); recorded once it could",
+		     why ? why : "", why ? "; " : "",
+		     json_string_value(json_object_get(u, "store_error"))) < 0)
+		error = NULL;
+	int r = nt_store_txn_stage(e->store, json_integer_value(json_object_get(u, "id")), recs,
+				   (int)n, json_string_value(json_object_get(u, "status")),
+				   error ? error : why,
+				   (int)json_integer_value(json_object_get(u, "failed_step")), true,
+				   json_integer_value(json_object_get(u, "deadline_ms")));
+	free(error);
+	free(recs);
+	return r;
+}
+
+int nt_txn_settle(nt_txn_engine *e)
+{
+	json_t *todo = NULL, *u;
+	size_t i;
+	int left;
+
+	pthread_mutex_lock(&e->lock);
+	if (e->unsettled && json_array_size(e->unsettled)) {
+		todo = e->unsettled;
+		e->unsettled = json_array();
+		if (!e->unsettled) {
+			e->unsettled = todo;
+			todo = NULL;
+		}
+	}
+	pthread_mutex_unlock(&e->lock);
+	json_array_foreach(todo, i, u) {
+		int64_t id = json_integer_value(json_object_get(u, "id"));
+		int r = unsettled_write(e, u);
+		pthread_mutex_lock(&e->lock);
+		/* Kept for the next try, unless a newer outcome of the same
+		 * transaction was noted meanwhile. */
+		if (r < 0 && r != -ENOENT && !unsettled_find(e->unsettled, id, NULL))
+			json_array_append(e->unsettled, u);
+		pthread_mutex_unlock(&e->lock);
+		if (r == 0 && e->log)
+			emit(e, json_pack("{s:s, s:I, s:s, s:s}", "event", "txn", "txn", (json_int_t)id,
+					  "status", json_string_value(json_object_get(u, "status")),
+					  "settled", "recorded late, once the store accepted writes again"));
+	}
+	json_decref(todo);
+	pthread_mutex_lock(&e->lock);
+	left = e->unsettled ? (int)json_array_size(e->unsettled) : 0;
+	pthread_mutex_unlock(&e->lock);
+	return left;
+}
+
+int nt_txn_unsettled(nt_txn_engine *e, json_t **list)
+{
+	pthread_mutex_lock(&e->lock);
+	int n = e->unsettled ? (int)json_array_size(e->unsettled) : 0;
+	if (list) {
+		*list = json_array();
+		size_t i;
+		json_t *u;
+		json_array_foreach(e->unsettled, i, u)
+			json_array_append_new(*list, json_pack("{s:O, s:O, s:O}", "transaction",
+							       json_object_get(u, "id"), "status",
+							       json_object_get(u, "status"), "store_error",
+							       json_object_get(u, "store_error")));
+	}
+	pthread_mutex_unlock(&e->lock);
+	return n;
+}
+
 /* Record transaction ID's status, with the step outcomes ST holds (NULL:
  * none) in the same store write, and tell the log sink. The outcomes are
  * dropped once recorded; when the write fails they are kept, for the
@@ -129,6 +270,10 @@ int nt_txn_record_status(nt_txn_engine *e, int64_t id, stage *st, nt_txn_status 
 		snprintf(e->unrecorded_step_error, sizeof(e->unrecorded_step_error), "%s",
 			 nt_store_errmsg(e->store));
 	}
+	if (finished)
+		unsettled_note(e, id, r < 0, st, name, error, failed_step, deadline_ms);
+	if (r == 0)
+		nt_txn_settle(e);
 	if (r < 0 && finished) {
 		/* The host is already as this status says; only the record
 		 * is missing. Kept so the reply can say it (see
@@ -137,8 +282,8 @@ int nt_txn_record_status(nt_txn_engine *e, int64_t id, stage *st, nt_txn_status 
 		e->unrecorded_status = status;
 		snprintf(e->unrecorded_error, sizeof(e->unrecorded_error),
 			 "%s%sthe store could not record this outcome (%s): history shows "
-			 "the transaction as applying until the agent can write again, and its "
-			 "next start settles it from the journal",
+			 "the transaction as applying until the agent can write again, and "
+			 "records it then (or its next start settles it from the journal)",
 			 error ? error : "", error ? "; " : "", nt_store_errmsg(e->store));
 	}
 	if (e->log && st && st->quiet) {

@@ -64,7 +64,7 @@ static int desired_set_locked(nt_store *s, const json_t *d)
 out:
 	sqlite3_finalize(st);
 	if (r < 0)
-		exec(s, "ROLLBACK");
+		rollback(s);
 	return r;
 }
 
@@ -126,7 +126,7 @@ out:
 	json_decref(prev);
 	sqlite3_finalize(st);
 	if (r < 0)
-		exec(s, "ROLLBACK");
+		rollback(s);
 	return r;
 }
 

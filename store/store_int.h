@@ -36,16 +36,32 @@ struct nt_store {
 	char err[256]; /* why the last write was rolled back */
 };
 
+/* A failure's message is kept in s->err at once: a statement finalized
+ * after it (its own last step went well) sets the connection's error back
+ * to "not an error". */
 static inline int exec(nt_store *s, const char *sql)
 {
-	return sqlite3_exec(s->db, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : NT_ESTORE;
+	if (sqlite3_exec(s->db, sql, NULL, NULL, NULL) == SQLITE_OK)
+		return 0;
+	snprintf(s->err, sizeof(s->err), "%s", sqlite3_errmsg(s->db));
+	return NT_ESTORE;
 }
 
-/* Roll back a failed write, keeping why it failed for nt_store_errmsg. */
+/* Roll back a failed write, keeping why it failed for nt_store_errmsg.
+ * Only while a transaction is still open: after some errors (a full disk,
+ * SQLITE_FULL; an I/O error) SQLite has already rolled it back, and a
+ * ROLLBACK then fails with "cannot rollback - no transaction is active",
+ * which would replace the real reason. */
 static inline void rollback(nt_store *s)
 {
-	snprintf(s->err, sizeof(s->err), "%s", sqlite3_errmsg(s->db));
-	exec(s, "ROLLBACK");
+	if (sqlite3_errcode(s->db) != SQLITE_OK)
+		snprintf(s->err, sizeof(s->err), "%s", sqlite3_errmsg(s->db));
+	if (!sqlite3_get_autocommit(s->db)) {
+		char why[sizeof(s->err)];
+		snprintf(why, sizeof(why), "%s", s->err);
+		exec(s, "ROLLBACK");
+		snprintf(s->err, sizeof(s->err), "%s", why);
+	}
 }
 
 /* ---- helpers ---- */
