@@ -42,21 +42,6 @@ static json_t *call(nt_agent *a, const char *method, const char *path, const cha
 	return doc;
 }
 
-/* Written whole (a new file renamed over the old), as a kernel file
- * changes: the agent never reads it half-written. */
-static void put_file(const char *root, const char *rel, const char *value)
-{
-	char path[PATH_MAX], tmp[PATH_MAX + 8];
-	snprintf(path, sizeof(path), "%s/%s", root, rel);
-	snprintf(tmp, sizeof(tmp), "%s.new", path);
-	FILE *f = fopen(tmp, "w");
-	if (f) {
-		fprintf(f, "%s\n", value);
-		fclose(f);
-		rename(tmp, path);
-	}
-}
-
 static const char *file(const char *root, const char *rel)
 {
 	static char buf[256];
@@ -92,16 +77,6 @@ static json_t *wait_state(nt_agent *a, const char *state, int ms)
 		nt_agent_sleep_ms(100);
 	}
 	return NULL;
-}
-
-static bool wait_file(const char *root, const char *rel, const char *value, int ms)
-{
-	for (int waited = 0; waited <= ms; waited += 100) {
-		if (!strcmp(file(root, rel), value))
-			return true;
-		nt_agent_sleep_ms(100);
-	}
-	return false;
 }
 
 /* The newest transaction (new reference) and the number of them. */
@@ -196,7 +171,7 @@ int main(void)
 	json_decref(doc);
 
 	/* Policy report: seen within the interval, left alone. */
-	put_file(root, RMEM, "1234");
+	tu_put(root, RMEM, "1234");
 	t = wait_state(&a, "drifted", 4000);
 	CHECK_MSG(t, "rmem_max's drift was not reported");
 	CHECK_STR(tu_str(t, "current"), "1234");
@@ -216,7 +191,7 @@ int main(void)
 		CHECK_MSG(0, "agent did not start again");
 		goto out;
 	}
-	CHECK_MSG(wait_file(root, RMEM, "16777216", 4000), "not re-applied at boot: %s",
+	CHECK_MSG(tu_wait_file(root, RMEM, "16777216", 4000), "not re-applied at boot: %s",
 		  file(root, RMEM));
 	t = newest_settled(&a, &total, 4000);
 	CHECK_STR(tu_str(t, "reason"), "boot");
@@ -225,8 +200,8 @@ int main(void)
 	metrics_have(&a, "nettune_repairs_total{reason=\"boot\"} 1\n");
 
 	/* A later change is repaired as a transaction of its own. */
-	put_file(root, RMEM, "1234");
-	CHECK_MSG(wait_file(root, RMEM, "16777216", 4000), "drift not repaired: %s",
+	tu_put(root, RMEM, "1234");
+	CHECK_MSG(tu_wait_file(root, RMEM, "16777216", 4000), "drift not repaired: %s",
 		  file(root, RMEM));
 	t = newest_settled(&a, &before, 4000);
 	CHECK_STR(tu_str(t, "reason"), "drift");
@@ -250,7 +225,7 @@ int main(void)
 	snprintf(path, sizeof(path), "/v1/transactions/%lld/confirm",
 		 (long long)json_integer_value(json_object_get(doc, "id")));
 	json_decref(doc);
-	put_file(root, RMEM, "1234");
+	tu_put(root, RMEM, "1234");
 	nt_agent_sleep_ms(2500);
 	CHECK_STR(file(root, RMEM), "1234");
 	doc = get(&a, "/v1/drift", &st);
@@ -258,14 +233,14 @@ int main(void)
 		  tu_str(doc, "message"));
 	json_decref(doc);
 	json_decref(call(&a, "POST", path, "{}", 200));
-	CHECK_MSG(wait_file(root, RMEM, "16777216", 4000), "not repaired after the confirm: %s",
+	CHECK_MSG(tu_wait_file(root, RMEM, "16777216", 4000), "not repaired after the confirm: %s",
 		  file(root, RMEM));
 	json_decref(newest_settled(&a, &before, 4000));
 
 	/* Fought over: contested after a few repairs, then left alone. */
 	json_t *c = NULL;
 	for (int i = 0; i < 10 && !c; i++) {
-		put_file(root, RMEM, "1234");
+		tu_put(root, RMEM, "1234");
 		nt_agent_sleep_ms(1500);
 		t = target(&a, "sysctl", "net.core.rmem_max", NULL);
 		if (t && !strcmp(tu_str(t, "state"), "contested"))
@@ -291,7 +266,7 @@ int main(void)
 	CHECK_STR(tu_str(doc, "source"), "api");
 	CHECK_STR(tu_str(doc, "policy"), "repair");
 	json_decref(doc);
-	CHECK_MSG(wait_file(root, RMEM, "16777216", 4000), "not repaired after PUT: %s",
+	CHECK_MSG(tu_wait_file(root, RMEM, "16777216", 4000), "not repaired after PUT: %s",
 		  file(root, RMEM));
 
 	/* An operator's own transaction wins, and is reported. */
@@ -311,9 +286,9 @@ int main(void)
 		   "{\"profile\":{\"name\":\"eth0\",\"irq_affinity\":[{\"interface\":\"eth0\",\"cpus\":\"1\"}],"
 		   "\"sysctl\":{\"net.core.rmem_max\":\"16777216\"}}}", 200);
 	json_decref(doc);
-	CHECK_MSG(wait_file(root, RMEM, "16777216", 4000), "not applied: %s", file(root, RMEM));
+	CHECK_MSG(tu_wait_file(root, RMEM, "16777216", 4000), "not applied: %s", file(root, RMEM));
 	json_decref(newest_settled(&a, &before, 4000));
-	put_file(root, RMEM, "1234");
+	tu_put(root, RMEM, "1234");
 	tu_sh("mv '%s/sys/class/net/eth0' '%s/sys/class/net/eth9'", root, root);
 	json_t *rep = NULL;
 	for (int i = 0; i < 40; i++) {
@@ -333,13 +308,13 @@ int main(void)
 	CHECK_INT(total, before);
 	CHECK(has_drift_finding(&a, "host"));
 	tu_sh("mv '%s/sys/class/net/eth9' '%s/sys/class/net/eth0'", root, root);
-	CHECK_MSG(wait_file(root, RMEM, "16777216", 4000), "not repaired once valid: %s",
+	CHECK_MSG(tu_wait_file(root, RMEM, "16777216", 4000), "not repaired once valid: %s",
 		  file(root, RMEM));
 
 	/* Policy report changes nothing, not even at start: restarted with
 	 * the host changed, it reports the drift and leaves it. */
 	nt_agent_stop(&a);
-	put_file(root, RMEM, "1234");
+	tu_put(root, RMEM, "1234");
 	if (nt_agent_start(&a, root, state, report) < 0) {
 		CHECK_MSG(0, "agent did not start with policy report");
 		goto out;
@@ -357,14 +332,14 @@ int main(void)
 		CHECK_MSG(0, "agent did not start with policy repair");
 		goto out;
 	}
-	CHECK_MSG(wait_file(root, RMEM, "16777216", 4000), "not repaired at start: %s",
+	CHECK_MSG(tu_wait_file(root, RMEM, "16777216", 4000), "not repaired at start: %s",
 		  file(root, RMEM));
 
 	/* Stop holding: nothing changes on the host; the history has it all. */
 	json_decref(call(&a, "DELETE", "/v1/desired", NULL, 204));
 	json_decref(call(&a, "DELETE", "/v1/desired", NULL, 404));
 	json_decref(call(&a, "GET", "/v1/desired", NULL, 404));
-	put_file(root, RMEM, "1234");
+	tu_put(root, RMEM, "1234");
 	nt_agent_sleep_ms(1500);
 	CHECK_STR(file(root, RMEM), "1234");
 	doc = get(&a, "/v1/drift", &st);
@@ -389,7 +364,7 @@ int main(void)
 		CHECK_MSG(0, "agent did not start with a failing write");
 		goto out;
 	}
-	put_file(root, RMEM, "1234");
+	tu_put(root, RMEM, "1234");
 	json_decref(call(&a, "PUT", "/v1/desired", P_RMEM, 200));
 	t = wait_state(&a, "contested", 8000);
 	CHECK_MSG(t, "a repair that always fails was never contested");

@@ -26,19 +26,6 @@ static const char *file(const char *root, const char *rel)
 	return tu_read(root, rel, buf, sizeof(buf));
 }
 
-static void put_file(const char *root, const char *rel, const char *value)
-{
-	char path[PATH_MAX], tmp[PATH_MAX + 8];
-	snprintf(path, sizeof(path), "%s/%s", root, rel);
-	snprintf(tmp, sizeof(tmp), "%s.new", path);
-	FILE *f = fopen(tmp, "w");
-	if (f) {
-		fprintf(f, "%s\n", value);
-		fclose(f);
-		rename(tmp, path);
-	}
-}
-
 /* The drift target sysctl TGT of GET /v1/drift (new reference), or NULL. */
 static json_t *target(nt_agent *a, const char *tgt)
 {
@@ -52,16 +39,6 @@ static json_t *target(nt_agent *a, const char *tgt)
 	}
 	json_decref(doc);
 	return found;
-}
-
-static bool wait_file(const char *root, const char *rel, const char *value, int ms)
-{
-	for (int waited = 0; waited <= ms; waited += 100) {
-		if (!strcmp(file(root, rel), value))
-			return true;
-		nt_agent_sleep_ms(100);
-	}
-	return false;
 }
 
 static json_t *wait_state(nt_agent *a, const char *tgt, const char *state, int ms)
@@ -85,8 +62,8 @@ int main(void)
 	if (tu_copy(VM, dir, sizeof(dir), root, sizeof(root)) < 0)
 		SKIP("cannot copy %s", VM);
 	snprintf(state, sizeof(state), "%s/state", dir);
-	put_file(root, RMEM, "1234");
-	put_file(root, WMEM, "4321");
+	tu_put(root, RMEM, "1234");
+	tu_put(root, WMEM, "4321");
 	if (tu_sh("chattr +i '%s/%s' 2>/dev/null", root, RMEM) != 0) {
 		tu_sh("rm -rf '%s'", dir);
 		SKIP("chattr +i does not work here (needs root and a file system with the "
@@ -101,7 +78,7 @@ int main(void)
 	CHECK_INT(st, 200);
 
 	/* The writable one is repaired although the other one fails. */
-	CHECK_MSG(wait_file(root, WMEM, "8388608", 8000), "wmem_max not repaired: %s",
+	CHECK_MSG(tu_wait_file(root, WMEM, "8388608", 8000), "wmem_max not repaired: %s",
 		  file(root, WMEM));
 	json_t *t = wait_state(&a, "net.core.rmem_max", "contested", 15000);
 	CHECK_MSG(t, "rmem_max (immutable) never contested");
@@ -115,8 +92,8 @@ int main(void)
 	/* And held: changed again, repaired again (its second repair: the
 	 * failed transactions rmem_max rolled back were not counted as its
 	 * attempts, or it would be contested by now). */
-	put_file(root, WMEM, "4321");
-	CHECK_MSG(wait_file(root, WMEM, "8388608", 8000), "wmem_max not held");
+	tu_put(root, WMEM, "4321");
+	CHECK_MSG(tu_wait_file(root, WMEM, "8388608", 8000), "wmem_max not held");
 	t = target(&a, "net.core.wmem_max");
 	CHECK_MSG(!t || strcmp(tu_str(t, "state"), "contested") != 0,
 		  "wmem_max declared contested: %s", t ? tu_str(t, "culprit") : "");

@@ -42,6 +42,22 @@ __attribute__((unused)) static int tu_script(const char *root, const char *dir, 
 	return WIFEXITED(r) ? WEXITSTATUS(r) : -1;
 }
 
+/* ROOT/REL made to hold VALUE and a newline, written whole (a new file
+ * renamed over the old), as a kernel file changes: the agent never reads
+ * it half-written. */
+__attribute__((unused)) static void tu_put(const char *root, const char *rel, const char *value)
+{
+	char path[PATH_MAX], tmp[PATH_MAX + 8];
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	snprintf(tmp, sizeof(tmp), "%s.new", path);
+	FILE *f = fopen(tmp, "w");
+	if (f) {
+		fprintf(f, "%s\n", value);
+		fclose(f);
+		rename(tmp, path);
+	}
+}
+
 /* Contents of ROOT/REL with the trailing newline removed, in BUF. */
 __attribute__((unused)) static const char *tu_read(const char *root, const char *rel, char *buf, size_t size)
 {
@@ -57,6 +73,19 @@ __attribute__((unused)) static const char *tu_read(const char *root, const char 
 	while (n > 0 && buf[n - 1] == '\n')
 		buf[--n] = '\0';
 	return buf;
+}
+
+/* Wait up to MS for ROOT/REL to read VALUE (trailing newline removed). */
+__attribute__((unused)) static bool tu_wait_file(const char *root, const char *rel,
+						 const char *value, int ms)
+{
+	char buf[256];
+	for (int waited = 0; waited <= ms; waited += 100) {
+		if (!strcmp(tu_read(root, rel, buf, sizeof(buf)), value))
+			return true;
+		nt_agent_sleep_ms(100);
+	}
+	return false;
 }
 
 /* Ring sizes from the fixture's ethtool/IFACE.json: "rx=N,tx=N". */
