@@ -48,6 +48,7 @@ typedef struct cli_opts {
 	const char *near;
 	long cpus;
 	bool fix_profile;
+	const char *nic; /* irqs --nic */
 	/* serve */
 	const char *config; /* the configuration file (cli/config.c) */
 	bool check_config; /* check it and the profiles directory, then exit */

@@ -22,8 +22,11 @@ static const char usage[] =
 	"  diagnose [--root DIR] [--json] [--rtt-ms N] [--fix-profile]\n"
 	"                                     what is misplaced, with the profile fragment that fixes it;\n"
 	"                                     --fix-profile prints one profile of all fixes, for apply\n"
-	"  irqs [--root DIR] [--json]         every IRQ with owner, affinity and per-CPU counts (always\n"
-	"                                     JSON)\n"
+	"  irqs [IFACE|--nic IFACE] [--root DIR] [--interval-ms N] [--json]\n"
+	"                                     a table of every IRQ (of IFACE only when given): owner,\n"
+	"                                     queue, affinity, effective CPUs, their node (red: off\n"
+	"                                     the NIC's) and interrupts/s over N ms (default 250);\n"
+	"                                     --json the document of GET /v1/irqs (per-CPU counts)\n"
 	"  rates [--root DIR] [--interval-ms N] [--json]\n"
 	"                                     interrupts per second per CPU and node over N ms (default\n"
 	"                                     1000), flagging those served off their NIC's node\n"
@@ -185,9 +188,7 @@ static const struct command {
 } commands[] = {
 	{ "topology", nt_cmd_topology, false, HOST_OPTS, false },
 	{ "diagnose", nt_cmd_diagnose, false, HOST_OPTS " rtt-ms fix-profile", false },
-	/* Always JSON: --json is taken (and changes nothing) for scripts that
-	 * pass it to every command. */
-	{ "irqs", nt_cmd_irqs, false, "root json", false },
+	{ "irqs", nt_cmd_irqs, false, HOST_OPTS " nic interval-ms", false },
 	{ "serve", nt_cmd_serve, false, "config check-config", true },
 	{ "rates", nt_cmd_rates, false, HOST_OPTS " interval-ms", false },
 	{ "run", nt_cmd_run, true, "root near cpus", false },

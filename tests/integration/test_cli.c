@@ -569,17 +569,43 @@ static void test_without_agent(void)
 	CHECK_INT(c.code, 0);
 	CHECK_HAS(c.out, "\"irq_affinity\"");
 	run_free(&c);
-	c = CLI("irqs", "--root", EPYC);
+	/* irqs: a table for people, the document with --json (the same bytes
+	 * as before the table: GET /v1/irqs's), a NIC's IRQs by name. */
+	c = CLI("irqs", "--root", EPYC, "--interval-ms", "10");
 	CHECK_INT(c.code, 0);
-	/* Always JSON: --json is taken, and prints the same IRQs. */
+	CHECK_HAS(c.out, "IRQ  OWNER  QUEUE  AFFINITY  EFFECTIVE  NODE  IRQ/S");
+	CHECK_HAS(c.out, "mlx5_comp0@pci:0000:01:00.0");
+	CHECK_HAS(c.out, "IRQ/S over 10 ms");
+	CHECK_HASNT(c.out, "{");
+	run_free(&c);
 	run j = CLI("irqs", "--root", EPYC, "--json");
 	CHECK_INT(j.code, 0);
-	json_t *ja = json_loads(c.out ? c.out : "", 0, NULL), *jb = json_loads(j.out ? j.out : "", 0, NULL);
-	CHECK(ja && jb && json_array_size(json_object_get(ja, "irqs")) > 0 &&
-	      json_array_size(json_object_get(ja, "irqs")) == json_array_size(json_object_get(jb, "irqs")));
+	json_t *ja = json_loads(j.out ? j.out : "", 0, NULL);
+	CHECK(ja && json_array_size(json_object_get(ja, "irqs")) > 0 && json_object_get(ja, "cpu_columns"));
+	run_free(&j);
+	c = CLI("irqs", "enos0", "--root", EPYC, "--interval-ms", "10");
+	CHECK_INT(c.code, 0);
+	CHECK_HAS(c.out, " enos0 ");
+	CHECK_HASNT(c.out, "enos1");
+	CHECK_HASNT(c.out, "ttyS0");
+	run_free(&c);
+	j = CLI("irqs", "--nic", "enos1", "--json", "--root", EPYC);
+	CHECK_INT(j.code, 0);
+	json_t *jb = json_loads(j.out ? j.out : "", 0, NULL);
+	size_t ix, nown = 0;
+	json_t *q;
+	json_array_foreach(json_object_get(ja, "irqs"), ix, q)
+		nown += json_is_string(json_object_get(q, "owner")) &&
+			!strcmp(json_string_value(json_object_get(q, "owner")), "enos1");
+	CHECK(jb && nown > 0 && json_array_size(json_object_get(jb, "irqs")) == nown);
+	json_array_foreach(json_object_get(jb, "irqs"), ix, q)
+		CHECK_STR(json_string_value(json_object_get(q, "owner")), "enos1");
 	json_decref(ja);
 	json_decref(jb);
 	run_free(&j);
+	c = CLI("irqs", "nosuch0", "--root", EPYC);
+	CHECK_INT(c.code, 2);
+	CHECK_HAS(c.err, "no NIC named 'nosuch0'");
 	run_free(&c);
 	c = CLI("rates", "--root", EPYC, "--interval-ms", "10", "-o", "json");
 	CHECK_INT(c.code, 0);
