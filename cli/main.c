@@ -80,14 +80,16 @@ static const char usage[] =
 	"" NT_CLI_DEFAULT_AGENT "; NETTUNE_TOKEN in the environment is sent as a bearer token).\n"
 	"They print for people; --json (or -o json) prints the agent's JSON answer unchanged\n"
 	"on stdout instead, error documents included:\n"
-	"  plan PROFILE.json                  the steps a profile would take, by interface and kind,\n"
+	"  plan PROFILE.json | --name NAME    the steps a profile would take, by interface and kind,\n"
 	"                                     with its warnings; changes nothing (plan and apply read\n"
-	"                                     the profile from standard input when it is -)\n"
-	"  apply PROFILE.json [--confirm-timeout S] [--persist]\n"
+	"                                     the profile from standard input when it is -; --name:\n"
+	"                                     the agent's stored profile NAME, else the shipped\n"
+	"                                     " NT_SHIPPED_PROFILES_DIR "/NAME.json)\n"
+	"  apply PROFILE.json | --name NAME [--confirm-timeout S] [--persist]\n"
 	"                                     apply a profile as one transaction; with a timeout the\n"
 	"                                     agent reverts it unless 'nettune confirm ID' comes in time;\n"
 	"                                     --persist makes it the desired state once it took effect\n"
-	"  try PROFILE.json [--confirm-timeout S]\n"
+	"  try PROFILE.json | --name NAME [--confirm-timeout S]\n"
 	"                                     apply, then ask at the terminal: ENTER keeps it; unless\n"
 	"                                     confirmed within S s (default 120) the agent puts it back\n"
 	"  confirm ID                         confirm a transaction applied with --confirm-timeout\n"
@@ -96,6 +98,10 @@ static const char usage[] =
 	"  history [--status S] [--limit N] [--since WHEN]\n"
 	"                                     past transactions, newest first (default 20; WHEN is\n"
 	"                                     30m, 12h, 7d or a UTC time such as 2026-11-30T16:00)\n"
+	"  profiles [list]                    the profiles the agent stores, and the shipped ones\n"
+	"  profiles show NAME                 one of them (stored first, else shipped)\n"
+	"  profiles put NAME PROFILE.json     store PROFILE as NAME (validated against the host)\n"
+	"  profiles delete NAME               remove stored profile NAME\n"
 	"  desired [show]                     the desired state, who set it and when, its history\n"
 	"  desired set PROFILE.json           make PROFILE the desired state (validated first)\n"
 	"  desired clear                      stop holding it (the host is not changed)\n"
@@ -195,9 +201,10 @@ static const struct command {
 	{ "bench-run", nt_cmd_bench_run, true, "agent root profile near cpus report confirm-timeout",
 	  false },
 	{ "placement", nt_cmd_placement, false, HOST_OPTS " cpus", false },
-	{ "plan", nt_cmd_profile, false, AGENT_OPTS, false },
-	{ "apply", nt_cmd_profile, false, AGENT_OPTS " confirm-timeout persist", false },
-	{ "try", nt_cmd_try, false, AGENT_OPTS " confirm-timeout", false },
+	{ "plan", nt_cmd_profile, false, AGENT_OPTS " name", false },
+	{ "apply", nt_cmd_profile, false, AGENT_OPTS " name confirm-timeout persist", false },
+	{ "try", nt_cmd_try, false, AGENT_OPTS " name confirm-timeout", false },
+	{ "profiles", nt_cmd_profiles, false, AGENT_OPTS, false },
 	{ "confirm", nt_cmd_txn_id, false, AGENT_OPTS, false },
 	{ "rollback", nt_cmd_txn_id, false, AGENT_OPTS " force", false },
 	{ "show", nt_cmd_txn_id, false, AGENT_OPTS, false },

@@ -65,6 +65,7 @@ const nt_cli_option nt_cli_options[] = {
 	  NULL, NT_OPT_CONF },
 	{ "persist", NT_OPT_FLAG, F(persist), 0, 0, NULL, NULL, 0 },
 	{ "nic", NT_OPT_STR, F(nic), 0, 0, "an interface", NULL, 0 },
+	{ "name", NT_OPT_STR, F(name), 0, 0, "a profile name", NULL, 0 },
 	{ NULL, 0, 0, 0, 0, NULL, NULL, 0 },
 };
 

@@ -533,7 +533,8 @@ static void test_without_agent(void)
 	run_free(&c);
 	c = CLI("plan", "/nonexistent/profile.json");
 	CHECK_INT(c.code, 2);
-	CHECK_HAS(c.err, "/nonexistent/profile.json");
+	CHECK_HAS(c.err, "nettune: cannot read /nonexistent/profile.json: No such file or directory");
+	CHECK_HASNT(c.err, "line -1");
 	run_free(&c);
 	/* An option the command does not read is refused by name, with the
 	 * command's own options listed; nothing runs. */
@@ -632,6 +633,108 @@ static void test_without_agent(void)
 	run_free(&c);
 }
 
+/* Stored profiles from the command line, and --name: the agent's stored
+ * profile first, else the shipped one (NETTUNE_SHIPPED_PROFILES points at
+ * the source tree's profiles/). */
+static void test_profiles(const char *dir, const char *root)
+{
+	nt_agent a;
+	char good[PATH_MAX], base[128];
+	static const char *const shipped[] = { "NETTUNE_SHIPPED_PROFILES=" NT_FIXTURES "/../../profiles", NULL };
+	if (nt_agent_start(&a, root, NULL, NULL) < 0) {
+		CHECK_MSG(0, "agent did not start");
+		return;
+	}
+	snprintf(base, sizeof(base), "%s", nt_url(&a, ""));
+	snprintf(good, sizeof(good), "%s/good.json", dir);
+	write_file(good, GOOD);
+#define PCLI(...) cli_env(shipped, (const char *const[]){ __VA_ARGS__, "--agent", base, NULL })
+	run c = PCLI("profiles");
+	CHECK_INT(c.code, 0);
+	CHECK_HAS(c.out, "the agent stores no profiles");
+	CHECK_HAS(c.out, "shipped in ");
+	CHECK_HAS(c.out, "throughput");
+	CHECK_HAS(c.out, "esnet-100g");
+	run_free(&c);
+	c = PCLI("profiles", "put", "epyc-fix", good);
+	CHECK_INT(c.code, 0);
+	CHECK_HAS(c.out, "profile epyc-fix stored");
+	run_free(&c);
+	c = PCLI("profiles", "put", "epyc-fix", good);
+	CHECK_HAS(c.out, "profile epyc-fix replaced");
+	run_free(&c);
+	c = PCLI("profiles", "put", "other", good); /* the file names itself epyc-fix */
+	CHECK_INT(c.code, 1);
+	CHECK_HAS(c.err, "does not match");
+	run_free(&c);
+	c = PCLI("profiles", "list");
+	CHECK_HAS(c.out, "stored in the agent:");
+	CHECK_HAS(c.out, "epyc-fix");
+	/* A stored epyc-fix hides the shipped one of that name. */
+	CHECK_HAS(c.out, "shipped in ");
+	CHECK_MSG(!strstr(strstr(c.out, "shipped in") ?: "", "epyc-fix"),
+		  "shipped epyc-fix listed beside the stored one:\n%s", c.out);
+	run_free(&c);
+	c = PCLI("profiles", "show", "epyc-fix");
+	CHECK_INT(c.code, 0);
+	CHECK_HAS(c.out, "\"layer3+4\"");
+	run_free(&c);
+	nt_http_result h = direct(&a, "GET", "/v1/profiles", NULL);
+	c = PCLI("profiles", "--json");
+	check_same_bytes(&c, &h, "profiles --json");
+	run_free(&c);
+	nt_http_result_free(&h);
+
+	/* --name: the stored one goes as profile_name; a shipped one as its
+	 * document, said on stderr; an unknown name exits 1. */
+	c = PCLI("plan", "--name", "epyc-fix");
+	CHECK_INT(c.code, 0);
+	CHECK_HAS(c.out, "6 steps; nothing applied");
+	CHECK_HASNT(c.err, "shipped");
+	run_free(&c);
+	c = PCLI("plan", "--name", "throughput");
+	CHECK_INT(c.code, 0);
+	CHECK_HAS(c.err, "profile 'throughput' is the shipped ");
+	CHECK_HAS(c.out, "net.ipv4.tcp_rmem");
+	run_free(&c);
+	c = PCLI("profiles", "show", "latency");
+	CHECK_INT(c.code, 0);
+	CHECK_HAS(c.out, "net.core.busy_poll");
+	run_free(&c);
+	c = PCLI("plan", "--name", "nosuch");
+	CHECK_INT(c.code, 1);
+	CHECK_HAS(c.err, "no profile 'nosuch'");
+	run_free(&c);
+	c = PCLI("plan", good, "--name", "epyc-fix");
+	CHECK_INT(c.code, 2);
+	CHECK_HAS(c.err, "one PROFILE.json or --name NAME");
+	run_free(&c);
+	c = PCLI("plan", "--name", "../etc");
+	CHECK_INT(c.code, 2);
+	run_free(&c);
+	c = PCLI("apply", "--name", "epyc-fix");
+	CHECK_INT(c.code, 0);
+	CHECK_HAS(c.out, "transaction 1: applied, 6 steps changed");
+	run_free(&c);
+	h = direct(&a, "GET", "/v1/transactions/1", NULL);
+	CHECK_STR(json_string_value(json_object_get(h.json, "profile_name")), "epyc-fix");
+	nt_http_result_free(&h);
+
+	c = PCLI("profiles", "delete", "epyc-fix");
+	CHECK_INT(c.code, 0);
+	CHECK_HAS(c.out, "profile epyc-fix deleted");
+	run_free(&c);
+	c = PCLI("profiles", "delete", "epyc-fix");
+	CHECK_INT(c.code, 1);
+	CHECK_HAS(c.err, "no profile 'epyc-fix'");
+	run_free(&c);
+	c = PCLI("profiles", "frobnicate");
+	CHECK_INT(c.code, 2);
+	run_free(&c);
+#undef PCLI
+	nt_agent_stop(&a);
+}
+
 int main(void)
 {
 	char dir[PATH_MAX], root[PATH_MAX];
@@ -646,6 +749,10 @@ int main(void)
 	}
 	if (tu_copy(EPYC, dir, sizeof(dir), root, sizeof(root)) == 0) {
 		test_rolled_back(dir, root);
+		tu_sh("rm -rf '%s'", dir);
+	}
+	if (tu_copy(EPYC, dir, sizeof(dir), root, sizeof(root)) == 0) {
+		test_profiles(dir, root);
 		tu_sh("rm -rf '%s'", dir);
 	}
 	if (tu_copy(EPYC, dir, sizeof(dir), root, sizeof(root)) == 0) {
