@@ -735,6 +735,58 @@ static void test_profiles(const char *dir, const char *root)
 	nt_agent_stop(&a);
 }
 
+/* bench-run on a fixture: in a network namespace of its own (the tree's
+ * proc/self/ns/net and proc/1/ns/net links differ) a profile with rings
+ * is warned about, on stderr and in the report; a transaction that stops
+ * at its first step reports the steps after it as "not run". */
+static void test_bench(const char *dir, const char *root)
+{
+	nt_agent a;
+	char prof[PATH_MAX], rep[PATH_MAX], base[128];
+	snprintf(prof, sizeof(prof), "%s/rings.json", dir);
+	snprintf(rep, sizeof(rep), "%s/report.json", dir);
+	write_file(prof, "{\"name\":\"r\",\"rings\":[{\"interface\":\"enos0\",\"rx\":2048},"
+			 "{\"interface\":\"enos1\",\"rx\":2048}]}");
+	tu_script(root, dir, "mkdir -p $R/proc/self/ns $R/proc/1/ns && ln -s 'net:[4026532999]' $R/proc/self/ns/net "
+			     "&& ln -s 'net:[4026531840]' $R/proc/1/ns/net");
+	if (nt_agent_start(&a, root, NULL, NULL) < 0) {
+		CHECK_MSG(0, "agent did not start");
+		return;
+	}
+	snprintf(base, sizeof(base), "%s", nt_url(&a, ""));
+	run c = CLI("bench-run", "--agent", base, "--root", root, "--profile", prof, "--report", rep, "--", "true");
+	CHECK_INT(c.code, 0);
+	CHECK_HAS(c.err, "warning: running in a network namespace of its own, but rings change the whole machine");
+	run_free(&c);
+	json_t *r = json_load_file(rep, 0, NULL);
+	CHECK_HAS(json_string_value(json_array_get(json_object_get(r, "warnings"), 0)), "rings change the whole machine");
+	json_decref(r);
+	nt_agent_stop(&a);
+
+	/* The same links, alike: no warning. */
+	tu_script(root, dir, "ln -sf 'net:[4026531840]' $R/proc/self/ns/net");
+	setenv("NETTUNE_TEST_FAULT", "fail:0", 1);
+	int st = nt_agent_start(&a, root, NULL, NULL);
+	unsetenv("NETTUNE_TEST_FAULT");
+	if (st < 0) {
+		CHECK_MSG(0, "agent did not start");
+		return;
+	}
+	snprintf(base, sizeof(base), "%s", nt_url(&a, ""));
+	c = CLI("bench-run", "--agent", base, "--root", root, "--profile", prof, "--report", rep, "--", "true");
+	CHECK_INT(c.code, 125);
+	CHECK_HASNT(c.err, "network namespace");
+	CHECK_HAS(c.err, "ended rolled_back");
+	CHECK_HAS(c.err, "1 step(s) not run");
+	run_free(&c);
+	r = json_load_file(rep, 0, NULL);
+	json_t *steps = json_object_get(json_object_get(r, "transaction"), "steps");
+	CHECK_STR(json_string_value(json_object_get(json_array_get(steps, 0), "result")), "failed");
+	CHECK_STR(json_string_value(json_object_get(json_array_get(steps, 1), "result")), "not run");
+	json_decref(r);
+	nt_agent_stop(&a);
+}
+
 int main(void)
 {
 	char dir[PATH_MAX], root[PATH_MAX];
@@ -749,6 +801,10 @@ int main(void)
 	}
 	if (tu_copy(EPYC, dir, sizeof(dir), root, sizeof(root)) == 0) {
 		test_rolled_back(dir, root);
+		tu_sh("rm -rf '%s'", dir);
+	}
+	if (tu_copy(EPYC, dir, sizeof(dir), root, sizeof(root)) == 0) {
+		test_bench(dir, root);
 		tu_sh("rm -rf '%s'", dir);
 	}
 	if (tu_copy(EPYC, dir, sizeof(dir), root, sizeof(root)) == 0) {
