@@ -233,6 +233,8 @@ int nt_cmd_profile(const char *cmd, const cli_opts *o, int nargs, char **args)
 	return code;
 }
 
+static int fetch_txn(const cli_opts *o, long long id, json_t **doc);
+
 static int valid_id(const char *id)
 {
 	long v;
@@ -269,6 +271,15 @@ int nt_cmd_txn_id(const char *cmd, const cli_opts *o, int nargs, char **args)
 				&r);
 		if (render)
 			nt_view_outcome(&out, r.doc, hint);
+		json_t *later = json_object_get(r.doc, "later"), *ldoc = NULL;
+		/* The later transaction may be this one's own rollback: then the
+		 * answer is that it was rolled back already, and by which. */
+		if (code == NT_EXIT_CONFLICT && !o->json && json_is_integer(later) &&
+		    fetch_txn(o, json_integer_value(later), &ldoc) == 0 &&
+		    json_integer_value(json_object_get(ldoc, "rollback_of")) == atoll(args[0]))
+			fprintf(stderr, "  transaction %s is already rolled back, by transaction %lld (nettune show %lld)\n",
+				args[0], (long long)json_integer_value(later), (long long)json_integer_value(later));
+		json_decref(ldoc);
 	} else {
 		snprintf(path, sizeof(path), "/v1/transactions/%s", args[0]);
 		code = exchange(o, "GET", path, NULL, NULL, &r, &render);

@@ -373,6 +373,11 @@ void nt_view_history(nt_out *o, const json_t *list, long long total)
 			snprintf(reason, sizeof(reason), "rollback of %lld", jint(x, "rollback_of", -1));
 		else if (!strcmp(status, "pending_confirm"))
 			snprintf(reason, sizeof(reason), "confirm by %s", nt_out_time(when, sizeof(when), jstr(x, "confirm_deadline")));
+		else if (jstr(x, "reason")) /* the agent's own: "drift", "boot", "link-up" */
+			snprintf(reason, sizeof(reason), "%s", !strcmp(jstr(x, "reason"), "drift") ? "drift repair"
+							      : !strcmp(jstr(x, "reason"), "boot") ? "re-applied at boot"
+							      : !strcmp(jstr(x, "reason"), "link-up") ? "re-applied at link up"
+												     : jstr(x, "reason"));
 		const char *cells[7] = { id, nt_out_time(created, sizeof(created), jstr(x, "created")), status, nsteps,
 					 who(x, by, sizeof(by)), or(profile_name(x), "-"), reason };
 		nt_table_add(t, cells);

@@ -220,9 +220,26 @@ static void test_session(const char *dir, const char *root)
 	write_file(good, GOOD);
 	write_file(bad, BAD);
 
+	/* Refusals a person can act on: the host's CPUs, a sysctl to quote;
+	 * no desired state: the command that sets one. */
+	char worse[PATH_MAX];
+	snprintf(worse, sizeof(worse), "%s/worse.json", dir);
+	write_file(worse, "{\"name\":\"w\",\"sysctl\":{\"net.core.rmem_max\":16777216},"
+			  "\"irq_affinity\":[{\"interface\":\"enos0\",\"cpus\":\"120-200\"}]}");
+	run c = CLI("plan", worse, "--agent", base);
+	CHECK_INT(c.code, 4);
+	CHECK_HAS(c.err, "CPU 128-200 do not exist: this host's CPUs are 0-127");
+	CHECK_HAS(c.err, "the value must be a string: quote it, \"16777216\"");
+	run_free(&c);
+	c = CLI("desired", "--agent", base);
+	CHECK_INT(c.code, 1);
+	CHECK_HAS(c.err, "nettune desired set PROFILE.json, or nettune apply --persist");
+	CHECK_HASNT(c.err, "PUT /v1/desired");
+	run_free(&c);
+
 	/* plan: grouped by interface and kind, before → after, the NIC-reset
 	 * warnings, one summary line; nothing written. */
-	run c = CLI("plan", good, "--agent", base);
+	c = CLI("plan", good, "--agent", base);
 	CHECK_INT(c.code, 0);
 	CHECK_HAS(c.out, "INTERFACE");
 	CHECK_HAS(c.out, "enos0");
@@ -337,6 +354,15 @@ static void test_session(const char *dir, const char *root)
 	c = CLI("rollback", "1", "--agent", base);
 	CHECK_INT(c.code, 0);
 	CHECK_HAS(c.out, "transaction 2 (rollback of 1): applied, 6 steps changed");
+	run_free(&c);
+
+	/* Again: it was rolled back already, and the CLI says by which, in
+	 * its own words (--force, not the API's body). */
+	c = CLI("rollback", "1", "--agent", base);
+	CHECK_INT(c.code, 5);
+	CHECK_HAS(c.err, "use --force to roll back anyway");
+	CHECK_HASNT(c.err, "{\"force\":true}");
+	CHECK_HAS(c.err, "transaction 1 is already rolled back, by transaction 2");
 	run_free(&c);
 
 	/* history: one line each, newest first; filters; --json the GET body. */
