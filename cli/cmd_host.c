@@ -301,9 +301,17 @@ int nt_cmd_diagnose(const char *cmd, const cli_opts *o, int nargs, char **args)
 			       json_string_value(json_object_get(f, "id")),
 			       json_string_value(json_object_get(f, "subject")),
 			       json_string_value(json_object_get(f, "message")));
+			/* The profile fragment that fixes it, as a profile takes it. */
+			json_t *fix = json_object_get(f, "fix");
+			char *fs = json_is_object(fix) && json_object_size(fix) ? json_dumps(fix, JSON_COMPACT) : NULL;
+			if (fs)
+				printf("        fix: %s\n", fs);
+			free(fs);
 		}
 		if (json_array_size(json_object_get(doc, "findings")) == 0)
 			printf("no findings\n");
+		else
+			printf("\nall the fixes as one profile: nettune diagnose --fix-profile | nettune plan -\n");
 	}
 	json_decref(doc);
 	return 0;

@@ -235,6 +235,29 @@ int nt_cmd_profile(const char *cmd, const cli_opts *o, int nargs, char **args)
 
 static int fetch_txn(const cli_opts *o, long long id, json_t **doc);
 
+/* After a rollback of ID: when ID is the transaction that set the desired
+ * state, that state still holds (a rollback does not clear it), which the
+ * person rolling back needs to hear: the agent holds the host to it. */
+static void desired_note(const cli_opts *o, long long id, const char *hint)
+{
+	nt_cli_reply r = { 0 };
+	if (nt_cli_request(agent_url(o), "GET", "/v1/desired", NULL, NULL, &r) == 0 && r.status == 200 &&
+	    json_integer_value(json_object_get(r.doc, "txn_id")) == id) {
+		const char *name = json_string_value(json_object_get(r.doc, "profile_name"));
+		const char *policy = json_string_value(json_object_get(r.doc, "policy"));
+		if (!name)
+			name = json_string_value(json_object_get(json_object_get(r.doc, "profile"), "name"));
+		printf("note: transaction %lld made profile %s the desired state, which still holds", id, name ? name : "?");
+		if (policy && !strcmp(policy, "repair"))
+			printf(":\n  the agent repairs the difference as drift (puts the profile back) at its next check;\n"
+			       "  'nettune desired clear%s' first keeps the host as the rollback left it\n", hint);
+		else
+			printf(" (policy report: drift is reported, not repaired);\n"
+			       "  'nettune desired clear%s' stops holding it\n", hint);
+	}
+	nt_cli_reply_free(&r);
+}
+
 static int valid_id(const char *id)
 {
 	long v;
@@ -271,6 +294,8 @@ int nt_cmd_txn_id(const char *cmd, const cli_opts *o, int nargs, char **args)
 				&r);
 		if (render)
 			nt_view_outcome(&out, r.doc, hint);
+		if (render && code == NT_EXIT_OK)
+			desired_note(o, atoll(args[0]), hint);
 		json_t *later = json_object_get(r.doc, "later"), *ldoc = NULL;
 		/* The later transaction may be this one's own rollback: then the
 		 * answer is that it was rolled back already, and by which. */

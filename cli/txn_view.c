@@ -193,7 +193,12 @@ void nt_view_outcome(nt_out *o, const json_t *txn, const char *confirm_hint)
 			fprintf(o->f, ", %d step%s changed (%s)", applied, applied == 1 ? "" : "s", kinds);
 		else
 			fprintf(o->f, ", nothing to change: already tuned");
-		if (dur >= 0)
+		/* A confirmed transaction's duration runs to its confirmation: the
+		 * wait is not the apply's time, so it is said as the wait. */
+		bool confirmed = !strcmp(status, "applied") && jint(txn, "confirm_timeout_s", -1) > 0;
+		if (dur >= 0 && confirmed)
+			fprintf(o->f, "; confirmed %s after it was applied", nt_out_duration(d, sizeof(d), dur));
+		else if (dur >= 0)
 			fprintf(o->f, " in %s", nt_out_duration(d, sizeof(d), dur));
 		fputc('\n', o->f);
 		if (!strcmp(status, "pending_confirm")) {

@@ -317,6 +317,9 @@ static void test_session(const char *dir, const char *root)
 	c = cli_env((const char *const[]){ agent_env, NULL }, (const char *const[]){ "confirm", "1", NULL });
 	CHECK_INT(c.code, 0);
 	CHECK_HAS(c.out, "transaction 1: applied");
+	/* Its duration holds the wait for the confirmation: said as such. */
+	CHECK_HAS(c.out, " after it was applied");
+	CHECK_HASNT(c.out, ") in ");
 	run_free(&c);
 	c = CLI("confirm", "1", "--agent", base);
 	CHECK_INT(c.code, 5); /* no longer waiting */
@@ -539,6 +542,11 @@ static void test_denied(const char *dir, const char *root)
 	CHECK_INT(c.code, 8);
 	CHECK_HAS(c.err, "scope apply");
 	run_free(&c);
+	/* A plan changes nothing: the read scope may ask for one. */
+	c = cli_env(read_token, (const char *const[]){ "plan", prof, "--agent", base, NULL });
+	CHECK_INT(c.code, 0);
+	CHECK_HAS(c.out, "6 steps; nothing applied");
+	run_free(&c);
 	nt_agent_stop(&a);
 }
 
@@ -592,6 +600,13 @@ static void test_without_agent(void)
 	CHECK_HAS(c.err, "history does not take --force");
 	run_free(&c);
 	/* ... and the ones it reads still work, --help on every command. */
+	/* Text diagnose: each finding with the fragment that fixes it. */
+	c = CLI("diagnose", "--root", EPYC);
+	CHECK_INT(c.code, 0);
+	CHECK_HAS(c.out, "ring-below-max");
+	CHECK_HAS(c.out, "        fix: {\"rings\":[{\"interface\":\"enos0\"");
+	CHECK_HAS(c.out, "nettune diagnose --fix-profile | nettune plan -");
+	run_free(&c);
 	c = CLI("diagnose", "--root", EPYC, "--rtt-ms", "5", "--fix-profile");
 	CHECK_INT(c.code, 0);
 	CHECK_HAS(c.out, "\"irq_affinity\"");
@@ -745,6 +760,22 @@ static void test_profiles(const char *dir, const char *root)
 	h = direct(&a, "GET", "/v1/transactions/1", NULL);
 	CHECK_STR(json_string_value(json_object_get(h.json, "profile_name")), "epyc-fix");
 	nt_http_result_free(&h);
+	/* Rolling back the transaction that set the desired state: the
+	 * state still holds, and the CLI says what the agent does with it. */
+	c = PCLI("rollback", "1");
+	CHECK_INT(c.code, 0);
+	CHECK_HASNT(c.out, "desired state");
+	run_free(&c);
+	c = PCLI("apply", "--name", "epyc-fix", "--persist");
+	CHECK_HAS(c.out, "transaction 3: applied, 6 steps changed");
+	run_free(&c);
+	c = PCLI("rollback", "3");
+	CHECK_INT(c.code, 0);
+	CHECK_HAS(c.out, "note: transaction 3 made profile epyc-fix the desired state, which still holds");
+	CHECK_HAS(c.out, "nettune desired clear");
+	run_free(&c);
+	c = PCLI("desired", "clear");
+	run_free(&c);
 
 	c = PCLI("profiles", "delete", "epyc-fix");
 	CHECK_INT(c.code, 0);
