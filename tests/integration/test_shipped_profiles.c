@@ -5,11 +5,12 @@
  * no file in profiles/ is left without a row here. */
 #include "harness.h"
 #include "integration/nt_agent.h"
+#include "tree_files.h"
 
 #include <dirent.h>
 
 #define PROFILES NT_FIXTURES "/../../profiles"
-#define REPORTS NT_FIXTURES "/../../docs/field-reports.md"
+#define DOCS NT_FIXTURES "/../../docs"
 
 static const struct shipped {
 	const char *name;
@@ -21,23 +22,6 @@ static const struct shipped {
 	{ "epyc-fix", { "epyc7713-2node-bond", NULL } },
 };
 #define NSHIPPED (sizeof(shipped) / sizeof(shipped[0]))
-
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	char *s = NULL;
-	size_t n = 0;
-	if (!f)
-		return NULL;
-	FILE *m = open_memstream(&s, &n);
-	char buf[4096];
-	size_t k;
-	while ((k = fread(buf, 1, sizeof(buf), f)) > 0)
-		fwrite(buf, 1, k, m);
-	fclose(m);
-	fclose(f);
-	return s;
-}
 
 /* The plan's steps include one of KIND. */
 static bool has_kind(json_t *plan, const char *kind)
@@ -83,8 +67,8 @@ static void plan_on(const char *host, const char *reports)
 		if (!targets)
 			continue;
 		char path[PATH_MAX];
-		snprintf(path, sizeof(path), "%s/%s.json", PROFILES, shipped[i].name);
-		char *text = slurp(path);
+		snprintf(path, sizeof(path), "%s.json", shipped[i].name);
+		char *text = tree_read(PROFILES, path);
 		json_t *prof = text ? json_loads(text, JSON_REJECT_DUPLICATES, NULL) : NULL;
 		CHECK_MSG(prof, "%s does not parse", path);
 		if (!prof) {
@@ -120,10 +104,10 @@ static void plan_on(const char *host, const char *reports)
 
 int main(void)
 {
-	char *reports = slurp(REPORTS);
+	char *reports = tree_read(DOCS, "field-reports.md");
 	DIR *d = opendir(PROFILES);
 	if (!reports || !d)
-		SKIP("no %s or %s", PROFILES, REPORTS);
+		SKIP("no %s or %s/field-reports.md", PROFILES, DOCS);
 	struct dirent *e;
 	int files = 0;
 	while ((e = readdir(d))) {
