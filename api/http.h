@@ -69,6 +69,9 @@ typedef struct nt_route {
 	unsigned flags;
 } nt_route;
 #define NT_ROUTE_LONG 1u
+/* NT_ROUTE_READ: a POST that changes nothing (a plan), so a token of
+ * scope read may call it, as it may every GET. */
+#define NT_ROUTE_READ 2u
 
 /* Drop whatever body RESP holds (json, text, or a shared body, released). */
 void nt_response_drop_body(nt_response *resp);

@@ -546,7 +546,7 @@ static int h_profile_delete(const nt_request *req, nt_response *resp)
 static const char *const list_query[] = { "status", "limit", "offset", NULL };
 
 static const nt_route txn_routes[] = {
-	{ "POST", "/v1/plan", h_plan, NULL, 0 },
+	{ "POST", "/v1/plan", h_plan, NULL, NT_ROUTE_READ },
 	{ "POST", "/v1/transactions", h_apply, NULL, NT_ROUTE_LONG },
 	{ "GET", "/v1/transactions", h_list, list_query, 0 },
 	{ "GET", "/v1/transactions/{id}", h_get, NULL, 0 },

@@ -68,6 +68,7 @@ static int get_ui_file(const nt_request *req, nt_response *resp)
 }
 
 static const nt_route ui_routes[] = {
+	{ "GET", "/", get_ui_bare, NULL, 0 }, /* the agent's address in a browser */
 	{ "GET", "/ui", get_ui_bare, NULL, 0 },
 	{ "GET", "/ui/", get_ui_index, NULL, 0 },
 	{ "GET", "/ui/{file}", get_ui_file, NULL, 0 },

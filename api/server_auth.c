@@ -104,11 +104,13 @@ bool nt_srv_auth_required(const struct nt_server *s)
 }
 
 /* Paths served without credentials: the liveness probe, the API's own
- * description and the web view's static files (/ui, /ui/, /ui/FILE), none of
+ * description and the web view's static files (/, /ui, /ui/, /ui/FILE), none of
  * which tells anything about the host; the page gets its data from the API
  * with the token its user enters. */
 static bool path_is_open(const struct nt_conn *c)
 {
+	if (c->nsegs == 1 && c->segs[0][0] == '\0')
+		return true; /* "/": it only redirects to /ui/ */
 	if (c->nsegs >= 1 && c->nsegs <= 2 && strcmp(c->segs[0], "ui") == 0)
 		return true;
 	return c->nsegs == 2 && strcmp(c->segs[0], "v1") == 0 &&
@@ -171,6 +173,7 @@ int nt_srv_authorize(const struct nt_server *s, const struct nt_conn *c)
 {
 	if (!nt_srv_auth_required(s) || path_is_open(c))
 		return 0;
-	nt_scope need = strcmp(c->route->method, "GET") == 0 ? NT_SCOPE_READ : NT_SCOPE_APPLY;
+	nt_scope need = strcmp(c->route->method, "GET") == 0 || (c->route->flags & NT_ROUTE_READ) ? NT_SCOPE_READ
+												   : NT_SCOPE_APPLY;
 	return c->scope >= need ? 0 : -EPERM;
 }

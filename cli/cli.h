@@ -16,6 +16,7 @@
 #ifndef NT_CLI_CLI_H
 #define NT_CLI_CLI_H
 
+#include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -48,6 +49,8 @@ typedef struct cli_opts {
 	const char *near;
 	long cpus;
 	bool fix_profile;
+	const char *nic; /* irqs --nic */
+	const char *name; /* plan, apply, try --name: a stored or shipped profile */
 	/* serve */
 	const char *config; /* the configuration file (cli/config.c) */
 	bool check_config; /* check it and the profiles directory, then exit */
@@ -132,6 +135,32 @@ int nt_cmd_desired(const char *cmd, const cli_opts *o, int nargs, char **args);
 int nt_cmd_drift(const char *cmd, const cli_opts *o, int nargs, char **args);
 /* try: apply PROFILE.json with a confirm deadline and ask at the terminal. */
 int nt_cmd_try(const char *cmd, const cli_opts *o, int nargs, char **args);
+
+/* One request to the agent (cli/cmd_txn.c): with --json the body goes to
+ * stdout as it came; otherwise an error answer is said on stderr and
+ * *RENDER tells that a 2xx JSON answer (or a 204) waits in R. Returns the
+ * exit code. */
+struct nt_cli_reply;
+/* --agent, else $NETTUNE_AGENT, else the default. */
+const char *nt_cli_agent_url(const cli_opts *o);
+int nt_cli_exchange(const cli_opts *o, const char *method, const char *path, const char *body,
+		    const char *waiting, struct nt_cli_reply *r, bool *render);
+/* PATH's profile document ("-": standard input), or NULL after saying why. */
+json_t *nt_cli_load_profile(const char *path);
+
+/* profiles [list] | show NAME | put NAME FILE | delete NAME. */
+int nt_cmd_profiles(const char *cmd, const cli_opts *o, int nargs, char **args);
+
+#ifndef NT_SHIPPED_PROFILES_DIR /* CMake sets it from the install prefix */
+#define NT_SHIPPED_PROFILES_DIR "/usr/share/nettune/profiles"
+#endif
+/* Where the package ships its profiles (/usr/share/nettune/profiles), or
+ * $NETTUNE_SHIPPED_PROFILES when set (a source tree's profiles/). */
+const char *nt_cli_shipped_dir(void);
+/* --name NAME: {"profile_name": NAME} (*NAME set) when the agent stores a
+ * profile NAME, else the shipped NAME.json's document (*PROFILE, owned by
+ * the caller), saying so on stderr. Returns 0 or the exit code, said. */
+int nt_cli_named_profile(const cli_opts *o, const char *name, json_t **profile, const char **stored);
 
 int nt_cmd_serve(const char *cmd, const cli_opts *o, int nargs, char **args);
 

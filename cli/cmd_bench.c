@@ -314,6 +314,52 @@ static void print_table(const json_t *report)
 		fprintf(stderr, "\nNIC interrupts: %lld (no NIC with a known node interrupted)\n", geti(in, "nic"));
 }
 
+/* Whether this process runs in another network namespace than PID 1,
+ * read from the two ns/net links under the root (a fixture tree can hold
+ * them as plain symlinks). Unreadable links (no permission on PID 1's):
+ * false, as nothing can be said. */
+static bool in_child_netns(const nt_ctx *ctx)
+{
+	char a[PATH_MAX], b[PATH_MAX], la[64], lb[64];
+	if (nt_path(ctx, a, sizeof(a), "/proc/self/ns/net") < 0 || nt_path(ctx, b, sizeof(b), "/proc/1/ns/net") < 0)
+		return false;
+	ssize_t na = readlink(a, la, sizeof(la) - 1), nb = readlink(b, lb, sizeof(lb) - 1);
+	if (na <= 0 || nb <= 0)
+		return false;
+	la[na] = lb[nb] = '\0';
+	return strcmp(la, lb) != 0;
+}
+
+/* The sections of PROFILE that change the machine rather than the
+ * namespace: IRQ affinity and the NICs' hardware queues are one for all
+ * namespaces. Their names into BUF ("irq_affinity, rings"); whether any. */
+static bool machine_wide(const json_t *profile, char *buf, size_t size)
+{
+	static const char *const keys[] = { "irq_affinity", "other_irqs", "rings", "channels", "coalesce", NULL };
+	size_t n = 0;
+	buf[0] = '\0';
+	for (int i = 0; keys[i]; i++)
+		if (json_object_get(profile, keys[i]) && n < size)
+			n += (size_t)snprintf(buf + n, size - n, "%s%s", n ? ", " : "", keys[i]);
+	return n > 0;
+}
+
+/* A finished transaction's steps as the report keeps them: a step whose
+ * result is still "pending" never ran (the transaction stopped before
+ * it), and says so. Returns how many. */
+static int mark_not_run(json_t *steps)
+{
+	size_t i;
+	json_t *s;
+	int n = 0;
+	json_array_foreach(steps, i, s)
+		if (!strcmp(json_string_value(json_object_get(s, "result")) ?: "", "pending")) {
+			json_object_set_new(s, "result", json_string("not run"));
+			n++;
+		}
+	return n;
+}
+
 /* Write REPORT to PATH through a temporary file, so a reader never sees
  * half of it. Returns 0 or -1 (printed). */
 static int write_report(const json_t *report, const char *path)
@@ -365,6 +411,15 @@ int nt_cmd_bench_run(const char *cmd, const cli_opts *o, int nargs, char **args)
 	for (int i = 0; i < nargs; i++)
 		json_array_append_new(json_object_get(report, "command"), json_string(args[i]));
 
+	char wide[128];
+	if (in_child_netns(&ctx) && machine_wide(profile, wide, sizeof(wide))) {
+		fprintf(stderr, "nettune: bench-run: warning: running in a network namespace of its own, but %s change "
+				"the whole machine (every namespace), not only this one\n", wide);
+		char w[256];
+		snprintf(w, sizeof(w), "in a network namespace of its own: %s change the whole machine", wide);
+		json_object_set_new(report, "warnings", json_pack("[s]", w));
+	}
+
 	/* From here a signal must not end bench-run before it has put the
 	 * host back: it is noted (and passed on to COMMAND once it runs). */
 	set_handlers(on_signal);
@@ -380,13 +435,17 @@ int nt_cmd_bench_run(const char *cmd, const cli_opts *o, int nargs, char **args)
 	json_object_set_new(report, "transaction",
 			    json_pack("{s:I,s:s,s:i,s:O,s:O}", "id", (json_int_t)id, "status", st, "confirm_timeout_s",
 				      (int)ct, "confirm_deadline", json_object_get(doc, "confirm_deadline") ?: json_null(),
-				      "steps", json_object_get(doc, "steps") ?: json_array()));
+				      "steps", json_deep_copy(json_object_get(doc, "steps")) ?: json_array()));
+	int not_run = strcmp(st, "pending_confirm") && strcmp(st, "applied") ?
+			      mark_not_run(json_object_get(json_object_get(report, "transaction"), "steps")) : 0;
 	if (!strcmp(st, "applied") && json_array_size(json_object_get(doc, "steps")) == 0) {
 		/* The host already had every value: nothing to put back. */
 		id = 0;
 	} else if (strcmp(st, "pending_confirm")) {
 		fprintf(stderr, "nettune: bench-run: transaction %lld ended %s: %s\n", id, st,
 			json_string_value(json_object_get(doc, "error")) ?: "");
+		if (not_run)
+			fprintf(stderr, "  %d step(s) not run (the transaction stopped before them)\n", not_run);
 		id = 0; /* nothing of it stands */
 		goto out;
 	}

@@ -119,12 +119,157 @@ int nt_cmd_topology(const char *cmd, const cli_opts *o, int nargs, char **args)
 	return 0;
 }
 
+/* The per-second rate of each IRQ over MS milliseconds, indexed by IRQ
+ * number into a new array of T's largest IRQ + 1 doubles (-1: not
+ * sampled); NULL when /proc/interrupts could not be read twice. */
+static double *irq_rates(const nt_topology *t, long ms, int *nrates)
+{
+	nt_irq_sample a, b;
+	int max = 0;
+	for (int i = 0; i < t->nirqs; i++)
+		if (t->irqs[i].irq > max)
+			max = t->irqs[i].irq;
+	if (nt_rates_sample(&t->ctx, &a) < 0)
+		return NULL;
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+	if (nt_rates_sample(&t->ctx, &b) < 0) {
+		nt_rates_sample_free(&a);
+		return NULL;
+	}
+	json_t *doc = nt_rates_compute(t, &a, &b);
+	double *rates = malloc(sizeof(double) * (size_t)(max + 1));
+	if (rates && doc) {
+		size_t i;
+		json_t *row;
+		for (int k = 0; k <= max; k++)
+			rates[k] = -1;
+		json_array_foreach(json_object_get(doc, "irqs"), i, row) {
+			json_int_t irq = json_integer_value(json_object_get(row, "irq"));
+			if (irq >= 0 && irq <= max)
+				rates[irq] = json_real_value(json_object_get(row, "per_second"));
+		}
+	} else {
+		free(rates);
+		rates = NULL;
+	}
+	json_decref(doc);
+	nt_rates_sample_free(&a);
+	nt_rates_sample_free(&b);
+	*nrates = max + 1;
+	return rates;
+}
+
+/* `irqs` for people: one row per IRQ (of NIC only when given), with the
+ * rate measured over MS ms; the owner's node marks an affinity off it. */
+static void print_irqs_table(const nt_topology *t, const nt_nic *nic, long ms)
+{
+	static const char *const head[] = { "IRQ", "OWNER", "QUEUE", "AFFINITY", "EFFECTIVE", "NODE", "IRQ/S",
+					    "NAME" };
+	int nrates = 0;
+	double *rates = irq_rates(t, ms, &nrates);
+	nt_table *tab = nt_table_new(8, head);
+	nt_out out;
+	int nic_index = nic ? (int)(nic - t->nics) : -1, shown = 0, off = 0;
+	nt_out_init(&out, stdout);
+	for (int i = 0; tab && i < t->nirqs; i++) {
+		const nt_irq *q = &t->irqs[i];
+		if (nic && q->nic != nic_index)
+			continue;
+		char irq[16], queue[16] = "-", aff[256] = "-", eff[256] = "-", node[64] = "-", rate[32] = "-";
+		snprintf(irq, sizeof(irq), "%d", q->irq);
+		if (q->queue >= 0)
+			snprintf(queue, sizeof(queue), "%d", q->queue);
+		if (q->has_affinity)
+			nt_cpulist_format(&q->affinity, aff, sizeof(aff));
+		if (q->has_effective)
+			nt_cpulist_format(&q->effective, eff, sizeof(eff));
+		/* The node of the CPUs that take the interrupt: the effective
+		 * ones when the kernel tells them, else the affinity's. */
+		const nt_cpuset *where = q->has_effective ? &q->effective : q->has_affinity ? &q->affinity : NULL;
+		nt_cpuset nodes;
+		if (where) {
+			bool unknown = nt_topology_node_set(t, where, &nodes);
+			if (nt_cpuset_count(&nodes))
+				nt_cpulist_format(&nodes, node, sizeof(node));
+			else if (unknown)
+				snprintf(node, sizeof(node), "?");
+		}
+		if (rates && q->irq < nrates && rates[q->irq] >= 0)
+			snprintf(rate, sizeof(rate), "%.1f", rates[q->irq]);
+		const nt_nic *owner = q->nic >= 0 ? &t->nics[q->nic] : NULL;
+		bool remote = owner && owner->numa_node >= 0 && where &&
+			      !nt_topology_set_on_node(t, where, owner->numa_node);
+		const char *cells[] = { irq, owner ? owner->name : "-", queue, aff, eff, node, rate, q->name };
+		if (nt_table_add(tab, cells) == 0 && remote) {
+			nt_table_sgr(tab, 5, NT_SGR_RED);
+			off++;
+		}
+		shown++;
+	}
+	if (tab && shown)
+		nt_table_print(tab, &out, 0);
+	nt_table_free(tab);
+	free(rates);
+	if (!shown)
+		printf(nic ? "no IRQs of %s\n" : "no IRQs%s\n", nic ? nic->name : "");
+	if (!t->have_irq_info)
+		printf("(/proc/interrupts could not be read: owners and counts are missing)\n");
+	printf("\n%d IRQ(s); IRQ/S over %ld ms", shown, ms);
+	if (off)
+		printf("; %d served off their NIC's node (NODE in red on a terminal)", off);
+	printf("\n");
+}
+
+/* The irqs document of only NIC's IRQs: the whole one's members, its
+ * "irqs" array filtered by owner. */
+static json_t *irqs_json_of(const nt_topology *t, const nt_nic *nic)
+{
+	json_t *doc = nt_irqs_to_json(t), *kept = json_array();
+	size_t i;
+	json_t *q;
+	json_array_foreach(json_object_get(doc, "irqs"), i, q) {
+		json_t *own = json_object_get(q, "owner");
+		if (json_is_string(own) && !strcmp(json_string_value(own), nic->name))
+			json_array_append(kept, q);
+	}
+	json_object_set_new(doc, "irqs", kept);
+	return doc;
+}
+
+/* irqs [IFACE | --nic IFACE] [--json] [--interval-ms N]. */
 int nt_cmd_irqs(const char *cmd, const cli_opts *o, int nargs, char **args)
 {
 	nt_topology *t;
+	const char *ifname = o->nic;
+	if (nargs > 1 || (nargs == 1 && ifname && strcmp(ifname, args[0]))) {
+		fprintf(stderr, "nettune: irqs wants at most one interface name\n");
+		return 2;
+	}
+	if (nargs == 1)
+		ifname = args[0];
+	if (ifname && !nt_ifname_valid(ifname)) {
+		fprintf(stderr, "nettune: '%s' is not a valid interface name\n", ifname);
+		return 2;
+	}
 	if (read_host(o, &t) < 0)
 		return 1;
-	print_text(nt_irqs_to_text(t, NULL));
+	const nt_nic *nic = ifname ? nt_topology_nic(t, ifname) : NULL;
+	if (ifname && !nic) {
+		fprintf(stderr, "nettune: no NIC named '%s'\n", ifname);
+		nt_topology_free(t);
+		return 2;
+	}
+	if (o->json && !nic) {
+		print_text(nt_irqs_to_text(t, NULL));
+	} else if (o->json) {
+		json_t *doc = irqs_json_of(t, nic);
+		print_json(doc);
+		json_decref(doc);
+	} else {
+		print_irqs_table(t, nic, o->interval_ms ? o->interval_ms : 250);
+	}
 	nt_topology_free(t);
 	return 0;
 }
@@ -156,9 +301,17 @@ int nt_cmd_diagnose(const char *cmd, const cli_opts *o, int nargs, char **args)
 			       json_string_value(json_object_get(f, "id")),
 			       json_string_value(json_object_get(f, "subject")),
 			       json_string_value(json_object_get(f, "message")));
+			/* The profile fragment that fixes it, as a profile takes it. */
+			json_t *fix = json_object_get(f, "fix");
+			char *fs = json_is_object(fix) && json_object_size(fix) ? json_dumps(fix, JSON_COMPACT) : NULL;
+			if (fs)
+				printf("        fix: %s\n", fs);
+			free(fs);
 		}
 		if (json_array_size(json_object_get(doc, "findings")) == 0)
 			printf("no findings\n");
+		else
+			printf("\nall the fixes as one profile: nettune diagnose --fix-profile | nettune plan -\n");
 	}
 	json_decref(doc);
 	return 0;

@@ -626,6 +626,8 @@ int nt_cmd_serve(const char *cmd, const cli_opts *o, int nargs, char **args)
 	bool v6 = strchr(cfg.listen_addr, ':') != NULL;
 	printf("listening on %s://%s%s%s:%d\n", cfg.tls_cert[0] ? "https" : "http", v6 ? "[" : "",
 	       cfg.listen_addr, v6 ? "]" : "", nt_server_port(srv));
+	printf("web view at %s://%s%s%s:%d/ui/\n", cfg.tls_cert[0] ? "https" : "http", v6 ? "[" : "",
+	       cfg.listen_addr, v6 ? "]" : "", nt_server_port(srv));
 	fflush(stdout);
 	/* Recovery has run and the socket listens: systemd may start what
 	 * waits for the agent. */

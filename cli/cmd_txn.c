@@ -75,6 +75,8 @@ static int exchange(const cli_opts *o, const char *method, const char *path, con
 		nt_out_problem(&e, r->status, r->doc, r->body);
 		return code;
 	}
+	if (r->status == 204)
+		return NT_EXIT_OK; /* done, and nothing to show (a DELETE) */
 	if (!json_is_object(r->doc)) {
 		fprintf(stderr, "nettune: the agent at %s answered something that is not a JSON object\n", agent);
 		return NT_EXIT_ERROR;
@@ -100,8 +102,14 @@ static json_t *load_profile(const char *path)
 	bool in = !strcmp(path, "-");
 	json_t *p = in ? json_loadf(stdin, JSON_REJECT_DUPLICATES, &err)
 		       : json_load_file(path, JSON_REJECT_DUPLICATES, &err);
-	if (!p)
+	if (!p && err.line < 0 && !in) {
+		/* jansson's "unable to open X: why" at line -1: the file could not
+		 * be read at all, which is not a JSON error. */
+		const char *why = strstr(err.text, ": ");
+		fprintf(stderr, "nettune: cannot read %s: %s\n", path, why ? why + 2 : err.text);
+	} else if (!p) {
 		fprintf(stderr, "nettune: %s: line %d: %s\n", in ? "standard input" : path, err.line, err.text);
+	}
 	else if (!json_is_object(p)) {
 		fprintf(stderr, "nettune: %s: a profile is a JSON object\n", path);
 		json_decref(p);
@@ -148,6 +156,40 @@ static char *body_text(json_t *body)
 	return text;
 }
 
+const char *nt_cli_agent_url(const cli_opts *o)
+{
+	return agent_url(o);
+}
+
+int nt_cli_exchange(const cli_opts *o, const char *method, const char *path, const char *body,
+		    const char *waiting, nt_cli_reply *r, bool *render)
+{
+	return exchange(o, method, path, body, waiting, r, render);
+}
+
+json_t *nt_cli_load_profile(const char *path)
+{
+	return load_profile(path);
+}
+
+/* The profile CMD names: PROFILE.json as its one argument, or --name NAME
+ * (nt_cli_named_profile). Into *PROFILE (a document to send) or *NAME (a
+ * profile the agent stores); returns 0 or the exit code, said. */
+static int profile_arg(const char *cmd, const cli_opts *o, int nargs, char **args, json_t **profile,
+		       const char **name)
+{
+	*profile = NULL;
+	*name = NULL;
+	if (o->name && nargs == 0)
+		return nt_cli_named_profile(o, o->name, profile, name);
+	if (nargs != 1 || o->name) {
+		fprintf(stderr, "nettune: %s wants one PROFILE.json or --name NAME\n", cmd);
+		return NT_EXIT_USAGE;
+	}
+	*profile = load_profile(args[0]);
+	return *profile ? 0 : NT_EXIT_USAGE;
+}
+
 int nt_cmd_profile(const char *cmd, const cli_opts *o, int nargs, char **args)
 {
 	nt_cli_reply r = { 0 };
@@ -155,17 +197,14 @@ int nt_cmd_profile(const char *cmd, const cli_opts *o, int nargs, char **args)
 	char hint[1100];
 	int code;
 
-	if (nargs != 1) {
-		fprintf(stderr, "nettune: %s wants one PROFILE.json\n", cmd);
-		return NT_EXIT_USAGE;
-	}
-	json_t *p = load_profile(args[0]);
-	if (!p)
-		return NT_EXIT_USAGE;
+	json_t *p;
+	const char *stored;
+	if ((code = profile_arg(cmd, o, nargs, args, &p, &stored)))
+		return code;
 	bool plan = !strcmp(cmd, "plan");
-	json_t *body = p;
+	json_t *body = stored ? json_pack("{s:s}", "profile_name", stored) : p;
 	if (!plan) {
-		body = json_pack("{s:o}", "profile", p);
+		body = stored ? body : json_pack("{s:o}", "profile", p);
 		if (body && o->confirm_timeout > 0)
 			json_object_set_new(body, "confirm_timeout_s", json_integer(o->confirm_timeout));
 		if (body && o->persist)
@@ -192,6 +231,31 @@ int nt_cmd_profile(const char *cmd, const cli_opts *o, int nargs, char **args)
 	free(text);
 	nt_cli_reply_free(&r);
 	return code;
+}
+
+static int fetch_txn(const cli_opts *o, long long id, json_t **doc);
+
+/* After a rollback of ID: when ID is the transaction that set the desired
+ * state, that state still holds (a rollback does not clear it), which the
+ * person rolling back needs to hear: the agent holds the host to it. */
+static void desired_note(const cli_opts *o, long long id, const char *hint)
+{
+	nt_cli_reply r = { 0 };
+	if (nt_cli_request(agent_url(o), "GET", "/v1/desired", NULL, NULL, &r) == 0 && r.status == 200 &&
+	    json_integer_value(json_object_get(r.doc, "txn_id")) == id) {
+		const char *name = json_string_value(json_object_get(r.doc, "profile_name"));
+		const char *policy = json_string_value(json_object_get(r.doc, "policy"));
+		if (!name)
+			name = json_string_value(json_object_get(json_object_get(r.doc, "profile"), "name"));
+		printf("note: transaction %lld made profile %s the desired state, which still holds", id, name ? name : "?");
+		if (policy && !strcmp(policy, "repair"))
+			printf(":\n  the agent repairs the difference as drift (puts the profile back) at its next check;\n"
+			       "  'nettune desired clear%s' first keeps the host as the rollback left it\n", hint);
+		else
+			printf(" (policy report: drift is reported, not repaired);\n"
+			       "  'nettune desired clear%s' stops holding it\n", hint);
+	}
+	nt_cli_reply_free(&r);
 }
 
 static int valid_id(const char *id)
@@ -230,6 +294,17 @@ int nt_cmd_txn_id(const char *cmd, const cli_opts *o, int nargs, char **args)
 				&r);
 		if (render)
 			nt_view_outcome(&out, r.doc, hint);
+		if (render && code == NT_EXIT_OK)
+			desired_note(o, atoll(args[0]), hint);
+		json_t *later = json_object_get(r.doc, "later"), *ldoc = NULL;
+		/* The later transaction may be this one's own rollback: then the
+		 * answer is that it was rolled back already, and by which. */
+		if (code == NT_EXIT_CONFLICT && !o->json && json_is_integer(later) &&
+		    fetch_txn(o, json_integer_value(later), &ldoc) == 0 &&
+		    json_integer_value(json_object_get(ldoc, "rollback_of")) == atoll(args[0]))
+			fprintf(stderr, "  transaction %s is already rolled back, by transaction %lld (nettune show %lld)\n",
+				args[0], (long long)json_integer_value(later), (long long)json_integer_value(later));
+		json_decref(ldoc);
 	} else {
 		snprintf(path, sizeof(path), "/v1/transactions/%s", args[0]);
 		code = exchange(o, "GET", path, NULL, NULL, &r, &render);
@@ -385,20 +460,18 @@ int nt_cmd_try(const char *cmd, const cli_opts *o, int nargs, char **args)
 	char path[96], hint[1100];
 	int code;
 
-	if (nargs != 1) {
-		fprintf(stderr, "nettune: try wants one PROFILE.json\n");
-		return NT_EXIT_USAGE;
-	}
 	if (!isatty(STDIN_FILENO) || !isatty(STDERR_FILENO) || o->json) {
 		fprintf(stderr, "nettune: try asks at a terminal; without one, use "
 				"apply --confirm-timeout S and confirm ID\n");
 		return NT_EXIT_USAGE;
 	}
-	json_t *p = load_profile(args[0]);
-	if (!p)
-		return NT_EXIT_USAGE;
+	json_t *p;
+	const char *stored;
+	if ((code = profile_arg(cmd, o, nargs, args, &p, &stored)))
+		return code;
 	long timeout = o->confirm_timeout > 0 ? o->confirm_timeout : 120;
-	json_t *body = json_pack("{s:o,s:i}", "profile", p, "confirm_timeout_s", (int)timeout);
+	json_t *body = stored ? json_pack("{s:s,s:i}", "profile_name", stored, "confirm_timeout_s", (int)timeout)
+			      : json_pack("{s:o,s:i}", "profile", p, "confirm_timeout_s", (int)timeout);
 	char *text = body_text(body);
 	if (!text)
 		return NT_EXIT_ERROR;

@@ -22,8 +22,11 @@ static const char usage[] =
 	"  diagnose [--root DIR] [--json] [--rtt-ms N] [--fix-profile]\n"
 	"                                     what is misplaced, with the profile fragment that fixes it;\n"
 	"                                     --fix-profile prints one profile of all fixes, for apply\n"
-	"  irqs [--root DIR] [--json]         every IRQ with owner, affinity and per-CPU counts (always\n"
-	"                                     JSON)\n"
+	"  irqs [IFACE|--nic IFACE] [--root DIR] [--interval-ms N] [--json]\n"
+	"                                     a table of every IRQ (of IFACE only when given): owner,\n"
+	"                                     queue, affinity, effective CPUs, their node (red: off\n"
+	"                                     the NIC's) and interrupts/s over N ms (default 250);\n"
+	"                                     --json the document of GET /v1/irqs (per-CPU counts)\n"
 	"  rates [--root DIR] [--interval-ms N] [--json]\n"
 	"                                     interrupts per second per CPU and node over N ms (default\n"
 	"                                     1000), flagging those served off their NIC's node\n"
@@ -36,7 +39,8 @@ static const char usage[] =
 	"The agent:\n"
 	"  serve [--listen ADDR:PORT] [--root DIR] [--state-dir DIR] [--rtt-ms N]\n"
 	"                                     serve the HTTP/JSON API (default 127.0.0.1:8470,\n"
-	"                                     root /, state in /var/lib/nettune)\n"
+	"                                     root /, state in /var/lib/nettune) and the web view at\n"
+	"                                     /ui/ (GET / leads there)\n"
 	"        [--tokens FILE]              bearer tokens, lines 'NAME read|apply SECRET' (mode 600);\n"
 	"                                     required to listen on a non-loopback address\n"
 	"        [--tls-cert PEM --tls-key PEM] serve HTTPS\n"
@@ -80,14 +84,16 @@ static const char usage[] =
 	"" NT_CLI_DEFAULT_AGENT "; NETTUNE_TOKEN in the environment is sent as a bearer token).\n"
 	"They print for people; --json (or -o json) prints the agent's JSON answer unchanged\n"
 	"on stdout instead, error documents included:\n"
-	"  plan PROFILE.json                  the steps a profile would take, by interface and kind,\n"
+	"  plan PROFILE.json | --name NAME    the steps a profile would take, by interface and kind,\n"
 	"                                     with its warnings; changes nothing (plan and apply read\n"
-	"                                     the profile from standard input when it is -)\n"
-	"  apply PROFILE.json [--confirm-timeout S] [--persist]\n"
+	"                                     the profile from standard input when it is -; --name:\n"
+	"                                     the agent's stored profile NAME, else the shipped\n"
+	"                                     " NT_SHIPPED_PROFILES_DIR "/NAME.json)\n"
+	"  apply PROFILE.json | --name NAME [--confirm-timeout S] [--persist]\n"
 	"                                     apply a profile as one transaction; with a timeout the\n"
 	"                                     agent reverts it unless 'nettune confirm ID' comes in time;\n"
 	"                                     --persist makes it the desired state once it took effect\n"
-	"  try PROFILE.json [--confirm-timeout S]\n"
+	"  try PROFILE.json | --name NAME [--confirm-timeout S]\n"
 	"                                     apply, then ask at the terminal: ENTER keeps it; unless\n"
 	"                                     confirmed within S s (default 120) the agent puts it back\n"
 	"  confirm ID                         confirm a transaction applied with --confirm-timeout\n"
@@ -96,6 +102,10 @@ static const char usage[] =
 	"  history [--status S] [--limit N] [--since WHEN]\n"
 	"                                     past transactions, newest first (default 20; WHEN is\n"
 	"                                     30m, 12h, 7d or a UTC time such as 2026-11-30T16:00)\n"
+	"  profiles [list]                    the profiles the agent stores, and the shipped ones\n"
+	"  profiles show NAME                 one of them (stored first, else shipped)\n"
+	"  profiles put NAME PROFILE.json     store PROFILE as NAME (validated against the host)\n"
+	"  profiles delete NAME               remove stored profile NAME\n"
 	"  desired [show]                     the desired state, who set it and when, its history\n"
 	"  desired set PROFILE.json           make PROFILE the desired state (validated first)\n"
 	"  desired clear                      stop holding it (the host is not changed)\n"
@@ -108,7 +118,10 @@ static const char usage[] =
 	"                                     IFACE as run --near does), roll P back, also when COMMAND\n"
 	"                                     fails or bench-run gets SIGINT/SIGTERM/SIGHUP; the\n"
 	"                                     counters' change goes to a table on stderr and, with\n"
-	"                                     --report, a JSON report. Exit status:\n"
+	"                                     --report, a JSON report (steps a failed transaction never\n"
+	"                                     reached: \"not run\"); in a network namespace of its own it\n"
+	"                                     warns that IRQ affinity, other_irqs, rings, channels and\n"
+	"                                     coalesce change the whole machine. Exit status:\n"
 	"                                     COMMAND's (128+N when signal N ended it); 125 when the\n"
 	"                                     run could not start or the host could not be put back\n"
 	"\n"
@@ -188,18 +201,17 @@ static const struct command {
 } commands[] = {
 	{ "topology", nt_cmd_topology, false, HOST_OPTS, false },
 	{ "diagnose", nt_cmd_diagnose, false, HOST_OPTS " rtt-ms fix-profile", false },
-	/* Always JSON: --json is taken (and changes nothing) for scripts that
-	 * pass it to every command. */
-	{ "irqs", nt_cmd_irqs, false, "root json", false },
+	{ "irqs", nt_cmd_irqs, false, HOST_OPTS " nic interval-ms", false },
 	{ "serve", nt_cmd_serve, false, "config check-config", true },
 	{ "rates", nt_cmd_rates, false, HOST_OPTS " interval-ms", false },
 	{ "run", nt_cmd_run, true, "root near cpus", false },
 	{ "bench-run", nt_cmd_bench_run, true, "agent root profile near cpus report confirm-timeout",
 	  false },
 	{ "placement", nt_cmd_placement, false, HOST_OPTS " cpus", false },
-	{ "plan", nt_cmd_profile, false, AGENT_OPTS, false },
-	{ "apply", nt_cmd_profile, false, AGENT_OPTS " confirm-timeout persist", false },
-	{ "try", nt_cmd_try, false, AGENT_OPTS " confirm-timeout", false },
+	{ "plan", nt_cmd_profile, false, AGENT_OPTS " name", false },
+	{ "apply", nt_cmd_profile, false, AGENT_OPTS " name confirm-timeout persist", false },
+	{ "try", nt_cmd_try, false, AGENT_OPTS " name confirm-timeout", false },
+	{ "profiles", nt_cmd_profiles, false, AGENT_OPTS, false },
 	{ "confirm", nt_cmd_txn_id, false, AGENT_OPTS, false },
 	{ "rollback", nt_cmd_txn_id, false, AGENT_OPTS " force", false },
 	{ "show", nt_cmd_txn_id, false, AGENT_OPTS, false },

@@ -64,6 +64,8 @@ const nt_cli_option nt_cli_options[] = {
 	{ "history-keep", NT_OPT_LONG, F(history_keep), 0, 1L << 30, "a number of transactions",
 	  NULL, NT_OPT_CONF },
 	{ "persist", NT_OPT_FLAG, F(persist), 0, 0, NULL, NULL, 0 },
+	{ "nic", NT_OPT_STR, F(nic), 0, 0, "an interface", NULL, 0 },
+	{ "name", NT_OPT_STR, F(name), 0, 0, "a profile name", NULL, 0 },
 	{ NULL, 0, 0, 0, 0, NULL, NULL, 0 },
 };
 

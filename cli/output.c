@@ -257,6 +257,27 @@ static const char *jstr(const json_t *o, const char *key)
 	return json_string_value(json_object_get(o, key));
 }
 
+/* The API's words in an agent's message made the command line's, into
+ * BUF: what to send becomes what to type. Returns BUF. */
+static const char *cli_words(char *buf, size_t size, const char *msg)
+{
+	static const char *const words[][2] = {
+		{ "give {\"force\":true} to roll back anyway", "use --force to roll back anyway" },
+		{ "PUT /v1/desired, or apply with \"persist\": true",
+		  "nettune desired set PROFILE.json, or nettune apply --persist" },
+	};
+	snprintf(buf, size, "%s", msg);
+	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++) {
+		char *at = strstr(buf, words[i][0]);
+		if (!at)
+			continue;
+		char rest[1024];
+		snprintf(rest, sizeof(rest), "%s", at + strlen(words[i][0]));
+		snprintf(at, size - (size_t)(at - buf), "%s%s", words[i][1], rest);
+	}
+	return buf;
+}
+
 void nt_out_problem(nt_out *o, long status, const json_t *p, const char *body)
 {
 	const char *detail = jstr(p, "detail"), *title = jstr(p, "title");
@@ -297,7 +318,8 @@ void nt_out_problem(nt_out *o, long status, const json_t *p, const char *body)
 		nt_out_paint(o, NT_SGR_RED, "%s:", what);
 	else
 		nt_out_paint(o, NT_SGR_RED, "%s (HTTP %ld):", title ? title : "error", status);
-	fprintf(o->f, " %s\n", detail ? detail : title ? title : "");
+	char said[1024];
+	fprintf(o->f, " %s\n", cli_words(said, sizeof(said), detail ? detail : title ? title : ""));
 	json_t *in_flight = json_object_get(p, "in_flight"), *later = json_object_get(p, "later");
 	json_t *detail_in = json_object_get(p, "in_flight_detail");
 	if (json_is_integer(in_flight))

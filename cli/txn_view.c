@@ -193,7 +193,12 @@ void nt_view_outcome(nt_out *o, const json_t *txn, const char *confirm_hint)
 			fprintf(o->f, ", %d step%s changed (%s)", applied, applied == 1 ? "" : "s", kinds);
 		else
 			fprintf(o->f, ", nothing to change: already tuned");
-		if (dur >= 0)
+		/* A confirmed transaction's duration runs to its confirmation: the
+		 * wait is not the apply's time, so it is said as the wait. */
+		bool confirmed = !strcmp(status, "applied") && jint(txn, "confirm_timeout_s", -1) > 0;
+		if (dur >= 0 && confirmed)
+			fprintf(o->f, "; confirmed %s after it was applied", nt_out_duration(d, sizeof(d), dur));
+		else if (dur >= 0)
 			fprintf(o->f, " in %s", nt_out_duration(d, sizeof(d), dur));
 		fputc('\n', o->f);
 		if (!strcmp(status, "pending_confirm")) {
@@ -373,6 +378,11 @@ void nt_view_history(nt_out *o, const json_t *list, long long total)
 			snprintf(reason, sizeof(reason), "rollback of %lld", jint(x, "rollback_of", -1));
 		else if (!strcmp(status, "pending_confirm"))
 			snprintf(reason, sizeof(reason), "confirm by %s", nt_out_time(when, sizeof(when), jstr(x, "confirm_deadline")));
+		else if (jstr(x, "reason")) /* the agent's own: "drift", "boot", "link-up" */
+			snprintf(reason, sizeof(reason), "%s", !strcmp(jstr(x, "reason"), "drift") ? "drift repair"
+							      : !strcmp(jstr(x, "reason"), "boot") ? "re-applied at boot"
+							      : !strcmp(jstr(x, "reason"), "link-up") ? "re-applied at link up"
+												     : jstr(x, "reason"));
 		const char *cells[7] = { id, nt_out_time(created, sizeof(created), jstr(x, "created")), status, nsteps,
 					 who(x, by, sizeof(by)), or(profile_name(x), "-"), reason };
 		nt_table_add(t, cells);

@@ -147,8 +147,11 @@ void nt_sc_cpulist(nt_section_check *c, const char *list, const char *path, bool
 		nt_cpuset_zero(&off);
 	}
 	/* One message per kind of problem, naming the CPUs as a cpulist. */
-	if (!nt_cpuset_empty(&missing) && nt_cpulist_format(&missing, cl, sizeof(cl)) >= 0)
-		nt_sc_error(c, path, "CPU %s do%s not exist", cl, nt_cpuset_count(&missing) == 1 ? "es" : "");
+	char have[256];
+	if (!nt_cpuset_empty(&missing) && nt_cpulist_format(&missing, cl, sizeof(cl)) >= 0 &&
+	    nt_cpulist_format(have_present ? &c->t->cpus_present : &c->t->cpus_online, have, sizeof(have)) >= 0)
+		nt_sc_error(c, path, "CPU %s do%s not exist: this host's CPUs are %s", cl,
+			    nt_cpuset_count(&missing) == 1 ? "es" : "", have);
 	if (!nt_cpuset_empty(&off) && nt_cpulist_format(&off, cl, sizeof(cl)) >= 0)
 		nt_sc_error(c, path, "CPU %s %s offline", cl, nt_cpuset_count(&off) == 1 ? "is" : "are");
 }

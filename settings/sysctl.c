@@ -291,6 +291,12 @@ static void validate_sysctl(nt_section_check *c, const json_t *obj)
 
 	json_object_foreach((json_t *)obj, key, val) {
 		snprintf(path, sizeof(path), "$.sysctl['%s']", key);
+		if (json_is_integer(val)) {
+			/* The usual slip: "net.core.rmem_max": 16777216. */
+			nt_sc_error(c, path, "the value must be a string: quote it, \"%lld\"",
+				    (long long)json_integer_value(val));
+			continue;
+		}
 		if (!json_is_string(val)) {
 			nt_sc_error(c, path, "the value must be a string");
 			continue;

@@ -21,6 +21,7 @@ const state = {
   rates: null, // /v1/irqs/rates
   selected: null, // NIC name selected on the main map
   plan: null, // the last plan previewed: {body, result}
+  pending: null, // what the confirm dialog asks about: {kind: "apply"} or {kind: "rollback", id, force}
   rateTimer: 0,
 };
 
@@ -313,8 +314,8 @@ function heat(v, max) {
 function applyRates(root) {
   const r = state.rates;
   if (!r) return;
-  let max = 0;
-  for (const c of r.cpus) max = Math.max(max, c.irq_per_second);
+  let max = 0, busiest = null;
+  for (const c of r.cpus) if (c.irq_per_second > max) { max = c.irq_per_second; busiest = c.cpu; }
   const byCpu = new Map(r.cpus.map((c) => [c.cpu, c.irq_per_second]));
   for (const el of $$(".cpu", root)) {
     const v = byCpu.get(Number(el.dataset.cpu)) || 0;
@@ -324,7 +325,8 @@ function applyRates(root) {
   }
   const legend = $("#legend");
   // Kept to one line (see app.css); the whole sentence is in the tooltip.
-  legend.textContent = legend.title = `Interrupts/s, busiest CPU ${fmtRate(max)} (sampled over ${Math.round(r.interval_ms)} ms, refreshed every few seconds).`;
+  const busy = busiest === null ? "no interrupts in the last sample" : `busiest: ${fmtRate(max)} interrupts/s on CPU ${busiest}`;
+  legend.textContent = legend.title = `Interrupts/s per CPU; ${busy} (sampled over ${Math.round(r.interval_ms)} ms, refreshed every few seconds).`;
 }
 
 // One sampling loop at a time: a restart (a new token) ends the old one.
@@ -353,28 +355,83 @@ async function pollRates(gen) {
 }
 
 // ---- findings ----
+// Fix fragments merged as `nettune diagnose --fix-profile` merges them
+// (diagnose/diagnose.c): list entries once per interface, sysctls first
+// value wins, the first irqbalance mode.
+function mergeFixes(findings, name) {
+  const out = { name, description: "fixes for the findings of nettune diagnose" };
+  for (const f of findings) {
+    const fix = f.fix || {};
+    for (const key of ["irq_affinity", "rings", "bonds"]) {
+      if (!Array.isArray(fix[key])) continue;
+      out[key] = out[key] || [];
+      for (const e of fix[key])
+        if (!e.interface || !out[key].some((d) => d.interface === e.interface)) out[key].push(e);
+    }
+    if (fix.sysctl) out.sysctl = { ...fix.sysctl, ...(out.sysctl || {}) };
+    if (fix.irqbalance && !out.irqbalance) out.irqbalance = fix.irqbalance;
+  }
+  return out;
+}
+
 function renderFindings(doc) {
   const ul = $("#findings");
   const list = doc.findings || [];
+  state.findings = list;
+  $("#fix-all").hidden = !list.some((f) => f.fix);
   if (!list.length) {
     ul.replaceChildren(h("li.hint", {}, "No findings: nothing misplaced."));
     return;
   }
-  ul.replaceChildren(...list.map((f, i) => {
-    const fix = f.fix ? JSON.stringify(f.fix, null, 2) : null;
+  // Findings of one kind are one card (eight ring-below-max on eight
+  // ports say one thing eight times), in the order of their first one.
+  const groups = new Map();
+  for (const f of list) {
+    if (!groups.has(f.id)) groups.set(f.id, []);
+    groups.get(f.id).push(f);
+  }
+  ul.replaceChildren(...[...groups.values()].map((fs, i) => {
+    const f = fs[0];
+    const many = fs.length > 1;
+    const fixDoc = many ? mergeFixes(fs, `fix-${f.id}`) : f.fix;
+    const fix = fixDoc && f.fix ? JSON.stringify(many ? fixDoc : f.fix, null, 2) : null;
     // Folded: a host with many findings stays one screen of messages.
-    const pre = fix ? h("details", {}, h("summary", {}, "Fix fragment (profile JSON)"),
+    const pre = fix ? h("details", {}, h("summary", {}, many ? "Fix of all of them (profile JSON)" : "Fix fragment (profile JSON)"),
       h("pre.fix", { tabindex: "0", "aria-label": "fix fragment" }, fix)) : null;
-    return h("li.finding.sev-" + (f.severity || "info"), { dataset: { finding: f.id } },
+    const members = many ? h("details.members-box", {}, h("summary", {}, `each of the ${fs.length}`),
+      h("ul.members", {}, fs.map((x) => h("li", { dataset: { subject: x.subject || "" } },
+        h("button.link", { type: "button", onclick: () => showFinding(x) }, x.subject || "?"), ": ", x.message)))) : null;
+    return h("li.finding.sev-" + (f.severity || "info"), { dataset: { finding: f.id, count: fs.length } },
       h("div.finding-head", {},
-        h("span.sev", {}, f.severity || "info"), " ", h("code", {}, f.id), " ", h("b", {}, f.subject || "")),
-      h("p", {}, f.message),
+        h("span.sev", {}, f.severity || "info"), " ", h("code", {}, f.id), " ",
+        h("b", {}, many ? fs.map((x) => x.subject).join(", ") : (f.subject || "")),
+        many ? h("span.count", {}, `× ${fs.length}`) : null),
+      h("p", {}, many ? `${fs.length} alike. The first: ${f.message}` : f.message),
       h("div.buttons", {},
-        h("button", { type: "button", onclick: () => showFinding(f) }, "Show on map"),
+        h("button", { type: "button", onclick: () => showFindings(fs) }, "Show on map"),
         fix ? h("button", { type: "button", onclick: (ev) => copy(fix, ev.currentTarget) }, "Copy fix") : null,
-        fix ? h("button", { type: "button", onclick: () => previewFix(f, i) }, "Preview fix") : null),
-      pre);
+        fix ? h("button.preview-fix", { type: "button", onclick: () => previewProfile(many ? fixDoc : { name: `fix-${f.id}-${i}`, ...f.fix }) },
+          many ? `Fix all ${fs.length}…` : "Preview fix") : null),
+      members, pre);
   }));
+}
+
+// "Show on map" for a group: its NICs selected one after the other would
+// keep only the last, so a group marks every NIC it names.
+function showFindings(fs) {
+  if (fs.length === 1) return showFinding(fs[0]);
+  const root = $("#map .nodes");
+  $("#map-section").scrollIntoView({ behavior: "instant", block: "start" });
+  for (const el of $$(".finding-target", root)) el.classList.remove("finding-target");
+  const irqs = [];
+  for (const f of fs) {
+    const nic = state.nicByName.get(f.subject);
+    if (nic) {
+      $(`.nic[data-nic="${CSS.escape(nic.name)}"]`, root)?.classList.add("finding-target");
+      irqs.push(...nic.irqs.map((q) => String(q.irq)));
+    }
+  }
+  markIrqs(root, irqs, null);
 }
 
 // The map elements a finding names: its NIC (subject or evidence), or its CPU.
@@ -413,17 +470,63 @@ async function copy(text, btn) {
   setTimeout(() => { btn.textContent = "Copy fix"; }, 1500);
 }
 
-function previewFix(f, i) {
+function previewProfile(profile) {
   $("#plan-profile").value = "";
-  $("#plan-text").value = JSON.stringify({ name: `fix-${f.id}-${i}`, ...f.fix }, null, 2);
+  $("#plan-text").value = JSON.stringify(profile, null, 2);
   $("#plan-section").scrollIntoView({ behavior: "instant", block: "start" });
   runPlan();
+}
+
+// ---- desired state and drift ----
+async function loadDesired() {
+  const box = $("#desired"), dbox = $("#drift");
+  // The drift report says whether there is a desired state at all
+  // (status "none"), so no 404 is asked for (a browser logs each one).
+  const r = await api("/v1/drift");
+  let d = null;
+  if (r.status !== "none") {
+    try {
+      d = await api("/v1/desired");
+    } catch (e) {
+      if (!(e instanceof ApiError && e.status === 404)) throw e;
+    }
+  }
+  if (!d) {
+    box.replaceChildren(h("p.hint", { id: "no-desired" }, "No desired state: the agent holds the host to nothing. " +
+      "Apply with “keep as the desired state”, nettune apply --persist or nettune desired set PROFILE.json sets one."));
+  } else {
+    const name = d.profile_name || (d.profile && d.profile.name) || "(unnamed)";
+    box.replaceChildren(h("p", { id: "desired-line" }, "Profile ", h("b", {}, name), ` set ${d.set}`,
+      d.identity ? ` by ${d.identity}` : "", d.client ? ` (${d.client})` : "",
+      d.source === "transaction" && d.txn_id ? ` from transaction #${d.txn_id}` : "",
+      ` · policy ${d.policy === "repair" ? "repair drift as transactions" : "report drift only"}`));
+  }
+  const targets = r.targets || [];
+  const count = (st) => targets.filter((t) => t.state === st).length;
+  const summary = h("p", { id: "drift-summary" }, "Drift: ", h("span.status." + r.status, {}, r.status),
+    targets.length ? ` · ${targets.length} target${targets.length === 1 ? "" : "s"} differ: ` +
+      ["drifted", "contested", "overridden"].map((st) => `${count(st)} ${st}`).join(", ") : "",
+    r.last_check ? ` · checked ${r.last_check}` : "", r.message ? ` · ${r.message}` : "");
+  if (!targets.length) {
+    dbox.replaceChildren(summary);
+    return;
+  }
+  dbox.replaceChildren(summary, h("table.grid.drift", {},
+    h("thead", {}, h("tr", {}, ["kind", "target", "desired", "current", "state", "repairs", "why"].map((t) => h("th", {}, t)))),
+    h("tbody", {}, targets.map((t) => {
+      const c = t.culprit;
+      const why = typeof c === "string" ? c : c && c.reason ? c.reason : t.changed_by ? `changed by transaction #${t.changed_by}` : "";
+      return h("tr", { dataset: { state: t.state, target: t.target } },
+        h("td", {}, t.kind), h("td", {}, t.target), h("td", {}, t.desired ?? "–"), h("td", {}, t.current ?? "–"),
+        h("td", {}, h("span.status." + t.state, {}, t.state)), h("td.num", {}, String(t.repairs_in_window ?? 0)), h("td", {}, why));
+    }))));
 }
 
 // ---- history ----
 async function loadHistory() {
   const doc = await api("/v1/transactions?limit=50");
   const list = [...doc.transactions].sort((a, b) => b.id - a.id);
+  state.history = list;
   const tb = $("#history tbody");
   if (!list.length) {
     tb.replaceChildren(h("tr", {}, h("td.hint", { colspan: "6" }, "No transactions yet.")));
@@ -481,7 +584,7 @@ async function openTxn(id) {
       t.rollback_of ? h("p", {}, `Rolls back #${t.rollback_of}`) : null,
       ...(t.warnings || []).map((w) => h("p.warning", {}, w))];
     const ba = h("div");
-    box.replaceChildren(head, ...extra.filter(Boolean), stepsTable(t.steps, true), ba);
+    box.replaceChildren(head, ...extra.filter(Boolean), txnActions(t), stepsTable(t.steps, true), ba);
     const irqMoves = t.steps.some((s) => s.kind === "irq_affinity");
     if (irqMoves) {
       ba.append(h("button", {
@@ -492,6 +595,70 @@ async function openTxn(id) {
     head.focus();
   } catch (e) {
     box.replaceChildren(h("p.error", {}, explain(e)));
+  }
+}
+
+// What can be done with transaction T from here: confirm it while it
+// waits, roll back an applied one (as a new transaction).
+function txnActions(t) {
+  const bar = h("div.txn-actions", { id: "txn-actions" });
+  if (t.status === "pending_confirm") {
+    bar.append(h("button", { type: "button", id: "txn-confirm", onclick: () => confirmTxn(t.id) }, "Keep it (confirm)"),
+      h("span.warning", {}, `reverts at ${t.confirm_deadline} unless confirmed`));
+  }
+  // A rollback in the history already undid it: say by which, rather than
+  // offer what the agent would refuse.
+  const undone = (state.history || []).find((x) => x.rollback_of === t.id);
+  if (undone)
+    bar.append(h("span", { id: "txn-rolled-back" }, `Already rolled back, by `,
+      h("button.link", { type: "button", onclick: () => openTxn(undone.id) }, `#${undone.id}`), "."));
+  else if (t.status === "applied" && t.steps.length)
+    bar.append(h("button", { type: "button", id: "txn-rollback", onclick: () => askRollback(t, false) }, "Roll back…"));
+  return bar.childNodes.length ? bar : null;
+}
+
+async function confirmTxn(id) {
+  try {
+    const t = await api(`/v1/transactions/${id}/confirm`, { method: "POST", body: {} });
+    setStatus(`Transaction #${t.id}: ${t.status}`);
+  } catch (e) {
+    setStatus(`Not confirmed: ${explain(e)}`, "error");
+  }
+  await refresh();
+  await openTxn(id);
+}
+
+function askRollback(t, force) {
+  state.pending = { kind: "rollback", id: t.id, force };
+  $("#confirm-h").textContent = force ? `Roll back #${t.id} anyway?` : `Roll back transaction #${t.id}?`;
+  $("#confirm-text").textContent = `Put back the ${t.steps.length} step${t.steps.length === 1 ? "" : "s"} of #${t.id}` +
+    ` (${t.profile_name || "profile"}) as a new transaction, journaled like any other.` +
+    (force ? " A later transaction changed some of the same targets: those go back too." : "");
+  $("#confirm-warnings").replaceChildren();
+  $("#confirm-window-row").hidden = true;
+  $("#confirm-apply").textContent = "Roll back";
+  const d = $("#confirm-dialog");
+  d.returnValue = "";
+  d.showModal();
+}
+
+async function doRollback(p) {
+  const box = $("#txn-detail");
+  try {
+    const t = await api(`/v1/transactions/${p.id}/rollback`, { method: "POST", body: p.force ? { force: true } : {} });
+    await refresh();
+    await openTxn(t.id);
+    $("#txn-detail").prepend(h("p.ok", {}, `Transaction #${t.id} (rollback of #${p.id}): ${t.status}`));
+  } catch (e) {
+    const later = e instanceof ApiError && e.problem ? e.problem.later : null;
+    const msg = h("p.error", { id: "rollback-error" }, `Not rolled back: ${explain(e)}`);
+    if (later) {
+      let t = null;
+      try { t = await api(`/v1/transactions/${later}`); } catch { t = null; }
+      if (t && t.rollback_of === p.id) msg.append(` — #${p.id} is already rolled back, by #${later}.`);
+      else msg.append(" ", h("button", { type: "button", id: "rollback-force", onclick: async () => askRollback(await api(`/v1/transactions/${p.id}`), true) }, "Roll back anyway…"));
+    }
+    box.prepend(msg);
   }
 }
 
@@ -570,17 +737,31 @@ async function runPlan() {
 function askApply() {
   if (!state.plan) return;
   const d = $("#confirm-dialog");
+  state.pending = { kind: "apply" };
+  $("#confirm-h").textContent = "Apply this profile?";
+  $("#confirm-apply").textContent = "Apply";
+  $("#confirm-window-row").hidden = false;
   $("#confirm-text").textContent = `Apply ${state.plan.body.label} to ${state.topo.host.hostname}: ` +
     `${state.plan.res.steps.length} steps, journaled and rolled back on failure.`;
+  const warnings = state.plan.res.warnings || [];
+  $("#confirm-warnings").replaceChildren(...warnings.map((w) => h("li", {}, w)));
   d.returnValue = "";
   d.showModal();
 }
 
 async function onConfirmClose() {
-  if ($("#confirm-dialog").returnValue !== "apply" || !state.plan) return;
+  const p = state.pending;
+  state.pending = null;
+  if ($("#confirm-dialog").returnValue !== "apply" || !p) return;
+  if (p.kind === "rollback") return doRollback(p);
+  if (!state.plan) return;
   const out = $("#plan-result");
+  // By default as `nettune try`: the agent puts it back unless confirmed.
+  const body = { ...state.plan.body.ref };
+  const secs = Number($("#confirm-seconds").value);
+  if ($("#confirm-window").checked && secs >= 1 && secs <= 86400) body.confirm_timeout_s = Math.round(secs);
   try {
-    const t = await api("/v1/transactions", { method: "POST", body: state.plan.body.ref });
+    const t = await api("/v1/transactions", { method: "POST", body });
     out.prepend(h("p.ok", {}, `Transaction #${t.id}: ${t.status}`));
     $("#plan-apply").disabled = true;
     await refresh();
@@ -608,7 +789,7 @@ async function refresh() {
     document.body.dataset.mapMs = String(Math.round(performance.now() - t0));
     // And since navigation started (HTML, script, topology, drawing), once.
     if (!document.body.dataset.mapAt) document.body.dataset.mapAt = String(Math.round(performance.now()));
-    const [diag] = await Promise.all([api("/v1/diagnostics"), loadHistory(), loadProfiles()]);
+    const [diag] = await Promise.all([api("/v1/diagnostics"), loadHistory(), loadProfiles(), loadDesired()]);
     renderFindings(diag);
     setStatus(`Updated ${new Date().toLocaleTimeString()}`);
     document.body.dataset.ready = "1";
@@ -634,6 +815,7 @@ function start() {
     setStatus("Token forgotten.");
   });
   $("#plan-run").addEventListener("click", runPlan);
+  $("#fix-all").addEventListener("click", () => previewProfile(mergeFixes(state.findings || [], "diagnose-fixes")));
   $("#plan-apply").addEventListener("click", askApply);
   $("#plan-profile").addEventListener("change", pickProfile);
   $("#confirm-dialog").addEventListener("close", onConfirmClose);

@@ -97,7 +97,15 @@ static void test_not_found(void)
 	nt_http_result_free(&r);
 
 	expect_problem("GET", "/v1/nope", 404, NULL);
-	expect_problem("GET", "/", 404, NULL);
+	{
+		/* "/" is the agent's address in a browser: to the web view. */
+		nt_http_result root;
+		nt_http_do("GET", nt_url(&A, "/"), NULL, 0, NULL, &root);
+		CHECK_INT(root.status, 301);
+		CHECK_STR(root.location, "/ui/");
+		nt_http_result_free(&root);
+	}
+	expect_problem("GET", "//", 404, NULL);
 	expect_problem("GET", "/v1/nics/", 404, NULL); /* a parameter is never empty */
 	expect_problem("GET", "/v1/topology/extra", 404, NULL);
 	expect_problem("GET", "/v1/nics/eth0/irqs/x/y", 404, NULL);

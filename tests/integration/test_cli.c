@@ -220,9 +220,26 @@ static void test_session(const char *dir, const char *root)
 	write_file(good, GOOD);
 	write_file(bad, BAD);
 
+	/* Refusals a person can act on: the host's CPUs, a sysctl to quote;
+	 * no desired state: the command that sets one. */
+	char worse[PATH_MAX];
+	snprintf(worse, sizeof(worse), "%s/worse.json", dir);
+	write_file(worse, "{\"name\":\"w\",\"sysctl\":{\"net.core.rmem_max\":16777216},"
+			  "\"irq_affinity\":[{\"interface\":\"enos0\",\"cpus\":\"120-200\"}]}");
+	run c = CLI("plan", worse, "--agent", base);
+	CHECK_INT(c.code, 4);
+	CHECK_HAS(c.err, "CPU 128-200 do not exist: this host's CPUs are 0-127");
+	CHECK_HAS(c.err, "the value must be a string: quote it, \"16777216\"");
+	run_free(&c);
+	c = CLI("desired", "--agent", base);
+	CHECK_INT(c.code, 1);
+	CHECK_HAS(c.err, "nettune desired set PROFILE.json, or nettune apply --persist");
+	CHECK_HASNT(c.err, "PUT /v1/desired");
+	run_free(&c);
+
 	/* plan: grouped by interface and kind, before → after, the NIC-reset
 	 * warnings, one summary line; nothing written. */
-	run c = CLI("plan", good, "--agent", base);
+	c = CLI("plan", good, "--agent", base);
 	CHECK_INT(c.code, 0);
 	CHECK_HAS(c.out, "INTERFACE");
 	CHECK_HAS(c.out, "enos0");
@@ -300,6 +317,9 @@ static void test_session(const char *dir, const char *root)
 	c = cli_env((const char *const[]){ agent_env, NULL }, (const char *const[]){ "confirm", "1", NULL });
 	CHECK_INT(c.code, 0);
 	CHECK_HAS(c.out, "transaction 1: applied");
+	/* Its duration holds the wait for the confirmation: said as such. */
+	CHECK_HAS(c.out, " after it was applied");
+	CHECK_HASNT(c.out, ") in ");
 	run_free(&c);
 	c = CLI("confirm", "1", "--agent", base);
 	CHECK_INT(c.code, 5); /* no longer waiting */
@@ -337,6 +357,15 @@ static void test_session(const char *dir, const char *root)
 	c = CLI("rollback", "1", "--agent", base);
 	CHECK_INT(c.code, 0);
 	CHECK_HAS(c.out, "transaction 2 (rollback of 1): applied, 6 steps changed");
+	run_free(&c);
+
+	/* Again: it was rolled back already, and the CLI says by which, in
+	 * its own words (--force, not the API's body). */
+	c = CLI("rollback", "1", "--agent", base);
+	CHECK_INT(c.code, 5);
+	CHECK_HAS(c.err, "use --force to roll back anyway");
+	CHECK_HASNT(c.err, "{\"force\":true}");
+	CHECK_HAS(c.err, "transaction 1 is already rolled back, by transaction 2");
 	run_free(&c);
 
 	/* history: one line each, newest first; filters; --json the GET body. */
@@ -513,6 +542,11 @@ static void test_denied(const char *dir, const char *root)
 	CHECK_INT(c.code, 8);
 	CHECK_HAS(c.err, "scope apply");
 	run_free(&c);
+	/* A plan changes nothing: the read scope may ask for one. */
+	c = cli_env(read_token, (const char *const[]){ "plan", prof, "--agent", base, NULL });
+	CHECK_INT(c.code, 0);
+	CHECK_HAS(c.out, "6 steps; nothing applied");
+	run_free(&c);
 	nt_agent_stop(&a);
 }
 
@@ -533,7 +567,8 @@ static void test_without_agent(void)
 	run_free(&c);
 	c = CLI("plan", "/nonexistent/profile.json");
 	CHECK_INT(c.code, 2);
-	CHECK_HAS(c.err, "/nonexistent/profile.json");
+	CHECK_HAS(c.err, "nettune: cannot read /nonexistent/profile.json: No such file or directory");
+	CHECK_HASNT(c.err, "line -1");
 	run_free(&c);
 	/* An option the command does not read is refused by name, with the
 	 * command's own options listed; nothing runs. */
@@ -565,21 +600,54 @@ static void test_without_agent(void)
 	CHECK_HAS(c.err, "history does not take --force");
 	run_free(&c);
 	/* ... and the ones it reads still work, --help on every command. */
+	/* Text diagnose: each finding with the fragment that fixes it. */
+	c = CLI("diagnose", "--root", EPYC);
+	CHECK_INT(c.code, 0);
+	CHECK_HAS(c.out, "ring-below-max");
+	CHECK_HAS(c.out, "        fix: {\"rings\":[{\"interface\":\"enos0\"");
+	CHECK_HAS(c.out, "nettune diagnose --fix-profile | nettune plan -");
+	run_free(&c);
 	c = CLI("diagnose", "--root", EPYC, "--rtt-ms", "5", "--fix-profile");
 	CHECK_INT(c.code, 0);
 	CHECK_HAS(c.out, "\"irq_affinity\"");
 	run_free(&c);
-	c = CLI("irqs", "--root", EPYC);
+	/* irqs: a table for people, the document with --json (the same bytes
+	 * as before the table: GET /v1/irqs's), a NIC's IRQs by name. */
+	c = CLI("irqs", "--root", EPYC, "--interval-ms", "10");
 	CHECK_INT(c.code, 0);
-	/* Always JSON: --json is taken, and prints the same IRQs. */
+	CHECK_HAS(c.out, "IRQ  OWNER  QUEUE  AFFINITY  EFFECTIVE  NODE  IRQ/S");
+	CHECK_HAS(c.out, "mlx5_comp0@pci:0000:01:00.0");
+	CHECK_HAS(c.out, "IRQ/S over 10 ms");
+	CHECK_HASNT(c.out, "{");
+	run_free(&c);
 	run j = CLI("irqs", "--root", EPYC, "--json");
 	CHECK_INT(j.code, 0);
-	json_t *ja = json_loads(c.out ? c.out : "", 0, NULL), *jb = json_loads(j.out ? j.out : "", 0, NULL);
-	CHECK(ja && jb && json_array_size(json_object_get(ja, "irqs")) > 0 &&
-	      json_array_size(json_object_get(ja, "irqs")) == json_array_size(json_object_get(jb, "irqs")));
+	json_t *ja = json_loads(j.out ? j.out : "", 0, NULL);
+	CHECK(ja && json_array_size(json_object_get(ja, "irqs")) > 0 && json_object_get(ja, "cpu_columns"));
+	run_free(&j);
+	c = CLI("irqs", "enos0", "--root", EPYC, "--interval-ms", "10");
+	CHECK_INT(c.code, 0);
+	CHECK_HAS(c.out, " enos0 ");
+	CHECK_HASNT(c.out, "enos1");
+	CHECK_HASNT(c.out, "ttyS0");
+	run_free(&c);
+	j = CLI("irqs", "--nic", "enos1", "--json", "--root", EPYC);
+	CHECK_INT(j.code, 0);
+	json_t *jb = json_loads(j.out ? j.out : "", 0, NULL);
+	size_t ix, nown = 0;
+	json_t *q;
+	json_array_foreach(json_object_get(ja, "irqs"), ix, q)
+		nown += json_is_string(json_object_get(q, "owner")) &&
+			!strcmp(json_string_value(json_object_get(q, "owner")), "enos1");
+	CHECK(jb && nown > 0 && json_array_size(json_object_get(jb, "irqs")) == nown);
+	json_array_foreach(json_object_get(jb, "irqs"), ix, q)
+		CHECK_STR(json_string_value(json_object_get(q, "owner")), "enos1");
 	json_decref(ja);
 	json_decref(jb);
 	run_free(&j);
+	c = CLI("irqs", "nosuch0", "--root", EPYC);
+	CHECK_INT(c.code, 2);
+	CHECK_HAS(c.err, "no NIC named 'nosuch0'");
 	run_free(&c);
 	c = CLI("rates", "--root", EPYC, "--interval-ms", "10", "-o", "json");
 	CHECK_INT(c.code, 0);
@@ -606,6 +674,176 @@ static void test_without_agent(void)
 	run_free(&c);
 }
 
+/* Stored profiles from the command line, and --name: the agent's stored
+ * profile first, else the shipped one (NETTUNE_SHIPPED_PROFILES points at
+ * the source tree's profiles/). */
+static void test_profiles(const char *dir, const char *root)
+{
+	nt_agent a;
+	char good[PATH_MAX], base[128];
+	static const char *const shipped[] = { "NETTUNE_SHIPPED_PROFILES=" NT_FIXTURES "/../../profiles", NULL };
+	if (nt_agent_start(&a, root, NULL, NULL) < 0) {
+		CHECK_MSG(0, "agent did not start");
+		return;
+	}
+	snprintf(base, sizeof(base), "%s", nt_url(&a, ""));
+	snprintf(good, sizeof(good), "%s/good.json", dir);
+	write_file(good, GOOD);
+#define PCLI(...) cli_env(shipped, (const char *const[]){ __VA_ARGS__, "--agent", base, NULL })
+	run c = PCLI("profiles");
+	CHECK_INT(c.code, 0);
+	CHECK_HAS(c.out, "the agent stores no profiles");
+	CHECK_HAS(c.out, "shipped in ");
+	CHECK_HAS(c.out, "throughput");
+	CHECK_HAS(c.out, "esnet-100g");
+	run_free(&c);
+	c = PCLI("profiles", "put", "epyc-fix", good);
+	CHECK_INT(c.code, 0);
+	CHECK_HAS(c.out, "profile epyc-fix stored");
+	run_free(&c);
+	c = PCLI("profiles", "put", "epyc-fix", good);
+	CHECK_HAS(c.out, "profile epyc-fix replaced");
+	run_free(&c);
+	c = PCLI("profiles", "put", "other", good); /* the file names itself epyc-fix */
+	CHECK_INT(c.code, 1);
+	CHECK_HAS(c.err, "does not match");
+	run_free(&c);
+	c = PCLI("profiles", "list");
+	CHECK_HAS(c.out, "stored in the agent:");
+	CHECK_HAS(c.out, "epyc-fix");
+	/* A stored epyc-fix hides the shipped one of that name. */
+	CHECK_HAS(c.out, "shipped in ");
+	CHECK_MSG(!strstr(strstr(c.out, "shipped in") ?: "", "epyc-fix"),
+		  "shipped epyc-fix listed beside the stored one:\n%s", c.out);
+	run_free(&c);
+	c = PCLI("profiles", "show", "epyc-fix");
+	CHECK_INT(c.code, 0);
+	CHECK_HAS(c.out, "\"layer3+4\"");
+	run_free(&c);
+	nt_http_result h = direct(&a, "GET", "/v1/profiles", NULL);
+	c = PCLI("profiles", "--json");
+	check_same_bytes(&c, &h, "profiles --json");
+	run_free(&c);
+	nt_http_result_free(&h);
+
+	/* --name: the stored one goes as profile_name; a shipped one as its
+	 * document, said on stderr; an unknown name exits 1. */
+	c = PCLI("plan", "--name", "epyc-fix");
+	CHECK_INT(c.code, 0);
+	CHECK_HAS(c.out, "6 steps; nothing applied");
+	CHECK_HASNT(c.err, "shipped");
+	run_free(&c);
+	c = PCLI("plan", "--name", "throughput");
+	CHECK_INT(c.code, 0);
+	CHECK_HAS(c.err, "profile 'throughput' is the shipped ");
+	CHECK_HAS(c.out, "net.ipv4.tcp_rmem");
+	run_free(&c);
+	c = PCLI("profiles", "show", "latency");
+	CHECK_INT(c.code, 0);
+	CHECK_HAS(c.out, "net.core.busy_poll");
+	run_free(&c);
+	c = PCLI("plan", "--name", "nosuch");
+	CHECK_INT(c.code, 1);
+	CHECK_HAS(c.err, "no profile 'nosuch'");
+	run_free(&c);
+	c = PCLI("plan", good, "--name", "epyc-fix");
+	CHECK_INT(c.code, 2);
+	CHECK_HAS(c.err, "one PROFILE.json or --name NAME");
+	run_free(&c);
+	c = PCLI("plan", "--name", "../etc");
+	CHECK_INT(c.code, 2);
+	run_free(&c);
+	c = PCLI("apply", "--name", "epyc-fix");
+	CHECK_INT(c.code, 0);
+	CHECK_HAS(c.out, "transaction 1: applied, 6 steps changed");
+	run_free(&c);
+	h = direct(&a, "GET", "/v1/transactions/1", NULL);
+	CHECK_STR(json_string_value(json_object_get(h.json, "profile_name")), "epyc-fix");
+	nt_http_result_free(&h);
+	/* Rolling back the transaction that set the desired state: the
+	 * state still holds, and the CLI says what the agent does with it. */
+	c = PCLI("rollback", "1");
+	CHECK_INT(c.code, 0);
+	CHECK_HASNT(c.out, "desired state");
+	run_free(&c);
+	c = PCLI("apply", "--name", "epyc-fix", "--persist");
+	CHECK_HAS(c.out, "transaction 3: applied, 6 steps changed");
+	run_free(&c);
+	c = PCLI("rollback", "3");
+	CHECK_INT(c.code, 0);
+	CHECK_HAS(c.out, "note: transaction 3 made profile epyc-fix the desired state, which still holds");
+	CHECK_HAS(c.out, "nettune desired clear");
+	run_free(&c);
+	c = PCLI("desired", "clear");
+	run_free(&c);
+
+	c = PCLI("profiles", "delete", "epyc-fix");
+	CHECK_INT(c.code, 0);
+	CHECK_HAS(c.out, "profile epyc-fix deleted");
+	run_free(&c);
+	c = PCLI("profiles", "delete", "epyc-fix");
+	CHECK_INT(c.code, 1);
+	CHECK_HAS(c.err, "no profile 'epyc-fix'");
+	run_free(&c);
+	c = PCLI("profiles", "frobnicate");
+	CHECK_INT(c.code, 2);
+	run_free(&c);
+#undef PCLI
+	nt_agent_stop(&a);
+}
+
+/* bench-run on a fixture: in a network namespace of its own (the tree's
+ * proc/self/ns/net and proc/1/ns/net links differ) a profile with rings
+ * is warned about, on stderr and in the report; a transaction that stops
+ * at its first step reports the steps after it as "not run". */
+static void test_bench(const char *dir, const char *root)
+{
+	nt_agent a;
+	char prof[PATH_MAX], rep[PATH_MAX], base[128];
+	snprintf(prof, sizeof(prof), "%s/rings.json", dir);
+	snprintf(rep, sizeof(rep), "%s/report.json", dir);
+	write_file(prof, "{\"name\":\"r\",\"rings\":[{\"interface\":\"enos0\",\"rx\":2048},"
+			 "{\"interface\":\"enos1\",\"rx\":2048}]}");
+	tu_script(root, dir, "mkdir -p $R/proc/self/ns $R/proc/1/ns && ln -s 'net:[4026532999]' $R/proc/self/ns/net "
+			     "&& ln -s 'net:[4026531840]' $R/proc/1/ns/net");
+	if (nt_agent_start(&a, root, NULL, NULL) < 0) {
+		CHECK_MSG(0, "agent did not start");
+		return;
+	}
+	snprintf(base, sizeof(base), "%s", nt_url(&a, ""));
+	run c = CLI("bench-run", "--agent", base, "--root", root, "--profile", prof, "--report", rep, "--", "true");
+	CHECK_INT(c.code, 0);
+	CHECK_HAS(c.err, "warning: running in a network namespace of its own, but rings change the whole machine");
+	run_free(&c);
+	json_t *r = json_load_file(rep, 0, NULL);
+	CHECK_HAS(json_string_value(json_array_get(json_object_get(r, "warnings"), 0)), "rings change the whole machine");
+	json_decref(r);
+	nt_agent_stop(&a);
+
+	/* The same links, alike: no warning. */
+	tu_script(root, dir, "ln -sf 'net:[4026531840]' $R/proc/self/ns/net");
+	setenv("NETTUNE_TEST_FAULT", "fail:0", 1);
+	int st = nt_agent_start(&a, root, NULL, NULL);
+	unsetenv("NETTUNE_TEST_FAULT");
+	if (st < 0) {
+		CHECK_MSG(0, "agent did not start");
+		return;
+	}
+	snprintf(base, sizeof(base), "%s", nt_url(&a, ""));
+	c = CLI("bench-run", "--agent", base, "--root", root, "--profile", prof, "--report", rep, "--", "true");
+	CHECK_INT(c.code, 125);
+	CHECK_HASNT(c.err, "network namespace");
+	CHECK_HAS(c.err, "ended rolled_back");
+	CHECK_HAS(c.err, "1 step(s) not run");
+	run_free(&c);
+	r = json_load_file(rep, 0, NULL);
+	json_t *steps = json_object_get(json_object_get(r, "transaction"), "steps");
+	CHECK_STR(json_string_value(json_object_get(json_array_get(steps, 0), "result")), "failed");
+	CHECK_STR(json_string_value(json_object_get(json_array_get(steps, 1), "result")), "not run");
+	json_decref(r);
+	nt_agent_stop(&a);
+}
+
 int main(void)
 {
 	char dir[PATH_MAX], root[PATH_MAX];
@@ -620,6 +858,14 @@ int main(void)
 	}
 	if (tu_copy(EPYC, dir, sizeof(dir), root, sizeof(root)) == 0) {
 		test_rolled_back(dir, root);
+		tu_sh("rm -rf '%s'", dir);
+	}
+	if (tu_copy(EPYC, dir, sizeof(dir), root, sizeof(root)) == 0) {
+		test_bench(dir, root);
+		tu_sh("rm -rf '%s'", dir);
+	}
+	if (tu_copy(EPYC, dir, sizeof(dir), root, sizeof(root)) == 0) {
+		test_profiles(dir, root);
 		tu_sh("rm -rf '%s'", dir);
 	}
 	if (tu_copy(EPYC, dir, sizeof(dir), root, sizeof(root)) == 0) {

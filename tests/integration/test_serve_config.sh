@@ -97,6 +97,9 @@ sed -i '/^tokens = /d' "$work/nettune.conf"
 # Flags override the file: --log-format json against the file's text.
 start --log-format json
 check "the file's state_dir is used" [ -f "$work/state/nettune.db" ]
+check "serve names the web view's address" grep -qx "web view at $url/ui/" "$work/out"
+check "GET / redirects to the web view" \
+	bash -c "curl -s -o /dev/null -w '%{http_code} %{redirect_url}' '$url/' | grep -qx '301 $url/ui/'"
 check "the file's root is used" bash -c "curl -sf '$url/v1/health' | jq -e '.root == \"$work/root\"' >/dev/null"
 check "the command line's log format wins (JSON lines)" \
 	bash -c "head -1 '$work/err' | jq -e .event >/dev/null"

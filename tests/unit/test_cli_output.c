@@ -339,6 +339,15 @@ static void test_history(void)
 	CHECK_HAS(s, "showing the newest 2 of 5");
 	mem_close(&m);
 	json_decref(l);
+	/* The agent's own transactions say why they were made. */
+	l = json_loads("[{\"id\":3,\"status\":\"applied\",\"created\":\"2026-11-30T16:53:00.000Z\",\"nsteps\":1,"
+		       "\"client\":\"\",\"identity\":\"agent\",\"profile_name\":\"epyc-fix\",\"reason\":\"drift\"}]",
+		       0, NULL);
+	mem_open(&m, false);
+	nt_view_history(&m.o, l, 1);
+	CHECK_HAS(mem_text(&m), "epyc-fix  drift repair");
+	mem_close(&m);
+	json_decref(l);
 }
 
 int main(void)

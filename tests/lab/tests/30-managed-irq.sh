@@ -31,7 +31,7 @@ for irq in $req_irqs; do
 done
 
 # nettune's view: every req IRQ is listed; if it states `managed`, true.
-"$NT_BIN" irqs > /tmp/irqs.json 2>/tmp/irqs.err || { cat /tmp/irqs.err; bad "nettune irqs failed"; }
+"$NT_BIN" irqs --json > /tmp/irqs.json 2>/tmp/irqs.err || { cat /tmp/irqs.err; bad "nettune irqs failed"; }
 nt_start || exit 1
 api GET /v1/irqs
 expect_eq "GET /v1/irqs" "$API_CODE" 200

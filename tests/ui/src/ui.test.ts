@@ -62,6 +62,19 @@ function parseCpulist(s: string | null): number[] {
   return out;
 }
 
+// Whether the merged profile M holds everything of fix fragment F: each
+// list entry (by interface), each sysctl key, its irqbalance mode.
+function covers(m: any, f: any): boolean {
+  for (const [k, v] of Object.entries<any>(f)) {
+    if (Array.isArray(v)) {
+      if (!Array.isArray(m[k]) || !v.every((e) => m[k].some((x: any) => JSON.stringify(x) === JSON.stringify(e) || (e.interface && x.interface === e.interface)))) return false;
+    } else if (k === "sysctl") {
+      if (!m.sysctl || !Object.keys(v).every((key) => key in m.sysctl)) return false;
+    } else if (JSON.stringify(m[k]) !== JSON.stringify(v)) return false;
+  }
+  return true;
+}
+
 const sameSet = (a: number[], b: number[]) =>
   a.length === b.length && [...a].sort((x, y) => x - y).every((v, i) => v === [...b].sort((x, y) => x - y)[i]);
 
@@ -159,12 +172,23 @@ async function seedHost(fixture: string) {
   const topo = await api(a, "/v1/topology");
   await checkMap(page, topo, fixture);
   const diag = await api(a, "/v1/diagnostics");
-  const shown = await page.$$eval("#findings li.finding", (els) => els.map((e) => (e as HTMLElement).dataset.finding));
-  check(JSON.stringify(shown) === JSON.stringify(diag.findings.map((f: any) => f.id)),
-    `${fixture}: the ${diag.findings.length} findings are listed in order (got ${shown.length})`);
-  const fixes = await page.$$eval("#findings pre.fix", (els) => els.map((e) => JSON.parse(e.textContent || "null")));
-  check(JSON.stringify(fixes) === JSON.stringify(diag.findings.filter((f: any) => f.fix).map((f: any) => f.fix)),
-    `${fixture}: each finding's fix fragment is shown as JSON ready to copy`);
+  // Findings of one kind are one card, in the order of their first one,
+  // counting its members; its fix covers every member's fix.
+  const groups = new Map<string, any[]>();
+  for (const f of diag.findings) groups.set(f.id, [...(groups.get(f.id) ?? []), f]);
+  const shown = await page.$$eval("#findings li.finding", (els) => els.map((e) => [(e as HTMLElement).dataset.finding, Number((e as HTMLElement).dataset.count)]));
+  check(JSON.stringify(shown) === JSON.stringify([...groups].map(([id, fs]) => [id, fs.length])),
+    `${fixture}: the ${diag.findings.length} findings are listed as ${groups.size} cards in order, alike ones grouped (got ${JSON.stringify(shown)})`);
+  for (const [id, fs] of groups) {
+    const fixText = await page.$eval(`#findings li[data-finding="${id}"]`, (e) => e.querySelector("pre.fix")?.textContent ?? null);
+    if (!fs[0].fix) continue;
+    const shownFix = JSON.parse(fixText ?? "null");
+    check(shownFix !== null && fs.every((f) => covers(shownFix, f.fix)),
+      `${fixture}: ${id}'s fix (of ${fs.length}) holds every member's fragment, ready to copy (got ${fixText})`);
+    if (fs.length > 1)
+      check(await page.$$eval(`#findings li[data-finding="${id}"] ul.members li`, (els) => els.length) === fs.length,
+        `${fixture}: ${id}'s card lists its ${fs.length} members`);
+  }
   // The NIC with the most IRQs, clicked.
   const nics = topo.nics.filter((n: any) => n.irqs.length).sort((x: any, y: any) => y.irqs.length - x.irqs.length);
   if (check(nics.length > 0, `${fixture}: has NICs with IRQs`)) await checkNicClick(page, topo, nics[0].name, fixture);
@@ -175,7 +199,9 @@ async function seedHost(fixture: string) {
 
 async function x460() {
   const name = "x460";
-  const a = await startAgent("x460-4node-8nic");
+  // Drift only reported, so a desired state set at the end stays drifted
+  // for the page to show.
+  const a = await startAgent("x460-4node-8nic", { args: ["--drift-policy", "report"] });
   cleanups.push(a.stop);
   // eth0's IRQ busiest, eth2's on a remote CPU a tenth of that.
   const stopIrqs = startInterrupts(a.root, (irq) => (irq === 177 ? 2000 : irq === 193 ? 200 : 0));
@@ -207,10 +233,16 @@ async function x460() {
   check(await page.$eval('#map .cpu[data-cpu="0"]', (e) => e.classList.contains("finding-target")),
     `${name}: "Show on map" on the shared-first-CPU finding marks CPU 0`);
 
-  // A finding's "Show on map" selects the NIC it names.
+  // The six remote-node findings are one card: its "Show on map" marks all
+  // six NICs; a member's name selects that NIC.
+  const remotes = (await api(a, "/v1/diagnostics")).findings.filter((f: any) => f.id === "irq-remote-node").map((f: any) => f.subject);
   await page.click('#findings li[data-finding="irq-remote-node"] button');
+  const marked = await page.$$eval("#map .nic.finding-target", (els) => els.map((e) => (e as HTMLElement).dataset.nic));
+  check(remotes.length === 6 && JSON.stringify(marked) === JSON.stringify(remotes), `${name}: "Show on map" on the grouped remote-node card marks its ${remotes.length} NICs (got ${marked})`);
+  await page.$eval('#findings li[data-finding="irq-remote-node"] details.members-box', (e) => { (e as HTMLDetailsElement).open = true; });
+  await page.click('#findings li[data-finding="irq-remote-node"] ul.members li button');
   const sel = await page.$eval('#map .nic[aria-pressed="true"]', (e) => (e as HTMLElement).dataset.nic);
-  const firstRemote = (await api(a, "/v1/diagnostics")).findings.find((f: any) => f.id === "irq-remote-node").subject;
+  const firstRemote = remotes[0];
   check(sel === firstRemote, `${name}: "Show on map" on the remote-node finding selects ${firstRemote} (got ${sel})`);
   check((await page.$$("#map .finding-target")).length === 0, `${name}: selecting a NIC clears what the CPU finding marked`);
 
@@ -225,10 +257,29 @@ async function x460() {
   // The first sample must not move the findings under a pointer on its way to a button.
   const legendNow = await page.$eval("#legend", (e) => (e as HTMLElement).offsetHeight);
   check(legendNow === legendHeight, `${name}: the rate legend keeps its height when samples arrive (${legendHeight} px, then ${legendNow} px)`);
+  const legend = await page.$eval("#legend", (e) => e.textContent ?? "");
+  check(/busiest: [\d.k]+ interrupts\/s on CPU 0\b/.test(legend), `${name}: the legend says how many interrupts/s on which CPU (got '${legend}')`);
   const [bg0, bg5] = await page.$$eval('#map .cpu[data-cpu="0"], #map .cpu[data-cpu="5"]', (els) => els.map((e) => getComputedStyle(e).backgroundColor));
   check(bg0 !== bg5, `${name}: a busy CPU is coloured apart from an idle one (${bg0} vs ${bg5})`);
   await page.$eval("#map-section", (e) => e.scrollIntoView());
   await shot(page, "x460-map", false);
+
+  // "Fix all 8" on the eight alike ring-below-max findings previews one
+  // plan of all their fixes.
+  const rings = (await api(a, "/v1/diagnostics")).findings.filter((f: any) => f.id === "ring-below-max");
+  await page.click('#findings li[data-finding="ring-below-max"] button.preview-fix');
+  await page.waitForSelector("#plan-result table.steps");
+  const ringSteps = await page.$$eval('#plan-result table.steps tbody tr[data-kind="rings"]', (els) => els.length);
+  check(rings.length === 8 && ringSteps === 8, `${name}: "Fix all" on the ${rings.length} ring-below-max findings plans ${ringSteps} ring steps`);
+  check(JSON.parse(await page.$eval("#plan-text", (e) => (e as HTMLTextAreaElement).value)).rings.length === 8, `${name}: the previewed profile holds the 8 rings`);
+  // The button above the cards previews the fix of every finding (what
+  // `nettune diagnose --fix-profile` prints).
+  await page.click("#fix-all");
+  await page.waitForSelector('#plan-result table.steps tr[data-kind="irq_affinity"]');
+  const all = JSON.parse(await page.$eval("#plan-text", (e) => (e as HTMLTextAreaElement).value));
+  check(all.name === "diagnose-fixes" && all.rings?.length === 8 && all.irq_affinity?.length > 0, `${name}: "Preview the fix of every finding" holds the rings and the IRQ placement`);
+  // Cleared, so the next plan's table is the next plan's.
+  await page.$eval("#plan-result", (e) => e.replaceChildren());
 
   // Plan preview: paste a profile, see the steps and the after-map; nothing applied.
   const profile = { name: "local-irqs", irq_affinity: [{ interface: "eth*", policy: "local" }] };
@@ -252,17 +303,27 @@ async function x460() {
   await page.$eval("#plan-section", (e) => e.scrollIntoView());
   await shot(page, "x460-plan");
 
-  // Apply asks first: Cancel applies nothing; Apply makes the transaction.
+  // Apply asks first, with the plan's warnings and a confirm window on by
+  // default: Cancel applies nothing; Apply makes a transaction that
+  // waits for "Keep it".
   await page.click("#plan-apply");
   check(await page.$eval("#confirm-dialog", (e) => (e as HTMLDialogElement).open), `${name}: Apply asks for confirmation`);
+  const dlgWarnings = await page.$$eval("#confirm-warnings li", (els) => els.map((e) => e.textContent));
+  check(plan.warnings.length > 0 && JSON.stringify(dlgWarnings) === JSON.stringify(plan.warnings), `${name}: the dialog shows the plan's warnings (${plan.warnings.length}, got ${dlgWarnings.length})`);
+  check(await page.$eval("#confirm-window", (e) => (e as HTMLInputElement).checked), `${name}: the confirm window is on by default`);
   await page.click('#confirm-dialog button[value="cancel"]');
   await new Promise((r) => setTimeout(r, 300));
   check((await api(a, "/v1/transactions")).total === 0, `${name}: Cancel applies nothing`);
   await page.click("#plan-apply");
   await page.click("#confirm-apply");
-  await page.waitForSelector("#txn-detail table.steps", { timeout: 15000 });
-  const txns = await api(a, "/v1/transactions");
-  check(txns.total === 1 && txns.transactions[0].status === "applied", `${name}: confirmed Apply made one applied transaction`);
+  await page.waitForSelector("#txn-detail #txn-confirm", { timeout: 15000 });
+  let txns = await api(a, "/v1/transactions");
+  check(txns.total === 1 && txns.transactions[0].status === "pending_confirm" && txns.transactions[0].confirm_timeout_s === 120,
+    `${name}: Apply made one transaction waiting 120 s for confirmation (got ${JSON.stringify(txns.transactions.map((t: any) => t.status))})`);
+  await page.click("#txn-confirm");
+  await page.waitForFunction(() => document.querySelector("#txn-detail h3 .status")?.textContent === "applied", { timeout: 15000 });
+  txns = await api(a, "/v1/transactions");
+  check(txns.total === 1 && txns.transactions[0].status === "applied", `${name}: "Keep it" confirmed it: one applied transaction`);
   check(readFileSync(join(a.root, "proc/irq/193/smp_affinity_list"), "utf8").trim() === "16", `${name}: eth2's IRQ moved to CPU 16`);
 
   // History: the transaction listed, its steps with before → after and result.
@@ -302,6 +363,36 @@ async function x460() {
   check((await page.$$("#txn-detail table.steps tbody tr")).length === t.steps.length, `${name}: a transaction opens from the history list`);
   // After the move the main map no longer marks eth2 off-node.
   check(await page.$('#map .nic[data-nic="eth2"] .badge.off') === null, `${name}: after applying, eth2 has no off-node badge`);
+
+  // Roll back from the history: a new transaction, eth2 back on CPUs 0-15;
+  // a second rollback of the same one says it was rolled back, by which.
+  await page.click("#txn-rollback");
+  check(await page.$eval("#confirm-h", (e) => e.textContent ?? "") === `Roll back transaction #${t.id}?`, `${name}: Roll back asks first`);
+  await page.click("#confirm-apply");
+  await page.waitForFunction((id) => /rollback of #/.test(document.querySelector("#txn-detail")?.textContent ?? "") && document.querySelector("#txn-detail h3")?.textContent?.includes(`#${id + 1}`), { timeout: 15000 }, t.id);
+  const rb = await api(a, `/v1/transactions/${t.id + 1}`);
+  check(rb.rollback_of === t.id && rb.status === "applied", `${name}: the rollback is transaction #${t.id + 1}, applied`);
+  check(readFileSync(join(a.root, "proc/irq/193/smp_affinity_list"), "utf8").trim() === "0-15", `${name}: the rollback put eth2's IRQ back on 0-15`);
+  await page.click(`#history button[aria-label="open transaction ${t.id}"]`);
+  await page.waitForFunction((id) => document.querySelector("#txn-detail h3")?.textContent?.startsWith(`Transaction #${id} ·`), { timeout: 15000 }, t.id);
+  const again = await page.$eval("#txn-actions", (e) => e.textContent ?? "");
+  check(again.includes(`Already rolled back, by #${t.id + 1}`) && await page.$("#txn-rollback") === null,
+    `${name}: #${t.id} says it was rolled back already, by #${t.id + 1}, and offers no second rollback (got '${again}')`);
+
+  // The desired state and its drift (policy report: nothing repaired).
+  await api(a, "/v1/desired", { method: "PUT", headers: { "content-type": "application/json" },
+    body: JSON.stringify({ name: "want-rmem", sysctl: { "net.core.rmem_max": "33554432" } }) });
+  // The watcher checks at once; its report is read when it has.
+  for (let i = 0; i < 50 && !(await api(a, "/v1/drift")).targets.length; i++) await new Promise((r) => setTimeout(r, 200));
+  await page.click("#reload");
+  await page.waitForFunction(() => document.querySelector("#desired-line")?.textContent?.includes("want-rmem"), { timeout: 15000 });
+  const drift = await api(a, "/v1/drift");
+  const rowsShown = await page.$$eval("#drift tbody tr", (els) => els.map((e) => [(e as HTMLElement).dataset.target, (e as HTMLElement).dataset.state]));
+  check(drift.targets.length > 0 && JSON.stringify(rowsShown) === JSON.stringify(drift.targets.map((x: any) => [x.target, x.state])),
+    `${name}: the drift report's targets are listed with their state (got ${JSON.stringify(rowsShown)})`);
+  check((await page.$eval("#drift-summary", (e) => e.textContent ?? "")).includes("drifted"), `${name}: the drift summary counts drifted, contested and overridden targets`);
+  await page.$eval("#desired-section", (e) => e.scrollIntoView());
+  await shot(page, "x460-desired", false);
   check(errors.length === 0, `${name}: no console errors\n${errors.join("\n")}`);
   stopIrqs();
   await page.close();
@@ -340,13 +431,17 @@ async function tokens() {
   check((await page.$$("#map .cpu")).length === 128, `${name}: with the read token the 128 CPUs are drawn`);
   check(await page.evaluate(() => sessionStorage.getItem("nettune.token")) === readTok, `${name}: the token is kept in sessionStorage`);
   check(await page.$eval("#token", (e) => (e as HTMLInputElement).value) !== readTok, `${name}: the token is not shown back`);
-  // Plan is a POST: the read token is refused with the reason.
+  // A plan changes nothing: the read token gets one; applying it is
+  // refused with the reason.
   await page.$eval("#plan-text", (e) => { (e as HTMLTextAreaElement).value = '{"name":"x","bonds":[{"interface":"bond0","xmit_hash_policy":"layer3+4"}]}'; });
   await page.click("#plan-run");
+  await page.waitForSelector("#plan-result table.steps");
+  check((await page.$$("#plan-result table.steps tbody tr")).length === 1, `${name}: a read token's plan shows its step`);
+  await page.click("#plan-apply");
+  await page.click("#confirm-apply");
   await page.waitForSelector("#plan-result .error");
   const err = await page.$eval("#plan-result .error", (e) => e.textContent);
-  check(/apply/.test(err ?? ""), `${name}: a read token's plan is refused, saying it needs scope 'apply' (got '${err}')`);
-  check(await page.$eval("#plan-apply", (e) => (e as HTMLButtonElement).disabled), `${name}: Apply stays disabled without a plan`);
+  check(/apply/.test(err ?? ""), `${name}: a read token's apply is refused, saying it needs scope 'apply' (got '${err}')`);
   // With the apply token the same page plans and applies.
   await page.$eval("#token", (e) => { (e as HTMLInputElement).value = ""; });
   await page.type("#token", applyTok);
