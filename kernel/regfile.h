@@ -18,7 +18,8 @@
 /* Open PATH read-only (O_NONBLOCK|O_CLOEXEC|O_NOCTTY) if it is a regular
  * file. Returns the descriptor (the caller's), with *ST filled when ST is
  * not NULL; or -errno, or NT_EFILETYPE (kernel/ctx.h) for a FIFO,
- * directory, socket or device. WHY (WHYSIZE bytes, may be NULL) gets a
+ * directory, socket or device (the null device, 1:3, is taken as an empty
+ * file: `--config /dev/null`). WHY (WHYSIZE bytes, may be NULL) gets a
  * sentence naming the file: "PATH is a FIFO, not a regular file", "PATH
  * is a symlink to nothing (dangling)", "PATH: No such file or directory". */
 int nt_regfile_open(const char *path, struct stat *st, char *why, size_t whysize);

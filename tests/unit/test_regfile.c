@@ -38,6 +38,15 @@ int main(void)
 	CHECK(strstr(why, p) && strstr(why, "is a FIFO, not a regular file"));
 	CHECK(buf == NULL);
 
+	/* The null device reads as an empty file (`--config /dev/null`);
+	 * another character device is refused. */
+	CHECK_INT(nt_regfile_read("/dev/null", 100, &buf, &len, why, sizeof(why)), 0);
+	CHECK(buf && len == 0 && buf[0] == '\0');
+	free(buf);
+	buf = NULL;
+	CHECK_INT(nt_regfile_read("/dev/zero", 100, &buf, &len, why, sizeof(why)), NT_EFILETYPE);
+	CHECK(strstr(why, "/dev/zero") && strstr(why, "not a regular file"));
+
 	/* A directory, a dangling symlink, a missing file. */
 	CHECK_INT(nt_regfile_read(dir, 100, &buf, &len, why, sizeof(why)), NT_EFILETYPE);
 	CHECK(strstr(why, "is a directory"));
