@@ -6,11 +6,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 static size_t on_data(char *ptr, size_t size, size_t nmemb, void *userdata)
 {
 	nt_cli_reply *r = userdata;
 	size_t n = size * nmemb;
+	if (n > NT_CLI_MAX_REPLY - r->len) {
+		r->too_big = true;
+		return 0; /* curl ends the transfer with CURLE_WRITE_ERROR */
+	}
 	char *nd = realloc(r->body, r->len + n + 1);
 	if (!nd)
 		return 0;
@@ -28,6 +33,28 @@ static int on_progress(void *userdata, curl_off_t dltotal, curl_off_t dlnow, cur
 	return 0;
 }
 
+int nt_cli_timeout_s(const char *env, long *out)
+{
+	char *end;
+	if (!env || !*env) {
+		*out = NT_CLI_DEFAULT_TIMEOUT_S;
+		return 0;
+	}
+	errno = 0;
+	long v = strtol(env, &end, 10);
+	if (errno || *end || end == env || v < 1 || v > 86400)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+/* Only http:// and https:// agents: libcurl would also read file://,
+ * speak gopher or follow a redirect to anything it was built with. */
+static bool http_url(const char *url)
+{
+	return !strncasecmp(url, "http://", 7) || !strncasecmp(url, "https://", 8);
+}
+
 int nt_cli_request(const char *agent, const char *method, const char *path, const char *body,
 		   const char *waiting, nt_cli_reply *r)
 {
@@ -35,8 +62,18 @@ int nt_cli_request(const char *agent, const char *method, const char *path, cons
 	char url[2048], auth[1024];
 	struct curl_slist *h = NULL;
 	int rc = -ENOMEM;
+	long timeout_s;
 
 	memset(r, 0, sizeof(*r));
+	if (nt_cli_timeout_s(getenv("NETTUNE_TIMEOUT"), &timeout_s) < 0) {
+		snprintf(r->error, sizeof(r->error), "NETTUNE_TIMEOUT wants a number of seconds from 1 to 86400, not '%s'",
+			 getenv("NETTUNE_TIMEOUT"));
+		return -EINVAL;
+	}
+	if (!http_url(agent)) {
+		snprintf(r->error, sizeof(r->error), "the agent's URL '%.200s' is not http:// or https://", agent);
+		return -EINVAL;
+	}
 	const nt_curl *cu = nt_curl_get(r->error, sizeof(r->error));
 	if (!cu)
 		return -ELIBACC;
@@ -60,9 +97,18 @@ int nt_cli_request(const char *agent, const char *method, const char *path, cons
 	cu->easy_setopt(c, CURLOPT_WRITEDATA, r);
 	cu->easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
 	cu->easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 10L);
-	/* A transaction with many steps, or a confirm deadline, takes its time;
-	 * the agent answers when it has finished. */
-	cu->easy_setopt(c, CURLOPT_TIMEOUT, 300L);
+	/* A transaction with many steps takes its time (a few thousand steps
+	 * within 30 s) and the agent answers when it has finished; an agent
+	 * silent for longer than NETTUNE_TIMEOUT is not waited for. */
+	cu->easy_setopt(c, CURLOPT_TIMEOUT, timeout_s);
+	cu->easy_setopt(c, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)NT_CLI_MAX_REPLY);
+	if (cu->easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https") != CURLE_OK ||
+	    cu->easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, "http,https") != CURLE_OK) {
+		/* libcurl before 7.85: the older option, by its number (its
+		 * name is deprecated in newer headers). */
+		cu->easy_setopt(c, (CURLoption)181, (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
+		cu->easy_setopt(c, (CURLoption)182, (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
+	}
 	if (body)
 		cu->easy_setopt(c, CURLOPT_POSTFIELDS, body);
 	nt_progress_begin(&prog, waiting ? waiting : "");
@@ -73,6 +119,18 @@ int nt_cli_request(const char *agent, const char *method, const char *path, cons
 	}
 	CURLcode cr = cu->easy_perform(c);
 	nt_progress_end(&prog);
+	if (r->too_big || cr == CURLE_FILESIZE_EXCEEDED) {
+		snprintf(r->error, sizeof(r->error), "the agent's answer is larger than %d MiB: not read",
+			 (int)(NT_CLI_MAX_REPLY >> 20));
+		rc = -EFBIG;
+		goto out;
+	}
+	if (cr == CURLE_OPERATION_TIMEDOUT) {
+		snprintf(r->error, sizeof(r->error), "no answer within %ld s (NETTUNE_TIMEOUT=SECONDS waits longer)",
+			 timeout_s);
+		rc = -ETIMEDOUT;
+		goto out;
+	}
 	if (cr != CURLE_OK) {
 		snprintf(r->error, sizeof(r->error), "%s", cu->easy_strerror(cr));
 		rc = cr == CURLE_OUT_OF_MEMORY ? -ENOMEM : -EHOSTUNREACH;

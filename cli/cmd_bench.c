@@ -16,6 +16,7 @@
  * right after it ends; host/counters.c turns them into deltas. */
 #include "cli/cli.h"
 #include "cli/client.h"
+#include "cli/escape.h"
 #include "host/counters.h"
 #include "host/interrupts.h"
 #include "kernel/ctx.h"
@@ -79,7 +80,7 @@ static int call(const char *agent, const char *method, const char *path, const j
 	int rc = nt_cli_request(agent, method, path, text, NULL, &r);
 	free(text);
 	if (rc < 0) {
-		if (rc == -ELIBACC)
+		if (rc == -ELIBACC || rc == -EINVAL || rc == -EFBIG)
 			snprintf(err, errsize, "%s", r.error);
 		else
 			snprintf(err, errsize, "cannot reach the agent at %s: %s", agent, r.error);
@@ -104,6 +105,11 @@ static int call(const char *agent, const char *method, const char *path, const j
 			      json_string_value(json_object_get(e, "path")) ?: "?",
 			      json_string_value(json_object_get(e, "message")) ?: "");
 	}
+	/* Shown on a terminal: the agent's words as text (cli/escape.h). */
+	char *safe = nt_out_escape(err, strlen(err));
+	if (safe)
+		snprintf(err, errsize, "%s", safe);
+	free(safe);
 	return 0;
 }
 
@@ -244,8 +250,16 @@ static long long geti(const json_t *o, const char *k)
 }
 
 /* The short table, on stderr: stdout belongs to COMMAND. */
-static void print_table(const json_t *report)
+static void print_table(const json_t *report_raw)
 {
+	/* The report file keeps the agent's strings; the terminal gets them
+	 * escaped (cli/escape.h). */
+	json_t *copy = json_deep_copy(report_raw);
+	if (!copy || nt_out_escape_doc(copy) < 0) {
+		json_decref(copy);
+		return;
+	}
+	const json_t *report = copy;
 	const json_t *c = json_object_get(report, "counters");
 	const json_t *rb = json_object_get(report, "rollback");
 	size_t i;
@@ -265,8 +279,10 @@ static void print_table(const json_t *report)
 			json_real_value(json_object_get(report, "duration_s")));
 	else
 		fprintf(stderr, "; COMMAND did not run\n");
-	if (!c)
+	if (!c) {
+		json_decref(copy);
 		return;
+	}
 	fprintf(stderr, "\n%-15s %12s %12s %14s %14s %10s %10s %10s\n", "NIC", "rx_packets", "tx_packets", "rx_bytes",
 		"tx_bytes", "rx_dropped", "rx_missed", "rx_errors");
 	json_array_foreach(json_object_get(c, "nics"), i, row) {
@@ -312,6 +328,7 @@ static void print_table(const json_t *report)
 			geti(in, "nic_off_node"), geti(in, "nic"), 100.0 * json_real_value(share));
 	else
 		fprintf(stderr, "\nNIC interrupts: %lld (no NIC with a known node interrupted)\n", geti(in, "nic"));
+	json_decref(copy);
 }
 
 /* Whether this process runs in another network namespace than PID 1,

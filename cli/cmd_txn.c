@@ -11,6 +11,7 @@
  * code (cli/exit.h) says what happened either way. */
 #include "cli/cli.h"
 #include "cli/client.h"
+#include "cli/escape.h"
 #include "cli/exit.h"
 #include "cli/output.h"
 #include "cli/txn_view.h"
@@ -44,10 +45,12 @@ static void unreachable(const char *agent, const char *why)
 }
 
 /* One request. With --json the body goes to stdout as it came. Otherwise
- * an error answer is shown on stderr, and *RENDER says a 2xx JSON answer
- * waits in R for the caller to show. Returns the exit code. */
-static int exchange(const cli_opts *o, const char *method, const char *path, const char *body,
-		    const char *waiting, nt_cli_reply *r, bool *render)
+ * an error answer is shown on stderr (its strings escaped: cli/escape.h),
+ * and *RENDER says a 2xx JSON answer waits in R for the caller to show,
+ * its strings as the agent sent them (exchange escapes them). Returns the
+ * exit code. */
+static int exchange_raw(const cli_opts *o, const char *method, const char *path, const char *body,
+			const char *waiting, const char *kind, nt_cli_reply *r, bool *render)
 {
 	const char *agent = agent_url(o);
 	*render = false;
@@ -57,7 +60,7 @@ static int exchange(const cli_opts *o, const char *method, const char *path, con
 			fprintf(stderr, "nettune: out of memory\n");
 			return NT_EXIT_ERROR;
 		}
-		if (rc == -ELIBACC) {
+		if (rc == -ELIBACC || rc == -EINVAL || rc == -EFBIG) {
 			fprintf(stderr, "nettune: %s\n", r->error);
 			return NT_EXIT_ERROR;
 		}
@@ -72,6 +75,10 @@ static int exchange(const cli_opts *o, const char *method, const char *path, con
 	if (code != NT_EXIT_OK) {
 		nt_out e;
 		nt_out_init(&e, stderr);
+		if (nt_out_escape_doc(r->doc) < 0) {
+			fprintf(stderr, "nettune: out of memory\n");
+			return NT_EXIT_ERROR;
+		}
 		nt_out_problem(&e, r->status, r->doc, r->body);
 		return code;
 	}
@@ -81,8 +88,27 @@ static int exchange(const cli_opts *o, const char *method, const char *path, con
 		fprintf(stderr, "nettune: the agent at %s answered something that is not a JSON object\n", agent);
 		return NT_EXIT_ERROR;
 	}
+	const char *bad = kind ? nt_view_malformed(r->doc, kind) : NULL;
+	if (bad) {
+		fprintf(stderr, "nettune: the agent at %s answered a malformed document (%s)\n", agent, bad);
+		return NT_EXIT_ERROR;
+	}
 	*render = true;
 	return NT_EXIT_OK;
+}
+
+/* exchange_raw, with the answer's strings made safe to print
+ * (cli/escape.h) when it is to be shown for people. */
+static int exchange(const cli_opts *o, const char *method, const char *path, const char *body,
+		    const char *waiting, const char *kind, nt_cli_reply *r, bool *render)
+{
+	int code = exchange_raw(o, method, path, body, waiting, kind, r, render);
+	if (*render && nt_out_escape_doc(r->doc) < 0) {
+		fprintf(stderr, "nettune: out of memory\n");
+		*render = false;
+		return NT_EXIT_ERROR;
+	}
+	return code;
 }
 
 /* The exit code of an answer that is a transaction (apply, confirm,
@@ -164,7 +190,7 @@ const char *nt_cli_agent_url(const cli_opts *o)
 int nt_cli_exchange(const cli_opts *o, const char *method, const char *path, const char *body,
 		    const char *waiting, nt_cli_reply *r, bool *render)
 {
-	return exchange(o, method, path, body, waiting, r, render);
+	return exchange(o, method, path, body, waiting, NULL, r, render);
 }
 
 json_t *nt_cli_load_profile(const char *path)
@@ -216,14 +242,14 @@ int nt_cmd_profile(const char *cmd, const cli_opts *o, int nargs, char **args)
 	nt_out out;
 	nt_out_init(&out, stdout);
 	if (plan) {
-		code = exchange(o, "POST", "/v1/plan", text, "planning", &r, &render);
+		code = exchange(o, "POST", "/v1/plan", text, "planning", "plan", &r, &render);
 		if (render) {
 			json_t *nics = nics_for_colour(o, &out);
 			nt_view_plan(&out, r.doc, nics);
 			json_decref(nics);
 		}
 	} else {
-		code = txn_code(exchange(o, "POST", "/v1/transactions", text, "applying", &r, &render), &r);
+		code = txn_code(exchange(o, "POST", "/v1/transactions", text, "applying", "txn", &r, &render), &r);
 		agent_hint(o, hint, sizeof(hint));
 		if (render)
 			nt_view_outcome(&out, r.doc, hint);
@@ -284,12 +310,12 @@ int nt_cmd_txn_id(const char *cmd, const cli_opts *o, int nargs, char **args)
 	agent_hint(o, hint, sizeof(hint));
 	if (!strcmp(cmd, "confirm")) {
 		snprintf(path, sizeof(path), "/v1/transactions/%s/confirm", args[0]);
-		code = txn_code(exchange(o, "POST", path, "{}", "confirming", &r, &render), &r);
+		code = txn_code(exchange(o, "POST", path, "{}", "confirming", "txn", &r, &render), &r);
 		if (render)
 			nt_view_outcome(&out, r.doc, hint);
 	} else if (!strcmp(cmd, "rollback")) {
 		snprintf(path, sizeof(path), "/v1/transactions/%s/rollback", args[0]);
-		code = txn_code(exchange(o, "POST", path, o->force ? "{\"force\":true}" : "{}", "rolling back", &r,
+		code = txn_code(exchange(o, "POST", path, o->force ? "{\"force\":true}" : "{}", "rolling back", "txn", &r,
 					 &render),
 				&r);
 		if (render)
@@ -307,7 +333,7 @@ int nt_cmd_txn_id(const char *cmd, const cli_opts *o, int nargs, char **args)
 		json_decref(ldoc);
 	} else {
 		snprintf(path, sizeof(path), "/v1/transactions/%s", args[0]);
-		code = exchange(o, "GET", path, NULL, NULL, &r, &render);
+		code = exchange(o, "GET", path, NULL, NULL, "txn", &r, &render);
 		if (render) {
 			json_t *nics = nics_for_colour(o, &out);
 			nt_view_txn(&out, r.doc, nics);
@@ -338,7 +364,7 @@ static int history_since(const cli_opts *o, const char *status, long limit, long
 		nt_cli_reply r = { 0 };
 		snprintf(path, sizeof(path), "/v1/transactions?limit=%d&offset=%ld%s%s", PAGE, offset,
 			 status ? "&status=" : "", status ? status : "");
-		code = exchange(&raw, "GET", path, NULL, "reading history", &r, &render);
+		code = exchange_raw(&raw, "GET", path, NULL, "reading history", "history", &r, &render);
 		if (!render) {
 			nt_cli_reply_free(&r);
 			json_decref(keep);
@@ -405,7 +431,7 @@ int nt_cmd_history(const char *cmd, const cli_opts *o, int nargs, char **args)
 			if (s)
 				printf("%s\n", s);
 			free(s);
-		} else if (doc) {
+		} else if (doc && nt_out_escape_doc(doc) == 0) {
 			nt_view_history(&out, json_object_get(doc, "transactions"),
 					json_integer_value(json_object_get(doc, "total")));
 		}
@@ -414,7 +440,7 @@ int nt_cmd_history(const char *cmd, const cli_opts *o, int nargs, char **args)
 	}
 	snprintf(path, sizeof(path), "/v1/transactions?limit=%ld%s%s", limit, o->status ? "&status=" : "",
 		 o->status ? o->status : "");
-	code = exchange(o, "GET", path, NULL, NULL, &r, &render);
+	code = exchange(o, "GET", path, NULL, NULL, "history", &r, &render);
 	if (render)
 		nt_view_history(&out, json_object_get(r.doc, "transactions"),
 				json_integer_value(json_object_get(r.doc, "total")));
@@ -432,7 +458,7 @@ static int fetch_txn(const cli_opts *o, long long id, json_t **doc)
 	cli_opts quiet = *o;
 	quiet.json = false;
 	snprintf(path, sizeof(path), "/v1/transactions/%lld", id);
-	int code = exchange(&quiet, "GET", path, NULL, NULL, &r, &render);
+	int code = exchange(&quiet, "GET", path, NULL, NULL, "txn", &r, &render);
 	*doc = render ? r.doc : NULL;
 	r.doc = NULL;
 	nt_cli_reply_free(&r);
@@ -478,7 +504,7 @@ int nt_cmd_try(const char *cmd, const cli_opts *o, int nargs, char **args)
 	nt_out out;
 	nt_out_init(&out, stdout);
 	agent_hint(o, hint, sizeof(hint));
-	code = txn_code(exchange(o, "POST", "/v1/transactions", text, "applying", &r, &render), &r);
+	code = txn_code(exchange(o, "POST", "/v1/transactions", text, "applying", "txn", &r, &render), &r);
 	free(text);
 	if (!render) {
 		nt_cli_reply_free(&r);
@@ -543,7 +569,7 @@ int nt_cmd_try(const char *cmd, const cli_opts *o, int nargs, char **args)
 	}
 	if (confirmed) {
 		snprintf(path, sizeof(path), "/v1/transactions/%lld/confirm", id);
-		code = txn_code(exchange(o, "POST", path, "{}", "confirming", &r, &render), &r);
+		code = txn_code(exchange(o, "POST", path, "{}", "confirming", "txn", &r, &render), &r);
 		if (render)
 			nt_view_outcome(&out, r.doc, hint);
 		nt_cli_reply_free(&r);
@@ -633,7 +659,7 @@ int nt_cmd_desired(const char *cmd, const cli_opts *o, int nargs, char **args)
 
 	nt_out_init(&out, stdout);
 	if (!strcmp(sub, "show") && nargs <= 1) {
-		code = exchange(o, "GET", "/v1/desired", NULL, NULL, &r, &render);
+		code = exchange(o, "GET", "/v1/desired", NULL, NULL, "desired", &r, &render);
 		if (render)
 			view_desired(&out, r.doc);
 	} else if (!strcmp(sub, "set") && nargs == 2) {
@@ -644,12 +670,12 @@ int nt_cmd_desired(const char *cmd, const cli_opts *o, int nargs, char **args)
 		char *text = body_text(body);
 		if (!text)
 			return NT_EXIT_ERROR;
-		code = exchange(o, "PUT", "/v1/desired", text, "setting the desired state", &r, &render);
+		code = exchange(o, "PUT", "/v1/desired", text, "setting the desired state", "desired", &r, &render);
 		free(text);
 		if (render)
 			view_desired(&out, r.doc);
 	} else if (!strcmp(sub, "clear") && nargs == 1) {
-		code = exchange(o, "DELETE", "/v1/desired", NULL, NULL, &r, &render);
+		code = exchange(o, "DELETE", "/v1/desired", NULL, NULL, NULL, &r, &render);
 		if (code == NT_EXIT_OK && !o->json)
 			nt_out_printf(&out, "desired state cleared; the host was not changed\n");
 	} else {
@@ -670,7 +696,7 @@ int nt_cmd_drift(const char *cmd, const cli_opts *o, int nargs, char **args)
 		fprintf(stderr, "nettune: drift takes no arguments\n");
 		return NT_EXIT_USAGE;
 	}
-	int code = exchange(o, "GET", "/v1/drift", NULL, NULL, &r, &render);
+	int code = exchange(o, "GET", "/v1/drift", NULL, NULL, "drift", &r, &render);
 	if (!render) {
 		nt_cli_reply_free(&r);
 		return code;

@@ -1,4 +1,5 @@
 #include "cli/output.h"
+#include "cli/escape.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -288,8 +289,10 @@ void nt_out_problem(nt_out *o, long status, const json_t *p, const char *body)
 	if (!p) {
 		size_t n = body ? strcspn(body, "\n") : 0;
 		nt_out_paint(o, NT_SGR_RED, "the agent answered HTTP %ld", status);
-		if (n)
-			fprintf(o->f, ": %.*s", (int)(n > 300 ? 300 : n), body);
+		char *safe = n ? nt_out_escape(body, n > 300 ? 300 : n) : NULL;
+		if (safe)
+			fprintf(o->f, ": %s", safe);
+		free(safe);
 		fputc('\n', o->f);
 		return;
 	}

@@ -393,3 +393,72 @@ void nt_view_history(nt_out *o, const json_t *list, long long total)
 	if (total > (long long)n)
 		fprintf(o->f, "showing the newest %zu of %lld (--limit N for more)\n", n, total);
 }
+
+/* Whether member KEY of O, when present or REQUIRED, is an array of
+ * objects. */
+static bool array_of_objects(const json_t *o, const char *key, bool required)
+{
+	json_t *a = json_object_get(o, key), *x;
+	size_t i;
+	if (!a)
+		return !required;
+	if (!json_is_array(a))
+		return false;
+	json_array_foreach(a, i, x)
+		if (!json_is_object(x))
+			return false;
+	return true;
+}
+
+static bool array_of_strings(const json_t *o, const char *key)
+{
+	json_t *a = json_object_get(o, key), *x;
+	size_t i;
+	if (!a)
+		return true;
+	if (!json_is_array(a))
+		return false;
+	json_array_foreach(a, i, x)
+		if (!json_is_string(x))
+			return false;
+	return true;
+}
+
+const char *nt_view_malformed(const json_t *doc, const char *kind)
+{
+	if (!json_is_object(doc))
+		return "the answer is not a JSON object";
+	if (!strcmp(kind, "history")) {
+		if (!array_of_objects(doc, "transactions", true))
+			return "transactions is not an array of objects";
+		json_t *x;
+		size_t i;
+		json_array_foreach(json_object_get(doc, "transactions"), i, x)
+			if (nt_view_malformed(x, "txn-summary"))
+				return nt_view_malformed(x, "txn-summary");
+		return NULL;
+	}
+	if (!strcmp(kind, "desired"))
+		return array_of_objects(doc, "history", false) ? NULL : "history is not an array of objects";
+	if (!strcmp(kind, "drift")) {
+		if (!json_is_string(json_object_get(doc, "status")))
+			return "status is not a string";
+		if (!array_of_objects(doc, "targets", false))
+			return "targets is not an array of objects";
+		return array_of_objects(doc, "errors", false) ? NULL : "errors is not an array of objects";
+	}
+	bool txn = strcmp(kind, "plan") != 0;
+	if (txn && !json_is_integer(json_object_get(doc, "id")))
+		return "id is not an integer";
+	if (txn && !json_is_string(json_object_get(doc, "status")))
+		return "status is not a string";
+	/* A history entry may leave its steps out (it counts them). */
+	if (!array_of_objects(doc, "steps", strcmp(kind, "txn-summary") != 0))
+		return "steps is not an array of objects";
+	if (!array_of_strings(doc, "warnings"))
+		return "warnings is not an array of strings";
+	json_t *r = json_object_get(doc, "reserved");
+	if (r && !json_is_object(r))
+		return "reserved is not an object";
+	return NULL;
+}

@@ -32,4 +32,14 @@ void nt_view_txn(nt_out *o, const json_t *txn, const json_t *nics);
  * the agent holds (-1: unknown), for the "showing N of TOTAL" line. */
 void nt_view_history(nt_out *o, const json_t *transactions, long long total);
 
+/* Whether DOC has the shape the view of its KIND reads: "plan" (Plan:
+ * steps an array of objects), "txn" (Transaction: an integer id, a status
+ * and steps an array of objects) or "history" (TransactionList:
+ * transactions an array of objects), "desired" (Desired: history an
+ * array of objects) or "drift" (Drift: a status; targets and errors arrays
+ * of objects). NULL when it has; otherwise what is
+ * wrong ("steps is not an array"), so a broken answer is an error and
+ * never reads as "already tuned". */
+const char *nt_view_malformed(const json_t *doc, const char *kind);
+
 #endif

@@ -18,7 +18,10 @@
 #include "integration/test_txn_util.h"
 #pragma GCC diagnostic pop
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <pty.h>
+#include <sys/socket.h>
 #include <poll.h>
 
 #define EPYC NT_FIXTURES "/epyc7713-2node-bond"
@@ -844,12 +847,250 @@ static void test_bench(const char *dir, const char *root)
 	nt_agent_stop(&a);
 }
 
+/* A fake agent for what a fixture agent never sends: strings that hold
+ * terminal controls, a malformed document, silence and a huge answer.
+ * A process (and one more per connection) in its own group, answering by
+ * path; stopped with fake_stop. */
+#define HOSTILE "\\u001b]0;pwned\\u0007\\u001b[2J\\u009b1A\\u202eok\\u2066x\\nline"
+static const char *fake_body(const char *req, int *status)
+{
+	*status = 200;
+	if (!strncmp(req, "GET /v1/transactions/1 ", 23))
+		return "{\"id\":1,\"status\":\"rollback_failed\",\"created\":\"2026-11-30T16:52:00.615Z\","
+		       "\"profile_name\":\"" HOSTILE "\",\"client\":\"c\",\"identity\":\"" HOSTILE "\","
+		       "\"error\":\"" HOSTILE "\",\"warnings\":[\"" HOSTILE "\"],\"reserved\":{\"" HOSTILE "\":\"1\"},"
+		       "\"steps\":[{\"index\":0,\"interface\":\"" HOSTILE "\",\"kind\":\"sysctl\",\"target\":\"" HOSTILE
+		       "\",\"before\":\"" HOSTILE "\",\"after\":\"1\",\"result\":\"rollback_failed\",\"error\":\"" HOSTILE
+		       "\"}]}";
+	if (!strncmp(req, "GET /v1/transactions/5 ", 23)) {
+		*status = 409;
+		return "{\"type\":\"about:blank\",\"title\":\"" HOSTILE "\",\"status\":409,\"detail\":\"" HOSTILE "\"}";
+	}
+	if (!strncmp(req, "GET /v1/transactions/6 ", 23)) {
+		*status = 500;
+		return "\x1b]0;raw\x07 not json \xc2\x9b";
+	}
+	if (!strncmp(req, "GET /v1/transactions?", 21))
+		return "{\"total\":1,\"limit\":20,\"offset\":0,\"transactions\":[{\"id\":1,\"status\":\"applied\","
+		       "\"created\":\"2026-11-30T16:52:00.615Z\",\"nsteps\":1,\"client\":\"" HOSTILE "\","
+		       "\"profile_name\":\"" HOSTILE "\",\"error\":\"" HOSTILE "\"}]}";
+	if (!strncmp(req, "GET /v1/drift ", 14))
+		return "{\"status\":\"drifted\",\"policy\":\"report\",\"interval_s\":30,\"message\":\"" HOSTILE "\","
+		       "\"targets\":[{\"kind\":\"sysctl\",\"target\":\"" HOSTILE "\",\"desired\":\"1\",\"current\":\""
+		       HOSTILE "\",\"state\":\"drifted\",\"culprit\":\"" HOSTILE "\"}]}";
+	if (!strncmp(req, "GET /v1/desired ", 16))
+		return "{\"profile\":{\"name\":\"x\"},\"profile_name\":\"" HOSTILE "\",\"source\":\"api\",\"set\":"
+		       "\"2026-11-30T16:52:00.615Z\",\"client\":\"" HOSTILE "\",\"identity\":\"" HOSTILE "\","
+		       "\"policy\":\"report\",\"history\":[{\"at\":\"2026-11-30T16:52:00.615Z\",\"action\":\"set\","
+		       "\"profile_name\":\"" HOSTILE "\",\"identity\":\"" HOSTILE "\"}]}";
+	if (!strncmp(req, "POST /v1/plan ", 14))
+		return "{\"steps\":7}";
+	if (!strncmp(req, "POST /v1/transactions ", 22))
+		return "{\"id\":3,\"status\":\"applied\",\"steps\":{}}";
+	return NULL;
+}
+
+static void fake_conn(int c)
+{
+	char req[65536];
+	size_t n = 0;
+	ssize_t k;
+	while (n + 1 < sizeof(req) && (k = read(c, req + n, sizeof(req) - 1 - n)) > 0) {
+		n += (size_t)k;
+		req[n] = '\0';
+		char *end = strstr(req, "\r\n\r\n");
+		if (!end)
+			continue;
+		const char *cl = strcasestr(req, "\r\nContent-Length:");
+		size_t want = cl && cl < end ? strtoul(cl + 17, NULL, 10) : 0;
+		if (n - (size_t)(end + 4 - req) >= want)
+			break;
+	}
+	req[n] = '\0';
+	char head[256];
+	if (!strncmp(req, "GET /v1/transactions/2 ", 23)) {
+		sleep(60); /* silent */
+	} else if (!strncmp(req, "GET /v1/transactions/3 ", 23)) {
+		/* 100 MiB without a length, until the reader goes. */
+		static char chunk[65536];
+		memset(chunk, 'x', sizeof(chunk));
+		const char *h = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n";
+		if (write(c, h, strlen(h)) > 0)
+			for (int i = 0; i < 1600 && write(c, chunk, sizeof(chunk)) > 0; i++)
+				;
+	} else if (!strncmp(req, "GET /v1/transactions/4 ", 23)) {
+		snprintf(head, sizeof(head), "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+					     "Content-Length: 209715200\r\nConnection: close\r\n\r\n{");
+		(void)!write(c, head, strlen(head));
+	} else {
+		int status;
+		const char *b = fake_body(req, &status);
+		if (!b)
+			status = 404, b = "{\"type\":\"about:blank\",\"title\":\"Not Found\",\"status\":404}";
+		snprintf(head, sizeof(head), "HTTP/1.1 %d X\r\nContent-Type: application/json\r\nContent-Length: %zu\r\n"
+					     "Connection: close\r\n\r\n", status, strlen(b));
+		(void)!write(c, head, strlen(head));
+		(void)!write(c, b, strlen(b));
+	}
+	close(c);
+	_exit(0);
+}
+
+static pid_t fake_start(char *url, size_t size)
+{
+	int l = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t al = sizeof(a);
+	if (l < 0 || bind(l, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(l, 16) < 0 ||
+	    getsockname(l, (struct sockaddr *)&a, &al) < 0) {
+		if (l >= 0)
+			close(l);
+		return -1;
+	}
+	snprintf(url, size, "http://127.0.0.1:%d", ntohs(a.sin_port));
+	pid_t pid = fork();
+	if (pid == 0) {
+		setpgid(0, 0);
+		signal(SIGCHLD, SIG_IGN);
+		for (;;) {
+			int c = accept(l, NULL, NULL);
+			if (c < 0)
+				continue;
+			if (fork() == 0) {
+				close(l);
+				fake_conn(c);
+			}
+			close(c);
+		}
+	}
+	if (pid > 0)
+		setpgid(pid, pid);
+	close(l);
+	return pid;
+}
+
+static void fake_stop(pid_t pid)
+{
+	if (pid > 0) {
+		kill(-pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+	}
+}
+
+/* No byte that drives a terminal in S: no ESC, BEL, 8-bit CSI, bidi
+ * override or isolate, and no newline but the CLI's own line ends. */
+static bool terminal_safe(const char *s)
+{
+	return s && !strchr(s, '\x1b') && !strchr(s, '\x07') && !strstr(s, "\xc2\x9b") && !strstr(s, "\xe2\x80\xae") &&
+	       !strstr(s, "\xe2\x81\xa6") && !strstr(s, "\nline");
+}
+
+static double mono_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void test_hostile_agent(void)
+{
+	char url[64], env_url[96];
+	pid_t fake = fake_start(url, sizeof(url));
+	CHECK_MSG(fake > 0, "cannot start the fake agent");
+	if (fake <= 0)
+		return;
+	snprintf(env_url, sizeof(env_url), "NETTUNE_AGENT=%s", url);
+	const char *env[] = { env_url, NULL };
+	const char *tty_env[] = { env_url, "TERM=xterm", NULL };
+	static const char *const cmds[][3] = {
+		{ "show", "1", NULL }, { "history", NULL, NULL }, { "drift", NULL, NULL },
+		{ "desired", "show", NULL }, { "show", "5", NULL }, { "show", "6", NULL },
+	};
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		run c = cli_env(env, cmds[i]);
+		CHECK_MSG(terminal_safe(c.out) && terminal_safe(c.err), "nettune %s %s printed controls:\n%s%s", cmds[i][0],
+			  cmds[i][1] ? cmds[i][1] : "", c.out, c.err);
+		CHECK_MSG(has(c.out, "\\x1b]0;pwned\\x07") || has(c.err, "\\x1b]0;pwned\\x07") ||
+				  has(c.err, "\\x1b]0;raw\\x07"),
+			  "nettune %s: the escaped text is missing:\n%s%s", cmds[i][0], c.out, c.err);
+		run_free(&c);
+		/* On a terminal, with colour: the CLI's own SGR codes, and only those. */
+		c = cli_pty(tty_env, cmds[i]);
+		CHECK_HASNT(c.out, "\x1b]");
+		CHECK_HASNT(c.out, "\x1b[2J");
+		CHECK_HASNT(c.out, "\xe2\x80\xae");
+		run_free(&c);
+	}
+	run c = cli_env(env, (const char *const[]){ "show", "1", NULL });
+	CHECK_HAS(c.out, "\\u009b1A\\u202eok\\u2066x\\x0aline");
+	CHECK_HAS(c.out, "rollback_failed");
+	run_free(&c);
+	/* --json stays the agent's bytes. */
+	c = cli_env(env, (const char *const[]){ "show", "1", "--json", NULL });
+	CHECK_HAS(c.out, "\\u001b]0;pwned");
+	CHECK_INT(c.code, 0);
+	run_free(&c);
+
+	/* A malformed document is an error, not "already tuned". */
+	char prof[] = "/tmp/nt-cli-prof-XXXXXX";
+	int pf = mkstemp(prof);
+	CHECK((pf >= 0 && write(pf, "{\"name\":\"x\"}", 12) == 12));
+	if (pf >= 0)
+		close(pf);
+	c = cli_env(env, (const char *const[]){ "plan", prof, NULL });
+	CHECK_INT(c.code, 1);
+	CHECK_HAS(c.err, "malformed document (steps is not an array of objects)");
+	CHECK_HASNT(c.out, "already tuned");
+	run_free(&c);
+	c = cli_env(env, (const char *const[]){ "apply", prof, NULL });
+	CHECK_INT(c.code, 1);
+	CHECK_HAS(c.err, "malformed document");
+	CHECK_HASNT(c.out, "already tuned");
+	run_free(&c);
+	unlink(prof);
+
+	/* A silent agent is waited for NETTUNE_TIMEOUT seconds. */
+	char to[] = "NETTUNE_TIMEOUT=1";
+	const char *env_to[] = { env_url, to, NULL };
+	double t0 = mono_s();
+	c = cli_env(env_to, (const char *const[]){ "show", "2", NULL });
+	double took = mono_s() - t0;
+	printf("silent agent with NETTUNE_TIMEOUT=1: gave up after %.2f s\n", took);
+	CHECK_INT(c.code, 3);
+	CHECK_HAS(c.err, "no answer within 1 s");
+	CHECK_MSG(took < 5, "took %.1f s", took);
+	run_free(&c);
+	c = cli_env((const char *const[]){ env_url, "NETTUNE_TIMEOUT=soon", NULL }, (const char *const[]){ "show", "1", NULL });
+	CHECK_INT(c.code, 1);
+	CHECK_HAS(c.err, "NETTUNE_TIMEOUT wants a number of seconds");
+	run_free(&c);
+
+	/* Answers past 64 MiB are not read: announced, and streamed. */
+	c = cli_env(env, (const char *const[]){ "show", "4", NULL });
+	CHECK_INT(c.code, 1);
+	CHECK_HAS(c.err, "larger than 64 MiB");
+	run_free(&c);
+	c = cli_env(env, (const char *const[]){ "show", "3", NULL });
+	CHECK_INT(c.code, 1);
+	CHECK_HAS(c.err, "larger than 64 MiB");
+	run_free(&c);
+
+	/* Only http:// and https://. */
+	c = CLI("history", "--agent", "file:///etc/passwd");
+	CHECK_INT(c.code, 1);
+	CHECK_HAS(c.err, "is not http:// or https://");
+	CHECK_HASNT(c.out, "root:");
+	run_free(&c);
+	fake_stop(fake);
+}
+
 int main(void)
 {
 	char dir[PATH_MAX], root[PATH_MAX];
 	if (access(EPYC, F_OK) != 0)
 		SKIP("fixture %s is not present", EPYC);
 	test_without_agent();
+	test_hostile_agent();
 	if (tu_copy(EPYC, dir, sizeof(dir), root, sizeof(root)) == 0) {
 		test_session(dir, root);
 		tu_sh("rm -rf '%s'", dir);

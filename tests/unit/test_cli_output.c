@@ -4,10 +4,13 @@
  * each outcome gives. */
 #include "harness.h"
 #include "cli/cli.h"
+#include "cli/client.h"
+#include "cli/escape.h"
 #include "cli/exit.h"
 #include "cli/output.h"
 #include "cli/txn_view.h"
 
+#include <errno.h>
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
@@ -350,6 +353,97 @@ static void test_history(void)
 	json_decref(l);
 }
 
+static void check_esc(const char *in, size_t len, const char *want)
+{
+	char *e = nt_out_escape(in, len);
+	CHECK_STR(e, want);
+	CHECK_INT(nt_out_needs_escape(in, len), strcmp(in, want) != 0 || len != strlen(want));
+	free(e);
+}
+
+static void test_escape(void)
+{
+	check_esc("enos0 4096 87380", 16, "enos0 4096 87380");
+	check_esc("", 0, "");
+	/* UTF-8 text stays: an arrow, an e acute, a CJK character, an emoji. */
+	check_esc("→ é 中 \xf0\x9f\x98\x80", 15, "→ é 中 \xf0\x9f\x98\x80");
+	/* C0 (tab and newline too), DEL. */
+	check_esc("\x1b]0;x\x07", 6, "\\x1b]0;x\\x07");
+	check_esc("a\tb\nc\rd", 7, "a\\x09b\\x0ac\\x0dd");
+	check_esc("\x7f", 1, "\\x7f");
+	/* C1 in UTF-8 (U+009B, the 8-bit CSI; U+0085), the first and last bidi
+	 * overrides and isolates, and their neighbours untouched. */
+	check_esc("\xc2\x9b" "2J\xc2\x85", 6, "\\u009b2J\\u0085");
+	check_esc("\xc2\xa0", 2, "\xc2\xa0");
+	check_esc("\xe2\x80\xaa\xe2\x80\xae\xe2\x81\xa6\xe2\x81\xa9", 12, "\\u202a\\u202e\\u2066\\u2069");
+	check_esc("\xe2\x80\xa9\xe2\x80\xaf\xe2\x81\xa5\xe2\x81\xaa", 12, "\xe2\x80\xa9\xe2\x80\xaf\xe2\x81\xa5\xe2\x81\xaa");
+	/* Bytes that are not UTF-8: a lone 8-bit CSI, a cut sequence, an
+	 * overlong NUL, a surrogate. */
+	check_esc("\x9b" "A", 2, "\\x9bA");
+	check_esc("x\xe2\x80", 3, "x\\xe2\\x80");
+	check_esc("\xc0\x80", 2, "\\xc0\\x80");
+	check_esc("\xed\xa0\x80", 3, "\\xed\\xa0\\x80");
+	/* A NUL inside the length. */
+	check_esc("a\0b", 3, "a\\x00b");
+
+	/* A whole document: values, nested, and keys. */
+	json_t *d = json_pack("{s:s,s:[s,i],s:{s:s}}", "a", "\x1b[2J", "b", "ok\xe2\x80\xae", 7, "c", "k\ey", "v\n");
+	CHECK(d && nt_out_escape_doc(d) == 0);
+	CHECK_STR(json_string_value(json_object_get(d, "a")), "\\x1b[2J");
+	CHECK_STR(json_string_value(json_array_get(json_object_get(d, "b"), 0)), "ok\\u202e");
+	CHECK_INT(json_integer_value(json_array_get(json_object_get(d, "b"), 1)), 7);
+	CHECK_STR(json_string_value(json_object_get(json_object_get(d, "c"), "k\\x1by")), "v\\x0a");
+	CHECK(json_object_get(json_object_get(d, "c"), "k\ey") == NULL);
+	json_decref(d);
+}
+
+static void test_malformed(void)
+{
+	json_t *d = json_loads("{\"steps\":7}", 0, NULL);
+	CHECK_STR(nt_view_malformed(d, "plan"), "steps is not an array of objects");
+	json_decref(d);
+	d = json_loads("{\"warnings\":[]}", 0, NULL);
+	CHECK_STR(nt_view_malformed(d, "plan"), "steps is not an array of objects");
+	json_decref(d);
+	d = json_loads("{\"steps\":[],\"warnings\":[1]}", 0, NULL);
+	CHECK_STR(nt_view_malformed(d, "plan"), "warnings is not an array of strings");
+	json_decref(d);
+	d = json_loads("{\"steps\":[{}],\"warnings\":[\"w\"],\"reserved\":{}}", 0, NULL);
+	CHECK(nt_view_malformed(d, "plan") == NULL);
+	CHECK_STR(nt_view_malformed(d, "txn"), "id is not an integer");
+	json_decref(d);
+	d = json_loads("{\"id\":1,\"status\":\"applied\",\"steps\":[7]}", 0, NULL);
+	CHECK_STR(nt_view_malformed(d, "txn"), "steps is not an array of objects");
+	json_decref(d);
+	d = json_loads("{\"id\":1,\"status\":\"applied\",\"steps\":[]}", 0, NULL);
+	CHECK(nt_view_malformed(d, "txn") == NULL);
+	json_decref(d);
+	d = json_loads("{\"transactions\":[{\"id\":1,\"status\":\"applied\",\"nsteps\":3}],\"total\":1}", 0, NULL);
+	CHECK(nt_view_malformed(d, "history") == NULL);
+	json_decref(d);
+	d = json_loads("{\"transactions\":[{\"id\":\"1\",\"status\":\"applied\"}]}", 0, NULL);
+	CHECK_STR(nt_view_malformed(d, "history"), "id is not an integer");
+	json_decref(d);
+	d = json_loads("{\"transactions\":{}}", 0, NULL);
+	CHECK_STR(nt_view_malformed(d, "history"), "transactions is not an array of objects");
+	json_decref(d);
+	d = json_loads("{\"status\":\"ok\",\"targets\":7}", 0, NULL);
+	CHECK_STR(nt_view_malformed(d, "drift"), "targets is not an array of objects");
+	json_decref(d);
+	d = json_loads("{\"history\":\"x\"}", 0, NULL);
+	CHECK_STR(nt_view_malformed(d, "desired"), "history is not an array of objects");
+	json_decref(d);
+	CHECK_STR(nt_view_malformed(NULL, "plan"), "the answer is not a JSON object");
+
+	long v;
+	CHECK(nt_cli_timeout_s(NULL, &v) == 0 && v == NT_CLI_DEFAULT_TIMEOUT_S);
+	CHECK(nt_cli_timeout_s("", &v) == 0 && v == NT_CLI_DEFAULT_TIMEOUT_S);
+	CHECK(nt_cli_timeout_s("5", &v) == 0 && v == 5);
+	CHECK_INT(nt_cli_timeout_s("0", &v), -EINVAL);
+	CHECK_INT(nt_cli_timeout_s("5s", &v), -EINVAL);
+	CHECK_INT(nt_cli_timeout_s("86401", &v), -EINVAL);
+}
+
 int main(void)
 {
 	test_table();
@@ -359,5 +453,7 @@ int main(void)
 	test_plan();
 	test_outcomes();
 	test_history();
+	test_escape();
+	test_malformed();
 	TEST_MAIN_END();
 }
