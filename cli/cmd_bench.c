@@ -361,19 +361,22 @@ static bool machine_wide(const json_t *profile, char *buf, size_t size)
 	return n > 0;
 }
 
-/* A finished transaction's steps as the report keeps them: a step whose
- * result is still "pending" never ran (the transaction stopped before
- * it), and says so. Returns how many. */
+/* A finished transaction's steps as the report keeps them: a step the
+ * agent records "not_applied" (or, from an agent before it did, still
+ * "pending") never ran (the transaction stopped before it), and says so.
+ * Returns how many. */
 static int mark_not_run(json_t *steps)
 {
 	size_t i;
 	json_t *s;
 	int n = 0;
-	json_array_foreach(steps, i, s)
-		if (!strcmp(json_string_value(json_object_get(s, "result")) ?: "", "pending")) {
+	json_array_foreach(steps, i, s) {
+		const char *res = json_string_value(json_object_get(s, "result")) ?: "";
+		if (!strcmp(res, "pending") || !strcmp(res, "not_applied")) {
 			json_object_set_new(s, "result", json_string("not run"));
 			n++;
 		}
+	}
 	return n;
 }
 

@@ -699,6 +699,13 @@ static void run_steps(nt_txn_engine *e, nt_ethtool *eh, int64_t id, const nt_ste
 		snprintf(msg, sizeof(msg), "the store could not record the outcome: %s",
 			 nt_store_errmsg(e->store));
 	}
+	/* The steps after the failed one never ran: said so, as recovery
+	 * does, rather than left "pending" in a finished transaction. */
+	for (int i = failed + 1; results && failed >= 0 && i < n; i++)
+		if (results[i] == NT_STEP_PENDING) {
+			results[i] = NT_STEP_NOT_APPLIED;
+			note_step(e, &st, id, i, &steps[i], NT_STEP_NOT_APPLIED, NULL, NULL);
+		}
 	nt_txn_record_status(e, id, &st, NT_TXN_ROLLING_BACK, msg, failed, false, 0);
 	int bad = results ? undo(e, eh, &st, id, steps, results, last, NT_STEP_ROLLED_BACK) : 1;
 	if (bad) {

@@ -168,6 +168,24 @@ static void fault_x460(const char *what, const char *fault, const char *repair,
 	json_t *steps = json_object_get(t.json, "steps");
 	CHECK_STR(tu_str(json_array_get(steps, 0), "result"), "rolled_back");
 	CHECK_STR(tu_str(json_array_get(steps, want_step), "result"), "failed");
+	/* The steps after the failed one never ran: not_applied, in the
+	 * reply and in the history, never "pending" in a finished one. */
+	json_t *stored = NULL;
+	long sst = 0;
+	char path[64];
+	snprintf(path, sizeof(path), "/v1/transactions/%lld", (long long)json_integer_value(json_object_get(t.json, "id")));
+	tu_http("GET", nt_url(&a, path), NULL, NULL, &sst, &stored);
+	CHECK_INT(sst, 200);
+	json_t *stored_steps = json_object_get(stored, "steps");
+	CHECK_INT(json_array_size(stored_steps), json_array_size(steps));
+	for (size_t i = (size_t)want_step + 1; i < json_array_size(steps); i++) {
+		CHECK_STR(tu_str(json_array_get(steps, i), "result"), "not_applied");
+		CHECK_STR(tu_str(json_array_get(stored_steps, i), "result"), "not_applied");
+	}
+	for (size_t i = 0; i < json_array_size(stored_steps); i++)
+		CHECK_MSG(strcmp(tu_str(json_array_get(stored_steps, i), "result"), "pending") != 0,
+			  "%s: step %zu is still pending", what, i);
+	json_decref(stored);
 	json_decref(t.json);
 	nt_agent_stop(&a);
 	/* Put the fault right and compare every file of /proc byte for byte. */
