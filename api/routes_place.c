@@ -4,6 +4,7 @@
 #include "api/server.h"
 #include "placement/app.h"
 #include "host/rates.h"
+#include "host/jsonw.h"
 #include "host/topology.h"
 
 #include <errno.h>
@@ -24,7 +25,9 @@ static int get_placement(const nt_request *req, nt_response *resp)
 	nt_topology *t = NULL;
 	nt_placement p;
 
-	if (!nt_ifname_valid(name))
+	/* Not UTF-8: never one of the NICs reported (the host's problems
+	 * list such a name). */
+	if (!nt_ifname_valid(name) || !nt_jw_utf8(name))
 		return nt_problem(resp, 400, "bad-request", "Invalid interface name",
 				  "'%.64s' is not a valid interface name", name);
 	if (nt_query_int(req, "cpus", 1, NT_MAX_CPUS, 0, &want) < 0)

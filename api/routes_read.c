@@ -15,6 +15,7 @@
 #include "kernel/kernel.h"
 #include "api/server.h"
 #include "diagnose/diagnose.h"
+#include "host/jsonw.h"
 #include "host/topology.h"
 
 #include <errno.h>
@@ -139,7 +140,9 @@ static int get_nic(const nt_request *req, nt_response *resp)
 	nt_snapshot *snap = NULL;
 
 	/* Checked before the name can reach a sysfs path or a lookup. */
-	if (!nt_ifname_valid(name))
+	/* Not UTF-8: never one of the NICs reported (the host's problems
+	 * list such a name). */
+	if (!nt_ifname_valid(name) || !nt_jw_utf8(name))
 		return nt_problem(resp, 400, "bad-request", "Invalid interface name",
 				  "'%.64s' is not a valid interface name", name);
 	int r = read_shared(req, resp, &snap);

@@ -4,6 +4,7 @@
  * its queue, found for the IRQ half; and the NIC reporters run. */
 #include "host/topology.h"
 #include "host/topology_int.h"
+#include "host/jsonw.h"
 #include "kernel/ethtool.h"
 #include "kernel/link.h"
 
@@ -339,6 +340,23 @@ static void read_bond(nt_topology *t, const nt_nic *n)
 	}
 }
 
+/* Lists a NIC whose name cannot be a JSON string in problems, its bytes
+ * outside printable ASCII written \xNN. */
+static void unusable_nic_name(nt_topology *t, const char *name)
+{
+	char esc[4 * 256 + 1], path[1100];
+	size_t n = 0;
+	for (const unsigned char *p = (const unsigned char *)name; *p && n + 5 < sizeof(esc); p++)
+		n += (size_t)(*p > 0x20 && *p < 0x7f && *p != '\\' ? snprintf(esc + n, sizeof(esc) - n, "%c", *p)
+								    : snprintf(esc + n, sizeof(esc) - n, "\\x%02x", *p));
+	esc[n] = '\0';
+	snprintf(path, sizeof(path), "/sys/class/net/%s", esc);
+	json_t *p = json_pack("{s:s, s:s}", "path", path, "error",
+			      "an interface whose name is not UTF-8 text or holds a control byte: not reported");
+	if (p)
+		json_array_append_new(t->problems, p);
+}
+
 static int cmp_nic(const void *a, const void *b)
 {
 	return strcmp(((const nt_nic *)a)->name, ((const nt_nic *)b)->name);
@@ -359,8 +377,15 @@ int nt_tp_read_nics_static(nt_topology *t)
 		return 0;
 	}
 	while ((de = readdir(d))) {
-		if (de->d_name[0] == '.' || !nt_ifname_valid(de->d_name))
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
+		if (!nt_ifname_valid(de->d_name) || !nt_jw_utf8(de->d_name)) {
+			/* A link the kernel named but no document can hold
+			 * (not UTF-8, or a control byte the kernel allows):
+			 * said, not dropped unsaid. */
+			unusable_nic_name(t, de->d_name);
+			continue;
+		}
 		/* bonding_masters is a file beside the links. */
 		if (strcmp(de->d_name, "bonding_masters") == 0)
 			continue;

@@ -679,7 +679,12 @@ bool nt_ifname_valid(const char *name)
 		return false;
 	for (size_t i = 0; i < n; i++) {
 		unsigned char c = (unsigned char)name[i];
-		if (c <= 0x20 || c >= 0x7f || c == '/' || c == ':')
+		/* The kernel (dev_valid_name) refuses only '/', ':' and
+		 * whitespace; bytes from 0x7f up are names it allows (a bidi
+		 * override, any UTF-8), so they are kept and shown escaped.
+		 * Control bytes stay refused here: no path or log line needs
+		 * them. */
+		if (c <= 0x20 || c == '/' || c == ':')
 			return false;
 	}
 	return true;

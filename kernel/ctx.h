@@ -119,9 +119,11 @@ int nt_write_read_str(const nt_ctx *ctx, const char *value, char *buf, size_t si
 
 bool nt_exists(const nt_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* Interface names as the kernel allows them: 1..15 printable bytes, no '/',
- * no whitespace, not "." or "..". Requests are checked with this before a
- * name becomes part of a path. */
+/* Interface names as the kernel allows them: 1..15 bytes, none of them a
+ * control byte or a space, no '/' or ':', not "." or ".."; bytes from 0x7f
+ * up are allowed, as the kernel allows them (they need not be UTF-8: a
+ * caller that puts a name in JSON checks that). Requests are checked with
+ * this before a name becomes part of a path. */
 bool nt_ifname_valid(const char *name);
 
 #endif

@@ -333,6 +333,11 @@ static void test_root_errors(void)
 	CHECK(!nt_ifname_valid(".."));
 	CHECK(!nt_ifname_valid(""));
 	CHECK(nt_ifname_valid("enp96s0f0"));
+	/* Bytes from 0x7f up are names the kernel allows (a bidi override, not
+	 * UTF-8 at all); a caller that writes JSON checks UTF-8 itself. */
+	CHECK(nt_ifname_valid("\xe2\x80\xae" "eth1"));
+	CHECK(nt_ifname_valid("eth\xff"));
+	CHECK(!nt_ifname_valid("eth:1"));
 	CHECK(nt_ifname_valid("bond0.100"));
 }
 

@@ -1,0 +1,146 @@
+/* The second hostile round's smaller findings (issue 30, items 9-15), over
+ * a real socket where the finding was about the wire: a NIC name with bytes
+ * from 0x7f up, profile names "." and "..", HTTP leniencies (a method with
+ * a NUL, HTTP/1.1 without Host, a query value with %00, a second
+ * Idempotency-Key, libmicrohttpd's own 413/414/431 answers), the tokens
+ * file's NUL byte and owner, the store's state in /metrics, the echo of a
+ * refused configuration value and a stop behind a storm of reloads. Runs
+ * on copies of the fixtures. */
+#include "harness.h"
+#include "integration/nt_agent_ext.h"
+#include "integration/test_txn_util.h"
+
+#include <poll.h>
+
+#define X460 NT_FIXTURES "/x460-4node-8nic"
+#define VM NT_FIXTURES "/vm-virtio-2cpu"
+
+/* U+202E (a right-to-left override) before "eth1": valid UTF-8. */
+#define BIDI_NAME "\xe2\x80\xae" "eth1"
+/* Not UTF-8 at all. */
+#define RAW_NAME "eth2\xff"
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Send REQ (LEN bytes) on a new connection to PORT and read until the
+ * server closes or TIMEOUT_S passes, into BUF. Returns the status of the
+ * first reply, 0 when none came. */
+__attribute__((unused)) static int raw_request(int port, const char *req, size_t len, char *buf, size_t size, double timeout_s)
+{
+	int fd = nt_tcp_connect(port);
+	size_t got = 0;
+	buf[0] = '\0';
+	if (fd < 0)
+		return 0;
+	if (write(fd, req, len) != (ssize_t)len) {
+		close(fd);
+		return 0;
+	}
+	double t0 = now_s();
+	while (got + 1 < size && now_s() - t0 < timeout_s) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		if (poll(&p, 1, 100) <= 0)
+			continue;
+		ssize_t n = read(fd, buf + got, size - 1 - got);
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+		buf[got] = '\0';
+		/* One reply is enough once its body (Content-Length) is in. */
+		char *end = strstr(buf, "\r\n\r\n");
+		const char *cl = strcasestr(buf, "\r\nContent-Length:");
+		if (end && cl && cl < end && got >= (size_t)(end + 4 - buf) + strtoul(cl + 17, NULL, 10))
+			break;
+	}
+	close(fd);
+	int status = 0;
+	sscanf(buf, "HTTP/1.%*d %d", &status);
+	return status;
+}
+
+#define RAW(port, lit, buf) raw_request(port, lit, sizeof(lit) - 1, buf, sizeof(buf), 5)
+
+/* ---- 9: a NIC name with bytes from 0x7f up ---- */
+
+static void nic_names(void)
+{
+	char dir[PATH_MAX], root[PATH_MAX];
+	nt_agent a;
+	if (tu_copy(X460, dir, sizeof(dir), root, sizeof(root)) < 0) {
+		CHECK_MSG(0, "cannot copy %s", X460);
+		return;
+	}
+	/* The links renamed, as `ip link set eth1 name ...` would; their
+	 * devices keep their IRQs. */
+	CHECK(tu_sh("cd '%s/sys/class/net' && mv eth1 '" BIDI_NAME "' && mv eth2 '" RAW_NAME "' && "
+		    "cd '%s/ethtool' && { [ ! -e eth1.json ] || mv eth1.json '" BIDI_NAME ".json'; } && "
+		    "{ [ ! -e eth2.json ] || mv eth2.json '" RAW_NAME ".json'; }",
+		    root, root) == 0);
+	if (nt_agent_start(&a, root, NULL, NULL) < 0) {
+		CHECK_MSG(0, "agent did not start");
+		tu_sh("rm -rf '%s'", dir);
+		return;
+	}
+	long st = 0;
+	json_t *nics = NULL, *irqs = NULL, *diag = NULL;
+	tu_http("GET", nt_url(&a, "/v1/nics"), NULL, NULL, &st, &nics);
+	CHECK_INT(st, 200);
+	bool found = false;
+	size_t i;
+	json_t *n;
+	json_array_foreach(json_object_get(nics, "nics"), i, n)
+		if (!strcmp(tu_str(n, "name"), BIDI_NAME))
+			found = true;
+	CHECK_MSG(found, "no NIC named U+202E eth1 in /v1/nics");
+	/* The one that is not UTF-8 is said, escaped, among the host's
+	 * problems. */
+	json_t *topo = NULL;
+	tu_http("GET", nt_url(&a, "/v1/topology"), NULL, NULL, &st, &topo);
+	CHECK_INT(st, 200);
+	bool said = false;
+	json_array_foreach(json_object_get(topo, "problems"), i, n)
+		if (!strcmp(tu_str(n, "path"), "/sys/class/net/eth2\\xff") && strstr(tu_str(n, "error"), "not UTF-8"))
+			said = true;
+	CHECK_MSG(said, "eth2\\xff is not in the problems of /v1/topology");
+	json_decref(topo);
+
+	/* Its IRQs have their owner. */
+	tu_http("GET", nt_url(&a, "/v1/irqs"), NULL, NULL, &st, &irqs);
+	CHECK_INT(st, 200);
+	int owned = 0;
+	json_array_foreach(json_object_get(irqs, "irqs"), i, n)
+		owned += !strcmp(tu_str(n, "owner"), BIDI_NAME);
+	CHECK_MSG(owned > 0, "no IRQ owned by U+202E eth1");
+
+	/* In the metrics (a label, as UTF-8) and the diagnostics. */
+	nt_http_result m = { 0 };
+	nt_http_do1("GET", nt_url(&a, "/metrics"), NULL, 0, NULL, &m);
+	CHECK_INT(m.status, 200);
+	CHECK_MSG(m.body && strstr(m.body, "nic=\"" BIDI_NAME "\""), "no metrics of U+202E eth1");
+	nt_http_result_free(&m);
+	tu_http("GET", nt_url(&a, "/v1/diagnostics"), NULL, NULL, &st, &diag);
+	CHECK_INT(st, 200);
+	char *text = diag ? json_dumps(diag, 0) : NULL;
+	CHECK_MSG(text && strstr(text, BIDI_NAME), "the diagnostics do not name U+202E eth1");
+	free(text);
+	json_decref(nics);
+	json_decref(irqs);
+	json_decref(diag);
+	nt_agent_stop(&a);
+	tu_sh("rm -rf '%s'", dir);
+}
+
+int main(void)
+{
+	if (access(X460, F_OK) != 0 || access(VM, F_OK) != 0)
+		SKIP("fixtures x460-4node-8nic and vm-virtio-2cpu are needed");
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+	nic_names();
+	curl_global_cleanup();
+	TEST_MAIN_END();
+}
