@@ -36,7 +36,7 @@ int nt_profile_file_read(const char *file, const char *name, json_t **doc, json_
 	if (!nt_profile_name_valid(name)) {
 		snprintf(where, sizeof(where),
 			 "'%s' is not a valid profile name ([A-Za-z0-9._-], 1 to 64 characters "
-			 "before .json)", name);
+			 "before .json, not . or ..)", name);
 		*errors = one_error("$", where);
 		return NT_EINVALID;
 	}

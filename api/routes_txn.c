@@ -501,7 +501,7 @@ static int h_profile_put(const nt_request *req, nt_response *resp)
 
 	if (!nt_profile_name_valid(name))
 		return nt_problem(resp, 400, "bad-request", "Bad request",
-				  "'%s' is not a valid profile name ([A-Za-z0-9._-], 1 to 64)", name);
+				  "'%s' is not a valid profile name ([A-Za-z0-9._-], 1 to 64, not . or ..)", name);
 	if (!(body = body_object(req, resp, false)))
 		return 0;
 	json_t *bn = json_object_get(body, "name");

@@ -10,6 +10,10 @@ bool nt_profile_name_valid(const char *name)
 	size_t n = name ? strlen(name) : 0;
 	if (n == 0 || n > NT_PROFILE_NAME_MAX)
 		return false;
+	/* A path segment a client normalises away: GET /v1/profiles/.. would
+	 * reach /v1/, so such a profile could never be read or deleted. */
+	if (!strcmp(name, ".") || !strcmp(name, ".."))
+		return false;
 	for (size_t i = 0; i < n; i++) {
 		char c = name[i];
 		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
@@ -51,7 +55,7 @@ int nt_profile_validate(const nt_topology *t, const json_t *profile, json_t *err
 	}
 	const char *name = nt_sc_str(&c, profile, "$", "name", true);
 	if (name && !nt_profile_name_valid(name))
-		nt_profile_error(errors, "$.name", "'%s' is not a valid name ([A-Za-z0-9._-], 1 to 64)", name);
+		nt_profile_error(errors, "$.name", "'%s' is not a valid name ([A-Za-z0-9._-], 1 to 64, not . or ..)", name);
 	nt_sc_str(&c, profile, "$", "description", false);
 
 	/* Sections in the registry's order, so errors come in a stable order. */

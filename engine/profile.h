@@ -23,7 +23,7 @@
 
 #define NT_PROFILE_NAME_MAX 64
 
-/* [A-Za-z0-9._-]{1,64} */
+/* [A-Za-z0-9._-]{1,64}, but not "." or ".." */
 bool nt_profile_name_valid(const char *name);
 
 /* Check PROFILE's form and, when T is not NULL, that what it names exists on

@@ -30,7 +30,7 @@ static double now_s(void)
 /* Send REQ (LEN bytes) on a new connection to PORT and read until the
  * server closes or TIMEOUT_S passes, into BUF. Returns the status of the
  * first reply, 0 when none came. */
-__attribute__((unused)) static int raw_request(int port, const char *req, size_t len, char *buf, size_t size, double timeout_s)
+static int raw_request(int port, const char *req, size_t len, char *buf, size_t size, double timeout_s)
 {
 	int fd = nt_tcp_connect(port);
 	size_t got = 0;
@@ -135,12 +135,49 @@ static void nic_names(void)
 	tu_sh("rm -rf '%s'", dir);
 }
 
+/* ---- 10: profile names "." and ".." ---- */
+
+static void dot_profiles(nt_agent *a)
+{
+	char buf[8192];
+	static const char *const names[] = { ".", "..", "%2e", "%2E%2e" };
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		char req[512];
+		const char *body = "{\"sysctl\":{\"net.core.rmem_max\":\"4194304\"}}";
+		int n = snprintf(req, sizeof(req),
+				 "PUT /v1/profiles/%s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+				 "Content-Length: %zu\r\nConnection: close\r\n\r\n%s",
+				 names[i], strlen(body), body);
+		int st = raw_request(a->port, req, (size_t)n, buf, sizeof(buf), 5);
+		CHECK_MSG(st == 400, "PUT /v1/profiles/%s: %d", names[i], st);
+		CHECK_MSG(strstr(buf, "not . or ..") != NULL, "PUT /v1/profiles/%s: %s", names[i], buf);
+	}
+	/* None was stored. */
+	long st = 0;
+	json_t *list = NULL;
+	tu_http("GET", nt_url(a, "/v1/profiles"), NULL, NULL, &st, &list);
+	CHECK_INT(st, 200);
+	char *text = list ? json_dumps(list, 0) : NULL;
+	CHECK_MSG(text && !strstr(text, "\"name\": \".\"") && !strstr(text, "\"name\": \"..\""), "%s", text);
+	free(text);
+	json_decref(list);
+}
+
 int main(void)
 {
 	if (access(X460, F_OK) != 0 || access(VM, F_OK) != 0)
 		SKIP("fixtures x460-4node-8nic and vm-virtio-2cpu are needed");
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	nic_names();
+	nt_agent a;
+	char dir[PATH_MAX], root[PATH_MAX];
+	if (tu_copy(VM, dir, sizeof(dir), root, sizeof(root)) == 0 && nt_agent_start(&a, root, NULL, NULL) == 0) {
+		dot_profiles(&a);
+		nt_agent_stop(&a);
+	} else {
+		CHECK_MSG(0, "no agent on a copy of %s", VM);
+	}
+	tu_sh("rm -rf '%s'", dir);
 	curl_global_cleanup();
 	TEST_MAIN_END();
 }

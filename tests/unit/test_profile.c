@@ -304,6 +304,11 @@ int main(void)
 	CHECK(nt_profile_name_valid("x460-4node_fix.v2"));
 	CHECK(!nt_profile_name_valid(""));
 	CHECK(!nt_profile_name_valid("a/b"));
+	/* Path segments clients normalise away; other names of dots are not. */
+	CHECK(!nt_profile_name_valid("."));
+	CHECK(!nt_profile_name_valid(".."));
+	CHECK(nt_profile_name_valid("..."));
+	CHECK(nt_profile_name_valid(".x"));
 	CHECK(!nt_profile_name_valid("x12345678901234567890123456789012345678901234567890123456789012345"));
 	test_validation(&t);
 	test_shapes();
