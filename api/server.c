@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 /* The areas served, in start-up order: the read area first because the
  * others may rely on nothing but the context, never the reverse. */
@@ -106,6 +107,7 @@ static void *on_uri(void *cls, const char *uri, struct MHD_Connection *mc)
 	struct nt_conn *c = conn_new(uri);
 	if (!c)
 		return NULL;
+	c->raw_uri = uri;
 	c->nquery = count_query(c->uri, NT_MAX_QUERY_PARAMS);
 	if (c->nquery > NT_MAX_QUERY_PARAMS) {
 		/* MHD calls this with the request line in its own (writable)
@@ -338,11 +340,42 @@ static bool method_is(const char *m, const char *want)
 	return strcmp(m, want) == 0;
 }
 
+struct header_count {
+	const char *name;
+	int n;
+};
+
+static enum MHD_Result header_count_cb(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+{
+	struct header_count *h = cls;
+	h->n += key && !strcasecmp(key, h->name);
+	return MHD_YES;
+}
+
+/* How many times the request has header NAME. */
+static int header_count(struct MHD_Connection *mc, const char *name)
+{
+	struct header_count h = { name, 0 };
+	MHD_get_connection_values(mc, MHD_HEADER_KIND, header_count_cb, &h);
+	return h.n;
+}
+
 /* First call, headers parsed: route and check everything that does not need
  * the body, answering early so an unwanted body is never read. */
 static enum MHD_Result begin(struct nt_server *s, struct nt_conn *c, struct MHD_Connection *mc,
-			     const char *method)
+			     const char *method, const char *version)
 {
+	/* MHD cuts the method at a NUL byte ("GET\0" would be served as
+	 * GET): the target must start right after the method and its one
+	 * space. */
+	if (c->raw_uri && c->raw_uri != method + strlen(method) + 1)
+		return send_problem(mc, c, 400, "bad-request", "Bad request",
+				    "the request line's method is malformed");
+	/* RFC 9112 3.2: a request of HTTP/1.1 without Host is answered 400. */
+	if (version && !strcmp(version, MHD_HTTP_VERSION_1_1) &&
+	    !MHD_lookup_connection_value(mc, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST))
+		return send_problem(mc, c, 400, "bad-request", "Bad request",
+				    "an HTTP/1.1 request needs a Host header");
 	int r = nt_srv_split_path(c);
 	if (r == -ENOMEM)
 		return MHD_NO;
@@ -389,12 +422,17 @@ static enum MHD_Result begin(struct nt_server *s, struct nt_conn *c, struct MHD_
 				    method, c->path, c->identity);
 
 	char bad[128];
-	bool duplicate;
-	if (nt_srv_check_query(mc, c->route, bad, sizeof(bad), &duplicate) < 0)
+	enum nt_query_fault qf;
+	if (nt_srv_check_query(mc, c->route, bad, sizeof(bad), &qf) < 0)
 		return send_problem(mc, c, 400, "bad-request", "Bad request",
-				    duplicate ? "query parameter '%s' is given more than once" :
-						"unknown query parameter '%s'",
+				    qf == NT_QUERY_REPEATED ? "query parameter '%s' is given more than once" :
+				    qf == NT_QUERY_NUL	    ? "query parameter '%s' holds a NUL byte (%%00)" :
+							      "unknown query parameter '%s'",
 				    bad);
+	/* Which of two keys would count? Refused rather than one ignored. */
+	if (header_count(mc, "Idempotency-Key") > 1)
+		return send_problem(mc, c, 400, "bad-request", "Bad request",
+				    "the Idempotency-Key header is given more than once");
 
 	if (has_body && (method_is(method, "POST") || method_is(method, "PUT") ||
 			 method_is(method, "PATCH"))) {
@@ -450,7 +488,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *mc, const ch
 		 * with its client. */
 		client_address(mc, c->client, sizeof(c->client));
 		nt_srv_head_arrived(s, mc);
-		return begin(s, c, mc, method);
+		return begin(s, c, mc, method, version);
 	}
 	if (c->done) {
 		*upload_size = 0;

@@ -101,6 +101,7 @@ struct nt_server {
  * it and freed when MHD reports the request completed. */
 struct nt_conn {
 	char *uri; /* request target exactly as sent, query included */
+	const char *raw_uri; /* where MHD's request line had the target (on_uri), only compared */
 	char *path; /* uri up to '?' */
 	int nquery; /* query parameters in uri, counted up to NT_MAX_QUERY_PARAMS + 1 */
 	char *segs[NT_MAX_SEGMENTS]; /* decoded path segments */
@@ -143,10 +144,11 @@ int nt_srv_split_path(struct nt_conn *c);
 const nt_route *nt_srv_find_route(const nt_area *const *areas, int n, struct nt_conn *c,
 				  const char *method, char *allow, size_t allowsize);
 /* Check the query against the route's allowed parameters. Returns 0, or
- * NT_EINVALID with the offending name in BAD and *DUPLICATE telling
- * whether it was unknown or repeated. */
+ * NT_EINVALID with the offending name in BAD and *WHY telling whether it
+ * was unknown, repeated or held a NUL byte (a %00) in its name or value. */
+enum nt_query_fault { NT_QUERY_UNKNOWN, NT_QUERY_REPEATED, NT_QUERY_NUL };
 int nt_srv_check_query(struct MHD_Connection *mc, const nt_route *route, char *bad,
-		       size_t badsize, bool *duplicate);
+		       size_t badsize, enum nt_query_fault *why);
 
 /* ---- deadlines of the server's timer threads (api/server_defer.c) ---- */
 

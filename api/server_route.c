@@ -142,19 +142,26 @@ struct query_check {
 	const nt_route *route;
 	char *bad; /* first offending parameter */
 	size_t badsize;
-	bool duplicate;
+	enum nt_query_fault why;
 	const char *seen[8];
 	int nseen;
 };
 
-static enum MHD_Result query_check_cb(void *cls, enum MHD_ValueKind kind, const char *key,
-				      const char *value)
+static enum MHD_Result query_check_cb(void *cls, enum MHD_ValueKind kind, const char *key, size_t key_size,
+				      const char *value, size_t value_size)
 {
 	struct query_check *q = cls;
 	bool allowed = false;
 
 	if (!key)
 		return MHD_YES;
+	/* A %00 decodes to a NUL that would end the value early
+	 * (interval_ms=10%00 read as 10): refused, not cut. */
+	if (strlen(key) != key_size || (value && strlen(value) != value_size)) {
+		snprintf(q->bad, q->badsize, "%s", key);
+		q->why = NT_QUERY_NUL;
+		return MHD_NO;
+	}
 	for (const char *const *a = q->route->query; a && *a; a++)
 		if (strcmp(*a, key) == 0)
 			allowed = true;
@@ -166,7 +173,7 @@ static enum MHD_Result query_check_cb(void *cls, enum MHD_ValueKind kind, const 
 	for (int i = 0; i < q->nseen; i++) {
 		if (strcmp(q->seen[i], key) == 0) {
 			snprintf(q->bad, q->badsize, "%s", key);
-			q->duplicate = true;
+			q->why = NT_QUERY_REPEATED;
 			return MHD_NO;
 		}
 	}
@@ -176,11 +183,11 @@ static enum MHD_Result query_check_cb(void *cls, enum MHD_ValueKind kind, const 
 }
 
 int nt_srv_check_query(struct MHD_Connection *mc, const nt_route *route, char *bad,
-		       size_t badsize, bool *duplicate)
+		       size_t badsize, enum nt_query_fault *why)
 {
 	struct query_check q = { .route = route, .bad = bad, .badsize = badsize };
 	bad[0] = '\0';
-	MHD_get_connection_values(mc, MHD_GET_ARGUMENT_KIND, query_check_cb, &q);
-	*duplicate = q.duplicate;
+	MHD_get_connection_values_n(mc, MHD_GET_ARGUMENT_KIND, query_check_cb, &q);
+	*why = q.why;
 	return bad[0] ? NT_EINVALID : 0;
 }

@@ -163,6 +163,70 @@ static void dot_profiles(nt_agent *a)
 	json_decref(list);
 }
 
+/* ---- 11: HTTP leniencies ---- */
+
+/* The reply in BUF is a problem document of STATUS whose detail says
+ * WANT. */
+static void check_problem(const char *what, int st, int want_status, const char *buf, const char *want)
+{
+	CHECK_MSG(st == want_status, "%s: status %d, expected %d: %.300s", what, st, want_status, buf);
+	CHECK_MSG(strcasestr(buf, "Content-Type: application/problem+json") != NULL, "%s: not problem+json: %.300s",
+		  what, buf);
+	CHECK_MSG(strstr(buf, want) != NULL, "%s: no '%s' in %.400s", what, want, buf);
+}
+
+static void http_leniencies(nt_agent *a)
+{
+	char buf[16384];
+	int st = RAW(a->port, "GET\0 /v1/health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", buf);
+	check_problem("GET\\0", st, 400, buf, "method is malformed");
+	st = RAW(a->port, "GET\0X /v1/health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", buf);
+	check_problem("GET\\0X", st, 400, buf, "method is malformed");
+	st = RAW(a->port, "GET /v1/health HTTP/1.1\r\nConnection: close\r\n\r\n", buf);
+	check_problem("HTTP/1.1 without Host", st, 400, buf, "needs a Host header");
+	/* HTTP/1.0 has no Host to require; the ordinary request is served. */
+	st = RAW(a->port, "GET /v1/health HTTP/1.0\r\n\r\n", buf);
+	CHECK_INT(st, 200);
+	st = RAW(a->port, "GET /v1/health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", buf);
+	CHECK_INT(st, 200);
+	st = RAW(a->port, "GET /v1/irqs/rates?interval_ms=10%00 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", buf);
+	check_problem("interval_ms=10%00", st, 400, buf, "query parameter 'interval_ms' holds a NUL byte");
+	st = RAW(a->port, "GET /v1/transactions?limit%00x=1 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", buf);
+	CHECK_MSG(st == 400, "a NUL in a query name: %d", st);
+	char req[1024];
+	const char *body = "{\"profile\":{\"name\":\"s\",\"sysctl\":{\"net.core.rmem_max\":\"4194304\"}}}";
+	int n = snprintf(req, sizeof(req),
+			 "POST /v1/transactions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+			 "Idempotency-Key: one\r\nidempotency-key: two\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n%s",
+			 strlen(body), body);
+	st = raw_request(a->port, req, (size_t)n, buf, sizeof(buf), 10);
+	check_problem("two Idempotency-Key headers", st, 400, buf, "Idempotency-Key header is given more than once");
+	/* ... and nothing was applied. */
+	long hst = 0;
+	json_t *list = NULL;
+	tu_http("GET", nt_url(a, "/v1/transactions"), NULL, NULL, &hst, &list);
+	CHECK_INT(json_integer_value(json_object_get(list, "total")), 0);
+	json_decref(list);
+
+	/* libmicrohttpd answers these before any of the agent's code runs,
+	 * with its own bodies (README, "Limits"): the status is right. */
+	size_t big = 70 * 1024;
+	char *huge = malloc(big + 256);
+	memcpy(huge, "GET /v1/health?", 15);
+	memset(huge + 15, 'a', big);
+	n = 15 + (int)big;
+	n += snprintf(huge + n, 256, " HTTP/1.1\r\nHost: x\r\n\r\n");
+	st = raw_request(a->port, huge, (size_t)n, buf, sizeof(buf), 10);
+	CHECK_MSG(st == 414, "a 70 KiB request target: %d", st);
+	n = snprintf(huge, 256, "GET /v1/health HTTP/1.1\r\nHost: x\r\nX-Big: ");
+	memset(huge + n, 'a', big);
+	n += (int)big;
+	n += snprintf(huge + n, 256, "\r\n\r\n");
+	st = raw_request(a->port, huge, (size_t)n, buf, sizeof(buf), 10);
+	CHECK_MSG(st == 431, "a 70 KiB header: %d", st);
+	free(huge);
+}
+
 int main(void)
 {
 	if (access(X460, F_OK) != 0 || access(VM, F_OK) != 0)
@@ -173,6 +237,7 @@ int main(void)
 	char dir[PATH_MAX], root[PATH_MAX];
 	if (tu_copy(VM, dir, sizeof(dir), root, sizeof(root)) == 0 && nt_agent_start(&a, root, NULL, NULL) == 0) {
 		dot_profiles(&a);
+		http_leniencies(&a);
 		nt_agent_stop(&a);
 	} else {
 		CHECK_MSG(0, "no agent on a copy of %s", VM);
