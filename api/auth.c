@@ -156,6 +156,16 @@ int nt_auth_load(const char *path, nt_auth **out, char *err, size_t errsize)
 			 path, (unsigned)(st.st_mode & 07777), path);
 		goto fail;
 	}
+	/* A file someone else owns is one someone else can rewrite (or chmod
+	 * back to readable): refused like a readable one. */
+	if (st.st_uid != geteuid()) {
+		r = -EPERM;
+		snprintf(err, errsize,
+			 "token file %s is owned by uid %u, not by the agent's user (uid %u): "
+			 "chown %u %s",
+			 path, (unsigned)st.st_uid, (unsigned)geteuid(), (unsigned)geteuid(), path);
+		goto fail;
+	}
 	f = fdopen(fd, "r");
 	if (!f) {
 		r = -errno;
@@ -174,6 +184,14 @@ int nt_auth_load(const char *path, nt_auth **out, char *err, size_t errsize)
 		lineno++;
 		while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
 			line[--len] = '\0';
+		/* A NUL would end the line early, silently: a secret cut, or a
+		 * scope dropped. */
+		if (memchr(line, '\0', (size_t)len)) {
+			explicit_bzero(line, cap);
+			r = NT_EINVALID;
+			snprintf(err, errsize, "token file %s line %d: holds a NUL byte", path, lineno);
+			goto fail;
+		}
 		char *p = line;
 		while (*p == ' ' || *p == '\t')
 			p++;

@@ -69,6 +69,33 @@ static void start_refusals(const char *tokens)
 	CHECK_MSG(rc > 0, "world-readable token file: exit %d", rc);
 	CHECK_MSG(strstr(err, "chmod 600") != NULL, "stderr: %s", err);
 
+	/* A NUL byte would cut the line: refused, naming the line, without
+	 * the secret. */
+	FILE *nf = fopen(path, "w");
+	static const char nul_line[] = "ok read hhhhhhhhhhhhhhhhhhhhhhhh\nops apply iiiiiiiiiiiiiiii\0jjjjjjjj\n";
+	CHECK(nf && fwrite(nul_line, 1, sizeof(nul_line) - 1, nf) == sizeof(nul_line) - 1);
+	if (nf)
+		fclose(nf);
+	chmod(path, 0600);
+	rc = nt_serve_expect_exit(open_file, 10, err, sizeof(err));
+	CHECK_MSG(rc > 0, "token file with a NUL: exit %d", rc);
+	CHECK_MSG(strstr(err, "line 2: holds a NUL byte") != NULL, "stderr: %s", err);
+	CHECK_MSG(!strstr(err, "iiiiiiii") && !strstr(err, "jjjjjjjj"), "a secret was echoed: %s", err);
+
+	/* A file another user owns is refused, as a readable one is. */
+	if (geteuid() == 0) {
+		nt_write_file(path, "ops apply kkkkkkkkkkkkkkkkkkkkkkkk\n", 0600);
+		CHECK(chown(path, 65534, 65534) == 0);
+		rc = nt_serve_expect_exit(open_file, 10, err, sizeof(err));
+		CHECK_MSG(rc > 0, "token file owned by uid 65534: exit %d", rc);
+		CHECK_MSG(strstr(err, "is owned by uid 65534, not by the agent's user (uid 0)") != NULL, "stderr: %s",
+			  err);
+		CHECK(chown(path, 0, 0) == 0);
+	} else {
+		/* Not counted: a file of another owner cannot be made here. */
+		printf("note: not root, the owner check is not exercised\n");
+	}
+
 	/* Bad lines name the line and never echo the secret. */
 	struct {
 		const char *text, *want;
