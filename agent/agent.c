@@ -1,5 +1,6 @@
 #include "agent/agent.h"
 #include "host/hostcache.h"
+#include "kernel/kernel.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -114,6 +115,10 @@ int nt_agent_open(const nt_agent_config *cfg, nt_agent **out, char *err, size_t 
 		snprintf(err, errsize, "out of memory");
 		goto fail;
 	}
+	/* Leftovers of a write a kill interrupted (a fixture root's temporary
+	 * files) go before recovery reads the host. Failing to remove them
+	 * costs only the files. */
+	(void)nt_kernel_tidy(&a->ctx);
 	if ((r = open_store(a, err, errsize)) < 0)
 		goto fail;
 	r = nt_txn_engine_new(&a->ctx, a->store, a->store_err, &a->engine);

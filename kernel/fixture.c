@@ -5,6 +5,7 @@
 #include "base/cpuset.h"
 
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -145,6 +146,31 @@ fail:
 		close(fd);
 	unlink(tmp);
 	return r;
+}
+
+int nt_fixture_clean_temps(const nt_ctx *ctx)
+{
+	char dir[PATH_MAX];
+	int r = nt_path(ctx, dir, sizeof(dir), "/ethtool"), removed = 0;
+	if (r < 0)
+		return r;
+	DIR *d = opendir(dir);
+	if (!d)
+		return errno == ENOENT ? 0 : -errno;
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		/* write_atomic's names: ".IFACE.json.XXXXXX" (mkstemp's six). */
+		const char *n = de->d_name;
+		size_t len = strlen(n);
+		struct stat st;
+		if (n[0] != '.' || len < 1 + 1 + 12 || strncmp(n + len - 12, ".json.", 6) != 0)
+			continue;
+		if (fstatat(dirfd(d), n, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
+		    unlinkat(dirfd(d), n, 0) == 0)
+			removed++;
+	}
+	closedir(d);
+	return removed;
 }
 
 /* Refuse what the kernel refuses, before touching the file: a refused

@@ -29,6 +29,10 @@ int nt_fixture_ethtool_set(const nt_ctx *ctx, const nt_ethtool_group *g, const c
 
 /* The attribute file REL (already formatted) holds VALUE and a newline. */
 int nt_fixture_write_attr(const nt_ctx *ctx, const char *value, const char *rel);
+/* Remove the temporary files a write of ethtool/IFACE.json killed before
+ * its rename left (ethtool/.IFACE.json.XXXXXX). Returns how many, or
+ * -errno. */
+int nt_fixture_clean_temps(const nt_ctx *ctx);
 
 /* smp_affinity_list of IRQ holds CPULIST, and the files the kernel derives
  * from it (smp_affinity, effective_affinity, effective_affinity_list) say

@@ -9,6 +9,11 @@
 #include <string.h>
 #include <time.h>
 
+int nt_kernel_tidy(const nt_ctx *ctx)
+{
+	return ctx->live ? 0 : nt_fixture_clean_temps(ctx);
+}
+
 int nt_kernel_vwrite_attr(const nt_ctx *ctx, const char *value, const char *fmt, va_list ap)
 {
 	char rel[PATH_MAX];

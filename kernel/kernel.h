@@ -15,6 +15,11 @@
 #include <stdarg.h>
 #include <stddef.h>
 
+/* At the agent's start, before recovery reads anything: on a fixture root
+ * the temporary files of writes a kill interrupted are removed (the live
+ * kernel has none). Returns how many, or -errno. */
+int nt_kernel_tidy(const nt_ctx *ctx);
+
 /* Write VALUE to the kernel attribute file under the root that FMT names
  * (a sysfs or procfs path starting with '/'). On a fixture root a newline
  * follows VALUE, as the kernel shows one when the file is read, so a

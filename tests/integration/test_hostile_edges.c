@@ -235,7 +235,14 @@ int main(void)
 	nic_names();
 	nt_agent a;
 	char dir[PATH_MAX], root[PATH_MAX];
-	if (tu_copy(VM, dir, sizeof(dir), root, sizeof(root)) == 0 && nt_agent_start(&a, root, NULL, NULL) == 0) {
+	int copied = tu_copy(VM, dir, sizeof(dir), root, sizeof(root));
+	/* 13: what a kill -9 during a fixture write leaves is gone once the
+	 * agent has started. */
+	char tmp[PATH_MAX + 64];
+	snprintf(tmp, sizeof(tmp), "%s/ethtool/.eth0.json.k9Xq2Z", root);
+	CHECK(copied == 0 && tu_sh("mkdir -p '%s/ethtool' && echo '{\"rin' > '%s'", root, tmp) == 0);
+	if (copied == 0 && nt_agent_start(&a, root, NULL, NULL) == 0) {
+		CHECK_MSG(access(tmp, F_OK) != 0, "%s is still there after the start", tmp);
 		dot_profiles(&a);
 		http_leniencies(&a);
 		nt_agent_stop(&a);

@@ -1,6 +1,7 @@
 /* Rings and channels in a fixture root: ROOT/ethtool/IFACE.json is read,
  * written atomically, and refused requests leave it byte for byte as it was. */
 #include "kernel/ethtool.h"
+#include "kernel/kernel.h"
 #include "harness.h"
 #include "tree_files.h"
 
@@ -168,6 +169,29 @@ int main(void)
 	CHECK_INT(nt_ethtool_get_rings(&ctx, "eth5", &rings), NT_EPARSE);
 	tree_write(root, "ethtool/eth4.json", "{\"rings\": 7}");
 	CHECK_INT(nt_ethtool_get_rings(&ctx, "eth4", &rings), NT_EPARSE);
+
+	/* A kill between mkstemp and rename leaves .IFACE.json.XXXXXX: the
+	 * start removes those, and nothing else. */
+	tree_write(root, "ethtool/.eth9.json.Ab3xYz", "{\"rings\"");
+	tree_write(root, "ethtool/.eth8.json.Q1w2E3", "");
+	tree_write(root, "ethtool/.eth9.json.short", "keep");
+	tree_write(root, "ethtool/.notes", "keep");
+	snprintf(dir, sizeof(dir), "%s/ethtool/.dir.json.ABCDEF", root);
+	mkdir(dir, 0755);
+	CHECK_INT(nt_kernel_tidy(&ctx), 2);
+	char p[PATH_MAX];
+	snprintf(p, sizeof(p), "%s/ethtool/.eth9.json.Ab3xYz", root);
+	CHECK(access(p, F_OK) != 0);
+	snprintf(p, sizeof(p), "%s/ethtool/.eth8.json.Q1w2E3", root);
+	CHECK(access(p, F_OK) != 0);
+	snprintf(p, sizeof(p), "%s/ethtool/.eth9.json.short", root);
+	CHECK(access(p, F_OK) == 0);
+	snprintf(p, sizeof(p), "%s/ethtool/.notes", root);
+	CHECK(access(p, F_OK) == 0);
+	CHECK(access(dir, F_OK) == 0);
+	snprintf(p, sizeof(p), "%s/ethtool/eth9.json", root);
+	CHECK(access(p, F_OK) == 0);
+	CHECK_INT(nt_kernel_tidy(&ctx), 0);
 
 	nftw(root, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
 	TEST_MAIN_END();
