@@ -117,13 +117,20 @@ static void host_metrics(FILE *f, const nt_topology *t)
 }
 
 /* Without a database (none configured, or it could not be opened: the
- * agent reported that at start) the transaction families are left out. */
+ * agent reported that at start) or when it cannot be read now, the
+ * transaction families are left out; nettune_store_up says which, so an
+ * alert has a series to fire on rather than an absence. */
 static void txn_metrics(FILE *f, nt_store *st)
 {
 	json_t *counts = NULL;
 	int64_t last_ms = 0;
 
-	if (!st || nt_store_txn_stats(st, &counts, &last_ms) < 0)
+	bool up = st && nt_store_txn_stats(st, &counts, &last_ms) == 0;
+	family(f, "nettune_store_up", "gauge",
+	       "1 when the state database answers, 0 when it cannot be opened or read "
+	       "(the transaction, drift and repair series are then left out; GET /v1/health says why).");
+	fprintf(f, "nettune_store_up %d\n", up ? 1 : 0);
+	if (!up)
 		return;
 	family(f, "nettune_transactions", "gauge", "Recorded transactions by status.");
 	for (int i = 0; i < NT_TXN_NSTATUS; i++) {

@@ -91,5 +91,25 @@ check "last apply $last near now ($before)" awk -v l="$last" -v b="$before" 'BEG
 check "http counter for the apply" [ "$(sample "$work/m2" 'nettune_http_requests_total{method="POST",code="201"}')" = 1 ]
 check "http counter for /metrics" [ "$(sample "$work/m2" 'nettune_http_requests_total{method="GET",code="200"}')" -ge 1 ]
 
+check "store up" [ "$(sample "$work/m2" 'nettune_store_up')" = 1 ]
+
+# A database that cannot be opened: the store's gauge says 0 (an alert has
+# a series to fire on) and the series it would feed are left out.
+kill "$pid"; wait "$pid" 2>/dev/null; pid=
+mkdir -p "$work/bad-state"
+yes 'not a database' | head -c 65536 > "$work/bad-state/nettune.db"
+"$NT_BIN" serve --listen 127.0.0.1:0 --root "$work/root" --state-dir "$work/bad-state" \
+	> "$work/out2" 2> "$work/err2" &
+pid=$!
+for _ in $(seq 150); do grep -q listening "$work/out2" && break; sleep 0.1; done
+url2=$(sed -n 's/^listening on //p' "$work/out2")
+check "degraded agent started" [ -n "$url2" ]
+curl -s -o "$work/m3" "$url2/metrics"
+if promtool check metrics < "$work/m3" > "$work/lint" 2>&1; then ok; else bad "promtool, degraded: $(cat "$work/lint")"; fi
+check "store down" [ "$(sample "$work/m3" 'nettune_store_up')" = 0 ]
+check "# TYPE nettune_store_up" grep -q '^# TYPE nettune_store_up gauge' "$work/m3"
+check "no transaction series when degraded" bash -c "! grep -q '^nettune_transactions{' '$work/m3'"
+check "host series still served" grep -q '^nettune_nic_rx_dropped_total{' "$work/m3"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
