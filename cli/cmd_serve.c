@@ -4,6 +4,7 @@
 #include "agent/agent.h"
 #include "api/server.h"
 #include "cli/cli.h"
+#include "cli/escape.h"
 #include "cli/config.h"
 #include "cli/logline.h"
 #include "cli/probe.h"
@@ -241,8 +242,9 @@ static int make_config(const cli_opts *o, nt_server_config *cfg, nt_agent_config
 	memset(cfg, 0, sizeof(*cfg));
 	memset(acfg, 0, sizeof(*acfg));
 	if (split_listen(o->listen ? o->listen : "127.0.0.1:8470", cfg) < 0) {
+		char shown[512];
 		snprintf(err, errsize, "listen wants ADDR:PORT (e.g. 127.0.0.1:8470), not '%s'",
-			 o->listen);
+			 nt_out_clip(shown, sizeof(shown), o->listen, NT_OUT_CLIP_DEFAULT));
 		return -1;
 	}
 	snprintf(acfg->root, sizeof(acfg->root), "%s", o->root ? o->root : "/");

@@ -92,6 +92,24 @@ char *nt_out_escape(const char *s, size_t len)
 	return d;
 }
 
+char *nt_out_clip(char *dst, size_t size, const char *s, size_t max)
+{
+	size_t len = s ? strlen(s) : 0;
+	if (!size)
+		return dst;
+	char *e = nt_out_escape(s ? s : "", len > max ? max : len);
+	if (!e) {
+		snprintf(dst, size, "(out of memory)");
+		return dst;
+	}
+	if (len > max)
+		snprintf(dst, size, "%s... (%zu bytes)", e, len);
+	else
+		snprintf(dst, size, "%s", e);
+	free(e);
+	return dst;
+}
+
 int nt_out_escape_doc(json_t *v)
 {
 	if (json_is_string(v)) {

@@ -26,6 +26,12 @@ bool nt_out_needs_escape(const char *s, size_t len);
  * of memory. Pure. */
 char *nt_out_escape(const char *s, size_t len);
 
+/* S as an error message quotes a value someone gave: escaped as above
+ * and, past MAX bytes, cut to its first MAX with "... (N bytes)" after
+ * (a 5,000-character value is not echoed whole). Into DST; returns DST. */
+#define NT_OUT_CLIP_DEFAULT 64
+char *nt_out_clip(char *dst, size_t size, const char *s, size_t max);
+
 /* Every string in DOC, object keys included, replaced by its
  * nt_out_escape form, in place. Returns 0 or -ENOMEM. */
 int nt_out_escape_doc(json_t *doc);

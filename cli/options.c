@@ -4,6 +4,7 @@
  * range-checked by the same code whether it came from the command line or
  * from a file. A new `serve` option is a new row here and nothing else. */
 #include "cli/cli.h"
+#include "cli/escape.h"
 #include "base/cpuset.h" /* NT_MAX_CPUS */
 
 #include <errno.h>
@@ -120,6 +121,7 @@ int nt_cli_option_set(const nt_cli_option *opt, const char *val, cli_opts *o, ch
 		      size_t errsize)
 {
 	char *field = (char *)o + opt->off;
+	char shown[512]; /* the value as an error quotes it (nt_out_clip) */
 	long v;
 
 	switch (opt->kind) {
@@ -133,7 +135,7 @@ int nt_cli_option_set(const nt_cli_option *opt, const char *val, cli_opts *o, ch
 	case NT_OPT_LONG:
 		if (!val || nt_cli_parse_long(val, opt->lo, opt->hi, &v) < 0) {
 			snprintf(err, errsize, "wants %s from %ld to %ld, not '%s'",
-				 opt->what, opt->lo, opt->hi, val ? val : "");
+				 opt->what, opt->lo, opt->hi, nt_out_clip(shown, sizeof(shown), val, NT_OUT_CLIP_DEFAULT));
 			return -EINVAL;
 		}
 		*(long *)field = v;
@@ -141,7 +143,8 @@ int nt_cli_option_set(const nt_cli_option *opt, const char *val, cli_opts *o, ch
 	case NT_OPT_FLAG: {
 		bool b = true;
 		if (val && parse_bool(val, &b) < 0) {
-			snprintf(err, errsize, "wants yes or no, not '%s'", val);
+			snprintf(err, errsize, "wants yes or no, not '%s'",
+				 nt_out_clip(shown, sizeof(shown), val, NT_OUT_CLIP_DEFAULT));
 			return -EINVAL;
 		}
 		*(bool *)field = b;
@@ -161,7 +164,8 @@ int nt_cli_option_set(const nt_cli_option *opt, const char *val, cli_opts *o, ch
 						      i == 0 ? "" : opt->choices[i + 1] ? "," : " or",
 						      opt->choices[i]);
 			if (n < errsize)
-				snprintf(err + n, errsize - n, ", not '%s'", val ? val : "");
+				snprintf(err + n, errsize - n, ", not '%s'",
+					 nt_out_clip(shown, sizeof(shown), val, NT_OUT_CLIP_DEFAULT));
 		}
 		return -EINVAL;
 	case NT_OPT_HELP:

@@ -386,6 +386,16 @@ static void test_escape(void)
 	/* A NUL inside the length. */
 	check_esc("a\0b", 3, "a\\x00b");
 
+	/* A value quoted in an error: cut past the limit, with its length. */
+	char clip[512], big[5001];
+	memset(big, '9', 5000);
+	big[5000] = '\0';
+	nt_out_clip(clip, sizeof(clip), big, NT_OUT_CLIP_DEFAULT);
+	CHECK_INT(strlen(clip), 64 + strlen("... (5000 bytes)"));
+	CHECK(strstr(clip, "9999... (5000 bytes)") != NULL);
+	CHECK_STR(nt_out_clip(clip, sizeof(clip), "short\x1b", NT_OUT_CLIP_DEFAULT), "short\\x1b");
+	CHECK_STR(nt_out_clip(clip, sizeof(clip), NULL, NT_OUT_CLIP_DEFAULT), "");
+
 	/* A whole document: values, nested, and keys. */
 	json_t *d = json_pack("{s:s,s:[s,i],s:{s:s}}", "a", "\x1b[2J", "b", "ok\xe2\x80\xae", 7, "c", "k\ey", "v\n");
 	CHECK(d && nt_out_escape_doc(d) == 0);

@@ -8,7 +8,7 @@
 
 static int parse(const char *text, cli_opts *o, char *err, size_t errsize)
 {
-	static char buf[4096];
+	static char buf[8192];
 	snprintf(buf, sizeof(buf), "%s", text);
 	memset(o, 0, sizeof(*o));
 	err[0] = '\0';
@@ -60,6 +60,20 @@ int main(void)
 	CHECK_STR(err, "t.conf:1: max_body wants bytes from 1024 to 67108864, not '10'");
 	CHECK_INT(parse("client_timeout = 5s\n", &o, err, sizeof(err)), -EINVAL);
 	CHECK_STR(err, "t.conf:1: client_timeout wants seconds from 1 to 3600, not '5s'");
+	/* A refused value is quoted cut, with its length, never whole. */
+	{
+		char line[6000];
+		int n = snprintf(line, sizeof(line), "rtt_ms = ");
+		memset(line + n, '7', 5000);
+		snprintf(line + n + 5000, sizeof(line) - (size_t)n - 5000, "\n");
+		CHECK_INT(parse(line, &o, err, sizeof(err)), -EINVAL);
+		CHECK_MSG(strlen(err) < 200 && strstr(err, "7777... (5000 bytes)'"), "%s", err);
+		n = snprintf(line, sizeof(line), "log_format = ");
+		memset(line + n, 'j', 5000);
+		snprintf(line + n + 5000, sizeof(line) - (size_t)n - 5000, "\n");
+		CHECK_INT(parse(line, &o, err, sizeof(err)), -EINVAL);
+		CHECK_MSG(strlen(err) < 200 && strstr(err, "jjjj... (5000 bytes)'"), "%s", err);
+	}
 	CHECK_INT(parse("log_format = xml\n", &o, err, sizeof(err)), -EINVAL);
 	CHECK_STR(err, "t.conf:1: log_format wants 'text' or 'json', not 'xml'");
 	CHECK_INT(parse("listen\n", &o, err, sizeof(err)), -EINVAL);
