@@ -45,6 +45,10 @@ typedef struct nt_agent_config {
 	/* Transactions kept in the history, the newest; 0 keeps all
 	 * (nt_txn_engine_set_history). */
 	long history_keep;
+	/* Polled between the files of nt_agent_load_profiles: true (a stop
+	 * is waiting) ends the load early, so a stop never waits for a
+	 * directory of thousands of files. NULL: never. */
+	bool (*stop_requested)(void);
 } nt_agent_config;
 
 /* The default of held_files: two thirds for /proc/irq, one for debugfs's
@@ -109,7 +113,9 @@ bool nt_agent_log_enabled(const nt_agent *a);
  * are never touched. *REPORT (the caller's) is
  *   {"dir", "loaded": [{"name","file","created"}],
  *    "invalid": [{"file", "errors": [{"path","message"}]}], "removed": [names]}.
- * Returns 0, or -errno when DIR cannot be read (nothing changed). */
+ * Returns 0, or -errno when DIR cannot be read (nothing changed), or
+ * -ECANCELED when stop_requested ended it (the files read so far are
+ * stored; nothing is removed). */
 int nt_agent_load_profiles(nt_agent *a, const char *dir, json_t *from_files, json_t **report);
 
 /* The desired state kept as FILE (agent/desired_file.c): its profile

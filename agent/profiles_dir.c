@@ -222,10 +222,18 @@ int nt_agent_load_profiles(nt_agent *a, const char *dir, json_t *from_files, jso
 	if ((r = list_profile_files(dir, &names, &n)) < 0)
 		goto out;
 
+	bool (*stop)(void) = nt_agent_cfg(a)->stop_requested;
 	for (size_t i = 0; i < n; i++) {
 		char file[PATH_MAX], name[NAME_MAX + 1];
 		bool created = false;
 		json_t *errors = NULL;
+
+		/* Before the removals below: a cut load must not take the
+		 * files it did not reach for deleted ones. */
+		if (stop && stop()) {
+			r = -ECANCELED;
+			goto out;
+		}
 
 		entry_paths(dir, names[i], file, sizeof(file), name, sizeof(name));
 		if (load_one(a, file, name, &created, &errors) < 0) {

@@ -293,6 +293,12 @@ static void load_profiles(nt_agent *agent, const char *dir, json_t *from_files)
 	if (!dir)
 		return;
 	int r = nt_agent_load_profiles(agent, dir, from_files, &report);
+	if (r == -ECANCELED) {
+		log_pack(nt_agent_cfg(agent)->log, nt_agent_cfg(agent)->log_ud,
+			 json_pack("{s:s,s:s,s:s}", "event", "profiles_load_stopped", "dir", dir, "effect",
+				   "a stop came first; the files read so far are stored, none removed"));
+		return;
+	}
 	if (r < 0) {
 		log_pack(nt_agent_cfg(agent)->log, nt_agent_cfg(agent)->log_ud,
 			 json_pack("{s:s,s:s,s:s}", "event", "profiles_dir_unreadable", "dir", dir,
@@ -316,6 +322,16 @@ static void load_profiles(nt_agent *agent, const char *dir, json_t *from_files)
 			   names, "invalid", (json_int_t)json_array_size(json_object_get(report, "invalid")),
 			   "removed", json_object_get(report, "removed")));
 	json_decref(report);
+}
+
+/* Whether a SIGTERM or SIGINT waits (they are blocked; sigwait takes
+ * them). Linux hands out the lowest-numbered pending signal first, so
+ * behind a storm of SIGHUPs a stop would wait for every reload: it is
+ * looked for before each reload and between its parts. */
+static bool stop_pending(void)
+{
+	sigset_t p;
+	return sigpending(&p) == 0 && (sigismember(&p, SIGTERM) == 1 || sigismember(&p, SIGINT) == 1);
 }
 
 /* SIGHUP (systemctl reload): read the configuration file, the token file
@@ -385,6 +401,8 @@ static void reload(nt_agent *agent, struct nt_server *srv, const cli_opts *cmdli
 					    fresh.config ? fresh.config : "(none)"));
 	}
 	free(text);
+	if (stop_pending())
+		return; /* the stop comes first; nothing half-changed is left */
 	/* The token file is read again (rotated tokens), whatever the
 	 * configuration file says; a refused one leaves the tokens in use. */
 	int nt = nt_server_reload_tokens(srv, err, sizeof(err));
@@ -393,7 +411,11 @@ static void reload(nt_agent *agent, struct nt_server *srv, const cli_opts *cmdli
 					    "effect", "the tokens in use stay"));
 	else if (nt > 0)
 		log_pack(log, ud, json_pack("{s:s,s:i}", "event", "tokens_reloaded", "tokens", nt));
+	if (stop_pending())
+		return;
 	load_profiles(agent, cur->profiles_dir, from_files);
+	if (stop_pending())
+		return;
 	load_desired(agent, cur->desired_file);
 	notify("READY=1");
 }
@@ -592,6 +614,7 @@ int nt_cmd_serve(const char *cmd, const cli_opts *o, int nargs, char **args)
 		return rc;
 	}
 	sl.json = eff.log_format == 1;
+	acfg.stop_requested = stop_pending;
 	acfg.log = log_event;
 	acfg.log_ud = &sl;
 
@@ -639,7 +662,7 @@ int nt_cmd_serve(const char *cmd, const cli_opts *o, int nargs, char **args)
 		int sig = 0;
 		if (sigwait(&wait_set, &sig) != 0)
 			continue;
-		if (sig != SIGHUP)
+		if (sig != SIGHUP || stop_pending())
 			break;
 		reload(agent, srv, o, &eff, &profiles_dir, &sl, from_files);
 	}

@@ -227,12 +227,69 @@ static void http_leniencies(nt_agent *a)
 	free(huge);
 }
 
+/* ---- 15: a stop behind a storm of reloads ---- */
+
+static void reload_storm(void)
+{
+	char dir[PATH_MAX], root[PATH_MAX], pdir[PATH_MAX + 16], log[PATH_MAX + 16];
+	nt_agent a;
+	if (tu_copy(VM, dir, sizeof(dir), root, sizeof(root)) < 0) {
+		CHECK_MSG(0, "cannot copy %s", VM);
+		return;
+	}
+	snprintf(pdir, sizeof(pdir), "%s/profiles", dir);
+	snprintf(log, sizeof(log), "%s/agent.err", dir);
+	mkdir(pdir, 0755);
+	for (int i = 0; i < 3000; i++) {
+		char path[PATH_MAX + 64];
+		snprintf(path, sizeof(path), "%s/p%d.json", pdir, i);
+		FILE *f = fopen(path, "w");
+		if (f) {
+			fprintf(f, "{\"name\":\"p%d\",\"sysctl\":{\"net.core.rmem_max\":\"%d\"}}\n", i, 4194304 + i);
+			fclose(f);
+		}
+	}
+	const char *extra[] = { "--profiles-dir", pdir, NULL };
+	nt_agent_opts o = { .extra = extra, .stderr_path = log };
+	if (nt_agent_start_ext(&a, root, &o) < 0) {
+		CHECK_MSG(0, "agent did not start");
+		tu_sh("rm -rf '%s'", dir);
+		return;
+	}
+	/* 100 SIGHUPs 10 ms apart, each one while a reload of 3,000 files
+	 * may be running, then SIGTERM right after the last. */
+	for (int i = 0; i < 100; i++) {
+		kill(a.pid, SIGHUP);
+		nt_agent_sleep_ms(10);
+	}
+	double t0 = now_s();
+	kill(a.pid, SIGTERM);
+	int status = 0;
+	bool gone = false;
+	while (now_s() - t0 < 30)
+		if (waitpid(a.pid, &status, WNOHANG) == a.pid) {
+			gone = true;
+			break;
+		} else {
+			nt_agent_sleep_ms(5);
+		}
+	double took = now_s() - t0;
+	printf("SIGTERM after 100 SIGHUPs over 3000 profile files: exited in %.2f s\n", took);
+	CHECK_MSG(gone && took < 3.0, "the agent took %.1f s to stop%s", took, gone ? "" : " (still running)");
+	CHECK_MSG(gone && WIFEXITED(status) && WEXITSTATUS(status) == 0, "exit status %d", status);
+	if (gone)
+		a.pid = 0;
+	nt_agent_stop(&a);
+	tu_sh("rm -rf '%s'", dir);
+}
+
 int main(void)
 {
 	if (access(X460, F_OK) != 0 || access(VM, F_OK) != 0)
 		SKIP("fixtures x460-4node-8nic and vm-virtio-2cpu are needed");
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	nic_names();
+	reload_storm();
 	nt_agent a;
 	char dir[PATH_MAX], root[PATH_MAX];
 	int copied = tu_copy(VM, dir, sizeof(dir), root, sizeof(root));
