@@ -394,9 +394,9 @@ void nt_view_history(nt_out *o, const json_t *list, long long total)
 		fprintf(o->f, "showing the newest %zu of %lld (--limit N for more)\n", n, total);
 }
 
-/* Whether member KEY of O, when present or REQUIRED, is an array of
- * objects. */
-static bool array_of_objects(const json_t *o, const char *key, bool required)
+/* Whether member KEY of O, when present or REQUIRED, is an array whose
+ * items are all of TYPE. */
+static bool array_of(const json_t *o, const char *key, bool required, json_type type)
 {
 	json_t *a = json_object_get(o, key), *x;
 	size_t i;
@@ -405,23 +405,14 @@ static bool array_of_objects(const json_t *o, const char *key, bool required)
 	if (!json_is_array(a))
 		return false;
 	json_array_foreach(a, i, x)
-		if (!json_is_object(x))
+		if (json_typeof(x) != type)
 			return false;
 	return true;
 }
 
-static bool array_of_strings(const json_t *o, const char *key)
+static bool array_of_objects(const json_t *o, const char *key, bool required)
 {
-	json_t *a = json_object_get(o, key), *x;
-	size_t i;
-	if (!a)
-		return true;
-	if (!json_is_array(a))
-		return false;
-	json_array_foreach(a, i, x)
-		if (!json_is_string(x))
-			return false;
-	return true;
+	return array_of(o, key, required, JSON_OBJECT);
 }
 
 const char *nt_view_malformed(const json_t *doc, const char *kind)
@@ -455,7 +446,7 @@ const char *nt_view_malformed(const json_t *doc, const char *kind)
 	/* A history entry may leave its steps out (it counts them). */
 	if (!array_of_objects(doc, "steps", strcmp(kind, "txn-summary") != 0))
 		return "steps is not an array of objects";
-	if (!array_of_strings(doc, "warnings"))
+	if (!array_of(doc, "warnings", false, JSON_STRING))
 		return "warnings is not an array of strings";
 	json_t *r = json_object_get(doc, "reserved");
 	if (r && !json_is_object(r))

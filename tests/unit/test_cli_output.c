@@ -409,41 +409,30 @@ static void test_escape(void)
 
 static void test_malformed(void)
 {
-	json_t *d = json_loads("{\"steps\":7}", 0, NULL);
-	CHECK_STR(nt_view_malformed(d, "plan"), "steps is not an array of objects");
-	json_decref(d);
-	d = json_loads("{\"warnings\":[]}", 0, NULL);
-	CHECK_STR(nt_view_malformed(d, "plan"), "steps is not an array of objects");
-	json_decref(d);
-	d = json_loads("{\"steps\":[],\"warnings\":[1]}", 0, NULL);
-	CHECK_STR(nt_view_malformed(d, "plan"), "warnings is not an array of strings");
-	json_decref(d);
-	d = json_loads("{\"steps\":[{}],\"warnings\":[\"w\"],\"reserved\":{}}", 0, NULL);
-	CHECK(nt_view_malformed(d, "plan") == NULL);
-	CHECK_STR(nt_view_malformed(d, "txn"), "id is not an integer");
-	json_decref(d);
-	d = json_loads("{\"id\":1,\"status\":\"applied\",\"steps\":[7]}", 0, NULL);
-	CHECK_STR(nt_view_malformed(d, "txn"), "steps is not an array of objects");
-	json_decref(d);
-	d = json_loads("{\"id\":1,\"status\":\"applied\",\"steps\":[]}", 0, NULL);
-	CHECK(nt_view_malformed(d, "txn") == NULL);
-	json_decref(d);
-	d = json_loads("{\"transactions\":[{\"id\":1,\"status\":\"applied\",\"nsteps\":3}],\"total\":1}", 0, NULL);
-	CHECK(nt_view_malformed(d, "history") == NULL);
-	json_decref(d);
-	d = json_loads("{\"transactions\":[{\"id\":\"1\",\"status\":\"applied\"}]}", 0, NULL);
-	CHECK_STR(nt_view_malformed(d, "history"), "id is not an integer");
-	json_decref(d);
-	d = json_loads("{\"transactions\":{}}", 0, NULL);
-	CHECK_STR(nt_view_malformed(d, "history"), "transactions is not an array of objects");
-	json_decref(d);
-	d = json_loads("{\"status\":\"ok\",\"targets\":7}", 0, NULL);
-	CHECK_STR(nt_view_malformed(d, "drift"), "targets is not an array of objects");
-	json_decref(d);
-	d = json_loads("{\"history\":\"x\"}", 0, NULL);
-	CHECK_STR(nt_view_malformed(d, "desired"), "history is not an array of objects");
-	json_decref(d);
-	CHECK_STR(nt_view_malformed(NULL, "plan"), "the answer is not a JSON object");
+	static const struct {
+		const char *doc, *kind, *want; /* want NULL: well formed */
+	} cases[] = {
+		{ "{\"steps\":7}", "plan", "steps is not an array of objects" },
+		{ "{\"warnings\":[]}", "plan", "steps is not an array of objects" },
+		{ "{\"steps\":[],\"warnings\":[1]}", "plan", "warnings is not an array of strings" },
+		{ "{\"steps\":[{}],\"warnings\":[\"w\"],\"reserved\":{}}", "plan", NULL },
+		{ "{\"steps\":[{}],\"warnings\":[\"w\"],\"reserved\":{}}", "txn", "id is not an integer" },
+		{ "{\"id\":1,\"status\":\"applied\",\"steps\":[7]}", "txn", "steps is not an array of objects" },
+		{ "{\"id\":1,\"status\":\"applied\",\"steps\":[]}", "txn", NULL },
+		{ "{\"transactions\":[{\"id\":1,\"status\":\"applied\",\"nsteps\":3}],\"total\":1}", "history", NULL },
+		{ "{\"transactions\":[{\"id\":\"1\",\"status\":\"applied\"}]}", "history", "id is not an integer" },
+		{ "{\"transactions\":{}}", "history", "transactions is not an array of objects" },
+		{ "{\"status\":\"ok\",\"targets\":7}", "drift", "targets is not an array of objects" },
+		{ "{\"history\":\"x\"}", "desired", "history is not an array of objects" },
+		{ "[]", "plan", "the answer is not a JSON object" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		json_t *d = json_loads(cases[i].doc, 0, NULL);
+		const char *got = nt_view_malformed(d, cases[i].kind);
+		CHECK_MSG(d && (cases[i].want ? got && !strcmp(got, cases[i].want) : !got), "%s as %s: %s", cases[i].doc,
+			  cases[i].kind, got ? got : "(well formed)");
+		json_decref(d);
+	}
 
 	long v;
 	CHECK(nt_cli_timeout_s(NULL, &v) == 0 && v == NT_CLI_DEFAULT_TIMEOUT_S);
