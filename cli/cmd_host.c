@@ -3,6 +3,7 @@
  * run is the only one that changes anything, and only its own process
  * (CPU and memory binding) before it becomes the command. */
 #include "cli/cli.h"
+#include "cli/escape.h"
 #include "cli/output.h"
 #include "diagnose/diagnose.h"
 #include "host/rates.h"
@@ -75,7 +76,11 @@ static void print_topology_text(const nt_topology *t)
 			snprintf(ring, sizeof(ring), "%u/%u", n->rings.rx, n->rings.rx_max);
 		if (n->has_local_cpus)
 			nt_cpulist_format(&n->local_cpus, local, sizeof(local));
-		printf("%-16s %-10s %-14s %5d %-14s %-16s", n->name, n->driver[0] ? n->driver : "-",
+		/* A NIC may be named with a bidi override (Linux allows it):
+		 * shown as text (cli/escape.h). */
+		char name[128];
+		printf("%-16s %-10s %-14s %5d %-14s %-16s", nt_out_clip(name, sizeof(name), n->name, 64),
+		       n->driver[0] ? n->driver : "-",
 		       n->pci_address[0] ? n->pci_address : (n->is_virtual ? "(virtual)" : "-"), n->numa_node,
 		       local, ring);
 		for (int k = 0; k < n->nirqs && k < 8; k++) {
@@ -90,10 +95,11 @@ static void print_topology_text(const nt_topology *t)
 	}
 	for (int i = 0; i < t->nbonds; i++) {
 		const nt_bond *b = &t->bonds[i];
-		printf("\nbond %s: mode %s, xmit_hash_policy %s, miimon %ld, slaves", b->name, b->mode,
-		       b->xmit_hash_policy, b->miimon);
+		char name[128];
+		printf("\nbond %s: mode %s, xmit_hash_policy %s, miimon %ld, slaves",
+		       nt_out_clip(name, sizeof(name), b->name, 64), b->mode, b->xmit_hash_policy, b->miimon);
 		for (int k = 0; k < b->nslaves; k++)
-			printf(" %s", b->slaves[k]);
+			printf(" %s", nt_out_clip(name, sizeof(name), b->slaves[k], 64));
 		printf("\n");
 	}
 	printf("\n");
