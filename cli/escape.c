@@ -45,8 +45,8 @@ static bool bad_cp(uint32_t c)
 }
 
 /* Walks S, writing the escaped form into DST when it is not NULL; returns
- * the escaped length. */
-static size_t escape_into(char *dst, const char *s, size_t len)
+ * the escaped length, and sets *CHANGED when anything was rewritten. */
+static size_t escape_into(char *dst, const char *s, size_t len, bool *changed)
 {
 	const unsigned char *p = (const unsigned char *)s;
 	size_t i = 0, out = 0;
@@ -59,6 +59,11 @@ static size_t escape_into(char *dst, const char *s, size_t len)
 		if (n == 0) {
 			snprintf(tmp, sizeof(tmp), "\\x%02x", p[i]);
 			w = tmp, wn = 4, n = 1;
+		} else if (c == '\t') {
+			/* Kernel values separate fields with tabs (tcp_rmem reads
+			 * "4096\t131072\t6291456"): a space shows them as an
+			 * operator writes them, and moves no cursor. */
+			w = " ", wn = 1;
 		} else if (bad_cp(c)) {
 			if (c < 0x80)
 				snprintf(tmp, sizeof(tmp), "\\x%02x", (unsigned)c), wn = 4;
@@ -68,6 +73,8 @@ static size_t escape_into(char *dst, const char *s, size_t len)
 		} else {
 			w = s + i, wn = n;
 		}
+		if (w != s + i)
+			*changed = true;
 		if (dst)
 			memcpy(dst + out, w, wn);
 		out += wn;
@@ -78,16 +85,19 @@ static size_t escape_into(char *dst, const char *s, size_t len)
 
 bool nt_out_needs_escape(const char *s, size_t len)
 {
-	return escape_into(NULL, s, len) != len;
+	bool changed = false;
+	escape_into(NULL, s, len, &changed);
+	return changed;
 }
 
 char *nt_out_escape(const char *s, size_t len)
 {
-	size_t n = escape_into(NULL, s, len);
+	bool changed = false;
+	size_t n = escape_into(NULL, s, len, &changed);
 	char *d = malloc(n + 1);
 	if (!d)
 		return NULL;
-	escape_into(d, s, len);
+	escape_into(d, s, len, &changed);
 	d[n] = '\0';
 	return d;
 }

@@ -16,9 +16,10 @@
 /* Whether the LEN bytes at S hold anything nt_out_escape rewrites. */
 bool nt_out_needs_escape(const char *s, size_t len);
 
-/* The LEN bytes at S with every C0 control (newline and tab included: an
- * agent's string is one line of a table or a message, never layout) and
- * DEL written "\x1b", every C1 control (U+0080-U+009F) and bidi
+/* The LEN bytes at S with a tab shown as a space (kernel values such as
+ * tcp_rmem separate their fields with tabs), every other C0 control
+ * (newline included: an agent's string is one line of a table or a
+ * message, never layout) and DEL written "\x1b", every C1 control (U+0080-U+009F) and bidi
  * embedding, override or isolate (U+202A-U+202E, U+2066-U+2069) written
  * "\u202e", and every byte that is not part of valid UTF-8 written
  * "\xff". Anything else is copied, so ordinary text prints as it came.
