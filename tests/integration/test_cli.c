@@ -553,6 +553,35 @@ static void test_denied(const char *dir, const char *root)
 	nt_agent_stop(&a);
 }
 
+/* desired set, show and clear: clear's 204 is a success (exit 0 and a
+ * line saying so), a second clear finds nothing (exit 1). */
+static void test_desired_clear(const char *dir, const char *root)
+{
+	nt_agent a;
+	char prof[PATH_MAX], base[128];
+	snprintf(prof, sizeof(prof), "%s/rmem.json", dir);
+	write_file(prof, "{\"name\":\"rmem\",\"sysctl\":{\"net.core.rmem_max\":\"16777216\"}}");
+	if (nt_agent_start(&a, root, NULL, NULL) < 0) {
+		CHECK_MSG(0, "agent did not start");
+		return;
+	}
+	snprintf(base, sizeof(base), "%s", nt_url(&a, ""));
+	run c = CLI("desired", "set", prof, "--agent", base);
+	CHECK_INT(c.code, 0);
+	CHECK_HAS(c.out, "desired state: profile rmem");
+	run_free(&c);
+	c = CLI("desired", "clear", "--agent", base);
+	CHECK_INT(c.code, 0);
+	CHECK_HAS(c.out, "desired state cleared; the host was not changed");
+	CHECK_INT(strlen(c.err), 0);
+	run_free(&c);
+	c = CLI("desired", "clear", "--agent", base);
+	CHECK_INT(c.code, 1);
+	CHECK_HAS(c.err, "nettune: not found");
+	run_free(&c);
+	nt_agent_stop(&a);
+}
+
 static void test_without_agent(void)
 {
 	/* Nothing listens on port 1. */
@@ -1111,6 +1140,10 @@ int main(void)
 	}
 	if (tu_copy(EPYC, dir, sizeof(dir), root, sizeof(root)) == 0) {
 		test_denied(dir, root);
+		tu_sh("rm -rf '%s'", dir);
+	}
+	if (tu_copy(EPYC, dir, sizeof(dir), root, sizeof(root)) == 0) {
+		test_desired_clear(dir, root);
 		tu_sh("rm -rf '%s'", dir);
 	}
 	TEST_MAIN_END();
