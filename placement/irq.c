@@ -314,6 +314,36 @@ static int strategy_cpus(nt_irq_placement *p, const nt_nic *nic, const nt_irq_re
 	return 0;
 }
 
+/* Named CPUs off the NIC's node cost every interrupt a trip across the
+ * interconnect; allowed (the operator may know better) but said, with the
+ * node of each CPU so the plan reader sees where they are. */
+static void warn_off_node(const nt_topology *t, const nt_nic *nic, const nt_cpuset *cpus, json_t *warnings)
+{
+	if (nic->numa_node < 0 || !nt_topology_node(t, nic->numa_node))
+		return;
+	nt_cpuset off;
+	nt_cpuset_andnot(&off, cpus, &nt_topology_node(t, nic->numa_node)->cpus);
+	if (nt_cpuset_empty(&off))
+		return;
+	char where[384] = "", cl[128];
+	size_t len = 0;
+	for (int i = 0; i < t->nnodes; i++) {
+		nt_cpuset on;
+		nt_cpuset_and(&on, &off, &t->nodes[i].cpus);
+		if (nt_cpuset_empty(&on) || nt_cpulist_format(&on, cl, sizeof(cl)) < 0)
+			continue;
+		len += (size_t)snprintf(where + len, len < sizeof(where) ? sizeof(where) - len : 0, "%sCPU %s on node %d",
+					len ? ", " : "", cl, t->nodes[i].id);
+		nt_cpuset_andnot(&off, &off, &on);
+	}
+	if (!nt_cpuset_empty(&off) && nt_cpulist_format(&off, cl, sizeof(cl)) >= 0)
+		len += (size_t)snprintf(where + len, len < sizeof(where) ? sizeof(where) - len : 0,
+					"%sCPU %s on no known node", len ? ", " : "", cl);
+	warn(warnings, "%s: its 'cpus' are off its node %d (%s); its interrupts would cross to another node "
+	     "(use \"policy\": \"local\" to keep them on node %d)", nic->name, nic->numa_node, where,
+	     nic->numa_node);
+}
+
 static int cmp_irq_idx(const void *a, const void *b, void *arg)
 {
 	const nt_topology *t = arg;
@@ -372,10 +402,15 @@ int nt_irq_place(nt_irq_placement *p, int k, const char *pattern, const nt_irq_r
 		}
 		nt_cpuset_andnot(&set, req->cpus, &req->exclude);
 		r = nt_deal_cpus(&set, 0, n, one);
+		nt_cpuset used;
+		nt_cpuset_zero(&used);
 		for (int q = 0; r == 0 && q < n; q++) {
 			nt_cpuset_zero(&sets[q]);
 			nt_cpuset_set(&sets[q], one[q]);
+			nt_cpuset_set(&used, one[q]);
 		}
+		if (r == 0)
+			warn_off_node(t, nic, &used, warnings);
 		free(one);
 		if (r == -ENOENT) {
 			warn(warnings, "%s: no CPU left after exclude_cpus", nic->name);

@@ -230,6 +230,28 @@ static void test_epyc(void)
 			CHECK_MSG(s && strcmp(nt_t_str(s->kind, &s->after), want) == 0, "IRQ %s: %s, want %s", target,
 				  s ? nt_t_str(s->kind, &s->after) : "no step", want);
 		}
+		CHECK(!warned(plan.warnings, "off its node"));
+		nt_plan_free(&plan);
+	}
+	json_decref(errors);
+
+	/* enos0 on node 0 with CPUs 0-7: no word. enos2 (node 1) with CPU 0,
+	 * or 0 and 32-33: a warning naming the node of each CPU off its own
+	 * (issue 29 planned 17 steps without one). */
+	r = plan_of(&ctx, t, "{\"name\":\"x\",\"irq_affinity\":[{\"interface\":\"enos2\","
+		    "\"cpus\":\"0\"}]}", &plan, &errors);
+	CHECK_INT(r, 0);
+	if (r == 0) {
+		CHECK(warned(plan.warnings, "enos2: its 'cpus' are off its node 1 (CPU 0 on node 0)"));
+		CHECK(plan.nsteps > 0);
+		nt_plan_free(&plan);
+	}
+	json_decref(errors);
+	r = plan_of(&ctx, t, "{\"name\":\"x\",\"irq_affinity\":[{\"interface\":\"enos2\","
+		    "\"cpus\":\"0,32-33,64\"}]}", &plan, &errors);
+	CHECK_INT(r, 0);
+	if (r == 0) {
+		CHECK(warned(plan.warnings, "enos2: its 'cpus' are off its node 1 (CPU 0,64 on node 0)"));
 		nt_plan_free(&plan);
 	}
 	json_decref(errors);
