@@ -256,6 +256,34 @@ static void test_epyc(void)
 	}
 	json_decref(errors);
 
+	/* A bond stands for its ports (issue 29 planned 0 steps, "no movable
+	 * IRQs"): each port placed from its own node, reserve per port. */
+	r = plan_of(&ctx, t, "{\"name\":\"x\",\"irq_affinity\":[{\"interface\":\"bond0\","
+		    "\"policy\":\"local\",\"reserve_app_cpus\":2}]}", &plan, &errors);
+	CHECK_INT(r, 0);
+	if (r == 0) {
+		int ports[4] = { 0 };
+		CHECK(!warned(plan.warnings, "no movable IRQs"));
+		for (int i = 0; i < plan.nsteps; i++) {
+			const nt_step *s = &plan.steps[i];
+			if (strcmp(s->kind->name, "irq_affinity"))
+				continue;
+			const nt_nic *nic = nt_topology_nic(t, s->interface);
+			CHECK_MSG(nic && !strncmp(s->interface, "enos", 4), "step on %s", s->interface);
+			if (!nic || strncmp(s->interface, "enos", 4))
+				continue;
+			ports[s->interface[4] - '0']++;
+			CHECK_MSG(nt_topology_set_on_node(t, &s->after.cpus, nic->numa_node), "IRQ %s of %s off node %d",
+				  s->target, s->interface, nic->numa_node);
+		}
+		for (int k = 0; k < 4; k++)
+			CHECK_MSG(ports[k] > 0, "enos%d has no step", k);
+		CHECK_STR(json_string_value(json_object_get(plan.reserved, "enos2")), "63,127");
+		CHECK(json_object_get(plan.reserved, "bond0") == NULL);
+		nt_plan_free(&plan);
+	}
+	json_decref(errors);
+
 	/* reserve_app_cpus 4: whole cores from the end of node 0 (0-31,64-95,
 	 * siblings N and N+64), reported, never given to enos0's IRQs. */
 	r = plan_of(&ctx, t, "{\"name\":\"x\",\"irq_affinity\":[{\"interface\":\"enos0\","
