@@ -18,6 +18,7 @@
 
 #include "agent/drift.h"
 #include "engine/txn.h" /* nt_txn_engine, nt_log_fn */
+#include "host/topology.h"
 #include "kernel/ctx.h"
 #include "store/store.h"
 
@@ -135,6 +136,15 @@ int nt_profile_file_read(const char *file, const char *name, json_t **doc, json_
  * {"dir", "valid": [{"name","file"}], "invalid": [{"file","errors"}]}.
  * Returns 0 or -errno. */
 int nt_profiles_dir_check(const nt_ctx *ctx, const char *dir, json_t **report);
+
+/* What the profile in effect says about placing an application near NIC
+ * of host T (agent/placement_hint.c): *RESERVED (interface -> cpulist,
+ * the caller's; NULL when no profile is in effect), the union of the
+ * exclude_cpus of its irq_affinity entries naming NIC into EXCLUDE, and
+ * where they come from ("the desired state", "transaction 3") into SOURCE.
+ * Returns 0 or -ENOMEM. */
+int nt_agent_placement_hint(nt_agent *a, const nt_topology *t, const nt_nic *nic, json_t **reserved,
+			    nt_cpuset *exclude, char *source, size_t ssize);
 
 /* HTTP requests answered, by method and status code (100..599), for
  * nettune_http_requests_total. Methods outside a fixed list count as

@@ -582,6 +582,85 @@ static void test_desired_clear(const char *dir, const char *root)
 	nt_agent_stop(&a);
 }
 
+/* Where an application goes (issue 29): the CPUs the profile in effect
+ * reserved for the NIC, and the rule that chose them; a bond for its
+ * ports; a NIC of unknown node refused (non-zero) until --cpus-list. */
+static void test_placement(const char *dir, const char *root)
+{
+	nt_agent a;
+	char prof[PATH_MAX], base[128];
+	snprintf(prof, sizeof(prof), "%s/app.json", dir);
+	write_file(prof, "{\"name\":\"app\",\"irq_affinity\":[{\"interface\":\"enos*\",\"policy\":\"local\","
+			 "\"exclude_cpus\":\"0\",\"reserve_app_cpus\":4}]}");
+	if (nt_agent_start(&a, root, NULL, NULL) < 0) {
+		CHECK_MSG(0, "agent did not start");
+		return;
+	}
+	snprintf(base, sizeof(base), "%s", nt_url(&a, ""));
+	run c = CLI("plan", prof, "--agent", base);
+	CHECK_INT(c.code, 0);
+	CHECK_HAS(c.out, "reserved for the application: enos0 cpus 30-31,94-95");
+	run_free(&c);
+	c = CLI("apply", prof, "--agent", base);
+	CHECK_INT(c.code, 0);
+	run_free(&c);
+	c = CLI("placement", "enos0", "--cpus", "4", "--agent", base);
+	CHECK_INT(c.code, 0);
+	CHECK_HAS(c.out, "app cpus  30-31,94-95");
+	CHECK_HAS(c.out, "rule      reserved: the CPUs transaction 1 reserved for enos0");
+	run_free(&c);
+	c = CLI("placement", "enos0", "--json", "--agent", base);
+	CHECK_INT(c.code, 0);
+	json_t *doc = json_loads(c.out, 0, NULL);
+	CHECK_STR(json_string_value(json_object_get(doc, "rule")), "reserved");
+	CHECK_STR(json_string_value(json_object_get(doc, "source")), "transaction 1");
+	json_decref(doc);
+	run_free(&c);
+	/* enos2's own reservation, on node 1. */
+	c = CLI("placement", "enos2", "--agent", base);
+	CHECK_INT(c.code, 0);
+	CHECK_HAS(c.out, "app cpus  62-63,126-127");
+	run_free(&c);
+	/* A bond: its ports, both nodes. */
+	c = CLI("placement", "bond0", "--agent", base);
+	CHECK_INT(c.code, 0);
+	CHECK_HAS(c.out, "bond0: node 0-1, ports enos0,enos1,enos2,enos3");
+	CHECK_HAS(c.out, "--membind=0-1");
+	run_free(&c);
+	/* Read alone (a --root and no agent named): no reservation known,
+	 * CPUs of the node that serve no NIC's interrupts. */
+	c = CLI("placement", "enos0", "--root", root);
+	CHECK_INT(c.code, 0);
+	CHECK_HAS(c.out, "rule      node-free");
+	run_free(&c);
+	nt_agent_stop(&a);
+
+	/* A NIC of unknown node (the VM's ifb0): refused with exit 1 and what
+	 * to do, until the CPUs are named. */
+	c = CLI("placement", "ifb0", "--root", NT_FIXTURES "/vm-virtio-2cpu");
+	CHECK_INT(c.code, 1);
+	CHECK_HAS(c.err, "--cpus-list");
+	run_free(&c);
+	c = CLI("placement", "ifb0", "--root", NT_FIXTURES "/vm-virtio-2cpu", "--cpus-list", "1");
+	CHECK_INT(c.code, 0);
+	CHECK_HAS(c.out, "app cpus  1");
+	CHECK_HAS(c.out, "rule      given");
+	run_free(&c);
+	c = CLI("placement", "ifb0", "--root", NT_FIXTURES "/vm-virtio-2cpu", "--cpus-list", "x");
+	CHECK_INT(c.code, 2);
+	run_free(&c);
+	c = CLI("run", "--near", "ifb0", "--root", NT_FIXTURES "/vm-virtio-2cpu", "--", "true");
+	CHECK_INT(c.code, 2);
+	CHECK_HAS(c.err, "--cpus-list");
+	run_free(&c);
+	/* CPU 0 exists on every machine that runs this test. */
+	c = CLI("run", "--near", "ifb0", "--root", NT_FIXTURES "/vm-virtio-2cpu", "--cpus-list", "0", "--", "sh", "-c",
+		"grep Cpus_allowed_list /proc/self/status");
+	CHECK_INT(c.code, 0);
+	CHECK_HAS(c.out, "Cpus_allowed_list:\t0\n");
+	run_free(&c);
+}
+
 static void test_without_agent(void)
 {
 	/* Nothing listens on port 1. */
@@ -1144,6 +1223,10 @@ int main(void)
 	}
 	if (tu_copy(EPYC, dir, sizeof(dir), root, sizeof(root)) == 0) {
 		test_desired_clear(dir, root);
+		tu_sh("rm -rf '%s'", dir);
+	}
+	if (tu_copy(EPYC, dir, sizeof(dir), root, sizeof(root)) == 0) {
+		test_placement(dir, root);
 		tu_sh("rm -rf '%s'", dir);
 	}
 	TEST_MAIN_END();
