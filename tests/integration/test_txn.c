@@ -473,6 +473,53 @@ static void test_profiles_and_validation(void)
 	tu_sh("rm -rf '%s'", dir);
 }
 
+/* Values the kernel would refuse at the write are refused at the plan
+ * (issue 29): a congestion control the host does not have (the EPYC
+ * fixture has reno and cubic, no modules), and a sysctl whose file is
+ * read-only (as net.core.rmem_max is in a child network namespace). */
+static void test_sysctl_host_checks(void)
+{
+	char dir[PATH_MAX], root[PATH_MAX], file[PATH_MAX + 64];
+	nt_agent a;
+	nt_http_result res;
+	if (tu_copy(EPYC, dir, sizeof(dir), root, sizeof(root)) < 0)
+		return;
+	snprintf(file, sizeof(file), "%s/proc/sys/net/core/rmem_max", root);
+	CHECK_INT(chmod(file, 0444), 0);
+	if (nt_agent_start(&a, root, NULL, NULL) < 0) {
+		CHECK_MSG(0, "agent did not start");
+		return;
+	}
+	static const struct {
+		const char *body, *path, *why;
+	} bad[] = {
+		{ "{\"name\":\"cc\",\"sysctl\":{\"net.ipv4.tcp_congestion_control\":\"bbrr\"}}",
+		  "$.sysctl['net.ipv4.tcp_congestion_control']",
+		  "'bbrr' is not an available congestion control (net.ipv4.tcp_available_congestion_control: "
+		  "reno cubic) and no module tcp_bbrr is installed" },
+		{ "{\"name\":\"cc\",\"sysctl\":{\"net.ipv4.tcp_congestion_control\":\"bbr\"}}",
+		  "$.sysctl['net.ipv4.tcp_congestion_control']", "'bbr' is not an available congestion control" },
+		{ "{\"name\":\"ro\",\"sysctl\":{\"net.core.rmem_max\":\"16777216\"}}", "$.sysctl['net.core.rmem_max']",
+		  "net.core.rmem_max is read-only here (mode 0444" },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		nt_http_do("POST", nt_url(&a, "/v1/plan"), bad[i].body, strlen(bad[i].body), "application/json", &res);
+		CHECK_MSG(nt_is_problem(&res, 422), "%s: %ld", bad[i].body, res.status);
+		json_t *e = json_array_get(json_object_get(res.json, "errors"), 0);
+		CHECK_STR(tu_str(e, "path"), bad[i].path);
+		CHECK_MSG(strstr(tu_str(e, "message"), bad[i].why), "%s", tu_str(e, "message"));
+		nt_http_result_free(&res);
+	}
+	/* What the host has passes: cubic, and a writable sysctl. */
+	const char *good = "{\"name\":\"ok\",\"sysctl\":{\"net.ipv4.tcp_congestion_control\":\"reno\","
+			   "\"net.core.wmem_max\":\"16777216\"}}";
+	nt_http_do("POST", nt_url(&a, "/v1/plan"), good, strlen(good), "application/json", &res);
+	CHECK_MSG(res.status == 200, "%ld %s", res.status, res.body ? res.body : "");
+	nt_http_result_free(&res);
+	nt_agent_stop(&a);
+	tu_sh("rm -rf '%s'", dir);
+}
+
 /* A state database that is not a database: apply refuses with 503 and
  * touches nothing; planning still works. */
 static void test_store_unavailable(void)
@@ -632,6 +679,7 @@ int main(void)
 	test_epyc();
 	test_epyc_fault();
 	test_profiles_and_validation();
+	test_sysctl_host_checks();
 	test_store_unavailable();
 	test_history_keep();
 	test_log_budget();
