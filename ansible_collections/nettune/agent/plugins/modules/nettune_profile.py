@@ -26,6 +26,9 @@ description:
     profile gives a warning, as its values go back when its window closes.
   - A transaction that ends C(rolled_back) or C(rollback_failed) (a step the kernel refused)
     fails the task with the agent's error and the failed step.
+  - The plan's warnings (irqbalance rewriting the IRQ affinity the profile sets, a ring
+    change that may reset the NIC, CPUs off the NIC's node, ...) are shown as the task's
+    warnings; with I(fail_on_warnings) they fail the task before anything is applied.
 author: nettune engineers
 extends_documentation_fragment:
   - nettune.agent.agent
@@ -60,6 +63,13 @@ options:
       - Sent as C(Idempotency-Key) with the apply; a retry with the same key gets the
         original transaction back instead of a second one.
     type: str
+  fail_on_warnings:
+    description:
+      - With C(state=present), fail the task when the plan has warnings, before anything is
+        applied (also in check mode). The warnings are in the message and in I(warnings_agent).
+      - Without it the warnings are shown as the task's warnings and the profile is applied.
+    type: bool
+    default: false
 '''
 
 EXAMPLES = r'''
@@ -80,9 +90,10 @@ EXAMPLES = r'''
   delegate_to: localhost
   when: tuned.transaction is not none
 
-- name: Apply a stored profile
+- name: Apply a stored profile, refusing a plan with warnings (irqbalance running, ...)
   nettune.agent.nettune_profile:
     profile_name: epyc-fix
+    fail_on_warnings: true
 
 - name: Roll a transaction back
   nettune.agent.nettune_profile:
@@ -113,7 +124,9 @@ status:
   returned: always
   type: str
 warnings_agent:
-  description: The plan's warnings (irqbalance will undo affinity, a ring change may reset the NIC, ...).
+  description:
+    - The plan's warnings (irqbalance will undo affinity, a ring change may reset the NIC, ...).
+    - Each is also one of the task's warnings.
   returned: state is present
   type: list
   elements: str
@@ -147,6 +160,12 @@ def present(module, client):
                   status=None, warnings_agent=plan.get('warnings') or [])
     if module._diff:
         result['diff'] = steps_diff(steps, p['profile_name'] or (p['profile'] or {}).get('name') or 'profile')
+    for w in result['warnings_agent']:
+        module.warn('nettune plan: %s' % w)
+    if p['fail_on_warnings'] and result['warnings_agent']:
+        result['changed'] = False
+        module.fail_json(msg='the plan has %d warning(s) and fail_on_warnings is set; nothing was applied: %s' % (
+            len(result['warnings_agent']), '; '.join(result['warnings_agent'])), **result)
     if not steps:
         adopt_pending(module, client, result)
     if not steps or module.check_mode:
@@ -259,6 +278,7 @@ def main():
         transaction_id=dict(type='int'),
         force=dict(type='bool', default=False),
         idempotency_key=dict(type='str', no_log=False),
+        fail_on_warnings=dict(type='bool', default=False),
     )
     module = AnsibleModule(
         argument_spec=spec,
