@@ -453,8 +453,7 @@ static void test_session(const char *dir, const char *root)
 	CHECK_HAS(c.out, "6 steps; nothing applied"); /* all of it was put back */
 	run_free(&c);
 	/* Ctrl-C at the prompt: the countdown ends saying what happens next
-	 * (transaction 6 stays pending until its deadline, so this is the
-	 * last transaction of the session). */
+	 * (transaction 6 stays pending until its deadline or a rollback). */
 	c = cli_pty_answer(plain, (const char *const[]){ "try", good, "--confirm-timeout", "30", "--agent", base, NULL },
 			   "press ENTER", "\003");
 	CHECK_INT(c.code, 130);
@@ -464,6 +463,14 @@ static void test_session(const char *dir, const char *root)
 	c = CLI("show", "6", "--agent", base);
 	CHECK_HAS(c.out, "transaction 6  pending_confirm");
 	CHECK_HAS(c.out, "nettune confirm 6 keeps it");
+	run_free(&c);
+	/* It need not wait for its deadline: rollback reverts it now. */
+	c = CLI("rollback", "6", "--agent", base);
+	CHECK_INT(c.code, 0);
+	CHECK_HAS(c.out, "transaction 6: reverted before its confirm deadline, 6 steps put back");
+	run_free(&c);
+	c = CLI("plan", good, "--agent", base);
+	CHECK_HAS(c.out, "6 steps; nothing applied");
 	run_free(&c);
 	/* Without a terminal there is nobody to ask. */
 	c = CLI("try", good, "--agent", base);

@@ -473,6 +473,67 @@ static void test_profiles_and_validation(void)
 	tu_sh("rm -rf '%s'", dir);
 }
 
+/* A transaction waiting for confirmation is rolled back at once (issue 29
+ * answered 409 and left it tuned until its deadline): 200 with it, now
+ * "reverted", its steps "reverted", the host as before; no new
+ * transaction; the engine free for the next apply. */
+static void test_rollback_pending(void)
+{
+	char dir[PATH_MAX], root[PATH_MAX], buf[256];
+	nt_agent a;
+	long st;
+	json_t *doc;
+	if (tu_copy(EPYC, dir, sizeof(dir), root, sizeof(root)) < 0)
+		return;
+	if (nt_agent_start(&a, root, NULL, NULL) < 0) {
+		CHECK_MSG(0, "agent did not start");
+		return;
+	}
+	const char *body = "{\"profile\":{\"name\":\"p\",\"rings\":[{\"interface\":\"enos0\",\"rx\":4096}],"
+			   "\"sysctl\":{\"net.core.wmem_max\":\"33554432\"}},\"confirm_timeout_s\":3600}";
+	char before[256];
+	snprintf(before, sizeof(before), "%s", tu_read(root, "proc/sys/net/core/wmem_max", buf, sizeof(buf)));
+	tu_http("POST", nt_url(&a, "/v1/transactions"), body, NULL, &st, &doc);
+	CHECK_INT(st, 201);
+	CHECK_STR(tu_str(doc, "status"), "pending_confirm");
+	json_int_t id = json_integer_value(json_object_get(doc, "id"));
+	json_decref(doc);
+	CHECK_STR(tu_rings(root, "enos0", buf, sizeof(buf)), "rx=4096,tx=1024");
+	char path[128];
+	snprintf(path, sizeof(path), "/v1/transactions/%lld/rollback", (long long)id);
+	tu_http("POST", nt_url(&a, path), "{}", NULL, &st, &doc);
+	CHECK_INT(st, 200);
+	CHECK_INT(json_integer_value(json_object_get(doc, "id")), id);
+	CHECK_STR(tu_str(doc, "status"), "reverted");
+	CHECK(strstr(tu_str(doc, "error"), "rolled back before its confirm deadline") != NULL);
+	size_t i;
+	json_t *s;
+	json_array_foreach(json_object_get(doc, "steps"), i, s)
+		CHECK_STR(tu_str(s, "result"), "reverted");
+	CHECK_INT(json_array_size(json_object_get(doc, "steps")), 2);
+	json_decref(doc);
+	CHECK_STR(tu_rings(root, "enos0", buf, sizeof(buf)), "rx=1024,tx=1024");
+	CHECK_STR(tu_read(root, "proc/sys/net/core/wmem_max", buf, sizeof(buf)), before);
+	/* Nothing more to undo or confirm; one transaction in the history;
+	 * the next apply is not held up. */
+	tu_http("POST", nt_url(&a, path), "{}", NULL, &st, &doc);
+	CHECK_INT(st, 409);
+	json_decref(doc);
+	snprintf(path, sizeof(path), "/v1/transactions/%lld/confirm", (long long)id);
+	tu_http("POST", nt_url(&a, path), "{}", NULL, &st, &doc);
+	CHECK_INT(st, 409);
+	json_decref(doc);
+	tu_http("GET", nt_url(&a, "/v1/transactions"), NULL, NULL, &st, &doc);
+	CHECK_INT(json_integer_value(json_object_get(doc, "total")), 1);
+	json_decref(doc);
+	tu_http("POST", nt_url(&a, "/v1/transactions"), body, NULL, &st, &doc);
+	CHECK_INT(st, 201);
+	CHECK_STR(tu_str(doc, "status"), "pending_confirm");
+	json_decref(doc);
+	nt_agent_stop(&a);
+	tu_sh("rm -rf '%s'", dir);
+}
+
 /* Values the kernel would refuse at the write are refused at the plan
  * (issue 29): a congestion control the host does not have (the EPYC
  * fixture has reno and cubic, no modules), and a sysctl whose file is
@@ -680,6 +741,7 @@ int main(void)
 	test_epyc_fault();
 	test_profiles_and_validation();
 	test_sysctl_host_checks();
+	test_rollback_pending();
 	test_store_unavailable();
 	test_history_keep();
 	test_log_budget();

@@ -19,7 +19,9 @@ description:
     confirmed in time (C(state=confirmed)); this is how a rollout survives a change that
     cuts the host off.
   - C(state=confirmed) confirms a C(pending_confirm) transaction; C(state=absent) rolls back
-    an C(applied) one as a new transaction. Both are no-ops (C(changed=false)) when already done.
+    an C(applied) one as a new transaction, and reverts a C(pending_confirm) one at once
+    (I(status) C(reverted), no new transaction), without waiting for its window. Both are
+    no-ops (C(changed=false)) when already done.
   - When the plan has no steps because a transaction of this same profile is still waiting for
     confirmation (a rerun inside its window), that transaction is returned (C(changed=false),
     I(status) C(pending_confirm)) so that it can be confirmed; a waiting transaction of another
@@ -263,6 +265,9 @@ def absent(module, client):
     _, rb = client.request('POST', '/v1/transactions/%d/rollback' % txn_id, {'force': True} if p['force'] else {},
                            headers={'Idempotency-Key': 'ansible-rollback-%d' % txn_id})
     result.update(transaction=rb, transaction_id=rb.get('id'), status=rb.get('status'))
+    if rb.get('id') == txn_id and rb.get('status') == 'reverted':
+        # It was waiting for confirmation: the agent reverted it at once.
+        return result
     if rb.get('status') != 'applied':
         module.fail_json(msg='rollback of %d ended %s: %s' % (txn_id, rb.get('status'), rb.get('error')), **result)
     return result
