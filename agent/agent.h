@@ -89,6 +89,10 @@ const char *nt_agent_store_error(const nt_agent *a);
 /* The drift watcher, or NULL when there is no database (nothing to hold). */
 nt_drift *nt_agent_drift(nt_agent *a);
 
+/* RX drops over a recent window (host/dropwin.h), which every
+ * diagnostics request updates; never NULL while the agent is open. */
+struct nt_dropwin *nt_agent_drops(nt_agent *a);
+
 /* Kernel files the host model holds open now (held_files above). */
 int nt_agent_held_files(nt_agent *a);
 

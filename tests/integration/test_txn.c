@@ -534,6 +534,56 @@ static void test_rollback_pending(void)
 	tu_sh("rm -rf '%s'", dir);
 }
 
+/* ring-below-max clears once the raised ring stops the drops (issue 29:
+ * the EPYC's enos0 had dropped since boot, so raising it to 4096 of 8192
+ * never cleared the finding): the agent judges drops over a recent window
+ * or since the ring changed. */
+static json_t *ring_finding(nt_agent *a, const char *nic)
+{
+	long st;
+	json_t *doc = NULL, *f, *found = NULL;
+	size_t i;
+	tu_http("GET", nt_url(a, "/v1/diagnostics"), NULL, NULL, &st, &doc);
+	CHECK_INT(st, 200);
+	json_array_foreach(json_object_get(doc, "findings"), i, f)
+		if (!strcmp(tu_str(f, "id"), "ring-below-max") && !strcmp(tu_str(f, "subject"), nic))
+			found = json_incref(f);
+	json_decref(doc);
+	return found;
+}
+
+static void test_ring_finding_clears(void)
+{
+	char dir[PATH_MAX], root[PATH_MAX];
+	nt_agent a;
+	long st;
+	json_t *doc, *f;
+	if (tu_copy(EPYC, dir, sizeof(dir), root, sizeof(root)) < 0)
+		return;
+	if (nt_agent_start(&a, root, NULL, NULL) < 0) {
+		CHECK_MSG(0, "agent did not start");
+		return;
+	}
+	f = ring_finding(&a, "enos0");
+	CHECK_MSG(f && strstr(tu_str(f, "message"), "since boot"), "%s", f ? tu_str(f, "message") : "no finding");
+	json_decref(f);
+	tu_http("POST", nt_url(&a, "/v1/transactions"),
+		"{\"profile\":{\"name\":\"r\",\"rings\":[{\"interface\":\"enos0\",\"rx\":4096}]}}", NULL, &st, &doc);
+	CHECK_INT(st, 201);
+	CHECK_STR(tu_str(doc, "status"), "applied");
+	json_decref(doc);
+	f = ring_finding(&a, "enos0");
+	CHECK_MSG(f == NULL, "still found after the ring was raised: %s", f ? tu_str(f, "message") : "");
+	json_decref(f);
+	/* enos2, untouched and without new drops, is judged over the window
+	 * now: no new drops, no finding. */
+	f = ring_finding(&a, "enos2");
+	CHECK_MSG(f == NULL, "enos2: %s", f ? tu_str(f, "message") : "");
+	json_decref(f);
+	nt_agent_stop(&a);
+	tu_sh("rm -rf '%s'", dir);
+}
+
 /* Values the kernel would refuse at the write are refused at the plan
  * (issue 29): a congestion control the host does not have (the EPYC
  * fixture has reno and cubic, no modules), and a sysctl whose file is
@@ -742,6 +792,7 @@ int main(void)
 	test_profiles_and_validation();
 	test_sysctl_host_checks();
 	test_rollback_pending();
+	test_ring_finding_clears();
 	test_store_unavailable();
 	test_history_keep();
 	test_log_budget();
