@@ -41,7 +41,8 @@ static void take(const nt_topology *t, const nt_cpuset *free_cpus, const nt_cpus
 	}
 }
 
-/* The NICs NIC stands for: a bond's ports, or itself. */
+/* The NICs NIC stands for: a bond's ports, a VLAN's lower link (or that
+ * bond's ports), or itself. */
 static int members(const nt_topology *t, const nt_nic *nic, const nt_nic **out, int max, char *ports,
 		   size_t psize)
 {
@@ -49,6 +50,15 @@ static int members(const nt_topology *t, const nt_nic *nic, const nt_nic **out, 
 	int n = 0;
 	size_t len = 0;
 	ports[0] = '\0';
+	const nt_nic *low = nic->lower[0] ? nt_topology_nic(t, nic->lower) : NULL;
+	if (low && low != nic && low->lower[0] == '\0') {
+		/* A VLAN stands for the link it sits on (itself maybe a bond). */
+		snprintf(ports, psize, "%s", low->name);
+		int n2 = members(t, low, out, max, ports, psize);
+		if (!ports[0])
+			snprintf(ports, psize, "%s", low->name);
+		return n2;
+	}
 	if (!b || b->nslaves == 0) {
 		out[0] = nic;
 		return 1;

@@ -273,7 +273,8 @@ const nt_setting_kind nt_setting_irq_affinity = {
 /* ---- "irq_affinity": [...] ---- */
 
 /* Whether an irq_affinity entry's PATTERN names NIC K: by its own name,
- * or, for a port of a bond, by the bond's. A bond has no IRQs of its own:
+ * for a port of a bond by the bond's, or by a VLAN's on it (or on its
+ * bond). A bond has no IRQs of its own:
  * it stands for its ports, each placed from its own node (a bond's ports
  * may sit on different nodes), and is itself never a NIC to place. */
 static bool entry_names(const nt_topology *t, const char *pattern, int k)
@@ -286,9 +287,20 @@ static bool entry_names(const nt_topology *t, const char *pattern, int k)
 		if (b && b->nslaves > 0)
 			return false;
 	}
+	/* A VLAN has no IRQs either: the link it sits on is placed. */
+	if (n->lower[0] && nt_topology_nic(t, n->lower))
+		return false;
 	if (nt_iface_match(pattern, n->name))
 		return true;
-	return n->master[0] && nt_topology_bond(t, n->master) && nt_iface_match(pattern, n->master);
+	if (n->master[0] && nt_topology_bond(t, n->master) && nt_iface_match(pattern, n->master))
+		return true;
+	for (int v = 0; v < t->nnics; v++) {
+		const char *low = t->nics[v].lower;
+		if (low[0] && (!strcmp(low, n->name) || (n->master[0] && !strcmp(low, n->master))) &&
+		    nt_iface_match(pattern, t->nics[v].name))
+			return true;
+	}
+	return false;
 }
 
 /* reserve_app_cpus: a count, with a policy, that leaves every matching

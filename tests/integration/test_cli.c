@@ -634,6 +634,39 @@ static void test_placement(const char *dir, const char *root)
 	CHECK_HAS(c.out, "bond0: node 0-1, ports enos0,enos1,enos2,enos3");
 	CHECK_HAS(c.out, "--membind=0-1");
 	run_free(&c);
+	/* A VLAN stands for the link it sits on: vlan5 on enos2 (node 1),
+	 * vlan6 on bond0 (its ports, both nodes); irq_affinity places the
+	 * link's IRQs. */
+	tu_sh("cd '%s/sys' && mkdir -p devices/virtual/net/vlan5 devices/virtual/net/vlan6 && "
+	      "ln -s ../../devices/virtual/net/vlan5 class/net/vlan5 && ln -s ../../devices/virtual/net/vlan6 "
+	      "class/net/vlan6 && ln -s ../../../pci0000:81/0000:81:00.0/net/enos2 devices/virtual/net/vlan5/lower_enos2 && "
+	      "ln -s ../bond0 devices/virtual/net/vlan6/lower_bond0 && for v in vlan5 vlan6; do echo 1500 > "
+	      "devices/virtual/net/$v/mtu; echo up > devices/virtual/net/$v/operstate; done", root);
+	c = CLI("placement", "vlan5", "--root", root);
+	CHECK_INT(c.code, 0);
+	CHECK_HAS(c.out, "vlan5: node 1, ports enos2");
+	run_free(&c);
+	c = CLI("placement", "vlan6", "--root", root);
+	CHECK_INT(c.code, 0);
+	CHECK_HAS(c.out, "vlan6: node 0-1, ports enos0,enos1,enos2,enos3");
+	run_free(&c);
+	snprintf(prof, sizeof(prof), "%s/vlan.json", dir);
+	write_file(prof, "{\"name\":\"v\",\"irq_affinity\":[{\"interface\":\"vlan5\",\"policy\":\"local-node\"}]}");
+	c = CLI("plan", prof, "--json", "--agent", base);
+	CHECK_INT(c.code, 0);
+	json_t *plan = json_loads(c.out, 0, NULL);
+	size_t i;
+	json_t *st;
+	int on_enos2 = 0, others = 0;
+	json_array_foreach(json_object_get(plan, "steps"), i, st) {
+		if (!strcmp(json_string_value(json_object_get(st, "interface")) ?: "", "enos2"))
+			on_enos2++;
+		else
+			others++;
+	}
+	CHECK_MSG(on_enos2 > 0 && others == 0, "vlan5's plan: %d steps on enos2, %d elsewhere", on_enos2, others);
+	json_decref(plan);
+	run_free(&c);
 	/* Read alone (a --root and no agent named): no reservation known,
 	 * CPUs of the node that serve no NIC's interrupts. */
 	c = CLI("placement", "enos0", "--root", root);
