@@ -621,7 +621,7 @@ static void test_sysctl_host_checks(void)
 		CHECK_MSG(strstr(tu_str(e, "message"), bad[i].why), "%s", tu_str(e, "message"));
 		nt_http_result_free(&res);
 	}
-	/* What the host has passes: cubic, and a writable sysctl. */
+	/* What the host has passes: reno, and a writable sysctl. */
 	const char *good = "{\"name\":\"ok\",\"sysctl\":{\"net.ipv4.tcp_congestion_control\":\"reno\","
 			   "\"net.core.wmem_max\":\"16777216\"}}";
 	nt_http_do("POST", nt_url(&a, "/v1/plan"), good, strlen(good), "application/json", &res);
