@@ -1,7 +1,9 @@
 /* The commands that read the host directly, linking the core: topology,
- * diagnose, irqs, rates, placement and run. None of them needs the agent;
- * run is the only one that changes anything, and only its own process
- * (CPU and memory binding) before it becomes the command. */
+ * diagnose, irqs, rates, placement and run. None of them needs the agent:
+ * placement and run ask it only for the CPUs the profile in effect
+ * reserved, and do without; run is the only one that changes anything,
+ * and only its own process (CPU and memory binding) before it becomes the
+ * command. */
 #include "cli/cli.h"
 #include "cli/client.h"
 #include "cli/escape.h"
