@@ -1,4 +1,5 @@
 #include "agent/agent.h"
+#include "host/dropwin.h"
 #include "host/hostcache.h"
 #include "kernel/kernel.h"
 
@@ -30,6 +31,7 @@ struct nt_agent {
 	 * nt_agent_close, before the engine and store it uses go away. It
 	 * changes the host only through the engine's slot (nt_txn_apply). */
 	nt_drift *drift; /* borrows ctx, engine and store; NULL without a store */
+	nt_dropwin *drops; /* RX drops over a recent window, for diagnostics */
 
 	/* Answered requests (atomic: every HTTP worker adds to them). */
 	uint64_t http_counts[NMETHODS][NSTATUS];
@@ -96,6 +98,10 @@ int nt_agent_open(const nt_agent_config *cfg, nt_agent **out, char *err, size_t 
 	if (errsize)
 		err[0] = '\0';
 	a = calloc(1, sizeof(*a));
+	if (a && !(a->drops = nt_dropwin_new(NT_DROPWIN_DEFAULT_MS))) {
+		free(a);
+		a = NULL;
+	}
 	if (!a) {
 		snprintf(err, errsize, "out of memory");
 		return -ENOMEM;
@@ -154,6 +160,7 @@ void nt_agent_close(nt_agent *a)
 	if (!a)
 		return;
 	nt_drift_free(a->drift);
+	nt_dropwin_free(a->drops);
 	nt_txn_engine_close(a->engine);
 	nt_store_close(a->store);
 	nt_host_cache_free(a->host_cache);
@@ -183,6 +190,11 @@ int nt_agent_held_files(nt_agent *a)
 nt_drift *nt_agent_drift(nt_agent *a)
 {
 	return a->drift;
+}
+
+nt_dropwin *nt_agent_drops(nt_agent *a)
+{
+	return a->drops;
 }
 
 nt_store *nt_agent_store(nt_agent *a)

@@ -18,6 +18,7 @@
 
 #include "agent/drift.h"
 #include "engine/txn.h" /* nt_txn_engine, nt_log_fn */
+#include "host/topology.h"
 #include "kernel/ctx.h"
 #include "store/store.h"
 
@@ -88,6 +89,10 @@ const char *nt_agent_store_error(const nt_agent *a);
 /* The drift watcher, or NULL when there is no database (nothing to hold). */
 nt_drift *nt_agent_drift(nt_agent *a);
 
+/* RX drops over a recent window (host/dropwin.h), which every
+ * diagnostics request updates; never NULL while the agent is open. */
+struct nt_dropwin *nt_agent_drops(nt_agent *a);
+
 /* Kernel files the host model holds open now (held_files above). */
 int nt_agent_held_files(nt_agent *a);
 
@@ -135,6 +140,15 @@ int nt_profile_file_read(const char *file, const char *name, json_t **doc, json_
  * {"dir", "valid": [{"name","file"}], "invalid": [{"file","errors"}]}.
  * Returns 0 or -errno. */
 int nt_profiles_dir_check(const nt_ctx *ctx, const char *dir, json_t **report);
+
+/* What the profile in effect says about placing an application near NIC
+ * of host T (agent/placement_hint.c): *RESERVED (interface -> cpulist,
+ * the caller's; NULL when no profile is in effect), the union of the
+ * exclude_cpus of its irq_affinity entries naming NIC into EXCLUDE, and
+ * where they come from ("the desired state", "transaction 3") into SOURCE.
+ * Returns 0 or -ENOMEM. */
+int nt_agent_placement_hint(nt_agent *a, const nt_topology *t, const nt_nic *nic, json_t **reserved,
+			    nt_cpuset *exclude, char *source, size_t ssize);
 
 /* HTTP requests answered, by method and status code (100..599), for
  * nettune_http_requests_total. Methods outside a fixed list count as

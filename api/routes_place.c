@@ -1,5 +1,6 @@
 /* Placement and live rates: where an application using a NIC
  * should run, and interrupts per second per CPU sampled over an interval. */
+#include "agent/agent.h"
 #include "api/http.h"
 #include "api/server.h"
 #include "placement/app.h"
@@ -38,8 +39,19 @@ static int get_placement(const nt_request *req, nt_response *resp)
 		return r;
 	const nt_nic *n = nt_topology_nic(t, name);
 	if (n) {
-		nt_placement_for(t, n, want, &p);
-		resp->json = nt_placement_to_json(t, n, &p);
+		json_t *reserved = NULL;
+		nt_cpuset exclude;
+		char source[64];
+		nt_placement_hint hint = { .exclude = &exclude, .source = source };
+		if (nt_agent_placement_hint(nt_server_agent(req->server), t, n, &reserved, &exclude, source,
+					    sizeof(source)) < 0) {
+			nt_topology_free(t);
+			return -ENOMEM;
+		}
+		hint.reserved = reserved;
+		nt_placement_for(t, n, want, &hint, &p);
+		resp->json = nt_placement_to_json(t, n, &p, source[0] ? source : NULL);
+		json_decref(reserved);
 	}
 	nt_topology_free(t);
 	if (!n)

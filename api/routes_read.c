@@ -11,6 +11,7 @@
  * print for them. */
 #include "agent/agent.h"
 #include "api/http.h"
+#include "host/dropwin.h"
 #include "api/read_share.h"
 #include "kernel/kernel.h"
 #include "api/server.h"
@@ -22,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* Default RTT for diagnostics when neither the request nor the server
  * configuration gives one (the value nt_diagnose documents). */
@@ -163,6 +165,14 @@ static int get_irqs(const nt_request *req, nt_response *resp)
 	return doc_reply(req, resp, NT_DOC_IRQS);
 }
 
+/* A clock that never jumps, for the drop window's spans. */
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 static int get_diagnostics(const nt_request *req, nt_response *resp)
 {
 	const nt_server_config *cfg = nt_server_cfg(req->server);
@@ -176,7 +186,12 @@ static int get_diagnostics(const nt_request *req, nt_response *resp)
 	int r = read_shared(req, resp, &snap);
 	if (r < 0 || !snap)
 		return r;
+	/* Drops are judged over the agent's recent window, not since boot. */
+	json_t *recent = nt_dropwin_update(nt_agent_drops(nt_server_agent(req->server)), nt_snapshot_topology(snap),
+					   mono_ms());
+	opt.recent_drops = recent;
 	resp->json = nt_diagnose(nt_snapshot_topology(snap), &opt);
+	json_decref(recent);
 	nt_snapshot_put(snap);
 	if (!resp->json)
 		return -ENOMEM;

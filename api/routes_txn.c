@@ -47,7 +47,9 @@
  *   409 problem "not-pending" (not waiting for confirmation, e.g. already reverted)
  * POST /v1/transactions/{id}/rollback  body optional {"force": true}
  *   201 a NEW transaction document with "rollback_of": id, restoring the before-values
- *   409 problem "conflict": the transaction is not "applied", or a later transaction changed
+ *   200 the transaction itself, now "reverted", when it was waiting for confirmation: it is
+ *       put back at once, as its deadline would (no new transaction)
+ *   409 problem "conflict": the transaction is not "applied" or "pending_confirm", or a later transaction changed
  *       the same targets ("later": ID; force overrides); 404; 503
  *
  * GET /v1/profiles                 200 {"profiles": [{"name","description","created","updated"}]}
@@ -451,7 +453,8 @@ static int h_rollback(const nt_request *req, nt_response *resp)
 	} else if (r < 0) {
 		engine_problem(resp, r, &o);
 	} else {
-		created(resp, o.doc, o.replayed);
+		/* A pending transaction reverted in place: no new one. */
+		created(resp, o.doc, o.replayed || o.reverted);
 		o.doc = NULL;
 	}
 	nt_txn_outcome_free(&o);

@@ -48,6 +48,7 @@ typedef struct cli_opts {
 	long interval_ms;
 	const char *near;
 	long cpus;
+	const char *cpus_list; /* placement, run, bench-run: the application's CPUs, named */
 	bool fix_profile;
 	const char *nic; /* irqs --nic */
 	const char *name; /* plan, apply, try --name: a stored or shipped profile */

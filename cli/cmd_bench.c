@@ -5,11 +5,12 @@
  * confirm window (--confirm-timeout, default an hour) that is never
  * confirmed while COMMAND runs: if bench-run is killed outright (the CI
  * runner's SIGKILL), the agent reverts the host by itself when the window
- * closes. When COMMAND ends, however it ends, the transaction is confirmed
- * and at once rolled back as a new transaction (the agent rolls back only
- * applied transactions), so only those two requests stand between a clean
- * host and a tuned one. SIGINT, SIGTERM and SIGHUP are passed to COMMAND and
- * then the rollback runs as usual.
+ * closes, and COMMAND, which dies with bench-run (PR_SET_PDEATHSIG), is not
+ * left running. When COMMAND ends, however it ends, the transaction is
+ * rolled back while still waiting: the agent reverts it at once, so one
+ * request stands between a clean host and a tuned one. SIGINT, SIGTERM and
+ * SIGHUP are passed to COMMAND's process group and then the rollback runs
+ * as usual.
  *
  * Counters are read from the agent (/v1/topology, /v1/nics, /v1/irqs) and
  * /proc/softirqs (through the --root prefix) right before COMMAND starts and
@@ -27,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -46,7 +48,7 @@ static void on_signal(int sig)
 {
 	got_signal = sig;
 	if (child_pid > 0)
-		kill(child_pid, sig);
+		kill(-child_pid, sig);
 }
 
 static const int forwarded[] = { SIGINT, SIGTERM, SIGHUP };
@@ -167,9 +169,12 @@ out:
 	return snap;
 }
 
-/* Put the host back: confirm transaction ID if it still waits, then roll
- * it back. Fills REPORT's "rollback" and "reverted_by_agent". Returns 0
- * when the host holds none of ID's changes any more, -1 otherwise. */
+/* Put the host back: roll transaction ID back. While it still waits for
+ * confirmation the agent reverts it in place at once (200, "reverted");
+ * an agent from before that answers 409, and then it is confirmed and
+ * rolled back as a new transaction. Fills REPORT's "rollback" and
+ * "reverted_by_agent". Returns 0 when the host holds none of ID's changes
+ * any more, -1 otherwise. */
 static int undo(const char *agent, long long id, json_t *report)
 {
 	char path[128], err[1024];
@@ -194,6 +199,25 @@ static int undo(const char *agent, long long id, json_t *report)
 		goto out;
 	}
 	if (st && !strcmp(st, "pending_confirm")) {
+		json_decref(doc);
+		doc = NULL;
+		snprintf(path, sizeof(path), "/v1/transactions/%lld/rollback", id);
+		json_t *none = json_object();
+		int rr = call(agent, "POST", path, none, &status, &doc, err, sizeof(err));
+		json_decref(none);
+		if (rr == 0 && status == 200 && json_integer_value(json_object_get(doc, "id")) == id) {
+			const char *now = json_string_value(json_object_get(doc, "status")) ?: "";
+			json_object_set_new(report, "rollback",
+					    json_pack("{s:I,s:s,s:O}", "id", (json_int_t)id, "status", now, "error",
+						      json_object_get(doc, "error") ?: json_null()));
+			if (strcmp(now, "reverted")) {
+				fprintf(stderr, "nettune: bench-run: reverting transaction %lld ended %s: %s\n", id, now,
+					json_string_value(json_object_get(doc, "error")) ?: "");
+				goto out;
+			}
+			rc = 0;
+			goto out;
+		}
 		json_decref(doc);
 		doc = NULL;
 		snprintf(path, sizeof(path), "/v1/transactions/%lld/confirm", id);
@@ -269,7 +293,9 @@ static void print_table(const json_t *report_raw)
 	if (geti(json_object_get(report, "transaction"), "id") == 0)
 		fprintf(stderr, "nothing to change");
 	else if (json_is_object(rb))
-		fprintf(stderr, "rolled back by %lld (%s)", geti(rb, "id"), json_string_value(json_object_get(rb, "status")));
+		fprintf(stderr, geti(rb, "id") == geti(json_object_get(report, "transaction"), "id") ? "reverted at once (%lld, %s)"
+													   : "rolled back by %lld (%s)",
+			geti(rb, "id"), json_string_value(json_object_get(rb, "status")));
 	else if (json_is_true(json_object_get(report, "reverted_by_agent")))
 		fprintf(stderr, "reverted by the agent");
 	else
@@ -484,6 +510,7 @@ int nt_cmd_bench_run(const char *cmd, const cli_opts *o, int nargs, char **args)
 		goto undo;
 
 	double t0 = now_s();
+	pid_t parent = getpid();
 	pid_t pid = fork();
 	if (pid < 0) {
 		fprintf(stderr, "nettune: bench-run: cannot start COMMAND: %s\n", strerror(errno));
@@ -491,15 +518,25 @@ int nt_cmd_bench_run(const char *cmd, const cli_opts *o, int nargs, char **args)
 	}
 	if (pid == 0) {
 		set_handlers(SIG_DFL);
+		/* COMMAND dies with bench-run, also when bench-run is killed
+		 * outright (SIGKILL: no handler runs), so no benchmark is left
+		 * running on a host the agent is about to put back; a parent gone
+		 * before the prctl took effect is caught by the getppid check. In
+		 * a process group of its own, forwarded signals reach what it
+		 * started too. */
+		setpgid(0, 0);
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+			_exit(BENCH_FAILED);
 		execvp(args[0], args);
 		fprintf(stderr, "nettune: bench-run: cannot run '%s': %s\n", args[0], strerror(errno));
 		_exit(127);
 	}
+	setpgid(pid, pid); /* as the child does: whichever runs first */
 	child_pid = pid;
 	/* A signal that came between the fork and child_pid being set was
 	 * not passed on yet. */
 	if (got_signal)
-		kill(pid, got_signal);
+		kill(-pid, got_signal);
 	while (waitpid(pid, &wstatus, 0) < 0 && errno == EINTR)
 		;
 	child_pid = 0;

@@ -1,8 +1,11 @@
 /* The commands that read the host directly, linking the core: topology,
- * diagnose, irqs, rates, placement and run. None of them needs the agent;
- * run is the only one that changes anything, and only its own process
- * (CPU and memory binding) before it becomes the command. */
+ * diagnose, irqs, rates, placement and run. None of them needs the agent:
+ * placement and run ask it only for the CPUs the profile in effect
+ * reserved, and do without; run is the only one that changes anything,
+ * and only its own process (CPU and memory binding) before it becomes the
+ * command. */
 #include "cli/cli.h"
+#include "cli/client.h"
 #include "cli/escape.h"
 #include "cli/output.h"
 #include "diagnose/diagnose.h"
@@ -399,89 +402,152 @@ int nt_cmd_rates(const char *cmd, const cli_opts *o, int nargs, char **args)
 	return 0;
 }
 
-static int placement_of(const cli_opts *o, const char *ifname, nt_topology **t, nt_placement *p)
+/* Whether to ask the agent for the profile in effect: always when one is
+ * named; on the live host (no --root) the default agent too, since it
+ * tunes this host. A --root fixture with no agent named is read alone. */
+static const char *placement_agent(const cli_opts *o)
 {
+	const char *env = getenv("NETTUNE_AGENT");
+	if (o->agent)
+		return o->agent;
+	if (env && *env)
+		return env;
+	return o->root ? NULL : NT_CLI_DEFAULT_AGENT;
+}
+
+/* The placement document for IFNAME (nt_placement_to_json) into *DOC:
+ * the agent's, which knows the CPUs the profile in effect reserved, or,
+ * with --cpus-list or when no agent answers, one worked out here. Returns
+ * the exit code: 0 with *DOC, whose "known" may still be false. */
+static int placement_doc(const cli_opts *o, const char *ifname, json_t **doc)
+{
+	nt_topology *t = NULL;
+	nt_placement p;
+	nt_cpuset given;
+	char note[256] = "";
+	*doc = NULL;
 	if (!nt_ifname_valid(ifname)) {
 		fprintf(stderr, "nettune: '%s' is not a valid interface name\n", ifname);
 		return 2;
 	}
-	if (read_host(o, t) < 0)
-		return 1;
-	const nt_nic *n = nt_topology_nic(*t, ifname);
-	if (!n) {
-		fprintf(stderr, "nettune: no NIC named '%s'\n", ifname);
+	if (o->cpus_list && nt_cpulist_parse(o->cpus_list, &given) < 0) {
+		fprintf(stderr, "nettune: --cpus-list '%s' is not a CPU list (such as 2-5,8)\n", o->cpus_list);
 		return 2;
 	}
-	nt_placement_for(*t, n, (int)o->cpus, p);
-	return 0;
+	const char *agent = o->cpus_list ? NULL : placement_agent(o);
+	if (agent) {
+		char path[128];
+		nt_cli_reply r = { 0 };
+		if (o->cpus > 0)
+			snprintf(path, sizeof(path), "/v1/nics/%s/placement?cpus=%ld", ifname, o->cpus);
+		else
+			snprintf(path, sizeof(path), "/v1/nics/%s/placement", ifname);
+		int rc = nt_cli_request(agent, "GET", path, NULL, NULL, &r);
+		if (rc == 0 && r.status == 200 && json_is_object(r.doc)) {
+			*doc = json_incref(r.doc);
+			nt_cli_reply_free(&r);
+			return 0;
+		}
+		if (rc == 0 && r.status == 404) {
+			nt_cli_reply_free(&r);
+			fprintf(stderr, "nettune: no NIC named '%s'\n", ifname);
+			return 2;
+		}
+		snprintf(note, sizeof(note), " (no answer from the agent at %s: the CPUs a profile reserved are "
+			 "not known)", agent);
+		nt_cli_reply_free(&r);
+	}
+	if (read_host(o, &t) < 0)
+		return 1;
+	const nt_nic *n = nt_topology_nic(t, ifname);
+	if (!n) {
+		fprintf(stderr, "nettune: no NIC named '%s'\n", ifname);
+		nt_topology_free(t);
+		return 2;
+	}
+	nt_placement_hint hint = { .given = o->cpus_list ? &given : NULL };
+	nt_placement_for(t, n, (int)o->cpus, &hint, &p);
+	if (note[0] && p.known && strcmp(p.rule, "given"))
+		snprintf(p.reason + strlen(p.reason), sizeof(p.reason) - strlen(p.reason), "%s", note);
+	*doc = nt_placement_to_json(t, n, &p, NULL);
+	nt_topology_free(t);
+	return *doc ? 0 : 1;
+}
+
+static const char *jstr(const json_t *doc, const char *key)
+{
+	const char *s = json_string_value(json_object_get(doc, key));
+	return s ? s : "-";
 }
 
 int nt_cmd_placement(const char *cmd, const cli_opts *o, int nargs, char **args)
 {
-	nt_topology *t = NULL;
-	nt_placement p;
+	json_t *doc = NULL;
 	if (nargs != 1) {
 		fprintf(stderr, "nettune: placement wants one interface name\n");
 		return 2;
 	}
 	const char *ifname = args[0];
-	int rc = placement_of(o, ifname, &t, &p);
-	if (rc == 0) {
-		json_t *doc = nt_placement_to_json(t, nt_topology_nic(t, ifname), &p);
-		if (o->json) {
-			print_json(doc);
-		} else if (!p.known) {
-			printf("%s\n", p.reason);
-		} else {
-			printf("%s: node %d\n  irq cpus  %s\n  app cpus  %s\n  %s\n  %s\n", ifname, p.node,
-			       json_string_value(json_object_get(doc, "irq_cpus")),
-			       json_string_value(json_object_get(doc, "app_cpus")),
-			       json_string_value(json_object_get(doc, "numactl")),
-			       json_string_value(json_object_get(doc, "iperf3")));
-		}
-		json_decref(doc);
+	int rc = placement_doc(o, ifname, &doc);
+	if (rc)
+		return rc;
+	bool known = json_is_true(json_object_get(doc, "known"));
+	if (o->json) {
+		print_json(doc);
+	} else if (!known) {
+		fprintf(stderr, "nettune: %s\n", jstr(doc, "reason"));
+	} else {
+		printf("%s: node %s%s%s\n  irq cpus  %s\n  app cpus  %s\n  rule      %s: %s\n  %s\n  %s\n", ifname,
+		       jstr(doc, "nodes"), json_is_string(json_object_get(doc, "ports")) ? ", ports " : "",
+		       json_is_string(json_object_get(doc, "ports")) ? jstr(doc, "ports") : "",
+		       jstr(doc, "irq_cpus"), jstr(doc, "app_cpus"), jstr(doc, "rule"), jstr(doc, "reason"),
+		       jstr(doc, "numactl"), jstr(doc, "iperf3"));
 	}
-	nt_topology_free(t);
-	return rc;
+	json_decref(doc);
+	/* Nothing to recommend is a failure a script must see. */
+	return known ? 0 : 1;
 }
 
 int nt_cli_bind_near(const cli_opts *o, const char *ifname, char *where, size_t wsize)
 {
-	nt_topology *t = NULL;
-	nt_placement p;
-	int rc = placement_of(o, ifname, &t, &p);
-	if (rc) {
-		nt_topology_free(t);
+	json_t *doc = NULL;
+	nt_cpuset cpus, nodes;
+	int rc = placement_doc(o, ifname, &doc);
+	if (rc)
 		return rc;
-	}
-	if (!p.known) {
-		fprintf(stderr, "nettune: %s\n", p.reason);
-		nt_topology_free(t);
+	if (!json_is_true(json_object_get(doc, "known"))) {
+		fprintf(stderr, "nettune: %s\n", jstr(doc, "reason"));
+		json_decref(doc);
 		return 2;
 	}
+	nt_cpuset_zero(&nodes);
+	if (nt_cpulist_parse(jstr(doc, "app_cpus"), &cpus) < 0 || nt_cpuset_empty(&cpus) ||
+	    (json_is_string(json_object_get(doc, "nodes")) && nt_cpulist_parse(jstr(doc, "nodes"), &nodes) < 0)) {
+		fprintf(stderr, "nettune: the placement of %s names no CPUs\n", ifname);
+		json_decref(doc);
+		return 1;
+	}
+	if (where)
+		snprintf(where, wsize, "cpus %s, node %s (%s)", jstr(doc, "app_cpus"), jstr(doc, "nodes"),
+			 jstr(doc, "rule"));
+	json_decref(doc);
 	cpu_set_t *set = CPU_ALLOC(NT_MAX_CPUS);
 	size_t sz = CPU_ALLOC_SIZE(NT_MAX_CPUS);
 	CPU_ZERO_S(sz, set);
-	for (int c = nt_cpuset_next(&p.app_cpus, 0); c >= 0; c = nt_cpuset_next(&p.app_cpus, c + 1))
+	for (int c = nt_cpuset_next(&cpus, 0); c >= 0; c = nt_cpuset_next(&cpus, c + 1))
 		CPU_SET_S((size_t)c, sz, set);
-	int node = p.node;
-	if (where) {
-		char cpus[1024];
-		nt_cpulist_format(&p.app_cpus, cpus, sizeof(cpus));
-		snprintf(where, wsize, "cpus %s, node %d", cpus, node);
-	}
-	nt_topology_free(t);
 	if (sched_setaffinity(0, sz, set) < 0) {
 		fprintf(stderr, "nettune: cannot bind to the CPUs: %s\n", strerror(errno));
 		CPU_FREE(set);
 		return 1;
 	}
 	CPU_FREE(set);
-	if (numa_available() >= 0) {
-		struct bitmask *nodes = numa_allocate_nodemask();
-		numa_bitmask_setbit(nodes, (unsigned)node);
-		numa_set_membind(nodes);
-		numa_free_nodemask(nodes);
+	if (!nt_cpuset_empty(&nodes) && numa_available() >= 0) {
+		struct bitmask *mask = numa_allocate_nodemask();
+		for (int nd = nt_cpuset_next(&nodes, 0); nd >= 0; nd = nt_cpuset_next(&nodes, nd + 1))
+			numa_bitmask_setbit(mask, (unsigned)nd);
+		numa_set_membind(mask);
+		numa_free_nodemask(mask);
 	}
 	return 0;
 }

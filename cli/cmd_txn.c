@@ -318,8 +318,23 @@ int nt_cmd_txn_id(const char *cmd, const cli_opts *o, int nargs, char **args)
 		code = txn_code(exchange(o, "POST", path, o->force ? "{\"force\":true}" : "{}", "rolling back", "txn", &r,
 					 &render),
 				&r);
-		if (render)
+		/* A transaction waiting for confirmation is reverted in place (200,
+		 * the same id, "reverted"): what was asked, so exit 0. */
+		bool in_place = r.status == 200 && r.doc &&
+				json_integer_value(json_object_get(r.doc, "id")) == atoll(args[0]) &&
+				!strcmp(json_string_value(json_object_get(r.doc, "status")) ?: "", "reverted");
+		if (in_place)
+			code = NT_EXIT_OK;
+		if (render && in_place) {
+			size_t i, put = 0;
+			json_t *s;
+			json_array_foreach(json_object_get(r.doc, "steps"), i, s)
+				put += !strcmp(json_string_value(json_object_get(s, "result")) ?: "", "reverted");
+			nt_out_printf(&out, "transaction %s: reverted before its confirm deadline, %zu step%s put back\n",
+				      args[0], put, put == 1 ? "" : "s");
+		} else if (render) {
 			nt_view_outcome(&out, r.doc, hint);
+		}
 		if (render && code == NT_EXIT_OK)
 			desired_note(o, atoll(args[0]), hint);
 		json_t *later = json_object_get(r.doc, "later"), *ldoc = NULL;

@@ -30,10 +30,16 @@ static const char usage[] =
 	"  rates [--root DIR] [--interval-ms N] [--json]\n"
 	"                                     interrupts per second per CPU and node over N ms (default\n"
 	"                                     1000), flagging those served off their NIC's node\n"
-	"  placement IFACE [--root DIR] [--cpus N] [--json]\n"
-	"                                     where an application using IFACE should run\n"
-	"  run --near IFACE [--root DIR] [--cpus N] -- COMMAND [ARGS...]\n"
-	"                                     run COMMAND bound to the CPUs and memory node that\n"
+	"  placement IFACE [--root DIR] [--agent URL] [--cpus N] [--cpus-list LIST] [--json]\n"
+	"                                     where an application using IFACE should run, and the\n"
+	"                                     rule that chose it: the CPUs the profile in effect reserved\n"
+	"                                     for IFACE (asked of the agent: always with --agent or\n"
+	"                                     NETTUNE_AGENT, without --root otherwise), else CPUs of its\n"
+	"                                     node serving no NIC's interrupts and not excluded; a bond\n"
+	"                                     stands for its ports; --cpus-list names the CPUs (needed\n"
+	"                                     for a NIC of unknown node, such as a veth)\n"
+	"  run --near IFACE [--root DIR] [--agent URL] [--cpus N] [--cpus-list LIST] -- COMMAND [ARGS...]\n"
+	"                                     run COMMAND bound to the CPUs and memory node(s) that\n"
 	"                                     placement recommends (what numactl --cpubind --membind does)\n"
 	"\n"
 	"The agent:\n"
@@ -99,7 +105,8 @@ static const char usage[] =
 	"                                     apply, then ask at the terminal: ENTER keeps it; unless\n"
 	"                                     confirmed within S s (default 120) the agent puts it back\n"
 	"  confirm ID                         confirm a transaction applied with --confirm-timeout\n"
-	"  rollback ID [--force]              undo a transaction, as a new transaction\n"
+	"  rollback ID [--force]              undo a transaction, as a new transaction; one still\n"
+	"                                     waiting for confirmation is reverted at once\n"
 	"  show ID                            one transaction with its steps and their results\n"
 	"  history [--status S] [--limit N] [--since WHEN]\n"
 	"                                     past transactions, newest first (default 20; WHEN is\n"
@@ -113,13 +120,14 @@ static const char usage[] =
 	"  desired clear                      stop holding it (the host is not changed)\n"
 	"  drift                              each target that differs from the desired state:\n"
 	"                                     desired, current, state, repairs\n"
-	"  bench-run --profile P.json [--near IFACE] [--cpus N] [--report FILE]\n"
+	"  bench-run --profile P.json [--near IFACE] [--cpus N] [--cpus-list LIST] [--report FILE]\n"
 	"            [--confirm-timeout S] [--root DIR] -- COMMAND [ARGS...]\n"
 	"                                     apply P as one transaction (reverted by the agent after S\n"
 	"                                     s, default 3600, if bench-run dies), run COMMAND (bound near\n"
-	"                                     IFACE as run --near does), roll P back, also when COMMAND\n"
-	"                                     fails or bench-run gets SIGINT/SIGTERM/SIGHUP; the\n"
-	"                                     counters' change goes to a table on stderr and, with\n"
+	"                                     IFACE as run --near does; it dies with bench-run), revert P\n"
+	"                                     at once, also when COMMAND fails or bench-run gets\n"
+	"                                     SIGINT/SIGTERM/SIGHUP; the counters' change goes to a\n"
+	"                                     table on stderr and, with\n"
 	"                                     --report, a JSON report (steps a failed transaction never\n"
 	"                                     reached: \"not run\"); in a network namespace of its own it\n"
 	"                                     warns that IRQ affinity, other_irqs, rings, channels and\n"
@@ -206,10 +214,11 @@ static const struct command {
 	{ "irqs", nt_cmd_irqs, false, HOST_OPTS " nic interval-ms", false },
 	{ "serve", nt_cmd_serve, false, "config check-config", true },
 	{ "rates", nt_cmd_rates, false, HOST_OPTS " interval-ms", false },
-	{ "run", nt_cmd_run, true, "root near cpus", false },
-	{ "bench-run", nt_cmd_bench_run, true, "agent root profile near cpus report confirm-timeout",
+	{ "run", nt_cmd_run, true, "root agent near cpus cpus-list", false },
+	{ "bench-run", nt_cmd_bench_run, true,
+	  "agent root profile near cpus cpus-list report confirm-timeout",
 	  false },
-	{ "placement", nt_cmd_placement, false, HOST_OPTS " cpus", false },
+	{ "placement", nt_cmd_placement, false, HOST_OPTS " agent cpus cpus-list", false },
 	{ "plan", nt_cmd_profile, false, AGENT_OPTS " name", false },
 	{ "apply", nt_cmd_profile, false, AGENT_OPTS " name confirm-timeout persist", false },
 	{ "try", nt_cmd_try, false, AGENT_OPTS " name confirm-timeout", false },

@@ -38,6 +38,7 @@ const nt_cli_option nt_cli_options[] = {
 	{ "interval-ms", NT_OPT_LONG, F(interval_ms), 10, 60000, "milliseconds", NULL, 0 },
 	{ "near", NT_OPT_STR, F(near), 0, 0, "an interface", NULL, 0 },
 	{ "cpus", NT_OPT_LONG, F(cpus), 1, NT_MAX_CPUS, "a number of CPUs", NULL, 0 },
+	{ "cpus-list", NT_OPT_STR, F(cpus_list), 0, 0, "a CPU list", NULL, 0 },
 	{ "fix-profile", NT_OPT_FLAG, F(fix_profile), 0, 0, NULL, NULL, 0 },
 	{ "profile", NT_OPT_STR, F(profile), 0, 0, "a file", NULL, 0 },
 	{ "report", NT_OPT_STR, F(report), 0, 0, "a file", NULL, 0 },

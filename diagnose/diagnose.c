@@ -123,6 +123,8 @@ json_t *nt_diagnose(const nt_topology *t, const nt_diag_options *opt)
 
 	if (opt && opt->rtt_ms > 0)
 		d.rtt_ms = opt->rtt_ms;
+	if (opt)
+		d.recent_drops = opt->recent_drops;
 
 	if (diag_check_irq_info(&d) || diag_check_irq_remote_node(&d) || diag_check_irq_shared_first_cpu(&d) ||
 		diag_check_irqbalance(&d) || diag_check_rings(&d) || diag_check_bonds(&d) ||

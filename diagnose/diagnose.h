@@ -7,6 +7,12 @@
 
 typedef struct nt_diag_options {
 	int rtt_ms; /* RTT for the bandwidth-delay product of tcp-buffers-small; default 10 */
+	/* RX drops over a recent window (host/dropwin.h): NIC -> {"drops",
+	 * "over_ms", "since": "window"|"ring-change"}, or NULL. ring-below-max
+	 * judges a NIC in it by those drops (none: no finding, so it clears
+	 * once a raised ring stops the drops), a NIC not in it by its
+	 * counters since boot, and says which. */
+	const json_t *recent_drops;
 } nt_diag_options;
 
 /* Returns a new {"findings":[...], "rtt_ms":N, ...} object, never NULL on

@@ -35,6 +35,7 @@ typedef struct diag_item {
 typedef struct diag {
 	const nt_topology *t;
 	int rtt_ms;
+	const json_t *recent_drops; /* nt_diag_options' */
 	diag_item *items;
 	int n, cap;
 } diag;

@@ -1,9 +1,13 @@
 /* NIC queue findings (rings, channels, coalescing): so far one, an RX ring
- * below its maximum (ring-below-max), an error when the NIC counts drops. */
+ * below its maximum (ring-below-max), an error when the NIC counts drops:
+ * over a recent window or since the ring last changed when the caller
+ * knows them (nt_diag_options.recent_drops), else since boot. */
 #include "diagnose/diagnose_int.h"
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
 
 /* RX drops at 40 Gbit/s with a ring of 1024 out of 8192 on a 100G host
  * (docs/field-reports.md#ring-rx-drops). */
@@ -32,15 +36,37 @@ int diag_check_rings(diag *d)
 			return -ENOMEM;
 		}
 		int err;
-		if (drops > 0)
+		/* Drops since boot never fall: judged alone they would keep the
+		 * finding after a raised ring stopped them. */
+		const json_t *rec = json_object_get(d->recent_drops, nic->name);
+		if (rec) {
+			uint64_t recent = (uint64_t)json_integer_value(json_object_get(rec, "drops"));
+			long long secs = (long long)(json_integer_value(json_object_get(rec, "over_ms")) / 1000);
+			bool since_change = !strcmp(json_string_value(json_object_get(rec, "since")) ?: "", "ring-change");
+			if (recent == 0) {
+				json_decref(ev);
+				json_decref(fix);
+				continue;
+			}
+			char when[96];
+			snprintf(when, sizeof(when), since_change ? "in the %lld s since its RX ring last changed"
+								  : "over the last %lld s", secs);
+			if (ev)
+				json_object_set_new(ev, "recent", json_deep_copy(rec));
+			err = diag_add_finding(d, "ring-below-max", SEV_ERROR, nic->name, ev, fix,
+				"%s dropped %" PRIu64 " received packets %s (dropped, missed or "
+				"FIFO errors) with its RX ring at %u of a possible %u; a larger ring "
+				"absorbs bursts (see docs/field-reports.md#ring-rx-drops).",
+				nic->name, recent, when, nic->rings.rx, nic->rings.rx_max);
+		} else if (drops > 0)
 			err = diag_add_finding(d, "ring-below-max", SEV_ERROR, nic->name, ev, fix,
 				"%s drops received packets (%" PRIu64 " dropped, missed or FIFO "
-				"errors) with its RX ring at %u of a possible %u; a larger ring "
+				"errors since boot) with its RX ring at %u of a possible %u; a larger ring "
 				"absorbs bursts (see docs/field-reports.md#ring-rx-drops).",
 				nic->name, drops, nic->rings.rx, nic->rings.rx_max);
 		else
 			err = diag_add_finding(d, "ring-below-max", SEV_INFO, nic->name, ev, fix,
-				"%s has its RX ring at %u of a possible %u; no drops counted yet.",
+				"%s has its RX ring at %u of a possible %u; no drops counted since boot.",
 				nic->name, nic->rings.rx, nic->rings.rx_max);
 		if (err)
 			return err;

@@ -259,6 +259,35 @@ int nt_txn_confirm(nt_txn_engine *e, int64_t id, nt_txn_outcome *out)
 	return r;
 }
 
+/* Rollback of the transaction waiting for confirmation: reverted now, as
+ * the timer would at its deadline (its steps "reverted", the transaction
+ * "reverted"), so a canary whose post-check failed or a bench-run that
+ * ends early does not leave the host tuned for the rest of the window.
+ * Returns 0 done (out->doc), 1 when ID is not the one waiting (the caller
+ * goes on with an ordinary rollback), or an error. */
+static int revert_pending_now(nt_txn_engine *e, int64_t id, const nt_txn_request *req, nt_txn_outcome *out)
+{
+	char why[256];
+	snprintf(why, sizeof(why), "rolled back before its confirm deadline%s%s; reverted",
+		 req && req->identity && req->identity[0] ? " by " : "",
+		 req && req->identity && req->identity[0] ? req->identity : "");
+	pthread_mutex_lock(&e->lock);
+	if (e->pending_id != id || e->busy) {
+		pthread_mutex_unlock(&e->lock);
+		return 1;
+	}
+	int r = nt_txn_revert_locked(e, id, req, why);
+	pthread_mutex_unlock(&e->lock);
+	if (r < 0) {
+		snprintf(out->message, sizeof(out->message), "cannot record: %s", nt_store_errmsg(e->store));
+		return NT_ESTORE;
+	}
+	if ((r = nt_store_txn_get(e->store, id, &out->doc)) < 0)
+		return r;
+	out->reverted = true;
+	return 0;
+}
+
 int nt_txn_rollback(nt_txn_engine *e, int64_t id, bool force, const nt_txn_request *req,
 		    nt_txn_outcome *out)
 {
@@ -273,6 +302,8 @@ int nt_txn_rollback(nt_txn_engine *e, int64_t id, bool force, const nt_txn_reque
 		return r;
 	if ((r = nt_txn_replay_check(e, req->idempotency_key, out)) != 0)
 		return r < 0 ? r : 0;
+	if ((r = revert_pending_now(e, id, req, out)) != 1)
+		return r;
 	if ((r = nt_txn_slot_take(e, false, false, "rollback", req, out)) < 0)
 		return r;
 	if ((r = nt_txn_replay_check(e, req->idempotency_key, out)) != 0) {

@@ -72,6 +72,7 @@ typedef struct nt_txn_outcome {
 	json_t *in_flight;
 	int64_t later_id; /* rollback: the later transaction that changed the same targets */
 	bool replayed; /* an Idempotency-Key retry: doc is the original */
+	bool reverted; /* rollback of a pending_confirm one: doc is it, now "reverted" */
 	bool key_reused; /* NT_EINVALID: the Idempotency-Key was used for another request */
 	char message[512]; /* a sentence for the error cases */
 } nt_txn_outcome;
@@ -161,7 +162,10 @@ int nt_txn_desired_clear(nt_txn_engine *e, const char *client, const char *ident
 int nt_txn_desired_get(nt_txn_engine *e, json_t **doc);
 /* Undo transaction ID's changes as a new transaction. NT_ECONFLICT when it
  * is not in a state to undo, or a later transaction changed the same
- * targets (unless FORCE). REQ gives client/identity/idempotency key. */
+ * targets (unless FORCE). REQ gives client/identity/idempotency key. A
+ * transaction still waiting for confirmation is reverted at once, as its
+ * deadline would (no new transaction: out->reverted, out->doc is it, now
+ * "reverted"), so a failed canary need not stay tuned for its window. */
 int nt_txn_rollback(nt_txn_engine *e, int64_t id, bool force, const nt_txn_request *req,
 		    nt_txn_outcome *out);
 

@@ -201,6 +201,29 @@ void nt_txn_set_inflight(nt_txn_engine *e, int64_t id)
 
 /* ---- confirmation timer ---- */
 
+/* Revert transaction ID, the one waiting for confirmation, now: called
+ * under e->lock with the slot free, which it holds as "revert" (for REQ,
+ * or the timer's NULL) while the lock is dropped for the undo, and frees
+ * again; returns with the lock held. The timer calls it at the deadline,
+ * a rollback of a waiting transaction before it. Returns undo's result. */
+int nt_txn_revert_locked(nt_txn_engine *e, int64_t id, const nt_txn_request *req, const char *why)
+{
+	e->busy = true;
+	e->inflight_id = id;
+	nt_txn_slot_hold(e, "revert", req);
+	pthread_mutex_unlock(&e->lock);
+	int r = nt_txn_undo_stored(e, id, NT_STEP_REVERTED, NT_TXN_REVERTED, why);
+	prune_history(e);
+	pthread_mutex_lock(&e->lock);
+	if (e->pending_id == id)
+		e->pending_id = 0;
+	e->busy = false;
+	e->inflight_id = 0;
+	e->holder_op[0] = '\0';
+	pthread_cond_broadcast(&e->cond);
+	return r;
+}
+
 static void *timer_main(void *arg)
 {
 	nt_txn_engine *e = arg;
@@ -244,21 +267,7 @@ static void *timer_main(void *arg)
 		}
 		if (!e->pending_id || now < e->pending_deadline_ms)
 			continue;
-		int64_t id = e->pending_id;
-		e->busy = true;
-		e->inflight_id = id;
-		nt_txn_slot_hold(e, "revert", NULL);
-		pthread_mutex_unlock(&e->lock);
-		nt_txn_undo_stored(e, id, NT_STEP_REVERTED, NT_TXN_REVERTED,
-				   "not confirmed within confirm_timeout_s; reverted");
-		prune_history(e);
-		pthread_mutex_lock(&e->lock);
-		if (e->pending_id == id)
-			e->pending_id = 0;
-		e->busy = false;
-		e->inflight_id = 0;
-		e->holder_op[0] = '\0';
-		pthread_cond_broadcast(&e->cond);
+		nt_txn_revert_locked(e, e->pending_id, NULL, "not confirmed within confirm_timeout_s; reverted");
 	}
 	pthread_mutex_unlock(&e->lock);
 	return NULL;

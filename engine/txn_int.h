@@ -95,6 +95,7 @@ int nt_txn_slot_wait(nt_txn_engine *e, int timeout_ms, const char *op,
 		     const nt_txn_request *req, nt_txn_outcome *out);
 void nt_txn_slot_release(nt_txn_engine *e);
 void nt_txn_set_inflight(nt_txn_engine *e, int64_t id);
+int nt_txn_revert_locked(nt_txn_engine *e, int64_t id, const nt_txn_request *req, const char *why);
 
 /* ---- stages (engine/txn_run.c) ---- */
 

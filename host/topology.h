@@ -77,6 +77,7 @@ typedef struct nt_nic {
 	bool is_virtual;
 	bool is_bond;
 	char master[IF_NAMESIZE]; /* "" when none */
+	char lower[IF_NAMESIZE]; /* a VLAN's (macvlan's) one lower link, from lower_*; "" otherwise */
 	bool has_rings;
 	nt_rings rings;
 	bool has_channels;

@@ -106,6 +106,25 @@ static void read_nic_locality(nt_topology *t, nt_nic *n)
 	}
 }
 
+/* A VLAN (or macvlan) sits on one lower link, /sys/class/net/NAME/lower_LINK:
+ * placement makes it stand for that link. A bridge has one per port and
+ * stands for none of them. */
+static void read_lower(nt_topology *t, nt_nic *n)
+{
+	char path[PATH_MAX];
+	DIR *d;
+	struct dirent *de;
+	int found = 0;
+	if (nt_path(&t->ctx, path, sizeof(path), "/sys/class/net/%s", n->name) < 0 || !(d = opendir(path)))
+		return;
+	while ((de = readdir(d)))
+		if (!strncmp(de->d_name, "lower_", 6) && de->d_name[6] && found++ == 0)
+			snprintf(n->lower, sizeof(n->lower), "%s", de->d_name + 6);
+	closedir(d);
+	if (found != 1)
+		n->lower[0] = '\0';
+}
+
 /* DFD is /sys/class/net/NAME opened (nt_dir_open), -1 when it could not be. */
 static void read_nic_sysfs_link(nt_topology *t, nt_nic *n, int dfd)
 {
@@ -433,6 +452,8 @@ int nt_tp_read_nics_static(nt_topology *t)
 		if (nt_read_long(&t->ctx, &v, "/sys/class/net/%s/ifindex", n->name) == 0)
 			n->static_ifindex = (int)v;
 		n->is_bond = nt_exists(&t->ctx, "/sys/class/net/%s/bonding", n->name);
+		if (n->is_virtual && !n->is_bond)
+			read_lower(t, n);
 		if (!n->is_virtual) {
 			int r = nt_resolve(&t->ctx, n->device_path, sizeof(n->device_path),
 					   "/sys/class/net/%s/device", n->name);

@@ -1,28 +1,54 @@
 /* Where an application using a NIC should run: on the NIC's node, beside
- * but not on top of the CPUs serving its interrupts
+ * but not on top of the CPUs serving interrupts
  * (docs/field-reports.md#irq-cpus-apart-from-app,
- * docs/field-reports.md#app-near-irqs). */
+ * docs/field-reports.md#app-near-irqs).
+ *
+ * The first rule that gives CPUs chooses them (nt_placement.rule):
+ *   "given"     the CPUs the caller named (--cpus-list), whatever the NIC;
+ *   "reserved"  the CPUs the profile in effect reserved for the NIC
+ *               (reserve_app_cpus), which its IRQ placement keeps free;
+ *   "node-free" CPUs of the NIC's node that serve no NIC's interrupts and
+ *               that the profile does not exclude (exclude_cpus);
+ *   "node-shared" none is free: CPUs of the node that serve none of this
+ *               NIC's interrupts, else the whole node (small hosts).
+ * Hyper-thread siblings of CPUs serving interrupts are taken last.
+ * A bond stands for its ports: their CPUs and nodes together. */
 #ifndef NT_PLACEMENT_H
 #define NT_PLACEMENT_H
 
 #include "host/topology.h"
 
+/* What the edge knows beyond the host model: the profile in effect, and
+ * CPUs named on the command line. Every member may be NULL. */
+typedef struct nt_placement_hint {
+	const json_t *reserved; /* interface -> cpulist (a plan's "reserved") */
+	const nt_cpuset *exclude; /* the profile's exclude_cpus for the NIC */
+	const nt_cpuset *given; /* --cpus-list */
+	const char *source; /* where RESERVED and EXCLUDE come from ("transaction 3") */
+} nt_placement_hint;
+
 typedef struct nt_placement {
-	bool known; /* false: the NIC's node is unknown, nothing is guessed */
-	int node;
-	nt_cpuset node_cpus; /* online CPUs of the node */
+	bool known; /* false: the NIC's node is unknown and no CPUs were given */
+	int node; /* the (first) node, -1 unknown */
+	nt_cpuset nodes; /* every node of the NIC (a bond's ports may span several) */
+	nt_cpuset node_cpus; /* online CPUs of those nodes */
 	nt_cpuset irq_cpus; /* CPUs serving the NIC's IRQs */
 	nt_cpuset app_cpus; /* recommended for the application */
-	char reason[256]; /* why app_cpus is what it is */
+	const char *rule; /* "given", "reserved", "node-free", "node-shared", "unknown" */
+	char ports[256]; /* a bond's ports, comma-separated; "" otherwise */
+	char reason[384]; /* why app_cpus is what it is */
 } nt_placement;
 
-/* Recommend CPUs for an application near NIC. WANT > 0 limits the count
- * (hyper-thread siblings of IRQ CPUs are taken last). Pure. Returns 0, or
- * NT_ENOTFOUND when the NIC's node is unknown (P->known is false and
- * P->reason says why). */
-int nt_placement_for(const nt_topology *t, const nt_nic *nic, int want, nt_placement *p);
+/* Recommend CPUs for an application near NIC. WANT > 0 limits the count.
+ * HINT may be NULL. Pure. Returns 0, or NT_ENOTFOUND when the NIC's node
+ * is unknown and no CPUs were given (P->known is false and P->reason says
+ * why and what to do). */
+int nt_placement_for(const nt_topology *t, const nt_nic *nic, int want, const nt_placement_hint *hint,
+		     nt_placement *p);
 
-/* {"nic","node","known","irq_cpus","app_cpus","numactl","iperf3",...} */
-json_t *nt_placement_to_json(const nt_topology *t, const nt_nic *nic, const nt_placement *p);
+/* {"nic","node","nodes","known","rule","source","ports","irq_cpus","app_cpus",
+ *  "numactl","iperf3",...}; SOURCE as in the hint, or NULL. */
+json_t *nt_placement_to_json(const nt_topology *t, const nt_nic *nic, const nt_placement *p,
+			     const char *source);
 
 #endif

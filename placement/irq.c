@@ -80,6 +80,32 @@ int nt_deal_cpus(const nt_cpuset *set, int start, int n, int *out)
 	return 0;
 }
 
+/* The lowest online CPU of CPU's core: where the core sits in its node
+ * whatever exclude_cpus took out of it. */
+static int core_key(const nt_topology *t, int cpu)
+{
+	for (int c = nt_cpuset_next(&t->cpus_online, 0); c >= 0 && c < cpu;
+	     c = nt_cpuset_next(&t->cpus_online, c + 1))
+		if (nt_cpus_same_core(t, c, cpu))
+			return c;
+	return cpu;
+}
+
+/* Whether every online thread of CPU's core is in ORDER. */
+static bool core_whole(const nt_topology *t, const int *order, int m, int cpu)
+{
+	for (int c = nt_cpuset_next(&t->cpus_online, 0); c >= 0; c = nt_cpuset_next(&t->cpus_online, c + 1)) {
+		if (!nt_cpus_same_core(t, c, cpu))
+			continue;
+		bool in = false;
+		for (int j = 0; j < m && !in; j++)
+			in = order[j] == c;
+		if (!in)
+			return false;
+	}
+	return true;
+}
+
 int nt_reserve_app_cpus(const nt_topology *t, const int *order, int m, int n, nt_cpuset *reserved)
 {
 	nt_cpuset_zero(reserved);
@@ -87,23 +113,56 @@ int nt_reserve_app_cpus(const nt_topology *t, const int *order, int m, int n, nt
 		return 0;
 	if (n >= m)
 		return -ENOSPC;
-	/* ORDER lists each core's first thread before any second one; walk the
-	 * first threads from the highest and take each core whole, so the
-	 * application's CPUs and the IRQs' CPUs share no core while N allows. */
+	/* Cores are ranked by their lowest CPU on the host, not by where
+	 * ORDER puts them: with exclude_cpus "0", CPU 64 (CPU 0's sibling) is
+	 * the first thread of its core in ORDER and would otherwise look like
+	 * the last core of the node. Cores that exclude_cpus left whole come
+	 * first, from the end of the node; a core missing a thread is taken
+	 * only when the whole ones run out, so the application shares no core
+	 * with the IRQs or with an excluded CPU while N allows. */
+	int *key = malloc(sizeof(int) * (size_t)m);
+	bool *whole = malloc(sizeof(bool) * (size_t)m), *done = calloc((size_t)m, sizeof(bool));
+	if (!key || !whole || !done) {
+		free(key);
+		free(whole);
+		free(done);
+		return -ENOMEM;
+	}
+	for (int i = 0; i < m; i++) {
+		key[i] = core_key(t, order[i]);
+		whole[i] = core_whole(t, order, m, order[i]);
+	}
 	int got = 0;
-	for (int i = m - 1; i >= 0 && got < n; i--) {
-		bool first = true;
-		for (int j = 0; j < i && first; j++)
-			first = !nt_cpus_same_core(t, order[j], order[i]);
-		if (!first)
-			continue;
-		for (int j = m - 1; j >= 0 && got < n; j--) {
-			if (nt_cpus_same_core(t, order[j], order[i]) && !nt_cpuset_isset(reserved, order[j])) {
-				nt_cpuset_set(reserved, order[j]);
+	for (int pass = 0; pass < 2 && got < n; pass++) {
+		while (got < n) {
+			/* The core nearest the end of the node not yet looked at. */
+			int best = -1;
+			for (int i = 0; i < m; i++)
+				if (!done[i] && whole[i] == (pass == 0) && (best < 0 || key[i] > key[best]))
+					best = i;
+			if (best < 0)
+				break;
+			/* Its threads, highest first. */
+			int k = key[best];
+			while (got < n) {
+				int hi = -1;
+				for (int j = 0; j < m; j++)
+					if (key[j] == k && !done[j] && (hi < 0 || order[j] > order[hi]))
+						hi = j;
+				if (hi < 0)
+					break;
+				nt_cpuset_set(reserved, order[hi]);
+				done[hi] = true;
 				got++;
 			}
+			for (int j = 0; j < m; j++)
+				if (key[j] == k)
+					done[j] = true;
 		}
 	}
+	free(key);
+	free(whole);
+	free(done);
 	return 0;
 }
 
@@ -230,7 +289,12 @@ static int strategy_cpus(nt_irq_placement *p, const nt_nic *nic, const nt_irq_re
 	if (!o)
 		return -ENOMEM;
 	n = nt_cpus_siblings_last(t, &cand, o);
-	if (nt_reserve_app_cpus(t, o, n, req->reserve_app_cpus, &reserved) < 0) {
+	int rr = nt_reserve_app_cpus(t, o, n, req->reserve_app_cpus, &reserved);
+	if (rr == -ENOMEM) {
+		free(o);
+		return rr;
+	}
+	if (rr < 0) {
 		warn(warnings, "%s: reserving %d CPU(s) leaves none of its %d for its IRQs; left out",
 		     nic->name, req->reserve_app_cpus, n);
 		free(o);
@@ -248,6 +312,36 @@ static int strategy_cpus(nt_irq_placement *p, const nt_nic *nic, const nt_irq_re
 	*order = o;
 	*m = n;
 	return 0;
+}
+
+/* Named CPUs off the NIC's node cost every interrupt a trip across the
+ * interconnect; allowed (the operator may know better) but said, with the
+ * node of each CPU so the plan reader sees where they are. */
+static void warn_off_node(const nt_topology *t, const nt_nic *nic, const nt_cpuset *cpus, json_t *warnings)
+{
+	if (nic->numa_node < 0 || !nt_topology_node(t, nic->numa_node))
+		return;
+	nt_cpuset off;
+	nt_cpuset_andnot(&off, cpus, &nt_topology_node(t, nic->numa_node)->cpus);
+	if (nt_cpuset_empty(&off))
+		return;
+	char where[384] = "", cl[128];
+	size_t len = 0;
+	for (int i = 0; i < t->nnodes; i++) {
+		nt_cpuset on;
+		nt_cpuset_and(&on, &off, &t->nodes[i].cpus);
+		if (nt_cpuset_empty(&on) || nt_cpulist_format(&on, cl, sizeof(cl)) < 0)
+			continue;
+		len += (size_t)snprintf(where + len, len < sizeof(where) ? sizeof(where) - len : 0, "%sCPU %s on node %d",
+					len ? ", " : "", cl, t->nodes[i].id);
+		nt_cpuset_andnot(&off, &off, &on);
+	}
+	if (!nt_cpuset_empty(&off) && nt_cpulist_format(&off, cl, sizeof(cl)) >= 0)
+		len += (size_t)snprintf(where + len, len < sizeof(where) ? sizeof(where) - len : 0,
+					"%sCPU %s on no known node", len ? ", " : "", cl);
+	warn(warnings, "%s: its 'cpus' are off its node %d (%s); its interrupts would cross to another node "
+	     "(use \"policy\": \"local\" to keep them on node %d)", nic->name, nic->numa_node, where,
+	     nic->numa_node);
 }
 
 static int cmp_irq_idx(const void *a, const void *b, void *arg)
@@ -308,10 +402,15 @@ int nt_irq_place(nt_irq_placement *p, int k, const char *pattern, const nt_irq_r
 		}
 		nt_cpuset_andnot(&set, req->cpus, &req->exclude);
 		r = nt_deal_cpus(&set, 0, n, one);
+		nt_cpuset used;
+		nt_cpuset_zero(&used);
 		for (int q = 0; r == 0 && q < n; q++) {
 			nt_cpuset_zero(&sets[q]);
 			nt_cpuset_set(&sets[q], one[q]);
+			nt_cpuset_set(&used, one[q]);
 		}
+		if (r == 0)
+			warn_off_node(t, nic, &used, warnings);
 		free(one);
 		if (r == -ENOENT) {
 			warn(warnings, "%s: no CPU left after exclude_cpus", nic->name);

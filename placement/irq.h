@@ -53,9 +53,12 @@ bool nt_nic_local_cpus(const nt_topology *t, const nt_nic *nic, nt_cpuset *out);
 int nt_deal_cpus(const nt_cpuset *set, int start, int n, int *out);
 
 /* reserve_app_cpus: N CPUs of ORDER (placement order, M of them) kept for
- * the application, taken whole cores at a time from the end, so that the
- * application does not share a core with the IRQs. Into RESERVED. Returns
- * 0, or -ENOSPC when N leaves no CPU for the IRQs. */
+ * the application, taken whole cores at a time from the end of the node,
+ * so that the application does not share a core with the IRQs. A core's
+ * place is its lowest CPU on the host, whatever exclude_cpus took out of
+ * ORDER; cores with a thread missing from ORDER come only after the whole
+ * ones. Into RESERVED. Returns 0, -ENOSPC when N leaves no CPU for the
+ * IRQs, or -ENOMEM. */
 int nt_reserve_app_cpus(const nt_topology *t, const int *order, int m, int n, nt_cpuset *reserved);
 
 #endif

@@ -272,6 +272,37 @@ const nt_setting_kind nt_setting_irq_affinity = {
 
 /* ---- "irq_affinity": [...] ---- */
 
+/* Whether an irq_affinity entry's PATTERN names NIC K: by its own name,
+ * for a port of a bond by the bond's, or by a VLAN's on it (or on its
+ * bond). A bond has no IRQs of its own:
+ * it stands for its ports, each placed from its own node (a bond's ports
+ * may sit on different nodes), and is itself never a NIC to place. */
+static bool entry_names(const nt_topology *t, const char *pattern, int k)
+{
+	const nt_nic *n = &t->nics[k];
+	if (!pattern)
+		return false;
+	if (n->is_bond) {
+		const nt_bond *b = nt_topology_bond(t, n->name);
+		if (b && b->nslaves > 0)
+			return false;
+	}
+	/* A VLAN has no IRQs either: the link it sits on is placed. */
+	if (n->lower[0] && nt_topology_nic(t, n->lower))
+		return false;
+	if (nt_iface_match(pattern, n->name))
+		return true;
+	if (n->master[0] && nt_topology_bond(t, n->master) && nt_iface_match(pattern, n->master))
+		return true;
+	for (int v = 0; v < t->nnics; v++) {
+		const char *low = t->nics[v].lower;
+		if (low[0] && (!strcmp(low, n->name) || (n->master[0] && !strcmp(low, n->master))) &&
+		    nt_iface_match(pattern, t->nics[v].name))
+			return true;
+	}
+	return false;
+}
+
 /* reserve_app_cpus: a count, with a policy, that leaves every matching
  * NIC at least one CPU for its IRQs. */
 static void check_reserve(nt_section_check *c, const json_t *e, const char *base, const char *iface,
@@ -301,7 +332,7 @@ static void check_reserve(nt_section_check *c, const json_t *e, const char *base
 		return;
 	for (int k = 0; k < c->t->nnics; k++) {
 		const nt_nic *nic = &c->t->nics[k];
-		if (!nt_iface_match(iface, nic->name) || !nt_nic_local_cpus(c->t, nic, &cand))
+		if (!entry_names(c->t, iface, k) || !nt_nic_local_cpus(c->t, nic, &cand))
 			continue;
 		nt_cpuset_andnot(&cand, &cand, &exclude);
 		int m = nt_cpuset_count(&cand);
@@ -338,7 +369,7 @@ static void validate_irq(nt_section_check *c, const json_t *arr)
 	json_array_foreach(arr, i, e) {
 		const char *pattern = json_string_value(json_object_get(e, "interface"));
 		for (int k = 0; c->t && pattern && k < c->t->nnics; k++)
-			if (nt_iface_match(pattern, c->t->nics[k].name))
+			if (entry_names(c->t, pattern, k))
 				work += c->t->nics[k].nirqs;
 	}
 	if (work > NT_MAX_IRQ_PLACEMENTS) {
@@ -409,7 +440,7 @@ static int desire_irq(nt_section_plan *p, const json_t *arr)
 		for (int k = 0; k < t->nnics; k++) {
 			int *irqs = NULL, n = 0;
 			nt_cpuset *sets = NULL;
-			if (!nt_iface_match(pattern, t->nics[k].name))
+			if (!entry_names(t, pattern, k))
 				continue;
 			if ((r = nt_irq_place(pl, k, pattern, &req, &irqs, &sets, &n, p->warnings,
 					      p->reserved)) < 0)
@@ -450,13 +481,13 @@ static void validate_other(nt_section_check *c, const json_t *obj)
 }
 
 /* Whether an irq_affinity entry of the profile names NIC. */
-static bool nic_tuned(const json_t *profile, const char *nic)
+static bool nic_tuned(const nt_topology *t, const json_t *profile, int nic)
 {
 	size_t i;
 	json_t *e;
 	json_array_foreach(json_object_get(profile, "irq_affinity"), i, e) {
 		const char *pattern = json_string_value(json_object_get(e, "interface"));
-		if (pattern && nt_iface_match(pattern, nic))
+		if (entry_names(t, pattern, nic))
 			return true;
 	}
 	return false;
@@ -477,7 +508,7 @@ static int desire_other(nt_section_plan *p, const json_t *obj)
 	if (!tuned)
 		return -ENOMEM;
 	for (int k = 0; k < t->nnics; k++)
-		tuned[k] = nic_tuned(p->profile, t->nics[k].name);
+		tuned[k] = nic_tuned(t, p->profile, k);
 	for (int i = 0; i < t->nirqs; i++) {
 		const nt_irq *irq = &t->irqs[i];
 		if ((irq->nic >= 0 && tuned[irq->nic]) || !irq->has_affinity)

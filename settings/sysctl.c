@@ -14,6 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <limits.h>
+#include <sys/stat.h>
 
 #define B(k) { k, NT_SYSCTL_INT, 0, 1 }
 #define POS(k) { k, NT_SYSCTL_INT, 1, 2147483647L }
@@ -242,17 +244,98 @@ static bool sysctl_equal(const nt_value *a, const nt_value *b)
 	return strcmp(x, y) == 0;
 }
 
+/* Whether WORD is one of the space-separated words of LIST. */
+static bool word_in(const char *list, const char *word)
+{
+	size_t n = strlen(word);
+	for (const char *p = list; (p = strstr(p, word)); p += n)
+		if ((p == list || isspace((unsigned char)p[-1])) && (!p[n] || isspace((unsigned char)p[n])))
+			return true;
+	return false;
+}
+
+/* Whether this process runs in a network namespace other than the
+ * initial one: PID 1's, when its link can be read. In a container /proc/1
+ * is often closed to us; then net.core.default_qdisc tells, since the
+ * kernel registers net/core's host-wide table for the initial namespace
+ * only (present on every kernel since 3.12). A fixture root: no. */
+static bool child_netns(const nt_ctx *ctx)
+{
+	char self[64], init[64];
+	if (!ctx->live)
+		return false;
+	if (nt_readlink(ctx, self, sizeof(self), "/proc/self/ns/net") >= 0 &&
+	    nt_readlink(ctx, init, sizeof(init), "/proc/1/ns/net") >= 0)
+		return strcmp(self, init) != 0;
+	return !nt_exists(ctx, "/proc/sys/net/core/default_qdisc");
+}
+
+/* The kernel takes a default congestion control it has registered (or,
+ * in the initial namespace, one whose module it can load), and in a child
+ * namespace only one of tcp_allowed_congestion_control: anything else is
+ * refused at the write, half-way through a transaction. Checked here so
+ * the plan says so instead. */
+static int check_congestion(const nt_ctx *ctx, const nt_topology *t, const char *target, const char *name,
+			    char *why, size_t whysize)
+{
+	char avail[256], allowed[256];
+	bool have_avail = nt_read_str(ctx, avail, sizeof(avail), "/proc/sys/net/ipv4/tcp_available_congestion_control") >= 0;
+	bool have_allowed = nt_read_str(ctx, allowed, sizeof(allowed), "/proc/sys/net/ipv4/tcp_allowed_congestion_control") >= 0;
+	if (!have_avail)
+		return 0; /* nothing to judge by */
+	if (child_netns(ctx)) {
+		if (have_allowed && !word_in(allowed, name)) {
+			snprintf(why, whysize, "%s: '%s' is not in net.ipv4.tcp_allowed_congestion_control (%s), "
+				 "and a network namespace other than the initial one takes only those", target, name,
+				 allowed);
+			return NT_EINVALID;
+		}
+		if (!word_in(avail, name)) {
+			snprintf(why, whysize, "%s: '%s' is not loaded (net.ipv4.tcp_available_congestion_control: "
+				 "%s), and a network namespace other than the initial one cannot load it", target,
+				 name, avail);
+			return NT_EINVALID;
+		}
+		return 0;
+	}
+	if (word_in(avail, name))
+		return 0;
+	/* Not registered: the kernel loads tcp_NAME when the module is there. */
+	static const char *const ext[] = { "ko", "ko.xz", "ko.zst", "ko.gz", NULL };
+	for (int i = 0; t && t->kernel[0] && ext[i]; i++)
+		if (nt_exists(ctx, "/lib/modules/%s/kernel/net/ipv4/tcp_%s.%s", t->kernel, name, ext[i]))
+			return 0;
+	snprintf(why, whysize, "%s: '%s' is not an available congestion control "
+		 "(net.ipv4.tcp_available_congestion_control: %s) and no module tcp_%s is installed for "
+		 "kernel %s", target, name, avail, name, t && t->kernel[0] ? t->kernel : "(unknown)");
+	return NT_EINVALID;
+}
+
 static int sysctl_check(const nt_ctx *ctx, nt_ethtool *eh, const nt_topology *t, const char *target,
 			const nt_value *v, char *why, size_t whysize)
 {
 	int r = nt_sysctl_check_shape(target, v->text, why, whysize);
 	if (r < 0)
 		return r;
-	char rel[128];
+	char rel[128], abs[PATH_MAX];
+	struct stat st;
 	if ((r = key_rel(target, rel, sizeof(rel))) < 0 || !nt_exists(ctx, "%s", rel)) {
-		snprintf(why, whysize, "%s does not exist on this host", target);
+		snprintf(why, whysize, "%s does not exist on this host%s", target,
+			 child_netns(ctx) ? " (not in this network namespace: some sysctls exist only in the "
+					    "initial one)" : "");
 		return NT_EINVALID;
 	}
+	/* A child network namespace shows some host-wide sysctls read-only
+	 * (net.core.rmem_max is 0444 there): the write would be refused even
+	 * to root, since /proc/sys judges by the mode alone. */
+	if (nt_path(ctx, abs, sizeof(abs), "%s", rel) == 0 && stat(abs, &st) == 0 && !(st.st_mode & 0222)) {
+		snprintf(why, whysize, "%s is read-only here (mode %04o%s)", target, (unsigned)(st.st_mode & 07777),
+			 child_netns(ctx) ? ": in a network namespace other than the initial one the kernel "
+					    "keeps it host-wide" : "");
+		return NT_EINVALID;
+	}
+	if (!strcmp(target, "net.ipv4.tcp_congestion_control"))
+		return check_congestion(ctx, t, target, v->text, why, whysize);
 	return 0;
 }
 

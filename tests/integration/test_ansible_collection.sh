@@ -10,6 +10,8 @@
 #  - what the role wrote works with the agent: `nettune serve --tokens` takes
 #    the tokens file and a token from it authenticates, and the profile
 #    file plans on a fixture host;
+#  - the plan's warnings are the task's warnings, and fail_on_warnings fails
+#    the task before anything is applied;
 #  - over HTTPS the modules verify the agent's certificate by default (an
 #    unknown CA fails the task), and with the CA and a client certificate
 #    read and plan.
@@ -116,6 +118,20 @@ check "the rerun returns the same waiting transaction: $again" [ "$again" = "${f
 check "confirmed" [ "$($result "$work/out.json" task Confirm localhost "r['status']")" = '"applied"' ]
 check "after the confirmation: nothing to do, no transaction" [ "$($result "$work/out.json" task \
 	'Apply after the confirmation' localhost "[r['changed'], r['transaction_id']]")" = '[false, null]' ]
+
+# The plan's warnings reach the task (issue 29: only in warnings_agent), and
+# fail_on_warnings fails it with nothing applied.
+NETTUNE_TOKEN="$secret" ansible-playbook -i localhost, "$src/tests/ansible/warnings.yml" -e nt_url="$url" \
+	-e '{"nt_profile": {"name": "rings", "rings": [{"interface": "enos0", "rx": 4096}]}}' > "$work/play.out" 2>&1
+check "warnings play ran: $(tail -5 "$work/play.out")" [ $? = 0 ]
+w=$($result "$work/out.json" task 'Plan with warnings' localhost "r.get('warnings', [])")
+check "the plan's warning is the task's: $w" grep -q 'nettune plan: enos0: changing rings or channels may reset the NIC' <<<"$w"
+check "the warning is shown in the play's output" grep -q '\[WARNING\]: nettune plan: enos0: changing rings' "$work/play.out"
+st=$(jq -r '[.results[] | select(.task == "Refuse a plan with warnings")][-1].status' "$work/out.json")
+check "fail_on_warnings fails the task: $st" [ "$st" = failed ]
+r=$($result "$work/out.json" task 'Refuse a plan with warnings' localhost "[r.get('transaction_id'), r.get('msg')]")
+check "fail_on_warnings: nothing applied, the warnings in the message: $r" grep -q '^\[null, "the plan has 1 warning(s) and fail_on_warnings is set; nothing was applied: enos0: changing rings' <<<"$r"
+check "still to do after the refusal" [ "$($result "$work/out.json" task 'Plan again' localhost "r['changed']")" = true ]
 
 # Over HTTPS: the agent's certificate is verified by default; a client
 # certificate signed by the agent's client CA authenticates.

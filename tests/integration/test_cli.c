@@ -453,8 +453,7 @@ static void test_session(const char *dir, const char *root)
 	CHECK_HAS(c.out, "6 steps; nothing applied"); /* all of it was put back */
 	run_free(&c);
 	/* Ctrl-C at the prompt: the countdown ends saying what happens next
-	 * (transaction 6 stays pending until its deadline, so this is the
-	 * last transaction of the session). */
+	 * (transaction 6 stays pending until its deadline or a rollback). */
 	c = cli_pty_answer(plain, (const char *const[]){ "try", good, "--confirm-timeout", "30", "--agent", base, NULL },
 			   "press ENTER", "\003");
 	CHECK_INT(c.code, 130);
@@ -464,6 +463,14 @@ static void test_session(const char *dir, const char *root)
 	c = CLI("show", "6", "--agent", base);
 	CHECK_HAS(c.out, "transaction 6  pending_confirm");
 	CHECK_HAS(c.out, "nettune confirm 6 keeps it");
+	run_free(&c);
+	/* It need not wait for its deadline: rollback reverts it now. */
+	c = CLI("rollback", "6", "--agent", base);
+	CHECK_INT(c.code, 0);
+	CHECK_HAS(c.out, "transaction 6: reverted before its confirm deadline, 6 steps put back");
+	run_free(&c);
+	c = CLI("plan", good, "--agent", base);
+	CHECK_HAS(c.out, "6 steps; nothing applied");
 	run_free(&c);
 	/* Without a terminal there is nobody to ask. */
 	c = CLI("try", good, "--agent", base);
@@ -551,6 +558,147 @@ static void test_denied(const char *dir, const char *root)
 	CHECK_HAS(c.out, "6 steps; nothing applied");
 	run_free(&c);
 	nt_agent_stop(&a);
+}
+
+/* desired set, show and clear: clear's 204 is a success (exit 0 and a
+ * line saying so), a second clear finds nothing (exit 1). */
+static void test_desired_clear(const char *dir, const char *root)
+{
+	nt_agent a;
+	char prof[PATH_MAX], base[128];
+	snprintf(prof, sizeof(prof), "%s/rmem.json", dir);
+	write_file(prof, "{\"name\":\"rmem\",\"sysctl\":{\"net.core.rmem_max\":\"16777216\"}}");
+	if (nt_agent_start(&a, root, NULL, NULL) < 0) {
+		CHECK_MSG(0, "agent did not start");
+		return;
+	}
+	snprintf(base, sizeof(base), "%s", nt_url(&a, ""));
+	run c = CLI("desired", "set", prof, "--agent", base);
+	CHECK_INT(c.code, 0);
+	CHECK_HAS(c.out, "desired state: profile rmem");
+	run_free(&c);
+	c = CLI("desired", "clear", "--agent", base);
+	CHECK_INT(c.code, 0);
+	CHECK_HAS(c.out, "desired state cleared; the host was not changed");
+	CHECK_INT(strlen(c.err), 0);
+	run_free(&c);
+	c = CLI("desired", "clear", "--agent", base);
+	CHECK_INT(c.code, 1);
+	CHECK_HAS(c.err, "nettune: not found");
+	run_free(&c);
+	nt_agent_stop(&a);
+}
+
+/* Where an application goes (issue 29): the CPUs the profile in effect
+ * reserved for the NIC, and the rule that chose them; a bond for its
+ * ports; a NIC of unknown node refused (non-zero) until --cpus-list. */
+static void test_placement(const char *dir, const char *root)
+{
+	nt_agent a;
+	char prof[PATH_MAX], base[128];
+	snprintf(prof, sizeof(prof), "%s/app.json", dir);
+	write_file(prof, "{\"name\":\"app\",\"irq_affinity\":[{\"interface\":\"enos*\",\"policy\":\"local\","
+			 "\"exclude_cpus\":\"0\",\"reserve_app_cpus\":4}]}");
+	if (nt_agent_start(&a, root, NULL, NULL) < 0) {
+		CHECK_MSG(0, "agent did not start");
+		return;
+	}
+	snprintf(base, sizeof(base), "%s", nt_url(&a, ""));
+	run c = CLI("plan", prof, "--agent", base);
+	CHECK_INT(c.code, 0);
+	CHECK_HAS(c.out, "reserved for the application: enos0 cpus 30-31,94-95");
+	run_free(&c);
+	c = CLI("apply", prof, "--agent", base);
+	CHECK_INT(c.code, 0);
+	run_free(&c);
+	c = CLI("placement", "enos0", "--cpus", "4", "--agent", base);
+	CHECK_INT(c.code, 0);
+	CHECK_HAS(c.out, "app cpus  30-31,94-95");
+	CHECK_HAS(c.out, "rule      reserved: the CPUs transaction 1 reserved for enos0");
+	run_free(&c);
+	c = CLI("placement", "enos0", "--json", "--agent", base);
+	CHECK_INT(c.code, 0);
+	json_t *doc = json_loads(c.out, 0, NULL);
+	CHECK_STR(json_string_value(json_object_get(doc, "rule")), "reserved");
+	CHECK_STR(json_string_value(json_object_get(doc, "source")), "transaction 1");
+	json_decref(doc);
+	run_free(&c);
+	/* enos2's own reservation, on node 1. */
+	c = CLI("placement", "enos2", "--agent", base);
+	CHECK_INT(c.code, 0);
+	CHECK_HAS(c.out, "app cpus  62-63,126-127");
+	run_free(&c);
+	/* A bond: its ports, both nodes. */
+	c = CLI("placement", "bond0", "--agent", base);
+	CHECK_INT(c.code, 0);
+	CHECK_HAS(c.out, "bond0: node 0-1, ports enos0,enos1,enos2,enos3");
+	CHECK_HAS(c.out, "--membind=0-1");
+	run_free(&c);
+	/* A VLAN stands for the link it sits on: vlan5 on enos2 (node 1),
+	 * vlan6 on bond0 (its ports, both nodes); irq_affinity places the
+	 * link's IRQs. */
+	tu_sh("cd '%s/sys' && mkdir -p devices/virtual/net/vlan5 devices/virtual/net/vlan6 && "
+	      "ln -s ../../devices/virtual/net/vlan5 class/net/vlan5 && ln -s ../../devices/virtual/net/vlan6 "
+	      "class/net/vlan6 && ln -s ../../../pci0000:81/0000:81:00.0/net/enos2 devices/virtual/net/vlan5/lower_enos2 && "
+	      "ln -s ../bond0 devices/virtual/net/vlan6/lower_bond0 && for v in vlan5 vlan6; do echo 1500 > "
+	      "devices/virtual/net/$v/mtu; echo up > devices/virtual/net/$v/operstate; done", root);
+	c = CLI("placement", "vlan5", "--root", root);
+	CHECK_INT(c.code, 0);
+	CHECK_HAS(c.out, "vlan5: node 1, ports enos2");
+	run_free(&c);
+	c = CLI("placement", "vlan6", "--root", root);
+	CHECK_INT(c.code, 0);
+	CHECK_HAS(c.out, "vlan6: node 0-1, ports enos0,enos1,enos2,enos3");
+	run_free(&c);
+	snprintf(prof, sizeof(prof), "%s/vlan.json", dir);
+	write_file(prof, "{\"name\":\"v\",\"irq_affinity\":[{\"interface\":\"vlan5\",\"policy\":\"local-node\"}]}");
+	c = CLI("plan", prof, "--json", "--agent", base);
+	CHECK_INT(c.code, 0);
+	json_t *plan = json_loads(c.out, 0, NULL);
+	size_t i;
+	json_t *st;
+	int on_enos2 = 0, others = 0;
+	json_array_foreach(json_object_get(plan, "steps"), i, st) {
+		if (!strcmp(json_string_value(json_object_get(st, "interface")) ?: "", "enos2"))
+			on_enos2++;
+		else
+			others++;
+	}
+	CHECK_MSG(on_enos2 > 0 && others == 0, "vlan5's plan: %d steps on enos2, %d elsewhere", on_enos2, others);
+	json_decref(plan);
+	run_free(&c);
+	/* Read alone (a --root and no agent named): no reservation known,
+	 * CPUs of the node that serve no NIC's interrupts. */
+	c = CLI("placement", "enos0", "--root", root);
+	CHECK_INT(c.code, 0);
+	CHECK_HAS(c.out, "rule      node-free");
+	run_free(&c);
+	nt_agent_stop(&a);
+
+	/* A NIC of unknown node (the VM's ifb0): refused with exit 1 and what
+	 * to do, until the CPUs are named. */
+	c = CLI("placement", "ifb0", "--root", NT_FIXTURES "/vm-virtio-2cpu");
+	CHECK_INT(c.code, 1);
+	CHECK_HAS(c.err, "--cpus-list");
+	run_free(&c);
+	c = CLI("placement", "ifb0", "--root", NT_FIXTURES "/vm-virtio-2cpu", "--cpus-list", "1");
+	CHECK_INT(c.code, 0);
+	CHECK_HAS(c.out, "app cpus  1");
+	CHECK_HAS(c.out, "rule      given");
+	run_free(&c);
+	c = CLI("placement", "ifb0", "--root", NT_FIXTURES "/vm-virtio-2cpu", "--cpus-list", "x");
+	CHECK_INT(c.code, 2);
+	run_free(&c);
+	c = CLI("run", "--near", "ifb0", "--root", NT_FIXTURES "/vm-virtio-2cpu", "--", "true");
+	CHECK_INT(c.code, 2);
+	CHECK_HAS(c.err, "--cpus-list");
+	run_free(&c);
+	/* CPU 0 exists on every machine that runs this test. */
+	c = CLI("run", "--near", "ifb0", "--root", NT_FIXTURES "/vm-virtio-2cpu", "--cpus-list", "0", "--", "sh", "-c",
+		"grep Cpus_allowed_list /proc/self/status");
+	CHECK_INT(c.code, 0);
+	CHECK_HAS(c.out, "Cpus_allowed_list:\t0\n");
+	run_free(&c);
 }
 
 static void test_without_agent(void)
@@ -1111,6 +1259,14 @@ int main(void)
 	}
 	if (tu_copy(EPYC, dir, sizeof(dir), root, sizeof(root)) == 0) {
 		test_denied(dir, root);
+		tu_sh("rm -rf '%s'", dir);
+	}
+	if (tu_copy(EPYC, dir, sizeof(dir), root, sizeof(root)) == 0) {
+		test_desired_clear(dir, root);
+		tu_sh("rm -rf '%s'", dir);
+	}
+	if (tu_copy(EPYC, dir, sizeof(dir), root, sizeof(root)) == 0) {
+		test_placement(dir, root);
 		tu_sh("rm -rf '%s'", dir);
 	}
 	TEST_MAIN_END();

@@ -473,6 +473,164 @@ static void test_profiles_and_validation(void)
 	tu_sh("rm -rf '%s'", dir);
 }
 
+/* A transaction waiting for confirmation is rolled back at once (issue 29
+ * answered 409 and left it tuned until its deadline): 200 with it, now
+ * "reverted", its steps "reverted", the host as before; no new
+ * transaction; the engine free for the next apply. */
+static void test_rollback_pending(void)
+{
+	char dir[PATH_MAX], root[PATH_MAX], buf[256];
+	nt_agent a;
+	long st;
+	json_t *doc;
+	if (tu_copy(EPYC, dir, sizeof(dir), root, sizeof(root)) < 0)
+		return;
+	if (nt_agent_start(&a, root, NULL, NULL) < 0) {
+		CHECK_MSG(0, "agent did not start");
+		return;
+	}
+	const char *body = "{\"profile\":{\"name\":\"p\",\"rings\":[{\"interface\":\"enos0\",\"rx\":4096}],"
+			   "\"sysctl\":{\"net.core.wmem_max\":\"33554432\"}},\"confirm_timeout_s\":3600}";
+	char before[256];
+	snprintf(before, sizeof(before), "%s", tu_read(root, "proc/sys/net/core/wmem_max", buf, sizeof(buf)));
+	tu_http("POST", nt_url(&a, "/v1/transactions"), body, NULL, &st, &doc);
+	CHECK_INT(st, 201);
+	CHECK_STR(tu_str(doc, "status"), "pending_confirm");
+	json_int_t id = json_integer_value(json_object_get(doc, "id"));
+	json_decref(doc);
+	CHECK_STR(tu_rings(root, "enos0", buf, sizeof(buf)), "rx=4096,tx=1024");
+	char path[128];
+	snprintf(path, sizeof(path), "/v1/transactions/%lld/rollback", (long long)id);
+	tu_http("POST", nt_url(&a, path), "{}", NULL, &st, &doc);
+	CHECK_INT(st, 200);
+	CHECK_INT(json_integer_value(json_object_get(doc, "id")), id);
+	CHECK_STR(tu_str(doc, "status"), "reverted");
+	CHECK(strstr(tu_str(doc, "error"), "rolled back before its confirm deadline") != NULL);
+	size_t i;
+	json_t *s;
+	json_array_foreach(json_object_get(doc, "steps"), i, s)
+		CHECK_STR(tu_str(s, "result"), "reverted");
+	CHECK_INT(json_array_size(json_object_get(doc, "steps")), 2);
+	json_decref(doc);
+	CHECK_STR(tu_rings(root, "enos0", buf, sizeof(buf)), "rx=1024,tx=1024");
+	CHECK_STR(tu_read(root, "proc/sys/net/core/wmem_max", buf, sizeof(buf)), before);
+	/* Nothing more to undo or confirm; one transaction in the history;
+	 * the next apply is not held up. */
+	tu_http("POST", nt_url(&a, path), "{}", NULL, &st, &doc);
+	CHECK_INT(st, 409);
+	json_decref(doc);
+	snprintf(path, sizeof(path), "/v1/transactions/%lld/confirm", (long long)id);
+	tu_http("POST", nt_url(&a, path), "{}", NULL, &st, &doc);
+	CHECK_INT(st, 409);
+	json_decref(doc);
+	tu_http("GET", nt_url(&a, "/v1/transactions"), NULL, NULL, &st, &doc);
+	CHECK_INT(json_integer_value(json_object_get(doc, "total")), 1);
+	json_decref(doc);
+	tu_http("POST", nt_url(&a, "/v1/transactions"), body, NULL, &st, &doc);
+	CHECK_INT(st, 201);
+	CHECK_STR(tu_str(doc, "status"), "pending_confirm");
+	json_decref(doc);
+	nt_agent_stop(&a);
+	tu_sh("rm -rf '%s'", dir);
+}
+
+/* ring-below-max clears once the raised ring stops the drops (issue 29:
+ * the EPYC's enos0 had dropped since boot, so raising it to 4096 of 8192
+ * never cleared the finding): the agent judges drops over a recent window
+ * or since the ring changed. */
+static json_t *ring_finding(nt_agent *a, const char *nic)
+{
+	long st;
+	json_t *doc = NULL, *f, *found = NULL;
+	size_t i;
+	tu_http("GET", nt_url(a, "/v1/diagnostics"), NULL, NULL, &st, &doc);
+	CHECK_INT(st, 200);
+	json_array_foreach(json_object_get(doc, "findings"), i, f)
+		if (!strcmp(tu_str(f, "id"), "ring-below-max") && !strcmp(tu_str(f, "subject"), nic))
+			found = json_incref(f);
+	json_decref(doc);
+	return found;
+}
+
+static void test_ring_finding_clears(void)
+{
+	char dir[PATH_MAX], root[PATH_MAX];
+	nt_agent a;
+	long st;
+	json_t *doc, *f;
+	if (tu_copy(EPYC, dir, sizeof(dir), root, sizeof(root)) < 0)
+		return;
+	if (nt_agent_start(&a, root, NULL, NULL) < 0) {
+		CHECK_MSG(0, "agent did not start");
+		return;
+	}
+	f = ring_finding(&a, "enos0");
+	CHECK_MSG(f && strstr(tu_str(f, "message"), "since boot"), "%s", f ? tu_str(f, "message") : "no finding");
+	json_decref(f);
+	tu_http("POST", nt_url(&a, "/v1/transactions"),
+		"{\"profile\":{\"name\":\"r\",\"rings\":[{\"interface\":\"enos0\",\"rx\":4096}]}}", NULL, &st, &doc);
+	CHECK_INT(st, 201);
+	CHECK_STR(tu_str(doc, "status"), "applied");
+	json_decref(doc);
+	f = ring_finding(&a, "enos0");
+	CHECK_MSG(f == NULL, "still found after the ring was raised: %s", f ? tu_str(f, "message") : "");
+	json_decref(f);
+	/* enos2, untouched and without new drops, is judged over the window
+	 * now: no new drops, no finding. */
+	f = ring_finding(&a, "enos2");
+	CHECK_MSG(f == NULL, "enos2: %s", f ? tu_str(f, "message") : "");
+	json_decref(f);
+	nt_agent_stop(&a);
+	tu_sh("rm -rf '%s'", dir);
+}
+
+/* Values the kernel would refuse at the write are refused at the plan
+ * (issue 29): a congestion control the host does not have (the EPYC
+ * fixture has reno and cubic, no modules), and a sysctl whose file is
+ * read-only (as net.core.rmem_max is in a child network namespace). */
+static void test_sysctl_host_checks(void)
+{
+	char dir[PATH_MAX], root[PATH_MAX], file[PATH_MAX + 64];
+	nt_agent a;
+	nt_http_result res;
+	if (tu_copy(EPYC, dir, sizeof(dir), root, sizeof(root)) < 0)
+		return;
+	snprintf(file, sizeof(file), "%s/proc/sys/net/core/rmem_max", root);
+	CHECK_INT(chmod(file, 0444), 0);
+	if (nt_agent_start(&a, root, NULL, NULL) < 0) {
+		CHECK_MSG(0, "agent did not start");
+		return;
+	}
+	static const struct {
+		const char *body, *path, *why;
+	} bad[] = {
+		{ "{\"name\":\"cc\",\"sysctl\":{\"net.ipv4.tcp_congestion_control\":\"bbrr\"}}",
+		  "$.sysctl['net.ipv4.tcp_congestion_control']",
+		  "'bbrr' is not an available congestion control (net.ipv4.tcp_available_congestion_control: "
+		  "reno cubic) and no module tcp_bbrr is installed" },
+		{ "{\"name\":\"cc\",\"sysctl\":{\"net.ipv4.tcp_congestion_control\":\"bbr\"}}",
+		  "$.sysctl['net.ipv4.tcp_congestion_control']", "'bbr' is not an available congestion control" },
+		{ "{\"name\":\"ro\",\"sysctl\":{\"net.core.rmem_max\":\"16777216\"}}", "$.sysctl['net.core.rmem_max']",
+		  "net.core.rmem_max is read-only here (mode 0444" },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		nt_http_do("POST", nt_url(&a, "/v1/plan"), bad[i].body, strlen(bad[i].body), "application/json", &res);
+		CHECK_MSG(nt_is_problem(&res, 422), "%s: %ld", bad[i].body, res.status);
+		json_t *e = json_array_get(json_object_get(res.json, "errors"), 0);
+		CHECK_STR(tu_str(e, "path"), bad[i].path);
+		CHECK_MSG(strstr(tu_str(e, "message"), bad[i].why), "%s", tu_str(e, "message"));
+		nt_http_result_free(&res);
+	}
+	/* What the host has passes: reno, and a writable sysctl. */
+	const char *good = "{\"name\":\"ok\",\"sysctl\":{\"net.ipv4.tcp_congestion_control\":\"reno\","
+			   "\"net.core.wmem_max\":\"16777216\"}}";
+	nt_http_do("POST", nt_url(&a, "/v1/plan"), good, strlen(good), "application/json", &res);
+	CHECK_MSG(res.status == 200, "%ld %s", res.status, res.body ? res.body : "");
+	nt_http_result_free(&res);
+	nt_agent_stop(&a);
+	tu_sh("rm -rf '%s'", dir);
+}
+
 /* A state database that is not a database: apply refuses with 503 and
  * touches nothing; planning still works. */
 static void test_store_unavailable(void)
@@ -632,6 +790,9 @@ int main(void)
 	test_epyc();
 	test_epyc_fault();
 	test_profiles_and_validation();
+	test_sysctl_host_checks();
+	test_rollback_pending();
+	test_ring_finding_clears();
 	test_store_unavailable();
 	test_history_keep();
 	test_log_budget();

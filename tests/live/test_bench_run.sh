@@ -8,7 +8,8 @@
 #    read before is byte-identical;
 #  - COMMAND failing: its status, rolled back;
 #  - SIGTERM to bench-run: passed to COMMAND, rolled back, 128+15;
-#  - SIGKILL to bench-run: the agent reverts when the confirm window closes;
+#  - SIGKILL to bench-run: COMMAND dies with it, and the agent reverts when
+#    the confirm window closes;
 #  - an invalid profile and a --near NIC of unknown locality: 125, nothing
 #    applied.
 # The agent, iperf3, COMMANDs left behind and the namespace are stopped on
@@ -111,7 +112,7 @@ echo "iperf3 over the veth: $gbit Gbit/s"
 check "iperf3 moved data" jq -e '.end.sum_received.bytes > 1000000' "$work/iperf.json" >/dev/null
 check "report: exit status 0" [ "$(jq .exit_status "$work/r1.json")" = 0 ]
 check "report: applied with a confirm window" [ "$(jq -r .transaction.status "$work/r1.json")" = pending_confirm ]
-check "report: rolled back" [ "$(jq -r .rollback.status "$work/r1.json")" = applied ]
+check "report: reverted at once" [ "$(jq -r .rollback.status "$work/r1.json")" = reverted ]
 check "report: host restored" [ "$(jq .host_restored "$work/r1.json")" = true ]
 tx=$(jq --arg n "$hv" '.counters.nics[] | select(.name == $n) | .tx_packets' "$work/r1.json")
 check "report: the veth's tx_packets over the run ($tx)" [ "${tx:-0}" -gt 1000 ]
@@ -122,8 +123,8 @@ check "the table is printed" grep -q 'NET_RX' "$work/bench1.err"
 values > "$work/values1"
 check "host values byte-identical after run 1" cmp -s "$work/values1" "$work/values0"
 id1=$(jq .transaction.id "$work/r1.json")
-check "transaction $id1 confirmed then rolled back" \
-	[ "$(curl -s "$url/v1/transactions/$(jq .rollback.id "$work/r1.json")" | jq .rollback_of)" = "$id1" ]
+check "transaction $id1 reverted in place, never confirmed (issue 29: it waited for the window or was confirmed first)" \
+	[ "$(jq .rollback.id "$work/r1.json") $(curl -s "$url/v1/transactions/$id1" | jq -r .status)" = "$id1 reverted" ]
 
 # 2. COMMAND fails: its status, rolled back.
 "$NT_BIN" bench-run --agent "$url" --profile "$work/p.json" -- sh -c 'exit 7' 2> "$work/bench2.err"
@@ -153,19 +154,25 @@ rc=$?
 check "SIGTERM: exit 143 ($rc)" [ $rc = 143 ]
 check "SIGTERM: over within seconds, not COMMAND's 60 ($(($(date +%s) - start)) s)" [ $(($(date +%s) - start)) -lt 20 ]
 check "SIGTERM: report says so" [ "$(jq -r .interrupted_by "$work/r3.json")" = Terminated ]
-check "SIGTERM: rolled back" [ "$(jq -r .rollback.status "$work/r3.json")" = applied ]
+check "SIGTERM: reverted at once, no new transaction ($(jq -c .rollback "$work/r3.json"))" \
+	[ "$(jq -r '.rollback.status, .rollback.id == .transaction.id' "$work/r3.json" | tr '\n' ' ')" = "reverted true " ]
 values > "$work/values3"
 check "host values byte-identical after SIGTERM" cmp -s "$work/values3" "$work/values0"
 
-# 4. SIGKILL to bench-run: the agent's confirm window puts the host back.
+# 4. SIGKILL to bench-run: COMMAND dies with it (it is not left running),
+# and the agent's confirm window puts the host back.
 "$NT_BIN" bench-run --agent "$url" --profile "$work/p.json" --confirm-timeout 3 -- sleep 60 2> "$work/bench4.err" &
 bp=$!
 pids+=($bp)
 check "run 4 applied" wait_pending
 sleep 0.3
-child=$(cat /proc/$bp/task/$bp/children 2>/dev/null)
+child=$(awk '{print $1}' /proc/$bp/task/$bp/children 2>/dev/null)
+check "run 4: COMMAND runs ($child)" [ -n "$child" ]
+check "run 4: COMMAND in a process group of its own" [ "$(awk '{print $5}' /proc/$child/stat 2>/dev/null)" = "$child" ]
 kill -KILL $bp
 wait $bp 2>/dev/null
+for _ in $(seq 50); do kill -0 $child 2>/dev/null || break; sleep 0.1; done
+check "SIGKILL: COMMAND did not outlive bench-run" bash -c "! kill -0 $child 2>/dev/null"
 for c in $child; do kill "$c" 2>/dev/null; done
 check "tuned right after the kill" [ "$(cat /proc/sys/net/core/rmem_max)" = "$rmem" ]
 for _ in $(seq 100); do [ "$(cat /proc/sys/net/core/rmem_max)" = "$rmem" ] || break; sleep 0.1; done

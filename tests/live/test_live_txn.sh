@@ -2,8 +2,11 @@
 # Transactions against this machine's kernel (issues 3 and 5):
 #  - inside a network namespace of its own, the agent changes that
 #    namespace's sysctls, rolls them back, and leaves the host's untouched;
-#  - a step the kernel refuses (an unknown congestion control) rolls the
-#    whole transaction back, with the kernel's error in the result;
+#  - what the kernel would refuse in the namespace (an unknown or
+#    disallowed congestion control, a read-only sysctl) is refused at the
+#    plan; a step the kernel refuses anyway (a port range below
+#    ip_unprivileged_port_start) rolls the whole transaction back, with the
+#    kernel's error in the result;
 #  - this machine's own NIC IRQ affinity is set and restored through a
 #    transaction, leaving the machine exactly as found.
 set -u
@@ -78,13 +81,40 @@ code=${out##*$'\n'}; body=${out%$'\n'*}
 [ "$(ip netns exec "$ns" cat /proc/sys/net/core/somaxconn)" = "$ns_somax" ] && ok || bad "somaxconn not restored in the namespace"
 [ "$(ip netns exec "$ns" cat /proc/sys/net/ipv4/tcp_rmem)" = "$ns_rmem" ] && ok || bad "tcp_rmem not restored in the namespace"
 
-# The kernel refuses a congestion control it does not have: the earlier
-# step (somaxconn) is undone and the failing step carries the error.
-bad_profile='{"profile":{"name":"refused","sysctl":{"net.core.somaxconn":"'$((ns_somax + 5))'","net.ipv4.tcp_congestion_control":"nosuchcc"}}}'
+# What the kernel would refuse in the namespace is refused at the plan, 422
+# naming the path (issue 29): a congestion control it does not have, one
+# it has but does not allow a child namespace (cubic is not in
+# tcp_allowed_congestion_control), and net.core.rmem_max, read-only there.
+plan422() {
+	local out code body
+	out=$(nscurl -w '\n%{http_code}' -H 'Content-Type: application/json' -d "$1" "$url/v1/plan")
+	code=${out##*$'\n'}; body=${out%$'\n'*}
+	[ "$code" = 422 ] && ok || bad "plan $1: $code $body"
+	jq -e --arg p "$2" --arg w "$3" '.errors[] | select(.path == $p and (.message | contains($w)))' <<<"$body" >/dev/null &&
+		ok || bad "plan $1: no error at $2 saying '$3': $body"
+}
+cc=net.ipv4.tcp_congestion_control
+plan422 '{"profile":{"name":"cc","sysctl":{"'$cc'":"nosuchcc"}}}' "\$.sysctl['$cc']" "'nosuchcc' is not"
+if ! ip netns exec "$ns" grep -qw cubic /proc/sys/net/ipv4/tcp_allowed_congestion_control &&
+	ip netns exec "$ns" grep -qw cubic /proc/sys/net/ipv4/tcp_available_congestion_control; then
+	plan422 '{"profile":{"name":"cc","sysctl":{"'$cc'":"cubic"}}}' "\$.sysctl['$cc']" "not in net.ipv4.tcp_allowed_congestion_control"
+else
+	echo "note: cubic is allowed in a child namespace here (or not available): allowed-list refusal not exercised"
+fi
+if [ "$(ip netns exec "$ns" stat -c %a /proc/sys/net/core/rmem_max)" = 444 ]; then
+	plan422 '{"profile":{"name":"ro","sysctl":{"net.core.rmem_max":"16777216"}}}' "\$.sysctl['net.core.rmem_max']" "read-only here (mode 0444"
+else
+	echo "note: net.core.rmem_max is writable in a child namespace on this kernel: read-only refusal not exercised"
+fi
+
+# The kernel refuses a step the plan cannot foresee (a local port range
+# below ip_unprivileged_port_start): the earlier step (somaxconn) is undone
+# and the failing step carries the error.
+bad_profile='{"profile":{"name":"refused","sysctl":{"net.core.somaxconn":"'$((ns_somax + 5))'","net.ipv4.ip_local_port_range":"100 200"}}}'
 out=$(nscurl -w '\n%{http_code}' -H 'Content-Type: application/json' -d "$bad_profile" "$url/v1/transactions")
 code=${out##*$'\n'}; body=${out%$'\n'*}
 [ "$(jq -r .status <<<"$body")" = rolled_back ] && ok || bad "refused step: status $(jq -r .status <<<"$body") ($code)"
-jq -e '.error | test("No such file|not found|ENOENT"; "i")' <<<"$body" >/dev/null && ok || bad "kernel error not carried: $(jq -r .error <<<"$body")"
+jq -e '.error | test("Invalid argument|EINVAL"; "i")' <<<"$body" >/dev/null && ok || bad "kernel error not carried: $(jq -r .error <<<"$body")"
 [ "$(ip netns exec "$ns" cat /proc/sys/net/core/somaxconn)" = "$ns_somax" ] && ok || bad "somaxconn not rolled back after the refused step"
 hist=$(nscurl "$url/v1/transactions")
 [ "$(jq '.total' <<<"$hist")" -eq 3 ] && ok || bad "history total $(jq .total <<<"$hist")"

@@ -3,6 +3,7 @@
  * not. The fixture trees of the field-report hosts (docs/field-reports.md),
  * read by nt_topology_read, are checked at the end. */
 #include "diagnose/diagnose.h"
+#include "host/dropwin.h"
 #include "harness.h"
 
 /* ---- building a host model by hand ---- */
@@ -414,6 +415,82 @@ static void test_rings(void)
 	CHECK_STR(JS(r, "findings.0.subject"), "enos0");
 	CHECK_INT(JI(r, "summary.error"), 1);
 	json_decref(r);
+	topo_free(t);
+}
+
+/* Drops judged over a recent window (issue 29: once enos0 had dropped, the
+ * finding never cleared, even with its ring raised to 4096 of 8192). */
+static json_t *diagnose_recent(const nt_topology *t, nt_dropwin *w, int64_t now_ms)
+{
+	json_t *recent = nt_dropwin_update(w, t, now_ms);
+	nt_diag_options o = { .rtt_ms = 10, .recent_drops = recent };
+	json_t *r = nt_diagnose(t, &o);
+	CHECK(r != NULL);
+	json_decref(recent);
+	return r;
+}
+
+static void test_rings_window(void)
+{
+	nt_topology *t = topo_new(8, 2, two_nodes);
+	int n = add_nic(t, "enos0", 0, NT_SRC_SYSFS, 100000);
+	nt_nic *nic = &t->nics[n];
+	nic->has_rings = true;
+	nic->rings = (nt_rings){ .rx = 1024, .tx = 1024, .rx_max = 8192, .tx_max = 8192 };
+	nic->has_stats = true;
+	nic->rx_missed = 12345;
+	nt_dropwin *w = nt_dropwin_new(60000);
+	/* First sight: only counters since boot, and the finding says so. */
+	json_t *r = diagnose_recent(t, w, 0);
+	json_t *f = find(r, "ring-below-max", "enos0");
+	CHECK(f && strstr(JS(f, "message"), "since boot"));
+	json_decref(r);
+	/* More drops within the window: an error naming the window. */
+	nic->rx_missed += 40;
+	r = diagnose_recent(t, w, 30000);
+	f = find(r, "ring-below-max", "enos0");
+	CHECK(f != NULL);
+	if (f) {
+		CHECK_STR(JS(f, "severity"), "error");
+		CHECK_MSG(strstr(JS(f, "message"), "dropped 40 received packets over the last 30 s"), "%s",
+			  JS(f, "message"));
+		CHECK_INT(JI(f, "evidence.recent.drops"), 40);
+		CHECK_STR(JS(f, "evidence.recent.since"), "window");
+	}
+	json_decref(r);
+	/* The ring raised short of its maximum: judged since the change, and
+	 * without drops since, the finding is gone. */
+	nic->rings.rx = 4096;
+	r = diagnose_recent(t, w, 40000);
+	CHECK(find(r, "ring-below-max", "enos0") == NULL);
+	json_decref(r);
+	r = diagnose_recent(t, w, 90000);
+	CHECK(find(r, "ring-below-max", "enos0") == NULL);
+	json_decref(r);
+	/* Drops again: back, saying since when. */
+	nic->rx_dropped += 3;
+	r = diagnose_recent(t, w, 100000);
+	f = find(r, "ring-below-max", "enos0");
+	CHECK_MSG(f && strstr(JS(f, "message"), "dropped 3 received packets in the 60 s since its RX ring last changed"),
+		  "%s", f ? JS(f, "message") : "no finding");
+	json_decref(r);
+	/* Judged over this window and the one before: still there one quiet
+	 * window later, gone after the second. */
+	r = diagnose_recent(t, w, 170000);
+	f = find(r, "ring-below-max", "enos0");
+	CHECK_MSG(f && strstr(JS(f, "message"), "dropped 3 received packets over the last 130 s"), "%s",
+		  f ? JS(f, "message") : "no finding");
+	json_decref(r);
+	r = diagnose_recent(t, w, 240000);
+	CHECK(find(r, "ring-below-max", "enos0") == NULL);
+	json_decref(r);
+	/* A counter that went backwards (driver reload) starts afresh. */
+	nic->rx_missed = 0;
+	nic->rx_dropped = 0;
+	r = diagnose_recent(t, w, 250000);
+	CHECK(find(r, "ring-below-max", "enos0") == NULL);
+	json_decref(r);
+	nt_dropwin_free(w);
 	topo_free(t);
 }
 
@@ -836,6 +913,7 @@ int main(void)
 	test_ceph_by_hand();
 	test_irqbalance();
 	test_rings();
+	test_rings_window();
 	test_bonds();
 	test_tcp_buffers();
 	test_locality();

@@ -32,36 +32,104 @@ static void placement(void)
 		return;
 	/* eth2 sits on node 1; its IRQ is served by CPU 0 (effective), so
 	 * the whole of node 1 is free for the application. */
-	CHECK_INT(nt_placement_for(t, nt_topology_nic(t, "eth2"), 0, &p), 0);
+	CHECK_INT(nt_placement_for(t, nt_topology_nic(t, "eth2"), 0, NULL, &p), 0);
 	CHECK(p.known);
 	CHECK_INT(p.node, 1);
+	CHECK_STR(p.rule, "node-free");
 	CHECK_STR(cl(&p.app_cpus), "16-31");
 	/* eth0 on node 0 with its IRQ on CPU 0: the app avoids CPU 0 and, at
 	 * first, CPU 0's hyper-thread sibling. */
-	CHECK_INT(nt_placement_for(t, nt_topology_nic(t, "eth0"), 4, &p), 0);
+	CHECK_INT(nt_placement_for(t, nt_topology_nic(t, "eth0"), 4, NULL, &p), 0);
 	CHECK(!nt_cpuset_isset(&p.app_cpus, 0));
 	CHECK_INT(nt_cpuset_count(&p.app_cpus), 4);
 	for (int c = nt_cpuset_next(&p.app_cpus, 0); c >= 0; c = nt_cpuset_next(&p.app_cpus, c + 1)) {
 		CHECK_INT(t->cpu_node[c], 0);
 		CHECK(!(t->cpu_core[c] == t->cpu_core[0] && t->cpu_package[c] == t->cpu_package[0]));
 	}
-	json_t *j = nt_placement_to_json(t, nt_topology_nic(t, "eth0"), &p);
+	json_t *j = nt_placement_to_json(t, nt_topology_nic(t, "eth0"), &p, NULL);
 	CHECK(strstr(json_string_value(json_object_get(j, "numactl")), "--membind=0") != NULL);
+	CHECK_STR(json_string_value(json_object_get(j, "rule")), "node-free");
 	json_decref(j);
 	nt_topology_free(t);
 
-	/* Unknown locality is not guessed at. */
 	t = load(NT_FIXTURES "/epyc7713-2node-bond");
 	if (!t)
 		return;
-	nt_nic *bond = nt_topology_nic(t, "bond0");
-	CHECK_INT(nt_placement_for(t, bond, 0, &p), NT_ENOTFOUND);
-	CHECK(!p.known);
-	CHECK(strstr(p.reason, "unknown") != NULL);
+	/* A bond stands for its ports, two on each node. */
+	const nt_nic *bond = nt_topology_nic(t, "bond0");
+	CHECK_INT(nt_placement_for(t, bond, 0, NULL, &p), 0);
+	CHECK(p.known);
+	CHECK_STR(p.ports, "enos0,enos1,enos2,enos3");
+	CHECK_STR(cl(&p.nodes), "0-1");
+	CHECK(!nt_cpuset_intersects(&p.app_cpus, &p.irq_cpus));
+	j = nt_placement_to_json(t, bond, &p, NULL);
+	CHECK(strstr(json_string_value(json_object_get(j, "numactl")), "--membind=0-1") != NULL);
+	json_decref(j);
 	/* The EPYC host: enos2 on node 1, application on node 1 CPUs only. */
-	CHECK_INT(nt_placement_for(t, nt_topology_nic(t, "enos2"), 0, &p), 0);
+	CHECK_INT(nt_placement_for(t, nt_topology_nic(t, "enos2"), 0, NULL, &p), 0);
 	CHECK(nt_topology_set_on_node(t, &p.app_cpus, 1));
 	CHECK(!nt_cpuset_intersects(&p.app_cpus, &p.irq_cpus));
+
+	/* Issue 29: with enos0's CPUs 30-31,94-95 reserved by the profile in
+	 * effect, those are the answer (it gave 0,18-20: the excluded CPU 0
+	 * and CPUs serving enos1). */
+	json_t *res = json_pack("{s:s}", "enos0", "30-31,94-95");
+	nt_cpuset excl, busy;
+	nt_cpulist_parse("0", &excl);
+	nt_placement_hint hint = { .reserved = res, .exclude = &excl, .source = "transaction 1" };
+	const nt_nic *enos0 = nt_topology_nic(t, "enos0");
+	CHECK_INT(nt_placement_for(t, enos0, 4, &hint, &p), 0);
+	CHECK_STR(p.rule, "reserved");
+	CHECK_STR(cl(&p.app_cpus), "30-31,94-95");
+	CHECK(strstr(p.reason, "transaction 1 reserved for enos0") != NULL);
+	j = nt_placement_to_json(t, enos0, &p, "transaction 1");
+	CHECK_STR(json_string_value(json_object_get(j, "source")), "transaction 1");
+	json_decref(j);
+	CHECK_INT(nt_placement_for(t, enos0, 2, &hint, &p), 0);
+	CHECK_INT(nt_cpuset_count(&p.app_cpus), 2);
+	CHECK(nt_cpuset_isset(&p.app_cpus, 30) || nt_cpuset_isset(&p.app_cpus, 31));
+	/* Nothing reserved: node 0's CPUs that serve no NIC's interrupts
+	 * (enos1's are on node 0 too) and are not excluded. */
+	json_object_clear(res);
+	CHECK_INT(nt_placement_for(t, enos0, 4, &hint, &p), 0);
+	CHECK_STR(p.rule, "node-free");
+	CHECK(!nt_cpuset_isset(&p.app_cpus, 0));
+	CHECK(strstr(p.reason, "not excluded") != NULL);
+	nt_cpuset_zero(&busy);
+	for (int i = 0; i < t->nirqs; i++)
+		if (t->irqs[i].nic >= 0 && t->irqs[i].has_effective)
+			nt_cpuset_or(&busy, &busy, &t->irqs[i].effective);
+	CHECK_MSG(!nt_cpuset_intersects(&p.app_cpus, &busy), "app %s, NIC IRQs on %s", cl(&p.app_cpus), cl(&busy));
+	CHECK(nt_topology_set_on_node(t, &p.app_cpus, 0));
+	json_decref(res);
+	/* CPUs given: taken as they are, their nodes for memory. */
+	nt_cpuset given;
+	nt_cpulist_parse("2-3,40", &given);
+	nt_placement_hint gh = { .given = &given };
+	CHECK_INT(nt_placement_for(t, enos0, 0, &gh, &p), 0);
+	CHECK_STR(p.rule, "given");
+	CHECK_STR(cl(&p.app_cpus), "2-3,40");
+	CHECK_STR(cl(&p.nodes), "0-1");
+	nt_topology_free(t);
+
+	/* Unknown locality is not guessed at: CPUs must be given. */
+	t = load(NT_FIXTURES "/vm-virtio-2cpu");
+	if (!t)
+		return;
+	bool seen = false;
+	for (int k = 0; k < t->nnics && !seen; k++) {
+		const nt_nic *n = &t->nics[k];
+		if (n->numa_node >= 0 || n->has_local_cpus)
+			continue;
+		seen = true;
+		CHECK_INT(nt_placement_for(t, n, 0, NULL, &p), NT_ENOTFOUND);
+		CHECK(!p.known);
+		CHECK(strstr(p.reason, "--cpus-list") != NULL);
+		nt_cpulist_parse("1", &given);
+		CHECK_INT(nt_placement_for(t, n, 0, &gh, &p), 0);
+		CHECK_STR(cl(&p.app_cpus), "1");
+	}
+	CHECK_MSG(seen, "the VM fixture has a NIC of unknown node");
 	nt_topology_free(t);
 }
 

@@ -19,13 +19,18 @@ description:
     confirmed in time (C(state=confirmed)); this is how a rollout survives a change that
     cuts the host off.
   - C(state=confirmed) confirms a C(pending_confirm) transaction; C(state=absent) rolls back
-    an C(applied) one as a new transaction. Both are no-ops (C(changed=false)) when already done.
+    an C(applied) one as a new transaction, and reverts a C(pending_confirm) one at once
+    (I(status) C(reverted), no new transaction), without waiting for its window. Both are
+    no-ops (C(changed=false)) when already done.
   - When the plan has no steps because a transaction of this same profile is still waiting for
     confirmation (a rerun inside its window), that transaction is returned (C(changed=false),
     I(status) C(pending_confirm)) so that it can be confirmed; a waiting transaction of another
     profile gives a warning, as its values go back when its window closes.
   - A transaction that ends C(rolled_back) or C(rollback_failed) (a step the kernel refused)
     fails the task with the agent's error and the failed step.
+  - The plan's warnings (irqbalance rewriting the IRQ affinity the profile sets, a ring
+    change that may reset the NIC, CPUs off the NIC's node, ...) are shown as the task's
+    warnings; with I(fail_on_warnings) they fail the task before anything is applied.
 author: nettune engineers
 extends_documentation_fragment:
   - nettune.agent.agent
@@ -60,6 +65,13 @@ options:
       - Sent as C(Idempotency-Key) with the apply; a retry with the same key gets the
         original transaction back instead of a second one.
     type: str
+  fail_on_warnings:
+    description:
+      - With C(state=present), fail the task when the plan has warnings, before anything is
+        applied (also in check mode). The warnings are in the message and in I(warnings_agent).
+      - Without it the warnings are shown as the task's warnings and the profile is applied.
+    type: bool
+    default: false
 '''
 
 EXAMPLES = r'''
@@ -80,9 +92,10 @@ EXAMPLES = r'''
   delegate_to: localhost
   when: tuned.transaction is not none
 
-- name: Apply a stored profile
+- name: Apply a stored profile, refusing a plan with warnings (irqbalance running, ...)
   nettune.agent.nettune_profile:
     profile_name: epyc-fix
+    fail_on_warnings: true
 
 - name: Roll a transaction back
   nettune.agent.nettune_profile:
@@ -113,7 +126,9 @@ status:
   returned: always
   type: str
 warnings_agent:
-  description: The plan's warnings (irqbalance will undo affinity, a ring change may reset the NIC, ...).
+  description:
+    - The plan's warnings (irqbalance will undo affinity, a ring change may reset the NIC, ...).
+    - Each is also one of the task's warnings.
   returned: state is present
   type: list
   elements: str
@@ -147,6 +162,12 @@ def present(module, client):
                   status=None, warnings_agent=plan.get('warnings') or [])
     if module._diff:
         result['diff'] = steps_diff(steps, p['profile_name'] or (p['profile'] or {}).get('name') or 'profile')
+    for w in result['warnings_agent']:
+        module.warn('nettune plan: %s' % w)
+    if p['fail_on_warnings'] and result['warnings_agent']:
+        result['changed'] = False
+        module.fail_json(msg='the plan has %d warning(s) and fail_on_warnings is set; nothing was applied: %s' % (
+            len(result['warnings_agent']), '; '.join(result['warnings_agent'])), **result)
     if not steps:
         adopt_pending(module, client, result)
     if not steps or module.check_mode:
@@ -244,6 +265,9 @@ def absent(module, client):
     _, rb = client.request('POST', '/v1/transactions/%d/rollback' % txn_id, {'force': True} if p['force'] else {},
                            headers={'Idempotency-Key': 'ansible-rollback-%d' % txn_id})
     result.update(transaction=rb, transaction_id=rb.get('id'), status=rb.get('status'))
+    if rb.get('id') == txn_id and rb.get('status') == 'reverted':
+        # It was waiting for confirmation: the agent reverted it at once.
+        return result
     if rb.get('status') != 'applied':
         module.fail_json(msg='rollback of %d ended %s: %s' % (txn_id, rb.get('status'), rb.get('error')), **result)
     return result
@@ -259,6 +283,7 @@ def main():
         transaction_id=dict(type='int'),
         force=dict(type='bool', default=False),
         idempotency_key=dict(type='str', no_log=False),
+        fail_on_warnings=dict(type='bool', default=False),
     )
     module = AnsibleModule(
         argument_spec=spec,
