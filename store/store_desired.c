@@ -9,6 +9,23 @@
 
 /* ---- the desired state ---- */
 
+/* Binds the six columns from FIRST on that say where a desired state came
+ * from, in the order both tables keep them: profile_name, source, txn_id,
+ * client, identity, and now as the time. */
+static void bind_origin(sqlite3_stmt *st, int first, const json_t *d)
+{
+	const char *client = json_string_value(json_object_get(d, "client"));
+	const char *identity = json_string_value(json_object_get(d, "identity"));
+	json_t *x = json_object_get(d, "txn_id");
+	bind_text(st, first, json_string_value(json_object_get(d, "profile_name")));
+	bind_text(st, first + 1, json_string_value(json_object_get(d, "source")));
+	if (json_is_integer(x))
+		sqlite3_bind_int64(st, first + 2, json_integer_value(x));
+	bind_text(st, first + 3, client ? client : "");
+	bind_text(st, first + 4, identity ? identity : "");
+	sqlite3_bind_int64(st, first + 5, nt_store_now_ms());
+}
+
 static int desired_event(nt_store *s, const char *action, const json_t *d)
 {
 	sqlite3_stmt *st = NULL;
@@ -16,17 +33,8 @@ static int desired_event(nt_store *s, const char *action, const json_t *d)
 	if (prep(s, &st, "INSERT INTO desired_events (action, profile_name, source, txn_id, client,"
 		 " identity, at_ms) VALUES (?,?,?,?,?,?,?)") < 0)
 		goto out;
-	const char *client = json_string_value(json_object_get(d, "client"));
-	const char *identity = json_string_value(json_object_get(d, "identity"));
 	bind_text(st, 1, action);
-	bind_text(st, 2, json_string_value(json_object_get(d, "profile_name")));
-	bind_text(st, 3, json_string_value(json_object_get(d, "source")));
-	json_t *x = json_object_get(d, "txn_id");
-	if (json_is_integer(x))
-		sqlite3_bind_int64(st, 4, json_integer_value(x));
-	bind_text(st, 5, client ? client : "");
-	bind_text(st, 6, identity ? identity : "");
-	sqlite3_bind_int64(st, 7, nt_store_now_ms());
+	bind_origin(st, 2, d);
 	if (sqlite3_step(st) == SQLITE_DONE)
 		r = 0;
 out:
@@ -38,8 +46,6 @@ static int desired_set_locked(nt_store *s, const json_t *d)
 {
 	sqlite3_stmt *st = NULL;
 	int r = NT_ESTORE;
-	const char *client = json_string_value(json_object_get(d, "client"));
-	const char *identity = json_string_value(json_object_get(d, "identity"));
 
 	if (exec(s, "BEGIN IMMEDIATE") < 0)
 		return NT_ESTORE;
@@ -47,14 +53,7 @@ static int desired_set_locked(nt_store *s, const json_t *d)
 		 " client, identity, set_ms) VALUES (1,?,?,?,?,?,?,?)") < 0)
 		goto out;
 	bind_json(st, 1, json_object_get(d, "profile"));
-	bind_text(st, 2, json_string_value(json_object_get(d, "profile_name")));
-	bind_text(st, 3, json_string_value(json_object_get(d, "source")));
-	json_t *x = json_object_get(d, "txn_id");
-	if (json_is_integer(x))
-		sqlite3_bind_int64(st, 4, json_integer_value(x));
-	bind_text(st, 5, client ? client : "");
-	bind_text(st, 6, identity ? identity : "");
-	sqlite3_bind_int64(st, 7, nt_store_now_ms());
+	bind_origin(st, 2, d);
 	if (sqlite3_step(st) != SQLITE_DONE)
 		goto out;
 	if (desired_event(s, "set", d) < 0)
@@ -130,37 +129,21 @@ out:
 	return r;
 }
 
+static json_t *event_row(sqlite3_stmt *st)
+{
+	return json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "action", text_or_null(st, 0),
+			 "profile_name", text_or_null(st, 1), "source", text_or_null(st, 2), "txn_id",
+			 int_or_null(st, 3), "client", text_or_null(st, 4), "identity",
+			 text_or_null(st, 5), "at", time_json(st, 6));
+}
+
 static int desired_events_locked(nt_store *s, int limit, json_t **out)
 {
 	sqlite3_stmt *st = NULL;
-	json_t *arr = json_array();
-	int r = NT_ESTORE, rc;
-	*out = NULL;
-	if (!arr)
-		return -ENOMEM;
 	if (prep(s, &st, "SELECT action, profile_name, source, txn_id, client, identity, at_ms"
-		 " FROM desired_events ORDER BY id DESC LIMIT ?") < 0)
-		goto out;
-	sqlite3_bind_int(st, 1, limit);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		json_t *o = json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "action", text_or_null(st, 0),
-				      "profile_name", text_or_null(st, 1), "source",
-				      text_or_null(st, 2), "txn_id", int_or_null(st, 3), "client",
-				      text_or_null(st, 4), "identity", text_or_null(st, 5), "at",
-				      time_json(st, 6));
-		if (!o)
-			goto out;
-		json_array_append_new(arr, o);
-	}
-	if (rc != SQLITE_DONE)
-		goto out;
-	*out = arr;
-	arr = NULL;
-	r = 0;
-out:
-	json_decref(arr);
-	sqlite3_finalize(st);
-	return r;
+		 " FROM desired_events ORDER BY id DESC LIMIT ?") == 0)
+		sqlite3_bind_int(st, 1, limit);
+	return rows_array(st, event_row, out);
 }
 
 /* Ordered by the step's txn_id, not the joined transaction's id (the same

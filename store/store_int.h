@@ -21,6 +21,7 @@
 #include "store/status.h"
 #include "kernel/ctx.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <sqlite3.h>
 #include <stdbool.h>
@@ -134,6 +135,42 @@ static inline json_t *text_or_null(sqlite3_stmt *st, int i)
 {
 	const char *t = col_text(st, i);
 	return t ? json_string(t) : json_null();
+}
+
+/* One row of a query as a JSON value (a new reference), or NULL when it
+ * cannot be made. */
+typedef json_t *(*nt_store_row_fn)(sqlite3_stmt *st);
+
+/* Steps ST (prepared and bound; NULL when its prepare failed) to its end
+ * and puts the array of ROW's value for each row in *OUT. Finalizes ST.
+ * Returns 0, -ENOMEM when the array cannot be made, or NT_ESTORE (a
+ * failed prepare or step, or a row ROW could not make). Every listing of
+ * the store goes through here, so each keeps only its query and its row. */
+static inline int rows_array(sqlite3_stmt *st, nt_store_row_fn row, json_t **out)
+{
+	json_t *arr = json_array();
+	int r = NT_ESTORE, rc;
+	*out = NULL;
+	if (!arr) {
+		r = -ENOMEM;
+		goto out;
+	}
+	if (!st)
+		goto out;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		json_t *o = row(st);
+		if (!o || json_array_append_new(arr, o) < 0)
+			goto out;
+	}
+	if (rc != SQLITE_DONE)
+		goto out;
+	*out = arr;
+	arr = NULL;
+	r = 0;
+out:
+	json_decref(arr);
+	sqlite3_finalize(st);
+	return r;
 }
 
 /* "('applied','pending_confirm')": the statuses for which WANT holds, as

@@ -83,36 +83,22 @@ out:
 	return r;
 }
 
+static json_t *profile_row(sqlite3_stmt *st)
+{
+	json_t *body = col_json(st, 1);
+	json_t *desc = json_object_get(body, "description");
+	json_t *o = json_pack("{s:s,s:O,s:o,s:o}", "name", col_text(st, 0), "description",
+			      json_is_string(desc) ? desc : json_null(), "created", time_json(st, 2),
+			      "updated", time_json(st, 3));
+	json_decref(body);
+	return o;
+}
+
 static int profile_list_locked(nt_store *s, json_t **out)
 {
 	sqlite3_stmt *st = NULL;
-	json_t *arr = json_array();
-	int r = NT_ESTORE, rc;
-	*out = NULL;
-	if (!arr)
-		return -ENOMEM;
-	if (prep(s, &st, "SELECT name, body, created_ms, updated_ms FROM profiles ORDER BY name") < 0)
-		goto out;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		json_t *body = col_json(st, 1);
-		json_t *desc = json_object_get(body, "description");
-		json_t *o = json_pack("{s:s,s:O,s:o,s:o}", "name", col_text(st, 0), "description",
-				      json_is_string(desc) ? desc : json_null(), "created",
-				      time_json(st, 2), "updated", time_json(st, 3));
-		json_decref(body);
-		if (!o)
-			goto out;
-		json_array_append_new(arr, o);
-	}
-	if (rc != SQLITE_DONE)
-		goto out;
-	*out = arr;
-	arr = NULL;
-	r = 0;
-out:
-	json_decref(arr);
-	sqlite3_finalize(st);
-	return r;
+	prep(s, &st, "SELECT name, body, created_ms, updated_ms FROM profiles ORDER BY name");
+	return rows_array(st, profile_row, out);
 }
 
 /* ---- the public, serialised entry points ---- */

@@ -170,39 +170,35 @@ static int set_col_text(json_t *o, const char *key, sqlite3_stmt *st, int i)
 	return t ? json_object_set_new(o, key, json_string(t)) : -1;
 }
 
+/* A step's row. Set key by key, not json_pack: a reply reads back a
+ * thousand steps, and parsing the format for each one showed in profiles. */
+static json_t *step_row(sqlite3_stmt *st)
+{
+	json_t *o = json_object();
+	const char *iface = col_text(st, 3);
+	if (!o || json_object_set_new(o, "index", json_integer(sqlite3_column_int(st, 0))) < 0 ||
+	    set_col_text(o, "kind", st, 1) < 0 || set_col_text(o, "target", st, 2) < 0 ||
+	    set_col_text(o, "before", st, 4) < 0 || set_col_text(o, "after", st, 5) < 0 ||
+	    set_col_text(o, "result", st, 6) < 0 ||
+	    json_object_set_new(o, "error", text_or_null(st, 7)) < 0 ||
+	    (iface && iface[0] && set_col_text(o, "interface", st, 3) < 0) ||
+	    json_object_set_new(o, "observed", text_or_null(st, 8)) < 0) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
 static int load_steps(nt_store *s, int64_t id, json_t *doc)
 {
 	sqlite3_stmt *st = NULL;
-	json_t *steps = json_array();
-	int r = NT_ESTORE, rc;
-	if (!steps)
-		return -ENOMEM;
+	json_t *steps;
 	if (prep(s, &st, "SELECT idx, kind, target, interface, before, after, result, error, observed"
-		 " FROM steps WHERE txn_id = ? ORDER BY idx") < 0)
-		goto out;
-	sqlite3_bind_int64(st, 1, id);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		/* Set key by key, not json_pack: a reply reads back a thousand
-		 * steps, and parsing the format for each one showed in profiles. */
-		json_t *o = json_object();
-		const char *iface = col_text(st, 3);
-		if (!o || json_array_append_new(steps, o) < 0 ||
-		    json_object_set_new(o, "index", json_integer(sqlite3_column_int(st, 0))) < 0 ||
-		    set_col_text(o, "kind", st, 1) < 0 || set_col_text(o, "target", st, 2) < 0 ||
-		    set_col_text(o, "before", st, 4) < 0 || set_col_text(o, "after", st, 5) < 0 ||
-		    set_col_text(o, "result", st, 6) < 0 ||
-		    json_object_set_new(o, "error", text_or_null(st, 7)) < 0 ||
-		    (iface && iface[0] && set_col_text(o, "interface", st, 3) < 0) ||
-		    json_object_set_new(o, "observed", text_or_null(st, 8)) < 0)
-			goto out;
-	}
-	if (rc != SQLITE_DONE)
-		goto out;
-	json_object_set(doc, "steps", steps);
-	r = 0;
-out:
-	json_decref(steps);
-	sqlite3_finalize(st);
+		 " FROM steps WHERE txn_id = ? ORDER BY idx") == 0)
+		sqlite3_bind_int64(st, 1, id);
+	int r = rows_array(st, step_row, &steps);
+	if (r == 0 && json_object_set_new(doc, "steps", steps) < 0)
+		r = -ENOMEM;
 	return r;
 }
 
@@ -233,71 +229,54 @@ out:
 	return r;
 }
 
+/* A listed transaction: its row and how many steps it has. */
+static json_t *listed_row(sqlite3_stmt *st)
+{
+	json_t *o = txn_row(st);
+	if (o && json_object_set_new(o, "nsteps", json_integer(sqlite3_column_int(st, 17))) < 0) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
 static int txn_list_locked(nt_store *s, const char *status, int limit, int offset, json_t **out,
 		      int64_t *total)
 {
 	sqlite3_stmt *st = NULL;
-	json_t *arr = json_array();
-	int r = NT_ESTORE, rc;
 
 	*out = NULL;
-	if (!arr)
-		return -ENOMEM;
 	if (prep(s, &st, "SELECT count(*) FROM transactions WHERE ?1 IS NULL OR status = ?1") < 0)
-		goto out;
+		return NT_ESTORE;
 	bind_text(st, 1, status);
-	if (sqlite3_step(st) != SQLITE_ROW)
-		goto out;
-	*total = sqlite3_column_int64(st, 0);
+	int rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		*total = sqlite3_column_int64(st, 0);
 	sqlite3_finalize(st);
 	st = NULL;
+	if (rc != SQLITE_ROW)
+		return NT_ESTORE;
 	if (prep(s, &st, "SELECT " TXN_COLS ", (SELECT count(*) FROM steps WHERE txn_id = id)"
 		 " FROM transactions WHERE ?1 IS NULL OR status = ?1"
-		 " ORDER BY id DESC LIMIT ?2 OFFSET ?3") < 0)
-		goto out;
-	bind_text(st, 1, status);
-	sqlite3_bind_int(st, 2, limit);
-	sqlite3_bind_int(st, 3, offset);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		json_t *o = txn_row(st);
-		if (!o)
-			goto out;
-		json_object_set_new(o, "nsteps", json_integer(sqlite3_column_int(st, 17)));
-		json_array_append_new(arr, o);
+		 " ORDER BY id DESC LIMIT ?2 OFFSET ?3") == 0) {
+		bind_text(st, 1, status);
+		sqlite3_bind_int(st, 2, limit);
+		sqlite3_bind_int(st, 3, offset);
 	}
-	if (rc != SQLITE_DONE)
-		goto out;
-	*out = arr;
-	arr = NULL;
-	r = 0;
-out:
-	json_decref(arr);
-	sqlite3_finalize(st);
-	return r;
+	return rows_array(st, listed_row, out);
+}
+
+static json_t *id_row(sqlite3_stmt *st)
+{
+	return json_integer(sqlite3_column_int64(st, 0));
 }
 
 static int txn_ids_locked(nt_store *s, const char *status, json_t **out)
 {
 	sqlite3_stmt *st = NULL;
-	json_t *arr = json_array();
-	int r = NT_ESTORE, rc;
-	*out = NULL;
-	if (!arr)
-		return -ENOMEM;
-	if (prep(s, &st, "SELECT id FROM transactions WHERE status = ? ORDER BY id") < 0)
-		goto out;
-	bind_text(st, 1, status);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-		json_array_append_new(arr, json_integer(sqlite3_column_int64(st, 0)));
-	if (rc != SQLITE_DONE)
-		goto out;
-	*out = arr;
-	arr = NULL;
-	r = 0;
-out:
-	json_decref(arr);
-	sqlite3_finalize(st);
-	return r;
+	if (prep(s, &st, "SELECT id FROM transactions WHERE status = ? ORDER BY id") == 0)
+		bind_text(st, 1, status);
+	return rows_array(st, id_row, out);
 }
 
 /* Driven from transaction ID's own applied steps (its primary key), each
