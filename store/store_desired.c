@@ -180,40 +180,25 @@ out:
 
 int nt_store_desired_set(nt_store *s, const json_t *desired)
 {
-	pthread_mutex_lock(&s->mu);
-	int r = desired_set_locked(s, desired);
-	pthread_mutex_unlock(&s->mu);
-	return r;
+	return STORE_LOCKED(s, desired_set_locked(s, desired));
 }
 
 int nt_store_desired_get(nt_store *s, json_t **out)
 {
-	pthread_mutex_lock(&s->mu);
-	int r = desired_get_locked(s, out);
-	pthread_mutex_unlock(&s->mu);
-	return r;
+	return STORE_LOCKED(s, desired_get_locked(s, out));
 }
 
 int nt_store_desired_clear(nt_store *s, const char *client, const char *identity)
 {
-	pthread_mutex_lock(&s->mu);
-	int r = desired_clear_locked(s, client, identity);
-	pthread_mutex_unlock(&s->mu);
-	return r;
+	return STORE_LOCKED(s, desired_clear_locked(s, client, identity));
 }
 
 int nt_store_desired_events(nt_store *s, int limit, json_t **out)
 {
-	pthread_mutex_lock(&s->mu);
-	int r = desired_events_locked(s, limit, out);
-	pthread_mutex_unlock(&s->mu);
-	return r;
+	return STORE_LOCKED(s, desired_events_locked(s, limit, out));
 }
 
 int nt_store_last_change(nt_store *s, const char *kind, const char *target, json_t **out)
 {
-	pthread_mutex_lock(&s->mu);
-	int r = last_change_locked(s, kind, target, out);
-	pthread_mutex_unlock(&s->mu);
-	return r;
+	return STORE_LOCKED(s, last_change_locked(s, kind, target, out));
 }

@@ -32,10 +32,7 @@ out:
 
 int nt_store_idem_get(nt_store *s, const char *key, int64_t *id)
 {
-	pthread_mutex_lock(&s->mu);
-	int r = idem_get_locked(s, key, id);
-	pthread_mutex_unlock(&s->mu);
-	return r;
+	return STORE_LOCKED(s, idem_get_locked(s, key, id));
 }
 
 int nt_store_idem_find(nt_store *s, const char *prefix, char *key, size_t keysize, int64_t *id)

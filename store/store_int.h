@@ -37,6 +37,17 @@ struct nt_store {
 	char err[256]; /* why the last write was rolled back */
 };
 
+/* CALL made holding the store's mutex: what every public entry point of
+ * the store is (the _locked function beside it does the work). A GNU
+ * statement expression, as the build enables (CMAKE_C_EXTENSIONS). */
+#define STORE_LOCKED(s, call)                  \
+	({                                     \
+		pthread_mutex_lock(&(s)->mu);  \
+		int locked_r_ = (call);        \
+		pthread_mutex_unlock(&(s)->mu); \
+		locked_r_;                     \
+	})
+
 /* A failure's message is kept in s->err at once: a statement finalized
  * after it (its own last step went well) sets the connection's error back
  * to "not an error". */

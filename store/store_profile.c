@@ -105,32 +105,20 @@ static int profile_list_locked(nt_store *s, json_t **out)
 
 int nt_store_profile_put(nt_store *s, const char *name, const json_t *profile, bool *created)
 {
-	pthread_mutex_lock(&s->mu);
-	int r = profile_put_locked(s, name, profile, created);
-	pthread_mutex_unlock(&s->mu);
-	return r;
+	return STORE_LOCKED(s, profile_put_locked(s, name, profile, created));
 }
 
 int nt_store_profile_get(nt_store *s, const char *name, json_t **out)
 {
-	pthread_mutex_lock(&s->mu);
-	int r = profile_get_locked(s, name, out);
-	pthread_mutex_unlock(&s->mu);
-	return r;
+	return STORE_LOCKED(s, profile_get_locked(s, name, out));
 }
 
 int nt_store_profile_delete(nt_store *s, const char *name)
 {
-	pthread_mutex_lock(&s->mu);
-	int r = profile_delete_locked(s, name);
-	pthread_mutex_unlock(&s->mu);
-	return r;
+	return STORE_LOCKED(s, profile_delete_locked(s, name));
 }
 
 int nt_store_profile_list(nt_store *s, json_t **out)
 {
-	pthread_mutex_lock(&s->mu);
-	int r = profile_list_locked(s, out);
-	pthread_mutex_unlock(&s->mu);
-	return r;
+	return STORE_LOCKED(s, profile_list_locked(s, out));
 }

@@ -63,8 +63,5 @@ int nt_store_prune(nt_store *s, long keep, int *deleted)
 		*deleted = 0;
 	if (keep <= 0)
 		return 0;
-	pthread_mutex_lock(&s->mu);
-	int r = prune_locked(s, keep, deleted);
-	pthread_mutex_unlock(&s->mu);
-	return r;
+	return STORE_LOCKED(s, prune_locked(s, keep, deleted));
 }

@@ -319,10 +319,7 @@ out:
 int nt_store_txn_create(nt_store *s, const json_t *txn, const json_t *steps, const char *idem_key,
 			int64_t *id)
 {
-	pthread_mutex_lock(&s->mu);
-	int r = txn_create_locked(s, txn, steps, idem_key, id);
-	pthread_mutex_unlock(&s->mu);
-	return r;
+	return STORE_LOCKED(s, txn_create_locked(s, txn, steps, idem_key, id));
 }
 
 int nt_store_txn_set_status(nt_store *s, int64_t id, const char *status, const char *error,
@@ -377,43 +374,28 @@ int nt_store_txn_stage(nt_store *s, int64_t id, const nt_store_step_rec *recs, i
 		       const char *status, const char *error, int failed_step, bool finished,
 		       int64_t deadline_ms)
 {
-	pthread_mutex_lock(&s->mu);
-	int r = stage_locked(s, id, recs, n, status, error, failed_step, finished, deadline_ms);
-	pthread_mutex_unlock(&s->mu);
-	return r;
+	return STORE_LOCKED(s, stage_locked(s, id, recs, n, status, error, failed_step, finished, deadline_ms));
 }
 
 int nt_store_txn_get(nt_store *s, int64_t id, json_t **out)
 {
-	pthread_mutex_lock(&s->mu);
-	int r = txn_get_locked(s, id, out);
-	pthread_mutex_unlock(&s->mu);
-	return r;
+	return STORE_LOCKED(s, txn_get_locked(s, id, out));
 }
 
 int nt_store_txn_list(nt_store *s, const char *status, int limit, int offset, json_t **out,
 		      int64_t *total)
 {
-	pthread_mutex_lock(&s->mu);
-	int r = txn_list_locked(s, status, limit, offset, out, total);
-	pthread_mutex_unlock(&s->mu);
-	return r;
+	return STORE_LOCKED(s, txn_list_locked(s, status, limit, offset, out, total));
 }
 
 int nt_store_txn_ids(nt_store *s, const char *status, json_t **out)
 {
-	pthread_mutex_lock(&s->mu);
-	int r = txn_ids_locked(s, status, out);
-	pthread_mutex_unlock(&s->mu);
-	return r;
+	return STORE_LOCKED(s, txn_ids_locked(s, status, out));
 }
 
 int nt_store_later_conflict(nt_store *s, int64_t id, int64_t *later)
 {
-	pthread_mutex_lock(&s->mu);
-	int r = later_conflict_locked(s, id, later);
-	pthread_mutex_unlock(&s->mu);
-	return r;
+	return STORE_LOCKED(s, later_conflict_locked(s, id, later));
 }
 
 static int txn_stats_locked(nt_store *s, json_t **counts, int64_t *last_apply_ms)
@@ -457,8 +439,5 @@ out:
 
 int nt_store_txn_stats(nt_store *s, json_t **counts, int64_t *last_apply_ms)
 {
-	pthread_mutex_lock(&s->mu);
-	int r = txn_stats_locked(s, counts, last_apply_ms);
-	pthread_mutex_unlock(&s->mu);
-	return r;
+	return STORE_LOCKED(s, txn_stats_locked(s, counts, last_apply_ms));
 }
