@@ -9,6 +9,7 @@
 #include "cli/escape.h"
 #include "cli/output.h"
 #include "diagnose/diagnose.h"
+#include "host/queues.h"
 #include "host/rates.h"
 #include "host/topology.h"
 #include "kernel/ctx.h"
@@ -506,6 +507,84 @@ int nt_cmd_placement(const char *cmd, const cli_opts *o, int nargs, char **args)
 	json_decref(doc);
 	/* Nothing to recommend is a failure a script must see. */
 	return known ? 0 : 1;
+}
+
+/* "-" for a member that is null or absent. */
+static const char *str_or_dash(const json_t *o, const char *key)
+{
+	const json_t *v = json_object_get(o, key);
+	static char num[32];
+	if (json_is_integer(v)) {
+		snprintf(num, sizeof(num), "%lld", (long long)json_integer_value(v));
+		return num;
+	}
+	const char *s = json_string_value(v);
+	return s ? (s[0] ? s : "(none)") : "-";
+}
+
+int nt_cmd_nics(const char *cmd, const cli_opts *o, int nargs, char **args)
+{
+	nt_topology *t = NULL;
+	nt_nic_queues q;
+	if (nargs != 1) {
+		fprintf(stderr, "nettune: nics wants one interface name\n");
+		return 2;
+	}
+	if (!nt_ifname_valid(args[0])) {
+		fprintf(stderr, "nettune: '%s' is not a valid interface name\n", args[0]);
+		return 2;
+	}
+	if (read_host(o, &t) < 0)
+		return 1;
+	const nt_nic *n = nt_topology_nic(t, args[0]);
+	if (!n) {
+		fprintf(stderr, "nettune: no NIC named '%s'\n", args[0]);
+		nt_topology_free(t);
+		return 2;
+	}
+	json_t *doc = nt_nic_to_json(t, n);
+	int r = nt_nic_queues_read(t, n, &q);
+	json_t *qs = r == 0 ? nt_nic_queues_json(t, &q) : NULL;
+	nt_nic_queues_free(&q);
+	if (doc)
+		json_object_set_new(doc, "queues", qs ? qs : json_null());
+	if (!doc) {
+		fprintf(stderr, "nettune: out of memory\n");
+	} else if (o->json) {
+		print_json(doc);
+	} else {
+		size_t i;
+		json_t *e;
+		printf("%s: driver %s, node %lld, local cpus %s\n", n->name, n->driver[0] ? n->driver : "-",
+		       (long long)n->numa_node, str_or_dash(doc, "local_cpus"));
+		if (r < 0)
+			printf("queues cannot be read: %s\n", nt_strerror(r));
+		printf("\n%-6s %6s %-14s %-10s %-14s %s\n", "RX", "IRQ", "IRQ CPUS", "SERVED BY", "RPS CPUS",
+		       "RFS FLOWS");
+		json_array_foreach(json_object_get(qs, "rx"), i, e) {
+			char irq[16], cpus[64], eff[64], rps[64];
+			snprintf(irq, sizeof(irq), "%s", str_or_dash(e, "irq"));
+			snprintf(cpus, sizeof(cpus), "%s", str_or_dash(e, "irq_cpus"));
+			snprintf(eff, sizeof(eff), "%s", str_or_dash(e, "effective_cpus"));
+			snprintf(rps, sizeof(rps), "%s", str_or_dash(e, "rps_cpus"));
+			printf("rx-%-3zu %6s %-14s %-10s %-14s %s\n", i, irq, cpus, eff, rps,
+			       str_or_dash(e, "rps_flow_cnt"));
+		}
+		printf("\n%-6s %6s %-14s %-10s %-14s %s\n", "TX", "IRQ", "IRQ CPUS", "SERVED BY", "XPS CPUS",
+		       "XPS RXQS");
+		json_array_foreach(json_object_get(qs, "tx"), i, e) {
+			char irq[16], cpus[64], eff[64], xps[64];
+			snprintf(irq, sizeof(irq), "%s", str_or_dash(e, "irq"));
+			snprintf(cpus, sizeof(cpus), "%s", str_or_dash(e, "irq_cpus"));
+			snprintf(eff, sizeof(eff), "%s", str_or_dash(e, "effective_cpus"));
+			snprintf(xps, sizeof(xps), "%s", str_or_dash(e, "xps_cpus"));
+			printf("tx-%-3zu %6s %-14s %-10s %-14s %s\n", i, irq, cpus, eff, xps,
+			       str_or_dash(e, "xps_rxqs"));
+		}
+	}
+	json_decref(doc);
+	nt_topology_free(t);
+	return doc ? 0 : 1;
 }
 
 int nt_cli_bind_near(const cli_opts *o, const char *ifname, char *where, size_t wsize)
