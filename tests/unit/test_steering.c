@@ -8,6 +8,7 @@
  * applied and rolled back leaving every queue file byte for byte as it
  * was, and a step failed with the kernel's reason when it kept fewer RPS
  * CPUs than written (housekeeping CPUs). */
+#include "diagnose/diagnose.h"
 #include "engine/plan.h"
 #include "engine/profile.h"
 #include "engine/txn.h"
@@ -210,6 +211,90 @@ out:
 		free(orig[i]);
 }
 
+static const json_t *finding(const json_t *doc, const char *id, const char *subject)
+{
+	size_t i;
+	json_t *f;
+	json_array_foreach(json_object_get(doc, "findings"), i, f)
+		if (strcmp(json_string_value(json_object_get(f, "id")), id) == 0 &&
+		    strcmp(json_string_value(json_object_get(f, "subject")), subject) == 0)
+			return f;
+	return NULL;
+}
+
+/* The steering findings, each with the fix it names; the fix profile of
+ * the whole diagnosis plans on the host. */
+static void test_diagnose(const nt_ctx *ctx)
+{
+	nt_topology *t = NULL;
+	char path[128];
+	snprintf(path, sizeof(path), "%s/x460-4node-8nic", NT_FIXTURES);
+	nt_ctx x;
+	CHECK_INT(nt_ctx_init(&x, path), 0);
+	CHECK_INT(nt_topology_read(&x, &t), 0);
+	json_t *doc = t ? nt_diagnose(t, NULL) : NULL;
+	const json_t *f = finding(doc, "rps-missing", "eth2");
+	CHECK(f && strcmp(json_string_value(json_object_get(f, "severity")), "warning") == 0);
+	CHECK(f && json_integer_value(json_object_get(json_object_get(f, "evidence"), "node_cpus")) == 16);
+	CHECK(f && strcmp(json_string_value(json_object_get(
+			  json_array_get(json_object_get(json_object_get(f, "fix"), "rps"), 0), "policy")),
+			  "local") == 0);
+	/* Single-queue NICs have no XPS to set. */
+	CHECK(!finding(doc, "xps-unset", "eth2"));
+	json_t *fixp = doc ? nt_diagnose_fix_profile(doc, "fixes") : NULL;
+	nt_plan plan;
+	json_t *errors = json_array();
+	CHECK_MSG(fixp && json_array_size(json_object_get(fixp, "rps")) == 8, "fix profile: %s",
+		  fixp ? json_dumps(fixp, 0) : "?");
+	int r = fixp ? nt_plan_build(&x, NULL, t, fixp, &plan, errors) : -1;
+	CHECK_MSG(r == 0, "the fix profile does not plan: %s", json_dumps(errors, 0));
+	if (r == 0) {
+		json_t *pd = nt_plan_to_json(&plan, NULL);
+		json_t *s = (json_t *)step_of(json_object_get(pd, "steps"), "rps_cpus", "eth2/rx-0", NULL);
+		/* node 1 (16-31) without the CPU its IRQ goes to. */
+		CHECK_MSG(s != NULL, "%s", json_dumps(pd, 0));
+		json_decref(pd);
+		nt_plan_free(&plan);
+	}
+	json_decref(errors);
+	json_decref(fixp);
+	json_decref(doc);
+	nt_topology_free(t);
+
+	/* EPYC: 16 queues a port, no XPS; then XPS off its IRQ's CPUs, and RPS
+	 * on CPUs an application has. */
+	t = NULL;
+	CHECK_INT(nt_topology_read(ctx, &t), 0);
+	doc = t ? nt_diagnose(t, NULL) : NULL;
+	CHECK(finding(doc, "xps-unset", "enos1") != NULL);
+	f = finding(doc, "rps-missing", "enos1");
+	CHECK(f && strcmp(json_string_value(json_object_get(f, "severity")), "info") == 0);
+	json_decref(doc);
+	nt_topology_free(t);
+	tree_write(root, "sys/class/net/enos1/queues/tx-1/xps_cpus", "00000000,00000000,00000000,00000100\n");
+	tree_write(root, "sys/class/net/enos1/queues/rx-0/rps_cpus", "00000000,00000000,00000000,000000f0\n");
+	json_t *reserved = json_pack("{s:s}", "enos1", "6-9");
+	nt_diag_options opt = { .rtt_ms = 10, .reserved = reserved };
+	t = NULL;
+	CHECK_INT(nt_topology_read(ctx, &t), 0);
+	doc = t ? nt_diagnose(t, &opt) : NULL;
+	CHECK(!finding(doc, "xps-unset", "enos1"));
+	f = finding(doc, "xps-irq-mismatch", "enos1");
+	CHECK_MSG(f != NULL, "%s", json_dumps(doc, 0));
+	CHECK(f && json_array_size(json_object_get(json_object_get(f, "evidence"), "queues")) == 1);
+	f = finding(doc, "rps-reserved-cpus", "enos1");
+	CHECK(f && strcmp(json_string_value(json_object_get(json_object_get(f, "evidence"), "overlap")), "6-7") == 0);
+	CHECK(f && strcmp(json_string_value(json_object_get(
+			  json_array_get(json_object_get(json_object_get(f, "fix"), "rps"), 0), "cpus")),
+			  "4-5") == 0);
+	CHECK(!finding(doc, "rps-missing", "enos1"));
+	json_decref(doc);
+	json_decref(reserved);
+	nt_topology_free(t);
+	tree_write(root, "sys/class/net/enos1/queues/tx-1/xps_cpus", "00000000,00000000,00000000,00000000\n");
+	tree_write(root, "sys/class/net/enos1/queues/rx-0/rps_cpus", "00000000,00000000,00000000,00000000\n");
+}
+
 int main(void)
 {
 	char cmd[512];
@@ -229,6 +314,7 @@ int main(void)
 		test_plan(&ctx, t);
 		nt_topology_free(t);
 		test_transaction(&ctx);
+		test_diagnose(&ctx);
 	}
 	snprintf(cmd, sizeof(cmd), "rm -rf %s %s", root, state);
 	system(cmd);
