@@ -58,7 +58,8 @@ qfile() { rx cat "/sys/class/net/sr0/queues/$1"; }
 
 start_agent() {
 	: > "$work/out"
-	rx "$NT_BIN" serve --listen 127.0.0.1:0 --root / --state-dir "$work/state" "$@" > "$work/out" 2>>"$work/err" &
+	# ip execs the command: $! is the agent itself, so the kill reaches it.
+	ip netns exec "$rcv" "$NT_BIN" serve --listen 127.0.0.1:0 --root / --state-dir "$work/state" "$@" > "$work/out" 2>>"$work/err" &
 	agent=$!
 	url=""
 	for _ in $(seq 100); do grep -q listening "$work/out" && break; sleep 0.05; done
@@ -116,7 +117,7 @@ softnet() {
 	echo $((16#${f[0]})) $((16#${f[9]}))
 }
 netrx() { awk -v c="$1" '$1 == "NET_RX:" { print $(c + 2) }' /proc/softirqs; }
-rx iperf3 -s -1 -B 10.215.0.2 > "$work/iperf-server" 2>&1 &
+ip netns exec "$rcv" iperf3 -s -1 -B 10.215.0.2 > "$work/iperf-server" 2>&1 &
 server=$!
 sleep 0.5
 read -r p1a r1a < <(softnet 1); n1a=$(netrx 1)
