@@ -522,6 +522,25 @@ static const char *str_or_dash(const json_t *o, const char *key)
 	return s ? (s[0] ? s : "(none)") : "-";
 }
 
+/* One table of queues (DIR "rx" or "tx"): each queue's IRQ, its CPUs and
+ * the one serving it, and the two members A and B under their titles. */
+static void queue_rows(const json_t *rows, const char *dir, const char *atitle, const char *a,
+		       const char *btitle, const char *b)
+{
+	size_t i;
+	json_t *e;
+	char updir[4] = { (char)(dir[0] - 32), (char)(dir[1] - 32), 0 };
+	printf("\n%-6s %6s %-14s %-10s %-14s %s\n", updir, "IRQ", "IRQ CPUS", "SERVED BY", atitle, btitle);
+	json_array_foreach(rows, i, e) {
+		char irq[16], cpus[64], eff[64], av[64];
+		snprintf(irq, sizeof(irq), "%s", str_or_dash(e, "irq"));
+		snprintf(cpus, sizeof(cpus), "%s", str_or_dash(e, "irq_cpus"));
+		snprintf(eff, sizeof(eff), "%s", str_or_dash(e, "effective_cpus"));
+		snprintf(av, sizeof(av), "%s", str_or_dash(e, a));
+		printf("%s-%-3zu %6s %-14s %-10s %-14s %s\n", dir, i, irq, cpus, eff, av, str_or_dash(e, b));
+	}
+}
+
 int nt_cmd_nics(const char *cmd, const cli_opts *o, int nargs, char **args)
 {
 	nt_topology *t = NULL;
@@ -553,34 +572,12 @@ int nt_cmd_nics(const char *cmd, const cli_opts *o, int nargs, char **args)
 	} else if (o->json) {
 		print_json(doc);
 	} else {
-		size_t i;
-		json_t *e;
 		printf("%s: driver %s, node %lld, local cpus %s\n", n->name, n->driver[0] ? n->driver : "-",
 		       (long long)n->numa_node, str_or_dash(doc, "local_cpus"));
 		if (r < 0)
 			printf("queues cannot be read: %s\n", nt_strerror(r));
-		printf("\n%-6s %6s %-14s %-10s %-14s %s\n", "RX", "IRQ", "IRQ CPUS", "SERVED BY", "RPS CPUS",
-		       "RFS FLOWS");
-		json_array_foreach(json_object_get(qs, "rx"), i, e) {
-			char irq[16], cpus[64], eff[64], rps[64];
-			snprintf(irq, sizeof(irq), "%s", str_or_dash(e, "irq"));
-			snprintf(cpus, sizeof(cpus), "%s", str_or_dash(e, "irq_cpus"));
-			snprintf(eff, sizeof(eff), "%s", str_or_dash(e, "effective_cpus"));
-			snprintf(rps, sizeof(rps), "%s", str_or_dash(e, "rps_cpus"));
-			printf("rx-%-3zu %6s %-14s %-10s %-14s %s\n", i, irq, cpus, eff, rps,
-			       str_or_dash(e, "rps_flow_cnt"));
-		}
-		printf("\n%-6s %6s %-14s %-10s %-14s %s\n", "TX", "IRQ", "IRQ CPUS", "SERVED BY", "XPS CPUS",
-		       "XPS RXQS");
-		json_array_foreach(json_object_get(qs, "tx"), i, e) {
-			char irq[16], cpus[64], eff[64], xps[64];
-			snprintf(irq, sizeof(irq), "%s", str_or_dash(e, "irq"));
-			snprintf(cpus, sizeof(cpus), "%s", str_or_dash(e, "irq_cpus"));
-			snprintf(eff, sizeof(eff), "%s", str_or_dash(e, "effective_cpus"));
-			snprintf(xps, sizeof(xps), "%s", str_or_dash(e, "xps_cpus"));
-			printf("tx-%-3zu %6s %-14s %-10s %-14s %s\n", i, irq, cpus, eff, xps,
-			       str_or_dash(e, "xps_rxqs"));
-		}
+		queue_rows(json_object_get(qs, "rx"), "rx", "RPS CPUS", "rps_cpus", "RFS FLOWS", "rps_flow_cnt");
+		queue_rows(json_object_get(qs, "tx"), "tx", "XPS CPUS", "xps_cpus", "XPS RXQS", "xps_rxqs");
 	}
 	json_decref(doc);
 	nt_topology_free(t);
