@@ -162,6 +162,8 @@ static int get_nic(const nt_request *req, nt_response *resp)
 		json_t *qs = nt_nic_queues_read(t, n, &q) == 0 ? nt_nic_queues_json(t, &q) : NULL;
 		nt_nic_queues_free(&q);
 		json_object_set_new(resp->json, "queues", qs ? qs : json_null());
+		json_t *rss = nt_nic_rss_json(t, n);
+		json_object_set_new(resp->json, "rss", rss ? rss : json_null());
 	}
 	nt_snapshot_put(snap);
 	if (!n)

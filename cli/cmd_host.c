@@ -565,8 +565,11 @@ int nt_cmd_nics(const char *cmd, const cli_opts *o, int nargs, char **args)
 	int r = nt_nic_queues_read(t, n, &q);
 	json_t *qs = r == 0 ? nt_nic_queues_json(t, &q) : NULL;
 	nt_nic_queues_free(&q);
-	if (doc)
+	if (doc) {
+		json_t *rss = nt_nic_rss_json(t, n);
 		json_object_set_new(doc, "queues", qs ? qs : json_null());
+		json_object_set_new(doc, "rss", rss ? rss : json_null());
+	}
 	if (!doc) {
 		fprintf(stderr, "nettune: out of memory\n");
 	} else if (o->json) {
@@ -578,6 +581,17 @@ int nt_cmd_nics(const char *cmd, const cli_opts *o, int nargs, char **args)
 			printf("queues cannot be read: %s\n", nt_strerror(r));
 		queue_rows(json_object_get(qs, "rx"), "rx", "RPS CPUS", "rps_cpus", "RFS FLOWS", "rps_flow_cnt");
 		queue_rows(json_object_get(qs, "tx"), "tx", "XPS CPUS", "xps_cpus", "XPS RXQS", "xps_rxqs");
+		json_t *rss = json_object_get(doc, "rss");
+		if (json_is_object(rss)) {
+			char *w = json_dumps(json_object_get(rss, "weights"), JSON_COMPACT);
+			char *h = json_dumps(json_object_get(rss, "hash_fields"), JSON_COMPACT);
+			printf("\nRSS: indirection table of %lld, weights per RX queue %s, key %lld bytes, hash "
+			       "fields %s\n",
+			       (long long)json_integer_value(json_object_get(rss, "indir_size")), w ? w : "?",
+			       (long long)json_integer_value(json_object_get(rss, "key_size")), h ? h : "?");
+			free(w);
+			free(h);
+		}
 	}
 	json_decref(doc);
 	nt_topology_free(t);

@@ -1,6 +1,7 @@
 /* A NIC's queues: see host/queues.h. */
 #include "host/queues.h"
 #include "kernel/queues.h"
+#include "kernel/rss.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -127,4 +128,29 @@ json_t *nt_nic_queues_json(const nt_topology *t, const nt_nic_queues *q)
 fail:
 	json_decref(o);
 	return NULL;
+}
+
+json_t *nt_nic_rss_json(const nt_topology *t, const nt_nic *n)
+{
+	nt_rss rss;
+	if (nt_rss_read(&t->ctx, n->name, &rss) < 0)
+		return json_null();
+	json_t *weights = json_array(), *fields = json_object();
+	json_t *o = json_pack("{s:I, s:I, s:i, s:o, s:o}", "indir_size", (json_int_t)rss.indir_size, "key_size",
+			      (json_int_t)rss.key_size, "hfunc", rss.hfunc, "weights", weights, "hash_fields", fields);
+	uint32_t top = 0;
+	for (uint32_t i = 0; i < rss.indir_size; i++)
+		if (rss.indir[i] + 1 > top && rss.indir[i] < NT_QUEUES_MAX)
+			top = rss.indir[i] + 1;
+	for (uint32_t q = 0; o && q < top; q++) {
+		json_int_t c = 0;
+		for (uint32_t i = 0; i < rss.indir_size; i++)
+			c += rss.indir[i] == q;
+		json_array_append_new(weights, json_integer(c));
+	}
+	for (int f = 0; o && f < NT_RSS_FLOWS; f++)
+		if (rss.fields[f][0])
+			json_object_set_new(fields, nt_rss_flow_names[f], json_string(rss.fields[f]));
+	nt_rss_free(&rss);
+	return o;
 }

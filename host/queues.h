@@ -58,4 +58,11 @@ int nt_nic_queue_irq(const nt_topology *t, const nt_nic *n, int queue, bool tx);
  * ENOMEM. */
 json_t *nt_nic_queues_json(const nt_topology *t, const nt_nic_queues *q);
 
+/* N's RSS state for the per-NIC view: {"indir_size", "key_size",
+ * "hfunc", "weights": [table entries per RX queue, by queue number],
+ * "hash_fields": {"tcp4": "sdfn", ...}} (not the key itself), or null
+ * when the NIC has no RSS or it cannot be read (kernel/rss.h). New
+ * reference, NULL on ENOMEM. */
+json_t *nt_nic_rss_json(const nt_topology *t, const nt_nic *n);
+
 #endif

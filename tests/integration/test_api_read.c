@@ -190,8 +190,12 @@ static void test_x460(void)
 		snprintf(path, sizeof(path), "/v1/nics/%s", name);
 		json_t *one = get_json(&a, path);
 		json_t *queues = one ? json_incref(json_object_get(one, "queues")) : NULL;
-		if (one)
+		if (one) {
 			json_object_del(one, "queues");
+			/* tg3's fixture has no RSS to report. */
+			CHECK(json_is_null(json_object_get(one, "rss")));
+			json_object_del(one, "rss");
+		}
 		CHECK_MSG(one && json_equal(one, nic), "GET %s differs from its /v1/nics entry", path);
 		CHECK_MSG(!json_object_get(nic, "queues"), "/v1/nics lists %s's queues", name);
 		json_t *rx0 = json_array_get(json_object_get(queues, "rx"), 0);

@@ -7,6 +7,7 @@
 #include "host/topology.h"
 #include "kernel/ctx.h"
 #include "kernel/queues.h"
+#include "kernel/rss.h"
 #include "harness.h"
 #include "tree_files.h"
 
@@ -115,6 +116,49 @@ out:
 	nt_topology_free(t);
 }
 
+/* RSS as the per-NIC view reports it, from the fixture's "rss" object;
+ * the letters of the hash fields both ways. */
+static void test_rss(void)
+{
+	nt_ctx ctx;
+	nt_topology *t = NULL;
+	char path[256];
+	uint64_t bits;
+	char text[16];
+	CHECK_INT(nt_rss_fields_parse("sdfn", &bits), 0);
+	nt_rss_fields_format(bits, text, sizeof(text));
+	CHECK_STR(text, "sdfn");
+	CHECK_INT(nt_rss_fields_parse("nfds", &bits), 0);
+	nt_rss_fields_format(bits, text, sizeof(text));
+	CHECK_STR(text, "sdfn");
+	CHECK_INT(nt_rss_fields_parse("sx", &bits), NT_EPARSE);
+	CHECK_INT(nt_rss_fields_parse("ss", &bits), NT_EPARSE);
+
+	snprintf(path, sizeof(path), "%s/ethtool/enos0.json", root);
+	json_t *doc = json_load_file(path, 0, NULL);
+	CHECK(doc != NULL);
+	json_object_set_new(doc, "rss", json_loads("{\"indir\":[0,1,2,0,1,2,0,1],\"key_size\":40,\"hfunc\":1,"
+						  "\"hash_fields\":{\"tcp4\":\"sdfn\",\"udp4\":\"sd\"}}",
+						  0, NULL));
+	CHECK_INT(json_dump_file(doc, path, JSON_COMPACT), 0);
+	json_decref(doc);
+	CHECK_INT(nt_ctx_init(&ctx, root), 0);
+	CHECK_INT(nt_topology_read(&ctx, &t), 0);
+	const nt_nic *n = t ? nt_topology_nic(t, "enos0") : NULL;
+	json_t *j = n ? nt_nic_rss_json(t, n) : NULL;
+	char *text2 = j ? json_dumps(j, JSON_SORT_KEYS | JSON_COMPACT) : NULL;
+	CHECK_STR(text2, "{\"hash_fields\":{\"tcp4\":\"sdfn\",\"udp4\":\"sd\"},\"hfunc\":1,\"indir_size\":8,"
+			 "\"key_size\":40,\"weights\":[3,3,2]}");
+	free(text2);
+	json_decref(j);
+	/* No "rss" object: the NIC has none to report. */
+	n = t ? nt_topology_nic(t, "enos2") : NULL;
+	j = n ? nt_nic_rss_json(t, n) : NULL;
+	CHECK(json_is_null(j));
+	json_decref(j);
+	nt_topology_free(t);
+}
+
 /* A single-queue NIC whose one IRQ names no queue (tg3: "eth0"). */
 static void test_x460(void)
 {
@@ -146,6 +190,7 @@ int main(void)
 	snprintf(cmd, sizeof(cmd), "cp -a %s/epyc7713-2node-bond/. %s/", NT_FIXTURES, root);
 	CHECK_INT(system(cmd), 0);
 	test_epyc();
+	test_rss();
 	test_x460();
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
 	system(cmd);
