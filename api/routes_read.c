@@ -17,6 +17,7 @@
 #include "api/server.h"
 #include "diagnose/diagnose.h"
 #include "host/jsonw.h"
+#include "host/queues.h"
 #include "host/topology.h"
 
 #include <errno.h>
@@ -154,6 +155,16 @@ static int get_nic(const nt_request *req, nt_response *resp)
 	const nt_nic *n = nt_topology_nic(t, name);
 	if (n)
 		resp->json = nt_nic_to_json(t, n);
+	/* The NIC's queues are read here, for this one NIC, and not in the
+	 * shared host read that /v1/topology serves (host/queues.h says why). */
+	if (resp->json) {
+		nt_nic_queues q;
+		json_t *qs = nt_nic_queues_read(t, n, &q) == 0 ? nt_nic_queues_json(t, &q) : NULL;
+		nt_nic_queues_free(&q);
+		json_object_set_new(resp->json, "queues", qs ? qs : json_null());
+		json_t *rss = nt_nic_rss_json(t, n);
+		json_object_set_new(resp->json, "rss", rss ? rss : json_null());
+	}
 	nt_snapshot_put(snap);
 	if (!n)
 		return nt_problem(resp, 404, "not-found", "Not found", "no NIC named '%s'", name);

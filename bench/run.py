@@ -23,6 +23,8 @@ What it measures (docs/benchmarks.md):
   GET /v1/topology throughput, 8 keep-alive connections
   apply through the API (every NIC IRQ local + 3 sysctls)  vs a bare C write loop
   roll that transaction back through the API               vs the loop writing the old values
+  plan, then apply a whole-host steering profile (IRQs local, RPS local, XPS irq)
+                                                  vs a Python loop writing the same files
   agent VmRSS, idle after those requests          vs the same agent on this host (--root /)
   GET /v1/health throughput, 8 keep-alive connections
 
@@ -45,6 +47,59 @@ PROFILE = {
     "sysctl": {"net.core.rmem_max": "16777216", "net.core.wmem_max": "16777216",
                "net.ipv4.tcp_rmem": "4096 87380 16777216"},
 }
+
+# A whole-host steering profile: every NIC's IRQs local, RPS local (the
+# node without the IRQ CPUs), XPS following the IRQ placement.
+STEER = {
+    "name": "bench-steer",
+    "irq_affinity": [{"interface": "*", "policy": "local"}],
+    "rps": [{"interface": "*", "policy": "local"}],
+    "xps": [{"interface": "*", "policy": "irq"}],
+}
+
+
+def cpulist_bits(text):
+    """A cpulist ("0-3,8") as an int bitmap."""
+    v = 0
+    for part in filter(None, text.split(",")):
+        a, _, b = part.partition("-")
+        for c in range(int(a), int(b or a) + 1):
+            v |= 1 << c
+    return v
+
+
+def mask_text(bits, like):
+    """BITS as the kernel prints a mask as wide as LIKE (the file's text)."""
+    groups = like.strip().split(",")
+    out = []
+    for i, g in enumerate(groups):
+        shift = 32 * (len(groups) - 1 - i)
+        out.append("%0*x" % (len(g), (bits >> shift) & ((1 << (4 * len(g))) - 1)))
+    return ",".join(out)
+
+
+def step_file(tree, s):
+    """The file a step of STEER writes, and whether it holds a mask."""
+    if s["kind"] == "irq_affinity":
+        return os.path.join(tree, "proc/irq", s["target"], "smp_affinity_list"), False
+    iface, q = s["target"].split("/")
+    return os.path.join(tree, "sys/class/net", iface, "queues", q, s["kind"]), True
+
+
+def steer_loop(tree, steps, key):
+    """The bare loop: open, write, close each step's file with KEY's value.
+    Returns the milliseconds it took."""
+    todo = []
+    for s in steps:
+        path, mask = step_file(tree, s)
+        with open(path) as f:
+            like = f.read()
+        todo.append((path, (mask_text(cpulist_bits(s[key]), like) if mask else s[key]) + "\n"))
+    t0 = time.perf_counter()
+    for path, text in todo:
+        with open(path, "w") as f:
+            f.write(text)
+    return (time.perf_counter() - t0) * 1e3
 
 
 class Failure(Exception):
@@ -77,10 +132,13 @@ class Agent:
         self.log_path = os.path.join(work, name + ".log")
         self.out = open(self.out_path, "w+")
         self.log = open(self.log_path, "w")
-        # --config /dev/null: a configuration file of this machine must not
-        # change what is measured.
+        # An empty configuration file: one of this machine must not change
+        # what is measured (the agent takes only a regular file, so not
+        # /dev/null).
+        self.config = os.path.join(work, name + ".conf")
+        open(self.config, "w").close()
         self.proc = subprocess.Popen(
-            [nettune, "serve", "--config", "/dev/null", "--listen", "127.0.0.1:0", "--root", root,
+            [nettune, "serve", "--config", self.config, "--listen", "127.0.0.1:0", "--root", root,
              "--state-dir", self.state], stdout=self.out, stderr=self.log, stdin=subprocess.DEVNULL,
             start_new_session=True)
         self.port = None
@@ -387,6 +445,36 @@ def main():
             "<= 2x loop", rb_med <= 2 * loop["restore_ms"],
             agent_note(rb_agent) + kernel_note(loop.get("kernel_restore_ms")))
 
+        # 5b. A whole-host steering plan and apply (IRQs local, RPS local,
+        # XPS irq) against the bare loop writing the same files.
+        t0 = time.perf_counter()
+        _, splan, _ = request(agent.base, "POST", "/v1/plan", STEER)
+        splan_ms = (time.perf_counter() - t0) * 1e3
+        ssteps = splan["steps"]
+        nq = sum(s["kind"] in ("rps_cpus", "xps_cpus") for s in ssteps)
+        if nq < 1000:
+            raise Failure("steering plan: %d queue steps, expected one per queue of every NIC" % nq)
+        loop_ap = steer_loop(tree, ssteps, "after")
+        loop_rb = steer_loop(tree, ssteps, "before")
+        _, stx, dt = request(agent.base, "POST", "/v1/transactions", {"profile": STEER}, expect=(201,))
+        if stx["status"] != "applied":
+            raise Failure("steering apply: status %s" % stx["status"])
+        sap_ms = dt * 1e3
+        qstep = next(s for s in ssteps if s["kind"] == "xps_cpus")
+        qpath, _ = step_file(tree, qstep)
+        with open(qpath) as f:
+            if cpulist_bits(qstep["after"]) != int(f.read().strip().replace(",", ""), 16):
+                raise Failure("steering apply did not write %s" % qpath)
+        _, srb, _ = request(agent.base, "POST", "/v1/transactions/%d/rollback" % stx["id"], {}, expect=(201,))
+        if srb["status"] != "applied":
+            raise Failure("steering rollback: status %s" % srb["status"])
+        check_files(tree, files, "before", "after the steering rollback")
+        row("steering plan via API: %d steps (IRQs local, RPS local, XPS irq)" % len(ssteps), splan_ms, "ms",
+            note="%d queue steps" % nq)
+        row("steering apply via API", sap_ms, "ms", "Python loop: %d open+write+close" % len(ssteps), loop_ap,
+            "ms", "<= 2x loop", sap_ms <= 2 * loop_ap,
+            agent_note([stx.get("duration_ms")]) + "; the loop writing the old values: %.1f ms" % loop_rb)
+
         # 7 (measured before the RSS row, whose reference replays it). Health throughput.
         health = load(build, agent.port, "/v1/health", 8, seconds=tput_s, warmup=10)
 
@@ -415,8 +503,8 @@ def main():
         _, hist, _ = request(agent.base, "GET", "/v1/transactions?limit=500")
         txs = hist["transactions"]
         unsettled = [t["id"] for t in txs if t["status"] not in ("applied", "rolled_back")]
-        if len(txs) != 2 * rounds or unsettled:
-            raise Failure("history: %d transactions (expected %d), unsettled %s" % (len(txs), 2 * rounds, unsettled))
+        if len(txs) != 2 * rounds + 2 or unsettled:
+            raise Failure("history: %d transactions (expected %d), unsettled %s" % (len(txs), 2 * rounds + 2, unsettled))
         checks.append("history: %d transactions, all settled" % len(txs))
         ok = True
     except Failure as e:
@@ -448,7 +536,7 @@ def main():
     print_table(rows)
     for c in checks:
         print("check: " + c)
-    expected_rows = 7
+    expected_rows = 9
     if ok and len(rows) != expected_rows:
         print("FAILED: %d rows measured, expected %d" % (len(rows), expected_rows), file=sys.stderr)
         ok = False

@@ -114,6 +114,7 @@ typedef int (*nt_cli_cmd)(const char *cmd, const cli_opts *o, int nargs, char **
 int nt_cmd_topology(const char *cmd, const cli_opts *o, int nargs, char **args);
 int nt_cmd_diagnose(const char *cmd, const cli_opts *o, int nargs, char **args);
 int nt_cmd_irqs(const char *cmd, const cli_opts *o, int nargs, char **args);
+int nt_cmd_nics(const char *cmd, const cli_opts *o, int nargs, char **args);
 int nt_cmd_rates(const char *cmd, const cli_opts *o, int nargs, char **args);
 int nt_cmd_placement(const char *cmd, const cli_opts *o, int nargs, char **args);
 int nt_cmd_run(const char *cmd, const cli_opts *o, int nargs, char **args);

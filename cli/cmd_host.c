@@ -9,6 +9,7 @@
 #include "cli/escape.h"
 #include "cli/output.h"
 #include "diagnose/diagnose.h"
+#include "host/queues.h"
 #include "host/rates.h"
 #include "host/topology.h"
 #include "kernel/ctx.h"
@@ -506,6 +507,95 @@ int nt_cmd_placement(const char *cmd, const cli_opts *o, int nargs, char **args)
 	json_decref(doc);
 	/* Nothing to recommend is a failure a script must see. */
 	return known ? 0 : 1;
+}
+
+/* "-" for a member that is null or absent. */
+static const char *str_or_dash(const json_t *o, const char *key)
+{
+	const json_t *v = json_object_get(o, key);
+	static char num[32];
+	if (json_is_integer(v)) {
+		snprintf(num, sizeof(num), "%lld", (long long)json_integer_value(v));
+		return num;
+	}
+	const char *s = json_string_value(v);
+	return s ? (s[0] ? s : "(none)") : "-";
+}
+
+/* One table of queues (DIR "rx" or "tx"): each queue's IRQ, its CPUs and
+ * the one serving it, and the two members A and B under their titles. */
+static void queue_rows(const json_t *rows, const char *dir, const char *atitle, const char *a,
+		       const char *btitle, const char *b)
+{
+	size_t i;
+	json_t *e;
+	char updir[4] = { (char)(dir[0] - 32), (char)(dir[1] - 32), 0 };
+	printf("\n%-6s %6s %-14s %-10s %-14s %s\n", updir, "IRQ", "IRQ CPUS", "SERVED BY", atitle, btitle);
+	json_array_foreach(rows, i, e) {
+		char irq[16], cpus[64], eff[64], av[64];
+		snprintf(irq, sizeof(irq), "%s", str_or_dash(e, "irq"));
+		snprintf(cpus, sizeof(cpus), "%s", str_or_dash(e, "irq_cpus"));
+		snprintf(eff, sizeof(eff), "%s", str_or_dash(e, "effective_cpus"));
+		snprintf(av, sizeof(av), "%s", str_or_dash(e, a));
+		printf("%s-%-3zu %6s %-14s %-10s %-14s %s\n", dir, i, irq, cpus, eff, av, str_or_dash(e, b));
+	}
+}
+
+int nt_cmd_nics(const char *cmd, const cli_opts *o, int nargs, char **args)
+{
+	nt_topology *t = NULL;
+	nt_nic_queues q;
+	if (nargs != 1) {
+		fprintf(stderr, "nettune: nics wants one interface name\n");
+		return 2;
+	}
+	if (!nt_ifname_valid(args[0])) {
+		fprintf(stderr, "nettune: '%s' is not a valid interface name\n", args[0]);
+		return 2;
+	}
+	if (read_host(o, &t) < 0)
+		return 1;
+	const nt_nic *n = nt_topology_nic(t, args[0]);
+	if (!n) {
+		fprintf(stderr, "nettune: no NIC named '%s'\n", args[0]);
+		nt_topology_free(t);
+		return 2;
+	}
+	json_t *doc = nt_nic_to_json(t, n);
+	int r = nt_nic_queues_read(t, n, &q);
+	json_t *qs = r == 0 ? nt_nic_queues_json(t, &q) : NULL;
+	nt_nic_queues_free(&q);
+	if (doc) {
+		json_t *rss = nt_nic_rss_json(t, n);
+		json_object_set_new(doc, "queues", qs ? qs : json_null());
+		json_object_set_new(doc, "rss", rss ? rss : json_null());
+	}
+	if (!doc) {
+		fprintf(stderr, "nettune: out of memory\n");
+	} else if (o->json) {
+		print_json(doc);
+	} else {
+		printf("%s: driver %s, node %lld, local cpus %s\n", n->name, n->driver[0] ? n->driver : "-",
+		       (long long)n->numa_node, str_or_dash(doc, "local_cpus"));
+		if (r < 0)
+			printf("queues cannot be read: %s\n", nt_strerror(r));
+		queue_rows(json_object_get(qs, "rx"), "rx", "RPS CPUS", "rps_cpus", "RFS FLOWS", "rps_flow_cnt");
+		queue_rows(json_object_get(qs, "tx"), "tx", "XPS CPUS", "xps_cpus", "XPS RXQS", "xps_rxqs");
+		json_t *rss = json_object_get(doc, "rss");
+		if (json_is_object(rss)) {
+			char *w = json_dumps(json_object_get(rss, "weights"), JSON_COMPACT);
+			char *h = json_dumps(json_object_get(rss, "hash_fields"), JSON_COMPACT);
+			printf("\nRSS: indirection table of %lld, weights per RX queue %s, key %lld bytes, hash "
+			       "fields %s\n",
+			       (long long)json_integer_value(json_object_get(rss, "indir_size")), w ? w : "?",
+			       (long long)json_integer_value(json_object_get(rss, "key_size")), h ? h : "?");
+			free(w);
+			free(h);
+		}
+	}
+	json_decref(doc);
+	nt_topology_free(t);
+	return doc ? 0 : 1;
 }
 
 int nt_cli_bind_near(const cli_opts *o, const char *ifname, char *where, size_t wsize)

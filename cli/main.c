@@ -27,6 +27,9 @@ static const char usage[] =
 	"                                     queue, affinity, effective CPUs, their node (red: off\n"
 	"                                     the NIC's) and interrupts/s over N ms (default 250);\n"
 	"                                     --json the document of GET /v1/irqs (per-CPU counts)\n"
+	"  nics IFACE [--root DIR] [--json]   one NIC with its queues: each RX queue's IRQ, the CPUs\n"
+	"                                     it may run on and the one serving it, its RPS CPUs and\n"
+	"                                     RFS flows; each TX queue's XPS CPUs and RX queues\n"
 	"  rates [--root DIR] [--interval-ms N] [--json]\n"
 	"                                     interrupts per second per CPU and node over N ms (default\n"
 	"                                     1000), flagging those served off their NIC's node\n"
@@ -213,6 +216,7 @@ static const struct command {
 	{ "diagnose", nt_cmd_diagnose, false, HOST_OPTS " rtt-ms fix-profile", false },
 	{ "irqs", nt_cmd_irqs, false, HOST_OPTS " nic interval-ms", false },
 	{ "serve", nt_cmd_serve, false, "config check-config", true },
+	{ "nics", nt_cmd_nics, false, HOST_OPTS, false },
 	{ "rates", nt_cmd_rates, false, HOST_OPTS " interval-ms", false },
 	{ "run", nt_cmd_run, true, "root agent near cpus cpus-list", false },
 	{ "bench-run", nt_cmd_bench_run, true,

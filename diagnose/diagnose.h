@@ -13,10 +13,15 @@ typedef struct nt_diag_options {
 	 * once a raised ring stops the drops), a NIC not in it by its
 	 * counters since boot, and says which. */
 	const json_t *recent_drops;
+	/* Interface -> cpulist of CPUs kept for applications (a plan's
+	 * "reserved"), for rps-reserved-cpus; NULL: none known. Borrowed. */
+	const json_t *reserved;
 } nt_diag_options;
 
 /* Returns a new {"findings":[...], "rtt_ms":N, ...} object, never NULL on
- * success; NULL only when out of memory. Pure: reads only T. */
+ * success; NULL only when out of memory. Reads T, and for the steering
+ * findings the queue files of T's physical NICs (host/queues.h) through
+ * T's context. */
 json_t *nt_diagnose(const nt_topology *t, const nt_diag_options *opt);
 
 /* Add to DIAGNOSIS (nt_diagnose's document) a "drift" finding for each

@@ -10,6 +10,8 @@
  *   diagnose/rings.c           NIC queues: ring-below-max
  *   diagnose/bond.c            bond-hash-layer2
  *   diagnose/tcp.c             sysctls: tcp-buffers-small
+ *   diagnose/steering.c        RPS/XPS: rps-missing, xps-unset,
+ *                              xps-irq-mismatch, rps-reserved-cpus
  *   diagnose/fix_profile.c     nt_diagnose_fix_profile
  *   diagnose/drift_findings.c  nt_diagnose_add_drift */
 #ifndef NT_DIAGNOSE_INT_H
@@ -60,5 +62,7 @@ int diag_check_irqbalance(diag *d);
 int diag_check_rings(diag *d);
 int diag_check_bonds(diag *d);
 int diag_check_tcp_buffers(diag *d);
+/* RESERVED: interface -> cpulist kept for applications, or NULL. */
+int diag_check_steering(diag *d, const json_t *reserved);
 
 #endif

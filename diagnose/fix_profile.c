@@ -27,9 +27,9 @@ static int merge_entries(json_t *out, const json_t *fix, const char *key)
 
 json_t *nt_diagnose_fix_profile(const json_t *diagnosis, const char *name)
 {
-	json_t *p = json_pack("{s:s, s:s, s:[], s:[], s:[], s:{}}", "name", name, "description",
+	json_t *p = json_pack("{s:s, s:s, s:[], s:[], s:[], s:[], s:[], s:{}}", "name", name, "description",
 			      "fixes for the findings of nettune diagnose", "irq_affinity", "rings", "bonds",
-			      "sysctl");
+			      "rps", "xps", "sysctl");
 	size_t i;
 	json_t *f;
 
@@ -40,7 +40,8 @@ json_t *nt_diagnose_fix_profile(const json_t *diagnosis, const char *name)
 		if (!json_is_object(fix))
 			continue;
 		if (merge_entries(p, fix, "irq_affinity") < 0 || merge_entries(p, fix, "rings") < 0 ||
-		    merge_entries(p, fix, "bonds") < 0)
+		    merge_entries(p, fix, "bonds") < 0 || merge_entries(p, fix, "rps") < 0 ||
+		    merge_entries(p, fix, "xps") < 0)
 			goto fail;
 		json_t *sys = json_object_get(fix, "sysctl");
 		if (json_is_object(sys) && json_object_update_missing(json_object_get(p, "sysctl"), sys) < 0)
@@ -50,8 +51,8 @@ json_t *nt_diagnose_fix_profile(const json_t *diagnosis, const char *name)
 			json_object_set(p, "irqbalance", ib);
 	}
 	/* A profile lists only what it changes. */
-	static const char *const keys[] = { "irq_affinity", "rings", "bonds" };
-	for (size_t k = 0; k < 3; k++)
+	static const char *const keys[] = { "irq_affinity", "rings", "bonds", "rps", "xps" };
+	for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
 		if (json_array_size(json_object_get(p, keys[k])) == 0)
 			json_object_del(p, keys[k]);
 	if (json_object_size(json_object_get(p, "sysctl")) == 0)

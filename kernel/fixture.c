@@ -273,6 +273,21 @@ static int write_attrf(const nt_ctx *ctx, const char *value, const char *fmt, ..
 	return nt_fixture_write_attr(ctx, value, rel);
 }
 
+/* ---- RPS ---- */
+
+int nt_fixture_rps_housekeeping(const nt_ctx *ctx, nt_cpuset *set)
+{
+	char buf[4096];
+	nt_cpuset isolated;
+	if (nt_cpuset_empty(set))
+		return 0;
+	if (nt_read_str(ctx, buf, sizeof(buf), "/sys/devices/system/cpu/isolated") < 0 ||
+	    nt_cpulist_parse(buf, &isolated) < 0)
+		return 0; /* no isolated CPUs: every CPU does housekeeping */
+	nt_cpuset_andnot(set, set, &isolated);
+	return nt_cpuset_empty(set) ? -EINVAL : 0;
+}
+
 /* ---- IRQ affinity ---- */
 
 /* One of an IRQ's files, opened by NAME in its directory DFD for reading

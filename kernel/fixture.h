@@ -12,6 +12,7 @@
 
 #include "kernel/ctx.h"
 #include "kernel/ethtool_group.h"
+#include "base/cpuset.h"
 
 #include <stdarg.h>
 
@@ -47,5 +48,11 @@ int nt_fixture_irq_set_affinity(const nt_ctx *ctx, int irq, const char *cpulist,
  * a value an enumerated option does not have, or -errno. */
 int nt_fixture_bond_set(const nt_ctx *ctx, const char *bond, const char *option,
 			const char *value);
+
+/* What the kernel keeps of an rps_cpus write SET: its housekeeping CPUs,
+ * those not listed in ROOT/sys/devices/system/cpu/isolated (the kernel
+ * ANDs the mask with them, net/core/net-sysfs.c). Returns 0, or -EINVAL
+ * for a non-empty set that is left empty, as the kernel refuses it. */
+int nt_fixture_rps_housekeeping(const nt_ctx *ctx, nt_cpuset *set);
 
 #endif

@@ -15,7 +15,10 @@
 	X(channels)           \
 	X(coalesce)           \
 	X(bond)               \
-	X(sysctl)
+	X(sysctl)             \
+	X(rps)                \
+	X(rfs)                \
+	X(xps)
 
 #define DECLARE(m) extern const nt_setting_module nt_module_##m;
 NT_SETTING_MODULES(DECLARE)

@@ -180,6 +180,14 @@ static int desire_slot(const nt_section_plan *p, const nt_setting_kind *k, const
 	return slot;
 }
 
+const nt_desired *nt_desire_get(const nt_section_plan *p, const nt_setting_kind *k, const char *target)
+{
+	if (!p->index)
+		return NULL;
+	int slot = desire_slot(p, k, target);
+	return p->index[slot] ? &p->v[p->index[slot] - 1] : NULL;
+}
+
 /* Room in the index for one more entry, kept at most half full. */
 static int desire_index_reserve(nt_section_plan *p)
 {

@@ -45,6 +45,10 @@ void nt_sc_cpulist(nt_section_check *c, const char *list, const char *path, bool
  * 0 or -ENOMEM. */
 int nt_desire_put(nt_section_plan *p, const nt_setting_kind *k, const char *target,
 		  const char *iface, const nt_value *v, const char *path);
+/* The value desired so far for (K, TARGET), or NULL: through P's index,
+ * for sections of pass 1 that follow what pass 0 desired (XPS follows the
+ * IRQ CPUs a profile places). */
+const nt_desired *nt_desire_get(const nt_section_plan *p, const nt_setting_kind *k, const char *target);
 /* Free P's index (once the desired values are complete, or reordered). */
 void nt_desire_index_free(nt_section_plan *p);
 /* Append a warning to P->warnings. */

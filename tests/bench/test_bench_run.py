@@ -80,7 +80,7 @@ with tempfile.TemporaryDirectory(prefix="nt-bench-test-") as tmp:
 
 check(res["ok"] is True, "the run reports ok")
 rows = res["rows"]
-check(len(rows) == 7, "7 rows (got %d)" % len(rows))
+check(len(rows) == 9, "9 rows (got %d)" % len(rows))
 for r in rows:
     v = r["value"]
     check(isinstance(v, (int, float)) and v > 0, "%s: measured (%r %s)" % (r["work"], v, r["unit"]))
@@ -109,6 +109,9 @@ check("floor: a bare C loop" in lstopo[0]["note"], "the topology row's note give
 apply = [r for r in rows if r["work"].startswith("apply via API")]
 check(len(apply) == 1 and "IRQs local + 3 sysctls" in apply[0]["work"],
       "the apply row is the every-NIC-IRQ, 3-sysctl transaction")
+steer = [r for r in rows if r["work"].startswith("steering apply")]
+check(len(steer) == 1 and steer[0]["reference"].startswith("Python loop"),
+      "the steering apply row has the bare loop as its reference")
 check(any(c.startswith("apply changed and rollback restored") for c in res["checks"]),
       "the apply changed the tree's files and the rollback put them back")
 check(any("no process left" in c for c in res["checks"]), "run.py found no process left")

@@ -185,10 +185,29 @@ static void test_x460(void)
 			  json_is_boolean(local) ? (json_is_true(local) ? "true" : "false") : "non-bool",
 			  i < 2 ? "true" : "false");
 
-		/* The single-NIC route serves the same object as the list. */
+		/* The single-NIC route serves the same object as the list, and
+		 * its queues: tg3's one queue is served by its one IRQ. */
 		snprintf(path, sizeof(path), "/v1/nics/%s", name);
 		json_t *one = get_json(&a, path);
+		json_t *queues = one ? json_incref(json_object_get(one, "queues")) : NULL;
+		if (one) {
+			json_object_del(one, "queues");
+			/* tg3's fixture has no RSS to report. */
+			CHECK(json_is_null(json_object_get(one, "rss")));
+			json_object_del(one, "rss");
+		}
 		CHECK_MSG(one && json_equal(one, nic), "GET %s differs from its /v1/nics entry", path);
+		CHECK_MSG(!json_object_get(nic, "queues"), "/v1/nics lists %s's queues", name);
+		json_t *rx0 = json_array_get(json_object_get(queues, "rx"), 0);
+		CHECK_INT(json_array_size(json_object_get(queues, "rx")), 1);
+		CHECK_INT(json_integer_value(json_object_get(rx0, "irq")), irq);
+		CHECK_STR(json_string_value(json_object_get(rx0, "irq_cpus")), "0-15");
+		CHECK_STR(json_string_value(json_object_get(rx0, "rps_cpus")), "");
+		CHECK_INT(json_integer_value(json_object_get(rx0, "rps_flow_cnt")), 0);
+		json_t *tx0 = json_array_get(json_object_get(queues, "tx"), 0);
+		CHECK_STR(json_string_value(json_object_get(tx0, "xps_cpus")), "");
+		CHECK_STR(json_string_value(json_object_get(tx0, "xps_rxqs")), "");
+		json_decref(queues);
 		json_decref(one);
 
 		/* /v1/irqs lists the same IRQ with its owner and per-CPU counts. */
@@ -265,6 +284,13 @@ static void test_epyc(void)
 		CHECK_INT(json_integer_value(json_object_get(rings, "rx_max")), 8192);
 		CHECK_INT(json_integer_value(json_object_get(enos0, "numa_node")), 0);
 		CHECK_STR(json_string_value(json_object_get(enos0, "master")), "bond0");
+		/* Each RX queue with the IRQ that names it and the CPU serving it. */
+		json_t *rx = json_object_get(json_object_get(enos0, "queues"), "rx");
+		CHECK_MSG(json_array_size(rx) > 4, "enos0 has %zu RX queues", json_array_size(rx));
+		json_t *rx1 = json_array_get(rx, 1);
+		CHECK_INT(json_integer_value(json_object_get(rx1, "queue")), 1);
+		CHECK_INT(json_integer_value(json_object_get(rx1, "irq")), 102);
+		CHECK_STR(json_string_value(json_object_get(rx1, "effective_cpus")), "3");
 		json_decref(enos0);
 	}
 	json_t *enos2 = get_json(&a, "/v1/nics/enos2");

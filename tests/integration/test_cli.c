@@ -704,7 +704,23 @@ static void test_placement(const char *dir, const char *root)
 static void test_without_agent(void)
 {
 	/* Nothing listens on port 1. */
-	run c = CLI("history", "--agent", "http://127.0.0.1:1");
+	/* nics IF reads the host itself: a queue table of one NIC. */
+	const char *fx = EPYC;
+	run c = CLI("nics", "enos0", "--root", fx);
+	CHECK_INT(c.code, 0);
+	CHECK_HAS(c.out, "RX        IRQ IRQ CPUS       SERVED BY  RPS CPUS       RFS FLOWS");
+	CHECK_HAS(c.out, "rx-1      102 3              3          (none)         0");
+	CHECK_HAS(c.out, "XPS RXQS");
+	run_free(&c);
+	c = CLI("nics", "enos0", "--root", fx, "--json");
+	CHECK_INT(c.code, 0);
+	CHECK_HAS(c.out, "\"rps_flow_cnt\": 0");
+	run_free(&c);
+	c = CLI("nics", "nosuch0", "--root", fx);
+	CHECK_INT(c.code, 2);
+	CHECK_HAS(c.err, "no NIC named 'nosuch0'");
+	run_free(&c);
+	c = CLI("history", "--agent", "http://127.0.0.1:1");
 	CHECK_INT(c.code, 3);
 	CHECK_HAS(c.err, "cannot reach the agent at http://127.0.0.1:1");
 	CHECK_HAS(c.err, "nettune serve");

@@ -137,6 +137,11 @@ static const struct {
 	{ "coalesce", NT_SETTING_EVENT(NT_EVENT_ETHTOOL) },
 	{ "bond", NT_SETTING_EVENT(NT_EVENT_LINK) }, /* NETDEV_CHANGEINFODATA */
 	{ "sysctl", 0 }, /* no event for sysctls */
+	/* No event for a queue's files, but a channels change rebuilds them. */
+	{ "rps_cpus", NT_SETTING_EVENT(NT_EVENT_ETHTOOL) },
+	{ "rps_flow_cnt", NT_SETTING_EVENT(NT_EVENT_ETHTOOL) },
+	{ "xps_cpus", NT_SETTING_EVENT(NT_EVENT_ETHTOOL) },
+	{ "xps_rxqs", NT_SETTING_EVENT(NT_EVENT_ETHTOOL) },
 };
 #define NKIND_EVENTS ((int)(sizeof(kind_events) / sizeof(kind_events[0])))
 

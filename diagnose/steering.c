@@ -1,0 +1,157 @@
+/* Packet steering findings (RPS, XPS), from each NIC's queue files:
+ *   rps-missing        fewer RX queues than the node has usable CPUs, and
+ *                      no RPS: the receive work stays on the CPUs that take
+ *                      the few interrupts (a warning for one queue and
+ *                      4 CPUs or more: tg3, virtio; information else);
+ *   xps-unset          a multi-queue NIC with no XPS: a flow may send on a
+ *                      queue whose completions interrupt another CPU;
+ *   xps-irq-mismatch   XPS CPUs that are not the CPUs serving the TX
+ *                      queue's IRQ;
+ *   rps-reserved-cpus  rps_cpus covering CPUs reserved for applications
+ *                      (nt_diag_options.reserved).
+ * The queue files are read here for the physical NICs only (two files a
+ * queue), not by the host read. */
+#include "diagnose/diagnose_int.h"
+#include "host/queues.h"
+#include "placement/irq.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+static json_t *list_json(const nt_cpuset *s)
+{
+	return nt_cpuset_json(s);
+}
+
+static int check_rps_missing(diag *d, const nt_nic *nic, const nt_nic_queues *q)
+{
+	nt_cpuset local;
+	if (!nt_nic_local_cpus(d->t, nic, &local) || q->nrx == 0)
+		return 0;
+	int usable = nt_cpuset_count(&local);
+	if (q->nrx >= usable)
+		return 0;
+	for (int i = 0; i < q->nrx; i++)
+		if (q->rx[i].rps_err < 0 || !nt_cpuset_empty(&q->rx[i].rps_cpus))
+			return 0;
+	json_t *ev = json_pack("{s:i, s:i, s:o}", "rx_queues", q->nrx, "node_cpus", usable, "local_cpus",
+			       list_json(&local));
+	json_t *fix = json_pack("{s:[{s:s, s:s}]}", "rps", "interface", nic->name, "policy", "local");
+	if (!ev || !fix) {
+		json_decref(ev);
+		json_decref(fix);
+		return -ENOMEM;
+	}
+	/* One queue on a node of 4 CPUs or more: all its receive work on one
+	 * of them. Several queues spread it already, if thinly; on 2 or 3
+	 * CPUs RPS's cross-CPU wakeups cost about what they save. */
+	int sev = q->nrx == 1 && usable >= 4 ? SEV_WARNING : SEV_INFO;
+	return diag_add_finding(d, "rps-missing", sev, nic->name, ev, fix,
+				"%s has %d RX queue%s for %d usable CPUs of its node and no RPS: its receive "
+				"work stays on the CPU%s taking its interrupt%s; RPS spreads it over the node.",
+				nic->name, q->nrx, q->nrx == 1 ? "" : "s", usable, q->nrx == 1 ? "" : "s",
+				q->nrx == 1 ? "" : "s");
+}
+
+static int check_xps(diag *d, const nt_nic *nic, const nt_nic_queues *q)
+{
+	if (q->ntx < 2)
+		return 0;
+	bool any = false, readable = false;
+	json_t *off = json_array();
+	if (!off)
+		return -ENOMEM;
+	for (int i = 0; i < q->ntx; i++) {
+		const nt_txq *x = &q->tx[i];
+		if (x->xps_err == 0)
+			readable = true;
+		if ((x->xps_err == 0 && !nt_cpuset_empty(&x->xps_cpus)) ||
+		    (x->rxqs_err == 0 && !nt_cpuset_empty(&x->xps_rxqs)))
+			any = true;
+		if (x->xps_err < 0 || nt_cpuset_empty(&x->xps_cpus) || x->irq < 0)
+			continue;
+		const nt_irq *irq = &d->t->irqs[x->irq];
+		if (!irq->has_affinity || nt_cpuset_equal(&irq->affinity, &x->xps_cpus))
+			continue;
+		json_array_append_new(off, json_pack("{s:i, s:o, s:i, s:o}", "queue", i, "xps_cpus",
+						     list_json(&x->xps_cpus), "irq", irq->irq, "irq_cpus",
+						     list_json(&irq->affinity)));
+	}
+	int r = 0;
+	json_t *fix = json_pack("{s:[{s:s, s:s}]}", "xps", "interface", nic->name, "policy", "irq");
+	if (!fix) {
+		json_decref(off);
+		return -ENOMEM;
+	}
+	if (readable && !any) {
+		json_decref(off);
+		r = diag_add_finding(d, "xps-unset", SEV_INFO, nic->name, json_pack("{s:i}", "tx_queues", q->ntx),
+				     fix,
+				     "%s has %d TX queues and no XPS: a flow may send on a queue whose "
+				     "completions interrupt another CPU than the sender.",
+				     nic->name, q->ntx);
+	} else if (json_array_size(off) > 0) {
+		size_t n = json_array_size(off);
+		r = diag_add_finding(d, "xps-irq-mismatch", SEV_WARNING, nic->name, json_pack("{s:o}", "queues", off),
+				     fix,
+				     "%s: XPS of %zu TX queue%s names other CPUs than those serving the queue's "
+				     "IRQ, so its transmit completions interrupt CPUs that did not send.",
+				     nic->name, n, n == 1 ? "" : "s");
+	} else {
+		json_decref(off);
+		json_decref(fix);
+	}
+	return r;
+}
+
+static int check_rps_reserved(diag *d, const nt_nic *nic, const nt_nic_queues *q, const json_t *reserved)
+{
+	const char *list = json_string_value(json_object_get(reserved, nic->name));
+	nt_cpuset res, all, hit, keep;
+	if (!list || nt_cpulist_parse(list, &res) < 0 || nt_cpuset_empty(&res))
+		return 0;
+	nt_cpuset_zero(&all);
+	for (int i = 0; i < q->nrx; i++)
+		if (q->rx[i].rps_err == 0)
+			nt_cpuset_or(&all, &all, &q->rx[i].rps_cpus);
+	nt_cpuset_and(&hit, &all, &res);
+	if (nt_cpuset_empty(&hit))
+		return 0;
+	nt_cpuset_andnot(&keep, &all, &res);
+	json_t *ev = json_pack("{s:o, s:o, s:o}", "rps_cpus", list_json(&all), "reserved", list_json(&res),
+			       "overlap", list_json(&hit));
+	json_t *fix = nt_cpuset_empty(&keep) ?
+			      json_pack("{s:[{s:s, s:s}]}", "rps", "interface", nic->name, "policy", "local") :
+			      json_pack("{s:[{s:s, s:o}]}", "rps", "interface", nic->name, "cpus", list_json(&keep));
+	if (!ev || !fix) {
+		json_decref(ev);
+		json_decref(fix);
+		return -ENOMEM;
+	}
+	char cl[256];
+	nt_cpulist_format(&hit, cl, sizeof(cl));
+	return diag_add_finding(d, "rps-reserved-cpus", SEV_WARNING, nic->name, ev, fix,
+				"%s sends receive work by RPS to CPU %s, reserved for applications.", nic->name, cl);
+}
+
+int diag_check_steering(diag *d, const json_t *reserved)
+{
+	for (int i = 0; i < d->t->nnics; i++) {
+		const nt_nic *nic = &d->t->nics[i];
+		nt_nic_queues q;
+		if (!diag_nic_is_physical(nic))
+			continue;
+		int r = nt_nic_queues_read(d->t, nic, &q);
+		if (r == 0)
+			r = check_rps_missing(d, nic, &q);
+		if (r == 0)
+			r = check_xps(d, nic, &q);
+		if (r == 0 && reserved)
+			r = check_rps_reserved(d, nic, &q, reserved);
+		nt_nic_queues_free(&q);
+		if (r == -ENOMEM)
+			return r;
+	}
+	return 0;
+}

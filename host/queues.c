@@ -1,0 +1,156 @@
+/* A NIC's queues: see host/queues.h. */
+#include "host/queues.h"
+#include "kernel/queues.h"
+#include "kernel/rss.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+void nt_nic_queues_free(nt_nic_queues *q)
+{
+	if (!q)
+		return;
+	free(q->rx);
+	free(q->tx);
+	memset(q, 0, sizeof(*q));
+}
+
+static bool has_word(const char *name, const char *const *words)
+{
+	for (int i = 0; words[i]; i++)
+		if (strcasestr(name, words[i]))
+			return true;
+	return false;
+}
+
+int nt_nic_queue_irq(const nt_topology *t, const nt_nic *n, int queue, bool tx)
+{
+	static const char *const both[] = { "txrx", "comp", NULL };
+	static const char *const rxw[] = { "rx", "input", NULL };
+	static const char *const txw[] = { "tx", "output", NULL };
+	int best = -1, best_score = -1;
+	for (int i = 0; i < n->nirqs; i++) {
+		const nt_irq *q = &t->irqs[n->irqs[i]];
+		if (q->queue != queue)
+			continue;
+		int score = has_word(q->name, both) ? 3 : has_word(q->name, tx ? txw : rxw) ? 2 :
+			    has_word(q->name, tx ? rxw : txw) ? 0 : 1;
+		if (score > best_score) {
+			best = n->irqs[i];
+			best_score = score;
+		}
+	}
+	/* A single-queue NIC with one IRQ named for the device alone (tg3's
+	 * "eth0"): that IRQ serves queue 0 both ways. */
+	if (best < 0 && queue == 0 && n->nirqs == 1 && t->irqs[n->irqs[0]].queue < 0)
+		best = n->irqs[0];
+	return best;
+}
+
+int nt_nic_queues_read(const nt_topology *t, const nt_nic *n, nt_nic_queues *out)
+{
+	char q[16];
+	memset(out, 0, sizeof(*out));
+	int nrx, ntx;
+	int r = nt_queues_count(&t->ctx, n->name, &nrx, &ntx);
+	if (r < 0)
+		return r;
+	out->rx = calloc((size_t)nrx + 1, sizeof(*out->rx));
+	out->tx = calloc((size_t)ntx + 1, sizeof(*out->tx));
+	if (!out->rx || !out->tx)
+		return -ENOMEM;
+	out->nrx = nrx;
+	out->ntx = ntx;
+	for (int i = 0; i < nrx; i++) {
+		nt_rxq *x = &out->rx[i];
+		snprintf(q, sizeof(q), "rx-%d", i);
+		x->queue = i;
+		x->irq = nt_nic_queue_irq(t, n, i, false);
+		x->rps_err = nt_queue_read_mask(&t->ctx, n->name, q, "rps_cpus", &x->rps_cpus, NULL);
+		x->flow_err = nt_queue_read_long(&t->ctx, n->name, q, "rps_flow_cnt", &x->rps_flow_cnt);
+	}
+	for (int i = 0; i < ntx; i++) {
+		nt_txq *x = &out->tx[i];
+		snprintf(q, sizeof(q), "tx-%d", i);
+		x->queue = i;
+		x->irq = nt_nic_queue_irq(t, n, i, true);
+		x->xps_err = nt_queue_read_mask(&t->ctx, n->name, q, "xps_cpus", &x->xps_cpus, NULL);
+		x->rxqs_err = nt_queue_read_mask(&t->ctx, n->name, q, "xps_rxqs", &x->xps_rxqs, NULL);
+	}
+	return 0;
+}
+
+static json_t *set_or_null(int err, const nt_cpuset *s)
+{
+	return err < 0 ? json_null() : nt_cpuset_json(s);
+}
+
+/* "irq", "irq_cpus" and "effective_cpus" of the IRQ at index IDX. */
+static void irq_members(const nt_topology *t, int idx, json_t *o)
+{
+	const nt_irq *q = idx >= 0 ? &t->irqs[idx] : NULL;
+	json_object_set_new(o, "irq", q ? json_integer(q->irq) : json_null());
+	json_object_set_new(o, "irq_cpus", q && q->has_affinity ? nt_cpuset_json(&q->affinity) : json_null());
+	json_object_set_new(o, "effective_cpus",
+			    q && q->has_effective ? nt_cpuset_json(&q->effective) : json_null());
+}
+
+json_t *nt_nic_queues_json(const nt_topology *t, const nt_nic_queues *q)
+{
+	json_t *rx = json_array(), *tx = json_array();
+	json_t *o = json_pack("{s:o,s:o}", "rx", rx, "tx", tx);
+	if (!o)
+		return NULL;
+	for (int i = 0; i < q->nrx; i++) {
+		const nt_rxq *x = &q->rx[i];
+		json_t *e = json_pack("{s:i}", "queue", x->queue);
+		if (!e)
+			goto fail;
+		irq_members(t, x->irq, e);
+		json_object_set_new(e, "rps_cpus", set_or_null(x->rps_err, &x->rps_cpus));
+		json_object_set_new(e, "rps_flow_cnt",
+				    x->flow_err < 0 ? json_null() : json_integer(x->rps_flow_cnt));
+		json_array_append_new(rx, e);
+	}
+	for (int i = 0; i < q->ntx; i++) {
+		const nt_txq *x = &q->tx[i];
+		json_t *e = json_pack("{s:i}", "queue", x->queue);
+		if (!e)
+			goto fail;
+		irq_members(t, x->irq, e);
+		json_object_set_new(e, "xps_cpus", set_or_null(x->xps_err, &x->xps_cpus));
+		json_object_set_new(e, "xps_rxqs", set_or_null(x->rxqs_err, &x->xps_rxqs));
+		json_array_append_new(tx, e);
+	}
+	return o;
+fail:
+	json_decref(o);
+	return NULL;
+}
+
+json_t *nt_nic_rss_json(const nt_topology *t, const nt_nic *n)
+{
+	nt_rss rss;
+	if (nt_rss_read(&t->ctx, n->name, &rss) < 0)
+		return json_null();
+	json_t *weights = json_array(), *fields = json_object();
+	json_t *o = json_pack("{s:I, s:I, s:i, s:o, s:o}", "indir_size", (json_int_t)rss.indir_size, "key_size",
+			      (json_int_t)rss.key_size, "hfunc", rss.hfunc, "weights", weights, "hash_fields", fields);
+	uint32_t top = 0;
+	for (uint32_t i = 0; i < rss.indir_size; i++)
+		if (rss.indir[i] + 1 > top && rss.indir[i] < NT_QUEUES_MAX)
+			top = rss.indir[i] + 1;
+	for (uint32_t q = 0; o && q < top; q++) {
+		json_int_t c = 0;
+		for (uint32_t i = 0; i < rss.indir_size; i++)
+			c += rss.indir[i] == q;
+		json_array_append_new(weights, json_integer(c));
+	}
+	for (int f = 0; o && f < NT_RSS_FLOWS; f++)
+		if (rss.fields[f][0])
+			json_object_set_new(fields, nt_rss_flow_names[f], json_string(rss.fields[f]));
+	nt_rss_free(&rss);
+	return o;
+}

@@ -1,0 +1,155 @@
+/* A NIC's RSS state, read only: see kernel/rss.h. */
+#include "kernel/rss.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <linux/ethtool.h>
+#include <linux/sockios.h>
+#include <net/if.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+const char *const nt_rss_flow_names[NT_RSS_FLOWS] = { "tcp4", "udp4", "tcp6", "udp6" };
+static const uint32_t flow_types[NT_RSS_FLOWS] = { TCP_V4_FLOW, UDP_V4_FLOW, TCP_V6_FLOW, UDP_V6_FLOW };
+
+/* ethtool's letters for the RXH_* bits (ethtool.c, print_rss_hash). */
+static const struct {
+	char c;
+	uint64_t bit;
+} letters[] = {
+	{ 'm', RXH_L2DA }, { 'v', RXH_VLAN }, { 't', RXH_L3_PROTO }, { 's', RXH_IP_SRC },
+	{ 'd', RXH_IP_DST }, { 'f', RXH_L4_B_0_1 }, { 'n', RXH_L4_B_2_3 }, { 'r', RXH_DISCARD },
+};
+#define NLETTERS (sizeof(letters) / sizeof(letters[0]))
+
+void nt_rss_fields_format(uint64_t data, char *out, size_t size)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < NLETTERS && n + 1 < size; i++)
+		if (data & letters[i].bit)
+			out[n++] = letters[i].c;
+	if (size)
+		out[n < size ? n : size - 1] = '\0';
+}
+
+int nt_rss_fields_parse(const char *text, uint64_t *out)
+{
+	*out = 0;
+	for (const char *p = text; p && *p; p++) {
+		size_t i = 0;
+		while (i < NLETTERS && letters[i].c != *p)
+			i++;
+		if (i == NLETTERS || (*out & letters[i].bit))
+			return NT_EPARSE;
+		*out |= letters[i].bit;
+	}
+	return text ? 0 : NT_EPARSE;
+}
+
+void nt_rss_free(nt_rss *r)
+{
+	if (r) {
+		free(r->indir);
+		memset(r, 0, sizeof(*r));
+	}
+}
+
+static int fixture_read(const nt_ctx *ctx, const char *ifname, nt_rss *out)
+{
+	char *buf = NULL;
+	int r = nt_read_all(ctx, &buf, "/ethtool/%s.json", ifname);
+	if (r < 0)
+		return r == -ENOENT ? -EOPNOTSUPP : r;
+	json_t *root = json_loads(buf, 0, NULL);
+	free(buf);
+	json_t *rss = json_object_get(root, "rss"), *indir = json_object_get(rss, "indir");
+	r = -EOPNOTSUPP;
+	if (!rss)
+		goto out;
+	r = NT_EPARSE;
+	if (!json_is_object(rss) || (indir && !json_is_array(indir)))
+		goto out;
+	out->indir_size = (uint32_t)json_array_size(indir);
+	out->key_size = (uint32_t)json_integer_value(json_object_get(rss, "key_size"));
+	out->hfunc = (uint8_t)json_integer_value(json_object_get(rss, "hfunc"));
+	out->indir = calloc(out->indir_size + 1, sizeof(uint32_t));
+	if (!out->indir) {
+		r = -ENOMEM;
+		goto out;
+	}
+	for (uint32_t i = 0; i < out->indir_size; i++)
+		out->indir[i] = (uint32_t)json_integer_value(json_array_get(indir, i));
+	for (int f = 0; f < NT_RSS_FLOWS; f++) {
+		const char *t = json_string_value(json_object_get(json_object_get(rss, "hash_fields"),
+								  nt_rss_flow_names[f]));
+		uint64_t bits;
+		if (t && nt_rss_fields_parse(t, &bits) == 0)
+			nt_rss_fields_format(bits, out->fields[f], sizeof(out->fields[f]));
+	}
+	r = 0;
+out:
+	json_decref(root);
+	return r;
+}
+
+static int ioc(int fd, const char *ifname, void *data)
+{
+	struct ifreq ifr;
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	ifr.ifr_data = data;
+	return ioctl(fd, SIOCETHTOOL, &ifr) < 0 ? -errno : 0;
+}
+
+int nt_rss_read(const nt_ctx *ctx, const char *ifname, nt_rss *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (!nt_ifname_valid(ifname))
+		return NT_EINVALID;
+	if (!ctx->live)
+		return fixture_read(ctx, ifname, out);
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	/* First the sizes, then the table (ethtool's do_grxfh does the same). */
+	struct ethtool_rxfh head = { .cmd = ETHTOOL_GRSSH };
+	struct ethtool_rxfh *full = NULL;
+	int r = ioc(fd, ifname, &head);
+	if (r < 0)
+		goto out;
+	if (head.indir_size > 65536 || head.key_size > 1024) {
+		r = -E2BIG;
+		goto out;
+	}
+	size_t len = sizeof(*full) + head.indir_size * sizeof(uint32_t) + head.key_size;
+	full = calloc(1, len);
+	out->indir = calloc(head.indir_size + 1, sizeof(uint32_t));
+	if (!full || !out->indir) {
+		r = -ENOMEM;
+		goto out;
+	}
+	full->cmd = ETHTOOL_GRSSH;
+	full->indir_size = head.indir_size;
+	full->key_size = head.key_size;
+	if ((r = ioc(fd, ifname, full)) < 0)
+		goto out;
+	out->indir_size = full->indir_size;
+	out->key_size = full->key_size;
+	out->hfunc = full->hfunc;
+	memcpy(out->indir, full->rss_config, out->indir_size * sizeof(uint32_t));
+	for (int f = 0; f < NT_RSS_FLOWS; f++) {
+		struct ethtool_rxnfc nfc = { .cmd = ETHTOOL_GRXFH, .flow_type = flow_types[f] };
+		if (ioc(fd, ifname, &nfc) == 0)
+			nt_rss_fields_format(nfc.data, out->fields[f], sizeof(out->fields[f]));
+	}
+out:
+	free(full);
+	close(fd);
+	if (r < 0)
+		nt_rss_free(out);
+	return r;
+}
