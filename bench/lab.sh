@@ -14,7 +14,9 @@
 # The lab's knobs are
 # passed on, with these defaults here:
 #   NETTUNE_LAB_ACCEL=auto       KVM when the guest runs under it, else TCG
-#                                (about 10x slower: only the ratios mean much)
+#                                (about 10x slower: only the ratios mean much);
+#                                a qemu that stalls or exits under KVM before
+#                                /init is booted again with TCG, saying why
 #   NETTUNE_LAB_MQ="8 32"        8 NICs of 32 queue pairs: 8 x 65 = 520 IRQs
 #                                on nodes 1 and 3, 2 CPUs each
 #   NETTUNE_LAB_INTREMAP=1       interrupt remapping, as servers have: the
