@@ -11,11 +11,12 @@ version_added: 0.1.0
 description:
   - C(state=present) plans the profile on the agent (C(POST /v1/plan)). When the plan has no
     steps the host is already tuned and nothing is sent (C(changed=false)); otherwise that
-    very plan is applied, by its id, as one journalled transaction (C(POST /v1/transactions
-    {"plan_id"})): the steps applied are the ones the task showed (C(--diff)), and if a target
-    moved in between nothing is applied and the task fails with the agent's C(plan-moved)
-    answer naming the targets. An agent older than plan ids is sent the profile instead.
-  - The transaction's answer is asked for without its steps (C(?steps=failed)): it carries
+    very plan is applied, by its id, as one journalled transaction (C(POST /v1/transactions)
+    with C(plan_id)). The steps applied are the ones the task showed (C(--diff)), and if a
+    target moved in between nothing is applied and the task fails with the agent's
+    C(plan-moved) answer naming the targets. An agent older than plan ids is sent the profile
+    instead.
+  - The transaction's answer is asked for without its steps (C(?steps=failed)) and carries
     C(nsteps), C(step_counts) and any failed step; I(steps) are the plan's.
   - In check mode only the plan is asked for; C(changed) says whether it has steps, and
     nothing on the host is touched.
