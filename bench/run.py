@@ -536,16 +536,22 @@ def print_goals(goals):
         return
     print()
     print("goals, each beside its floor from this run (reported, never enforced):")
-    head = ("goal", "value", "floor", "floor value", "ratio", "want", "met")
-    lines = [(g["goal"], fmt(g["value"], g["unit"]), g["floor"],
-              fmt(g["floor_value"], "req/s" if g["unit"] == "req/s" else "ms"),
-              "%.2fx" % g["ratio"] if g["ratio"] else "-", g["want"], "yes" if g["met"] else "no") for g in goals]
+    print_columns(("goal", "value", "floor", "floor value", "ratio", "want", "met"),
+                  [(g["goal"], fmt(g["value"], g["unit"]), g["floor"],
+                    fmt(g["floor_value"], "req/s" if g["unit"] == "req/s" else "ms"),
+                    "%.2fx" % g["ratio"] if g["ratio"] else "-", g["want"], "yes" if g["met"] else "no")
+                   for g in goals],
+                  [(g["goal"], g["note"]) for g in goals])
+
+
+def print_columns(head, lines, notes):
+    """HEAD and LINES as aligned columns, then each (name, note) with a note."""
     widths = [max(len(str(x[i])) for x in lines + [head]) for i in range(len(head))]
     for line in [head, tuple("-" * w for w in widths)] + lines:
         print("  ".join(str(c).ljust(w) for c, w in zip(line, widths)).rstrip())
-    for g in goals:
-        if g["note"]:
-            print("  %s: %s" % (g["goal"], g["note"]))
+    for name, note in notes:
+        if note:
+            print("  %s: %s" % (name, note))
 
 
 def print_table(rows):
@@ -560,12 +566,7 @@ def print_table(rows):
         lines.append((r["work"], fmt(r["value"], r["unit"]), r["reference"] or "-", ref_v,
                       "%.2fx" % r["ratio"] if r["ratio"] else "-", r["goal"] or "-",
                       {True: "yes", False: "no", None: "-"}[r["meets_goal"]]))
-    widths = [max(len(str(x[i])) for x in lines + [head]) for i in range(len(head))]
-    for line in [head, tuple("-" * w for w in widths)] + lines:
-        print("  ".join(str(c).ljust(w) for c, w in zip(line, widths)).rstrip())
-    for r in rows:
-        if r["note"]:
-            print("  %s: %s" % (r["work"], r["note"]))
+    print_columns(head, lines, [(r["work"], r["note"]) for r in rows])
 
 
 if __name__ == "__main__":

@@ -13,6 +13,24 @@
 
 #define X460 NT_FIXTURES "/x460-4node-8nic"
 
+/* A copy of the x460 fixture in DIR (its root DIR/root, a snapshot in
+ * DIR/snap) and an agent on it with EXTRA options. Returns 0, or -1 with
+ * the failure counted. */
+static int start_on_copy(nt_agent *a, char *dir, size_t dsize, char *root, size_t rsize,
+			 const char *const *extra)
+{
+	if (tu_copy(X460, dir, dsize, root, rsize) < 0) {
+		CHECK_MSG(0, "cannot copy %s", X460);
+		return -1;
+	}
+	tu_sh("cp -a '%s' '%s/snap'", root, dir);
+	if (nt_agent_start(a, root, NULL, extra) < 0) {
+		CHECK_MSG(0, "agent did not start");
+		return -1;
+	}
+	return 0;
+}
+
 /* Transactions in the agent's history. */
 static long long history_total(nt_agent *a)
 {
@@ -99,15 +117,8 @@ static void test_plan_ids(void)
 	char dir[PATH_MAX], root[PATH_MAX], id[64], id2[64], rel[128], buf[256], url[128];
 	nt_agent a;
 	long st;
-	if (tu_copy(X460, dir, sizeof(dir), root, sizeof(root)) < 0) {
-		CHECK_MSG(0, "cannot copy %s", X460);
+	if (start_on_copy(&a, dir, sizeof(dir), root, sizeof(root), NULL) < 0)
 		return;
-	}
-	tu_sh("cp -a '%s' '%s/snap'", root, dir);
-	if (nt_agent_start(&a, root, NULL, NULL) < 0) {
-		CHECK_MSG(0, "agent did not start");
-		return;
-	}
 
 	/* Bad input first: each refused with its reason, nothing applied. */
 	static const struct {
@@ -252,15 +263,8 @@ static void test_expired(void)
 	char dir[PATH_MAX], root[PATH_MAX], id[64];
 	const char *ttl[] = { "--plan-ttl", "1", NULL };
 	nt_agent a;
-	if (tu_copy(X460, dir, sizeof(dir), root, sizeof(root)) < 0) {
-		CHECK_MSG(0, "cannot copy %s", X460);
+	if (start_on_copy(&a, dir, sizeof(dir), root, sizeof(root), ttl) < 0)
 		return;
-	}
-	tu_sh("cp -a '%s' '%s/snap'", root, dir);
-	if (nt_agent_start(&a, root, NULL, ttl) < 0) {
-		CHECK_MSG(0, "agent did not start with --plan-ttl 1");
-		return;
-	}
 	json_decref(plan(&a, id, sizeof(id)));
 	struct timespec ts = { 1, 300 * 1000000L };
 	nanosleep(&ts, NULL);
