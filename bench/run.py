@@ -461,10 +461,12 @@ def main():
         goal("GET /v1/topology, median / two-CPU read floor", topo["p50_ms"], "ms",
              "bench_readloop on %d threads, nothing parsed" % floor["threads"], floor["parallel_ms"],
              "<= 1.5x (every run)", lambda r: r <= 1.5)
-        goal("GET /v1/topology, 8 connections", tput["rps"], "req/s", "1000 / the one-thread read floor",
-             1000.0 / floor["held_ms"], ">= 300 req/s (3 of 3 runs)", lambda v: tput["rps"] >= 300,
-             "the floor is what one thread reading the files alone could serve; this machine has %d CPUs"
-             % os.cpu_count())
+        ncpu = os.cpu_count() or 1
+        goal("GET /v1/topology, 8 connections", tput["rps"], "req/s",
+             "%d CPUs x 1000 / the one-thread read floor" % ncpu, ncpu * 1000.0 / floor["held_ms"],
+             ">= 300 req/s (3 of 3 runs)", lambda v: tput["rps"] >= 300,
+             "the floor: each of this machine's %d CPUs doing nothing but read the files (%.2f ms a "
+             "pass); where it is below 300 req/s the goal is beyond this machine" % (ncpu, floor["held_ms"]))
         goal("nettune topology / its floor", cli_ms, "ms", "open+read loop + nettune --version",
              floor["open_ms"] + version_ms, "<= 1.3x", lambda r: r <= 1.3)
         ok = True
