@@ -465,8 +465,9 @@ def main():
         goal("GET /v1/topology, 8 connections", tput["rps"], "req/s",
              "%d CPUs x 1000 / the one-thread read floor" % ncpu, ncpu * 1000.0 / floor["held_ms"],
              ">= 300 req/s (3 of 3 runs)", lambda v: tput["rps"] >= 300,
-             "the floor: each of this machine's %d CPUs doing nothing but read the files (%.2f ms a "
-             "pass); where it is below 300 req/s the goal is beyond this machine" % (ncpu, floor["held_ms"]))
+             "beside it: each of this machine's %d CPUs doing nothing but read the files (%.2f ms a "
+             "pass), a read per request; the agent shares one read among requests that arrive "
+             "together (the read share), so it can pass it" % (ncpu, floor["held_ms"]))
         goal("nettune topology / its floor", cli_ms, "ms", "open+read loop + nettune --version",
              floor["open_ms"] + version_ms, "<= 1.3x", lambda r: r <= 1.3)
         ok = True
