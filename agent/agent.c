@@ -134,6 +134,8 @@ int nt_agent_open(const nt_agent_config *cfg, nt_agent **out, char *err, size_t 
 	}
 	nt_txn_engine_set_log(a->engine, cfg->log, cfg->log_ud);
 	nt_txn_engine_set_history(a->engine, cfg->history_keep);
+	if (cfg->plan_ttl_s > 0)
+		nt_txn_engine_set_plan_ttl(a->engine, cfg->plan_ttl_s);
 	/* Crash recovery, then the confirmation timer. */
 	r = nt_txn_engine_start(a->engine);
 	if (r < 0) {

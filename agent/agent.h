@@ -50,6 +50,9 @@ typedef struct nt_agent_config {
 	 * is waiting) ends the load early, so a stop never waits for a
 	 * directory of thousands of files. NULL: never. */
 	bool (*stop_requested)(void);
+	/* Seconds a plan is kept for an apply by its id
+	 * (nt_txn_engine_set_plan_ttl); 0: the default, 600. */
+	int plan_ttl_s;
 } nt_agent_config;
 
 /* The default of held_files: two thirds for /proc/irq, one for debugfs's

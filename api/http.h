@@ -53,6 +53,8 @@ typedef struct nt_response {
 	/* Content-Security-Policy of a page (static string), NULL for none; with
 	 * it the server also sends X-Content-Type-Options: nosniff. */
 	const char *security_policy;
+	/* Preference-Applied header (RFC 7240), a static string, or NULL. */
+	const char *preference_applied;
 } nt_response;
 
 typedef int (*nt_route_fn)(const nt_request *req, nt_response *resp);

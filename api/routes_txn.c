@@ -63,6 +63,7 @@
 #include "api/http.h"
 #include "api/jsonpath.h"
 #include "api/server.h"
+#include "engine/plan_ids.h"
 #include "engine/profile.h"
 #include "engine/txn.h"
 #include "store/status.h"
@@ -72,6 +73,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 static nt_txn_engine *engine(const nt_request *req)
 {
@@ -123,19 +125,28 @@ static json_t *body_object(const nt_request *req, nt_response *resp, bool option
  * size. errors_total says how many there were. */
 #define NT_MAX_REPLY_ERRORS 100
 
-static void set_errors(json_t *problem, json_t *errors)
+/* LIST as PROBLEM's KEY, its first NT_MAX_REPLY_ERRORS entries, and how
+ * many there were as KEY_total. */
+static void set_list(json_t *problem, const char *key, json_t *list)
 {
-	size_t n = json_array_size(errors);
-	json_object_set_new(problem, "errors_total", json_integer((json_int_t)n));
+	char total[64];
+	size_t n = json_array_size(list);
+	snprintf(total, sizeof(total), "%s_total", key);
+	json_object_set_new(problem, total, json_integer((json_int_t)n));
 	if (n <= NT_MAX_REPLY_ERRORS) {
-		json_object_set(problem, "errors", errors);
+		json_object_set(problem, key, list);
 		return;
 	}
 	json_t *first = json_array();
 	for (size_t i = 0; first && i < NT_MAX_REPLY_ERRORS; i++)
-		json_array_append(first, json_array_get(errors, i));
+		json_array_append(first, json_array_get(list, i));
 	if (first)
-		json_object_set_new(problem, "errors", first);
+		json_object_set_new(problem, key, first);
+}
+
+static void set_errors(json_t *problem, json_t *errors)
+{
+	set_list(problem, "errors", errors);
 }
 
 /* Translate an engine error into a problem. */
@@ -154,7 +165,19 @@ static int engine_problem(nt_response *resp, int r, nt_txn_outcome *o)
 	case -ENOENT:
 	case NT_ENOTFOUND:
 		return nt_problem(resp, 404, "not-found", "Not found", "%s", msg);
+	case -ESTALE:
+		/* A plan id that was good once: gone for good, plan again. */
+		return nt_problem(resp, 410,
+				  o->plan_gone == NT_PLAN_EXPIRED ? "plan-expired" : "plan-used",
+				  o->plan_gone == NT_PLAN_EXPIRED ? "Plan expired" : "Plan used", "%s",
+				  msg);
 	case NT_ECONFLICT:
+		if (o->moved) {
+			nt_problem(resp, 409, "plan-moved", "Planned targets moved", "%s", msg);
+			if (resp->json)
+				set_list(resp->json, "moved", o->moved);
+			return 0;
+		}
 		nt_problem(resp, 409,
 			   o->conflict_id || o->in_flight ? "transaction-in-flight" : "conflict",
 			   "Conflict", "%s", msg);
@@ -200,6 +223,8 @@ static int request_from_body(const nt_request *hreq, nt_response *resp, json_t *
 	out->identity = hreq->identity ? hreq->identity : "";
 	json_t *pn = json_object_get(body, "profile_name");
 	json_t *pr = json_object_get(body, "profile");
+	json_t *pid = plan ? NULL : json_object_get(body, "plan_id");
+	json_t *replan = plan ? NULL : json_object_get(body, "replan");
 	bool wrapper = pn || pr || json_object_get(body, "confirm_timeout_s") ||
 		       json_object_get(body, "persist");
 	if (plan && !wrapper) {
@@ -209,14 +234,30 @@ static int request_from_body(const nt_request *hreq, nt_response *resp, json_t *
 	json_t *errors = json_array();
 	json_object_foreach(body, key, val) {
 		if (strcmp(key, "profile") && strcmp(key, "profile_name") &&
-		    (plan || (strcmp(key, "confirm_timeout_s") && strcmp(key, "persist")))) {
+		    (plan || (strcmp(key, "confirm_timeout_s") && strcmp(key, "persist") &&
+			      strcmp(key, "plan_id") && strcmp(key, "replan")))) {
 			char path[NT_JSONPATH_MAX];
 			snprintf(path, sizeof(path), "$.%s", key);
 			nt_profile_error(errors, path, "unknown field '%s'", key);
 		}
 	}
-	if ((pn != NULL) == (pr != NULL))
-		nt_profile_error(errors, "$", "give exactly one of 'profile' and 'profile_name'");
+	if (pid && (pn || pr))
+		/* A plan is already of one profile: another beside it would be
+		 * one of the two applied and the other silently not. */
+		nt_profile_error(errors, "$", "give 'plan_id' or a profile ('profile', 'profile_name'), "
+					      "not both: the plan already names its profile");
+	else if (!pid && (pn != NULL) == (pr != NULL))
+		nt_profile_error(errors, "$", plan ? "give exactly one of 'profile' and 'profile_name'"
+						   : "give exactly one of 'profile', 'profile_name' "
+						     "and 'plan_id'");
+	if (pid && !nt_plan_id_valid(json_string_value(pid)))
+		nt_profile_error(errors, "$.plan_id",
+				 "not a plan id: one is 'p-' and 32 hex digits, as POST /v1/plan "
+				 "returns it in 'id'");
+	if (replan && !json_is_boolean(replan))
+		nt_profile_error(errors, "$.replan", "must be true or false");
+	else if (replan && !pid)
+		nt_profile_error(errors, "$.replan", "only with 'plan_id'");
 	if (pn && !json_is_string(pn))
 		nt_profile_error(errors, "$.profile_name", "must be a string");
 	else if (pn && !nt_profile_name_valid(json_string_value(pn)))
@@ -241,6 +282,8 @@ static int request_from_body(const nt_request *hreq, nt_response *resp, json_t *
 	json_decref(errors);
 	out->profile = pr;
 	out->profile_name = json_string_value(pn);
+	out->plan_id = json_string_value(pid);
+	out->replan = json_is_true(replan);
 	out->confirm_timeout_s = ct ? (int)json_integer_value(ct) : 0;
 	out->persist = json_is_true(persist);
 	return 0;
@@ -283,6 +326,86 @@ static int idem_key(const nt_request *req, nt_response *resp, const json_t *body
 	return 0;
 }
 
+/* Which steps a transaction answer carries (lean replies): every one (the
+ * default), only those that failed, or none; the counts stay. */
+typedef enum { SHOW_ALL, SHOW_FAILED, SHOW_NONE } steps_shown;
+
+/* Whether the Prefer header (RFC 7240) asks for return=minimal: a list of
+ * preferences separated by commas, each maybe with ";" parameters. */
+static bool prefers_minimal(const char *prefer)
+{
+	for (const char *p = prefer; p && *p;) {
+		while (*p == ' ' || *p == '\t' || *p == ',')
+			p++;
+		size_t n = strcspn(p, ",;");
+		while (n > 0 && (p[n - 1] == ' ' || p[n - 1] == '\t'))
+			n--;
+		if (n == strlen("return=minimal") && strncasecmp(p, "return=minimal", n) == 0)
+			return true;
+		p += strcspn(p, ",");
+	}
+	return false;
+}
+
+/* ?steps=all|failed|none, else Prefer: return=minimal (as steps=failed,
+ * said back in Preference-Applied). Returns 0, or -EINVAL after answering
+ * 400. */
+static int steps_wanted(const nt_request *req, nt_response *resp, steps_shown *out)
+{
+	const char *q = nt_query(req, "steps");
+	*out = SHOW_ALL;
+	if (q) {
+		if (!strcmp(q, "all"))
+			*out = SHOW_ALL;
+		else if (!strcmp(q, "failed"))
+			*out = SHOW_FAILED;
+		else if (!strcmp(q, "none"))
+			*out = SHOW_NONE;
+		else
+			return nt_problem(resp, 400, "bad-request", "Bad request",
+					  "steps must be all, failed or none, not '%s'", q),
+			       -EINVAL;
+		return 0;
+	}
+	if (prefers_minimal(nt_header(req, "Prefer"))) {
+		*out = SHOW_FAILED;
+		resp->preference_applied = "return=minimal";
+	}
+	return 0;
+}
+
+/* DOC's steps as SHOWN asks: with less than all, "steps" keeps the failed
+ * ones (failed, rollback_failed) or none, and "nsteps" and "step_counts"
+ * ({result: {kind: how many}}) say what there was. */
+static void show_steps(json_t *doc, steps_shown shown)
+{
+	if (shown == SHOW_ALL || !doc)
+		return;
+	json_t *steps = json_object_get(doc, "steps"), *kept = json_array(), *counts = json_object();
+	size_t i;
+	json_t *st;
+	if (!kept || !counts) {
+		json_decref(kept);
+		json_decref(counts);
+		return;
+	}
+	json_array_foreach(steps, i, st) {
+		const char *res = json_string_value(json_object_get(st, "result"));
+		const char *kind = json_string_value(json_object_get(st, "kind"));
+		json_t *by_kind = json_object_get(counts, res ? res : "unknown");
+		if (!by_kind)
+			json_object_set_new(counts, res ? res : "unknown", by_kind = json_object());
+		json_int_t c = json_integer_value(json_object_get(by_kind, kind ? kind : "unknown"));
+		json_object_set_new(by_kind, kind ? kind : "unknown", json_integer(c + 1));
+		int r = nt_step_result_parse(res);
+		if (shown == SHOW_FAILED && (r == NT_STEP_FAILED || r == NT_STEP_ROLLBACK_FAILED))
+			json_array_append(kept, st);
+	}
+	json_object_set_new(doc, "nsteps", json_integer((json_int_t)json_array_size(steps)));
+	json_object_set_new(doc, "step_counts", counts);
+	json_object_set_new(doc, "steps", kept);
+}
+
 static void created(nt_response *resp, json_t *doc, bool replayed)
 {
 	resp->status = replayed ? 200 : 201;
@@ -301,6 +424,7 @@ static int h_plan(const nt_request *req, nt_response *resp)
 	if (!body)
 		return 0;
 	if (request_from_body(req, resp, body, true, &tr) == 0) {
+		tr.keep_plan = true;
 		int r = nt_txn_plan(engine(req), &tr, &o);
 		if (r < 0)
 			engine_problem(resp, r, &o);
@@ -321,7 +445,10 @@ static int h_apply(const nt_request *req, nt_response *resp)
 	char keybuf[512];
 	const char *key;
 	json_t *body;
+	steps_shown shown;
 
+	if (steps_wanted(req, resp, &shown) < 0)
+		return 0;
 	if (!(body = body_object(req, resp, false)))
 		return 0;
 	if (idem_key(req, resp, body, keybuf, sizeof(keybuf), &key) < 0) {
@@ -331,16 +458,21 @@ static int h_apply(const nt_request *req, nt_response *resp)
 	if (request_from_body(req, resp, body, false, &tr) == 0) {
 		tr.idempotency_key = key;
 		int r = nt_txn_apply(engine(req), &tr, &o);
-		if (r < 0) {
+		if (r == -ENOENT && tr.plan_id) {
+			nt_problem(resp, 404, "plan-not-found", "Plan not found", "%s", o.message);
+		} else if (r < 0) {
 			engine_problem(resp, r, &o);
 		} else {
 			nt_drift *d = nt_agent_drift(nt_server_agent(req->server));
 			if (tr.persist && d && !o.replayed)
 				nt_drift_desired_changed(d);
+			show_steps(o.doc, shown);
 			created(resp, o.doc, o.replayed);
 			o.doc = NULL;
 		}
 	}
+	if (resp->status >= 300)
+		resp->preference_applied = NULL; /* a problem has no steps to leave out */
 	nt_txn_outcome_free(&o);
 	json_decref(body);
 	return 0;
@@ -419,9 +551,12 @@ static int h_rollback(const nt_request *req, nt_response *resp)
 	char keybuf[512];
 	const char *key;
 	json_t *body;
+	steps_shown shown;
 
 	if (parse_id(req->params[0], &id) < 0)
 		return not_found_id(resp, req->params[0]);
+	if (steps_wanted(req, resp, &shown) < 0)
+		return 0;
 	if (!(body = body_object(req, resp, true)))
 		return 0;
 	if (idem_key(req, resp, body, keybuf, sizeof(keybuf), &key) < 0) {
@@ -454,9 +589,12 @@ static int h_rollback(const nt_request *req, nt_response *resp)
 		engine_problem(resp, r, &o);
 	} else {
 		/* A pending transaction reverted in place: no new one. */
+		show_steps(o.doc, shown);
 		created(resp, o.doc, o.replayed || o.reverted);
 		o.doc = NULL;
 	}
+	if (resp->status >= 300)
+		resp->preference_applied = NULL;
 	nt_txn_outcome_free(&o);
 	return 0;
 }
@@ -547,14 +685,15 @@ static int h_profile_delete(const nt_request *req, nt_response *resp)
 }
 
 static const char *const list_query[] = { "status", "limit", "offset", NULL };
+static const char *const txn_query[] = { "steps", NULL };
 
 static const nt_route txn_routes[] = {
 	{ "POST", "/v1/plan", h_plan, NULL, NT_ROUTE_READ },
-	{ "POST", "/v1/transactions", h_apply, NULL, NT_ROUTE_LONG },
+	{ "POST", "/v1/transactions", h_apply, txn_query, NT_ROUTE_LONG },
 	{ "GET", "/v1/transactions", h_list, list_query, 0 },
 	{ "GET", "/v1/transactions/{id}", h_get, NULL, 0 },
 	{ "POST", "/v1/transactions/{id}/confirm", h_confirm, NULL, NT_ROUTE_LONG },
-	{ "POST", "/v1/transactions/{id}/rollback", h_rollback, NULL, NT_ROUTE_LONG },
+	{ "POST", "/v1/transactions/{id}/rollback", h_rollback, txn_query, NT_ROUTE_LONG },
 	{ "GET", "/v1/profiles", h_profiles, NULL, 0 },
 	{ "GET", "/v1/profiles/{name}", h_profile_get, NULL, 0 },
 	{ "PUT", "/v1/profiles/{name}", h_profile_put, NULL, 0 },

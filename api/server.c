@@ -293,6 +293,8 @@ static enum MHD_Result send_response(struct MHD_Connection *mc, struct nt_conn *
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
 	if (r->location[0])
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_LOCATION, r->location);
+	if (r->preference_applied)
+		MHD_add_response_header(resp, "Preference-Applied", r->preference_applied);
 	if (r->security_policy) {
 		MHD_add_response_header(resp, "Content-Security-Policy", r->security_policy);
 		MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");

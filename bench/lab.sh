@@ -14,7 +14,9 @@
 # The lab's knobs are
 # passed on, with these defaults here:
 #   NETTUNE_LAB_ACCEL=auto       KVM when the guest runs under it, else TCG
-#                                (about 10x slower: only the ratios mean much)
+#                                (about 10x slower: only the ratios mean much);
+#                                a qemu that stalls or exits under KVM before
+#                                /init is booted again with TCG, saying why
 #   NETTUNE_LAB_MQ="8 32"        8 NICs of 32 queue pairs: 8 x 65 = 520 IRQs
 #                                on nodes 1 and 3, 2 CPUs each
 #   NETTUNE_LAB_INTREMAP=1       interrupt remapping, as servers have: the
@@ -115,6 +117,25 @@ jq -r --arg accel "$accel" '
     (["  agent duration_ms", "\(.rollback_agent_ms | f) ms", "BASE_DIR agent", "\(.base.rollback_agent_ms | f) ms",
       ratio(.rollback_agent_ms; .base.rollback_agent_ms), "-", "-"] | @tsv)
   end)
+' <<< "$res" | column -t -s $'\t'
+echo
+# The goals of issue 31, each a ratio to the bare loop of the same boot.
+echo "goals, each beside its floor from this boot:"
+jq -r '
+  def f: if . == null then "-" else (. * 100 | round / 100 | tostring) end;
+  def goal(name; v; fl; lim):
+    [name, "\(v | f) ms", "\(fl | f) ms",
+     (if v == null or fl == null or fl == 0 then "-" else ((v / fl * 100 | round / 100 | tostring) + "x") end),
+     "<= \(lim)x", (if v == null or fl == null or fl == 0 then "-" elif v <= lim * fl then "yes" else "no" end)] | @tsv;
+  (["goal", "value", "floor (C loop)", "ratio", "want", "met"] | @tsv),
+  goal("apply via API at the client / bare loop"; .apply_ms; .loop.apply_ms; 3),
+  goal("agent duration_ms / bare loop"; .apply_agent_ms; .loop.apply_ms; 2),
+  goal("rollback via API / bare loop"; .rollback_ms; .loop.restore_ms; 3),
+  (if .plan_ms == null then empty else
+    (["  (the plan before each apply, by id)", "\(.plan_ms | f) ms", "-", "-", "-", "-"] | @tsv) end),
+  (["  (the kernel write path alone / loop)", "\(.loop.kernel_apply_ms | f) ms", "\(.loop.apply_ms | f) ms",
+    (if .loop.kernel_apply_ms == null or .loop.apply_ms == null then "-"
+     else ((.loop.kernel_apply_ms / .loop.apply_ms * 100 | round / 100 | tostring) + "x") end), "-", "-"] | @tsv)
 ' <<< "$res" | column -t -s $'\t'
 echo
 echo "goals are reported, not enforced; the guest's checks decide the exit status"

@@ -23,6 +23,8 @@
 #define NT_CLI_DEFAULT_AGENT "http://127.0.0.1:8470"
 /* Transactions a serving agent keeps in its history unless told. */
 #define NT_CLI_HISTORY_KEEP 1000
+/* Room for a plan id ("p-" and 32 hex digits) with some to spare. */
+#define NT_CLI_PLAN_ID_MAX 64
 
 #define NT_CLI_NOPTS 64 /* rows of nt_cli_options, with room to grow */
 
@@ -64,8 +66,10 @@ typedef struct cli_opts {
 	long drift_interval; /* seconds, 0: the default 30 */
 	long held_files; /* kernel files kept open between reads; unset: 8192 */
 	long history_keep; /* transactions kept in the history; unset: 1000, 0 all */
+	long plan_ttl; /* seconds a plan is kept for an apply by id; unset: 600 */
 	/* apply */
 	bool persist; /* make the profile the desired state once it took effect */
+	const char *plan_id; /* apply --plan ID: the plan POST /v1/plan kept */
 	/* Which options were given, by row of nt_cli_options: the
 	 * command line's override the configuration file's. */
 	bool set[NT_CLI_NOPTS];

@@ -469,8 +469,19 @@ int nt_cmd_bench_run(const char *cmd, const cli_opts *o, int nargs, char **args)
 	/* From here a signal must not end bench-run before it has put the
 	 * host back: it is noted (and passed on to COMMAND once it runs). */
 	set_handlers(on_signal);
-	json_t *req = json_pack("{s:O,s:i}", "profile", profile, "confirm_timeout_s", (int)ct);
-	int cr = call(agent, "POST", "/v1/transactions", req, &status, &doc, err, sizeof(err));
+	/* Planned, then applied by the plan's id: the agent reads the host
+	 * once, and applies what it planned. */
+	int cr = call(agent, "POST", "/v1/plan", profile, &status, &doc, err, sizeof(err));
+	const char *plan_id = cr == 0 && status == 200 ? json_string_value(json_object_get(doc, "id")) : NULL;
+	if (!plan_id) {
+		fprintf(stderr, "nettune: bench-run: the profile could not be planned: %s\n",
+			cr == 0 && status == 200 ? "the plan has no id (an older agent?)" : err);
+		goto out;
+	}
+	json_t *req = json_pack("{s:s,s:i}", "plan_id", plan_id, "confirm_timeout_s", (int)ct);
+	json_decref(doc);
+	doc = NULL;
+	cr = call(agent, "POST", "/v1/transactions", req, &status, &doc, err, sizeof(err));
 	json_decref(req);
 	if (cr < 0 || (status != 201 && status != 200)) {
 		fprintf(stderr, "nettune: bench-run: the profile was not applied: %s\n", err);

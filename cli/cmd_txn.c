@@ -216,21 +216,66 @@ static int profile_arg(const char *cmd, const cli_opts *o, int nargs, char **arg
 	return *profile ? 0 : NT_EXIT_USAGE;
 }
 
+/* Where an apply or rollback is sent: for people, the lean answer (the
+ * failed steps and the counts, all the view shows); with --json the whole
+ * document, as the API gives it by default. */
+static const char *txn_path(const cli_opts *o, const char *path, char *buf, size_t size)
+{
+	if (o->json)
+		return path;
+	snprintf(buf, size, "%s?steps=failed", path);
+	return buf;
+}
+
+/* Keep a plan of PROFILE (taken) at the agent: its id into ID. Returns 0 or
+ * the exit code, the reason said. */
+static int plan_id_of(const cli_opts *o, json_t *profile, char *id, size_t size)
+{
+	nt_cli_reply r = { 0 };
+	bool render;
+	cli_opts quiet = *o;
+	quiet.json = false;
+	char *text = body_text(profile);
+	if (!text)
+		return NT_EXIT_ERROR;
+	int code = exchange(&quiet, "POST", "/v1/plan", text, "planning", "plan", &r, &render);
+	free(text);
+	const char *pid = render ? json_string_value(json_object_get(r.doc, "id")) : NULL;
+	if (render && !pid) {
+		fprintf(stderr, "nettune: the agent's plan has no id (an agent older than this command?)\n");
+		code = NT_EXIT_ERROR;
+	}
+	if (pid)
+		snprintf(id, size, "%s", pid);
+	nt_cli_reply_free(&r);
+	return pid ? 0 : code;
+}
+
 int nt_cmd_profile(const char *cmd, const cli_opts *o, int nargs, char **args)
 {
 	nt_cli_reply r = { 0 };
 	bool render;
-	char hint[1100];
+	char hint[1100], pbuf[64];
 	int code;
-
-	json_t *p;
-	const char *stored;
-	if ((code = profile_arg(cmd, o, nargs, args, &p, &stored)))
-		return code;
 	bool plan = !strcmp(cmd, "plan");
+	json_t *p = NULL;
+
+	const char *stored = NULL;
+	if (!plan && o->plan_id) {
+		if (nargs != 0 || o->name) {
+			fprintf(stderr, "nettune: apply --plan ID takes no PROFILE.json or --name: the plan "
+					"names its profile\n");
+			return NT_EXIT_USAGE;
+		}
+	} else if ((code = profile_arg(cmd, o, nargs, args, &p, &stored))) {
+		return code;
+	}
 	json_t *body = stored ? json_pack("{s:s}", "profile_name", stored) : p;
 	if (!plan) {
-		body = stored ? body : json_pack("{s:o}", "profile", p);
+		if (o->plan_id)
+			body = json_pack("{s:s}", "plan_id", o->plan_id);
+		else if (!stored)
+			body = json_pack("{s:o}", "profile", p);
 		if (body && o->confirm_timeout > 0)
 			json_object_set_new(body, "confirm_timeout_s", json_integer(o->confirm_timeout));
 		if (body && o->persist)
@@ -249,7 +294,9 @@ int nt_cmd_profile(const char *cmd, const cli_opts *o, int nargs, char **args)
 			json_decref(nics);
 		}
 	} else {
-		code = txn_code(exchange(o, "POST", "/v1/transactions", text, "applying", "txn", &r, &render), &r);
+		code = txn_code(exchange(o, "POST", txn_path(o, "/v1/transactions", pbuf, sizeof(pbuf)), text,
+					 "applying", "txn", &r, &render),
+				&r);
 		agent_hint(o, hint, sizeof(hint));
 		if (render)
 			nt_view_outcome(&out, r.doc, hint);
@@ -314,7 +361,7 @@ int nt_cmd_txn_id(const char *cmd, const cli_opts *o, int nargs, char **args)
 		if (render)
 			nt_view_outcome(&out, r.doc, hint);
 	} else if (!strcmp(cmd, "rollback")) {
-		snprintf(path, sizeof(path), "/v1/transactions/%s/rollback", args[0]);
+		snprintf(path, sizeof(path), "/v1/transactions/%s/rollback%s", args[0], o->json ? "" : "?steps=failed");
 		code = txn_code(exchange(o, "POST", path, o->force ? "{\"force\":true}" : "{}", "rolling back", "txn", &r,
 					 &render),
 				&r);
@@ -328,6 +375,10 @@ int nt_cmd_txn_id(const char *cmd, const cli_opts *o, int nargs, char **args)
 		if (render && in_place) {
 			size_t i, put = 0;
 			json_t *s;
+			const char *k;
+			/* The lean answer (?steps=failed) counts them in step_counts. */
+			json_object_foreach(json_object_get(json_object_get(r.doc, "step_counts"), "reverted"), k, s)
+				put += (size_t)json_integer_value(s);
 			json_array_foreach(json_object_get(r.doc, "steps"), i, s)
 				put += !strcmp(json_string_value(json_object_get(s, "result")) ?: "", "reverted");
 			nt_out_printf(&out, "transaction %s: reverted before its confirm deadline, %zu step%s put back\n",
@@ -511,15 +562,20 @@ int nt_cmd_try(const char *cmd, const cli_opts *o, int nargs, char **args)
 	if ((code = profile_arg(cmd, o, nargs, args, &p, &stored)))
 		return code;
 	long timeout = o->confirm_timeout > 0 ? o->confirm_timeout : 120;
-	json_t *body = stored ? json_pack("{s:s,s:i}", "profile_name", stored, "confirm_timeout_s", (int)timeout)
-			      : json_pack("{s:o,s:i}", "profile", p, "confirm_timeout_s", (int)timeout);
+	/* Planned, then applied by the plan's id: the agent reads the host
+	 * once, and what it applies is what it planned. */
+	char pid[NT_CLI_PLAN_ID_MAX];
+	json_t *pbody = stored ? json_pack("{s:s}", "profile_name", stored) : p;
+	if ((code = plan_id_of(o, pbody, pid, sizeof(pid))) != 0)
+		return code;
+	json_t *body = json_pack("{s:s,s:i}", "plan_id", pid, "confirm_timeout_s", (int)timeout);
 	char *text = body_text(body);
 	if (!text)
 		return NT_EXIT_ERROR;
 	nt_out out;
 	nt_out_init(&out, stdout);
 	agent_hint(o, hint, sizeof(hint));
-	code = txn_code(exchange(o, "POST", "/v1/transactions", text, "applying", "txn", &r, &render), &r);
+	code = txn_code(exchange(o, "POST", "/v1/transactions?steps=failed", text, "applying", "txn", &r, &render), &r);
 	free(text);
 	if (!render) {
 		nt_cli_reply_free(&r);

@@ -78,6 +78,8 @@ static const char usage[] =
 	"        [--history-keep N]           keep the newest N transactions in the history (default\n"
 	"                                     1000; older finished ones are deleted with their\n"
 	"                                     steps; 0 keeps all)\n"
+	"        [--plan-ttl S]               keep each plan S s for 'apply --plan ID' (default 600;\n"
+	"                                     in memory, the newest 64)\n"
 	"        [--config FILE]              read options from FILE (default /etc/nettune/nettune.conf\n"
 	"                                     when it exists): 'key = value' lines, keys the options\n"
 	"                                     above with '_' for '-' (listen, max_body, ...), '#'\n"
@@ -96,14 +98,17 @@ static const char usage[] =
 	"escaped (\\x1b, \\u202e); --json (or -o json) prints the agent's JSON answer unchanged\n"
 	"on stdout instead, error documents included:\n"
 	"  plan PROFILE.json | --name NAME    the steps a profile would take, by interface and kind,\n"
-	"                                     with its warnings; changes nothing (plan and apply read\n"
-	"                                     the profile from standard input when it is -; --name:\n"
-	"                                     the agent's stored profile NAME, else the shipped\n"
-	"                                     " NT_SHIPPED_PROFILES_DIR "/NAME.json)\n"
+	"                                     with its warnings, and the plan's id; changes nothing\n"
+	"                                     (plan and apply read the profile from standard input\n"
+	"                                     when it is -; --name: the agent's stored profile NAME,\n"
+	"                                     else the shipped " NT_SHIPPED_PROFILES_DIR "/NAME.json)\n"
 	"  apply PROFILE.json | --name NAME [--confirm-timeout S] [--persist]\n"
 	"                                     apply a profile as one transaction; with a timeout the\n"
 	"                                     agent reverts it unless 'nettune confirm ID' comes in time;\n"
 	"                                     --persist makes it the desired state once it took effect\n"
+	"  apply --plan ID [--confirm-timeout S] [--persist]\n"
+	"                                     apply exactly the plan 'plan' printed the id of, once;\n"
+	"                                     nothing is applied if a target moved since (plan again)\n"
 	"  try PROFILE.json | --name NAME [--confirm-timeout S]\n"
 	"                                     apply, then ask at the terminal: ENTER keeps it; unless\n"
 	"                                     confirmed within S s (default 120) the agent puts it back\n"
@@ -224,7 +229,7 @@ static const struct command {
 	  false },
 	{ "placement", nt_cmd_placement, false, HOST_OPTS " agent cpus cpus-list", false },
 	{ "plan", nt_cmd_profile, false, AGENT_OPTS " name", false },
-	{ "apply", nt_cmd_profile, false, AGENT_OPTS " name confirm-timeout persist", false },
+	{ "apply", nt_cmd_profile, false, AGENT_OPTS " name confirm-timeout persist plan", false },
 	{ "try", nt_cmd_try, false, AGENT_OPTS " name confirm-timeout", false },
 	{ "profiles", nt_cmd_profiles, false, AGENT_OPTS, false },
 	{ "confirm", nt_cmd_txn_id, false, AGENT_OPTS, false },

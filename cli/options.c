@@ -68,6 +68,8 @@ const nt_cli_option nt_cli_options[] = {
 	{ "persist", NT_OPT_FLAG, F(persist), 0, 0, NULL, NULL, 0 },
 	{ "nic", NT_OPT_STR, F(nic), 0, 0, "an interface", NULL, 0 },
 	{ "name", NT_OPT_STR, F(name), 0, 0, "a profile name", NULL, 0 },
+	{ "plan-ttl", NT_OPT_LONG, F(plan_ttl), 1, 86400, "seconds", NULL, NT_OPT_CONF },
+	{ "plan", NT_OPT_STR, F(plan_id), 0, 0, "a plan id", NULL, 0 },
 	{ NULL, 0, 0, 0, 0, NULL, NULL, 0 },
 };
 

@@ -61,6 +61,10 @@ const nt_cli_option_doc nt_cli_option_docs[] = {
 	  "Transactions kept in the history, the newest; older finished ones are deleted with their "
 	  "steps as each transaction ends. One in flight or pending, the one the desired state came "
 	  "from and one a kept rollback names stay. 0 keeps all." },
+	{ "plan-ttl", "600",
+	  "Seconds a plan (POST /v1/plan) is kept under its id for POST /v1/transactions "
+	  "{\"plan_id\": ID} (nettune apply --plan ID), which applies it once. In memory: the newest "
+	  "64 plans (at most 8192 steps of them in all) are kept, and a restart forgets them." },
 	{ NULL, NULL, NULL },
 };
 

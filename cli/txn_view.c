@@ -130,15 +130,38 @@ void nt_view_plan(nt_out *o, const json_t *plan, const json_t *nics)
 		fprintf(o->f, "%zu step%s; nothing applied\n", n, n == 1 ? "" : "s");
 	else
 		nt_out_paint(o, NT_SGR_GREEN, "already tuned: nothing to do\n");
+	const char *id = jstr(plan, "id");
+	if (id && n) {
+		char when[64];
+		fprintf(o->f, "plan %s: apply exactly these steps with\n  ", id);
+		nt_out_paint(o, NT_SGR_BOLD, "nettune apply --plan %s", id);
+		fprintf(o->f, "\n(once, until %s; nothing is applied if a target moved since)\n",
+			nt_out_time(when, sizeof(when), jstr(plan, "expires")));
+	}
 }
 
-/* "irq_affinity ×7, rings ×2" for the steps whose result is RESULT. */
-static int count_by_kind(const json_t *steps, const char *result, char *buf, size_t size)
+/* "irq_affinity ×7, rings ×2" for the steps of TXN whose result is RESULT:
+ * from its "step_counts" in a lean reply (?steps=failed|none), else from
+ * its steps. */
+static int count_by_kind(const json_t *txn, const char *result, char *buf, size_t size)
 {
 	const char *kinds[16];
 	int counts[16], nk = 0, total = 0;
 	size_t i;
-	json_t *s;
+	json_t *s, *steps = json_object_get(txn, "steps");
+	const json_t *sc = json_object_get(txn, "step_counts");
+	if (sc) {
+		const char *k;
+		json_t *c;
+		json_object_foreach(json_object_get(sc, result), k, c) {
+			total += (int)json_integer_value(c);
+			if (nk < 16) {
+				kinds[nk] = k;
+				counts[nk++] = (int)json_integer_value(c);
+			}
+		}
+		steps = NULL;
+	}
 	json_array_foreach(steps, i, s) {
 		if (strcmp(or(jstr(s, "result"), ""), result))
 			continue;
@@ -181,7 +204,7 @@ void nt_view_outcome(nt_out *o, const json_t *txn, const char *confirm_hint)
 	long long id = jint(txn, "id", 0), dur = jint(txn, "duration_ms", -1);
 	long long rb_of = jint(txn, "rollback_of", -1);
 	char kinds[256], d[64], when[64], err[1024];
-	int applied = count_by_kind(steps, "applied", kinds, sizeof(kinds));
+	int applied = count_by_kind(txn, "applied", kinds, sizeof(kinds));
 
 	nt_out_paint(o, NT_SGR_BOLD, "transaction %lld", id);
 	if (rb_of > 0)
@@ -229,11 +252,11 @@ void nt_view_outcome(nt_out *o, const json_t *txn, const char *confirm_hint)
 			fprintf(o->f, "  error: %s\n", nt_out_oneline(err, sizeof(err), jstr(txn, "error")));
 		const char *put_back[] = { "rolled_back", "reverted", "restored" };
 		for (size_t k = 0; k < 3; k++) {
-			int nb = count_by_kind(steps, put_back[k], kinds, sizeof(kinds));
+			int nb = count_by_kind(txn, put_back[k], kinds, sizeof(kinds));
 			if (nb)
 				fprintf(o->f, "  put back: %d step%s (%s)\n", nb, nb == 1 ? "" : "s", kinds);
 		}
-		int nf = count_by_kind(steps, "rollback_failed", kinds, sizeof(kinds));
+		int nf = count_by_kind(txn, "rollback_failed", kinds, sizeof(kinds));
 		if (nf) {
 			nt_out_paint(o, NT_SGR_BOLD_RED, "  NOT put back: %d step%s", nf, nf == 1 ? "" : "s");
 			fprintf(o->f, " (each error says what its target reads now):\n");

@@ -56,7 +56,7 @@ static int resolve_profile(nt_txn_engine *e, const nt_txn_request *req, json_t *
 }
 
 /* Topology + plan of PROFILE. */
-static int make_plan(nt_txn_engine *e, nt_ethtool *eh, const json_t *profile, nt_plan *plan,
+int nt_txn_make_plan(nt_txn_engine *e, nt_ethtool *eh, const json_t *profile, nt_plan *plan,
 		     nt_txn_outcome *out)
 {
 	nt_topology *t = NULL;
@@ -89,10 +89,12 @@ int nt_txn_plan(nt_txn_engine *e, const nt_txn_request *req, nt_txn_outcome *out
 	if (r < 0)
 		goto out;
 	eh = nt_txn_stage_ethtool(e);
-	if ((r = make_plan(e, eh, profile, &plan, out)) < 0)
+	if ((r = nt_txn_make_plan(e, eh, profile, &plan, out)) < 0)
 		goto out;
 	out->doc = nt_plan_to_json(&plan, profile);
 	r = out->doc ? 0 : -ENOMEM;
+	if (r == 0 && req->keep_plan)
+		r = nt_txn_keep_plan(e, &plan, profile, req->profile_name, out->doc, out);
 out:
 	nt_ethtool_close(eh);
 	nt_plan_free(&plan);
@@ -153,6 +155,7 @@ int nt_txn_apply(nt_txn_engine *e, const nt_txn_request *req, nt_txn_outcome *ou
 {
 	json_t *profile = NULL, *txn = NULL;
 	nt_plan plan = { 0 };
+	nt_kept_plan kept = { 0 };
 	nt_ethtool *eh = NULL;
 	int r;
 
@@ -160,6 +163,8 @@ int nt_txn_apply(nt_txn_engine *e, const nt_txn_request *req, nt_txn_outcome *ou
 		return r;
 	if ((r = nt_txn_replay_check(e, req->idempotency_key, out)) != 0)
 		return r < 0 ? r : 0;
+	if (req->plan_id && (r = nt_txn_take_plan(e, req->plan_id, NULL, out)) < 0)
+		return r;
 	if ((r = nt_txn_slot_take(e, false, req->reason != NULL, "apply", req, out)) < 0)
 		return r;
 	if ((r = nt_txn_replay_check(e, req->idempotency_key, out)) != 0) {
@@ -170,12 +175,18 @@ int nt_txn_apply(nt_txn_engine *e, const nt_txn_request *req, nt_txn_outcome *ou
 		r = 0; /* the desired state changed since the check: not this repair */
 		goto out;
 	}
-	if ((r = resolve_profile(e, req, &profile, out)) < 0)
-		goto out;
-	/* One handle for the plan and the apply: the slot's thread alone uses it. */
-	eh = nt_txn_stage_ethtool(e);
-	if ((r = make_plan(e, eh, profile, &plan, out)) < 0)
-		goto out;
+	if (req->plan_id) {
+		eh = nt_txn_stage_ethtool(e);
+		if ((r = nt_txn_plan_from_id(e, eh, req, &kept, &plan, &profile, out)) < 0)
+			goto out;
+	} else {
+		if ((r = resolve_profile(e, req, &profile, out)) < 0)
+			goto out;
+		/* One handle for the plan and the apply: the slot's thread alone uses it. */
+		eh = nt_txn_stage_ethtool(e);
+		if ((r = nt_txn_make_plan(e, eh, profile, &plan, out)) < 0)
+			goto out;
+	}
 	if (req->skip)
 		skip_steps(&plan, req->skip);
 	if (req->reason && plan.nsteps == 0) {
@@ -183,6 +194,8 @@ int nt_txn_apply(nt_txn_engine *e, const nt_txn_request *req, nt_txn_outcome *ou
 		goto out;
 	}
 	const char *pname = json_string_value(json_object_get(profile, "name"));
+	if (req->plan_id && kept.profile_name)
+		pname = kept.profile_name;
 	txn = json_pack("{s:s,s:O,s:s?,s:s,s:s,s:O}", "status", nt_txn_status_name(NT_TXN_APPLYING),
 			"profile", profile,
 			"profile_name", req->profile_name ? req->profile_name : pname, "client",
@@ -201,6 +214,9 @@ int nt_txn_apply(nt_txn_engine *e, const nt_txn_request *req, nt_txn_outcome *ou
 	if (req->persist)
 		json_object_set_new(txn, "persist", json_true());
 	r = nt_txn_record_and_run(e, eh, txn, plan.steps, plan.nsteps, req, out);
+	if (r == 0 && req->plan_id && !out->replayed)
+		nt_plan_ids_used(e->plans, req->plan_id,
+				 json_integer_value(json_object_get(out->doc, "id")));
 	if (r == 0 && req->persist && !out->replayed)
 		persist_if_applied(e, out->doc);
 out:
@@ -209,6 +225,7 @@ out:
 	json_decref(txn);
 	json_decref(profile);
 	nt_plan_free(&plan);
+	nt_kept_plan_free(&kept);
 	return r;
 }
 
@@ -493,7 +510,7 @@ int nt_txn_desired_set(nt_txn_engine *e, const nt_txn_request *req, nt_txn_outco
 	/* Validated (and planned) against the host as it is now, so a profile
 	 * that could never apply here is refused with its JSON paths. */
 	nt_ethtool *eh = nt_txn_stage_ethtool(e);
-	r = make_plan(e, eh, profile, &plan, out);
+	r = nt_txn_make_plan(e, eh, profile, &plan, out);
 	nt_ethtool_close(eh);
 	if (r < 0)
 		goto out;

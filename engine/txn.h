@@ -56,6 +56,19 @@ typedef struct nt_txn_request {
 	 * for. Checked inside the slot, so a repair planned just before the
 	 * desired state changed or was cleared is dropped (no doc). 0: none. */
 	int64_t desired_set_ms;
+	/* Apply the plan kept under this id (engine/plan_ids.h) instead of
+	 * planning PROFILE / PROFILE_NAME (both NULL then): exactly its steps,
+	 * with no new read of the host. Each step's target is read first (all
+	 * at once, as a rollback reads them); when one no longer reads as its
+	 * planned before-value nothing is applied and the answer is
+	 * NT_ECONFLICT with out->moved. The id is used up either way. */
+	const char *plan_id;
+	/* With PLAN_ID: when targets moved, plan again from the plan's profile
+	 * and apply that instead (its warnings say which moved). */
+	bool replan;
+	/* nt_txn_plan: keep the plan under a new id for an apply (the doc
+	 * gets "id" and "expires"). */
+	bool keep_plan;
 } nt_txn_request;
 
 /* What an engine call produced. Free with nt_txn_outcome_free. */
@@ -74,6 +87,14 @@ typedef struct nt_txn_outcome {
 	bool replayed; /* an Idempotency-Key retry: doc is the original */
 	bool reverted; /* rollback of a pending_confirm one: doc is it, now "reverted" */
 	bool key_reused; /* NT_EINVALID: the Idempotency-Key was used for another request */
+	/* A plan_id apply whose targets moved (NT_ECONFLICT): the steps whose
+	 * target reads otherwise than planned, [{"kind","target","interface"?,
+	 * "planned","now"|null,"error"?}]. NULL otherwise. */
+	json_t *moved;
+	/* A plan_id that cannot be applied is -ENOENT (unknown: never made
+	 * here, or evicted) or -ESTALE, with PLAN_GONE saying why: an
+	 * nt_plan_gone of engine/plan_ids.h (expired, used). */
+	int plan_gone;
 	char message[512]; /* a sentence for the error cases */
 } nt_txn_outcome;
 
@@ -139,12 +160,18 @@ int nt_txn_unsettled(nt_txn_engine *e, json_t **list);
 /* Try to write them now; returns how many still wait. */
 int nt_txn_settle(nt_txn_engine *e);
 
-/* Plan REQ's profile: 0 with doc {profile, steps, warnings}; NT_EINVALID
- * with errors; -ENOENT for an unknown profile_name; NT_ESTORE. */
+/* Plans kept by id are kept TTL_S seconds (1..86400; default 600). */
+void nt_txn_engine_set_plan_ttl(nt_txn_engine *e, int ttl_s);
+
+/* Plan REQ's profile: 0 with doc {profile, steps, warnings} (with
+ * REQ->keep_plan also "id" and "expires", the plan kept for an apply);
+ * NT_EINVALID with errors; -ENOENT for an unknown profile_name; NT_ESTORE. */
 int nt_txn_plan(nt_txn_engine *e, const nt_txn_request *req, nt_txn_outcome *out);
 /* Apply. 0 with the transaction document (whatever its final status);
- * NT_EINVALID, -ENOENT (profile_name), NT_ECONFLICT (another in flight),
- * NT_ESTORE (nothing applied without a record). */
+ * NT_EINVALID, -ENOENT (profile_name, or an unknown plan_id), -ESTALE (a
+ * plan_id expired or used, see out->plan_gone), NT_ECONFLICT (another in
+ * flight, or a plan_id's targets moved: out->moved), NT_ESTORE (nothing
+ * applied without a record). */
 int nt_txn_apply(nt_txn_engine *e, const nt_txn_request *req, nt_txn_outcome *out);
 /* Confirm a pending_confirm transaction: 0, -ENOENT, NT_ECONFLICT (not
  * pending). */

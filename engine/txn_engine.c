@@ -19,6 +19,7 @@ void nt_txn_outcome_free(nt_txn_outcome *o)
 	json_decref(o->doc);
 	json_decref(o->errors);
 	json_decref(o->in_flight);
+	json_decref(o->moved);
 	memset(o, 0, sizeof(*o));
 }
 
@@ -33,6 +34,11 @@ void nt_txn_engine_set_log(nt_txn_engine *e, nt_log_fn fn, void *ud)
 	e->log_ud = ud;
 	e->log = fn;
 	pthread_mutex_unlock(&e->lock);
+}
+
+void nt_txn_engine_set_plan_ttl(nt_txn_engine *e, int ttl_s)
+{
+	nt_plan_ids_set_ttl(e->plans, ttl_s);
 }
 
 void nt_txn_engine_set_history(nt_txn_engine *e, long keep)
@@ -283,6 +289,10 @@ int nt_txn_engine_new(const nt_ctx *ctx, nt_store *store, const char *store_err,
 	*out = NULL;
 	if (!e)
 		return -ENOMEM;
+	if (nt_plan_ids_new(&e->plans) < 0) {
+		free(e);
+		return -ENOMEM;
+	}
 	e->ctx = *ctx;
 	e->store = store;
 	if (!store)
@@ -356,6 +366,7 @@ void nt_txn_engine_close(nt_txn_engine *e)
 	if (e->own_store)
 		nt_store_close(e->store);
 	json_decref(e->unsettled);
+	nt_plan_ids_free(e->plans);
 	pthread_cond_destroy(&e->cond);
 	pthread_mutex_destroy(&e->lock);
 	free(e);

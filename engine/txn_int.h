@@ -10,12 +10,14 @@
  *   engine/txn_recover.c  crash recovery at start, and the reply for an
  *                         outcome the store could not record
  *   engine/txn_replay.c   Idempotency-Key replays
+ *   engine/txn_plan_id.c  plans kept by id, and the apply of one
  *
  * What each function below does is said where it is defined. */
 #ifndef NT_ENGINE_TXN_INT_H
 #define NT_ENGINE_TXN_INT_H
 
 #include "engine/plan.h"
+#include "engine/plan_ids.h"
 #include "engine/txn.h"
 #include "kernel/ethtool.h"
 #include "store/status.h"
@@ -35,6 +37,7 @@ struct nt_txn_engine {
 	long history_keep; /* transactions kept in the history, 0 all */
 	/* Test-only fault points (NETTUNE_TEST_FAULT, see fault_at). */
 	char faults[256];
+	nt_plan_ids *plans; /* plans kept by id for an apply (own lock) */
 
 	pthread_mutex_t lock; /* guards everything below */
 	pthread_cond_t cond; /* busy released, pending changed, stop */
@@ -121,6 +124,17 @@ int nt_txn_record_and_run(nt_txn_engine *e, nt_ethtool *eh, json_t *txn, const n
 
 void nt_txn_recover(nt_txn_engine *e);
 void nt_txn_settle_unrecorded(nt_txn_engine *e, json_t *doc);
+
+/* ---- plans kept by id (engine/txn_plan_id.c) ---- */
+
+/* engine/txn.c's plan of PROFILE from a fresh read of the host. */
+int nt_txn_make_plan(nt_txn_engine *e, nt_ethtool *eh, const json_t *profile, nt_plan *plan,
+		     nt_txn_outcome *out);
+int nt_txn_keep_plan(nt_txn_engine *e, nt_plan *plan, const json_t *profile, const char *profile_name,
+		     json_t *doc, nt_txn_outcome *out);
+int nt_txn_take_plan(nt_txn_engine *e, const char *id, nt_kept_plan *k, nt_txn_outcome *out);
+int nt_txn_plan_from_id(nt_txn_engine *e, nt_ethtool *eh, const nt_txn_request *req,
+			nt_kept_plan *kept, nt_plan *plan, json_t **profile, nt_txn_outcome *out);
 
 /* ---- idempotency (engine/txn_replay.c) ---- */
 

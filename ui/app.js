@@ -102,6 +102,10 @@ function explain(e) {
     if (e.status === 403) return `${e.message} — this needs a token with scope 'apply'`;
     const errs = e.problem && Array.isArray(e.problem.errors) ?
       e.problem.errors.map((x) => `${x.path}: ${x.message}`).join("; ") : "";
+    // A previewed plan whose targets moved: which, and what they read now.
+    const moved = e.problem && Array.isArray(e.problem.moved) ?
+      e.problem.moved.map((x) => `${x.kind} ${x.target}: planned ${x.planned}, now ${x.now ?? "unreadable"}`).join("; ") : "";
+    if (moved) return `${e.message}: ${moved} — preview the plan again`;
     return errs ? `${e.message}: ${errs}` : e.message;
   }
   return `cannot reach the agent (${e.message})`;
@@ -757,13 +761,15 @@ async function onConfirmClose() {
   if (!state.plan) return;
   const out = $("#plan-result");
   // By default as `nettune try`: the agent puts it back unless confirmed.
-  const body = { ...state.plan.body.ref };
+  // The plan previewed, by its id: exactly its steps, or nothing if a
+  // target moved since (the agent answers 409 naming them). Used once.
+  const body = state.plan.res.id ? { plan_id: state.plan.res.id } : { ...state.plan.body.ref };
   const secs = Number($("#confirm-seconds").value);
   if ($("#confirm-window").checked && secs >= 1 && secs <= 86400) body.confirm_timeout_s = Math.round(secs);
   try {
-    const t = await api("/v1/transactions", { method: "POST", body });
-    out.prepend(h("p.ok", {}, `Transaction #${t.id}: ${t.status}`));
     $("#plan-apply").disabled = true;
+    const t = await api("/v1/transactions?steps=failed", { method: "POST", body });
+    out.prepend(h("p.ok", {}, `Transaction #${t.id}: ${t.status}`));
     await refresh();
     await openTxn(t.id);
   } catch (e) {

@@ -6,9 +6,11 @@
 #   - GET /v1/topology, warm: median curl time_total of 30 requests after 3,
 #     against `lstopo-no-graphics --of xml` (whole process, median of 15);
 #     `nettune topology --json`, whole process, median of 15;
-#   - apply and roll back: POST /v1/transactions with every NIC IRQ `local`
-#     plus 3 sysctls, then POST /v1/transactions/ID/rollback, 5 rounds
-#     (client time_total and the agent's duration_ms, medians), against
+#   - apply and roll back: POST /v1/plan with every NIC IRQ `local` plus 3
+#     sysctls, then POST /v1/transactions?steps=failed {"plan_id"} and
+#     POST /v1/transactions/ID/rollback?steps=failed, 5 rounds (client
+#     time_total of the apply and rollback, the plan's apart, and the
+#     agent's duration_ms, medians), against
 #     bench_writeloop on / writing the same IRQs with the same values (the
 #     plan's), median of 5: the bare open/write/close loop, and beside it the
 #     agent's own kernel write path (kernel_apply_ms);
@@ -174,11 +176,24 @@ check_sample before "after bench_writeloop (it writes the old values back)"
 # txn_rounds TAG: ROUNDS rounds through the agent running now, each checked
 # in /proc; the times are appended to the arrays TAG_ap (client, apply),
 # TAG_apa (the agent's duration_ms), TAG_rb and TAG_rba (rollback).
+# An agent that keeps plans under an id (issue 31) is used as a client that
+# reviews first would: the plan (timed apart, into TAG_pl), then the apply
+# of exactly that plan and the rollback, answered without their steps
+# (steps=failed); an older one (nettune-base) gets the profile as before.
 txn_rounds() {
-    local -n t_ap=${1}_ap t_apa=${1}_apa t_rb=${1}_rb t_rba=${1}_rba
-    local r id st
+    local -n t_ap=${1}_ap t_apa=${1}_apa t_rb=${1}_rb t_rba=${1}_rba t_pl=${1}_pl
+    local r id st pid lean
     for r in $(seq 1 "$ROUNDS"); do
-        api_timed /v1/transactions "{\"profile\":$profile}"
+        api_timed /v1/plan "$profile"
+        pid=$(jq -r '.id // empty' <<< "$API_BODY" 2>/dev/null)
+        lean=''
+        if [ -n "$pid" ]; then
+            t_pl+=("$API_MS")
+            lean='?steps=failed'
+            api_timed "/v1/transactions$lean" "{\"plan_id\":\"$pid\"}"
+        else
+            api_timed /v1/transactions "{\"profile\":$profile}"
+        fi
         id=$(jq -r '.id // empty' <<< "$API_BODY" 2>/dev/null)
         st=$(jq -r '.status // empty' <<< "$API_BODY" 2>/dev/null)
         if [ "$API_CODE" != 201 ] || [ "$st" != applied ] || [ -z "$id" ]; then
@@ -188,10 +203,10 @@ txn_rounds() {
             [ -n "$id" ] || break
         fi
         t_ap+=("$API_MS"); t_apa+=("$(jq -r '.duration_ms' <<< "$API_BODY")")
-        echo "$1 round $r: apply txn $id $st, ${API_MS} ms (agent ${t_apa[-1]} ms, $(jq '.steps | length' <<< "$API_BODY") steps)"
+        echo "$1 round $r: apply txn $id $st, ${API_MS} ms (agent ${t_apa[-1]} ms, $(jq '.nsteps // (.steps | length)' <<< "$API_BODY") steps${pid:+, by plan id})"
         check_sample after "$1 round $r after the apply"
         check_sysctls after "$1 round $r after the apply"
-        api_timed "/v1/transactions/$id/rollback" '{}'
+        api_timed "/v1/transactions/$id/rollback$lean" '{}'
         st=$(jq -r '.status // empty' <<< "$API_BODY" 2>/dev/null)
         [ "$API_CODE" = 201 ] && [ "$st" = applied ] ||
             { bad "$1 round $r rollback of $id: HTTP $API_CODE, status '$st'"; jq -c .error <<< "$API_BODY" 2>/dev/null; }
@@ -201,8 +216,8 @@ txn_rounds() {
         check_sysctls before "$1 round $r after the rollback"
     done
 }
-now_ap=() now_apa=() now_rb=() now_rba=()
-base_ap=() base_apa=() base_rb=() base_rba=()
+now_ap=() now_apa=() now_rb=() now_rba=() now_pl=()
+base_ap=() base_apa=() base_rb=() base_rba=() base_pl=()
 # With a second agent in the guest (bench/lab.sh BUILD BASE puts BASE's
 # nettune here as nettune-base), both take turns on the same IRQs, each
 # from a fresh state directory: base, this build, base, this build. One
@@ -231,12 +246,13 @@ jq -nc --argjson cpus "$cpus" --argjson nics "${#mq_nics[@]}" --argjson queues "
     --argjson loop "$loop" \
     --argjson ap "$(med "${now_ap[@]}")" --argjson apa "$(med "${now_apa[@]}")" \
     --argjson rb "$(med "${now_rb[@]}")" --argjson rba "$(med "${now_rba[@]}")" \
+    --argjson pl "$(med "${now_pl[@]}")" \
     --argjson bap "$(med "${base_ap[@]}")" --argjson bapa "$(med "${base_apa[@]}")" \
     --argjson brb "$(med "${base_rb[@]}")" --argjson brba "$(med "${base_rba[@]}")" \
     --argjson rss "${rss_kb:-null}" --arg kernel "$(uname -r)" --argjson intremap $intremap '{
       kernel: $kernel, intremap: $intremap, cpus: $cpus, mq_nics: $nics, mq_queue_pairs: $queues, irq_steps: $irqs, steps: $steps,
       rounds: $rounds, topology_ms: $topo, lstopo_ms: $lstopo, cli_topology_ms: $cli,
-      apply_ms: $ap, apply_agent_ms: $apa, rollback_ms: $rb, rollback_agent_ms: $rba,
+      apply_ms: $ap, apply_agent_ms: $apa, rollback_ms: $rb, rollback_agent_ms: $rba, plan_ms: $pl,
       base: (if $bap == null then null else {apply_ms: $bap, apply_agent_ms: $bapa,
              rollback_ms: $brb, rollback_agent_ms: $brba} end),
       loop: $loop, rss_kb: $rss}' | sed 's/^/LAB-BENCH /'

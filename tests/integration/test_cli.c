@@ -254,6 +254,7 @@ static void test_session(const char *dir, const char *root)
 	CHECK_HAS(c.out, "net.ipv4.tcp_rmem");
 	CHECK_HAS(c.out, "warning: enos0: changing rings or channels may reset the NIC");
 	CHECK_HAS(c.out, "6 steps; nothing applied");
+	CHECK_HAS(c.out, "nettune apply --plan p-");
 	CHECK_HASNT(c.out, "\033");
 	CHECK_HASNT(c.out, "{");
 	/* Each interface's rings sit on one line: the group shows the interface
@@ -265,10 +266,23 @@ static void test_session(const char *dir, const char *root)
 	CHECK_INT(c.code, 0);
 	CHECK_HAS(c.out, "6 steps; nothing applied");
 	run_free(&c);
+	/* --json: the agent's bytes, the same plan but for its own id and
+	 * expiry (each plan is kept under a new id). */
 	nt_http_result h = direct(&a, "POST", "/v1/plan", GOOD);
 	c = CLI("plan", good, "--json", "--agent", base);
 	CHECK_INT(c.code, 0);
-	check_same_bytes(&c, &h, "plan");
+	json_t *cj = json_loads(c.out ? c.out : "", 0, NULL);
+	char plan_id[64] = "";
+	snprintf(plan_id, sizeof(plan_id), "%s", json_string_value(json_object_get(cj, "id")) ?: "");
+	CHECK_MSG(strlen(plan_id) == 34 && strcmp(plan_id, json_string_value(json_object_get(h.json, "id")) ?: ""),
+		  "plan ids '%s' and '%s'", plan_id, json_string_value(json_object_get(h.json, "id")) ?: "");
+	CHECK_INT(c.out_len, h.body_len); /* ids and times of the same length: the same bytes otherwise */
+	json_object_del(cj, "id");
+	json_object_del(cj, "expires");
+	json_object_del(h.json, "id");
+	json_object_del(h.json, "expires");
+	CHECK_MSG(json_equal(cj, h.json), "plan: --json printed another plan than the API's");
+	json_decref(cj);
 	CHECK_INT(json_array_size(json_object_get(h.json, "steps")), 6);
 	run_free(&c);
 	nt_http_result_free(&h);
@@ -289,15 +303,25 @@ static void test_session(const char *dir, const char *root)
 	run_free(&c);
 	nt_http_result_free(&h);
 
-	/* apply with a confirm deadline: id, status, steps changed, the
-	 * deadline and the exact command that keeps it. */
-	c = CLI("apply", good, "--confirm-timeout", "600", "--agent", base);
+	/* apply of that plan by its id, with a confirm deadline: id, status,
+	 * steps changed (from the lean answer's counts), the deadline and the
+	 * exact command that keeps it. */
+	c = CLI("apply", "--plan", plan_id, "--confirm-timeout", "600", "--agent", base);
 	CHECK_INT(c.code, 0);
-	CHECK_HAS(c.out, "transaction 1: pending_confirm, 6 steps changed");
+	CHECK_HAS(c.out, "transaction 1: pending_confirm, 6 steps changed (bond ×1, rings ×4, sysctl ×1)");
 	CHECK_HAS(c.out, "reverts at ");
 	char want[256];
 	snprintf(want, sizeof(want), "nettune confirm 1 --agent %s", base);
 	CHECK_HAS(c.out, want);
+	run_free(&c);
+	/* A plan is applied once; a PROFILE.json beside --plan is refused. */
+	c = CLI("apply", "--plan", plan_id, "--agent", base);
+	CHECK_INT(c.code, 1);
+	CHECK_HAS(c.err, "was applied at");
+	run_free(&c);
+	c = CLI("apply", good, "--plan", plan_id, "--agent", base);
+	CHECK_INT(c.code, 2);
+	CHECK_HAS(c.err, "takes no PROFILE.json");
 	run_free(&c);
 
 	/* A second apply meanwhile: conflict, exit 5, naming the one in flight. */
@@ -1049,7 +1073,8 @@ static const char *fake_body(const char *req, int *status)
 		       "\"profile_name\":\"" HOSTILE "\",\"identity\":\"" HOSTILE "\"}]}";
 	if (!strncmp(req, "POST /v1/plan ", 14))
 		return "{\"steps\":7}";
-	if (!strncmp(req, "POST /v1/transactions ", 22))
+	/* The CLI asks for the lean answer (?steps=failed), --json for the whole one. */
+	if (!strncmp(req, "POST /v1/transactions ", 22) || !strncmp(req, "POST /v1/transactions?steps=failed ", 35))
 		return "{\"id\":3,\"status\":\"applied\",\"steps\":{}}";
 	return NULL;
 }

@@ -17,8 +17,9 @@
 # Optional knobs (the defaults are what the ctest lab/vm runs):
 #   NETTUNE_LAB_ACCEL=tcg|kvm|auto (default tcg: the same everywhere). kvm
 #     skips when qemu cannot start with it, and fails when the guest does
-#     not reach /init under it within 60 s; auto then boots with tcg
-#     instead. The timing line says which one ran.
+#     not reach /init under it within 60 s or qemu exits before (a KVM that
+#     refuses the CPU's MSRs); auto then boots with tcg instead, saying
+#     why. The timing line says which one ran.
 #   NETTUNE_LAB_CPUS_PER_NODE (default 2, at most 16): CPUs of each of the
 #     4 nodes. x86
 #     has about 200 interrupt vectors per CPU, and a `local` placement puts
@@ -176,7 +177,10 @@ kvm_init_secs=60
 
 # boot: one boot with $accel, the console streamed with a "guest|" prefix
 # into $serial, noting when /init starts and when the guest finishes for
-# the timing summary. Returns 2 if under KVM /init never came in time.
+# the timing summary. Returns 2 if under KVM /init never came in time, 3
+# if qemu exited under KVM before /init (seen: "failed to set MSR 0x10a"
+# and an assertion in kvm_buf_set_msrs, a KVM that refuses the CPU model's
+# MSRs), with its last lines in kvm_exit.
 boot() {
     local line now left stuck=0
     : > "$serial"
@@ -210,11 +214,20 @@ boot() {
     qpid=''
     tend=$EPOCHREALTIME
     [ $stuck = 0 ] || return 2
+    if [ "$accel" = kvm ] && [ -z "$t_init" ]; then
+        kvm_exit=$(grep -av '^\s*$' "$serial" | tail -n 3 | tr '\n' ' ')
+        return 3
+    fi
 }
 
 boot
-if [ $? = 2 ]; then
-    stuck="the guest did not reach /init within $kvm_init_secs s under KVM (this KVM cannot run Debian's kernel)"
+brc=$?
+if [ $brc = 2 ] || [ $brc = 3 ]; then
+    if [ $brc = 2 ]; then
+        stuck="the guest did not reach /init within $kvm_init_secs s under KVM (this KVM cannot run Debian's kernel)"
+    else
+        stuck="qemu exited under KVM before the guest reached /init (qemu said: ${kvm_exit:-nothing})"
+    fi
     [ "${NETTUNE_LAB_ACCEL:-tcg}" = auto ] || fail "$stuck; NETTUNE_LAB_ACCEL=auto falls back to TCG"
     echo "lab: $stuck; booting again with TCG"
     accel=tcg

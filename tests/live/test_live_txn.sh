@@ -7,6 +7,8 @@
 #    plan; a step the kernel refuses anyway (a port range below
 #    ip_unprivileged_port_start) rolls the whole transaction back, with the
 #    kernel's error in the result;
+#  - a plan kept under its id is applied once, exactly, and refused with
+#    nothing applied when its target moved since (the namespace's sysctl);
 #  - this machine's own NIC IRQ affinity is set and restored through a
 #    transaction, leaving the machine exactly as found.
 set -u
@@ -118,6 +120,37 @@ jq -e '.error | test("Invalid argument|EINVAL"; "i")' <<<"$body" >/dev/null && o
 [ "$(ip netns exec "$ns" cat /proc/sys/net/core/somaxconn)" = "$ns_somax" ] && ok || bad "somaxconn not rolled back after the refused step"
 hist=$(nscurl "$url/v1/transactions")
 [ "$(jq '.total' <<<"$hist")" -eq 3 ] && ok || bad "history total $(jq .total <<<"$hist")"
+
+# A plan kept under its id (issue 31): applied exactly, once, and refused
+# with nothing applied when its target moved since.
+nspost() {   # nspost URL BODY: sets $code and $body
+	local out
+	out=$(nscurl -w '\n%{http_code}' -H 'Content-Type: application/json' -d "$2" "$1")
+	code=${out##*$'\n'}; body=${out%$'\n'*}
+}
+plan_profile='{"name":"ns-plan","sysctl":{"net.core.somaxconn":"'$((ns_somax + 33))'"}}'
+nspost "$url/v1/plan" "$plan_profile"
+pid=$(jq -r '.id // empty' <<<"$body")
+[ "$code" = 200 ] && [[ $pid == p-* ]] && ok || bad "plan id: $code $body"
+[ "$(ip netns exec "$ns" cat /proc/sys/net/core/somaxconn)" = "$ns_somax" ] && ok || bad "planning changed somaxconn"
+nspost "$url/v1/transactions?steps=failed" '{"plan_id":"'$pid'"}'
+[ "$code" = 201 ] && [ "$(jq -r .status <<<"$body")" = applied ] && [ "$(jq .nsteps <<<"$body")" = 1 ] &&
+	[ "$(jq '.steps | length' <<<"$body")" = 0 ] && ok || bad "apply by plan id: $code $body"
+pid_txn=$(jq -r .id <<<"$body")
+[ "$(ip netns exec "$ns" cat /proc/sys/net/core/somaxconn)" = $((ns_somax + 33)) ] && ok || bad "the plan's somaxconn not set"
+nspost "$url/v1/transactions" '{"plan_id":"'$pid'"}'
+[ "$code" = 410 ] && [ "$(jq -r .type <<<"$body" | sed 's/.*\///')" = plan-used ] && ok || bad "plan id reused: $code $body"
+nspost "$url/v1/transactions/$pid_txn/rollback?steps=none" '{}'
+[ "$code" = 201 ] && [ "$(jq -r .status <<<"$body")" = applied ] && ok || bad "rollback of the plan's transaction: $code $body"
+[ "$(ip netns exec "$ns" cat /proc/sys/net/core/somaxconn)" = "$ns_somax" ] && ok || bad "somaxconn not restored after the plan's rollback"
+nspost "$url/v1/plan" "$plan_profile"
+pid=$(jq -r '.id // empty' <<<"$body")
+ip netns exec "$ns" sh -c "echo $((ns_somax + 1)) > /proc/sys/net/core/somaxconn"
+nspost "$url/v1/transactions" '{"plan_id":"'$pid'"}'
+[ "$code" = 409 ] && [ "$(jq -r '.moved[0].target' <<<"$body")" = net.core.somaxconn ] &&
+	[ "$(jq -r '.moved[0].now' <<<"$body")" = $((ns_somax + 1)) ] && ok || bad "moved target: $code $body"
+[ "$(ip netns exec "$ns" cat /proc/sys/net/core/somaxconn)" = $((ns_somax + 1)) ] && ok || bad "a moved plan changed somaxconn"
+ip netns exec "$ns" sh -c "echo $ns_somax > /proc/sys/net/core/somaxconn"
 
 # This machine's own NIC IRQ: the host agent moves it and restores it.
 start_agent hostagent

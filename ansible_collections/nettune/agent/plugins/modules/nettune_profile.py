@@ -10,8 +10,14 @@ short_description: Apply a tuning profile through a nettune agent, confirm it or
 version_added: 0.1.0
 description:
   - C(state=present) plans the profile on the agent (C(POST /v1/plan)). When the plan has no
-    steps the host is already tuned and nothing is sent (C(changed=false)); otherwise the
-    profile is applied as one journalled transaction (C(POST /v1/transactions)).
+    steps the host is already tuned and nothing is sent (C(changed=false)); otherwise that
+    very plan is applied, by its id, as one journalled transaction (C(POST /v1/transactions)
+    with C(plan_id)). The steps applied are the ones the task showed (C(--diff)), and if a
+    target moved in between nothing is applied and the task fails with the agent's
+    C(plan-moved) answer naming the targets. An agent older than plan ids is sent the profile
+    instead.
+  - The transaction's answer is asked for without its steps (C(?steps=failed)) and carries
+    C(nsteps), C(step_counts) and any failed step; I(steps) are the plan's.
   - In check mode only the plan is asked for; C(changed) says whether it has steps, and
     nothing on the host is touched.
   - With C(--diff) every step shows its before- and after-value.
@@ -63,7 +69,9 @@ options:
   idempotency_key:
     description:
       - Sent as C(Idempotency-Key) with the apply; a retry with the same key gets the
-        original transaction back instead of a second one.
+        original transaction back instead of a second one. With it the profile is sent
+        rather than the plan's id (a retry must be the same request, and each run's plan has
+        another id), so the agent plans it again for the apply.
     type: str
   fail_on_warnings:
     description:
@@ -114,7 +122,9 @@ steps:
   type: list
   elements: dict
 transaction:
-  description: The transaction document (C(id), C(status), C(steps), C(confirm_deadline), ...); null when nothing was applied.
+  description: >
+    The transaction document (C(id), C(status), C(confirm_deadline), C(nsteps), C(step_counts) and
+    the failed C(steps), if any; C(GET /v1/transactions/ID) has every step); null when nothing was applied.
   returned: always
   type: dict
 transaction_id:
@@ -172,13 +182,24 @@ def present(module, client):
         adopt_pending(module, client, result)
     if not steps or module.check_mode:
         return result
-    req = {'profile': p['profile']} if p['profile'] is not None else {'profile_name': p['profile_name']}
+    # The plan just shown, by its id: what is applied is what was
+    # planned (and diffed). With an Idempotency-Key the profile is sent as
+    # before, so that a retry is the same request and replays; a new plan
+    # id each run would be a different body under the same key.
+    lean = plan.get('id') is not None
+    if lean and not p['idempotency_key']:
+        req = {'plan_id': plan['id']}
+    elif p['profile'] is not None:
+        req = {'profile': p['profile']}
+    else:
+        req = {'profile_name': p['profile_name']}
     if p['confirm_timeout']:
         req['confirm_timeout_s'] = p['confirm_timeout']
     headers = {'Idempotency-Key': p['idempotency_key']} if p['idempotency_key'] else None
-    _, txn = client.request('POST', '/v1/transactions', req, headers=headers)
+    _, txn = client.request('POST', '/v1/transactions?steps=failed' if lean else '/v1/transactions', req,
+                            headers=headers)
     result.update(transaction=txn, transaction_id=txn.get('id'), status=txn.get('status'),
-                  steps=txn.get('steps') or steps)
+                  steps=steps if lean else txn.get('steps') or steps)
     if txn.get('status') not in ('applied', 'pending_confirm'):
         module.fail_json(msg='transaction %s ended %s: %s (failed step %s)' % (
             txn.get('id'), txn.get('status'), txn.get('error'), txn.get('failed_step')), **result)
