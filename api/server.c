@@ -304,7 +304,9 @@ static enum MHD_Result send_response(struct MHD_Connection *mc, struct nt_conn *
 	if (r->status == 401 && c->www_auth)
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
 					"Bearer realm=\"nettune\"");
-	if (s && nt_srv_should_close(s))
+	if (c->excess)
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, NT_EXCESS_RETRY_AFTER);
+	if (c->excess || (s && nt_srv_should_close(s)))
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
 	/* State of the host changes under the agent; nothing is cacheable. */
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
@@ -354,6 +356,23 @@ static enum MHD_Result header_count_cb(void *cls, enum MHD_ValueKind kind, const
 	return MHD_YES;
 }
 
+static enum MHD_Result header_bytes_cb(void *cls, enum MHD_ValueKind kind, const char *key,
+				      const char *value)
+{
+	size_t *n = cls;
+	*n += (key ? strlen(key) : 0) + (value ? strlen(value) : 0) + 4; /* ": ", CRLF */
+	return MHD_YES;
+}
+
+/* The size of the request's header fields as sent (near enough: spaces
+ * around values are not counted). */
+static size_t header_bytes(struct MHD_Connection *mc)
+{
+	size_t n = 0;
+	MHD_get_connection_values(mc, MHD_HEADER_KIND, header_bytes_cb, &n);
+	return n;
+}
+
 /* How many times the request has header NAME. */
 static int header_count(struct MHD_Connection *mc, const char *name)
 {
@@ -373,6 +392,22 @@ static enum MHD_Result begin(struct nt_server *s, struct nt_conn *c, struct MHD_
 	if (c->raw_uri && c->raw_uri != method + strlen(method) + 1)
 		return send_problem(mc, c, 400, "bad-request", "Bad request",
 				    "the request line's method is malformed");
+	if (c->nquery > NT_MAX_QUERY_PARAMS)
+		return send_problem(mc, c, 400, "bad-request", "Bad request",
+				    "the query has more than %d parameters; at most %d query "
+				    "parameters are accepted",
+				    NT_MAX_QUERY_PARAMS, NT_MAX_QUERY_PARAMS);
+	/* The agent's own limits, far below MHD's memory limit, so that
+	 * these are answered here as problem documents (a query of too many
+	 * parameters has its own answer, above, however long). */
+	if (strlen(c->uri) > NT_MAX_TARGET)
+		return send_problem(mc, c, 414, "uri-too-long", "URI too long",
+				    "the request target is longer than %d bytes", NT_MAX_TARGET);
+	if (header_bytes(mc) > NT_MAX_HEADER_BYTES)
+		return send_problem(mc, c, 431, "header-fields-too-large",
+				    "Request header fields too large",
+				    "the request's header fields are larger than %d bytes in all",
+				    NT_MAX_HEADER_BYTES);
 	/* RFC 9112 3.2: a request of HTTP/1.1 without Host is answered 400. */
 	if (version && !strcmp(version, MHD_HTTP_VERSION_1_1) &&
 	    !MHD_lookup_connection_value(mc, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST))
@@ -384,11 +419,6 @@ static enum MHD_Result begin(struct nt_server *s, struct nt_conn *c, struct MHD_
 	if (r < 0)
 		return send_problem(mc, c, 400, "bad-request", "Bad request",
 				    "the path has an invalid percent-encoding");
-	if (c->nquery > NT_MAX_QUERY_PARAMS)
-		return send_problem(mc, c, 400, "bad-request", "Bad request",
-				    "the query has more than %d parameters; at most %d query "
-				    "parameters are accepted",
-				    NT_MAX_QUERY_PARAMS, NT_MAX_QUERY_PARAMS);
 
 	char why[256] = "";
 	r = nt_srv_check_framing(mc, why, sizeof(why));
@@ -489,7 +519,21 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *mc, const ch
 		/* Before anything may answer, so that every access is logged
 		 * with its client. */
 		client_address(mc, c->client, sizeof(c->client));
-		nt_srv_head_arrived(s, mc);
+		enum nt_share share = nt_srv_head_arrived(s, mc);
+		if (share == NT_SHARE_ANSWERED) {
+			/* Its 503 went out when it opened; the request has
+			 * been read, so closing now sends no reset. */
+			c->status = 503;
+			nt_agent_count_http(s->agent, c->method, 503);
+			return MHD_NO;
+		}
+		if (share == NT_SHARE_EXCESS) {
+			/* Before anything else: the connection is refused, not
+			 * the request. */
+			c->excess = true;
+			return send_problem(mc, c, 503, NT_EXCESS_TYPE, NT_EXCESS_TITLE, "%s",
+					    NT_EXCESS_DETAIL);
+		}
 		return begin(s, c, mc, method, version);
 	}
 	if (c->done) {
@@ -685,9 +729,8 @@ int nt_server_start(struct nt_server *s, nt_agent *agent, char *err, size_t errs
 	OPT(MHD_OPTION_SOCK_ADDR, 0, &s->addr);
 	OPT(MHD_OPTION_THREAD_POOL_SIZE, s->threads, NULL);
 	OPT(MHD_OPTION_CONNECTION_LIMIT, s->max_conn, NULL);
-	OPT(MHD_OPTION_PER_IP_CONNECTION_LIMIT, s->max_per_client, NULL);
 	OPT(MHD_OPTION_CONNECTION_TIMEOUT, s->timeout_s, NULL);
-	OPT(MHD_OPTION_CONNECTION_MEMORY_LIMIT, 64 * 1024, NULL);
+	OPT(MHD_OPTION_CONNECTION_MEMORY_LIMIT, NT_MHD_MEMORY_LIMIT, NULL);
 	OPT(MHD_OPTION_URI_LOG_CALLBACK, on_uri, s);
 	OPT(MHD_OPTION_NOTIFY_COMPLETED, on_completed, s);
 	OPT(MHD_OPTION_NOTIFY_CONNECTION, nt_srv_on_connection, s);

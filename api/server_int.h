@@ -90,6 +90,19 @@ struct nt_server {
  * more than a handful. */
 #define NT_MAX_QUERY_PARAMS 64
 
+/* A request target longer than this gets 414, header fields larger than
+ * this in all 431, both as problem documents from the request handler.
+ * MHD answers a request head that does not fit the connection's memory
+ * pool (NT_MHD_MEMORY_LIMIT, which also holds the response's headers)
+ * itself, with its HTML page: the pool is sized well above the two so
+ * that only heads of about that size get MHD's answer. The price: MHD
+ * touches most of the pool of a connection kept alive (measured with 60
+ * of them: 6 MB at 128 KiB, 3 MB at the former 64 KiB), given back when
+ * the connection closes. */
+#define NT_MAX_TARGET (8 * 1024)
+#define NT_MAX_HEADER_BYTES (32 * 1024)
+#define NT_MHD_MEMORY_LIMIT (128 * 1024)
+
 /* At most this many requests wait suspended at once; more get 503. */
 #define NT_MAX_DEFERRED 32
 /* At most this many long requests run at once; more get 503. Transactions
@@ -119,6 +132,7 @@ struct nt_conn {
 	const char *method; /* as counted and logged: "GET", ... or "other" */
 	int status; /* of the queued response, 0 none */
 	bool www_auth; /* a 401: add WWW-Authenticate */
+	bool excess; /* over its address's share: Retry-After, Connection: close */
 	nt_scope scope;
 	char identity[512]; /* token name or certificate subject */
 	nt_request req;
@@ -208,6 +222,13 @@ int nt_srv_authorize(const struct nt_server *s, const struct nt_conn *c);
 
 /* ---- limits (api/server_limits.c) ---- */
 
+/* The answer to a connection over its address's share. */
+#define NT_PROBLEM_BASE "https://nettune.dev/problems/"
+#define NT_EXCESS_TYPE "too-many-connections"
+#define NT_EXCESS_TITLE "Too many connections"
+#define NT_EXCESS_DETAIL "too many connections are open from this address; try again shortly"
+#define NT_EXCESS_RETRY_AFTER "1"
+
 /* Apply the defaults of nt_server_config to s->max_body, max_conn, ... */
 void nt_srv_limits_init(struct nt_server *s);
 /* Start and stop the thread that shuts down connections whose request head
@@ -215,8 +236,12 @@ void nt_srv_limits_init(struct nt_server *s);
 int nt_srv_reaper_start(struct nt_server *s);
 void nt_srv_reaper_stop(struct nt_server *s);
 /* The request head of MC arrived (it is being served: no deadline), or its
- * answer went out (the next head is due within the deadline). */
-void nt_srv_head_arrived(struct nt_server *s, struct MHD_Connection *mc);
+ * answer went out (the next head is due within the deadline). Arrived
+ * says whether MC is over its address's share (--max-per-client): to be
+ * answered NT_EXCESS_* (503, Retry-After) and closed, or already answered
+ * that way when it opened (the handler then just closes it). */
+enum nt_share { NT_SHARE_OK, NT_SHARE_EXCESS, NT_SHARE_ANSWERED };
+enum nt_share nt_srv_head_arrived(struct nt_server *s, struct MHD_Connection *mc);
 void nt_srv_request_done(struct nt_server *s, struct MHD_Connection *mc);
 /* A big body was just freed: give free memory back to the kernel when no
  * request has been served for a moment (the reaper thread does it). */

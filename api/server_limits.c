@@ -12,6 +12,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
+#include <netinet/in.h>
 
 /* A chunked body that keeps coming after the limit is discarded so the
  * client still gets its 413, but not forever: past the limit plus this the
@@ -30,7 +31,44 @@ struct nt_sock {
 	bool fresh;
 	struct timespec born; /* CLOCK_MONOTONIC: when it opened */
 	struct timespec due; /* CLOCK_MONOTONIC: the head must be in by then */
+	/* Over its address's share (--max-per-client): answered 503 and
+	 * closed, and not counted in that share. */
+	bool excess;
+	bool answered; /* ... and its 503 was written at once */
+	struct sockaddr_storage addr; /* the client's, port ignored */
 };
+
+/* An excess connection is answered as soon as it opens (plain HTTP: the
+ * 503 written straight to the socket, which MHD has not written to yet),
+ * its sending side shut, and its request read for this long before it is
+ * cut: a request sent at once is then read, not left unread at the close
+ * (which would send the client a reset). Its slot is held that long at
+ * most, and less when slots run short (cut_answered_locked). Under TLS
+ * no bytes can be written around the session: the 503 is the handler's,
+ * once the head is in, and a head not in within NT_EXCESS_HEAD_MS gets
+ * none. */
+#define NT_EXCESS_LINGER_MS 250
+#define NT_EXCESS_HEAD_MS 1000
+
+/* The 503 of an excess connection, written straight to FD: the same
+ * problem document as the handler's (api/server.c), keys sorted. */
+static void send_excess_raw(int fd)
+{
+	static const char body[] = "{\"detail\":\"" NT_EXCESS_DETAIL "\",\"status\":503,"
+				   "\"title\":\"" NT_EXCESS_TITLE "\",\"type\":\"" NT_PROBLEM_BASE
+				   NT_EXCESS_TYPE "\"}\n";
+	char buf[1024];
+	int n = snprintf(buf, sizeof(buf),
+			 "HTTP/1.1 503 Service Unavailable\r\n"
+			 "Content-Type: application/problem+json\r\n"
+			 "Retry-After: " NT_EXCESS_RETRY_AFTER "\r\n"
+			 "Cache-Control: no-store\r\n"
+			 "Connection: close\r\n"
+			 "Content-Length: %zu\r\n\r\n%s",
+			 sizeof(body) - 1, body);
+	if (n > 0 && (size_t)n < sizeof(buf))
+		(void)!send(fd, buf, (size_t)n, MSG_DONTWAIT | MSG_NOSIGNAL);
+}
 
 /* A fresh connection younger than this is never cut for the reserve: a
  * client that sends its request at once has done so by then, even over a
@@ -105,6 +143,44 @@ static void keep_reserve_locked(struct nt_server *s)
 	}
 }
 
+/* Whether A and B are the same client address (the port aside). */
+static bool same_address(const struct sockaddr_storage *a, const struct sockaddr_storage *b)
+{
+	if (a->ss_family != b->ss_family)
+		return false;
+	if (a->ss_family == AF_INET)
+		return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
+		       ((const struct sockaddr_in *)b)->sin_addr.s_addr;
+	if (a->ss_family == AF_INET6)
+		return !memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
+			       &((const struct sockaddr_in6 *)b)->sin6_addr, sizeof(struct in6_addr));
+	return false;
+}
+
+/* Open connections from ADDR within its share (lock held). The excess
+ * ones are not counted: they are on their way out, and counting them
+ * would let an address that keeps opening connections lock itself out
+ * even after its held ones close. */
+static unsigned from_address_locked(const struct nt_server *s, const struct sockaddr_storage *addr)
+{
+	unsigned n = 0;
+	for (const struct nt_sock *k = s->socks; k; k = k->next)
+		n += !k->excess && same_address(&k->addr, addr);
+	return n;
+}
+
+/* Slots running short (lock held): excess connections already answered
+ * are cut now rather than at their linger's end, so that an address
+ * opening connections as fast as it can does not keep others out. */
+static void cut_answered_locked(struct nt_server *s)
+{
+	if (__atomic_load_n(&s->nconn, __ATOMIC_RELAXED) < (int)(s->max_conn - s->reserve))
+		return;
+	for (struct nt_sock *k = s->socks; k; k = k->next)
+		if (k->answered && !k->serving && k->fd >= 0)
+			cut_locked(s, k);
+}
+
 static void due_from_now(const struct nt_server *s, struct timespec *due)
 {
 	clock_gettime(CLOCK_MONOTONIC, due);
@@ -119,7 +195,9 @@ void nt_srv_limits_init(struct nt_server *s)
 	s->keepalive_max = s->max_conn * 3 / 4;
 	s->timeout_s = cfg->client_timeout_s ? cfg->client_timeout_s : NT_DEFAULT_CLIENT_TIMEOUT_S;
 	/* One address may not take every slot: whoever trickles requests
-	 * from it leaves the other half to everyone else. */
+	 * from it leaves the other half to everyone else. Counted here, not
+	 * by MHD (whose limit closes the socket with the request unread, a
+	 * reset for the client): the excess is answered 503 and closed. */
 	s->max_per_client = cfg->max_per_client ? cfg->max_per_client :
 			    (s->max_conn > 1 ? s->max_conn / 2 : 1);
 	s->reserve = reserve_of(s->max_conn);
@@ -144,7 +222,26 @@ void nt_srv_on_connection(void *cls, struct MHD_Connection *mc, void **socket_ct
 		k->fresh = true;
 		clock_gettime(CLOCK_MONOTONIC, &k->born);
 		due_from_now(s, &k->due);
+		const union MHD_ConnectionInfo *ai =
+			MHD_get_connection_info(mc, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+		bool have_addr = ai && ai->client_addr;
+		if (have_addr)
+			memcpy(&k->addr, ai->client_addr,
+			       ai->client_addr->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6) :
+									sizeof(struct sockaddr_in));
 		pthread_mutex_lock(&s->conn_lock);
+		if (have_addr && from_address_locked(s, &k->addr) >= s->max_per_client) {
+			k->excess = true;
+			if (s->tls) {
+				nt_srv_due_in_ms(&k->due, NT_EXCESS_HEAD_MS);
+			} else {
+				send_excess_raw(k->fd);
+				shutdown(k->fd, SHUT_WR);
+				k->answered = true;
+				nt_srv_due_in_ms(&k->due, NT_EXCESS_LINGER_MS);
+			}
+		}
+		cut_answered_locked(s);
 		k->next = s->socks;
 		if (s->socks)
 			s->socks->prev = k;
@@ -182,18 +279,20 @@ static struct nt_sock *sock_of(struct MHD_Connection *mc)
 	return ci ? ci->socket_context : NULL;
 }
 
-void nt_srv_head_arrived(struct nt_server *s, struct MHD_Connection *mc)
+enum nt_share nt_srv_head_arrived(struct nt_server *s, struct MHD_Connection *mc)
 {
 	struct nt_sock *k = sock_of(mc);
 	if (!k)
-		return;
+		return NT_SHARE_OK;
 	pthread_mutex_lock(&s->conn_lock);
 	k->serving = true;
 	if (k->fresh) {
 		k->fresh = false;
 		s->nfresh--;
 	}
+	enum nt_share r = k->answered ? NT_SHARE_ANSWERED : k->excess ? NT_SHARE_EXCESS : NT_SHARE_OK;
 	pthread_mutex_unlock(&s->conn_lock);
+	return r;
 }
 
 void nt_srv_request_done(struct nt_server *s, struct MHD_Connection *mc)

@@ -34,8 +34,8 @@ const nt_cli_option_doc nt_cli_option_docs[] = {
 	{ "max-connections", "64",
 	  "Open connections at once; past three quarters of it, responses close their connection." },
 	{ "max-per-client", "half of max_connections",
-	  "Open connections from one client address; more are closed at once. Behind a reverse "
-	  "proxy, raise it to max_connections." },
+	  "Open connections from one client address; more are answered 503 and closed. Behind a "
+	  "reverse proxy, raise it to max_connections." },
 	{ "log-format", "text",
 	  "The access and transaction-step log on stderr: text or json (one object a line). "
 	  "Changes on SIGHUP." },

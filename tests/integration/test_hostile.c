@@ -313,8 +313,9 @@ static void query_flood(void)
 		CHECK_MSG(strstr(reply, "at most 64 query parameters") != NULL, "%.600s", reply);
 		free(req);
 	}
-	/* Up to the largest request line the server takes (its connection
-	 * memory, 64 KiB): still a problem document naming the limit. */
+	/* However long (up to libmicrohttpd's 128 KiB of connection memory),
+	 * a flood is a problem document naming the limit, not the 414 of a
+	 * long request target. */
 	for (size_t total = 8000; total <= 64000; total += 8000) {
 		size_t len;
 		char *req = flood_request("/v1/irqs", (int)(total / 2), "a", false, false, 0, &len);
@@ -323,10 +324,11 @@ static void query_flood(void)
 		CHECK_MSG(strstr(reply, "at most 64 query parameters") != NULL, "%.600s", reply);
 		free(req);
 	}
-	/* One long value is no flood: the route's own check answers it. */
+	/* One long value (within the 8 KiB of a request target) is no
+	 * flood: the route's own check answers it. */
 	{
 		size_t len;
-		char *req = flood_request("/v1/irqs", 0, "a", false, false, 20000, &len);
+		char *req = flood_request("/v1/irqs", 0, "a", false, false, 7000, &len);
 		CHECK_INT(raw_reply(a.port, req, len, 5, reply, sizeof(reply)), 400);
 		CHECK_MSG(strstr(reply, "unknown query parameter 'z'") != NULL, "%.600s", reply);
 		free(req);
