@@ -1,5 +1,6 @@
 #include "cli/txn_view.h"
 #include "base/cpuset.h"
+#include "settings/setting.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -140,9 +141,32 @@ void nt_view_plan(nt_out *o, const json_t *plan, const json_t *nics)
 	}
 }
 
+/* Kinds in plan order (the registry's), then by name: a lean reply's
+ * counts come keyed by name, and a summary must read the same whichever
+ * answer it was made from. */
+static int kind_rank(const char *k)
+{
+	const nt_setting_kind *kind = nt_setting_find(k);
+	return kind ? kind->order : 1000;
+}
+
+static void sort_kinds(const char **kinds, int *counts, int nk)
+{
+	for (int i = 1; i < nk; i++)
+		for (int j = i; j > 0; j--) {
+			int a = kind_rank(kinds[j - 1]), b = kind_rank(kinds[j]);
+			if (a < b || (a == b && strcmp(kinds[j - 1], kinds[j]) <= 0))
+				break;
+			const char *tk = kinds[j];
+			int tc = counts[j];
+			kinds[j] = kinds[j - 1], counts[j] = counts[j - 1];
+			kinds[j - 1] = tk, counts[j - 1] = tc;
+		}
+}
+
 /* "irq_affinity ×7, rings ×2" for the steps of TXN whose result is RESULT:
  * from its "step_counts" in a lean reply (?steps=failed|none), else from
- * its steps. */
+ * its steps; kinds in plan order. */
 static int count_by_kind(const json_t *txn, const char *result, char *buf, size_t size)
 {
 	const char *kinds[16];
@@ -177,6 +201,7 @@ static int count_by_kind(const json_t *txn, const char *result, char *buf, size_
 		if (j < nk)
 			counts[j]++;
 	}
+	sort_kinds(kinds, counts, nk);
 	size_t len = 0;
 	buf[0] = '\0';
 	for (int j = 0; j < nk && len < size; j++)

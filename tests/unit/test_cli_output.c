@@ -321,6 +321,17 @@ static void test_outcomes(void)
 	CHECK_STR(mem_text(&m), "transaction 3: applied, nothing to change: already tuned in 5 ms\n");
 	mem_close(&m);
 	json_decref(t);
+
+	/* A lean answer counts steps keyed by kind name; the summary still
+	 * lists the kinds in plan order, as the full answer's steps do. */
+	t = json_loads("{\"id\":4,\"status\":\"applied\",\"duration_ms\":5,\"steps\":[],\"warnings\":[],"
+		       "\"nsteps\":76,\"step_counts\":{\"applied\":{\"bond\":1,\"irq_affinity\":67,"
+		       "\"rings\":4,\"sysctl\":4,\"xps_cpus\":2,\"rps_cpus\":3}}}", 0, NULL);
+	mem_open(&m, false);
+	nt_view_outcome(&m.o, t, "");
+	CHECK_HAS(mem_text(&m), "(irq_affinity ×67, rings ×4, rps_cpus ×3, xps_cpus ×2, bond ×1, sysctl ×4)");
+	mem_close(&m);
+	json_decref(t);
 }
 
 static void test_history(void)
