@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* nettune bench-run: a benchmark run in one command, for CI jobs that tune
  * a host, measure, and must leave the host as they found it.
  *
@@ -490,7 +491,7 @@ int nt_cmd_bench_run(const char *cmd, const cli_opts *o, int nargs, char **args)
 	id = json_integer_value(json_object_get(doc, "id"));
 	const char *st = json_string_value(json_object_get(doc, "status")) ?: "";
 	json_object_set_new(report, "transaction",
-			    json_pack("{s:I,s:s,s:i,s:O,s:O}", "id", (json_int_t)id, "status", st, "confirm_timeout_s",
+			    json_pack("{s:I,s:s,s:i,s:O,s:o}", "id", (json_int_t)id, "status", st, "confirm_timeout_s",
 				      (int)ct, "confirm_deadline", json_object_get(doc, "confirm_deadline") ?: json_null(),
 				      "steps", json_deep_copy(json_object_get(doc, "steps")) ?: json_array()));
 	int not_run = strcmp(st, "pending_confirm") && strcmp(st, "applied") ?
