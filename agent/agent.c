@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 #include "agent/agent.h"
 #include "host/dropwin.h"
 #include "host/hostcache.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The agent object: everything `nettune serve` runs on, owned in one place
  * and handed out to the parts that need it (the HTTP server and its route
  * areas, the drift watcher).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The desired state as a file (/etc/nettune/desired.json): configuration
  * management holds a host's tuning by writing one file. At start and on
  * reload the file's profile becomes the desired state when it differs from

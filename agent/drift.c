@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 #include "agent/drift.h"
 #include "host/topology.h"
 #include "kernel/events.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The drift watcher: holds the host to its desired state (one profile,
  * kept in the store, store/store.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* What the profile in effect says about where an application near a NIC
  * may run (placement/app.h): the CPUs its reserve_app_cpus kept for the
  * NIC and its exclude_cpus. The profile in effect is the desired state's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Profiles as files: DIR/NAME.json becomes stored profile NAME, so that
  * configuration management can hand the agent its profiles by writing
  * files (/etc/nettune/profiles). Each file is validated against this host

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Bearer tokens: the token file and constant-time checks (see api/auth.h). */
 #include "api/auth.h"
 #include "kernel/ctx.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Who may call the API: bearer tokens from a token file, and (with TLS)
  * client certificates.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The HTTP layer's internal interface: a request as routes see it, the
  * response they build, and the route table. Route handlers live in
  * api/routes_*.c, one file per area (read, profiles/transactions, ...),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Where in a JSON text a byte offset lies, as a JSON path ("$.rings[0].rx",
  * "$.sysctl['net.core.rmem_max']"), so that an error a parser reports by
  * position (a duplicate key) can name the value the way validation errors

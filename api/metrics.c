@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* GET /metrics: Prometheus text exposition format 0.0.4.
  *
  *   nettune_build_info{version}                     gauge, always 1

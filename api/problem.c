@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* RFC 9457 problem documents and the small request accessors routes use. */
 #include "api/http.h"
 

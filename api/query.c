@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Typed query parameters. */
 #include "api/http.h"
 #include "kernel/ctx.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* One read of the host shared by concurrent requests (see read_share.h).
  *
  * Tickets order arrivals: a caller takes the next ticket on entry; a read

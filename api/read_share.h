@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* One read of the host shared by the requests that arrive while it waits
  * to start (the read area's state, api/routes_read.c).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The desired state and drift. The state is the store's (store/store.h),
  * validated by the engine (engine/txn.h), held by the agent's drift
  * watcher (agent/drift.h); these handlers only translate.

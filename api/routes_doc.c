@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The API's own description: `GET /v1/openapi.yaml` serves the OpenAPI
  * document embedded at build time (openapi/embed.cmake), so a client always
  * gets the contract of the binary it talks to, even on a host with no

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Placement and live rates: where an application using a NIC
  * should run, and interrupts per second per CPU sampled over an interval. */
 #include "agent/agent.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The read-only area: health, the host model, NICs, IRQs, findings.
  *
  * Each route reads the host (one nt_topology_read per request, shared with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Profiles, plans and transactions. The engine is engine/txn.c, owned by
  * the agent (agent/agent.h); these handlers only translate between HTTP
  * and it.

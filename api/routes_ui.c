@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The web view: `GET /ui/` serves the page and its script and style,
  * embedded at build time (ui/embed.cmake). They are static and say nothing
  * about the host, so they are served without credentials (api/server_auth.c);

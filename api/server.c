@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The agent's HTTP server on libmicrohttpd: its lifecycle, the request
  * pipeline (route, authenticate, check limits, read the body, call the
  * route) and turning nt_response into HTTP. Every request is treated as

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The agent's HTTP server (libmicrohttpd). It serves an agent (see
  * agent/agent.h) it borrows: the server owns the listening socket, its
  * worker threads, the security material and per-area state; the engine,

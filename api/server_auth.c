@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Who may call, at the HTTP server's edge. With a token file or a client
  * CA configured, every request but GET /v1/health, /v1/openapi.yaml and
  * the web view's static files under /ui/ (see path_is_open) must carry a

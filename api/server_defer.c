@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Requests that wait (a rate measurement over an interval) do not hold a
  * worker thread while they wait: the route asks for a delay, the
  * connection is suspended, and one timer thread resumes it when the delay

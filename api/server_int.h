@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Inside the HTTP server: the server and per-request state shared by its
  * files, one per concern. Routes never include this; their interface is
  * api/http.h.

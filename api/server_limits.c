@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* What a client may cost the server: open connections, body bytes, the
  * body's type and how much work its JSON is to parse. Every limit is
  * checked as early as the request allows, so that what is refused is

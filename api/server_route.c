@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Routing: the request path split and percent-decoded here (not by MHD),
  * so that an encoded '/' inside a segment stays inside that segment and is
  * refused by the route's own validation, never turned into extra path

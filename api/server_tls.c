@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* TLS for the HTTP server: the certificate, key and client CA read from
  * PEM files once at start (libmicrohttpd takes PEM text, and does the TLS
  * itself on the same GnuTLS), and the check of a client certificate

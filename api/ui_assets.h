@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The web view's files, compiled into the agent by ui/embed.cmake and
  * served by api/routes_ui.c. */
 #ifndef NT_API_UI_ASSETS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* base/: the plain value types every layer uses, below kernel/ (which
  * reads CPU lists from the system into them). Nothing here includes
  * another folder of the project. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The project's error convention: 0 or a negative errno, and domain errors
  * in their own range below the errno values (as Knot's KNOT_E*), with one
  * strerror for both. Every layer returns these, so they live in base/. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Benchmark: the cost of one drift check (agent/drift.c) on a host tree:
  * read the desired state, re-plan it against the host as it is now (a full
  * topology read and placement) and compare. The desired profile places

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Benchmark load generator: GET one path over HTTP/1.1 keep-alive
  * connections, each driven by its own thread over a raw socket, and report
  * requests per second, latency percentiles and the status codes seen as one

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Benchmark reference: the least any tool must do to report where a host's
  * IRQs are placed and how often each CPU serves them, a bare loop that
  * reads, for every IRQ under ROOT/proc/irq, its smp_affinity_list and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Benchmark: the store's part of an apply and a rollback, without the host
  * or HTTP, against a history of past transactions: what a long-running
  * agent's database holds. Each transaction has the steps of the big host's

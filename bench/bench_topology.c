@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Benchmark: the cost of one topology read (whole, as the CLI does, and
  * through the agent's host model cache, static part kept), one rendering
  * of its document (jansson, as the reference, and the text writer the API

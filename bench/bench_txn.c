@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Benchmark: plan, apply and roll back a profile that places every NIC IRQ
  * of a host (policy local) and sets buffer sysctls, through the real engine
  * and SQLite journal, on a COPY of a host tree (never on /). Prints the

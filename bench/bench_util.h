@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Timing helpers shared by the benchmarks. */
 #ifndef NT_BENCH_UTIL_H
 #define NT_BENCH_UTIL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Benchmark reference: the least any tool must do to place a set of IRQs,
  * a bare loop that opens ROOT/proc/irq/N/smp_affinity_list, writes the
  * CPU list and closes it, for every IRQ of a list. bench/run.py hands it

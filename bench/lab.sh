@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The agent on a real kernel with hundreds of NIC IRQs: boots the VM lab
 # (tests/lab/run.sh) with extra multi-queue virtio NICs and runs the guest
 # benchmark bench/lab/10-bench.sh in it, then prints its figures beside

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The project's benchmark, in one command: builds the 256-CPU host tree on
 tmpfs, runs the agent on it, and prints each measurement side by side with
 its reference from the same run and the ratio.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """A bounded soak of the agent (a benchmark, not a test): for DURATION
 seconds, READERS threads read every read route, one thread applies and rolls
 back a profile in a loop (each cycle a transaction and its rollback), and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The CLI's pure parsers of option values (declared in cli/cli.h), apart
  * from main.c so unit tests can link them. */
 #include "cli/cli.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The nettune command line: cli/main.c parses the options and dispatches
  * to one file per group of commands, each a function of the parsed options
  * and the positional arguments that returns the exit code.

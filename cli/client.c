@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 #include "cli/client.h"
 #include "cli/libcurl.h"
 #include "cli/output.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The CLI's HTTP client of a running agent: one request, its answer
  * whole. It prints nothing; cli/cmd_txn.c decides what people see. Sends
  * `Authorization: Bearer $NETTUNE_TOKEN` when that variable is set. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The commands that read the host directly, linking the core: topology,
  * diagnose, irqs, rates, placement and run. None of them needs the agent:
  * placement and run ask it only for the CPUs the profile in effect

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* profiles: the profiles the agent stores (GET/PUT/DELETE /v1/profiles)
  * and those the package ships (nt_cli_shipped_dir), which plan, apply and
  * try --name NAME fall back to when the agent stores no NAME. A stored

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* nettune serve: the options made into the agent's and the server's
  * configuration, the log sink, signal handling, and the order things start
  * and stop in. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The commands that talk to a running agent: plan, apply, try, confirm,
  * rollback, show, history, desired and drift. Each checks its arguments and sends one
  * request (history with --since may page) through cli/client.c, so every

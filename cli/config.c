@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The configuration file of `nettune serve` (/etc/nettune/nettune.conf):
  *
  *   # a comment (a whole line)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The configuration file of `nettune serve` (see cli/config.c for its
  * format): one key per option of nt_cli_options marked NT_OPT_CONF. */
 #ifndef NT_CLI_CONFIG_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* What the CLI shows of an agent's strings: text only. An agent's answer
  * (or whoever sits between it and the CLI on plain HTTP) could otherwise
  * put terminal controls in a profile name, an error or a NIC name: an OSC

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The exit codes of every nettune command, in one list, so that scripts
  * and CI jobs can branch on what happened. `nettune --help` prints this
  * list (nt_exit_codes), nettune(8) is made with it and docs/cli.md repeats it; a new code is added here

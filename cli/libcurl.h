@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* libcurl, opened on first use (kernel/dynlib.h says why): only the CLI's
  * agent commands (cli/client.c) speak HTTP as a client, so `nettune
  * serve`, `nettune topology` and `nettune --help` never map it. (The

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The serve log's lines, formatted without stdio: the agent writes one per
  * transaction step, a thousand in an apply, and a chain of fprintf calls per
  * field cost more than the rest of the line. Pure: the text is built in a

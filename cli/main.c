@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* nettune: the thin main. It parses the options and hands the command to
  * its group's file (see cli/cli.h). Subcommands that read the host link the
  * core directly; those that change it talk to the running agent over HTTP,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The one table of nettune's options. getopt's long options are built from
  * it, and so are the keys of the configuration file (cli/config.c): every
  * option marked NT_OPT_CONF is a key, spelled with '_' for '-', parsed and

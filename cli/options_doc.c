@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The descriptions of the configuration keys (cli/options_doc.h). */
 #include "cli/options_doc.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* What each configuration key means, for people: the text of
  * nettune.conf(5) and of the serve options in nettune(8), which
  * deploy/mangen.c makes from the option table (cli/options.c) at build time.

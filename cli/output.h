@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* What the CLI prints for people: colour when writing to a terminal,
  * tables whose columns line up, RFC 9457 problem documents as the lines
  * that say what was wrong, durations and times. Every command that prints

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The watchdog's probe of the agent's own API: one GET over a socket of
  * its own, plain or TLS (GnuTLS, already the server's), with no HTTP
  * client library, so a service with WatchdogSec= does not map libcurl

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 #include "cli/txn_view.h"
 #include "base/cpuset.h"
 #include "settings/setting.h"

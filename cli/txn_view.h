@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Plans, transactions and history for people: pure functions from the
  * agent's JSON documents (openapi/openapi.yaml: Plan, Transaction,
  * TransactionList) to lines on an nt_out. They print nothing else and

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The two commands of the README:
 #   deploy/dev.sh serve [nettune serve options]   build, then run the agent on this host
 #   deploy/dev.sh test                            build, then run every test (ctest)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Makes nettune's man pages at build time from the tables the binary itself
  * uses, so that neither page can disagree with the code:
  *

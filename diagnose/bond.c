@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The bond finding (bond-hash-layer2): a hashing bond that hashes on layer 2
  * sends all traffic to one peer over one port. */
 #include "diagnose/diagnose_int.h"

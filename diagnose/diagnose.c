@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Findings on a host model: what the authors of the field reports in
  * docs/field-reports.md dug out by hand (IRQs off the NIC's node, IRQs of several NICs on one CPU, irqbalance undoing manual
  * affinity, small rings with drops, layer2 bond hashing, small TCP buffers),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Findings: what is misplaced on a host, each with a stable id, a severity,
  * the evidence, and where possible the profile fragment that fixes it. */
 #ifndef NT_DIAGNOSE_H

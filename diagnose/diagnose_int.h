@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Inside the diagnostics: what the files of diagnose/ share, one file per
  * family of finding. Private to diagnose/; callers use diagnose/diagnose.h.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Drift findings: the drift watcher's report (agent/drift.h) added to a
  * diagnosis (nt_diagnose_add_drift). */
 #include "diagnose/diagnose_int.h"

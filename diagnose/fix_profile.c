@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* One profile made of the fixes of a diagnosis (nt_diagnose_fix_profile). */
 #include "diagnose/diagnose_int.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* IRQ placement findings: IRQs served off their NIC's NUMA node
  * (irq-remote-node), several NICs' IRQs on one serving CPU
  * (irq-shared-first-cpu), no IRQ information at all (irq-info-missing), and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The irqbalance finding (irqbalance-active): a running irqbalance rewrites
  * the affinity a profile sets. */
 #include "diagnose/diagnose_int.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* NIC queue findings (rings, channels, coalescing): so far one, an RX ring
  * below its maximum (ring-below-max), an error when the NIC counts drops:
  * over a recent window or since the ring last changed when the caller

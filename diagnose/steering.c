@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Packet steering findings (RPS, XPS), from each NIC's queue files:
  *   rps-missing        fewer RX queues than the node has usable CPUs, and
  *                      no RPS: the receive work stays on the CPUs that take

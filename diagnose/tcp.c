@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The TCP buffer finding (tcp-buffers-small): socket buffer maxima below the
  * bandwidth-delay product of the fastest link that is up, at the RTT of the
  * options. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A plan: the concrete steps a profile takes on a host, each with the value
  * it finds (before) and the value it writes (after). Steps that would change
  * nothing are left out, so planning an applied profile again gives none. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 #include "engine/plan_ids.h"
 
 #include <errno.h>

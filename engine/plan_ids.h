@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Plans kept by id, so that an apply can carry out exactly the plan a
  * person (or the Ansible module's diff, or the web view's preview)
  * reviewed: POST /v1/plan keeps what it planned under a new id, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Tuning profiles: the JSON document a user writes, its validation against
  * a host, and the values it asks for on that host.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The transaction engine's operations as engine/txn.h declares them:
  * plan, apply, confirm, rollback, the history, stored profiles and the
  * desired state, each taking the apply slot (engine/txn_engine.c) where

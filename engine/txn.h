@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The transaction engine: apply a profile's plan as one journalled,
  * verified, reversible transaction. Core code: no HTTP here; the
  * routes in api/routes_txn.c only translate.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The transaction engine object: made, started (recovery, then the
  * confirmation timer) and closed; the one apply slot every transaction
  * holds while it runs; the timer that reverts a transaction not confirmed

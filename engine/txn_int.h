@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Inside the transaction engine: the engine object and what its files
  * share. Private to engine/: everyone else uses engine/txn.h.
  *

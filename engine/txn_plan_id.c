@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Plans kept by id (engine/plan_ids.h) on the engine's side: a plan kept
  * for an apply as POST /v1/plan answers it, and an apply of exactly such a
  * plan, once, without a new read of the host: each target is read first

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* What the store did not record: at start, transactions a crash left
  * unfinished are restored from the journal and expired confirmations
  * reverted; while running, the reply for an outcome the store could not

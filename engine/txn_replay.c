@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Idempotency-Key replays: a retried apply or rollback answered with the
  * transaction its key already stands for. */
 #include "engine/txn_int.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A transaction's stages: its steps applied in order and verified, the
  * undo after a failure, a revert or a recovery, each stage's outcomes
  * recorded with its status in one store write and told to the log sink. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Counters of a host over a run, for `nettune bench-run`: a snapshot built
  * from the agent's read documents (GET /v1/topology, /v1/nics, /v1/irqs)
  * and the NET_RX row of /proc/softirqs, and the change between two

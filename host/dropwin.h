@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* RX drops over a recent window, per NIC, for ring-below-max: counters
  * since boot never fall, so once a NIC had dropped a burst the finding
  * could never clear, even after its ring was raised. A window keeps, for

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 #include "host/hostcache.h"
 #include "kernel/heldfiles.h"
 #include "kernel/irqbalance_client.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The host model cache: the static part of a host's model (CPUs, cores,
  * NUMA nodes, NICs with their device, driver and locality; see
  * nt_topology_read_static), kept by the agent between requests so a read

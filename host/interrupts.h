@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Pure parsers for /proc/interrupts and /proc/softirqs text.
  *
  * The kernel prints (kernel/irq/proc.c show_interrupts):

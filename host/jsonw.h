@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A small streaming JSON writer into one growing buffer, printing exactly
  * what jansson's json_dumps(doc, JSON_INDENT(2) | JSON_SORT_KEYS) prints
  * for the same document (the API's and the CLI's format), so a big

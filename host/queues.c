@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A NIC's queues: see host/queues.h. */
 #include "host/queues.h"
 #include "kernel/queues.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A NIC's queues as the host model shows them, for one NIC at a time:
  * each RX queue with its IRQ, the CPUs that IRQ may run on and the one
  * serving it (effective affinity), and its RPS CPUs and RFS flow count;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Live interrupt rates: two samples of /proc/interrupts and /proc/softirqs
  * a known interval apart, turned into per-second rates per IRQ per CPU,
  * totals per CPU and per NUMA node, and the interrupts that landed off

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Reading the host model. See topology.h for the cost model: one read of
  * /proc/interrupts, one pass over /proc/irq, one pass over /sys/class/net.
  *

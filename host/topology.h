@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The host model: what nettune knows about a host after one read.
  *
  * nt_topology_read() reads /proc/interrupts once, every IRQ's affinity once,

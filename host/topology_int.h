@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Private to host/: what the files of the host read share. Nothing
  * outside host/ includes this; the host model's interface is
  * host/topology.h.

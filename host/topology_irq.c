@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The IRQ half of a host read (see nt_tp_irq_half in topology_int.h):
  * /proc/interrupts parsed a block at a time, the IRQs made from its lines,
  * each IRQ's files read in parts by the threads free to take them, held

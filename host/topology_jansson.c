@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The host model's JSON documents built with jansson, for callers that
  * edit or embed them. host/topology_json.c writes the same documents
  * straight into text, and tests/unit/test_topology_json.c holds the two

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The host model's JSON documents written straight into text (host/jsonw.h),
  * byte for byte what json_dumps(nt_topology_to_json(t), JSON_INDENT(2) |
  * JSON_SORT_KEYS) prints: tests/unit/test_topology_json.c compares the two

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Finding things in a host model: a NIC, an IRQ, a bond or a node by name
  * or number, the nodes of a CPU set, the cores of a node. */
 #include "host/topology.h"

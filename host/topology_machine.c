@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The host-wide parts of the host model, neither IRQ nor NIC: the CPUs
  * with their cores and packages and the NUMA nodes with their distances
  * (the static part), and what the dynamic part reads of the whole host:

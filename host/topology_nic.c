@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The NIC half of a host read: the NICs of /sys/class/net with their PCI
  * function, driver and locality (the static part); their links, counters,
  * rings, channels and bonds (the dynamic part); which NIC owns each IRQ and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The context every core function takes: which host root to read, and the
  * one place where /sys and /proc paths are made.
  *

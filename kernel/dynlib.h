@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Optional libraries opened when first needed (dlopen), not linked.
  *
  * Why: the agent must not map an HTTP client stack (libcurl: OpenSSL,

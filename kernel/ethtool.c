@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ethtool settings groups over one handle: see kernel/ethtool.h.
  *
  * A group is a table of fields (fixture key, netlink attribute and width,

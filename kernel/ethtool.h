@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A NIC's ethtool settings: ring sizes, channel counts, and any other group
  * of settings the kernel's ethtool interface GETs and SETs as one message
  * (coalescing, pause, ...), described by a table.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A group of ethtool settings as a table: its fields (fixture key, netlink
  * attribute and width, offset in the ioctl struct) and a set of their
  * values. Both sides of a NIC's ethtool settings read these tables: the

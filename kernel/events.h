@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Kernel events the agent watches to hold a desired state: rtnetlink link
  * messages (a NIC appearing, going up or down, renamed: its driver may have
  * requested its IRQs anew) and ethtool netlink notifications (rings,

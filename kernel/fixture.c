@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The kernel on a fixture root: see kernel/fixture.h. */
 #include "kernel/fixture.h"
 /* Pure cpulist and mask spellings; no reading, so no arrow up to the host

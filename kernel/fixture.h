@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The kernel as a fixture root plays it: private to kernel/.
  *
  * A fixture root is a captured host, and nothing reacts to writes into it.

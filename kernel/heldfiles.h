@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Kernel files kept open between reads of the host.
  *
  * Reading a procfs or sysfs attribute costs an open (a path walk), a

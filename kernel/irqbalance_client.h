@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Talking to a running irqbalance, which keeps rewriting IRQ affinity, so
  * manual affinity fails unless it is stopped or told to leave those IRQs
  * alone (docs/field-reports.md#irqbalance-rewrites).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The kernel's setting interfaces: see kernel/kernel.h. The live side is
  * here; what a fixture root needs besides is in kernel/fixture.c. */
 #include "kernel/kernel.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The kernel's setting interfaces, live or on a fixture root.
  *
  * Kinds of setting change the host through these calls and never ask

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Links and their counters through rtnetlink (libnl-route-3) on the live
  * host. A fixture root has no rtnetlink: the dump says -EOPNOTSUPP and the
  * topology reader reads the same facts from sysfs files. nl_* errors are

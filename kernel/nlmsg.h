@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Small helpers around libnl shared by the kernel backends (ethtool over
  * generic netlink, links over rtnetlink): one request/ACK exchange that
  * carries the kernel's extended error text back, and the mapping of libnl's

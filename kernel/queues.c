@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A NIC's queues in sysfs: see kernel/queues.h. */
 #include "kernel/queues.h"
 #include "kernel/fixture.h"

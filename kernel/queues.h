@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A NIC's queues in sysfs: /sys/class/net/IF/queues/rx-N and tx-N, and
  * the steering files in them (rps_cpus, rps_flow_cnt, xps_cpus,
  * xps_rxqs), live or on a fixture root.

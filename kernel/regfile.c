@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Operator-named files, opened without blocking and only when regular
  * (kernel/regfile.h). */
 #include "kernel/regfile.h"

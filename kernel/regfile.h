@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Files an operator names (the configuration, the tokens file, the
  * desired-state file, profile files, TLS keys), opened so that a wrong kind
  * of file is refused instead of hanging the agent: a FIFO put in place of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A NIC's RSS state, read only: see kernel/rss.h. */
 #include "kernel/rss.h"
 

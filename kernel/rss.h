@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A NIC's RSS state, read only: the indirection table (which RX queue
  * each hash bucket goes to), the hash function, the key's size, and the
  * header fields hashed per flow type. Through the SIOCETHTOOL ioctl

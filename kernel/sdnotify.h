@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* systemd's service notification protocol, spoken directly (no
  * libsystemd): the agent is Type=notify with a watchdog, and this is all
  * it needs of sd-daemon. The protocol is systemd's documented interface

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 #include "placement/app.h"
 #include "placement/cpus.h"
 

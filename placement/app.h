@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Where an application using a NIC should run: on the NIC's node, beside
  * but not on top of the CPUs serving interrupts
  * (docs/field-reports.md#irq-cpus-apart-from-app,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 #include "placement/cpus.h"
 
 bool nt_cpus_same_core(const nt_topology *t, int a, int b)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* CPU order for placement: which CPUs are threads of one core, and the
  * order that reaches a core's second thread only after every core's first.
  * Shared by IRQ placement (placement/irq.c) and application placement

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* IRQ placement: which CPUs each of a NIC's interrupts goes to.
  *
  * Two ways to ask: named CPUs, dealt to the NIC's IRQs one CPU each,

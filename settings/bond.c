@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Bond transmit hash policy: target = bond name, value = the policy word.
  * sysfs shows "layer2+3 2" (name and number); the first word is the value.
  *

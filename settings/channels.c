@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Channel (queue) counts: target = interface, value = the RX, TX, other and
  * combined counts ("rx=N,tx=N,other=N,combined=N" as text; all four always
  * present in a stored value, so a restore sets every count back).

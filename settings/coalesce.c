@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Interrupt coalescing: target = interface, value = the coalescing
  * parameters the NIC reports ("rx_usecs=50,tx_usecs=50,rx_frames=0,
  * tx_frames=0,adaptive_rx=on,adaptive_tx=off" as text, each field only

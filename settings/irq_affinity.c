@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* IRQ affinity: target = IRQ number, value = the CPU set it may run on.
  *
  * Profile sections:

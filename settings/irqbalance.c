@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* irqbalance as two kinds of setting, so that keeping it off tuned IRQs is
  * journalled and rolled back like any other change:
  *

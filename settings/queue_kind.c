@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* What the kinds of a NIC's queue files share: see settings/queue_kind.h. */
 #include "settings/queue_kind.h"
 #include "kernel/queues.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* What the kinds of a NIC's queue files share (settings/rps.c, rfs.c,
  * xps.c): targets "IFACE/rx-N" or "IFACE/tx-N", bitmap values as
  * cpulists, the checks a queue target takes, and a profile entry's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The modules of settings/: a new kind of setting is one new file in this
  * folder and one line in NT_SETTING_MODULES below. */
 #include "settings/setting.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* RFS: target = "IFACE/rx-N", value = the queue's flow table size
  * (rps_flow_cnt), as a decimal number.
  *

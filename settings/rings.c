@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Ring sizes: target = interface, value = RX and TX descriptors ("rx=N,tx=N"
  * as text; both always present in a stored value so a restore sets both).
  *

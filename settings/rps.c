@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* RPS: target = "IFACE/rx-N", value = the CPUs that take the queue's
  * receive work from the CPU its interrupt lands on (rps_cpus, a cpulist
  * here, a mask in sysfs; "" is RPS off).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* What the kinds share to read their profile sections: errors with JSON
  * paths, fields of an entry, interface names and globs, cpulists, and the
  * list of desired values a plan is built from. */

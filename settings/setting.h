@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Kinds of setting a transaction can change.
  *
  * A kind of setting is one file in settings/: it owns its part of a

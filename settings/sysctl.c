@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Network sysctls: target = key ("net.ipv4.tcp_rmem"), value = the string
  * to write. Only allowlisted keys are turned into a path (dots become
  * slashes under /proc/sys), so a profile can never reach an arbitrary file.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* XPS: target = "IFACE/tx-N"; two kinds: xps_cpus (the CPUs that send on
  * the queue, a cpulist) and xps_rxqs (the RX queues whose flows send on
  * it, a list of queue numbers). "" is XPS off.

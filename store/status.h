@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The words a transaction's record is made of: its status and each step's
  * result. This is the one list of each. The engine sets them, the store
  * records them and filters on them, the API validates filters against them

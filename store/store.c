@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The store's handle: the schema and its migrations, open and close, the
  * clock of its timestamps, its error message and its memory. */
 #include "store/store_int.h"

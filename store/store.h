@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The journal and record of nettune: transactions, their steps, stored
  * profiles and idempotency keys, in SQLite at STATE_DIR/nettune.db.
  *

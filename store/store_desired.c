@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The desired state: the one profile the agent holds the host to, every
  * change of it, and who last changed a target. */
 #include "store/store_int.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Idempotency keys: the transaction each recorded key stands for (keys
  * are written with their transaction, in nt_store_txn_create, and go
  * with it when the history is cut). */

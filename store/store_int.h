@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Inside the store: the handle and the SQL helpers its files share.
  * Private to store/: everyone else uses store/store.h.
  *

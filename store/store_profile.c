@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Stored profiles, by name. */
 #include "store/store_int.h"
 #include "kernel/ctx.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Cutting the history to its length (nt_store_prune). */
 #include "store/store_int.h"
 #include "store/status.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Transactions and their steps: the journal written before a transaction
  * runs, each stage's outcomes, the documents of the history. */
 #include "store/store_int.h"

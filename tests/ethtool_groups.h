@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A settings group as a caller outside kernel/ defines one: interrupt
  * coalescing, the six parameters nettune's coalesce kind uses, under the
  * kernel's own attribute names. The kernel/ethtool.h tests read and write

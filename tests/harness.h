@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A minimal test harness: CHECK records a failure and carries on, so one
  * run shows every broken assertion; main returns non-zero when any failed.
  * Each test binary ends with one line "N passed, N failed". */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Setting values as text in tests: what a test writes and compares is the
  * journal's and the API's form, parsed and formatted by the kind. */
 #ifndef NT_TEST_SETTING_UTIL_H

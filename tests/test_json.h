@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* JSON lookups shared by the tests of profiles, plans and diagnostics. */
 #ifndef NT_TEST_JSON_H
 #define NT_TEST_JSON_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Small files in a test's own host tree (a temporary copy of a fixture):
  * write one, or read one back whole. */
 #ifndef NT_TEST_TREE_FILES_H

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Embeds the web view's files (ui/*.html, *.css, *.js) in the agent, so
 # `GET /ui/` serves the page the binary was built with, with no source tree,
 # no build step that needs the network and no CDN (as openapi/embed.cmake

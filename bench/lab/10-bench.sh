@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # The VM lab's benchmark, run inside the guest (bench/lab.sh boots it with
 # tests/lab/run.sh and LAB_TESTS=bench/lab): the agent on a real kernel with
 # hundreds of NIC IRQs, each figure beside a reference from the same run.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Read what the nt_json callback (callback_plugins/nt_json.py) wrote.
 
   result.py FILE stats HOST KEY            a number of the play recap (changed, failures, ok, ...)

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The benchmark command works (label "bench"): bench/run.py --short runs
 every row on the 256-CPU tree and this checks what it reports, never how
 fast. First the load generator's framing against a small server of its own

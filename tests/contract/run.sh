@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Contract tests: the API against openapi/openapi.yaml, checked by
 # tools no one on the team wrote. One entry point for ctest:
 #   run.sh lint                 Spectral (spectral:oas), zero errors

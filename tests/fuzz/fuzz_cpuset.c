@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* libFuzzer target: cpulists and masks, as read from the kernel and sent in
  * profiles. Whatever parses must format back to something that parses to
  * the same set; a strict cpulist must parse. */

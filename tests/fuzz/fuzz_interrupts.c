@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* libFuzzer target: /proc/interrupts and /proc/softirqs text. */
 #include "host/interrupts.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* libFuzzer target: irqbalance's "setup" reply (its ban list). */
 #include "kernel/irqbalance_client.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* libFuzzer target: a request body as the API takes it: the structure
  * pre-scan, the JSON parser with duplicate keys refused (and the path of a
  * duplicate), then profile validation against a fixture host and, for a

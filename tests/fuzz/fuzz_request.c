@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* libFuzzer target: the request path as the server takes it apart: the
  * request target split into percent-decoded segments, then matched against
  * every route of every area (path parameters, HEAD served by GET, the Allow

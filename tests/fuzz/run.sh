@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Fuzz the parsers with libFuzzer (clang): cpulists and masks
 # (fuzz_cpuset), /proc/interrupts and /proc/softirqs (fuzz_interrupts),
 # irqbalance's setup reply (fuzz_irqbalance), and request bodies through

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Extensions of nt_agent.h for the security tests: start the agent with
  * HTTPS and a captured stderr, send requests with an Authorization header
  * and TLS options, and run `nettune serve` expecting it to refuse to start.

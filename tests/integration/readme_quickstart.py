@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Runs the README's quick starts as written (test_readme_quickstart.sh).
 
 The README marks what belongs to a quick start with an HTML comment right before a fenced

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The Ansible collection (ansible_collections/nettune/agent) on its own:
 #  - ansible-lint (production profile) passes, ansible-galaxy builds the
 #    collection, and ansible-doc reads every module's documentation;

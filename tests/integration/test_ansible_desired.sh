@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # nettune_desired and the desired-state fact of nettune_facts against an
 # agent on a copy of the EPYC fixture: set (check mode first: nothing sent),
 # set again (changed=false), query, the fact, clear, clear again

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The API's refusals over a real socket: every bad request gets the right
  * status as an RFC 9457 problem document, nothing a client sends takes the
  * agent down, and it keeps answering many clients at once. Runs on the

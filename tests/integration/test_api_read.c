@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The read API over a real socket, on two field-report hosts: what the
  * IBM x460 (4 nodes, eight tg3 ports whose IRQs all sit on node 0) and the
  * EPYC 7713 (bond0 layer2+3, rings 1024 of 8192) show must come out of the

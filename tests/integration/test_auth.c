@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Authentication and authorization over a real socket: the token file is
  * checked at start (mode, shape), the listen policy refuses an open API on
  * a network address, and with tokens every request but the open ones needs

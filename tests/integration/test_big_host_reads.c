@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The agent on the 256-CPU host tree (tests/fixtures/gen/mkhost.py big):
  * - it holds the IRQ files open between reads (nettune_held_files: both
  *   files of every IRQ), and an agent holding none (--held-files 0) serves

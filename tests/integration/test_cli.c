@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The CLI's agent commands against a fixture agent, as an operator and a
  * CI job use them: the lines a person reads for plan, apply, confirm,
  * show, history and rollback; refused and conflicting requests as lines

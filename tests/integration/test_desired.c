@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The desired state and its drift on a throw-away copy of the virtio VM's
  * fixture (no kernel events on a fixture root: periodic checks every
  * second). Drift is made by writing the fixture's files behind the agent's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* PUT /v1/desired answers with what this request did, under concurrency:
  * three clients at once against a real agent, one setting profile A, one
  * profile B, one clearing the desired state, ROUNDS times each. Every PUT

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* One target that cannot be repaired does not take the rest of the desired
  * state with it. On a copy of the virtio VM's fixture the desired profile
  * sets rmem_max and wmem_max; rmem_max is made immutable (chattr +i: the

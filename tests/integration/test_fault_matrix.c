@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The fault matrix of an 8-step transaction (the x460 IRQ fix), with the
  * agent's test-only fault points (NETTUNE_TEST_FAULT, engine/txn_run.c): a write
  * failing at every step position; a kill -9 before each step's write, after

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* What production and hostile clients do to the agent, over a real socket:
  * slow requests (rate measurements) must not starve health, confirmations
  * and rollbacks, nor a long transaction the keep-alive connections of its

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The second hostile round's smaller findings (issue 30, items 9-15), over
  * a real socket where the finding was about the wire: a NIC name with bytes
  * from 0x7f up, profile names "." and "..", HTTP leniencies (a method with

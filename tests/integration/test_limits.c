@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Limits and bad input over a real socket: configurable body size (413
  * answered before the body is read), JSON too deep or too large refused
  * before parsing, malformed JSON and wrong content types, slow clients

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # GET /metrics on a copy of the EPYC host fixture: Prometheus text format that
 # `promtool check metrics` accepts (and the same promtool rejects a broken
 # copy, so the check can fail), the content type Prometheus asks for, the

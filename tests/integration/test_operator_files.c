@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Files an operator names are read only when they are regular files and
  * no larger than 1 MiB (kernel/regfile.h), against a real agent:
  *   - a FIFO as --desired-file: the agent still starts, listens, logs the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Plan ids and lean replies over HTTP, against a real agent on a copy of
  * the x460 fixture: POST /v1/plan keeps the plan under an id, and
  * POST /v1/transactions {"plan_id"} applies exactly its steps, once; a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* `nettune serve` under a service manager, played by this test: it binds
  * the notification socket systemd would ($NOTIFY_SOCKET, an abstract name
  * here) and checks the agent's datagrams: READY=1 once it listens,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # `nettune serve` with a configuration file and a profiles directory, on a
 # copy of the EPYC host fixture:
 #   - the file's keys are used and the command line overrides them;

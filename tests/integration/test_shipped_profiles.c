@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The profiles the package ships (profiles/, installed in
  * /usr/share/nettune/profiles): each one is planned (POST /v1/plan) on
  * every fixture host it is meant for and must be valid there with a step

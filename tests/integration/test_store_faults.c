@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The state database failing under a transaction, for real: made
  * read-only (chattr +i on nettune.db and its WAL: every write fails with an
  * I/O error, reads still work) or locked by another process (a sqlite3

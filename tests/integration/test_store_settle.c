@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The running agent settles a record it could not write, as soon as the
  * store accepts writes again, without a restart:
  *   - a full disk (a 2 MB tmpfs as the state directory, filled while a

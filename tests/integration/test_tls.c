@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* HTTPS and client certificates: certificates are made here with openssl
  * (a CA, a server certificate for 127.0.0.1, a client certificate the CA
  * signed and a self-signed "rogue" one). The agent serves HTTPS; a client

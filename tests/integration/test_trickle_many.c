@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A slow-client attack from many addresses leaves capacity to those who
  * finish their request head: 200 connections trickling header lines (one
  * each second, never finishing, opened again when cut) from 1, 2, 8 and 64

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Profiles applied as transactions over HTTP, on throw-away copies of the
  * field-report hosts' fixtures: the x460's fix (each NIC's IRQ on its own
  * node, CPU 0 left out, distinct first CPUs), the EPYC's fix (rings 4096,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The transaction engine under stress, on copies of the x460 fixture: the agent
  * killed with SIGKILL between two steps recovers on restart and puts every
  * file back; two applies at once give one 409 naming the one in flight;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Placement strategies applied through HTTP on a throw-away copy of the
  * Ceph node (docs/field-reports.md#host-ceph): ib0 "local" with
  * reserve_app_cpus, every other IRQ to housekeeping CPUs (other_irqs), the

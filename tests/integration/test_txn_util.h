@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Helpers shared by the transaction integration tests (test_txn*.c):
  * throw-away copies of fixtures, snapshots, byte-for-byte comparison, and
  * HTTP with an Idempotency-Key header. Include after nt_agent.h. */

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Build the VM lab's initramfs: an uncompressed newc cpio (it reaches /init 1-2 s
 # sooner under TCG than a gzipped one, LAB.md) holding busybox applets, bash,
 # kmod, ethtool, iproute2's ip, hwloc's lstopo, curl, jq and nettune, each with

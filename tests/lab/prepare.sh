@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Prepare the guest kernel for the VM lab (tests/lab/README.md):
 # Debian's own kernel image plus an out-of-tree netdevsim module, because the
 # Debian 6.1 config has CONFIG_NETDEVSIM unset.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The VM lab (tests/lab/README.md): boot Debian's kernel under qemu
 # (TCG by default; no KVM needed) with 4 NUMA nodes, virtio NICs behind PCI
 # expander bridges on nodes 1 and 3, netdevsim, bonding and a multi-queue

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* This machine's IRQ affinity as the live tests read and restore it,
  * straight from /proc (not through the agent they check). */
 #ifndef NT_TEST_LIVE_IRQ_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Running the tools an operator would use (ethtool, ip) from live tests,
  * to check the agent against them rather than against itself. */
 #ifndef NT_TEST_LIVE_TOOL_H

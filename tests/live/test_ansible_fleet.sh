@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The Ansible collection (ansible_collections/nettune/agent) driving a fleet of
 # three agents, each in its own network namespace serving a different host
 # tree (copies of the x460, Ceph and EPYC fixtures), reached by

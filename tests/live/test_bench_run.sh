@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # nettune bench-run on this machine's kernel, with the agent on the host
 # (--root /) and iperf3 traffic over a veth pair into a network namespace:
 #  - the profile (host sysctls and, when eth0 has IRQs, their affinity) holds

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The desired state on this machine's kernel, inside a network namespace of
 # its own (its sysctls are the namespace's; the host's are never touched):
 #  - policy report: a desired sysctl changed behind the agent's back with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The kernel backends against this machine's kernel, checked with the
  * tools an operator would use (ethtool, ip):
  *  - eth0's rings and channels, read over netlink and over the ioctl, equal

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Settings groups defined by the caller, against this machine's kernel, the
  * way settings/coalesce.c will use them:
  *  - eth0: a test-local copy of the rings and channels tables reads what

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Writes of this machine's own IRQ affinity through the files the agent
  * holds open (kernel/heldfiles.h, nt_kernel_irq_set_affinity_held): procfs
  * takes a write on a descriptor held for reading and writing, again and

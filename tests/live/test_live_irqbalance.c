@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The irqbalance client against Debian's real daemon: find it by its
  * socket, read its settings, ban IRQs and clear the ban, and check that a
  * banned IRQ keeps the affinity we give it while irqbalance runs passes. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* irqbalance handling in transactions, against Debian's real daemon on this
  * machine: with "ban", the affinity a transaction sets survives several
  * balancing passes and the ban is undone by the rollback; with "stop", the

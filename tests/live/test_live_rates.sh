@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Live: rates sampled while traffic flows over loopback show non-zero
 # NET_RX counts; `nettune run --near` binds a command where placement says.
 set -u

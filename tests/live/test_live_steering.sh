@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Packet steering on this machine's kernel, in two network namespaces of
 # its own joined by a veth pair of 4 RX and 4 TX queues a side (the host's
 # links are never touched):

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The live host (--root /) cross-checked against libnuma, sysconf and the
  * kernel's own files read independently here. */
 #include "kernel/ctx.h"

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Transactions against this machine's kernel (issues 3 and 5):
 #  - inside a network namespace of its own, the agent changes that
 #    namespace's sysctls, rolls them back, and leaves the host's untouched;

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # `nettune topology --json` run inside a named network namespace sees that
 # namespace: its veth pair and not the host's eth0, and the namespace's own
 # value of a per-namespace sysctl (net.core.somaxconn), not the host's.

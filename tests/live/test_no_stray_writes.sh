@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # No file outside the allowed targets is ever opened for writing, created,
 # renamed, removed or made a directory by the agent.
 #

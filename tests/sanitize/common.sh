@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash
 # Shell functions the sanitizer runs share (tests/sanitize/run.sh,
 # tests/tsan/run.sh): each builds its own tree with its sanitizer, runs

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The unit and integration suites again, built with AddressSanitizer and
 # UndefinedBehaviorSanitizer (ctest label "sanitize"): a second build tree
 # (NT_SAN_BUILD, default BUILD/sanitize), the same sources, every test

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The Debian package under real systemd: a Debian 12 root made by mmdebstrap
 # from Debian's repositories (cached), the package built by
 # `deploy/dev.sh deb` and installed with apt-get (which pulls its runtime

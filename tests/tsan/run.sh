@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The integration tests that run the agent's threads against each other,
 # again under ThreadSanitizer (ctest label "tsan"): concurrent applies and
 # a second apply racing a plan (test_txn_crash, test_txn), the drift

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The web view (/ui/) in a real browser: Debian's chromium, headless, driven
 # by puppeteer-core (npm, from package-lock.json) against `nettune serve` on
 # copies of fixture trees. One entry point for ctest:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Channel counts in profiles (made with the NIC's rings, with a warning)
  * and bond options the kernel only changes on a bond that is down. */
 #include "kernel/ctx.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The CLI's renderers (cli/output.c, cli/txn_view.c) and its pure parsers,
  * fed documents an agent could send, including ones a fixture agent
  * cannot easily be made to (a rollback that failed), and the exit code

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Interrupt coalescing as a kind of setting, on a fixture tree whose
  * ethtool files give two NICs coalescing parameters (enos1 without the
  * adaptive ones): its values as text, its profile section's validation,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The configuration file parser (cli/config.c) and the option table it
  * shares with the command line (cli/options.c). */
 #include "cli/cli.h"

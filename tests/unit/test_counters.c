@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* host/counters.c: snapshots from the agent's documents and their deltas. */
 #include "host/counters.h"
 #include "harness.h"

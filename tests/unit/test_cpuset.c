@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cpulist and hex-mask parsing/formatting, including the field reports'
  * masks (docs/field-reports.md#smp-affinity-mask) and
  * hosts with 256+ CPUs. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* nt_desire_put: a later value for a (kind, target) replaces the earlier
  * one in place (keeping its position), another kind or target is a new
  * entry, and the index finds entries after it has grown. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Diagnostics on host models built by hand: for every finding a host where
  * it must fire (with its evidence numbers checked) and one where it must
  * not. The fixture trees of the field-report hosts (docs/field-reports.md),

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Every `docs/<page>.md#anchor` cited anywhere in the repository (code
 # comments, diagnostic texts, tests, READMEs) names a page that exists and
 # an anchor on it: a `## anchor` / `### anchor` heading, the anchor GitHub

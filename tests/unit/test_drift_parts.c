@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The pure parts of holding a desired state: the kernel event parser
  * (rtnetlink link messages and ethtool netlink notifications, built here
  * byte by byte as the kernel sends them, truncated ones included), the

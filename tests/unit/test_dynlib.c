@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Libraries opened on first use (kernel/dynlib.c): a library and its
  * symbols into typed pointers, a missing library with its hint, a missing
  * symbol; and the two real users resolve everything they need here. */

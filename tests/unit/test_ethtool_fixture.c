@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Rings and channels in a fixture root: ROOT/ethtool/IFACE.json is read,
  * written atomically, and refused requests leave it byte for byte as it was. */
 #include "kernel/ethtool.h"

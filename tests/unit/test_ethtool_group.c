@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A settings group defined by its caller, read and written through the
  * fixture backend: what settings/coalesce.c will do with interrupt
  * coalescing. Also: a handle on a fixture root opens nothing, tables that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* diagnose's fixes merged into one profile that validates on the host it
  * came from, and whose plan fixes what was found. */
 #include "kernel/ctx.h"

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Checks with plain shell tools that every fixture under $NT_FIXTURES is a
 # coherent host, so a reader test failing on a fixture points at the reader,
 # not at the tree:

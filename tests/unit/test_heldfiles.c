@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Files held open between reads (kernel/heldfiles.h): a held read gives
  * what nt_read_at gives, also after the file is rewritten, replaced,
  * removed, turned into a symlink or FIFO, or its directory made anew,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The host model cache (host/hostcache.h): a read through it is the same
  * model as a whole read; the static part is built once while nothing
  * changes, and again after a NIC goes or comes back or a CPU goes offline,

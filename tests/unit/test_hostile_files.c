@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Kernel files that are not what they claim, on a hand-built root: a FIFO
  * in place of an attribute (reading or writing it must not block), a
  * symlink as the last component, a directory on the way that is a symlink

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* /proc/interrupts and /proc/softirqs parsing. */
 #include "kernel/ctx.h"
 #include "host/interrupts.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A host with over a thousand IRQs is read in parts by several threads
  * (host/topology_irq.c, NT_IRQ_PARTS): every IRQ gets its own files' values,
  * whatever part and thread read it, with files held open (host model

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Finding irqbalance (kernel/irqbalance_client.h) on a tree: by its socket
  * file, else among every process (a zombie is not running); and with the
  * agent's memo, the search among every process made again only once the

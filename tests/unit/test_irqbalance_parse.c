@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The irqbalance "setup" reply parser. */
 #include "kernel/ctx.h"
 #include "kernel/irqbalance_client.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* nt_json_path_at: the JSON path of the value at a byte offset, as used to
  * name a duplicate key; and what jansson reports for one lands on it. */
 #include "harness.h"

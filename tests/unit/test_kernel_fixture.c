@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* kernel/kernel.h on a fixture root: the one place that plays the kernel.
  * A written attribute ends with the newline the kernel shows; an IRQ's
  * masks and effective affinity follow its cpulist; a bond option reads as

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Values from requests are held to what the kernel itself writes back:
  * strict cpulists in profiles, and sysctl values normalised before they
  * are written (so the next plan compares what was written). */

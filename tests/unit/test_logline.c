@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The serve log's line formatter (cli/logline.c) against the formatter it
  * replaced, kept here as the reference (stdio: open_memstream, one fprintf
  * per field): the same text and JSON lines, byte for byte, for events of

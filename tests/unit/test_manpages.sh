@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The man pages the build makes (deploy/mangen.c): nettune.conf(5) lists every
 # configuration key of the option table (the rows of cli/options.c marked
 # NT_OPT_CONF, read here from the source, not through mangen), nettune(8) every

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* NIC reporters: how a setting kind shows per-NIC state in the host model
  * without touching the topology reader. On a tree whose ethtool files
  * carry nothing a module reports, the shipped reporters change nothing; a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Placement recommendations and rate computation, on fixtures and on
  * hand-made /proc/interrupts samples. */
 #include "kernel/ctx.h"

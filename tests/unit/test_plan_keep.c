@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* engine/plan_ids.c: the shape of an id, a plan taken once, expiry at the
  * TTL, the newest NT_PLAN_IDS_MAX kept (the oldest evicted, and told from
  * a used one), and the bound on the steps kept in all. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The watchdog probe's status-line parser (cli/probe.c), and the probe
  * against a port where nothing listens. */
 #include "cli/probe.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Profile validation (every error kind with its JSON path), CPU dealing,
  * the "local" policy's start offsets and sysctl shapes, on a host model
  * built by hand: 4 nodes of 16 CPUs like the x460

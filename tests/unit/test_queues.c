@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A NIC's queues on fixture trees: the queue count, each queue's IRQ, the
  * steering files read and written at the width the kernel prints them
  * (a restored file is byte for byte what it was), the kernel's replies

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Shared host reads (api/read_share.h): concurrent callers may share a
  * read, but none is ever answered with a read that began before it
  * arrived. Each thread owns one IRQ of a copied fixture tree, writes a new

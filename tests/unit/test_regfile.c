@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* kernel/regfile.c: operator-named files are read only when regular, never
  * block on a FIFO, and are refused past their limit (exactly MAX bytes is
  * read; MAX + 1 is -EFBIG), each refusal naming the file. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* systemd's notification protocol without libsystemd: the $NOTIFY_SOCKET
  * address, the watchdog variables, and a real datagram to a socket this
  * test binds (a path and an abstract name). */

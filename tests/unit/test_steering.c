@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Packet steering kinds (settings/rps.c, rfs.c, xps.c) on a copy of the
  * EPYC tree (128 CPUs, mlx5 ports with a queue per IRQ) and the x460 one
  * (single-queue tg3): their values as text, the profile sections'

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The SQLite store: migrations on a fresh file and on reopen, refusal of a
  * newer schema and of a file that is not a database, all-or-nothing
  * transaction records (a duplicate idempotency key leaves no row), history

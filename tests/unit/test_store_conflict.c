@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The later-conflict check of a rollback (nt_store_later_conflict) over a
  * history of many transactions on the same targets: the named cases (no
  * later transaction; a later applied one; a later one rolled back or

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Cutting the history to its length (nt_store_prune) on a real SQLite
  * file: the newest KEEP transactions stay, older finished ones go with
  * their steps and idempotency keys; one in flight, the desired state's own

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* IRQ placement strategies and irqbalance handling, planned on the
  * field-report hosts read from their fixture trees: "local" with CPU 0 left
  * out (docs/field-reports.md#cpu0-kept-free), "local-node" masks,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The host model read from fixture trees: the field-report hosts'
  * facts (docs/field-reports.md#host-x460, docs/field-reports.md#host-ceph,
  * docs/field-reports.md#host-epyc7713), the real

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The host model's documents written as text (host/topology_json.c) are
  * byte for byte what jansson prints for the documents nt_topology_to_json,
  * nt_nic_to_json and nt_irqs_to_json build, with the API's flags: on every

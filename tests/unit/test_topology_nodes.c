@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* NUMA layouts no fixture machine here has: sparse node ids (0, 1, 33), a
  * memory-only node without CPUs, offline CPUs inside a node's list, and a
  * NIC on the memory-only node's neighbour. Built as a small tree in /tmp. */

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The unit's sandbox, as systemd scores it: `systemd-analyze security
 # --offline=true` on deploy/nettune.service must stay at 2.5 ("OK") or
 # better, and the unit must parse without warnings (systemd-analyze

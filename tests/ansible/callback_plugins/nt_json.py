@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # -*- coding: utf-8 -*-
 # A test-only callback: every task result and the play recap as one JSON
 # document in the file named by NT_ANSIBLE_JSON, beside Ansible's usual

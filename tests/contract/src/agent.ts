@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Run `nettune serve` on a throw-away copy of a fixture (optionally behind
 // Prism's validating proxy), for the contract tests. Environment from
 // ctest: NT_BIN (the agent), NT_FIXTURES, NT_SRC.

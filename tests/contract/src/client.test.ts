@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The fleet controller, played by a client generated from the document
 // (openapi-typescript types + openapi-fetch): list NICs, plan, apply with a
 // confirmation deadline, confirm, read history, roll back, store, read and

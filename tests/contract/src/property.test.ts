@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Spec-driven property test: requests generated from
 // openapi/openapi.yaml — every operation it lists, path and query
 // parameters from their schemas, bodies from the Profile schema and

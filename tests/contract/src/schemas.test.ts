@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What Spectral does not check about the document's schemas, and whether
 // Prism really validates with them:
 //   - the document is OpenAPI 3.1 with the JSON Schema 2020-12 dialect, and

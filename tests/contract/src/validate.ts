@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The document checked by a second validator, independent of Prism: Ajv's
 // JSON Schema 2020-12 engine (the dialect openapi.yaml declares), with the
 // document's components as one schema resource. Prism only validates what

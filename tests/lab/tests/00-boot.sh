@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Fact check of the lab itself: the guest has what the other tests rely on.
 # 4 NUMA nodes, the three virtio NICs by MAC, the virtio-blk disk, netdevsim.
 set -u

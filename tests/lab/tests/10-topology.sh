@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # nettune topology on the live guest: every virtio NIC on the NUMA node qemu
 # placed it on (pcie.0: none; expander bridges: nodes 1 and 3), the four
 # nodes with their CPUs, and the same placement as hwloc's lstopo finds.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Apply a profile through the agent's transaction API on the live guest kernel
 # and roll it back: netdevsim rings, a virtio RX ring, a bond's
 # xmit_hash_policy, `local` IRQ affinity on the node-1 NIC and TCP sysctls.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # netdevsim ports start with rings of 0 (LAB.md). A transaction that raises
 # them and its rollback must bring them back to exactly 0: the journal's
 # before-value is a real size, not "leave unchanged". The same transaction

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # The virtio-blk disk's request IRQs are kernel-managed: nobody can move them.
 # Check the lab fact itself (a write fails with EIO), that nettune lists those
 # IRQs (topology/`GET /v1/irqs`) without claiming they are movable, and that a

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # A ring size the driver refuses at apply time: virtio-net accepts only powers
 # of two and answers 300 with ENOMEM, although 300 is within the maximum (so
 # validation lets it through). Together with IRQ and sysctl changes, the

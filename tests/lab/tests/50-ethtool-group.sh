@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # A settings group its caller defines (kernel/ethtool.h), as the interrupt
 # coalescing kind will: the live test test_live_ethtool_group (put in the
 # initramfs through NT_LAB_BINS) reads and really changes coalescing on a

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Interrupt coalescing as a kind of setting, on the guest's real kernel:
 # netdevsim implements every coalescing parameter. The agent reports them in
 # the topology as `ethtool -c` does, applies a coalesce profile as a

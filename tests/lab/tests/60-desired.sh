@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # The desired state on the guest's real kernel, with a check interval so long
 # (600 s) that only kernel events can make the agent look in time:
 #  - `ethtool -G` on a netdevsim port behind the agent's back: the ethtool

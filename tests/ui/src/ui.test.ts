@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The web view in headless Chromium against `nettune serve` on fixture
 // trees: what a person sees (nodes, NICs, the CPUs of a NIC's interrupts,
 // off-node ones marked, findings, a transaction's steps, the plan's

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # -*- coding: utf-8 -*-
 # Reading the agent's desired state (GET /v1/desired). An agent older than
 # the desired state answers 404 for the path as for any unknown one, and an

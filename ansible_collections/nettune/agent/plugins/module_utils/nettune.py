@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # -*- coding: utf-8 -*-
 # The HTTP client of a nettune agent that every module of the collection
 # uses. It goes through Ansible's own fetch_url, so proxies, TLS
