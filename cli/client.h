@@ -21,6 +21,7 @@ typedef struct nt_cli_reply {
 	long status; /* the HTTP status */
 	char *body; /* the body exactly as received, NUL-terminated (owned) */
 	size_t len; /* its length in bytes */
+	size_t cap; /* bytes allocated for body, its NUL included */
 	json_t *doc; /* the body parsed, or NULL when it is not JSON (owned) */
 	char error[256]; /* why no answer came (nt_cli_request < 0) */
 	bool too_big; /* the answer passed NT_CLI_MAX_REPLY */

@@ -309,7 +309,7 @@ static void test_session(const char *dir, const char *root)
 	 * exact command that keeps it. */
 	c = CLI("apply", "--plan", plan_id, "--confirm-timeout", "600", "--agent", base);
 	CHECK_INT(c.code, 0);
-	CHECK_HAS(c.out, "transaction 1: pending_confirm, 6 steps changed (bond ×1, rings ×4, sysctl ×1)");
+	CHECK_HAS(c.out, "transaction 1: pending_confirm, 6 steps changed (rings ×4, bond ×1, sysctl ×1)");
 	CHECK_HAS(c.out, "reverts at ");
 	char want[256];
 	snprintf(want, sizeof(want), "nettune confirm 1 --agent %s", base);
