@@ -13,6 +13,7 @@ typedef struct entry {
 	uint64_t prev_drops; /* the window before, when there was one */
 	int64_t prev_ms;
 	bool changed; /* the current window began with a ring change: no window before it counts */
+	int64_t seen_ms; /* when the agent first saw the NIC */
 } entry;
 
 struct nt_dropwin {
@@ -80,6 +81,7 @@ json_t *nt_dropwin_update(nt_dropwin *w, const nt_topology *t, int64_t now_ms)
 			memset(e, 0, sizeof(*e));
 			snprintf(e->nic, sizeof(e->nic), "%s", nic->name);
 			restart(e, nic->rings.rx, drops, now_ms, false);
+			e->seen_ms = now_ms;
 			continue;
 		}
 		if (e->rx != nic->rings.rx)
@@ -88,10 +90,18 @@ json_t *nt_dropwin_update(nt_dropwin *w, const nt_topology *t, int64_t now_ms)
 			restart(e, nic->rings.rx, drops, now_ms, e->changed);
 		uint64_t cur = drops - e->base;
 		int64_t span = now_ms - e->start_ms;
-		json_t *o = json_pack("{s:I, s:I, s:s}", "drops", (json_int_t)(cur + e->prev_drops), "over_ms",
-				      (json_int_t)(span + e->prev_ms), "since", e->changed ? "ring-change" : "window");
-		if (o)
-			json_object_set_new(out, nic->name, o);
+		/* Until a whole window has been watched, a few quiet seconds say
+		 * nothing of a NIC that dropped since boot: it is judged on its
+		 * counters since boot (left out here), so the finding does not
+		 * vanish at an agent's second look. A ring change is judged at
+		 * once: what came after it is all that counts. */
+		if (e->changed || now_ms - e->seen_ms >= w->window_ms) {
+			json_t *o = json_pack("{s:I, s:I, s:s}", "drops", (json_int_t)(cur + e->prev_drops),
+					      "over_ms", (json_int_t)(span + e->prev_ms), "since",
+					      e->changed ? "ring-change" : "window");
+			if (o)
+				json_object_set_new(out, nic->name, o);
+		}
 		if (span >= w->window_ms) {
 			/* Roll: this window becomes the one before. */
 			e->prev_drops = cur;

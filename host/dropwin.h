@@ -29,8 +29,8 @@ void nt_dropwin_free(nt_dropwin *w);
  * "window"|"ring-change"} for every NIC with rings seen before, judged over
  * the current window and the one before it (so never over less than one
  * window once one has passed), or since its RX ring last changed when
- * that is sooner. A NIC seen the first time is not in it (only counters
- * since boot are known). A counter that went backwards (driver reload)
+ * that is sooner. A NIC seen the first time, or for less than one window
+ * with no ring change, is not in it (its counters since boot judge it). A counter that went backwards (driver reload)
  * starts afresh. Returns a new object, NULL when out of memory. */
 json_t *nt_dropwin_update(nt_dropwin *w, const nt_topology *t, int64_t now_ms);
 
