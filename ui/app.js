@@ -360,13 +360,14 @@ async function pollRates(gen) {
 
 // ---- findings ----
 // Fix fragments merged as `nettune diagnose --fix-profile` merges them
-// (diagnose/diagnose.c): list entries once per interface, sysctls first
+// (diagnose/fix_profile.c): every section that is a list (irq_affinity,
+// rings, bonds, rps, xps, ...) keeps one entry per interface, sysctls first
 // value wins, the first irqbalance mode.
 function mergeFixes(findings, name) {
   const out = { name, description: "fixes for the findings of nettune diagnose" };
   for (const f of findings) {
     const fix = f.fix || {};
-    for (const key of ["irq_affinity", "rings", "bonds"]) {
+    for (const key of Object.keys(fix)) {
       if (!Array.isArray(fix[key])) continue;
       out[key] = out[key] || [];
       for (const e of fix[key])
