@@ -120,7 +120,7 @@ jq -r --arg accel "$accel" '
   end)
 ' <<< "$res" | column -t -s $'\t'
 echo
-# The goals of issue 31, each a ratio to the bare loop of the same boot.
+# The goals, each a ratio to the bare loop of the same boot.
 echo "goals, each beside its floor from this boot:"
 jq -r '
   def f: if . == null then "-" else (. * 100 | round / 100 | tostring) end;

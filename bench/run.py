@@ -31,7 +31,7 @@ What it measures (docs/benchmarks.md):
   agent VmRSS, idle after those requests          vs the same agent on this host (--root /)
   GET /v1/health throughput, 8 keep-alive connections
 
-Then the goals of issue 31, each as a ratio to a floor from the same run
+Then the goals, each as a ratio to a floor from the same run
 (apply and rollback at the client / the loop <= 3x, the agent's duration_ms /
 the loop <= 2x, GET /v1/topology / the two-thread read floor <= 1.5x, >= 300
 req/s on 8 connections, `nettune topology` / its floor <= 1.3x), with the
@@ -529,7 +529,7 @@ def main():
             raise Failure("history: %d transactions (expected %d), unsettled %s" % (len(txs), 2 * rounds + 2, unsettled))
         checks.append("history: %d transactions, all settled" % len(txs))
 
-        # Goals as ratios to a floor measured in this same run (issue 31):
+        # Goals as ratios to a floor measured in this same run:
         # each beside its floor, met or not; never a failure.
         def goal(name, value, unit, floor_name, floor_v, want, met, note=""):
             ratio = value / floor_v if value is not None and floor_v else None

@@ -177,7 +177,7 @@ check_sample before "after bench_writeloop (it writes the old values back)"
 # txn_rounds TAG: ROUNDS rounds through the agent running now, each checked
 # in /proc; the times are appended to the arrays TAG_ap (client, apply),
 # TAG_apa (the agent's duration_ms), TAG_rb and TAG_rba (rollback).
-# An agent that keeps plans under an id (issue 31) is used as a client that
+# An agent that keeps plans under an id (POST /v1/plan's id) is used as a client that
 # reviews first would: the plan (timed apart, into TAG_pl), then the apply
 # of exactly that plan and the rollback, answered without their steps
 # (steps=failed); an older one (nettune-base) gets the profile as before.

@@ -120,7 +120,7 @@ check "confirmed" [ "$($result "$work/out.json" task Confirm localhost "r['statu
 check "after the confirmation: nothing to do, no transaction" [ "$($result "$work/out.json" task \
 	'Apply after the confirmation' localhost "[r['changed'], r['transaction_id']]")" = '[false, null]' ]
 
-# The plan's warnings reach the task (issue 29: only in warnings_agent), and
+# The plan's warnings reach the task (they were only in warnings_agent), and
 # fail_on_warnings fails it with nothing applied.
 NETTUNE_TOKEN="$secret" ansible-playbook -i localhost, "$src/tests/ansible/warnings.yml" -e nt_url="$url" \
 	-e '{"nt_profile": {"name": "rings", "rings": [{"interface": "enos0", "rx": 4096}]}}' > "$work/play.out" 2>&1

@@ -614,7 +614,7 @@ static void test_desired_clear(const char *dir, const char *root)
 	nt_agent_stop(&a);
 }
 
-/* Where an application goes (issue 29): the CPUs the profile in effect
+/* Where an application goes: the CPUs the profile in effect
  * reserved for the NIC, and the rule that chose them; a bond for its
  * ports; a NIC of unknown node refused (non-zero) until --cpus-list. */
 static void test_placement(const char *dir, const char *root)

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The second hostile round's smaller findings (issue 30, items 9-15), over
+/* The second hostile round's smaller findings (docs/operations.md lists the rules), over
  * a real socket where the finding was about the wire: a NIC name with bytes
  * from 0x7f up, profile names "." and "..", HTTP leniencies (a method with
  * a NUL, HTTP/1.1 without Host, a query value with %00, a second

@@ -474,7 +474,7 @@ static void test_profiles_and_validation(void)
 	tu_sh("rm -rf '%s'", dir);
 }
 
-/* A transaction waiting for confirmation is rolled back at once (issue 29
+/* A transaction waiting for confirmation is rolled back at once (it
  * answered 409 and left it tuned until its deadline): 200 with it, now
  * "reverted", its steps "reverted", the host as before; no new
  * transaction; the engine free for the next apply. */
@@ -535,8 +535,8 @@ static void test_rollback_pending(void)
 	tu_sh("rm -rf '%s'", dir);
 }
 
-/* ring-below-max clears once the raised ring stops the drops (issue 29:
- * the EPYC's enos0 had dropped since boot, so raising it to 4096 of 8192
+/* ring-below-max clears once the raised ring stops the drops (the
+ * EPYC's enos0 had dropped since boot, so raising it to 4096 of 8192
  * never cleared the finding): the agent judges drops over a recent window
  * or since the ring changed. */
 static json_t *ring_finding(nt_agent *a, const char *nic)
@@ -585,8 +585,8 @@ static void test_ring_finding_clears(void)
 	tu_sh("rm -rf '%s'", dir);
 }
 
-/* Values the kernel would refuse at the write are refused at the plan
- * (issue 29): a congestion control the host does not have (the EPYC
+/* Values the kernel would refuse at the write are refused at the plan:
+ * a congestion control the host does not have (the EPYC
  * fixture has reno and cubic, no modules), and a sysctl whose file is
  * read-only (as net.core.rmem_max is in a child network namespace). */
 static void test_sysctl_host_checks(void)

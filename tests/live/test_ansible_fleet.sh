@@ -212,7 +212,7 @@ check "epyc's failure says which finding remains: $msg" grep -q 'still found aft
 etx=$(r 'Apply the profile with a confirm window' epyc "r['transaction_id']")
 check "epyc's failure says it was reverted: $msg" grep -q "transaction $etx was reverted (reverted)" <<<"$msg"
 st() { ip netns exec "$ctl" curl -s -H "Authorization: Bearer $secret" "${url[$1]}/v1/transactions/$2" | jq -r .status; }
-# The rescue reverts at once (issue 29: it stayed tuned for its 20 s window).
+# The rescue reverts at once (it used to stay tuned for its 20 s window).
 check "epyc reverted by the rescue, right after the play ($(($(date +%s) - start)) s)" [ "$(st epyc "$etx")" = reverted ]
 snap epyc > "$work/snap-rev-epyc"
 check "epyc tree byte-identical after the revert" cmp -s "$work/snap-rev-epyc" "$work/snap1-epyc"

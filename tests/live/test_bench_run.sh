@@ -124,7 +124,7 @@ check "the table is printed" grep -q 'NET_RX' "$work/bench1.err"
 values > "$work/values1"
 check "host values byte-identical after run 1" cmp -s "$work/values1" "$work/values0"
 id1=$(jq .transaction.id "$work/r1.json")
-check "transaction $id1 reverted in place, never confirmed (issue 29: it waited for the window or was confirmed first)" \
+check "transaction $id1 reverted in place, never confirmed (not left to its window, nor confirmed first)" \
 	[ "$(jq .rollback.id "$work/r1.json") $(curl -s "$url/v1/transactions/$id1" | jq -r .status)" = "$id1 reverted" ]
 
 # 2. COMMAND fails: its status, rolled back.

@@ -85,7 +85,7 @@ code=${out##*$'\n'}; body=${out%$'\n'*}
 [ "$(ip netns exec "$ns" cat /proc/sys/net/ipv4/tcp_rmem)" = "$ns_rmem" ] && ok || bad "tcp_rmem not restored in the namespace"
 
 # What the kernel would refuse in the namespace is refused at the plan, 422
-# naming the path (issue 29): a congestion control it does not have, one
+# naming the path: a congestion control it does not have, one
 # it has but does not allow a child namespace (cubic is not in
 # tcp_allowed_congestion_control), and net.core.rmem_max, read-only there.
 plan422() {
@@ -122,7 +122,7 @@ jq -e '.error | test("Invalid argument|EINVAL"; "i")' <<<"$body" >/dev/null && o
 hist=$(nscurl "$url/v1/transactions")
 [ "$(jq '.total' <<<"$hist")" -eq 3 ] && ok || bad "history total $(jq .total <<<"$hist")"
 
-# A plan kept under its id (issue 31): applied exactly, once, and refused
+# A plan kept under its id: applied exactly, once, and refused
 # with nothing applied when its target moved since.
 nspost() {   # nspost URL BODY: sets $code and $body
 	local out

@@ -419,7 +419,7 @@ static void test_rings(void)
 	topo_free(t);
 }
 
-/* Drops judged over a recent window (issue 29: once enos0 had dropped, the
+/* Drops judged over a recent window (once enos0 had dropped, the
  * finding never cleared, even with its ring raised to 4096 of 8192). */
 static json_t *diagnose_recent(const nt_topology *t, nt_dropwin *w, int64_t now_ms)
 {

@@ -238,7 +238,7 @@ static void test_epyc(void)
 
 	/* enos0 on node 0 with CPUs 0-7: no word. enos2 (node 1) with CPU 0,
 	 * or 0 and 32-33: a warning naming the node of each CPU off its own
-	 * (issue 29 planned 17 steps without one). */
+	 * (17 steps were planned without one). */
 	r = plan_of(&ctx, t, "{\"name\":\"x\",\"irq_affinity\":[{\"interface\":\"enos2\","
 		    "\"cpus\":\"0\"}]}", &plan, &errors);
 	CHECK_INT(r, 0);
@@ -257,7 +257,7 @@ static void test_epyc(void)
 	}
 	json_decref(errors);
 
-	/* A bond stands for its ports (issue 29 planned 0 steps, "no movable
+	/* A bond stands for its ports (0 steps were planned, "no movable
 	 * IRQs"): each port placed from its own node, reserve per port. */
 	r = plan_of(&ctx, t, "{\"name\":\"x\",\"irq_affinity\":[{\"interface\":\"bond0\","
 		    "\"policy\":\"local\",\"reserve_app_cpus\":2}]}", &plan, &errors);
@@ -298,7 +298,7 @@ static void test_epyc(void)
 	json_decref(errors);
 
 	/* exclude_cpus "0" does not change which cores are the node's last
-	 * (issue 29: it gave 31,64,94-95, CPU 64 being CPU 0's sibling and 94
+	 * (it gave 31,64,94-95, CPU 64 being CPU 0's sibling and 94
 	 * taken while its sibling 30 served an IRQ). An excluded thread near
 	 * the end (95) puts its core (31,95) after the whole ones. */
 	static const struct {
