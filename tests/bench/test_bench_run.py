@@ -113,8 +113,8 @@ check(len(apply) == 1 and "IRQs local + 3 sysctls" in apply[0]["work"],
 steer = [r for r in rows if r["work"].startswith("steering apply")]
 check(len(steer) == 1 and steer[0]["reference"].startswith("Python loop"),
       "the steering apply row has the bare loop as its reference")
-check(any(c.startswith("apply changed and rollback restored") for c in res["checks"]),
-      "the apply changed the tree's files and the rollback put them back")
+check(any(c.startswith("apply by plan id changed and rollback restored") for c in res["checks"]),
+      "the apply (by plan id) changed the tree's files and the rollback put them back (%r)" % res["checks"])
 check(any("no process left" in c for c in res["checks"]), "run.py found no process left")
 check(not os.path.exists(res["work"]), "the work folder %s is removed" % res["work"])
 left = []
