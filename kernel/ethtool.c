@@ -12,6 +12,7 @@
  * Values above a maximum are not clamped here: the caller asked for them,
  * and the kernel's refusal (with its reason) is the answer. */
 #include "kernel/ethtool.h"
+#include "kernel/ethtool_int.h"
 #include "kernel/fixture.h"
 #include "kernel/nlmsg.h"
 
@@ -45,6 +46,7 @@ struct nt_ethtool {
 	struct nl_sock *sk; /* NETLINK: one generic netlink socket */
 	int family; /* NETLINK: the "ethtool" family id */
 	int fd; /* IOCTL: any socket reaches dev_ioctl() */
+	void *features; /* kernel/features.c's names, free()d at close */
 };
 
 /* Big enough for every ioctl struct of a settings group (ethtool_coalesce
@@ -135,12 +137,31 @@ void nt_ethtool_close(nt_ethtool *h)
 		nl_socket_free(h->sk);
 	if (h->fd >= 0)
 		close(h->fd);
+	free(h->features);
 	free(h);
 }
 
 nt_ethtool_backend nt_ethtool_backend_of(const nt_ethtool *h)
 {
 	return h->be;
+}
+
+bool nt_ethtool_is_fixture(const nt_ethtool *h)
+{
+	return h->fixture;
+}
+
+struct nl_sock *nt_ethtool_genl(nt_ethtool *h, int *family)
+{
+	if (h->fixture || h->be != NT_ETHTOOL_NETLINK)
+		return NULL;
+	*family = h->family;
+	return h->sk;
+}
+
+void **nt_ethtool_features_slot(nt_ethtool *h)
+{
+	return &h->features;
 }
 
 /* ---- tables ---- */

@@ -29,6 +29,18 @@ int nt_fixture_ethtool_set(const nt_ctx *ctx, const nt_ethtool_group *g, const c
 			   const nt_ethtool_values *cur, const nt_ethtool_values *send, char *err,
 			   size_t errsize);
 
+/* The "features" object of ROOT/ethtool/IFACE.json (see kernel/features.h)
+ * into OUT, in the file's order. Returns 0, -EOPNOTSUPP without the file
+ * or object, NT_EPARSE. */
+struct nt_features;
+int nt_fixture_features_get(const nt_ctx *ctx, const char *ifname, struct nt_features *out);
+/* Feature NAME is wanted ON; every changeable feature is then active when
+ * wanted and what it "needs" is active, as netdev_fix_features decides. A
+ * fixed feature is left as it is (the kernel says nothing), an unknown one
+ * refused with -EINVAL. Returns 0 or -errno. */
+int nt_fixture_features_set(const nt_ctx *ctx, const char *ifname, const char *name, bool on, char *err,
+			    size_t errsize);
+
 /* The attribute file REL (already formatted) holds VALUE and a newline. */
 int nt_fixture_write_attr(const nt_ctx *ctx, const char *value, const char *rel);
 /* Remove the temporary files a write of ethtool/IFACE.json killed before

@@ -12,6 +12,7 @@
 #define NT_SETTING_MODULES(X) \
 	X(irq_affinity)       \
 	X(irqbalance)         \
+	X(features)           \
 	X(rings)              \
 	X(channels)           \
 	X(coalesce)           \

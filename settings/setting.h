@@ -235,6 +235,11 @@ static inline void nt_value_field_set(nt_value *v, int i, uint32_t x)
 extern const nt_setting_kind nt_setting_irq_affinity, nt_setting_rings, nt_setting_channels,
 	nt_setting_bond, nt_setting_sysctl, nt_setting_irqbalance_ban,
 	nt_setting_irqbalance_service;
+/* Offload features (settings/features.c): target "IFACE/FEATURE" with the
+ * kernel's feature name ("enos1/rx-ntuple-filter"), value "on" or "off".
+ * Other sections that need a feature on (flow rules need ntuple) desire it
+ * through this kind. */
+extern const nt_setting_kind nt_setting_feature;
 
 /* IRQ lists as the irqbalance_ban kind writes them: ascending, ranges for
  * runs, space-separated ("60-68 80-84", "" for none), so a host's worth of
