@@ -20,6 +20,7 @@
 #include "host/jsonw.h"
 #include "host/queues.h"
 #include "host/topology.h"
+#include "settings/setting.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -165,6 +166,12 @@ static int get_nic(const nt_request *req, nt_response *resp)
 		json_object_set_new(resp->json, "queues", qs ? qs : json_null());
 		json_t *rss = nt_nic_rss_json(t, n);
 		json_object_set_new(resp->json, "rss", rss ? rss : json_null());
+		/* What the kinds show of this NIC alone (its offload features,
+		 * its flow control): kernel requests the host read leaves out. */
+		if (nt_setting_report_detail(nt_server_ctx(req->server), NULL, n, resp->json) == -ENOMEM) {
+			json_decref(resp->json);
+			resp->json = NULL;
+		}
 	}
 	nt_snapshot_put(snap);
 	if (!n)

@@ -330,24 +330,44 @@ static int desire_features(nt_section_plan *p, const json_t *arr)
 	json_t *e, *x;
 	size_t i;
 
+	nt_features *fs = malloc(sizeof(*fs));
+	if (!fs)
+		return -ENOMEM;
 	json_array_foreach(arr, i, e) {
 		const char *pattern = json_string_value(json_object_get(e, "interface"));
+		bool glob = nt_iface_is_glob(pattern);
 		for (int k = 0; k < p->t->nnics; k++) {
 			const nt_nic *nic = &p->t->nics[k];
 			if (!nt_iface_match(pattern, nic->name))
 				continue;
+			/* A glob also matches NICs that lack a feature or cannot
+			 * change it (lo, veth, bridges): those are left out, where a
+			 * NIC named outright is refused by the plan's check. */
+			if (glob && nt_features_get(NULL, &p->t->ctx, nic->name, fs) < 0) {
+				nt_desire_warn(p, "%s: no offload features to change; left out", nic->name);
+				continue;
+			}
 			json_object_foreach(json_object_get(e, "features"), name, x) {
+				const nt_feature *f = glob ? nt_features_find(fs, canonical(name)) : NULL;
+				if (glob && (!f || (f->fixed && f->active != json_is_true(x)))) {
+					nt_desire_warn(p, "%s: %s %s; left out", nic->name, canonical(name),
+						       f ? (f->active ? "is fixed on" : "is fixed off") : "is not a feature of it");
+					continue;
+				}
 				nt_value v;
 				memset(&v, 0, sizeof(v));
 				nt_value_field_set(&v, 0, json_is_true(x));
 				snprintf(path, sizeof(path), "$.features[%zu].features['%s']", i, name);
 				snprintf(target, sizeof(target), "%s/%s", nic->name, canonical(name));
 				int r = nt_desire_put(p, &nt_setting_feature, target, nic->name, &v, path);
-				if (r < 0)
+				if (r < 0) {
+					free(fs);
 					return r;
+				}
 			}
 		}
 	}
+	free(fs);
 	return 0;
 }
 
@@ -358,7 +378,46 @@ static const nt_profile_section section_features = {
 	.desire = desire_features,
 };
 
+/* "features": {"rx-gro": {"on": true, "fixed": false}, ...} by the
+ * kernel's names, "wanted" added where the kernel holds a changeable
+ * feature away from it; null when the NIC has none. For GET
+ * /v1/nics/{name} only: sixty-odd members a NIC, and a kernel request. */
+static int report_features(const nt_ctx *ctx, nt_ethtool *eh, const nt_nic *nic, json_t *out)
+{
+	nt_features *fs = malloc(sizeof(*fs));
+	json_t *o = NULL;
+	int r = fs ? nt_features_get(eh, ctx, nic->name, fs) : -ENOMEM;
+
+	if (r == -EOPNOTSUPP) {
+		r = json_object_set_new(out, "features", json_null());
+		goto out;
+	}
+	if (r < 0)
+		goto out;
+	if (!(o = json_object())) {
+		r = -ENOMEM;
+		goto out;
+	}
+	for (int i = 0; i < fs->n; i++) {
+		const nt_feature *f = &fs->f[i];
+		json_t *e = json_pack("{s:b,s:b}", "on", f->active, "fixed", f->fixed);
+		if (e && !f->fixed && f->wanted != f->active)
+			json_object_set_new(e, "wanted", json_boolean(f->wanted));
+		if (!e || json_object_set_new(o, f->name, e) < 0) {
+			r = -ENOMEM;
+			goto out;
+		}
+	}
+	r = json_object_set_new(out, "features", o);
+	o = NULL;
+out:
+	json_decref(o);
+	free(fs);
+	return r < 0 ? r : 0;
+}
+
 const nt_setting_module nt_module_features = {
 	.kinds = (const nt_setting_kind *const[]){ &nt_setting_feature, NULL },
 	.sections = (const nt_profile_section *const[]){ &section_features, NULL },
+	.report_nic_detail = report_features,
 };

@@ -16,6 +16,7 @@
 	X(rings)              \
 	X(channels)           \
 	X(coalesce)           \
+	X(pause)              \
 	X(bond)               \
 	X(sysctl)             \
 	X(rps)                \
@@ -40,6 +41,18 @@ static int report_modules(const nt_ctx *ctx, nt_ethtool *eh, const nt_nic *nic, 
 }
 
 const nt_nic_report_fn nt_nic_reporters[] = { report_modules, NULL };
+
+int nt_setting_report_detail(const nt_ctx *ctx, nt_ethtool *eh, const nt_nic *nic, json_t *out)
+{
+	int r = 0;
+	for (int m = 0; nt_setting_modules[m]; m++) {
+		nt_setting_report_fn fn = nt_setting_modules[m]->report_nic_detail;
+		int e = fn ? fn(ctx, eh, nic, out) : 0;
+		if (e < 0 && r == 0)
+			r = e;
+	}
+	return r;
+}
 
 const nt_setting_kind *nt_setting_find(const char *name)
 {

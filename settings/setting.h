@@ -195,10 +195,19 @@ typedef struct nt_setting_module {
 	const nt_setting_kind *const *kinds; /* NULL-terminated */
 	const nt_profile_section *const *sections; /* NULL-terminated */
 	nt_setting_report_fn report_nic;
+	/* Per-NIC state that only GET /v1/nics/{name} shows: too much (every
+	 * offload feature) or one more kernel request per NIC for every host
+	 * read behind GET /v1/topology. NULL for none. */
+	nt_setting_report_fn report_nic_detail;
 } nt_setting_module;
 
 /* The NULL-terminated list of modules (settings/registry.c). */
 extern const nt_setting_module *const nt_setting_modules[];
+
+/* Every module's report_nic_detail for NIC into OUT (its JSON document),
+ * through EH (NULL: each opens its own). Returns 0 or the first -errno;
+ * members added before a failure are kept. */
+int nt_setting_report_detail(const nt_ctx *ctx, nt_ethtool *eh, const nt_nic *nic, json_t *out);
 
 /* The kind called NAME, or NULL. */
 const nt_setting_kind *nt_setting_find(const char *name);
@@ -239,7 +248,7 @@ extern const nt_setting_kind nt_setting_irq_affinity, nt_setting_rings, nt_setti
  * kernel's feature name ("enos1/rx-ntuple-filter"), value "on" or "off".
  * Other sections that need a feature on (flow rules need ntuple) desire it
  * through this kind. */
-extern const nt_setting_kind nt_setting_feature;
+extern const nt_setting_kind nt_setting_feature, nt_setting_pause;
 
 /* IRQ lists as the irqbalance_ban kind writes them: ascending, ranges for
  * runs, space-separated ("60-68 80-84", "" for none), so a host's worth of

@@ -299,6 +299,44 @@ static void test_plan(const nt_ctx *ctx, const nt_topology *t)
 		CHECK_STR(plan.steps[2].kind->name, "rings");
 	}
 	nt_plan_free(&plan);
+
+	/* A glob leaves out NICs without features and a fixed feature. */
+	r = plan_of(ctx, t, "{\"name\":\"x\",\"features\":[{\"interface\":\"enos*\",\"features\":{\"lro\":true,"
+			    "\"gro\":false}}]}",
+		    &plan, &errors);
+	CHECK_MSG(r == 0, "plan: %d %s", r, json_dumps(errors, JSON_COMPACT));
+	json_decref(errors);
+	if (r != 0)
+		return;
+	CHECK(warned(plan.warnings, "enos0: rx-lro is fixed off; left out"));
+	CHECK(warned(plan.warnings, "enos2: no offload features to change; left out"));
+	CHECK_INT(plan.nsteps, 1);
+	if (plan.nsteps == 1)
+		CHECK_STR(plan.steps[0].target, "enos0/rx-gro");
+	nt_plan_free(&plan);
+}
+
+/* GET /v1/nics/{name}'s extra members, and none in the host read. */
+static void test_report(const nt_ctx *ctx, const nt_topology *t)
+{
+	const nt_nic *n0 = nt_topology_nic(t, "enos0"), *n2 = nt_topology_nic(t, "enos2");
+	CHECK(n0 && n2);
+	if (!n0 || !n2)
+		return;
+	json_t *doc = nt_nic_to_json(t, n0);
+	CHECK(json_object_get(doc, "features") == NULL);
+	CHECK_INT(nt_setting_report_detail(ctx, NULL, n0, doc), 0);
+	json_t *f = json_object_get(doc, "features");
+	CHECK_INT(json_object_size(f), 5);
+	CHECK(json_is_true(json_object_get(json_object_get(f, "rx-lro"), "fixed")));
+	CHECK(json_is_false(json_object_get(json_object_get(f, "rx-lro"), "on")));
+	CHECK(json_is_true(json_object_get(json_object_get(f, "rx-gro"), "on")));
+	CHECK(json_object_get(json_object_get(f, "rx-gro"), "wanted") == NULL);
+	json_decref(doc);
+	doc = json_object();
+	CHECK_INT(nt_setting_report_detail(ctx, NULL, n2, doc), 0);
+	CHECK(json_is_null(json_object_get(doc, "features")));
+	json_decref(doc);
 }
 
 /* The step of kind "feature" for TARGET in a transaction document. */
@@ -396,6 +434,7 @@ int main(void)
 	if (t) {
 		test_validation(&ctx, t);
 		test_plan(&ctx, t);
+		test_report(&ctx, t);
 		nt_topology_free(t);
 		test_transaction(&ctx);
 	}
