@@ -10,6 +10,8 @@
  *   diagnose/irqbalance.c      irqbalance-active
  *   diagnose/rings.c           NIC queues: ring-below-max
  *   diagnose/bond.c            bond-hash-layer2
+ *   diagnose/features.c        offloads: lro-forwarding, gro-off,
+ *                              bond-offload-mismatch
  *   diagnose/tcp.c             sysctls: tcp-buffers-small
  *   diagnose/steering.c        RPS/XPS: rps-missing, xps-unset,
  *                              xps-irq-mismatch, rps-reserved-cpus
@@ -62,6 +64,7 @@ int diag_check_locality(diag *d);
 int diag_check_irqbalance(diag *d);
 int diag_check_rings(diag *d);
 int diag_check_bonds(diag *d);
+int diag_check_features(diag *d);
 int diag_check_tcp_buffers(diag *d);
 /* RESERVED: interface -> cpulist kept for applications, or NULL. */
 int diag_check_steering(diag *d, const json_t *reserved);

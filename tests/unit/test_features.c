@@ -7,6 +7,7 @@
  * the list of those that can change, a plan, and a transaction through
  * the engine applied (the dependent feature held off, the record saying
  * so) and rolled back to the very file it was. */
+#include "diagnose/diagnose.h"
 #include "engine/plan.h"
 #include "engine/txn.h"
 #include "host/topology.h"
@@ -409,6 +410,65 @@ static void test_transaction(const nt_ctx *ctx)
 	nt_txn_engine_close(e);
 }
 
+/* The finding ID about SUBJECT in diagnosis R, or NULL. */
+static json_t *finding(json_t *r, const char *id, const char *subject)
+{
+	size_t i;
+	json_t *f;
+	json_array_foreach(json_object_get(r, "findings"), i, f)
+		if (strcmp(json_string_value(json_object_get(f, "id")), id) == 0 &&
+		    strcmp(json_string_value(json_object_get(f, "subject")), subject) == 0)
+			return f;
+	return NULL;
+}
+
+/* enos0..3 are bond0's 25G ports: enos0 with GRO off and LRO on, on a
+ * host that forwards; enos1 with GRO on. */
+static void test_diagnostics(const nt_ctx *ctx)
+{
+	nt_topology *t = NULL;
+	give_features("enos0", "{\"rx-gro\":false,\"rx-lro\":true,\"tx-tcp-segmentation\":true}");
+	give_features("enos1", "{\"rx-gro\":true,\"rx-lro\":false,\"tx-tcp-segmentation\":true}");
+	tree_write(root, "proc/sys/net/ipv4/ip_forward", "1\n");
+	CHECK_INT(nt_topology_read(ctx, &t), 0);
+	if (!t)
+		return;
+	json_t *r = nt_diagnose(t, NULL);
+	json_t *f = finding(r, "gro-off", "enos0");
+	CHECK_MSG(f != NULL, "%s", json_dumps(r, JSON_COMPACT));
+	json_t *fix = json_object_get(f, "fix");
+	CHECK(json_is_true(json_object_get(json_object_get(json_array_get(json_object_get(fix, "features"), 0), "features"),
+					   "rx-gro")));
+	CHECK(finding(r, "gro-off", "enos1") == NULL);
+	f = finding(r, "lro-forwarding", "enos0");
+	CHECK(f != NULL);
+	fix = json_object_get(f, "fix");
+	CHECK(json_is_false(json_object_get(json_object_get(json_array_get(json_object_get(fix, "features"), 0), "features"),
+					    "rx-lro")));
+	CHECK(finding(r, "lro-forwarding", "enos1") == NULL);
+	f = finding(r, "bond-offload-mismatch", "bond0");
+	CHECK_MSG(f != NULL, "no bond-offload-mismatch");
+	fix = json_object_get(f, "fix");
+	CHECK_INT(json_array_size(json_object_get(fix, "features")), 1);
+	CHECK_STR(json_string_value(json_object_get(json_array_get(json_object_get(fix, "features"), 0), "interface")), "enos0");
+	CHECK_STR(json_string_value(json_object_get(json_object_get(f, "evidence"), "feature")), "rx-gro");
+	json_decref(r);
+	nt_topology_free(t);
+
+	/* Not forwarding, GRO on everywhere: none of the three. */
+	give_features("enos0", "{\"rx-gro\":true,\"rx-lro\":true,\"tx-tcp-segmentation\":true}");
+	tree_write(root, "proc/sys/net/ipv4/ip_forward", "0\n");
+	CHECK_INT(nt_topology_read(ctx, &t), 0);
+	if (!t)
+		return;
+	r = nt_diagnose(t, NULL);
+	CHECK(finding(r, "gro-off", "enos0") == NULL);
+	CHECK(finding(r, "lro-forwarding", "enos0") == NULL);
+	CHECK(finding(r, "bond-offload-mismatch", "bond0") == NULL);
+	json_decref(r);
+	nt_topology_free(t);
+}
+
 int main(void)
 {
 	char cmd[512];
@@ -437,6 +497,7 @@ int main(void)
 		test_report(&ctx, t);
 		nt_topology_free(t);
 		test_transaction(&ctx);
+		test_diagnostics(&ctx);
 	}
 	snprintf(cmd, sizeof(cmd), "rm -rf %s %s", root, state);
 	system(cmd);
