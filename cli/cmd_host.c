@@ -11,6 +11,7 @@
 #include "cli/output.h"
 #include "diagnose/diagnose.h"
 #include "host/queues.h"
+#include "settings/setting.h"
 #include "host/rates.h"
 #include "host/topology.h"
 #include "kernel/ctx.h"
@@ -542,6 +543,32 @@ static void queue_rows(const json_t *rows, const char *dir, const char *atitle, 
 	}
 }
 
+/* "features: rx-gro on, ... (N fixed)" for those the driver can change,
+ * and the flow control line. */
+static void feature_lines(const json_t *features, const json_t *pause)
+{
+	const char *name;
+	json_t *f;
+	int fixed = 0, shown = 0;
+	if (json_is_object(features)) {
+		printf("\nfeatures:");
+		json_object_foreach((json_t *)features, name, f) {
+			if (json_is_true(json_object_get(f, "fixed"))) {
+				fixed++;
+				continue;
+			}
+			json_t *w = json_object_get(f, "wanted");
+			printf("%s %s %s%s", shown++ ? "," : "", name, json_is_true(json_object_get(f, "on")) ? "on" : "off",
+			       w ? (json_is_true(w) ? " (wanted on)" : " (wanted off)") : "");
+		}
+		printf("%s(%d fixed)\n", shown ? " " : " ", fixed);
+	}
+	if (json_is_object(pause))
+		printf("pause: autoneg %s, rx %s, tx %s\n", json_is_true(json_object_get(pause, "autoneg")) ? "on" : "off",
+		       json_is_true(json_object_get(pause, "rx")) ? "on" : "off",
+		       json_is_true(json_object_get(pause, "tx")) ? "on" : "off");
+}
+
 int nt_cmd_nics(const char *cmd, const cli_opts *o, int nargs, char **args)
 {
 	nt_topology *t = NULL;
@@ -570,6 +597,11 @@ int nt_cmd_nics(const char *cmd, const cli_opts *o, int nargs, char **args)
 		json_t *rss = nt_nic_rss_json(t, n);
 		json_object_set_new(doc, "queues", qs ? qs : json_null());
 		json_object_set_new(doc, "rss", rss ? rss : json_null());
+		/* Offload features and flow control, as GET /v1/nics/{name}. */
+		if (nt_setting_report_detail(&t->ctx, NULL, n, doc) == -ENOMEM) {
+			json_decref(doc);
+			doc = NULL;
+		}
 	}
 	if (!doc) {
 		fprintf(stderr, "nettune: out of memory\n");
@@ -593,6 +625,7 @@ int nt_cmd_nics(const char *cmd, const cli_opts *o, int nargs, char **args)
 			free(w);
 			free(h);
 		}
+		feature_lines(json_object_get(doc, "features"), json_object_get(doc, "pause"));
 	}
 	json_decref(doc);
 	nt_topology_free(t);
