@@ -35,4 +35,18 @@ static inline bool warned(const json_t *warnings, const char *words)
 	return false;
 }
 
+/* The finding ID about SUBJECT in the diagnosis R, or NULL. */
+static inline json_t *nt_t_finding(const json_t *r, const char *id, const char *subject)
+{
+	size_t i;
+	json_t *f;
+	json_array_foreach(json_object_get(r, "findings"), i, f) {
+		const char *fi = json_string_value(json_object_get(f, "id"));
+		const char *fs = json_string_value(json_object_get(f, "subject"));
+		if (fi && fs && strcmp(fi, id) == 0 && strcmp(fs, subject) == 0)
+			return f;
+	}
+	return NULL;
+}
+
 #endif

@@ -15,6 +15,7 @@
 #include "kernel/features.h"
 #include "settings/setting.h"
 #include "setting_util.h"
+#include "plan_util.h"
 #include "harness.h"
 #include "tree_files.h"
 #include "test_json.h"
@@ -209,16 +210,6 @@ static void give_features(const char *iface, const char *features)
 	json_decref(doc);
 }
 
-static int plan_of(const nt_ctx *ctx, const nt_topology *t, const char *text, nt_plan *plan, json_t **errors)
-{
-	json_t *p = json_loads(text, 0, NULL);
-	CHECK_MSG(p != NULL, "%s", text);
-	*errors = json_array();
-	int r = nt_plan_build(ctx, NULL, t, p, plan, *errors);
-	json_decref(p);
-	return r;
-}
-
 static void test_kernel_fixture(const nt_ctx *ctx)
 {
 	nt_features fs, after;
@@ -239,7 +230,7 @@ static void test_validation(const nt_ctx *ctx, const nt_topology *t)
 {
 	nt_plan plan;
 	json_t *errors;
-	int r = plan_of(ctx, t,
+	int r = nt_t_plan(ctx, t,
 			"{\"name\":\"x\",\"features\":[{\"interface\":\"enos0\",\"features\":{\"rx-gro\":1,\"Bad Name\":true}},"
 			"{\"interface\":\"nosuch\",\"features\":{\"rx-gro\":true}},{\"interface\":\"enos0\"},"
 			"{\"interface\":\"enos0\",\"features\":{}, \"mtu\":9000}]}",
@@ -255,7 +246,7 @@ static void test_validation(const nt_ctx *ctx, const nt_topology *t)
 
 	/* Fixed, unknown, and a NIC without features: refused at the plan,
 	 * with what can change. */
-	r = plan_of(ctx, t,
+	r = nt_t_plan(ctx, t,
 		    "{\"name\":\"x\",\"features\":[{\"interface\":\"enos0\",\"features\":{\"lro\":true,"
 		    "\"rx-nosuch\":false}},{\"interface\":\"enos2\",\"features\":{\"rx-gro\":true}}]}",
 		    &plan, &errors);
@@ -268,7 +259,7 @@ static void test_validation(const nt_ctx *ctx, const nt_topology *t)
 	json_decref(errors);
 
 	/* A fixed feature asked for as it is: nothing to do, no error. */
-	r = plan_of(ctx, t, "{\"name\":\"x\",\"features\":[{\"interface\":\"enos0\",\"features\":{\"rx-lro\":false,"
+	r = nt_t_plan(ctx, t, "{\"name\":\"x\",\"features\":[{\"interface\":\"enos0\",\"features\":{\"rx-lro\":false,"
 			    "\"gro\":true}}]}",
 		    &plan, &errors);
 	CHECK_INT(r, 0);
@@ -281,7 +272,7 @@ static void test_plan(const nt_ctx *ctx, const nt_topology *t)
 {
 	nt_plan plan;
 	json_t *errors;
-	int r = plan_of(ctx, t,
+	int r = nt_t_plan(ctx, t,
 			"{\"name\":\"x\",\"rings\":[{\"interface\":\"enos0\",\"rx\":4096}],"
 			"\"features\":[{\"interface\":\"enos0\",\"features\":{\"gro\":false,\"sg\":false}}]}",
 			&plan, &errors);
@@ -302,7 +293,7 @@ static void test_plan(const nt_ctx *ctx, const nt_topology *t)
 	nt_plan_free(&plan);
 
 	/* A glob leaves out NICs without features and a fixed feature. */
-	r = plan_of(ctx, t, "{\"name\":\"x\",\"features\":[{\"interface\":\"enos*\",\"features\":{\"lro\":true,"
+	r = nt_t_plan(ctx, t, "{\"name\":\"x\",\"features\":[{\"interface\":\"enos*\",\"features\":{\"lro\":true,"
 			    "\"gro\":false}}]}",
 		    &plan, &errors);
 	CHECK_MSG(r == 0, "plan: %d %s", r, json_dumps(errors, JSON_COMPACT));
@@ -410,18 +401,6 @@ static void test_transaction(const nt_ctx *ctx)
 	nt_txn_engine_close(e);
 }
 
-/* The finding ID about SUBJECT in diagnosis R, or NULL. */
-static json_t *finding(json_t *r, const char *id, const char *subject)
-{
-	size_t i;
-	json_t *f;
-	json_array_foreach(json_object_get(r, "findings"), i, f)
-		if (strcmp(json_string_value(json_object_get(f, "id")), id) == 0 &&
-		    strcmp(json_string_value(json_object_get(f, "subject")), subject) == 0)
-			return f;
-	return NULL;
-}
-
 /* enos0..3 are bond0's 25G ports: enos0 with GRO off and LRO on, on a
  * host that forwards; enos1 with GRO on. */
 static void test_diagnostics(const nt_ctx *ctx)
@@ -434,19 +413,19 @@ static void test_diagnostics(const nt_ctx *ctx)
 	if (!t)
 		return;
 	json_t *r = nt_diagnose(t, NULL);
-	json_t *f = finding(r, "gro-off", "enos0");
+	json_t *f = nt_t_finding(r, "gro-off", "enos0");
 	CHECK_MSG(f != NULL, "%s", json_dumps(r, JSON_COMPACT));
 	json_t *fix = json_object_get(f, "fix");
 	CHECK(json_is_true(json_object_get(json_object_get(json_array_get(json_object_get(fix, "features"), 0), "features"),
 					   "rx-gro")));
-	CHECK(finding(r, "gro-off", "enos1") == NULL);
-	f = finding(r, "lro-forwarding", "enos0");
+	CHECK(nt_t_finding(r, "gro-off", "enos1") == NULL);
+	f = nt_t_finding(r, "lro-forwarding", "enos0");
 	CHECK(f != NULL);
 	fix = json_object_get(f, "fix");
 	CHECK(json_is_false(json_object_get(json_object_get(json_array_get(json_object_get(fix, "features"), 0), "features"),
 					    "rx-lro")));
-	CHECK(finding(r, "lro-forwarding", "enos1") == NULL);
-	f = finding(r, "bond-offload-mismatch", "bond0");
+	CHECK(nt_t_finding(r, "lro-forwarding", "enos1") == NULL);
+	f = nt_t_finding(r, "bond-offload-mismatch", "bond0");
 	CHECK_MSG(f != NULL, "no bond-offload-mismatch");
 	fix = json_object_get(f, "fix");
 	CHECK_INT(json_array_size(json_object_get(fix, "features")), 1);
@@ -462,9 +441,9 @@ static void test_diagnostics(const nt_ctx *ctx)
 	if (!t)
 		return;
 	r = nt_diagnose(t, NULL);
-	CHECK(finding(r, "gro-off", "enos0") == NULL);
-	CHECK(finding(r, "lro-forwarding", "enos0") == NULL);
-	CHECK(finding(r, "bond-offload-mismatch", "bond0") == NULL);
+	CHECK(nt_t_finding(r, "gro-off", "enos0") == NULL);
+	CHECK(nt_t_finding(r, "lro-forwarding", "enos0") == NULL);
+	CHECK(nt_t_finding(r, "bond-offload-mismatch", "bond0") == NULL);
 	json_decref(r);
 	nt_topology_free(t);
 }

@@ -10,6 +10,7 @@
 #include "kernel/ctx.h"
 #include "settings/setting.h"
 #include "setting_util.h"
+#include "plan_util.h"
 #include "harness.h"
 #include "tree_files.h"
 #include "test_json.h"
@@ -38,21 +39,11 @@ static void test_values(const nt_setting_kind *k)
 	CHECK(nt_setting_changed_by_event("pause", NT_EVENT_ETHTOOL));
 }
 
-static int plan_of(const nt_ctx *ctx, const nt_topology *t, const char *text, nt_plan *plan, json_t **errors)
-{
-	json_t *p = json_loads(text, 0, NULL);
-	CHECK_MSG(p != NULL, "%s", text);
-	*errors = json_array();
-	int r = nt_plan_build(ctx, NULL, t, p, plan, *errors);
-	json_decref(p);
-	return r;
-}
-
 static void test_plan(const nt_ctx *ctx, const nt_topology *t)
 {
 	nt_plan plan;
 	json_t *errors;
-	int r = plan_of(ctx, t,
+	int r = nt_t_plan(ctx, t,
 			"{\"name\":\"x\",\"pause\":[{\"interface\":\"enos0\",\"rx\":1,\"speed\":true},"
 			"{\"interface\":\"enos0\"},{\"interface\":\"nosuch\",\"tx\":true}]}",
 			&plan, &errors);
@@ -63,12 +54,12 @@ static void test_plan(const nt_ctx *ctx, const nt_topology *t)
 	CHECK(has_error(errors, "$.pause[2].interface", "no such interface 'nosuch'"));
 	json_decref(errors);
 
-	r = plan_of(ctx, t, "{\"name\":\"x\",\"pause\":[{\"interface\":\"enos1\",\"rx\":true}]}", &plan, &errors);
+	r = nt_t_plan(ctx, t, "{\"name\":\"x\",\"pause\":[{\"interface\":\"enos1\",\"rx\":true}]}", &plan, &errors);
 	CHECK_INT(r, NT_EINVALID);
 	CHECK(has_error(errors, "$.pause[0]", "enos1 has no flow control (pause) settings"));
 	json_decref(errors);
 
-	r = plan_of(ctx, t, "{\"name\":\"x\",\"pause\":[{\"interface\":\"enos*\",\"tx\":false}]}", &plan, &errors);
+	r = nt_t_plan(ctx, t, "{\"name\":\"x\",\"pause\":[{\"interface\":\"enos*\",\"tx\":false}]}", &plan, &errors);
 	CHECK_MSG(r == 0, "plan: %d %s", r, json_dumps(errors, JSON_COMPACT));
 	json_decref(errors);
 	if (r != 0)
