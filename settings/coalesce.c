@@ -15,8 +15,7 @@
  * carries only the parameters the driver supports) with the
  * ETHTOOL_GCOALESCE/SCOALESCE ioctl as fallback, and the "coalesce" object
  * of ROOT/ethtool/IFACE.json on a fixture root. */
-#include "kernel/ethtool.h"
-#include "settings/section.h"
+#include "settings/group_kind.h"
 
 #include <errno.h>
 #include <linux/ethtool.h>
@@ -58,14 +57,6 @@ static bool is_flag(int i)
 	return fields[i].width == NT_ETHTOOL_U8;
 }
 
-static int field_of(const char *name, size_t len)
-{
-	for (int i = 0; i < NFIELDS; i++)
-		if (strlen(fields[i].name) == len && strncmp(fields[i].name, name, len) == 0)
-			return i;
-	return -1;
-}
-
 /* "rx_usecs, tx_usecs" for the fields of MASK. */
 static void names_of(uint32_t mask, char *out, size_t size)
 {
@@ -81,92 +72,28 @@ static void names_of(uint32_t mask, char *out, size_t size)
 	}
 }
 
-/* ---- values ---- */
+/* ---- values and the system: settings/group_kind.h ---- */
 
 static int coalesce_parse(const char *text, nt_value *out)
 {
-	memset(out, 0, sizeof(*out));
-	if (!text)
-		return NT_EPARSE;
-	for (const char *p = text; *p;) {
-		const char *eq = strchr(p, '='), *end = strchr(p, ',');
-		if (!end)
-			end = p + strlen(p);
-		if (!eq || eq > end)
-			return NT_EPARSE;
-		int i = field_of(p, (size_t)(eq - p));
-		if (i < 0 || (out->f.present & (1u << i)))
-			return NT_EPARSE;
-		const char *v = eq + 1;
-		size_t vlen = (size_t)(end - v);
-		if (is_flag(i)) {
-			if (vlen == 2 && strncmp(v, "on", 2) == 0)
-				nt_value_field_set(out, i, 1);
-			else if (vlen == 3 && strncmp(v, "off", 3) == 0)
-				nt_value_field_set(out, i, 0);
-			else
-				return NT_EPARSE;
-		} else {
-			char *e;
-			if (vlen == 0 || v[0] < '0' || v[0] > '9')
-				return NT_EPARSE;
-			unsigned long long x = strtoull(v, &e, 10);
-			if (e != end || x > UINT32_MAX)
-				return NT_EPARSE;
-			nt_value_field_set(out, i, (uint32_t)x);
-		}
-		p = *end ? end + 1 : end;
-	}
-	return 0;
+	return nt_gk_parse(&group, text, out);
 }
 
 static int coalesce_format(const nt_value *v, char *out, size_t size)
 {
-	size_t len = 0;
-	if (size == 0)
-		return -ENOSPC;
-	out[0] = '\0';
-	for (int i = 0; i < NFIELDS; i++) {
-		if (!(v->f.present & (1u << i)))
-			continue;
-		int w = is_flag(i) ? snprintf(out + len, size - len, "%s%s=%s", len ? "," : "", fields[i].name,
-					      v->f.v[i] ? "on" : "off")
-				   : snprintf(out + len, size - len, "%s%s=%u", len ? "," : "", fields[i].name,
-					      v->f.v[i]);
-		if (w < 0 || (size_t)w >= size - len)
-			return -ENOSPC;
-		len += (size_t)w;
-	}
-	return 0;
+	return nt_gk_format(&group, v, out, size);
 }
 
 /* The fields both values carry agree (a read carries what the driver
  * reports, and a plan's value was made from one). */
 static bool coalesce_equal(const nt_value *a, const nt_value *b)
 {
-	if (a->f.present != b->f.present)
-		return false;
-	for (int i = 0; i < NFIELDS; i++)
-		if ((a->f.present & (1u << i)) && (is_flag(i) ? !a->f.v[i] != !b->f.v[i] : a->f.v[i] != b->f.v[i]))
-			return false;
-	return true;
+	return nt_gk_equal(&group, a, b);
 }
-
-/* ---- the system ---- */
 
 static int read_values(nt_ethtool *h, const nt_ctx *ctx, const char *ifname, nt_value *out)
 {
-	nt_ethtool_values got;
-	memset(out, 0, sizeof(*out));
-	if (!nt_ifname_valid(ifname))
-		return NT_EINVALID;
-	int r = nt_ethtool_get_group(h, ctx, &group, ifname, &got);
-	if (r < 0)
-		return r;
-	for (int i = 0; i < NFIELDS; i++)
-		if (got.present & (1u << i))
-			nt_value_field_set(out, i, got.v[i]);
-	return 0;
+	return nt_gk_read(h, ctx, &group, ifname, false, out);
 }
 
 static int coalesce_read(const nt_ctx *ctx, nt_ethtool *eh, const char *target, nt_value *out)
@@ -197,31 +124,10 @@ static int coalesce_check(const nt_ctx *ctx, nt_ethtool *eh, const nt_topology *
 	return 0;
 }
 
-/* What is there with the profile's fields put in: a restore then sets
- * every field back. */
-static int coalesce_compose(const nt_value *before, const nt_value *wanted, nt_value *out)
-{
-	*out = *before;
-	for (int i = 0; i < NFIELDS; i++)
-		if (wanted->f.present & (1u << i))
-			nt_value_field_set(out, i, wanted->f.v[i]);
-	return 0;
-}
-
 static int coalesce_apply(const nt_ctx *ctx, nt_ethtool *eh, const char *target,
 			  const nt_value *v, char *err, size_t errsize)
 {
-	nt_ethtool_values want = { .present = v->f.present };
-	char kerr[200] = "";
-	int r = NT_EINVALID;
-
-	for (int i = 0; i < NFIELDS; i++)
-		want.v[i] = is_flag(i) ? !!v->f.v[i] : v->f.v[i];
-	if (nt_ifname_valid(target))
-		r = nt_ethtool_set_group(eh, ctx, &group, target, &want, kerr, sizeof(kerr));
-	if (r < 0 && err && errsize)
-		snprintf(err, errsize, "%s coalesce: %s%s%s", target, nt_strerror(r), kerr[0] ? ": " : "", kerr);
-	return r;
+	return nt_gk_apply(eh, ctx, &group, target, v, err, errsize);
 }
 
 const nt_setting_kind nt_setting_coalesce = {
@@ -232,7 +138,9 @@ const nt_setting_kind nt_setting_coalesce = {
 	.read = coalesce_read,
 	.check = coalesce_check,
 	.apply = coalesce_apply,
-	.compose = coalesce_compose,
+	/* What is there with the profile's fields put in: a restore then
+	 * sets every field back. */
+	.compose = nt_gk_compose,
 	/* With the NIC's other queue settings, after its channels (which
 	 * re-create the queues the parameters apply to). */
 	.order = 30,

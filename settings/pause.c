@@ -12,8 +12,7 @@
  * Through ethtool netlink (ETHTOOL_MSG_PAUSE_GET/SET) with the
  * ETHTOOL_GPAUSEPARAM/SPAUSEPARAM ioctl as fallback, and the "pause"
  * object of ROOT/ethtool/IFACE.json on a fixture root. */
-#include "kernel/ethtool.h"
-#include "settings/section.h"
+#include "settings/group_kind.h"
 
 #include <errno.h>
 #include <linux/ethtool.h>
@@ -32,7 +31,7 @@ static const nt_ethtool_field fields[] = {
 	FIELD("rx", RX, rx_pause),
 	FIELD("tx", TX, tx_pause),
 };
-enum { NFIELDS = sizeof(fields) / sizeof(fields[0]), ALL = (1u << NFIELDS) - 1 };
+enum { NFIELDS = sizeof(fields) / sizeof(fields[0]) };
 
 static const nt_ethtool_group group = {
 	.section = "pause",
@@ -46,84 +45,29 @@ static const nt_ethtool_group group = {
 	.nfields = NFIELDS,
 };
 
-static int field_of(const char *name, size_t len)
-{
-	for (int i = 0; i < NFIELDS; i++)
-		if (strlen(fields[i].name) == len && strncmp(fields[i].name, name, len) == 0)
-			return i;
-	return -1;
-}
+/* ---- values and the system: settings/group_kind.h ---- */
 
 static int pause_parse(const char *text, nt_value *out)
 {
-	memset(out, 0, sizeof(*out));
-	if (!text || !*text)
-		return NT_EPARSE;
-	for (const char *p = text; *p;) {
-		const char *eq = strchr(p, '='), *end = strchr(p, ',');
-		if (!end)
-			end = p + strlen(p);
-		if (!eq || eq > end)
-			return NT_EPARSE;
-		int i = field_of(p, (size_t)(eq - p));
-		size_t vlen = (size_t)(end - eq - 1);
-		if (i < 0 || (out->f.present & (1u << i)))
-			return NT_EPARSE;
-		if (vlen == 2 && strncmp(eq + 1, "on", 2) == 0)
-			nt_value_field_set(out, i, 1);
-		else if (vlen == 3 && strncmp(eq + 1, "off", 3) == 0)
-			nt_value_field_set(out, i, 0);
-		else
-			return NT_EPARSE;
-		if (*end && !end[1])
-			return NT_EPARSE; /* a trailing comma */
-		p = *end ? end + 1 : end;
-	}
-	return 0;
+	int r = nt_gk_parse(&group, text, out);
+	return r == 0 && !out->f.present ? NT_EPARSE : r;
 }
 
 static int pause_format(const nt_value *v, char *out, size_t size)
 {
-	size_t len = 0;
-	if (size == 0)
-		return -ENOSPC;
-	out[0] = '\0';
-	for (int i = 0; i < NFIELDS; i++) {
-		if (!(v->f.present & (1u << i)))
-			continue;
-		int w = snprintf(out + len, size - len, "%s%s=%s", len ? "," : "", fields[i].name,
-				 v->f.v[i] ? "on" : "off");
-		if (w < 0 || (size_t)w >= size - len)
-			return -ENOSPC;
-		len += (size_t)w;
-	}
-	return 0;
+	return nt_gk_format(&group, v, out, size);
 }
 
 static bool pause_equal(const nt_value *a, const nt_value *b)
 {
-	if (a->f.present != b->f.present)
-		return false;
-	for (int i = 0; i < NFIELDS; i++)
-		if ((a->f.present & (1u << i)) && !a->f.v[i] != !b->f.v[i])
-			return false;
-	return true;
+	return nt_gk_equal(&group, a, b);
 }
 
+/* All three: the kernel puts every one in its reply (pause_fill_reply);
+ * a fixture may leave one out, read as off as the kernel's 0 is. */
 static int read_values(nt_ethtool *h, const nt_ctx *ctx, const char *ifname, nt_value *out)
 {
-	nt_ethtool_values got;
-	memset(out, 0, sizeof(*out));
-	if (!nt_ifname_valid(ifname))
-		return NT_EINVALID;
-	int r = nt_ethtool_get_group(h, ctx, &group, ifname, &got);
-	if (r < 0)
-		return r;
-	/* The kernel puts all three in every reply (pause_fill_reply); a
-	 * fixture may leave one out, read as off as the kernel's 0 is. */
-	for (int i = 0; i < NFIELDS; i++)
-		nt_value_field_set(out, i, !!got.v[i]);
-	return 0;
+	return nt_gk_read(h, ctx, &group, ifname, true, out);
 }
 
 static int pause_read(const nt_ctx *ctx, nt_ethtool *eh, const char *target, nt_value *out)
@@ -149,30 +93,10 @@ static int pause_check(const nt_ctx *ctx, nt_ethtool *eh, const nt_topology *t, 
 	return 0;
 }
 
-/* What is there with the profile's fields put in. */
-static int pause_compose(const nt_value *before, const nt_value *wanted, nt_value *out)
-{
-	*out = *before;
-	for (int i = 0; i < NFIELDS; i++)
-		if (wanted->f.present & (1u << i))
-			nt_value_field_set(out, i, wanted->f.v[i]);
-	return 0;
-}
-
 static int pause_apply(const nt_ctx *ctx, nt_ethtool *eh, const char *target, const nt_value *v, char *err,
 		       size_t errsize)
 {
-	nt_ethtool_values want = { .present = v->f.present & ALL };
-	char kerr[200] = "";
-	int r = NT_EINVALID;
-
-	for (int i = 0; i < NFIELDS; i++)
-		want.v[i] = !!v->f.v[i];
-	if (nt_ifname_valid(target))
-		r = nt_ethtool_set_group(eh, ctx, &group, target, &want, kerr, sizeof(kerr));
-	if (r < 0 && err && errsize)
-		snprintf(err, errsize, "%s pause: %s%s%s", target, nt_strerror(r), kerr[0] ? ": " : "", kerr);
-	return r;
+	return nt_gk_apply(eh, ctx, &group, target, v, err, errsize);
 }
 
 const nt_setting_kind nt_setting_pause = {
@@ -183,7 +107,7 @@ const nt_setting_kind nt_setting_pause = {
 	.read = pause_read,
 	.check = pause_check,
 	.apply = pause_apply,
-	.compose = pause_compose,
+	.compose = nt_gk_compose,
 	/* After the queue kinds: a pause change renegotiates the link on
 	 * some drivers, which is better once the queues are settled. */
 	.order = 36,

@@ -6,8 +6,9 @@
 #    it, set by a profile (checked with `ethtool -a`), rolled back; autoneg
 #    refused by the driver, the step failing with the kernel's error and the
 #    transaction rolled back;
-#  - features on virtio-net: GRO and TSO toggled by a profile, checked with
-#    `ethtool -k`, and rolled back to the same `ethtool -k`;
+#  - features on virtio-net: GRO and TSO (GSO or scatter-gather where the
+#    device offers no TSO) toggled by a profile, checked with `ethtool -k`,
+#    and rolled back to the same `ethtool -k`;
 #  - the virtio NIC has no pause settings: refused (422).
 . /lab/lib.bash
 
@@ -26,7 +27,14 @@ pause() { ethtool -a "$1" 2>/dev/null | awk -v k="$2:" '$1==k {print $2; exit}';
 feat() {
     local n=$2
     [ "$n" = rx-gro ] && n=generic-receive-offload
+    [ "$n" = tx-generic-segmentation ] && n=generic-segmentation-offload
     ethtool -k "$1" 2>/dev/null | sed -n "s/^[[:space:]]*$n: \(on\|off\).*/\1/p"
+}
+# fixed IFACE NAME: whether ethtool -k marks it [fixed]
+fixed() {
+    local n=$2
+    [ "$n" = tx-generic-segmentation ] && n=generic-segmentation-offload
+    ethtool -k "$1" 2>/dev/null | grep -Eq "^[[:space:]]*$n: (on|off) \[fixed\]"
 }
 flip() { [ "$1" = on ] && echo false || echo true; }
 
@@ -70,15 +78,22 @@ expect_eq "autoneg still off" "$(pause "$port" Autonegotiate)" off
 
 # ---- features on virtio ----
 before=$(ethtool -k "$N1")
-tso0=$(feat "$N1" tx-tcp-segmentation)
-echo "virtio $N1: rx-gro $gro0, tx-tcp-segmentation $tso0"
-api POST /v1/transactions "$(jq -nc --arg n "$N1" --argjson g "$(flip "$gro0")" --argjson t "$(flip "$tso0")" \
-    '{profile: {name: "lab-features", features: [{interface: $n, features: {"rx-gro": $g, "tx-tcp-segmentation": $t}}]}}')"
-echo "features: HTTP $API_CODE $(jq -c '{id, status, error, steps: [.steps[]? | {target, before, after, result, observed}]}' <<< "$API_BODY" 2>/dev/null)"
+# TSO where the virtio device offers it (fixed off where the host does not),
+# else GSO or scatter-gather: the second feature is one the driver can change.
+second=""
+for f in tx-tcp-segmentation tx-generic-segmentation tx-scatter-gather; do
+    fixed "$N1" "$f" || { second=$f; break; }
+done
+[ -n "$second" ] || { bad "virtio $N1 has no changeable TSO, GSO or SG: $before"; finish "features"; }
+tso0=$(feat "$N1" "$second")
+echo "virtio $N1: rx-gro $gro0, $second $tso0"
+api POST /v1/transactions "$(jq -nc --arg n "$N1" --argjson g "$(flip "$gro0")" --arg s "$second" --argjson t "$(flip "$tso0")" \
+    '{profile: {name: "lab-features", features: [{interface: $n, features: {"rx-gro": $g, ($s): $t}}]}}')"
+echo "features: HTTP $API_CODE $(jq -c '{id, status, error, errors, steps: [.steps[]? | {target, before, after, result, observed}]}' <<< "$API_BODY" 2>/dev/null)"
 expect_eq "features apply status" "$(jq -r .status <<< "$API_BODY")" applied
 id=$(jq -r '.id // empty' <<< "$API_BODY")
 expect_ne "rx-gro (ethtool -k)" "$(feat "$N1" rx-gro)" "$gro0"
-expect_ne "tx-tcp-segmentation (ethtool -k)" "$(feat "$N1" tx-tcp-segmentation)" "$tso0"
+expect_ne "$second (ethtool -k)" "$(feat "$N1" "$second")" "$tso0"
 if [ -n "$id" ]; then
     api POST "/v1/transactions/$id/rollback" '{}'
     expect_eq "features rollback status" "$(jq -r .status <<< "$API_BODY")" applied

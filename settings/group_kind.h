@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* What the kinds whose value is one ethtool settings group share
+ * (settings/coalesce.c, pause.c): a value is the group's fields by index,
+ * written "name=N,flag=on" in table order, a U8 field as on/off; read,
+ * composed with what a profile gives, and written through
+ * kernel/ethtool.h. Private to settings/. */
+#ifndef NT_GROUP_KIND_H
+#define NT_GROUP_KIND_H
+
+#include "kernel/ethtool.h"
+#include "settings/section.h"
+
+/* TEXT as a value of G's fields: each at most once, names G's, a U8 field
+ * "on" or "off", a U32 one a decimal. Returns 0 or NT_EPARSE. */
+int nt_gk_parse(const nt_ethtool_group *g, const char *text, nt_value *out);
+/* The fields of V->f.present in table order. Returns 0 or -ENOSPC. */
+int nt_gk_format(const nt_ethtool_group *g, const nt_value *v, char *out, size_t size);
+/* The same fields, with the same values (U8 fields as booleans). */
+bool nt_gk_equal(const nt_ethtool_group *g, const nt_value *a, const nt_value *b);
+/* BEFORE with the fields of WANTED put in: a restore then sets every field
+ * back. Returns 0. */
+int nt_gk_compose(const nt_value *before, const nt_value *wanted, nt_value *out);
+/* G of IFNAME: the fields the driver reports, or with ALL every field of G
+ * (an absent one as 0). Returns 0, NT_EINVALID for a bad name, or what
+ * nt_ethtool_get_group returns. */
+int nt_gk_read(nt_ethtool *h, const nt_ctx *ctx, const nt_ethtool_group *g, const char *ifname, bool all,
+	       nt_value *out);
+/* Write the fields of V->f.present; ERR reads "IFNAME SECTION: reason". */
+int nt_gk_apply(nt_ethtool *h, const nt_ctx *ctx, const nt_ethtool_group *g, const char *ifname,
+		const nt_value *v, char *err, size_t errsize);
+
+#endif
