@@ -215,7 +215,7 @@ static void test_kernel_fixture(const nt_ctx *ctx)
 	nt_features fs, after;
 	char err[200];
 	CHECK_INT(nt_features_get(NULL, ctx, "enos0", &fs), 0);
-	CHECK_INT(fs.n, 5);
+	CHECK_INT(fs.n, 6);
 	const nt_feature *f = nt_features_find(&fs, "rx-lro");
 	CHECK(f && f->fixed && !f->active);
 	CHECK_INT(nt_features_get(NULL, ctx, "enos2", &fs), -EOPNOTSUPP);
@@ -253,7 +253,7 @@ static void test_validation(const nt_ctx *ctx, const nt_topology *t)
 	CHECK_INT(r, NT_EINVALID);
 	CHECK(has_error(errors, "$.features[0].features['lro']",
 			"enos0: rx-lro is fixed off (the driver cannot change it); it can change: "
-			"tx-scatter-gather, tx-tcp-segmentation, rx-gro, tx-generic-segmentation"));
+			"tx-scatter-gather, tx-tcp-segmentation, rx-gro, tx-generic-segmentation, tx-udp-segmentation"));
 	CHECK(has_error(errors, "$.features[0].features['rx-nosuch']", "enos0 has no feature 'rx-nosuch'"));
 	CHECK(has_error(errors, "$.features[1].features['rx-gro']", "enos2: features cannot be read"));
 	json_decref(errors);
@@ -319,7 +319,7 @@ static void test_report(const nt_ctx *ctx, const nt_topology *t)
 	CHECK(json_object_get(doc, "features") == NULL);
 	CHECK_INT(nt_setting_report_detail(ctx, NULL, n0, doc), 0);
 	json_t *f = json_object_get(doc, "features");
-	CHECK_INT(json_object_size(f), 5);
+	CHECK_INT(json_object_size(f), 6);
 	CHECK(json_is_true(json_object_get(json_object_get(f, "rx-lro"), "fixed")));
 	CHECK(json_is_false(json_object_get(json_object_get(f, "rx-lro"), "on")));
 	CHECK(json_is_true(json_object_get(json_object_get(f, "rx-gro"), "on")));
@@ -398,6 +398,22 @@ static void test_transaction(const nt_ctx *ctx)
 	free(after);
 	free(orig);
 	json_decref(profile);
+
+	/* A change the kernel does not make (what the feature needs is not
+	 * there): the step fails saying so, and GRO, changed before it, comes
+	 * back. */
+	profile = json_loads("{\"name\":\"f2\",\"features\":[{\"interface\":\"enos0\",\"features\":"
+			     "{\"rx-gro\":false,\"tx-udp-segmentation\":true}}]}",
+			     0, NULL);
+	req.profile = profile;
+	CHECK_INT(nt_txn_apply(e, &req, &out), 0);
+	CHECK_STR(json_string_value(json_object_get(out.doc, "status")), "rolled_back");
+	const char *err = json_string_value(json_object_get(out.doc, "error"));
+	CHECK_MSG(err && strstr(err, "the kernel kept tx-udp-segmentation off"), "error: %s", err ? err : "(none)");
+	nt_txn_outcome_free(&out);
+	CHECK_INT(k->read(ctx, NULL, "enos0/rx-gro", &now), 0);
+	CHECK_STR(nt_t_str(k, &now), "on");
+	json_decref(profile);
 	nt_txn_engine_close(e);
 }
 
@@ -466,7 +482,8 @@ int main(void)
 	give_features("enos0", "{\"tx-scatter-gather\":{\"on\":true,\"fixed\":false},"
 			       "\"tx-tcp-segmentation\":{\"on\":true,\"needs\":[\"tx-scatter-gather\"]},"
 			       "\"rx-gro\":true,\"rx-lro\":{\"on\":false,\"fixed\":true},"
-			       "\"tx-generic-segmentation\":{\"on\":true}}");
+			       "\"tx-generic-segmentation\":{\"on\":true},"
+			       "\"tx-udp-segmentation\":{\"on\":false,\"needs\":[\"tx-gso-robust\"]}}");
 	CHECK_INT(nt_ctx_init(&ctx, root), 0);
 	test_kernel_fixture(&ctx);
 	CHECK_INT(nt_topology_read(&ctx, &t), 0);
