@@ -196,6 +196,11 @@ static void test_x460(void)
 			/* tg3's fixture has no RSS to report. */
 			CHECK(json_is_null(json_object_get(one, "rss")));
 			json_object_del(one, "rss");
+			/* Nor offload features or flow control (null: none). */
+			CHECK(json_is_null(json_object_get(one, "features")));
+			CHECK(json_is_null(json_object_get(one, "pause")));
+			json_object_del(one, "features");
+			json_object_del(one, "pause");
 		}
 		CHECK_MSG(one && json_equal(one, nic), "GET %s differs from its /v1/nics entry", path);
 		CHECK_MSG(!json_object_get(nic, "queues"), "/v1/nics lists %s's queues", name);
