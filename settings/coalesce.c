@@ -207,21 +207,9 @@ static int desire_coalesce(nt_section_plan *p, const json_t *arr)
 				nt_value_field_set(&v, k, is_flag(k) ? json_is_true(x) : (uint32_t)json_integer_value(x));
 		}
 		snprintf(path, sizeof(path), "$.coalesce[%zu]", i);
-		for (int k = 0; k < p->t->nnics; k++) {
-			const nt_nic *nic = &p->t->nics[k];
-			if (!nt_iface_match(pattern, nic->name))
-				continue;
-			/* A glob also matches NICs without coalescing (lo, bridges,
-			 * veth): left out, where a NIC named outright is refused. */
-			nt_value cur;
-			if (nt_iface_is_glob(pattern) && read_values(NULL, &p->t->ctx, nic->name, &cur) == -EOPNOTSUPP) {
-				nt_desire_warn(p, "%s: no interrupt coalescing settings; left out", nic->name);
-				continue;
-			}
-			int r = nt_desire_put(p, &nt_setting_coalesce, nic->name, nic->name, &v, path);
-			if (r < 0)
-				return r;
-		}
+		int r = nt_gk_desire(p, &nt_setting_coalesce, &group, pattern, &v, path, "interrupt coalescing");
+		if (r < 0)
+			return r;
 	}
 	return 0;
 }
@@ -241,11 +229,7 @@ static int report_coalesce(const nt_ctx *ctx, nt_ethtool *eh, const nt_nic *nic,
 	int r = read_values(eh, ctx, nic->name, &v);
 	if (r < 0)
 		return r == -EOPNOTSUPP ? 0 : r;
-	json_t *o = json_object();
-	for (int i = 0; o && i < NFIELDS; i++)
-		if (v.f.present & (1u << i))
-			json_object_set_new(o, fields[i].name,
-					    is_flag(i) ? json_boolean(v.f.v[i]) : json_integer(v.f.v[i]));
+	json_t *o = nt_gk_json(&group, &v);
 	return o ? json_object_set_new(out, "coalesce", o) : -ENOMEM;
 }
 

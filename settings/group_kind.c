@@ -130,3 +130,35 @@ int nt_gk_apply(nt_ethtool *h, const nt_ctx *ctx, const nt_ethtool_group *g, con
 		snprintf(err, errsize, "%s %s: %s%s%s", ifname, g->section, nt_strerror(r), kerr[0] ? ": " : "", kerr);
 	return r;
 }
+
+int nt_gk_desire(nt_section_plan *p, const nt_setting_kind *k, const nt_ethtool_group *g, const char *pattern,
+		 const nt_value *v, const char *path, const char *what)
+{
+	for (int i = 0; i < p->t->nnics; i++) {
+		const nt_nic *nic = &p->t->nics[i];
+		nt_value cur;
+		if (!nt_iface_match(pattern, nic->name))
+			continue;
+		if (nt_iface_is_glob(pattern) && nt_gk_read(NULL, &p->t->ctx, g, nic->name, false, &cur) == -EOPNOTSUPP) {
+			nt_desire_warn(p, "%s: no %s settings; left out", nic->name, what);
+			continue;
+		}
+		int r = nt_desire_put(p, k, nic->name, nic->name, v, path);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+json_t *nt_gk_json(const nt_ethtool_group *g, const nt_value *v)
+{
+	json_t *o = json_object();
+	for (int i = 0; o && i < g->nfields && i < NT_VALUE_FIELDS; i++)
+		if ((v->f.present & (1u << i)) &&
+		    json_object_set_new(o, g->fields[i].name,
+					is_flag(g, i) ? json_boolean(v->f.v[i]) : json_integer(v->f.v[i])) < 0) {
+			json_decref(o);
+			return NULL;
+		}
+	return o;
+}

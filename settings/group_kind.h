@@ -29,4 +29,13 @@ int nt_gk_read(nt_ethtool *h, const nt_ctx *ctx, const nt_ethtool_group *g, cons
 int nt_gk_apply(nt_ethtool *h, const nt_ctx *ctx, const nt_ethtool_group *g, const char *ifname,
 		const nt_value *v, char *err, size_t errsize);
 
+/* The desired value V (from the profile entry at PATH) for every NIC
+ * PATTERN matches; a glob also matches NICs without G (lo, veth, virtio),
+ * left out with the warning "IFACE: no WHAT settings; left out", where a
+ * NIC named outright is refused by the kind's check. Returns 0 or -ENOMEM. */
+int nt_gk_desire(nt_section_plan *p, const nt_setting_kind *k, const nt_ethtool_group *g, const char *pattern,
+		 const nt_value *v, const char *path, const char *what);
+/* V's fields as a JSON object (U8 fields as booleans), or NULL. */
+json_t *nt_gk_json(const nt_ethtool_group *g, const nt_value *v);
+
 #endif

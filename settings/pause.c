@@ -164,21 +164,9 @@ static int desire_pause(nt_section_plan *p, const json_t *arr)
 				nt_value_field_set(&v, k, json_is_true(x));
 		}
 		snprintf(path, sizeof(path), "$.pause[%zu]", i);
-		for (int k = 0; k < p->t->nnics; k++) {
-			const nt_nic *nic = &p->t->nics[k];
-			nt_value cur;
-			if (!nt_iface_match(pattern, nic->name))
-				continue;
-			/* A glob also matches NICs without flow control (veth,
-			 * virtio): left out, where a NIC named outright is refused. */
-			if (nt_iface_is_glob(pattern) && read_values(NULL, &p->t->ctx, nic->name, &cur) == -EOPNOTSUPP) {
-				nt_desire_warn(p, "%s: no flow control (pause) settings; left out", nic->name);
-				continue;
-			}
-			int r = nt_desire_put(p, &nt_setting_pause, nic->name, nic->name, &v, path);
-			if (r < 0)
-				return r;
-		}
+		int r = nt_gk_desire(p, &nt_setting_pause, &group, pattern, &v, path, "flow control (pause)");
+		if (r < 0)
+			return r;
 	}
 	return 0;
 }
@@ -199,9 +187,7 @@ static int report_pause(const nt_ctx *ctx, nt_ethtool *eh, const nt_nic *nic, js
 	int r = read_values(eh, ctx, nic->name, &v);
 	if (r < 0)
 		return r == -EOPNOTSUPP ? json_object_set_new(out, "pause", json_null()) : r;
-	json_t *o = json_object();
-	for (int i = 0; o && i < NFIELDS; i++)
-		json_object_set_new(o, fields[i].name, json_boolean(v.f.v[i]));
+	json_t *o = nt_gk_json(&group, &v);
 	return o ? json_object_set_new(out, "pause", o) : -ENOMEM;
 }
 
