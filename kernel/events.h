@@ -2,7 +2,8 @@
 /* Kernel events the agent watches to hold a desired state: rtnetlink link
  * messages (a NIC appearing, going up or down, renamed: its driver may have
  * requested its IRQs anew) and ethtool netlink notifications (rings,
- * channels, coalescing changed by someone else). Both arrive on sockets
+ * channels, coalescing, offload features, flow control changed by someone
+ * else). Both arrive on sockets
  * this module opens; the caller polls nt_events_fds and calls
  * nt_events_read when one is readable.
  *
