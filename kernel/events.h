@@ -3,9 +3,8 @@
  * messages (a NIC appearing, going up or down, renamed: its driver may have
  * requested its IRQs anew) and ethtool netlink notifications (rings,
  * channels, coalescing, offload features, flow control changed by someone
- * else). Both arrive on sockets
- * this module opens; the caller polls nt_events_fds and calls
- * nt_events_read when one is readable.
+ * else). Both arrive on sockets this module opens; the caller polls
+ * nt_events_fds and calls nt_events_read when one is readable.
  *
  * On a fixture root there is no kernel to listen to: nt_events_open
  * returns -EOPNOTSUPP and the caller checks periodically instead. */
