@@ -375,12 +375,22 @@ static int steps_wanted(const nt_request *req, nt_response *resp, steps_shown *o
 	return 0;
 }
 
+/* The engine's word for SHOWN: it reads a lean answer back as such. */
+static nt_txn_steps_shown engine_shown(steps_shown shown)
+{
+	return shown == SHOW_FAILED ? NT_TXN_STEPS_FAILED :
+	       shown == SHOW_NONE   ? NT_TXN_STEPS_NONE :
+				      NT_TXN_STEPS_ALL;
+}
+
 /* DOC's steps as SHOWN asks: with less than all, "steps" keeps the failed
  * ones (failed, rollback_failed) or none, and "nsteps" and "step_counts"
- * ({result: {kind: how many}}) say what there was. */
+ * ({result: {kind: how many}}) say what there was. A document the engine
+ * already read back lean (it has "nsteps") is left as it is; a replay's
+ * or a revert's full one is cut here. */
 static void show_steps(json_t *doc, steps_shown shown)
 {
-	if (shown == SHOW_ALL || !doc)
+	if (shown == SHOW_ALL || !doc || json_object_get(doc, "nsteps"))
 		return;
 	json_t *steps = json_object_get(doc, "steps"), *kept = json_array(), *counts = json_object();
 	size_t i;
@@ -458,6 +468,7 @@ static int h_apply(const nt_request *req, nt_response *resp)
 	}
 	if (request_from_body(req, resp, body, false, &tr) == 0) {
 		tr.idempotency_key = key;
+		tr.steps_shown = engine_shown(shown);
 		int r = nt_txn_apply(engine(req), &tr, &o);
 		if (r == -ENOENT && tr.plan_id) {
 			nt_problem(resp, 404, "plan-not-found", "Plan not found", "%s", o.message);
@@ -579,6 +590,7 @@ static int h_rollback(const nt_request *req, nt_response *resp)
 	tr.client = req->client ? req->client : "";
 	tr.identity = req->identity ? req->identity : "";
 	tr.idempotency_key = key;
+	tr.steps_shown = engine_shown(shown);
 	int r = nt_txn_rollback(engine(req), id, force, &tr, &o);
 	if (r == NT_ECONFLICT && !o.conflict_id && !o.in_flight) {
 		/* Not another transaction in flight: this one cannot be undone

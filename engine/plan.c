@@ -125,21 +125,27 @@ json_t *nt_step_to_json(const nt_step *s)
 	return o;
 }
 
-int nt_step_from_json(const json_t *doc, nt_step *s)
+int nt_step_from_strings(const char *kind, const char *target, const char *iface,
+			 const char *before, const char *after, nt_step *s)
 {
-	const char *target = json_string_value(json_object_get(doc, "target"));
-	const char *iface = json_string_value(json_object_get(doc, "interface"));
-
 	memset(s, 0, sizeof(*s));
-	s->kind = nt_setting_find(json_string_value(json_object_get(doc, "kind")));
+	s->kind = nt_setting_find(kind);
 	snprintf(s->target, sizeof(s->target), "%s", target ? target : "");
 	snprintf(s->interface, sizeof(s->interface), "%s", iface ? iface : "");
 	if (!s->kind)
 		return 0;
-	if (s->kind->parse(json_string_value(json_object_get(doc, "before")), &s->before) < 0 ||
-	    s->kind->parse(json_string_value(json_object_get(doc, "after")), &s->after) < 0)
+	if (s->kind->parse(before, &s->before) < 0 || s->kind->parse(after, &s->after) < 0)
 		return NT_EPARSE;
 	return 0;
+}
+
+int nt_step_from_json(const json_t *doc, nt_step *s)
+{
+	return nt_step_from_strings(json_string_value(json_object_get(doc, "kind")),
+				    json_string_value(json_object_get(doc, "target")),
+				    json_string_value(json_object_get(doc, "interface")),
+				    json_string_value(json_object_get(doc, "before")),
+				    json_string_value(json_object_get(doc, "after")), s);
 }
 
 json_t *nt_plan_to_json(const nt_plan *plan, const json_t *profile)

@@ -46,6 +46,10 @@ json_t *nt_step_to_json(const nt_step *s);
  * S->kind is NULL when the kind is unknown to this build. Returns 0, or
  * NT_EPARSE when a value is not one of its kind. */
 int nt_step_from_json(const json_t *doc, nt_step *s);
+/* The same from the step's words as the store keeps them (any NULL reads
+ * as nothing: an unknown kind, or a value that does not parse). */
+int nt_step_from_strings(const char *kind, const char *target, const char *iface,
+			 const char *before, const char *after, nt_step *s);
 /* {"profile": PROFILE, "steps": [...], "warnings": [...], "reserved": {...}};
  * new reference. */
 json_t *nt_plan_to_json(const nt_plan *plan, const json_t *profile);

@@ -309,7 +309,7 @@ static int revert_pending_now(nt_txn_engine *e, int64_t id, const nt_txn_request
 int nt_txn_rollback(nt_txn_engine *e, int64_t id, bool force, const nt_txn_request *req,
 		    nt_txn_outcome *out)
 {
-	json_t *orig = NULL, *txn = NULL;
+	json_t *txn = NULL;
 	nt_step *ostep = NULL, *steps = NULL;
 	nt_step_result *results = NULL;
 	nt_value *cur = NULL;
@@ -328,11 +328,17 @@ int nt_txn_rollback(nt_txn_engine *e, int64_t id, bool force, const nt_txn_reque
 		nt_txn_slot_release(e);
 		return r < 0 ? r : 0;
 	}
-	if ((r = nt_store_txn_get(e->store, id, &orig)) < 0) {
-		snprintf(out->message, sizeof(out->message), "no transaction %lld", (long long)id);
+	/* The undone transaction's status and steps, straight from the
+	 * store's rows (no document of them is made). */
+	char status[32];
+	if ((r = nt_txn_steps_stored(e, id, status, sizeof(status), &ostep, &results, &n)) < 0) {
+		if (r == -ENOENT)
+			snprintf(out->message, sizeof(out->message), "no transaction %lld", (long long)id);
+		else
+			snprintf(out->message, sizeof(out->message), "cannot read transaction %lld: %s",
+				 (long long)id, nt_store_errmsg(e->store));
 		goto out;
 	}
-	const char *status = json_string_value(json_object_get(orig, "status"));
 	if (nt_txn_status_parse(status) != NT_TXN_APPLIED) {
 		snprintf(out->message, sizeof(out->message),
 			 "transaction %lld is %s: only an applied transaction can be rolled back",
@@ -354,8 +360,6 @@ int nt_txn_rollback(nt_txn_engine *e, int64_t id, bool force, const nt_txn_reque
 		r = NT_ECONFLICT;
 		goto out;
 	}
-	if ((r = nt_txn_steps_from_doc(orig, &ostep, &results, &n)) < 0)
-		goto out;
 	steps = calloc((size_t)n + 1, sizeof(*steps));
 	if (!steps) {
 		r = -ENOMEM;
@@ -409,7 +413,6 @@ int nt_txn_rollback(nt_txn_engine *e, int64_t id, bool force, const nt_txn_reque
 out:
 	nt_ethtool_close(eh);
 	nt_txn_slot_release(e);
-	json_decref(orig);
 	json_decref(txn);
 	free(ostep);
 	free(steps);

@@ -32,6 +32,8 @@
 
 typedef struct nt_txn_engine nt_txn_engine;
 
+typedef enum { NT_TXN_STEPS_ALL, NT_TXN_STEPS_FAILED, NT_TXN_STEPS_NONE } nt_txn_steps_shown;
+
 typedef struct nt_txn_request {
 	const json_t *profile; /* inline profile, or NULL */
 	const char *profile_name; /* a stored profile, or NULL */
@@ -70,6 +72,11 @@ typedef struct nt_txn_request {
 	/* nt_txn_plan: keep the plan under a new id for an apply (the doc
 	 * gets "id" and "expires"). */
 	bool keep_plan;
+	/* Which steps the answer's document carries (a lean reply): every one
+	 * (the default), only the failed ones or none, with "nsteps" and
+	 * "step_counts" then; counted by the store, so a thousand-step
+	 * document is not read back only to be cut. */
+	nt_txn_steps_shown steps_shown;
 } nt_txn_request;
 
 /* What an engine call produced. Free with nt_txn_outcome_free. */

@@ -112,7 +112,8 @@ typedef enum { STEPS_READ, STEPS_OBSERVE } steps_op;
 int nt_txn_record_status(nt_txn_engine *e, int64_t id, struct nt_txn_stage *st,
 			 nt_txn_status status, const char *error, int failed_step, bool finished,
 			 int64_t deadline_ms);
-int nt_txn_steps_from_doc(const json_t *doc, nt_step **out, nt_step_result **results, int *n);
+int nt_txn_steps_stored(nt_txn_engine *e, int64_t id, char *status, size_t statussize,
+			nt_step **out, nt_step_result **results, int *n);
 nt_ethtool *nt_txn_stage_ethtool(nt_txn_engine *e);
 void nt_txn_read_steps(nt_txn_engine *e, nt_ethtool *eh, steps_op op, const nt_step *steps,
 		       const int *idx, int m, nt_value *vals, char *obs, size_t obssize, int *res);

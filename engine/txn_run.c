@@ -347,40 +347,76 @@ static void sleep_ms(int ms)
 
 /* ---- steps ---- */
 
-/* Steps of a stored transaction document, in index order, with their
- * recorded results. A step whose kind this build does not know, or whose
- * values do not read as its kind's, gets kind NULL: it cannot be undone,
- * and undo says so. */
-int nt_txn_steps_from_doc(const json_t *doc, nt_step **out, nt_step_result **results, int *n)
+/* The steps of a stored transaction, growing as the store hands them. */
+typedef struct stored_steps {
+	nt_step *steps;
+	nt_step_result *results;
+	int n, cap;
+} stored_steps;
+
+static int stored_step(void *arg, const nt_store_step_row *row)
 {
-	json_t *arr = json_object_get(doc, "steps");
-	size_t count = json_array_size(arr), i;
-	json_t *s;
-	nt_step *steps = calloc(count + 1, sizeof(*steps));
-	nt_step_result *res = calloc(count + 1, sizeof(*res));
-	if (!steps || !res) {
-		free(steps);
-		free(res);
-		return -ENOMEM;
+	stored_steps *ss = arg;
+	if (ss->n == ss->cap) {
+		int cap = ss->cap ? 2 * ss->cap : 64;
+		nt_step *st = realloc(ss->steps, (size_t)cap * sizeof(*st));
+		if (st)
+			ss->steps = st;
+		nt_step_result *res = st ? realloc(ss->results, (size_t)cap * sizeof(*res)) : NULL;
+		if (!st || !res)
+			return -ENOMEM;
+		ss->results = res;
+		ss->cap = cap;
 	}
-	json_array_foreach(arr, i, s) {
-		if (nt_step_from_json(s, &steps[i]) < 0)
-			steps[i].kind = NULL;
-		int r = nt_step_result_parse(json_string_value(json_object_get(s, "result")));
-		res[i] = r < 0 ? NT_STEP_PENDING : (nt_step_result)r;
-	}
-	*out = steps;
-	*results = res;
-	*n = (int)count;
+	nt_step *s = &ss->steps[ss->n];
+	if (nt_step_from_strings(row->kind, row->target, row->interface, row->before, row->after, s) < 0)
+		s->kind = NULL;
+	int r = nt_step_result_parse(row->result);
+	ss->results[ss->n++] = r < 0 ? NT_STEP_PENDING : (nt_step_result)r;
 	return 0;
 }
 
-static json_t *steps_json(const nt_step *steps, int n)
+/* Steps of stored transaction ID, in index order, with their recorded
+ * results, and its status (into STATUS), read from the store's rows
+ * without the document a reply would make of them. A step whose kind
+ * this build does not know, or whose values do not read as its kind's,
+ * gets kind NULL: it cannot be undone, and undo says so. The arrays are
+ * the caller's (free). Returns 0, -ENOENT, -ENOMEM or NT_ESTORE. */
+int nt_txn_steps_stored(nt_txn_engine *e, int64_t id, char *status, size_t statussize,
+			nt_step **out, nt_step_result **results, int *n)
 {
-	json_t *arr = json_array();
-	for (int i = 0; arr && i < n; i++)
-		json_array_append_new(arr, nt_step_to_json(&steps[i]));
-	return arr;
+	stored_steps ss = { 0 };
+	int r = nt_store_txn_steps(e->store, id, status, statussize, stored_step, &ss);
+	if (r == 0 && !ss.steps) {
+		ss.steps = calloc(1, sizeof(*ss.steps));
+		ss.results = calloc(1, sizeof(*ss.results));
+		if (!ss.steps || !ss.results)
+			r = -ENOMEM;
+	}
+	if (r < 0) {
+		free(ss.steps);
+		free(ss.results);
+		return r;
+	}
+	*out = ss.steps;
+	*results = ss.results;
+	*n = ss.n;
+	return 0;
+}
+
+/* STEPS[0..N) as the store's rows, their values in their kinds' words in
+ * TEXT (2 * NT_VALUE_MAX a step, the caller's). */
+static void steps_rows(const nt_step *steps, int n, nt_store_step_row *rows, char *text)
+{
+	for (int i = 0; i < n; i++) {
+		const nt_step *s = &steps[i];
+		char *b = text + (size_t)i * 2 * NT_VALUE_MAX, *a = b + NT_VALUE_MAX;
+		rows[i] = (nt_store_step_row){
+			.idx = i, .kind = s->kind->name, .target = s->target, .interface = s->interface,
+			.before = nt_value_str(s->kind, &s->before, b, NT_VALUE_MAX),
+			.after = nt_value_str(s->kind, &s->after, a, NT_VALUE_MAX),
+		};
+	}
 }
 
 /* An ethtool handle for one plan or stage (see nt_setting_kind), or NULL
@@ -728,16 +764,14 @@ out:
 int nt_txn_undo_stored(nt_txn_engine *e, int64_t id, nt_step_result done, nt_txn_status status,
 		       const char *why)
 {
-	json_t *doc = NULL;
 	nt_step *steps = NULL;
 	nt_step_result *results = NULL;
 	stage st = { 0 };
 	nt_ethtool *eh = nt_txn_stage_ethtool(e);
+	char status_now[32];
 	int n = 0, r;
 
-	if ((r = nt_store_txn_get(e->store, id, &doc)) < 0)
-		goto out;
-	if ((r = nt_txn_steps_from_doc(doc, &steps, &results, &n)) < 0)
+	if ((r = nt_txn_steps_stored(e, id, status_now, sizeof(status_now), &steps, &results, &n)) < 0)
 		goto out;
 	if ((r = stage_init(&st, n)) < 0)
 		goto out;
@@ -752,7 +786,6 @@ int nt_txn_undo_stored(nt_txn_engine *e, int64_t id, nt_step_result done, nt_txn
 out:
 	nt_ethtool_close(eh);
 	stage_free(&st);
-	json_decref(doc);
 	free(steps);
 	free(results);
 	return r;
@@ -763,12 +796,16 @@ int nt_txn_record_and_run(nt_txn_engine *e, nt_ethtool *eh, json_t *txn, const n
 			  int n, const nt_txn_request *req, nt_txn_outcome *out)
 {
 	int64_t id = 0;
-	json_t *sj = steps_json(steps, n);
-	int r = sj ? 0 : -ENOMEM;
+	nt_store_step_row *rows = malloc(((size_t)n + 1) * sizeof(*rows));
+	char *text = malloc(((size_t)n + 1) * 2 * NT_VALUE_MAX);
+	int r = rows && text ? 0 : -ENOMEM;
 
-	if (r == 0)
-		r = nt_store_txn_create(e->store, txn, sj, req->idempotency_key, &id);
-	json_decref(sj);
+	if (r == 0) {
+		steps_rows(steps, n, rows, text);
+		r = nt_store_txn_create_rows(e->store, txn, rows, n, req->idempotency_key, &id);
+	}
+	free(rows);
+	free(text);
 	if (r == -EEXIST && req->idempotency_key) {
 		/* The key was used by a request that raced this one. */
 		return nt_txn_replay(e, req->idempotency_key, out);
@@ -791,7 +828,14 @@ int nt_txn_record_and_run(nt_txn_engine *e, nt_ethtool *eh, json_t *txn, const n
 	e->unrecorded = false;
 	e->unrecorded_steps = json_object();
 	run_steps(e, eh, id, steps, n, req->confirm_timeout_s);
-	r = nt_store_txn_get(e->store, id, &out->doc);
+	/* A lean answer is counted by the store, unless the record misses
+	 * outcomes the reply must patch in step by step. */
+	if (req->steps_shown != NT_TXN_STEPS_ALL && !e->unrecorded &&
+	    !json_object_size(e->unrecorded_steps))
+		r = nt_store_txn_get_lean(e->store, id, req->steps_shown == NT_TXN_STEPS_FAILED,
+					  &out->doc);
+	else
+		r = nt_store_txn_get(e->store, id, &out->doc);
 	if (r == 0)
 		nt_txn_settle_unrecorded(e, out->doc);
 	e->unrecorded = false;

@@ -47,6 +47,21 @@ void nt_store_rfc3339(int64_t ms, char *buf, size_t size);
  * duplicate key fails with -EEXIST). *ID receives the new id. */
 int nt_store_txn_create(nt_store *s, const json_t *txn, const json_t *steps, const char *idem_key,
 			int64_t *id);
+/* A step as the store keeps it, its values in their kind's words; the
+ * strings belong to the caller (create) or to the store for the length
+ * of one call of the function given them (nt_store_txn_steps). */
+typedef struct nt_store_step_row {
+	int idx;
+	const char *kind, *target;
+	const char *interface; /* NULL or "" when none */
+	const char *before, *after;
+	const char *result; /* read only */
+} nt_store_step_row;
+/* nt_store_txn_create with the N steps as rows (their idx ignored: in
+ * order), the engine's way: no JSON made of a thousand steps only to be
+ * taken apart again here. */
+int nt_store_txn_create_rows(nt_store *s, const json_t *txn, const nt_store_step_row *steps, int n,
+			     const char *idem_key, int64_t *id);
 /* Set status (and, when not NULL, error / failed_step >= 0). FINISHED sets
  * finished time and duration. DEADLINE_MS > 0 sets the confirm deadline,
  * < 0 clears it. */
@@ -92,6 +107,20 @@ int nt_store_txn_stage(nt_store *s, int64_t id, const nt_store_step_rec *recs, i
 
 /* The transaction document (see api/routes_txn.c) or -ENOENT. */
 int nt_store_txn_get(nt_store *s, int64_t id, json_t **out);
+/* The transaction document as a lean reply shows it: its "steps" only
+ * the failed ones (result failed or rollback_failed; FAILED false: none),
+ * with "nsteps" and "step_counts" ({result: {kind: how many}}) saying
+ * what there was. Counted in SQL: the document of a thousand steps is
+ * never made. Or -ENOENT. */
+int nt_store_txn_get_lean(nt_store *s, int64_t id, bool failed, json_t **out);
+/* Called with each step row of one transaction, in index order, under
+ * the store's lock; a negative return stops the walk and is returned. */
+typedef int (*nt_store_step_fn)(void *arg, const nt_store_step_row *row);
+/* Transaction ID's status into STATUS, then FN(ARG, row) for each of its
+ * steps: what an undo needs, without its document. 0, -ENOENT, NT_ESTORE
+ * or FN's error. */
+int nt_store_txn_steps(nt_store *s, int64_t id, char *status, size_t statussize,
+		       nt_store_step_fn fn, void *arg);
 /* Newest first; STATUS NULL for any. */
 int nt_store_txn_list(nt_store *s, const char *status, int limit, int offset, json_t **out,
 		      int64_t *total);

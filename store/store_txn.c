@@ -9,17 +9,16 @@
 #include <pthread.h>
 #include <sqlite3.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 /* ---- transactions ---- */
 
-static int txn_create_locked(nt_store *s, const json_t *txn, const json_t *steps, const char *idem_key,
-			int64_t *id)
+static int txn_create_locked(nt_store *s, const json_t *txn, const nt_store_step_row *steps, int n,
+			     const char *idem_key, int64_t *id)
 {
 	sqlite3_stmt *st = NULL;
 	int r = NT_ESTORE;
 	int64_t now = nt_store_now_ms();
-	size_t i;
-	json_t *step;
 
 	if (exec(s, "BEGIN IMMEDIATE") < 0)
 		return NT_ESTORE;
@@ -54,16 +53,16 @@ static int txn_create_locked(nt_store *s, const json_t *txn, const json_t *steps
 	if (prep(s, &st, "INSERT INTO steps (txn_id, idx, kind, target, interface, before, after,"
 		 " result) VALUES (?,?,?,?,?,?,?,?)") < 0)
 		goto out;
-	json_array_foreach(steps, i, step) {
-		const char *iface = json_string_value(json_object_get(step, "interface"));
+	for (int i = 0; i < n; i++) {
+		const nt_store_step_row *step = &steps[i];
 		sqlite3_reset(st);
 		sqlite3_bind_int64(st, 1, *id);
-		sqlite3_bind_int(st, 2, (int)i);
-		bind_static(st, 3, json_string_value(json_object_get(step, "kind")));
-		bind_static(st, 4, json_string_value(json_object_get(step, "target")));
-		bind_static(st, 5, iface ? iface : "");
-		bind_static(st, 6, json_string_value(json_object_get(step, "before")));
-		bind_static(st, 7, json_string_value(json_object_get(step, "after")));
+		sqlite3_bind_int(st, 2, i);
+		bind_static(st, 3, step->kind);
+		bind_static(st, 4, step->target);
+		bind_static(st, 5, step->interface ? step->interface : "");
+		bind_static(st, 6, step->before);
+		bind_static(st, 7, step->after);
 		bind_static(st, 8, nt_step_result_name(NT_STEP_PENDING));
 		if (sqlite3_step(st) != SQLITE_DONE)
 			goto out;
@@ -230,6 +229,131 @@ out:
 	return r;
 }
 
+/* The counts of a lean document: {result: {kind: how many}}, each result
+ * and each kind in the order of its first step, as a walk over every
+ * step would make them (the API's show_steps for a full document). */
+static int step_counts(nt_store *s, int64_t id, json_t *doc)
+{
+	sqlite3_stmt *st = NULL;
+	json_t *counts = json_object();
+	json_int_t total = 0;
+	int r = NT_ESTORE, rc;
+	if (!counts)
+		return -ENOMEM;
+	if (prep(s, &st, "SELECT result, kind, count(*) FROM steps WHERE txn_id = ?"
+		 " GROUP BY result, kind ORDER BY min(idx)") < 0)
+		goto out;
+	sqlite3_bind_int64(st, 1, id);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *res = col_text(st, 0), *kind = col_text(st, 1);
+		json_t *by_kind = json_object_get(counts, res ? res : "unknown");
+		if (!by_kind && json_object_set_new(counts, res ? res : "unknown",
+						    by_kind = json_object()) < 0)
+			goto out;
+		json_int_t c = sqlite3_column_int64(st, 2);
+		if (json_object_set_new(by_kind, kind ? kind : "unknown", json_integer(c)) < 0)
+			goto out;
+		total += c;
+	}
+	if (rc != SQLITE_DONE)
+		goto out;
+	if (json_object_set_new(doc, "nsteps", json_integer(total)) < 0)
+		goto out;
+	/* set_new takes COUNTS whether it succeeds or not. */
+	r = json_object_set_new(doc, "step_counts", counts) < 0 ? -ENOMEM : 0;
+	counts = NULL;
+out:
+	json_decref(counts);
+	sqlite3_finalize(st);
+	return r;
+}
+
+static int txn_get_lean_locked(nt_store *s, int64_t id, bool failed, json_t **out)
+{
+	sqlite3_stmt *st = NULL;
+	json_t *doc = NULL, *steps = NULL;
+	int r = NT_ESTORE, rc;
+
+	*out = NULL;
+	if (prep(s, &st, "SELECT " TXN_COLS " FROM transactions WHERE id = ?") < 0)
+		goto out;
+	sqlite3_bind_int64(st, 1, id);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_DONE) {
+		r = -ENOENT;
+		goto out;
+	}
+	if (rc != SQLITE_ROW || !(doc = txn_row(st)))
+		goto out;
+	sqlite3_finalize(st);
+	st = NULL;
+	if (failed) {
+		if (prep(s, &st, "SELECT idx, kind, target, interface, before, after, result, error,"
+			 " observed FROM steps WHERE txn_id = ? AND result IN (?, ?) ORDER BY idx") == 0) {
+			sqlite3_bind_int64(st, 1, id);
+			bind_static(st, 2, nt_step_result_name(NT_STEP_FAILED));
+			bind_static(st, 3, nt_step_result_name(NT_STEP_ROLLBACK_FAILED));
+		}
+		r = rows_array(st, step_row, &steps);
+		st = NULL;
+		if (r < 0)
+			goto out;
+	} else if (!(steps = json_array())) {
+		r = -ENOMEM;
+		goto out;
+	}
+	if (json_object_set_new(doc, "steps", steps) < 0) {
+		r = -ENOMEM;
+		goto out;
+	}
+	if ((r = step_counts(s, id, doc)) < 0)
+		goto out;
+	*out = doc;
+	doc = NULL;
+out:
+	json_decref(doc);
+	sqlite3_finalize(st);
+	return r;
+}
+
+static int txn_steps_locked(nt_store *s, int64_t id, char *status, size_t statussize,
+			    nt_store_step_fn fn, void *arg)
+{
+	sqlite3_stmt *st = NULL;
+	int r = NT_ESTORE, rc;
+
+	if (prep(s, &st, "SELECT status FROM transactions WHERE id = ?") < 0)
+		goto out;
+	sqlite3_bind_int64(st, 1, id);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_DONE) {
+		r = -ENOENT;
+		goto out;
+	}
+	if (rc != SQLITE_ROW)
+		goto out;
+	snprintf(status, statussize, "%s", col_text(st, 0) ? col_text(st, 0) : "");
+	sqlite3_finalize(st);
+	st = NULL;
+	if (prep(s, &st, "SELECT idx, kind, target, interface, before, after, result"
+		 " FROM steps WHERE txn_id = ? ORDER BY idx") < 0)
+		goto out;
+	sqlite3_bind_int64(st, 1, id);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		nt_store_step_row row = {
+			.idx = sqlite3_column_int(st, 0), .kind = col_text(st, 1),
+			.target = col_text(st, 2), .interface = col_text(st, 3),
+			.before = col_text(st, 4), .after = col_text(st, 5), .result = col_text(st, 6),
+		};
+		if ((r = fn(arg, &row)) < 0)
+			goto out;
+	}
+	r = rc == SQLITE_DONE ? 0 : NT_ESTORE;
+out:
+	sqlite3_finalize(st);
+	return r;
+}
+
 /* A listed transaction: its row and how many steps it has. */
 static json_t *listed_row(sqlite3_stmt *st)
 {
@@ -294,6 +418,22 @@ static int later_conflict_locked(nt_store *s, int64_t id, int64_t *later)
 	*later = 0;
 	/* Later transactions whose changes may still be on the host. */
 	status_list(nt_txn_status_holds_changes, in_place, sizeof(in_place));
+	/* None at all (the rollback of the newest change, the usual case): a
+	 * range on the primary key answers without a look at any step. */
+	snprintf(sql, sizeof(sql), "SELECT EXISTS (SELECT 1 FROM transactions"
+		 " WHERE id > ?1 AND status IN %s)", in_place);
+	if (prep(s, &st, sql) < 0)
+		goto out;
+	sqlite3_bind_int64(st, 1, id);
+	rc = sqlite3_step(st);
+	if (rc != SQLITE_ROW)
+		goto out;
+	if (!sqlite3_column_int(st, 0)) {
+		r = 0;
+		goto out;
+	}
+	sqlite3_finalize(st);
+	st = NULL;
 	snprintf(sql, sizeof(sql),
 		 "SELECT min((SELECT b.txn_id FROM steps b CROSS JOIN transactions t"
 		 "  WHERE b.kind = a.kind AND b.target = a.target AND b.txn_id > ?1"
@@ -317,10 +457,32 @@ out:
 
 /* ---- the public, serialised entry points ---- */
 
+int nt_store_txn_create_rows(nt_store *s, const json_t *txn, const nt_store_step_row *steps, int n,
+			     const char *idem_key, int64_t *id)
+{
+	return STORE_LOCKED(s, txn_create_locked(s, txn, steps, n, idem_key, id));
+}
+
 int nt_store_txn_create(nt_store *s, const json_t *txn, const json_t *steps, const char *idem_key,
 			int64_t *id)
 {
-	return STORE_LOCKED(s, txn_create_locked(s, txn, steps, idem_key, id));
+	size_t n = json_array_size(steps), i;
+	nt_store_step_row *rows = calloc(n + 1, sizeof(*rows));
+	json_t *step;
+	if (!rows)
+		return -ENOMEM;
+	/* Pointers into STEPS, which outlives the call. */
+	json_array_foreach(steps, i, step) {
+		rows[i].idx = (int)i;
+		rows[i].kind = json_string_value(json_object_get(step, "kind"));
+		rows[i].target = json_string_value(json_object_get(step, "target"));
+		rows[i].interface = json_string_value(json_object_get(step, "interface"));
+		rows[i].before = json_string_value(json_object_get(step, "before"));
+		rows[i].after = json_string_value(json_object_get(step, "after"));
+	}
+	int r = nt_store_txn_create_rows(s, txn, rows, (int)n, idem_key, id);
+	free(rows);
+	return r;
 }
 
 int nt_store_txn_set_status(nt_store *s, int64_t id, const char *status, const char *error,
@@ -381,6 +543,17 @@ int nt_store_txn_stage(nt_store *s, int64_t id, const nt_store_step_rec *recs, i
 int nt_store_txn_get(nt_store *s, int64_t id, json_t **out)
 {
 	return STORE_LOCKED(s, txn_get_locked(s, id, out));
+}
+
+int nt_store_txn_get_lean(nt_store *s, int64_t id, bool failed, json_t **out)
+{
+	return STORE_LOCKED(s, txn_get_lean_locked(s, id, failed, out));
+}
+
+int nt_store_txn_steps(nt_store *s, int64_t id, char *status, size_t statussize,
+		       nt_store_step_fn fn, void *arg)
+{
+	return STORE_LOCKED(s, txn_steps_locked(s, id, status, statussize, fn, arg));
 }
 
 int nt_store_txn_list(nt_store *s, const char *status, int limit, int offset, json_t **out,
