@@ -67,6 +67,24 @@ static int has_index(const char *p, const char *name)
 	return v;
 }
 
+/* The first two step rows nt_store_txn_steps handed over. */
+typedef struct seen_rows {
+	int n;
+	char kind[2][32], result[2][32], before[2][32];
+} seen_rows;
+
+static int collect_row(void *arg, const nt_store_step_row *row)
+{
+	seen_rows *seen = arg;
+	if (seen->n >= 2 || row->idx != seen->n)
+		return -ERANGE;
+	snprintf(seen->kind[seen->n], sizeof(seen->kind[0]), "%s", row->kind);
+	snprintf(seen->result[seen->n], sizeof(seen->result[0]), "%s", row->result);
+	snprintf(seen->before[seen->n], sizeof(seen->before[0]), "%s", row->before);
+	seen->n++;
+	return 0;
+}
+
 int main(void)
 {
 	char err[256] = "";
@@ -136,6 +154,43 @@ int main(void)
 		  "effective 3");
 	json_decref(doc);
 	CHECK_INT(nt_store_txn_get(s, 999, &doc), -ENOENT);
+
+	/* The lean document: the same transaction row, only the failed step
+	 * (or none), and counts by result and kind that add up to every step. */
+	CHECK_INT(nt_store_txn_get_lean(s, a, true, &doc), 0);
+	CHECK_STR(json_string_value(json_object_get(doc, "status")), "rolled_back");
+	CHECK_INT(json_integer_value(json_object_get(doc, "failed_step")), 1);
+	CHECK_INT(json_integer_value(json_object_get(doc, "nsteps")), 2);
+	steps = json_object_get(doc, "steps");
+	CHECK_INT(json_array_size(steps), 1);
+	CHECK_INT(json_integer_value(json_object_get(json_array_get(steps, 0), "index")), 1);
+	CHECK_STR(json_string_value(json_object_get(json_array_get(steps, 0), "error")),
+		  "IRQ 177: Input/output error");
+	json_t *counts = json_object_get(doc, "step_counts");
+	CHECK_INT(json_object_size(counts), 2);
+	CHECK_INT(json_integer_value(json_object_get(json_object_get(counts, "applied"), "sysctl")), 1);
+	CHECK_INT(json_integer_value(json_object_get(json_object_get(counts, "failed"), "irq_affinity")), 1);
+	/* Results in the order of their first step, as a walk over the steps
+	 * would make them. */
+	CHECK_STR(json_object_iter_key(json_object_iter(counts)), "applied");
+	json_decref(doc);
+	CHECK_INT(nt_store_txn_get_lean(s, a, false, &doc), 0);
+	CHECK_INT(json_array_size(json_object_get(doc, "steps")), 0);
+	CHECK_INT(json_integer_value(json_object_get(doc, "nsteps")), 2);
+	json_decref(doc);
+	CHECK_INT(nt_store_txn_get_lean(s, 999, true, &doc), -ENOENT);
+
+	/* The rows an undo reads: the status, then each step in order. */
+	char status[32] = "";
+	seen_rows seen = { 0 };
+	CHECK_INT(nt_store_txn_steps(s, a, status, sizeof(status), collect_row, &seen), 0);
+	CHECK_STR(status, "rolled_back");
+	CHECK_INT(seen.n, 2);
+	CHECK_STR(seen.kind[0], "sysctl");
+	CHECK_STR(seen.before[0], "212992");
+	CHECK_STR(seen.kind[1], "irq_affinity");
+	CHECK_STR(seen.result[1], "failed");
+	CHECK_INT(nt_store_txn_steps(s, 999, status, sizeof(status), collect_row, &seen), -ENOENT);
 	/* What SQLite's cache holds after those reads is given back on
 	 * asking (the agent asks when idle). */
 	int64_t cached = nt_store_cache_bytes(s);
