@@ -195,6 +195,20 @@ bool nt_cpulist_strict(const char *s)
 	}
 }
 
+/* The decimal digits of V (0 <= V < 100000) into OUT; how many. */
+static int put_uint(int v, char *out)
+{
+	char d[8];
+	int n = 0, k = 0;
+	do {
+		d[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v && n < (int)sizeof(d));
+	while (n)
+		out[k++] = d[--n];
+	return k;
+}
+
 int nt_cpulist_format(const nt_cpuset *s, char *buf, size_t size)
 {
 	size_t len = 0;
@@ -207,16 +221,25 @@ int nt_cpulist_format(const nt_cpuset *s, char *buf, size_t size)
 		int e = c;
 		while (e + 1 < NT_MAX_CPUS && nt_cpuset_isset(s, e + 1))
 			e++;
-		int n;
-		if (e == c)
-			n = snprintf(buf + len, size - len, "%s%d", len ? "," : "", c);
-		else
-			n = snprintf(buf + len, size - len, "%s%d-%d", len ? "," : "", c, e);
-		if (n < 0 || (size_t)n >= size - len) {
+		/* Digits by hand, not snprintf: every IRQ of a host read and
+		 * of a transaction's record is a cpulist, and the format parse
+		 * was most of the cost. Room checked first: ",NNNNN-NNNNN". */
+		char piece[16];
+		int n = 0;
+		if (len)
+			piece[n++] = ',';
+		n += put_uint(c, piece + n);
+		if (e != c) {
+			piece[n++] = '-';
+			n += put_uint(e, piece + n);
+		}
+		if ((size_t)n >= size - len) {
 			buf[0] = '\0';
 			return -ENOSPC;
 		}
+		memcpy(buf + len, piece, (size_t)n);
 		len += (size_t)n;
+		buf[len] = '\0';
 		c = nt_cpuset_next(s, e + 1);
 	}
 	return (int)len;
@@ -297,10 +320,18 @@ int nt_cpumask_format(const nt_cpuset *s, int nbits, char *buf, size_t size)
 	/* As lib/vsprintf.c bitmap_string(): the leading group is only as
 	 * wide as its bits (56 CPUs: "000300,00000000"), the rest 8 digits. */
 	int lead = nbits % 32 ? nbits % 32 : 32;
+	/* Digit by digit, not snprintf: a mask of 256 CPUs is eight groups,
+	 * and the tree's kernel writes one for each IRQ step (a thousand a
+	 * transaction), where snprintf's format parse was most of the write. */
+	static const char hex[] = "0123456789abcdef";
 	for (int g = groups - 1; g >= 0; g--) {
 		uint32_t v = (uint32_t)(s->w[g / 2] >> ((g % 2) * 32));
 		int width = g == groups - 1 ? (lead + 3) / 4 : 8;
-		len += (size_t)snprintf(buf + len, size - len, "%0*x%s", width, v, g ? "," : "");
+		for (int d = width - 1; d >= 0; d--)
+			buf[len++] = hex[(v >> (4 * d)) & 0xf];
+		if (g)
+			buf[len++] = ',';
 	}
+	buf[len] = '\0';
 	return (int)len;
 }

@@ -7,6 +7,9 @@
 #include "harness.h"
 
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 static const char *list(const char *in)
 {
@@ -38,6 +41,58 @@ static const char *list_to_mask(const char *l, int nbits)
 	if (nt_cpumask_format(&s, nbits, buf, sizeof(buf)) < 0)
 		return "ERR";
 	return buf;
+}
+
+/* The formats as snprintf writes them, the way the formatters did before
+ * they wrote digits by hand: what each must still match byte for byte. */
+static void ref_list(const nt_cpuset *s, char *buf, size_t size)
+{
+	size_t len = 0;
+	buf[0] = '\0';
+	for (int c = nt_cpuset_next(s, 0); c >= 0;) {
+		int e = c;
+		while (e + 1 < NT_MAX_CPUS && nt_cpuset_isset(s, e + 1))
+			e++;
+		len += (size_t)(e == c ? snprintf(buf + len, size - len, "%s%d", len ? "," : "", c)
+				       : snprintf(buf + len, size - len, "%s%d-%d", len ? "," : "", c, e));
+		c = nt_cpuset_next(s, e + 1);
+	}
+}
+
+static void ref_mask(const nt_cpuset *s, int nbits, char *buf, size_t size)
+{
+	int groups = (nbits + 31) / 32, lead = nbits % 32 ? nbits % 32 : 32;
+	size_t len = 0;
+	for (int g = groups - 1; g >= 0; g--) {
+		unsigned v = (unsigned)(s->w[g / 2] >> ((g % 2) * 32)) & 0xffffffffu;
+		int width = g == groups - 1 ? (lead + 3) / 4 : 8;
+		len += (size_t)snprintf(buf + len, size - len, "%0*x%s", width, v, g ? "," : "");
+	}
+}
+
+/* Random sets of up to 4096 CPUs, sparse and dense, in both formats. */
+static void formats_match_reference(void)
+{
+	static char got[20000], want[20000];
+	srand(31);
+	for (int round = 0; round < 2000; round++) {
+		nt_cpuset s;
+		nt_cpuset_zero(&s);
+		int top = 1 + rand() % (round % 3 ? 300 : NT_MAX_CPUS);
+		int density = 1 + rand() % 8;
+		for (int c = 0; c < top; c++)
+			if (rand() % density == 0)
+				nt_cpuset_set(&s, c);
+		int r = nt_cpulist_format(&s, got, sizeof(got));
+		ref_list(&s, want, sizeof(want));
+		CHECK_MSG(r == (int)strlen(want) && !strcmp(got, want), "round %d: list '%s', want '%s'",
+			  round, got, want);
+		int last = nt_cpuset_last(&s), nbits = top > last + 1 ? top : last + 1;
+		r = nt_cpumask_format(&s, top, got, sizeof(got));
+		ref_mask(&s, nbits, want, sizeof(want));
+		CHECK_MSG(r == (int)strlen(want) && !strcmp(got, want), "round %d: mask '%s', want '%s'",
+			  round, got, want);
+	}
 }
 
 int main(void)
@@ -106,5 +161,11 @@ int main(void)
 	/* A buffer too small is an error, not a truncated list. */
 	nt_cpulist_parse("0,2,4,6,8,10", &s);
 	CHECK_INT(nt_cpulist_format(&s, buf, 5), -ENOSPC);
+	CHECK_STR(buf, "");
+	/* Exactly the room it needs, with its terminator, is enough. */
+	CHECK_INT(nt_cpulist_format(&s, buf, 13), 12);
+	CHECK_STR(buf, "0,2,4,6,8,10");
+	CHECK_INT(nt_cpulist_format(&s, buf, 12), -ENOSPC);
+	formats_match_reference();
 	TEST_MAIN_END();
 }
