@@ -203,33 +203,6 @@ static int load_steps(nt_store *s, int64_t id, json_t *doc)
 	return r;
 }
 
-static int txn_get_locked(nt_store *s, int64_t id, json_t **out)
-{
-	sqlite3_stmt *st = NULL;
-	json_t *doc = NULL;
-	int r = NT_ESTORE, rc;
-
-	*out = NULL;
-	if (prep(s, &st, "SELECT " TXN_COLS " FROM transactions WHERE id = ?") < 0)
-		goto out;
-	sqlite3_bind_int64(st, 1, id);
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_DONE) {
-		r = -ENOENT;
-		goto out;
-	}
-	if (rc != SQLITE_ROW || !(doc = txn_row(st)))
-		goto out;
-	if ((r = load_steps(s, id, doc)) < 0)
-		goto out;
-	*out = doc;
-	doc = NULL;
-out:
-	json_decref(doc);
-	sqlite3_finalize(st);
-	return r;
-}
-
 /* One (result, kind) pair of a lean document's counts. */
 typedef struct step_count {
 	char *result, *kind;
@@ -324,28 +297,23 @@ out:
 	return r;
 }
 
-static int txn_get_lean_locked(nt_store *s, int64_t id, bool failed, json_t **out)
+/* The one row ST selects: 0 on it, -ENOENT when there is none. */
+static int step_one(sqlite3_stmt *st)
+{
+	int rc = sqlite3_step(st);
+	return rc == SQLITE_ROW ? 0 : rc == SQLITE_DONE ? -ENOENT : NT_ESTORE;
+}
+
+/* The steps of a lean document: the failed ones (FAILED) or none; its
+ * counts say what there was. */
+static int lean_steps(nt_store *s, int64_t id, bool failed, json_t *doc)
 {
 	sqlite3_stmt *st = NULL;
-	json_t *doc = NULL, *steps = NULL;
+	json_t *steps = NULL;
 	bool any_failed = false;
-	int r = NT_ESTORE, rc;
-
-	*out = NULL;
-	if (prep(s, &st, "SELECT " TXN_COLS " FROM transactions WHERE id = ?") < 0)
-		goto out;
-	sqlite3_bind_int64(st, 1, id);
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_DONE) {
-		r = -ENOENT;
-		goto out;
-	}
-	if (rc != SQLITE_ROW || !(doc = txn_row(st)))
-		goto out;
-	sqlite3_finalize(st);
-	st = NULL;
-	if ((r = step_counts(s, id, doc, &any_failed)) < 0)
-		goto out;
+	int r = step_counts(s, id, doc, &any_failed);
+	if (r < 0)
+		return r;
 	if (failed && any_failed) {
 		if (prep(s, &st, "SELECT idx, kind, target, interface, before, after, result, error,"
 			 " observed FROM steps WHERE txn_id = ? AND result IN (?, ?) ORDER BY idx") == 0) {
@@ -353,18 +321,33 @@ static int txn_get_lean_locked(nt_store *s, int64_t id, bool failed, json_t **ou
 			bind_static(st, 2, nt_step_result_name(NT_STEP_FAILED));
 			bind_static(st, 3, nt_step_result_name(NT_STEP_ROLLBACK_FAILED));
 		}
-		r = rows_array(st, step_row, &steps);
-		st = NULL;
-		if (r < 0)
-			goto out;
+		if ((r = rows_array(st, step_row, &steps)) < 0)
+			return r;
 	} else if (!(steps = json_array())) {
-		r = -ENOMEM;
-		goto out;
+		return -ENOMEM;
 	}
-	if (json_object_set_new(doc, "steps", steps) < 0) {
-		r = -ENOMEM;
+	return json_object_set_new(doc, "steps", steps) < 0 ? -ENOMEM : 0;
+}
+
+/* Transaction ID's document with every step, or (LEAN) with the steps
+ * lean_steps keeps. */
+static int txn_get_locked(nt_store *s, int64_t id, bool lean, bool failed, json_t **out)
+{
+	sqlite3_stmt *st = NULL;
+	json_t *doc = NULL;
+	int r = NT_ESTORE;
+
+	*out = NULL;
+	if (prep(s, &st, "SELECT " TXN_COLS " FROM transactions WHERE id = ?") < 0)
 		goto out;
-	}
+	sqlite3_bind_int64(st, 1, id);
+	if ((r = step_one(st)) < 0)
+		goto out;
+	r = NT_ESTORE;
+	if (!(doc = txn_row(st)))
+		goto out;
+	if ((r = lean ? lean_steps(s, id, failed, doc) : load_steps(s, id, doc)) < 0)
+		goto out;
 	*out = doc;
 	doc = NULL;
 out:
@@ -382,12 +365,7 @@ static int txn_steps_locked(nt_store *s, int64_t id, char *status, size_t status
 	if (prep(s, &st, "SELECT status FROM transactions WHERE id = ?") < 0)
 		goto out;
 	sqlite3_bind_int64(st, 1, id);
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_DONE) {
-		r = -ENOENT;
-		goto out;
-	}
-	if (rc != SQLITE_ROW)
+	if ((r = step_one(st)) < 0)
 		goto out;
 	snprintf(status, statussize, "%s", col_text(st, 0) ? col_text(st, 0) : "");
 	sqlite3_finalize(st);
@@ -599,12 +577,12 @@ int nt_store_txn_stage(nt_store *s, int64_t id, const nt_store_step_rec *recs, i
 
 int nt_store_txn_get(nt_store *s, int64_t id, json_t **out)
 {
-	return STORE_LOCKED(s, txn_get_locked(s, id, out));
+	return STORE_LOCKED(s, txn_get_locked(s, id, false, false, out));
 }
 
 int nt_store_txn_get_lean(nt_store *s, int64_t id, bool failed, json_t **out)
 {
-	return STORE_LOCKED(s, txn_get_lean_locked(s, id, failed, out));
+	return STORE_LOCKED(s, txn_get_locked(s, id, true, failed, out));
 }
 
 int nt_store_txn_steps(nt_store *s, int64_t id, char *status, size_t statussize,
