@@ -10,8 +10,10 @@
  * concurrent readers from HTTP threads are safe.
  *
  * Documents cross this interface as JSON (jansson), the same shape the API
- * serves, so the store knows nothing of setting kinds. Statuses and step
- * results are the words of store/status.h. */
+ * serves, so the store knows nothing of setting kinds; a transaction's
+ * steps may also cross as rows of strings (nt_store_step_row), the
+ * engine's way for a thousand of them. Statuses and step results are the
+ * words of store/status.h. */
 #ifndef NT_STORE_H
 #define NT_STORE_H
 
