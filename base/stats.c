@@ -1,0 +1,168 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "base/stats.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int cmp_double(const void *pa, const void *pb)
+{
+	double a = *(const double *)pa, b = *(const double *)pb;
+	return (a > b) - (a < b);
+}
+
+static int check(const double *x, size_t n)
+{
+	if (n == 0)
+		return -EINVAL;
+	if (n > NT_STATS_MAX_N)
+		return -E2BIG;
+	for (size_t i = 0; i < n; i++)
+		if (!isfinite(x[i]))
+			return -EINVAL;
+	return 0;
+}
+
+double nt_stats_quantile_sorted(const double *sorted, size_t n, double p)
+{
+	if (n == 1 || p <= 0)
+		return sorted[0];
+	if (p >= 1)
+		return sorted[n - 1];
+	double h = (double)(n - 1) * p;
+	size_t lo = (size_t)floor(h);
+	double frac = h - (double)lo;
+	if (lo + 1 >= n)
+		return sorted[n - 1];
+	return sorted[lo] + frac * (sorted[lo + 1] - sorted[lo]);
+}
+
+int nt_stats_summary(const double *x, size_t n, nt_summary *out)
+{
+	int r = check(x, n);
+	if (r < 0)
+		return r;
+	double *s = malloc(n * sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	memcpy(s, x, n * sizeof(*s));
+	qsort(s, n, sizeof(*s), cmp_double);
+	out->n = n;
+	out->min = s[0];
+	out->max = s[n - 1];
+	out->q1 = nt_stats_quantile_sorted(s, n, 0.25);
+	out->median = nt_stats_quantile_sorted(s, n, 0.5);
+	out->q3 = nt_stats_quantile_sorted(s, n, 0.75);
+	out->iqr = out->q3 - out->q1;
+	free(s);
+	return 0;
+}
+
+/* The number of arrangements of M values of one sample and N of the other
+ * (no ties) whose U is u, for every u in 0..M*N, by the recurrence
+ * f(m, n, u) = f(m-1, n, u-n) + f(m, n-1, u): the largest value is either
+ * one of the first sample's, above all N of the other's, or not. Row i
+ * holds f(i, j, .) for j = 0..N, each of width M*N+1. Counts as doubles:
+ * C(100, 50) is about 1e29, far inside a double's range, and the relative
+ * error stays near the machine epsilon. Returns the M*N+1 counts of
+ * f(M, N, .) (owned by the caller) or NULL. */
+static double *u_counts(size_t m, size_t n)
+{
+	size_t w = m * n + 1;
+	double *prev = calloc((n + 1) * w, sizeof(double));
+	double *cur = calloc((n + 1) * w, sizeof(double));
+	double *res = NULL;
+	if (!prev || !cur)
+		goto out;
+	/* f(0, j, .): only U = 0. */
+	for (size_t j = 0; j <= n; j++)
+		prev[j * w] = 1;
+	for (size_t i = 1; i <= m; i++) {
+		memset(cur, 0, (n + 1) * w * sizeof(double));
+		cur[0] = 1; /* f(i, 0, .): only U = 0 */
+		for (size_t j = 1; j <= n; j++)
+			for (size_t u = 0; u <= i * j; u++)
+				cur[j * w + u] = (u >= j ? prev[j * w + u - j] : 0) + cur[(j - 1) * w + u];
+		double *t = prev;
+		prev = cur;
+		cur = t;
+	}
+	res = malloc(w * sizeof(double));
+	if (res)
+		memcpy(res, prev + n * w, w * sizeof(double));
+out:
+	free(prev);
+	free(cur);
+	return res;
+}
+
+double nt_stats_mwu_cdf(size_t m, size_t n, double u)
+{
+	if (m == 0 || n == 0 || m > NT_STATS_EXACT_MAX || n > NT_STATS_EXACT_MAX)
+		return -1;
+	double *f = u_counts(m, n);
+	if (!f)
+		return -1;
+	double below = 0, all = 0;
+	for (size_t k = 0; k <= m * n; k++) {
+		all += f[k];
+		if ((double)k <= u + 1e-9)
+			below += f[k];
+	}
+	free(f);
+	return below / all;
+}
+
+int nt_stats_mwu(const double *a, size_t na, const double *b, size_t nb, nt_mwu *out)
+{
+	int r;
+	if ((r = check(a, na)) < 0 || (r = check(b, nb)) < 0)
+		return r;
+	size_t n = na + nb;
+	double *all = malloc(n * sizeof(*all));
+	if (!all)
+		return -ENOMEM;
+	memcpy(all, a, na * sizeof(*all));
+	memcpy(all + na, b, nb * sizeof(*all));
+	qsort(all, n, sizeof(*all), cmp_double);
+	/* Tie groups of the pooled sample, for the variance's correction. */
+	double tie_sum = 0;
+	for (size_t i = 0; i < n;) {
+		size_t j = i;
+		while (j < n && all[j] == all[i])
+			j++;
+		double t = (double)(j - i);
+		tie_sum += t * t * t - t;
+		i = j;
+	}
+	free(all);
+	double u = 0;
+	for (size_t i = 0; i < na; i++)
+		for (size_t j = 0; j < nb; j++)
+			u += a[i] > b[j] ? 1 : a[i] == b[j] ? 0.5 : 0;
+	memset(out, 0, sizeof(*out));
+	out->u = u;
+	out->ties = tie_sum > 0;
+	double mn = (double)na * (double)nb;
+	if (!out->ties && na <= NT_STATS_EXACT_MAX && nb <= NT_STATS_EXACT_MAX) {
+		/* The distribution is symmetric: P(U >= u) = P(U <= mn - u). */
+		double lo = nt_stats_mwu_cdf(na, nb, u), hi = nt_stats_mwu_cdf(na, nb, mn - u);
+		if (lo < 0 || hi < 0)
+			return -ENOMEM;
+		out->p = fmin(1.0, 2 * fmin(lo, hi));
+		out->exact = true;
+		return 0;
+	}
+	double nn = (double)n;
+	double var = mn / 12.0 * ((nn + 1) - tie_sum / (nn * (nn - 1)));
+	if (var <= 0) {
+		out->p = 1; /* every value the same: no evidence of a difference */
+		return 0;
+	}
+	double z = (fabs(u - mn / 2) - 0.5) / sqrt(var);
+	if (z < 0)
+		z = 0;
+	out->p = fmin(1.0, erfc(z / sqrt(2.0)));
+	return 0;
+}

@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Statistics of benchmark rounds (nettune bench-run --compare): a sample's
+ * median and spread, and whether two samples differ by more than noise, by
+ * the two-sided Mann-Whitney U test. Pure functions of their arguments: no
+ * I/O, the inputs are never changed, nothing is kept between calls. */
+#ifndef NT_BASE_STATS_H
+#define NT_BASE_STATS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Samples larger than this are refused (-E2BIG): bench rounds are few. */
+#define NT_STATS_MAX_N 100000
+/* The exact U distribution is used up to this many values in each sample
+ * (without ties); beyond it the normal approximation is as good. */
+#define NT_STATS_EXACT_MAX 50
+
+typedef struct nt_summary {
+	size_t n;
+	double min, q1, median, q3, max;
+	double iqr; /* q3 - q1 */
+} nt_summary;
+
+/* The quantile P (0..1) of the N ascending values SORTED, interpolated
+ * linearly between closest ranks (R's type 7, numpy's default). N > 0. */
+double nt_stats_quantile_sorted(const double *sorted, size_t n, double p);
+
+/* The N values X summarised into *OUT. Returns 0, -EINVAL (N == 0 or a
+ * value not finite), -E2BIG or -ENOMEM. */
+int nt_stats_summary(const double *x, size_t n, nt_summary *out);
+
+typedef struct nt_mwu {
+	double u; /* U of the first sample: pairs (a, b) with a > b, ties half */
+	double p; /* two-sided p-value */
+	bool exact; /* from the exact distribution of U (no ties, small samples) */
+	bool ties; /* some value occurs in both or twice */
+} nt_mwu;
+
+/* The two-sided Mann-Whitney U test of samples A (NA values) and B (NB).
+ * Exact when there are no ties and NA, NB <= NT_STATS_EXACT_MAX:
+ * p = 2 min(P(U <= u), P(U >= u)), at most 1. Otherwise the normal
+ * approximation with the tie correction of the variance and a continuity
+ * correction of 0.5; when every value is the same, p = 1. Returns 0,
+ * -EINVAL (an empty sample, a value not finite), -E2BIG or -ENOMEM. */
+int nt_stats_mwu(const double *a, size_t na, const double *b, size_t nb, nt_mwu *out);
+
+/* The exact P(U <= u) for samples of M and N values without ties. Returns
+ * a probability, or a negative number when M or N is 0 or over
+ * NT_STATS_EXACT_MAX, or memory ran out. */
+double nt_stats_mwu_cdf(size_t m, size_t n, double u);
+
+#endif
