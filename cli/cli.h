@@ -43,6 +43,11 @@ typedef struct cli_opts {
 	long confirm_timeout;
 	/* bench-run */
 	const char *profile, *report;
+	/* bench-run --compare ROUNDS: A/B rounds (cli/cmd_bench_compare.c) */
+	long compare;
+	const char *baseline, *metric_json, *metric_regex, *require_gain, *plot;
+	int metric; /* --metric: 0 auto, 1 iperf3, 2 netperf */
+	bool lower_is_better, higher_is_better, require_no_loss;
 	bool force;
 	const char *status;
 	long limit;
@@ -123,7 +128,8 @@ int nt_cmd_nics(const char *cmd, const cli_opts *o, int nargs, char **args);
 int nt_cmd_rates(const char *cmd, const cli_opts *o, int nargs, char **args);
 int nt_cmd_placement(const char *cmd, const cli_opts *o, int nargs, char **args);
 int nt_cmd_run(const char *cmd, const cli_opts *o, int nargs, char **args);
-/* bench-run --profile P.json [--near IFACE] [--cpus N] [--report FILE] -- COMMAND. */
+/* bench-run --profile P.json [--near IFACE] [--cpus N] [--report FILE] -- COMMAND;
+ * with --compare ROUNDS, A/B rounds against the host as it is or --baseline. */
 int nt_cmd_bench_run(const char *cmd, const cli_opts *o, int nargs, char **args);
 
 /* Bind this process to the CPUs and memory node placement recommends for

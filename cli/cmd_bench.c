@@ -16,14 +16,17 @@
  * Counters are read from the agent (/v1/topology, /v1/nics, /v1/irqs) and
  * /proc/softirqs (through the --root prefix) right before COMMAND starts and
  * right after it ends; host/counters.c turns them into deltas. */
+#include "cli/bench.h"
 #include "cli/cli.h"
 #include "cli/client.h"
 #include "cli/escape.h"
+#include "cli/exit.h"
 #include "host/counters.h"
 #include "host/interrupts.h"
 #include "kernel/ctx.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <signal.h>
 #include <stdio.h>
@@ -34,10 +37,8 @@
 #include <time.h>
 #include <unistd.h>
 
-/* bench-run's own failures, kept apart from COMMAND's statuses as
- * timeout(1) and env(1) do. */
-#define BENCH_FAILED 125
-#define DEFAULT_CONFIRM_S 3600
+#define BENCH_FAILED NT_BENCH_FAILED
+#define DEFAULT_CONFIRM_S NT_BENCH_DEFAULT_CONFIRM_S
 
 /* Set by the signal handler; the pid the handler passes signals on to.
  * These are the only file-scope variables: a signal handler has no other
@@ -64,12 +65,18 @@ static void set_handlers(void (*fn)(int))
 		sigaction(forwarded[i], &sa, NULL);
 }
 
-/* METHOD PATH with BODY (borrowed, may be NULL) through the CLI's client.
- * Returns 0 when the agent answered, with the status in *STATUS, the JSON
- * answer in *DOC (owned by the caller, NULL when not JSON) and, when the
- * status is not 2xx, the problem document's title, detail and JSON paths in
- * ERR; -1 when no answer came (ERR says why). */
-static int call(const char *agent, const char *method, const char *path, const json_t *body, long *status,
+void nt_bench_catch_signals(void)
+{
+	set_handlers(on_signal);
+}
+
+int nt_bench_signal(void)
+{
+	return got_signal;
+}
+
+/* Through the CLI's client (cli/bench.h). */
+int nt_bench_call(const char *agent, const char *method, const char *path, const json_t *body, long *status,
 		json_t **doc, char *err, size_t errsize)
 {
 	nt_cli_reply r;
@@ -127,7 +134,7 @@ static double now_s(void)
 static int get_doc(const char *agent, const char *path, json_t **doc, char *err, size_t errsize)
 {
 	long status;
-	if (call(agent, "GET", path, NULL, &status, doc, err, errsize) < 0)
+	if (nt_bench_call(agent, "GET", path, NULL, &status, doc, err, errsize) < 0)
 		return -1;
 	if (status != 200 || !*doc) {
 		if (status == 200)
@@ -139,9 +146,7 @@ static int get_doc(const char *agent, const char *path, json_t **doc, char *err,
 	return 0;
 }
 
-/* A counter snapshot (host/counters.h) of the agent's host and this
- * root's /proc/softirqs. Returns NULL with ERR set. */
-static json_t *snapshot(const char *agent, const nt_ctx *ctx, char *err, size_t errsize)
+json_t *nt_bench_snapshot(const char *agent, const nt_ctx *ctx, char *err, size_t errsize)
 {
 	json_t *topo = NULL, *nics = NULL, *irqs = NULL, *snap = NULL;
 	char *text = NULL;
@@ -176,7 +181,7 @@ out:
  * rolled back as a new transaction. Fills REPORT's "rollback" and
  * "reverted_by_agent". Returns 0 when the host holds none of ID's changes
  * any more, -1 otherwise. */
-static int undo(const char *agent, long long id, json_t *report)
+int nt_bench_undo(const char *agent, long long id, json_t *report)
 {
 	char path[128], err[1024];
 	long status;
@@ -204,7 +209,7 @@ static int undo(const char *agent, long long id, json_t *report)
 		doc = NULL;
 		snprintf(path, sizeof(path), "/v1/transactions/%lld/rollback", id);
 		json_t *none = json_object();
-		int rr = call(agent, "POST", path, none, &status, &doc, err, sizeof(err));
+		int rr = nt_bench_call(agent, "POST", path, none, &status, &doc, err, sizeof(err));
 		json_decref(none);
 		if (rr == 0 && status == 200 && json_integer_value(json_object_get(doc, "id")) == id) {
 			const char *now = json_string_value(json_object_get(doc, "status")) ?: "";
@@ -223,7 +228,7 @@ static int undo(const char *agent, long long id, json_t *report)
 		doc = NULL;
 		snprintf(path, sizeof(path), "/v1/transactions/%lld/confirm", id);
 		json_t *empty = json_object();
-		int cr = call(agent, "POST", path, empty, &status, &doc, err, sizeof(err));
+		int cr = nt_bench_call(agent, "POST", path, empty, &status, &doc, err, sizeof(err));
 		json_decref(empty);
 		if (cr < 0 || status != 200) {
 			/* Reverted between the read and the confirm: the host is back. */
@@ -248,7 +253,7 @@ static int undo(const char *agent, long long id, json_t *report)
 	doc = NULL;
 	snprintf(path, sizeof(path), "/v1/transactions/%lld/rollback", id);
 	json_t *body = json_object();
-	int cr = call(agent, "POST", path, body, &status, &doc, err, sizeof(err));
+	int cr = nt_bench_call(agent, "POST", path, body, &status, &doc, err, sizeof(err));
 	json_decref(body);
 	if (cr < 0 || (status != 200 && status != 201)) {
 		fprintf(stderr, "nettune: bench-run: cannot roll back transaction %lld: %s\n", id, err);
@@ -407,9 +412,7 @@ static int mark_not_run(json_t *steps)
 	return n;
 }
 
-/* Write REPORT to PATH through a temporary file, so a reader never sees
- * half of it. Returns 0 or -1 (printed). */
-static int write_report(const json_t *report, const char *path)
+int nt_bench_write_report(const json_t *report, const char *path)
 {
 	char tmp[4096];
 	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid());
@@ -421,17 +424,186 @@ static int write_report(const json_t *report, const char *path)
 	return 0;
 }
 
+void nt_bench_netns_warning(const nt_ctx *ctx, const json_t *profile, json_t *report)
+{
+	char wide[128];
+	if (!in_child_netns(ctx) || !machine_wide(profile, wide, sizeof(wide)))
+		return;
+	fprintf(stderr, "nettune: bench-run: warning: running in a network namespace of its own, but %s change "
+			"the whole machine (every namespace), not only this one\n", wide);
+	char w[256];
+	snprintf(w, sizeof(w), "in a network namespace of its own: %s change the whole machine", wide);
+	json_t *ws = json_object_get(report, "warnings");
+	if (!json_is_array(ws)) {
+		ws = json_array();
+		json_object_set_new(report, "warnings", ws);
+	}
+	json_array_append_new(ws, json_string(w));
+}
+
+int nt_bench_apply(const char *agent, const json_t *profile, long ct, long long *id, json_t **txn)
+{
+	char err[2048];
+	long status;
+	json_t *doc = NULL;
+	int rc = -1;
+
+	*id = 0;
+	if (txn)
+		*txn = NULL;
+	/* Planned, then applied by the plan's id: the agent reads the host
+	 * once, and applies what it planned. */
+	int cr = nt_bench_call(agent, "POST", "/v1/plan", profile, &status, &doc, err, sizeof(err));
+	const char *plan_id = cr == 0 && status == 200 ? json_string_value(json_object_get(doc, "id")) : NULL;
+	if (!plan_id) {
+		fprintf(stderr, "nettune: bench-run: the profile could not be planned: %s\n",
+			cr == 0 && status == 200 ? "the plan has no id (an older agent?)" : err);
+		goto out;
+	}
+	json_t *req = json_pack("{s:s,s:i}", "plan_id", plan_id, "confirm_timeout_s", (int)ct);
+	json_decref(doc);
+	doc = NULL;
+	cr = nt_bench_call(agent, "POST", "/v1/transactions", req, &status, &doc, err, sizeof(err));
+	json_decref(req);
+	if (cr < 0 || (status != 201 && status != 200)) {
+		fprintf(stderr, "nettune: bench-run: the profile was not applied: %s\n", err);
+		goto out;
+	}
+	long long tid = json_integer_value(json_object_get(doc, "id"));
+	const char *st = json_string_value(json_object_get(doc, "status")) ?: "";
+	json_t *t = json_pack("{s:I,s:s,s:i,s:O,s:o}", "id", (json_int_t)tid, "status", st, "confirm_timeout_s", (int)ct,
+			      "confirm_deadline", json_object_get(doc, "confirm_deadline") ?: json_null(), "steps",
+			      json_deep_copy(json_object_get(doc, "steps")) ?: json_array());
+	int not_run = strcmp(st, "pending_confirm") && strcmp(st, "applied") ?
+			      mark_not_run(json_object_get(t, "steps")) : 0;
+	if (txn)
+		*txn = t;
+	else
+		json_decref(t);
+	if (!strcmp(st, "applied") && json_array_size(json_object_get(doc, "steps")) == 0) {
+		/* The host already had every value: nothing to put back. */
+		rc = 0;
+	} else if (strcmp(st, "pending_confirm")) {
+		fprintf(stderr, "nettune: bench-run: transaction %lld ended %s: %s\n", tid, st,
+			json_string_value(json_object_get(doc, "error")) ?: "");
+		if (not_run)
+			fprintf(stderr, "  %d step(s) not run (the transaction stopped before them)\n", not_run);
+		/* nothing of it stands */
+	} else {
+		*id = tid;
+		rc = 0;
+	}
+out:
+	json_decref(doc);
+	return rc;
+}
+
+int nt_bench_exec(char **args, char **out, size_t *outlen, int *exit_status, int *signalled, double *duration_s)
+{
+	int fds[2] = { -1, -1 }, wstatus = 0;
+	size_t len = 0, cap = 0;
+	char *buf = NULL;
+
+	if (out && pipe2(fds, O_CLOEXEC) < 0) {
+		fprintf(stderr, "nettune: bench-run: cannot start COMMAND: %s\n", strerror(errno));
+		return -1;
+	}
+	double t0 = now_s();
+	pid_t parent = getpid();
+	pid_t pid = fork();
+	if (pid < 0) {
+		fprintf(stderr, "nettune: bench-run: cannot start COMMAND: %s\n", strerror(errno));
+		if (out) {
+			close(fds[0]);
+			close(fds[1]);
+		}
+		return -1;
+	}
+	if (pid == 0) {
+		set_handlers(SIG_DFL);
+		/* COMMAND dies with bench-run, also when bench-run is killed
+		 * outright (SIGKILL: no handler runs), so no benchmark is left
+		 * running on a host the agent is about to put back; a parent gone
+		 * before the prctl took effect is caught by the getppid check. In
+		 * a process group of its own, forwarded signals reach what it
+		 * started too. */
+		setpgid(0, 0);
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+			_exit(BENCH_FAILED);
+		if (out && dup2(fds[1], STDOUT_FILENO) < 0)
+			_exit(BENCH_FAILED);
+		execvp(args[0], args);
+		fprintf(stderr, "nettune: bench-run: cannot run '%s': %s\n", args[0], strerror(errno));
+		_exit(127);
+	}
+	setpgid(pid, pid); /* as the child does: whichever runs first */
+	child_pid = pid;
+	/* A signal that came between the fork and child_pid being set was
+	 * not passed on yet. */
+	if (got_signal)
+		kill(-pid, got_signal);
+	if (out) {
+		/* Read to the end while it runs (a full pipe would stop it);
+		 * past the limit the rest is read and dropped. */
+		close(fds[1]);
+		for (;;) {
+			char chunk[65536];
+			ssize_t n = read(fds[0], chunk, sizeof(chunk));
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0)
+				break;
+			size_t keep = len + (size_t)n > NT_BENCH_MAX_OUTPUT ? NT_BENCH_MAX_OUTPUT - len : (size_t)n;
+			if (keep && len + keep + 1 > cap) {
+				size_t ncap = (len + keep + 1) * 2;
+				char *nb = realloc(buf, ncap);
+				if (!nb)
+					continue; /* keep reading: COMMAND must not block */
+				buf = nb;
+				cap = ncap;
+			}
+			if (keep && len + keep + 1 <= cap) {
+				memcpy(buf + len, chunk, keep);
+				len += keep;
+			}
+		}
+		close(fds[0]);
+	}
+	while (waitpid(pid, &wstatus, 0) < 0 && errno == EINTR)
+		;
+	child_pid = 0;
+	*duration_s = now_s() - t0;
+	*exit_status = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : 128 + WTERMSIG(wstatus);
+	*signalled = WIFSIGNALED(wstatus) ? WTERMSIG(wstatus) : 0;
+	if (out) {
+		if (!buf)
+			buf = calloc(1, 1);
+		else
+			buf[len] = '\0';
+		*out = buf;
+		*outlen = len;
+	}
+	return 0;
+}
+
 int nt_cmd_bench_run(const char *cmd, const cli_opts *o, int nargs, char **args)
 {
 	const char *agent = o->agent ? o->agent : getenv("NETTUNE_AGENT") ? getenv("NETTUNE_AGENT") : NT_CLI_DEFAULT_AGENT;
 	long ct = o->confirm_timeout > 0 ? o->confirm_timeout : DEFAULT_CONFIRM_S;
-	json_t *profile = NULL, *doc = NULL, *report = NULL, *before = NULL, *after = NULL;
+	json_t *profile = NULL, *report = NULL, *before = NULL, *after = NULL, *txn = NULL;
 	char err[2048], where[1200] = "";
-	long status;
 	long long id = 0;
-	int exit_status = BENCH_FAILED, wstatus = 0;
+	int exit_status = BENCH_FAILED;
 	nt_ctx ctx;
 
+	if (o->compare)
+		return nt_bench_compare(o, nargs, args);
+	if (o->baseline || o->metric || o->metric_json || o->metric_regex || o->higher_is_better || o->lower_is_better ||
+	    o->require_gain || o->require_no_loss || o->plot || o->json) {
+		fprintf(stderr, "nettune: bench-run: --baseline, --metric*, --*-is-better, --require-*, --plot and --json "
+				"are for --compare ROUNDS\n");
+		return NT_EXIT_USAGE;
+	}
 	if (!o->profile || nargs < 1) {
 		fprintf(stderr, "nettune: bench-run wants --profile P.json [--near IFACE] [--cpus N] [--report FILE] "
 				"-- COMMAND [ARGS...]\n");
@@ -457,56 +629,16 @@ int nt_cmd_bench_run(const char *cmd, const cli_opts *o, int nargs, char **args)
 		goto out;
 	for (int i = 0; i < nargs; i++)
 		json_array_append_new(json_object_get(report, "command"), json_string(args[i]));
-
-	char wide[128];
-	if (in_child_netns(&ctx) && machine_wide(profile, wide, sizeof(wide))) {
-		fprintf(stderr, "nettune: bench-run: warning: running in a network namespace of its own, but %s change "
-				"the whole machine (every namespace), not only this one\n", wide);
-		char w[256];
-		snprintf(w, sizeof(w), "in a network namespace of its own: %s change the whole machine", wide);
-		json_object_set_new(report, "warnings", json_pack("[s]", w));
-	}
+	nt_bench_netns_warning(&ctx, profile, report);
 
 	/* From here a signal must not end bench-run before it has put the
 	 * host back: it is noted (and passed on to COMMAND once it runs). */
 	set_handlers(on_signal);
-	/* Planned, then applied by the plan's id: the agent reads the host
-	 * once, and applies what it planned. */
-	int cr = call(agent, "POST", "/v1/plan", profile, &status, &doc, err, sizeof(err));
-	const char *plan_id = cr == 0 && status == 200 ? json_string_value(json_object_get(doc, "id")) : NULL;
-	if (!plan_id) {
-		fprintf(stderr, "nettune: bench-run: the profile could not be planned: %s\n",
-			cr == 0 && status == 200 ? "the plan has no id (an older agent?)" : err);
+	int ar = nt_bench_apply(agent, profile, ct, &id, &txn);
+	if (txn)
+		json_object_set_new(report, "transaction", txn);
+	if (ar < 0)
 		goto out;
-	}
-	json_t *req = json_pack("{s:s,s:i}", "plan_id", plan_id, "confirm_timeout_s", (int)ct);
-	json_decref(doc);
-	doc = NULL;
-	cr = call(agent, "POST", "/v1/transactions", req, &status, &doc, err, sizeof(err));
-	json_decref(req);
-	if (cr < 0 || (status != 201 && status != 200)) {
-		fprintf(stderr, "nettune: bench-run: the profile was not applied: %s\n", err);
-		goto out;
-	}
-	id = json_integer_value(json_object_get(doc, "id"));
-	const char *st = json_string_value(json_object_get(doc, "status")) ?: "";
-	json_object_set_new(report, "transaction",
-			    json_pack("{s:I,s:s,s:i,s:O,s:o}", "id", (json_int_t)id, "status", st, "confirm_timeout_s",
-				      (int)ct, "confirm_deadline", json_object_get(doc, "confirm_deadline") ?: json_null(),
-				      "steps", json_deep_copy(json_object_get(doc, "steps")) ?: json_array()));
-	int not_run = strcmp(st, "pending_confirm") && strcmp(st, "applied") ?
-			      mark_not_run(json_object_get(json_object_get(report, "transaction"), "steps")) : 0;
-	if (!strcmp(st, "applied") && json_array_size(json_object_get(doc, "steps")) == 0) {
-		/* The host already had every value: nothing to put back. */
-		id = 0;
-	} else if (strcmp(st, "pending_confirm")) {
-		fprintf(stderr, "nettune: bench-run: transaction %lld ended %s: %s\n", id, st,
-			json_string_value(json_object_get(doc, "error")) ?: "");
-		if (not_run)
-			fprintf(stderr, "  %d step(s) not run (the transaction stopped before them)\n", not_run);
-		id = 0; /* nothing of it stands */
-		goto out;
-	}
 	/* Placement again, now that the profile may have moved the NIC's IRQs. */
 	if (o->near) {
 		if (nt_cli_bind_near(o, o->near, where, sizeof(where)) != 0)
@@ -514,57 +646,30 @@ int nt_cmd_bench_run(const char *cmd, const cli_opts *o, int nargs, char **args)
 		json_object_set_new(report, "near", json_pack("{s:s,s:s}", "interface", o->near, "placement", where));
 		fprintf(stderr, "nettune: bench-run: COMMAND runs near %s (%s)\n", o->near, where);
 	}
-	if (!(before = snapshot(agent, &ctx, err, sizeof(err)))) {
+	if (!(before = nt_bench_snapshot(agent, &ctx, err, sizeof(err)))) {
 		fprintf(stderr, "nettune: bench-run: cannot read the counters: %s\n", err);
 		goto undo;
 	}
 	if (got_signal)
 		goto undo;
 
-	double t0 = now_s();
-	pid_t parent = getpid();
-	pid_t pid = fork();
-	if (pid < 0) {
-		fprintf(stderr, "nettune: bench-run: cannot start COMMAND: %s\n", strerror(errno));
+	int sig = 0;
+	double dur = 0;
+	if (nt_bench_exec(args, NULL, NULL, &exit_status, &sig, &dur) < 0) {
+		exit_status = BENCH_FAILED;
 		goto undo;
 	}
-	if (pid == 0) {
-		set_handlers(SIG_DFL);
-		/* COMMAND dies with bench-run, also when bench-run is killed
-		 * outright (SIGKILL: no handler runs), so no benchmark is left
-		 * running on a host the agent is about to put back; a parent gone
-		 * before the prctl took effect is caught by the getppid check. In
-		 * a process group of its own, forwarded signals reach what it
-		 * started too. */
-		setpgid(0, 0);
-		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
-			_exit(BENCH_FAILED);
-		execvp(args[0], args);
-		fprintf(stderr, "nettune: bench-run: cannot run '%s': %s\n", args[0], strerror(errno));
-		_exit(127);
-	}
-	setpgid(pid, pid); /* as the child does: whichever runs first */
-	child_pid = pid;
-	/* A signal that came between the fork and child_pid being set was
-	 * not passed on yet. */
-	if (got_signal)
-		kill(-pid, got_signal);
-	while (waitpid(pid, &wstatus, 0) < 0 && errno == EINTR)
-		;
-	child_pid = 0;
-	double dur = now_s() - t0;
-	exit_status = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : 128 + WTERMSIG(wstatus);
 	json_object_set_new(report, "exit_status", json_integer(exit_status));
-	json_object_set_new(report, "signal", WIFSIGNALED(wstatus) ? json_string(strsignal(WTERMSIG(wstatus))) : json_null());
+	json_object_set_new(report, "signal", sig ? json_string(strsignal(sig)) : json_null());
 	json_object_set_new(report, "duration_s", json_real(dur));
-	if ((after = snapshot(agent, &ctx, err, sizeof(err))))
+	if ((after = nt_bench_snapshot(agent, &ctx, err, sizeof(err))))
 		json_object_set_new(report, "counters", nt_counters_delta(before, after));
 	else
 		fprintf(stderr, "nettune: bench-run: cannot read the counters after COMMAND: %s\n", err);
 
 undo:
 	json_object_set_new(report, "interrupted_by", got_signal ? json_string(strsignal(got_signal)) : json_null());
-	if (undo(agent, id, report) < 0) {
+	if (nt_bench_undo(agent, id, report) < 0) {
 		json_object_set_new(report, "host_restored", json_false());
 		exit_status = BENCH_FAILED;
 	} else {
@@ -577,11 +682,10 @@ undo:
 	}
 	print_table(report);
 out:
-	if (report && o->report && write_report(report, o->report) < 0 && exit_status == 0)
+	if (report && o->report && nt_bench_write_report(report, o->report) < 0 && exit_status == 0)
 		exit_status = BENCH_FAILED;
 	json_decref(before);
 	json_decref(after);
-	json_decref(doc);
 	json_decref(report);
 	json_decref(profile);
 	return exit_status;

@@ -227,7 +227,8 @@ static const struct command {
 	{ "rates", nt_cmd_rates, false, HOST_OPTS " interval-ms", false },
 	{ "run", nt_cmd_run, true, "root agent near cpus cpus-list", false },
 	{ "bench-run", nt_cmd_bench_run, true,
-	  "agent root profile near cpus cpus-list report confirm-timeout",
+	  "agent root profile near cpus cpus-list report confirm-timeout compare baseline metric metric-json "
+	  "metric-regex higher-is-better lower-is-better require-gain require-no-loss plot json output",
 	  false },
 	{ "placement", nt_cmd_placement, false, HOST_OPTS " agent cpus cpus-list", false },
 	{ "plan", nt_cmd_profile, false, AGENT_OPTS " name", false },

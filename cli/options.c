@@ -17,6 +17,8 @@
 static const char *const log_formats[] = { "text", "json", NULL };
 static const char *const output_formats[] = { "text", "json", NULL };
 /* The first is the default: holding the desired state means repairing it. */
+/* bench-run --compare: which reader takes COMMAND's figure (cli/metric.h). */
+static const char *const metric_readers[] = { "auto", "iperf3", "netperf", NULL };
 static const char *const drift_policies[] = { "repair", "report", NULL };
 
 #define F(field) offsetof(cli_opts, field)
@@ -71,6 +73,16 @@ const nt_cli_option nt_cli_options[] = {
 	{ "name", NT_OPT_STR, F(name), 0, 0, "a profile name", NULL, 0 },
 	{ "plan-ttl", NT_OPT_LONG, F(plan_ttl), 1, 86400, "seconds", NULL, NT_OPT_CONF },
 	{ "plan", NT_OPT_STR, F(plan_id), 0, 0, "a plan id", NULL, 0 },
+	{ "compare", NT_OPT_LONG, F(compare), 2, 1000, "a number of rounds per arm", NULL, 0 },
+	{ "baseline", NT_OPT_STR, F(baseline), 0, 0, "a file", NULL, 0 },
+	{ "metric", NT_OPT_ENUM, F(metric), 0, 0, NULL, metric_readers, 0 },
+	{ "metric-json", NT_OPT_STR, F(metric_json), 0, 0, "a JSON path", NULL, 0 },
+	{ "metric-regex", NT_OPT_STR, F(metric_regex), 0, 0, "a regular expression", NULL, 0 },
+	{ "higher-is-better", NT_OPT_FLAG, F(higher_is_better), 0, 0, NULL, NULL, 0 },
+	{ "lower-is-better", NT_OPT_FLAG, F(lower_is_better), 0, 0, NULL, NULL, 0 },
+	{ "require-gain", NT_OPT_STR, F(require_gain), 0, 0, "a percentage", NULL, 0 },
+	{ "require-no-loss", NT_OPT_FLAG, F(require_no_loss), 0, 0, NULL, NULL, 0 },
+	{ "plot", NT_OPT_STR, F(plot), 0, 0, "a file", NULL, 0 },
 	{ NULL, 0, 0, 0, 0, NULL, NULL, 0 },
 };
 

@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* What nettune bench-run's two modes share (cli/cmd_bench.c, one run;
+ * cli/cmd_bench_compare.c, A/B rounds): requests to the agent, the counter
+ * snapshots, applying a profile as a transaction with a confirm window and
+ * putting it back, running COMMAND, and the signals that must not end
+ * bench-run before the host is back. This is the edge: these print. */
+#ifndef NT_CLI_BENCH_H
+#define NT_CLI_BENCH_H
+
+#include "cli/cli.h"
+#include "kernel/ctx.h"
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+/* bench-run's own failures, kept apart from COMMAND's statuses as
+ * timeout(1) and env(1) do. */
+#define NT_BENCH_FAILED 125
+#define NT_BENCH_DEFAULT_CONFIRM_S 3600
+
+/* METHOD PATH with BODY (borrowed, may be NULL). Returns 0 when the agent
+ * answered, with the status in *STATUS, the JSON answer in *DOC (owned by
+ * the caller, NULL when not JSON) and, when the status is not 2xx, the
+ * problem's title, detail and JSON paths in ERR; -1 when no answer came. */
+int nt_bench_call(const char *agent, const char *method, const char *path, const json_t *body, long *status,
+		  json_t **doc, char *err, size_t errsize);
+
+/* A counter snapshot (host/counters.h) of the agent's host and CTX's
+ * /proc/softirqs. Returns NULL with ERR set. */
+json_t *nt_bench_snapshot(const char *agent, const nt_ctx *ctx, char *err, size_t errsize);
+
+/* Plan PROFILE and apply the plan by its id with a confirm window of CT
+ * seconds. *ID: the transaction to put back (0 when the host already had
+ * every value); *TXN (may be NULL): the report's "transaction" object,
+ * owned by the caller. Returns 0, or -1 after saying why on stderr
+ * (nothing of it stands then). */
+int nt_bench_apply(const char *agent, const json_t *profile, long ct, long long *id, json_t **txn);
+
+/* Put the host back: roll transaction ID back (0: nothing to do), filling
+ * REPORT's "rollback" and "reverted_by_agent". Returns 0 when the host
+ * holds none of ID's changes, -1 otherwise (said on stderr). */
+int nt_bench_undo(const char *agent, long long id, json_t *report);
+
+/* From here a SIGINT, SIGTERM or SIGHUP is noted and passed on to a
+ * running COMMAND's process group instead of ending bench-run. */
+void nt_bench_catch_signals(void);
+/* The signal noted, 0 when none. */
+int nt_bench_signal(void);
+
+/* Run ARGS (ARGS[0] looked up in PATH) in a process group of its own that
+ * dies with bench-run, and wait for it. With OUT non-NULL its standard
+ * output is read into *OUT (NUL-terminated, *OUTLEN bytes, owned by the
+ * caller; at most NT_BENCH_MAX_OUTPUT bytes kept); else it inherits ours.
+ * *EXIT_STATUS: its status, 128+N when signal N ended it; *SIGNALLED: which
+ * signal (0 none); *DURATION_S: how long. Returns 0, or -1 when it could
+ * not be started (said). */
+#define NT_BENCH_MAX_OUTPUT (16u << 20)
+int nt_bench_exec(char **args, char **out, size_t *outlen, int *exit_status, int *signalled, double *duration_s);
+
+/* Whether CTX's process runs in another network namespace than PID 1 and
+ * PROFILE has sections that change the whole machine: then a warning on
+ * stderr and in REPORT's "warnings". */
+void nt_bench_netns_warning(const nt_ctx *ctx, const json_t *profile, json_t *report);
+
+/* Write REPORT to PATH through a temporary file, so a reader never sees
+ * half of it. Returns 0 or -1 (said). */
+int nt_bench_write_report(const json_t *report, const char *path);
+
+/* A/B rounds (cli/cmd_bench_compare.c): bench-run --compare ROUNDS. */
+int nt_bench_compare(const cli_opts *o, int nargs, char **args);
+
+#endif

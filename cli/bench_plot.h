@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The chart of an A/B benchmark run (nettune bench-run --compare --plot):
+ * each arm's rounds as a strip of dots, its median as a bar, a value axis
+ * with its unit, as a self-contained SVG document. Pure: the caller writes
+ * the text where it wants. */
+#ifndef NT_CLI_BENCH_PLOT_H
+#define NT_CLI_BENCH_PLOT_H
+
+#include <stddef.h>
+
+typedef struct nt_plot_arm {
+	const char *name; /* "baseline", "candidate (tuned.json)" */
+	const double *values; /* in rounds' order */
+	size_t n;
+	double median;
+} nt_plot_arm;
+
+/* The SVG of the two arms A and B with TITLE and UNIT (the values' unit:
+ * "bits/s" is shown scaled, "Gbit/s"; anything else as given, may be "").
+ * Text is escaped for XML. Returns a string the caller frees, or NULL
+ * (no memory). */
+char *nt_bench_svg(const char *title, const char *unit, const nt_plot_arm *a, const nt_plot_arm *b);
+
+#endif

@@ -1,0 +1,427 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* nettune bench-run --compare ROUNDS --profile P.json [--baseline B.json]
+ * -- COMMAND: did the profile help? COMMAND runs 2 x ROUNDS times,
+ * alternating a baseline round (the host as it is, or B applied) and a
+ * candidate round (P applied), A B A B ..., so that a slow drift of the
+ * host (a warming NIC, a neighbour's load) falls on both arms alike. Each
+ * applied round is its own transaction with a confirm window, rolled back
+ * (reverted in place) as soon as COMMAND ends, exactly as a single
+ * bench-run (cli/cmd_bench.c): a SIGKILL leaves at most one round's
+ * profile, which the agent reverts when its window closes; SIGINT, SIGTERM
+ * and SIGHUP end the round, put the host back and stop.
+ *
+ * Each round's figure is read from COMMAND's standard output (cli/metric.h)
+ * and its counters taken as bench-run takes them; the arms are summarised
+ * and compared by the Mann-Whitney U test (base/stats.h), judged against
+ * the CI gates (cli/bench_judge.h), and shown as a table on stderr, JSON
+ * (--json on stdout, --report FILE) and an SVG chart (--plot FILE). */
+#include "base/stats.h"
+#include "cli/bench.h"
+#include "cli/bench_judge.h"
+#include "cli/bench_plot.h"
+#include "cli/escape.h"
+#include "cli/exit.h"
+#include "cli/metric.h"
+#include "host/counters.h"
+
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+enum { ARM_BASE, ARM_CAND };
+static const char *const arm_name[2] = { "baseline", "candidate" };
+
+typedef struct compare {
+	const cli_opts *o;
+	char **args;
+	const char *agent;
+	long ct;
+	nt_ctx ctx;
+	json_t *profile[2]; /* NULL: the baseline is the host as it is */
+	enum nt_metric_source source;
+	const char *metric_arg;
+	nt_bench_gates gates;
+	double *values[2];
+	size_t n[2];
+	char unit[32], reader[16];
+	json_t *report, *rounds;
+	bool restored; /* every round put back so far */
+} compare;
+
+/* What a round's counter delta says in a few numbers: drops and misses
+ * summed over the NICs, NIC interrupts and the share served off their
+ * NIC's node, NET_RX softirqs. */
+static json_t *round_counters(const json_t *delta)
+{
+	json_int_t dropped = 0, missed = 0;
+	size_t i;
+	json_t *row;
+	json_array_foreach(json_object_get(delta, "nics"), i, row) {
+		dropped += json_integer_value(json_object_get(row, "rx_dropped")) +
+			   json_integer_value(json_object_get(row, "tx_dropped"));
+		missed += json_integer_value(json_object_get(row, "rx_missed"));
+	}
+	const json_t *in = json_object_get(delta, "interrupts");
+	return json_pack("{s:I,s:I,s:I,s:I,s:O,s:I}", "dropped", dropped, "rx_missed", missed, "interrupts",
+			 json_integer_value(json_object_get(in, "all")), "nic_interrupts",
+			 json_integer_value(json_object_get(in, "nic")), "off_node_share",
+			 json_object_get(in, "off_node_share") ?: json_null(), "net_rx_softirqs",
+			 json_integer_value(json_object_get(json_object_get(delta, "softirq_net_rx"), "total")));
+}
+
+/* One round of ARM, number K (from 1), recorded in c->rounds and, when
+ * its figure was read, c->values. Returns 0, or NT_BENCH_FAILED or 128+N
+ * (signal N) to stop; the host is put back before either. */
+static int one_round(compare *c, int arm, int k)
+{
+	char err[2048];
+	long long id = 0;
+	json_t *txn = NULL, *before = NULL, *after = NULL, *rr;
+	char *out = NULL;
+	size_t outlen = 0;
+	int rc = NT_BENCH_FAILED, status = 0, sig = 0;
+	double dur = 0;
+
+	rr = json_pack("{s:i,s:s,s:n,s:n,s:n,s:n,s:n}", "round", k, "arm", arm_name[arm], "value", "exit_status",
+		       "duration_s", "transaction", "rollback");
+	if (!rr || json_array_append_new(c->rounds, rr) < 0)
+		return NT_BENCH_FAILED;
+	fprintf(stderr, "nettune: bench-run: round %d of %zu, %s%s\n", k, 2 * (size_t)c->o->compare, arm_name[arm],
+		c->profile[arm] ? "" : " (the host as it is)");
+	if (c->profile[arm]) {
+		int ar = nt_bench_apply(c->agent, c->profile[arm], c->ct, &id, &txn);
+		if (txn)
+			json_object_set_new(rr, "transaction",
+					    json_pack("{s:O,s:O}", "id", json_object_get(txn, "id"), "status",
+						      json_object_get(txn, "status")));
+		json_decref(txn);
+		if (ar < 0)
+			goto out;
+	}
+	/* Placement again: this arm's profile may have moved the NIC's IRQs. */
+	if (c->o->near && nt_cli_bind_near(c->o, c->o->near, NULL, 0) != 0)
+		goto undo;
+	if (!(before = nt_bench_snapshot(c->agent, &c->ctx, err, sizeof(err)))) {
+		fprintf(stderr, "nettune: bench-run: cannot read the counters: %s\n", err);
+		goto undo;
+	}
+	if (nt_bench_signal())
+		goto undo;
+	if (nt_bench_exec(c->args, &out, &outlen, &status, &sig, &dur) < 0)
+		goto undo;
+	json_object_set_new(rr, "exit_status", json_integer(status));
+	json_object_set_new(rr, "duration_s", json_real(dur));
+	if ((after = nt_bench_snapshot(c->agent, &c->ctx, err, sizeof(err)))) {
+		json_t *delta = nt_counters_delta(before, after);
+		json_object_set_new(rr, "counters", delta ? round_counters(delta) : json_null());
+		json_decref(delta);
+	} else {
+		fprintf(stderr, "nettune: bench-run: cannot read the counters after COMMAND: %s\n", err);
+	}
+	if (nt_bench_signal())
+		goto undo;
+	if (status != 0) {
+		fprintf(stderr, "nettune: bench-run: round %d: COMMAND %s %d; the comparison stops\n", k,
+			sig ? "was ended by signal" : "exited with", sig ? sig : status);
+		goto undo;
+	}
+	nt_metric m;
+	if (nt_metric_read(c->source, c->metric_arg, out, outlen, &m, err, sizeof(err)) < 0) {
+		char *safe = nt_out_escape(err, strlen(err));
+		fprintf(stderr, "nettune: bench-run: round %d: %s; the comparison stops\n", k, safe ? safe : err);
+		free(safe);
+		goto undo;
+	}
+	c->values[arm][c->n[arm]++] = m.value;
+	snprintf(c->unit, sizeof(c->unit), "%s", m.unit);
+	snprintf(c->reader, sizeof(c->reader), "%s", m.source);
+	json_object_set_new(rr, "value", json_real(m.value));
+	rc = 0;
+undo:
+	/* A round's own record of its rollback, as a single run's report. */
+	if (nt_bench_undo(c->agent, id, rr) < 0) {
+		c->restored = false;
+		rc = NT_BENCH_FAILED;
+	}
+	json_object_del(rr, "reverted_by_agent");
+out:
+	if (nt_bench_signal())
+		rc = 128 + nt_bench_signal();
+	free(out);
+	json_decref(before);
+	json_decref(after);
+	return rc;
+}
+
+/* V in UNIT for people: bits/s scaled ("9.41 Gbit/s"). */
+static void fmt_value(char *buf, size_t size, double v, const char *unit)
+{
+	if (!strcmp(unit, "bits/s")) {
+		static const struct { double f; const char *name; } s[] = {
+			{ 1e12, "Tbit/s" }, { 1e9, "Gbit/s" }, { 1e6, "Mbit/s" }, { 1e3, "kbit/s" }, { 1, "bit/s" },
+		};
+		for (size_t i = 0; i < sizeof(s) / sizeof(s[0]); i++)
+			if (fabs(v) >= s[i].f || i + 1 == sizeof(s) / sizeof(s[0])) {
+				snprintf(buf, size, "%.4g %s", v / s[i].f, s[i].name);
+				return;
+			}
+	}
+	snprintf(buf, size, "%.6g%s%s", v, *unit ? " " : "", unit);
+}
+
+static json_t *arm_json(const nt_summary *s, const json_t *profile)
+{
+	return json_pack("{s:O,s:I,s:f,s:f,s:f,s:f,s:f,s:f}", "profile",
+			 profile ? json_object_get(profile, "name") ?: json_string("") : json_null(), "rounds",
+			 (json_int_t)s->n, "median", s->median, "q1", s->q1, "q3", s->q3, "iqr", s->iqr, "min", s->min,
+			 "max", s->max);
+}
+
+/* The table, on stderr (stdout may carry --json). */
+static void print_table(const compare *c, const nt_summary *s, const nt_mwu *u, const nt_bench_verdict *v)
+{
+	char a[48], b[48], d[48], e[48];
+	size_t i;
+	json_t *r;
+	fprintf(stderr, "\nbench-run --compare: %ld rounds per arm, A B A B ...; figure: %s (%s, %s is better)\n\n",
+		c->o->compare, c->reader, *c->unit ? c->unit : "no unit", c->gates.lower_is_better ? "lower" : "higher");
+	fprintf(stderr, "%5s  %-9s  %16s  %8s  %10s  %9s  %10s  %s\n", "round", "arm", "value", "dropped", "NIC IRQs",
+		"off-node", "NET_RX", "rollback");
+	json_array_foreach(c->rounds, i, r) {
+		const json_t *ct = json_object_get(r, "counters");
+		const json_t *val = json_object_get(r, "value");
+		const json_t *share = json_object_get(ct, "off_node_share");
+		const json_t *rb = json_object_get(r, "rollback");
+		if (json_is_number(val))
+			fmt_value(a, sizeof(a), json_number_value(val), c->unit);
+		else
+			snprintf(a, sizeof(a), "-");
+		if (json_is_number(share))
+			snprintf(b, sizeof(b), "%.1f%%", 100 * json_number_value(share));
+		else
+			snprintf(b, sizeof(b), "-");
+		fprintf(stderr, "%5lld  %-9s  %16s  %8lld  %10lld  %9s  %10lld  %s\n",
+			(long long)json_integer_value(json_object_get(r, "round")),
+			json_string_value(json_object_get(r, "arm")), a,
+			(long long)json_integer_value(json_object_get(ct, "dropped")),
+			(long long)json_integer_value(json_object_get(ct, "nic_interrupts")), b,
+			(long long)json_integer_value(json_object_get(ct, "net_rx_softirqs")),
+			json_is_object(rb) ? json_string_value(json_object_get(rb, "status")) ?: "?" : "-");
+	}
+	if (!s)
+		return;
+	fprintf(stderr, "\n%-9s  %6s  %16s  %16s  %16s  %16s\n", "arm", "rounds", "median", "IQR", "min", "max");
+	for (int k = 0; k < 2; k++) {
+		fmt_value(a, sizeof(a), s[k].median, c->unit);
+		fmt_value(b, sizeof(b), s[k].iqr, c->unit);
+		fmt_value(d, sizeof(d), s[k].min, c->unit);
+		fmt_value(e, sizeof(e), s[k].max, c->unit);
+		fprintf(stderr, "%-9s  %6zu  %16s  %16s  %16s  %16s\n", arm_name[k], s[k].n, a, b, d, e);
+	}
+	fprintf(stderr, "\ncandidate/baseline: %.4g (%s %+.1f%%); Mann-Whitney U = %g, two-sided p = %.3g (%s): %s\n",
+		v->ratio, "gain", 100 * v->gain, u->u, u->p, u->exact ? "exact" : "normal approximation",
+		v->verdict);
+	if (v->gate[0])
+		fprintf(stderr, "%s\n", v->gate);
+}
+
+static int load(const char *path, json_t **doc)
+{
+	json_error_t jerr;
+	*doc = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
+	if (!*doc) {
+		fprintf(stderr, "nettune: bench-run: %s: line %d: %s\n", path, jerr.line, jerr.text);
+		return -1;
+	}
+	return 0;
+}
+
+/* Plan DOC once before any round, so that a profile the agent refuses
+ * stops the run before anything is applied. */
+static int check_plan(const char *agent, const json_t *doc, const char *which)
+{
+	char err[2048];
+	long status;
+	json_t *ans = NULL;
+	int cr = nt_bench_call(agent, "POST", "/v1/plan", doc, &status, &ans, err, sizeof(err));
+	json_decref(ans);
+	if (cr < 0 || status != 200) {
+		fprintf(stderr, "nettune: bench-run: the %s could not be planned: %s\n", which, err);
+		return -1;
+	}
+	return 0;
+}
+
+static int write_svg(const compare *c, const nt_summary *s, const char *path)
+{
+	char title[512];
+	snprintf(title, sizeof(title), "%s: %s vs %s, %ld rounds each",
+		 c->args[0], c->profile[ARM_CAND] ? json_string_value(json_object_get(c->profile[ARM_CAND], "name")) ?: c->o->profile : c->o->profile,
+		 c->profile[ARM_BASE] ? json_string_value(json_object_get(c->profile[ARM_BASE], "name")) ?: c->o->baseline : "the host as it is",
+		 c->o->compare);
+	char na[300], nb[300];
+	snprintf(na, sizeof(na), "baseline (%s)", c->o->baseline ? c->o->baseline : "host as it is");
+	snprintf(nb, sizeof(nb), "candidate (%s)", c->o->profile);
+	nt_plot_arm a = { na, c->values[ARM_BASE], c->n[ARM_BASE], s[ARM_BASE].median };
+	nt_plot_arm b = { nb, c->values[ARM_CAND], c->n[ARM_CAND], s[ARM_CAND].median };
+	char *svg = nt_bench_svg(title, c->unit, &a, &b);
+	if (!svg) {
+		fprintf(stderr, "nettune: bench-run: out of memory for the chart\n");
+		return -1;
+	}
+	char tmp[4096];
+	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid());
+	FILE *f = fopen(tmp, "w");
+	int rc = -1;
+	if (f && fputs(svg, f) >= 0 && fclose(f) == 0) {
+		f = NULL;
+		if (rename(tmp, path) == 0)
+			rc = 0;
+	}
+	if (rc < 0) {
+		fprintf(stderr, "nettune: bench-run: cannot write the chart %s: %s\n", path, strerror(errno));
+		if (f)
+			fclose(f);
+		unlink(tmp);
+	}
+	free(svg);
+	return rc;
+}
+
+int nt_bench_compare(const cli_opts *o, int nargs, char **args)
+{
+	compare c = { .o = o, .args = args, .restored = true };
+	int rc = NT_BENCH_FAILED;
+	nt_summary s[2];
+	nt_mwu u;
+	nt_bench_verdict v;
+	bool judged = false;
+
+	c.agent = o->agent ? o->agent : getenv("NETTUNE_AGENT") ? getenv("NETTUNE_AGENT") : NT_CLI_DEFAULT_AGENT;
+	c.ct = o->confirm_timeout > 0 ? o->confirm_timeout : NT_BENCH_DEFAULT_CONFIRM_S;
+	c.gates.require_gain = -1;
+	c.gates.lower_is_better = o->lower_is_better;
+	if (!o->profile || nargs < 1) {
+		fprintf(stderr, "nettune: bench-run --compare ROUNDS wants --profile P.json [--baseline B.json] -- COMMAND "
+				"[ARGS...]\n");
+		return NT_EXIT_USAGE;
+	}
+	if (o->lower_is_better && o->higher_is_better) {
+		fprintf(stderr, "nettune: bench-run: --lower-is-better and --higher-is-better exclude each other\n");
+		return NT_EXIT_USAGE;
+	}
+	if ((o->metric_json != NULL) + (o->metric_regex != NULL) + (o->metric != 0) > 1) {
+		fprintf(stderr, "nettune: bench-run: one of --metric, --metric-json and --metric-regex, not more\n");
+		return NT_EXIT_USAGE;
+	}
+	c.source = o->metric_json ? NT_METRIC_JSON : o->metric_regex ? NT_METRIC_REGEX :
+		   o->metric == 1 ? NT_METRIC_IPERF3 : o->metric == 2 ? NT_METRIC_NETPERF : NT_METRIC_AUTO;
+	c.metric_arg = o->metric_json ? o->metric_json : o->metric_regex;
+	if (o->require_gain && nt_bench_parse_gain(o->require_gain, &c.gates.require_gain) < 0) {
+		fprintf(stderr, "nettune: bench-run: --require-gain wants a percentage from 0%% to 1000%% such as 5%%, "
+				"not '%s'\n", o->require_gain);
+		return NT_EXIT_USAGE;
+	}
+	c.gates.require_no_loss = o->require_no_loss;
+	/* A bad expression or path is found now, not after the first round. */
+	if (c.source == NT_METRIC_JSON || c.source == NT_METRIC_REGEX) {
+		nt_metric m;
+		char err[512];
+		if (nt_metric_read(c.source, c.metric_arg, "{}", 2, &m, err, sizeof(err)) == -EINVAL) {
+			fprintf(stderr, "nettune: bench-run: %s\n", err);
+			return NT_EXIT_USAGE;
+		}
+	}
+	if (nt_ctx_init(&c.ctx, o->root ? o->root : "/") < 0) {
+		fprintf(stderr, "nettune: bench-run: bad --root %s\n", o->root);
+		return NT_BENCH_FAILED;
+	}
+	if (load(o->profile, &c.profile[ARM_CAND]) < 0 || (o->baseline && load(o->baseline, &c.profile[ARM_BASE]) < 0))
+		goto out;
+	c.values[0] = calloc((size_t)o->compare, sizeof(double));
+	c.values[1] = calloc((size_t)o->compare, sizeof(double));
+	c.report = json_pack("{s:s,s:I,s:O,s:O,s:s,s:[],s:[]}", "mode", "compare", "rounds_per_arm",
+			     (json_int_t)o->compare, "profile", json_object_get(c.profile[ARM_CAND], "name") ?: json_null(),
+			     "baseline",
+			     c.profile[ARM_BASE] ? json_object_get(c.profile[ARM_BASE], "name") ?: json_string("") : json_null(),
+			     "agent", c.agent, "command", "rounds");
+	if (!c.values[0] || !c.values[1] || !c.report)
+		goto out;
+	c.rounds = json_object_get(c.report, "rounds");
+	for (int i = 0; i < nargs; i++)
+		json_array_append_new(json_object_get(c.report, "command"), json_string(args[i]));
+	for (int k = 0; k < 2; k++)
+		if (c.profile[k])
+			nt_bench_netns_warning(&c.ctx, c.profile[k], c.report);
+	/* Where COMMAND will run, and both profiles, are checked before
+	 * anything is applied. */
+	if (o->near && nt_cli_bind_near(o, o->near, NULL, 0) != 0)
+		goto out;
+	if (check_plan(c.agent, c.profile[ARM_CAND], "profile") < 0 ||
+	    (c.profile[ARM_BASE] && check_plan(c.agent, c.profile[ARM_BASE], "baseline") < 0))
+		goto out;
+
+	nt_bench_catch_signals();
+	int stop = 0;
+	for (long r = 0; r < 2 * o->compare && !stop; r++)
+		stop = one_round(&c, (int)(r % 2), (int)r + 1);
+	json_object_set_new(c.report, "host_restored", json_boolean(c.restored));
+	json_object_set_new(c.report, "interrupted_by",
+			    nt_bench_signal() ? json_string(strsignal(nt_bench_signal())) : json_null());
+	json_object_set_new(c.report, "metric",
+			    json_pack("{s:s,s:s,s:s}", "reader", c.reader, "unit", c.unit, "better",
+				      c.gates.lower_is_better ? "lower" : "higher"));
+	if (stop) {
+		rc = stop;
+		print_table(&c, NULL, NULL, NULL);
+		goto out;
+	}
+	if (nt_stats_summary(c.values[ARM_BASE], c.n[ARM_BASE], &s[ARM_BASE]) < 0 ||
+	    nt_stats_summary(c.values[ARM_CAND], c.n[ARM_CAND], &s[ARM_CAND]) < 0 ||
+	    nt_stats_mwu(c.values[ARM_CAND], c.n[ARM_CAND], c.values[ARM_BASE], c.n[ARM_BASE], &u) < 0) {
+		fprintf(stderr, "nettune: bench-run: the figures cannot be compared\n");
+		goto out;
+	}
+	nt_bench_judge(s[ARM_BASE].median, s[ARM_CAND].median, u.p, &c.gates, &v);
+	judged = true;
+	json_object_set_new(c.report, "arms",
+			    json_pack("{s:o,s:o}", "baseline", arm_json(&s[ARM_BASE], c.profile[ARM_BASE]), "candidate",
+				      arm_json(&s[ARM_CAND], c.profile[ARM_CAND])));
+	json_object_set_new(c.report, "ratio", isfinite(v.ratio) ? json_real(v.ratio) : json_null());
+	json_object_set_new(c.report, "gain", isfinite(v.gain) ? json_real(v.gain) : json_null());
+	json_object_set_new(c.report, "test",
+			    json_pack("{s:s,s:f,s:f,s:b,s:b,s:f}", "name", "mann-whitney-u", "u", u.u, "p_value", u.p,
+				      "exact", u.exact, "ties", u.ties, "alpha", NT_BENCH_ALPHA));
+	json_object_set_new(c.report, "verdict", json_string(v.verdict));
+	json_t *gates = json_object();
+	if (c.gates.require_gain >= 0)
+		json_object_set_new(gates, "require_gain", json_real(c.gates.require_gain));
+	if (c.gates.require_no_loss)
+		json_object_set_new(gates, "require_no_loss", json_true());
+	json_object_set_new(gates, "result", json_string(v.gate));
+	json_object_set_new(gates, "exit_status", json_integer(v.exit_code));
+	json_object_set_new(c.report, "gates", gates);
+	print_table(&c, s, &u, &v);
+	rc = v.exit_code;
+	if (o->plot && write_svg(&c, s, o->plot) < 0 && rc == 0)
+		rc = NT_BENCH_FAILED;
+out:
+	if (c.report && !c.restored)
+		rc = NT_BENCH_FAILED;
+	if (c.report && o->report && nt_bench_write_report(c.report, o->report) < 0 && rc == 0)
+		rc = NT_BENCH_FAILED;
+	if (c.report && o->json && judged) {
+		json_dumpf(c.report, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
+		fputc('\n', stdout);
+	}
+	json_decref(c.report);
+	json_decref(c.profile[0]);
+	json_decref(c.profile[1]);
+	free(c.values[0]);
+	free(c.values[1]);
+	return rc;
+}

@@ -1,0 +1,195 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# nettune bench-run --compare on this machine's kernel: the agent and the
+# iperf3 client in one network namespace, the iperf3 server in another,
+# a veth pair between them, so every sysctl the profiles touch is the
+# client namespace's own (net.ipv4.tcp_rmem and tcp_wmem are per namespace)
+# and the host's stay as they are:
+#  - a harmful candidate (tcp_rmem and tcp_wmem of "4096 4096 4096") against
+#    the namespace as it is, iperf3 -R so that the client namespace receives
+#    (a veth's RTT is so short that a 4 KB send buffer costs nothing, while
+#    a 4 KB receive window cuts the rate some twentyfold; measured here, the
+#    send side alone came out faster): reported worse with p < 0.05, fails
+#    --require-no-loss (exit 12); the table, --json, --report and an SVG
+#    chart that parses and shows both arms' rounds;
+#  - an A/A run (the same profile as candidate and baseline) does not pass
+#    --require-gain 20% (exit 10 or 11, saying which). The tiny buffers on
+#    both arms: a window-limited rate varies less than a free one, so a
+#    chance gain of 20% (with p < 0.05, itself at most 5%) stays unlikely;
+#  - SIGTERM in a candidate round: rolled back, 143; SIGKILL: the agent's
+#    confirm window puts it back;
+#  - after each, the namespace's and the host's values byte-identical.
+# Everything started is stopped on every exit (traps).
+set -u
+pass=0; fail=0
+ok() { pass=$((pass+1)); }
+bad() { fail=$((fail+1)); echo "FAIL: $*"; }
+check() { local what=$1; shift; if "$@"; then ok; else bad "$what"; fi; }
+jqe() { jq -e "$@" >/dev/null; }
+skip() { echo "SKIP: $*"; exit 77; }
+[ "$(id -u)" -eq 0 ] || skip "needs root (ip netns)"
+for t in ip jq curl iperf3 python3; do command -v $t >/dev/null || skip "$t is not installed"; done
+[ -n "${NT_BIN:-}" ] && [ -x "$NT_BIN" ] || skip "NT_BIN is not set to the nettune binary"
+
+work=$(mktemp -d)
+nsa=nt-cmpa-$$
+nsb=nt-cmpb-$$
+pids=()
+keys=(net/ipv4/tcp_rmem net/ipv4/tcp_wmem net/core/rmem_max net/core/wmem_max net/core/netdev_max_backlog)
+# The values of the client namespace and of the host, one "where key value" a line.
+values() {
+	for k in "${keys[@]}"; do printf 'host %s %s\n' "$k" "$(cat /proc/sys/$k)"; done
+	for k in "${keys[@]}"; do printf '%s %s %s\n' "$nsa" "$k" "$(ip netns exec "$nsa" cat /proc/sys/$k 2>/dev/null)"; done
+}
+cleanup() {
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+	for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
+	ip netns del "$nsa" 2>/dev/null
+	ip netns del "$nsb" 2>/dev/null
+	rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+ip netns add "$nsa" || skip "cannot create a network namespace"
+ip netns add "$nsb" || { bad "netns $nsb"; exit 1; }
+ip link add ntcmpa netns "$nsa" type veth peer name ntcmpb netns "$nsb" || { bad "veth"; exit 1; }
+ip -n "$nsa" addr add 10.215.0.1/30 dev ntcmpa
+ip -n "$nsb" addr add 10.215.0.2/30 dev ntcmpb
+for n in "$nsa" "$nsb"; do ip -n "$n" link set lo up; done
+ip -n "$nsa" link set ntcmpa up
+ip -n "$nsb" link set ntcmpb up
+values > "$work/values0"
+
+ip netns exec "$nsb" iperf3 -s -B 10.215.0.2 > "$work/iperf3-server.out" 2>&1 &
+pids+=($!)
+: > "$work/agent.out"
+ip netns exec "$nsa" "$NT_BIN" serve --listen 127.0.0.1:0 --root / --state-dir "$work/state" \
+	> "$work/agent.out" 2> "$work/agent.err" &
+pids+=($!)
+for _ in $(seq 100); do grep -q listening "$work/agent.out" && break; sleep 0.1; done
+url=$(sed -n 's/^listening on //p' "$work/agent.out")
+[ -n "$url" ] || { bad "agent did not start: $(cat "$work/agent.err")"; exit 1; }
+for _ in $(seq 50); do ip netns exec "$nsa" bash -c '</dev/tcp/10.215.0.2/5201' 2>/dev/null && break; sleep 0.1; done
+ina() { ip netns exec "$nsa" "$@"; }
+nt() { ina "$NT_BIN" "$@"; }
+
+cat > "$work/harm.json" <<'JSON'
+{"name": "tiny-buffers", "sysctl": {"net.ipv4.tcp_rmem": "4096 4096 4096", "net.ipv4.tcp_wmem": "4096 4096 4096"}}
+JSON
+iperf=(iperf3 -c 10.215.0.2 -t 1 -R -J)
+
+# 1. The harmful candidate: worse, p < 0.05, --require-no-loss fails.
+start=$(date +%s)
+nt bench-run --agent "$url" --compare 5 --profile "$work/harm.json" --require-no-loss \
+	--plot "$work/r1.svg" --report "$work/r1.json" --json -- "${iperf[@]}" > "$work/r1.stdout" 2> "$work/r1.err"
+rc=$?
+echo "harmful candidate: exit $rc in $(($(date +%s) - start)) s"
+sed -n '/^bench-run --compare/,$p' "$work/r1.err"
+check "harmful: exit 12, --require-no-loss failed ($rc): $(tail -3 "$work/r1.err")" [ $rc = 12 ]
+check "harmful: 10 rounds, A B A B" [ "$(jq -r '[.rounds[].arm] | join(" ")' "$work/r1.json")" = \
+	"baseline candidate baseline candidate baseline candidate baseline candidate baseline candidate" ]
+check "harmful: every round has a figure from iperf3" jqe '[.rounds[].value | numbers] | length == 10' "$work/r1.json"
+check "harmful: read by the iperf3 reader, in bits/s" [ "$(jq -r '.metric.reader + " " + .metric.unit' "$work/r1.json")" = "iperf3 bits/s" ]
+check "harmful: verdict worse" [ "$(jq -r .verdict "$work/r1.json")" = worse ]
+p=$(jq .test.p_value "$work/r1.json")
+check "harmful: p < 0.05 ($p)" jqe '.test.p_value < 0.05' "$work/r1.json"
+check "harmful: ratio < 1 ($(jq .ratio "$work/r1.json"))" jqe '.ratio < 1 and .gain < 0' "$work/r1.json"
+check "harmful: the median of each arm is the median of its rounds" jqe '
+	def med: sort | if length % 2 == 1 then .[length / 2 | floor] else (.[length / 2 - 1] + .[length / 2]) / 2 end;
+	([.rounds[] | select(.arm == "baseline") | .value] | med) == .arms.baseline.median and
+	([.rounds[] | select(.arm == "candidate") | .value] | med) == .arms.candidate.median' "$work/r1.json"
+check "harmful: each candidate round applied and reverted at once" jqe '
+	[.rounds[] | select(.arm == "candidate") | .transaction.status == "pending_confirm" and .rollback.status == "reverted"
+	 and .rollback.id == .transaction.id] | length == 5 and all' "$work/r1.json"
+check "harmful: baseline rounds apply nothing" jqe '[.rounds[] | select(.arm == "baseline") | .transaction] | all(. == null)' "$work/r1.json"
+check "harmful: per-round counters (NET_RX softirqs > 0 in every round)" \
+	jqe '[.rounds[].counters.net_rx_softirqs] | length == 10 and all(. > 0)' "$work/r1.json"
+check "harmful: --json on stdout is the report" cmp -s <(jq -S . "$work/r1.stdout") <(jq -S . "$work/r1.json")
+check "harmful: the table says which gate failed" grep -q -- '--require-no-loss: FAILED' "$work/r1.err"
+check "harmful: host restored" jqe '.host_restored == true' "$work/r1.json"
+values > "$work/values1"
+check "values byte-identical after the harmful run" cmp -s "$work/values1" "$work/values0"
+python3 - "$work/r1.svg" > "$work/svg.out" 2>&1 <<'PY'
+import sys, xml.etree.ElementTree as ET
+ns = {"s": "http://www.w3.org/2000/svg"}
+root = ET.parse(sys.argv[1]).getroot()
+assert root.tag == "{http://www.w3.org/2000/svg}svg", root.tag
+arms = root.findall("s:g[@class='arm']", ns)
+assert len(arms) == 2, len(arms)
+for g in arms:
+    dots = g.findall("s:circle[@class='round']", ns)
+    assert len(dots) == 5, (g.get("data-name"), len(dots))
+    assert g.find("s:line[@class='median']", ns) is not None
+texts = " ".join("".join(t.itertext()) for t in root.iter("{http://www.w3.org/2000/svg}text"))
+assert "bit/s" in texts, texts
+assert "baseline" in texts and "candidate" in texts, texts
+print("svg ok:", [g.get("data-name") for g in arms])
+PY
+check "the SVG parses and shows both arms, 5 rounds each, medians, the unit: $(cat "$work/svg.out")" grep -q '^svg ok' "$work/svg.out"
+
+# 2. A/A: the same profile on both arms does not pass --require-gain 20%.
+nt bench-run --agent "$url" --compare 5 --profile "$work/harm.json" --baseline "$work/harm.json" \
+	--require-gain 20% --report "$work/r2.json" -- "${iperf[@]}" > /dev/null 2> "$work/r2.err"
+rc=$?
+sed -n '/^candidate\/baseline/,$p' "$work/r2.err"
+check "A/A: exit 10 or 11 ($rc): $(tail -2 "$work/r2.err")" [ $rc = 10 -o $rc = 11 ]
+check "A/A: says --require-gain failed" grep -q -- '--require-gain 20%: FAILED' "$work/r2.err"
+check "A/A: both arms applied the profile and reverted it" jqe '
+	[.rounds[] | .transaction.status == "pending_confirm" and .rollback.status == "reverted"] | length == 10 and all' "$work/r2.json"
+check "A/A: gain below 20% or p >= 0.05" jqe '.gain < 0.2 or .test.p_value >= 0.05' "$work/r2.json"
+values > "$work/values2"
+check "values byte-identical after the A/A run" cmp -s "$work/values2" "$work/values0"
+
+# 3. SIGTERM in a candidate round: put back, 143.
+cmd3="grep -q '^4096.4096.4096' /proc/sys/net/ipv4/tcp_wmem && { touch '$work/cand3'; sleep 30; }; exec ${iperf[*]}"
+ip netns exec "$nsa" "$NT_BIN" bench-run --agent "$url" --compare 3 --profile "$work/harm.json" --report "$work/r3.json" -- \
+	sh -c "$cmd3" > /dev/null 2> "$work/r3.err" &
+bp=$!
+pids+=($bp)
+for _ in $(seq 100); do [ -e "$work/cand3" ] && break; sleep 0.1; done
+check "SIGTERM: a candidate round is running" [ -e "$work/cand3" ]
+check "SIGTERM: tuned during it" [ "$(ina cat /proc/sys/net/ipv4/tcp_wmem | tr -s ' \t' ' ')" = "4096 4096 4096" ]
+kill -TERM $bp
+wait $bp
+rc=$?
+check "SIGTERM: exit 143 ($rc)" [ $rc = 143 ]
+check "SIGTERM: the report says so, the round reverted" jqe '.interrupted_by == "Terminated" and .host_restored == true
+	and (.rounds | last | .arm == "candidate" and .rollback.status == "reverted")' "$work/r3.json"
+values > "$work/values3"
+check "values byte-identical after SIGTERM" cmp -s "$work/values3" "$work/values0"
+
+# 4. SIGKILL in a candidate round: the confirm window puts it back.
+rm -f "$work/cand3"
+ip netns exec "$nsa" "$NT_BIN" bench-run --agent "$url" --compare 3 --confirm-timeout 2 --profile "$work/harm.json" -- \
+	sh -c "$cmd3" > /dev/null 2> "$work/r4.err" &
+bp=$!
+pids+=($bp)
+for _ in $(seq 100); do [ -e "$work/cand3" ] && break; sleep 0.1; done
+check "SIGKILL: a candidate round is running" [ -e "$work/cand3" ]
+kill -KILL $bp
+wait $bp 2>/dev/null
+for _ in $(seq 60); do values | cmp -s - "$work/values0" && break; sleep 0.1; done
+values > "$work/values4"
+check "values byte-identical after SIGKILL and the confirm window" cmp -s "$work/values4" "$work/values0"
+last=$(ina curl -s "$url/v1/transactions?limit=1" | jq -r '.transactions[0].status')
+check "SIGKILL: the agent reverted ($last)" [ "$last" = reverted ]
+
+# 5. Bad usage: nothing applied.
+n=$(ina curl -s "$url/v1/transactions?limit=1" | jq .total)
+# One transaction a candidate round, none a round of the host as it is:
+# 5 (run 1) + 10 (A/A) + 1 (SIGTERM in round 2) + 1 (SIGKILL in round 2).
+check "one transaction per applied round: 17 ($n)" [ "${n:-0}" = 17 ]
+nt bench-run --agent "$url" --compare 3 --profile "$work/harm.json" --require-gain lots -- true 2> "$work/r5.err"
+rc=$?
+check "--require-gain lots: usage (2, $rc): $(cat "$work/r5.err")" [ $rc = 2 ]
+nt bench-run --agent "$url" --compare 3 --profile "$work/harm.json" --metric-regex '[0-9]+' -- true 2> "$work/r5.err"
+rc=$?
+check "--metric-regex without a group: usage (2, $rc): $(cat "$work/r5.err")" [ $rc = 2 ]
+nt bench-run --agent "$url" --profile "$work/harm.json" --require-no-loss -- true 2> "$work/r5.err"
+rc=$?
+check "--require-no-loss without --compare: usage (2, $rc): $(cat "$work/r5.err")" [ $rc = 2 ]
+check "nothing applied by them" [ "$(ina curl -s "$url/v1/transactions?limit=1" | jq .total)" = "$n" ]
+
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ]
