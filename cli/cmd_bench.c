@@ -175,10 +175,14 @@ out:
 	return snap;
 }
 
+/* How many times a rollback answered 409 or 503 is asked again, 250 ms
+ * apart: a transaction of another client or a drift repair is over in
+ * far less. */
+#define UNDO_ATTEMPTS 40
+
 /* Put the host back: roll transaction ID back. While it still waits for
  * confirmation the agent reverts it in place at once (200, "reverted");
- * an agent from before that answers 409, and then it is confirmed and
- * rolled back as a new transaction. Fills REPORT's "rollback" and
+ * what cannot be reverted so is left to the confirm window. Fills REPORT's "rollback" and
  * "reverted_by_agent". Returns 0 when the host holds none of ID's changes
  * any more, -1 otherwise. */
 int nt_bench_undo(const char *agent, long long id, json_t *report)
@@ -205,45 +209,51 @@ int nt_bench_undo(const char *agent, long long id, json_t *report)
 		goto out;
 	}
 	if (st && !strcmp(st, "pending_confirm")) {
-		json_decref(doc);
-		doc = NULL;
-		snprintf(path, sizeof(path), "/v1/transactions/%lld/rollback", id);
-		json_t *none = json_object();
-		int rr = nt_bench_call(agent, "POST", path, none, &status, &doc, err, sizeof(err));
-		json_decref(none);
-		if (rr == 0 && status == 200 && json_integer_value(json_object_get(doc, "id")) == id) {
-			const char *now = json_string_value(json_object_get(doc, "status")) ?: "";
-			json_object_set_new(report, "rollback",
-					    json_pack("{s:I,s:s,s:O}", "id", (json_int_t)id, "status", now, "error",
-						      json_object_get(doc, "error") ?: json_null()));
-			if (strcmp(now, "reverted")) {
-				fprintf(stderr, "nettune: bench-run: reverting transaction %lld ended %s: %s\n", id, now,
-					json_string_value(json_object_get(doc, "error")) ?: "");
+		/* Reverted in place by the agent. A 409 while another
+		 * transaction holds the agent (a repair, another client) passes:
+		 * asked again for a while. bench-run never confirms its
+		 * transaction, not even to roll it back as a new one: a confirmed
+		 * transaction would lose the confirm window, the one thing that
+		 * puts the host back if bench-run cannot. */
+		for (int attempt = 0;; attempt++) {
+			json_decref(doc);
+			doc = NULL;
+			snprintf(path, sizeof(path), "/v1/transactions/%lld/rollback", id);
+			json_t *none = json_object();
+			int rr = nt_bench_call(agent, "POST", path, none, &status, &doc, err, sizeof(err));
+			json_decref(none);
+			if (rr == 0 && status == 200 && json_integer_value(json_object_get(doc, "id")) == id) {
+				const char *now = json_string_value(json_object_get(doc, "status")) ?: "";
+				json_object_set_new(report, "rollback",
+						    json_pack("{s:I,s:s,s:O}", "id", (json_int_t)id, "status", now, "error",
+							      json_object_get(doc, "error") ?: json_null()));
+				if (strcmp(now, "reverted")) {
+					fprintf(stderr, "nettune: bench-run: reverting transaction %lld ended %s: %s\n", id,
+						now, json_string_value(json_object_get(doc, "error")) ?: "");
+					goto out;
+				}
+				rc = 0;
 				goto out;
 			}
-			rc = 0;
-			goto out;
-		}
-		json_decref(doc);
-		doc = NULL;
-		snprintf(path, sizeof(path), "/v1/transactions/%lld/confirm", id);
-		json_t *empty = json_object();
-		int cr = nt_bench_call(agent, "POST", path, empty, &status, &doc, err, sizeof(err));
-		json_decref(empty);
-		if (cr < 0 || status != 200) {
-			/* Reverted between the read and the confirm: the host is back. */
+			/* Reverted meanwhile (its window closed)? */
 			json_decref(doc);
 			doc = NULL;
 			snprintf(path, sizeof(path), "/v1/transactions/%lld", id);
-			if (get_doc(agent, path, &doc, err, sizeof(err)) == 0 &&
+			char err2[256];
+			if (get_doc(agent, path, &doc, err2, sizeof(err2)) == 0 &&
 			    !strcmp(json_string_value(json_object_get(doc, "status")) ?: "", "reverted")) {
 				json_object_set_new(report, "reverted_by_agent", json_true());
 				rc = 0;
-			} else {
-				fprintf(stderr, "nettune: bench-run: cannot confirm transaction %lld to roll it back: %s; "
-						"the agent reverts it when its confirm window closes\n", id, err);
+				goto out;
 			}
-			goto out;
+			if (rr < 0 || (status != 409 && status != 503) || attempt >= UNDO_ATTEMPTS) {
+				fprintf(stderr, "nettune: bench-run: cannot revert transaction %lld: %s; it is never "
+						"confirmed, so the agent reverts it when its confirm window closes (%s)\n",
+					id, err, json_string_value(json_object_get(doc, "confirm_deadline")) ?: "?");
+				goto out;
+			}
+			struct timespec pause = { 0, 250 * 1000 * 1000 };
+			nanosleep(&pause, NULL);
 		}
 	} else if (!st || strcmp(st, "applied")) {
 		fprintf(stderr, "nettune: bench-run: transaction %lld is %s, not rolled back\n", id, st ? st : "?");

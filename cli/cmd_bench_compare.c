@@ -259,10 +259,10 @@ static int check_plan(const char *agent, const json_t *doc, const char *which)
 static int write_svg(const compare *c, const nt_summary *s, const char *path)
 {
 	char title[512];
-	snprintf(title, sizeof(title), "%s: %s vs %s, %ld rounds each",
-		 c->args[0], c->profile[ARM_CAND] ? json_string_value(json_object_get(c->profile[ARM_CAND], "name")) ?: c->o->profile : c->o->profile,
-		 c->profile[ARM_BASE] ? json_string_value(json_object_get(c->profile[ARM_BASE], "name")) ?: c->o->baseline : "the host as it is",
-		 c->o->compare);
+	const char *cand = json_string_value(json_object_get(c->profile[ARM_CAND], "name")) ?: c->o->profile;
+	const char *base = !c->profile[ARM_BASE] ? "the host as it is" :
+			   json_string_value(json_object_get(c->profile[ARM_BASE], "name")) ?: c->o->baseline;
+	snprintf(title, sizeof(title), "%s: %s vs %s, %ld rounds each", c->args[0], cand, base, c->o->compare);
 	char na[300], nb[300];
 	snprintf(na, sizeof(na), "baseline (%s)", c->o->baseline ? c->o->baseline : "host as it is");
 	snprintf(nb, sizeof(nb), "candidate (%s)", c->o->profile);
@@ -414,7 +414,7 @@ out:
 		rc = NT_BENCH_FAILED;
 	if (c.report && o->report && nt_bench_write_report(c.report, o->report) < 0 && rc == 0)
 		rc = NT_BENCH_FAILED;
-	if (c.report && o->json && judged) {
+	if (c.report && o->json && (judged || json_array_size(c.rounds))) {
 		json_dumpf(c.report, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
 		fputc('\n', stdout);
 	}
