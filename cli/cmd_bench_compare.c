@@ -142,12 +142,12 @@ static int one_round(compare *c, int arm, int k)
 	json_object_set_new(rr, "value", json_real(m.value));
 	rc = 0;
 undo:
-	/* A round's own record of its rollback, as a single run's report. */
+	/* The round's "rollback" (and "reverted_by_agent" when its confirm
+	 * window closed before COMMAND ended), as a single run's report has. */
 	if (nt_bench_undo(c->agent, id, rr) < 0) {
 		c->restored = false;
 		rc = NT_BENCH_FAILED;
 	}
-	json_object_del(rr, "reverted_by_agent");
 out:
 	if (nt_bench_signal())
 		rc = 128 + nt_bench_signal();
