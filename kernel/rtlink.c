@@ -316,6 +316,19 @@ static int put_fq(struct nl_msg *msg, const nt_fq_params *fq)
 	return 0;
 }
 
+/* htb refuses to start without its global parameters: those tc sends
+ * for a bare "htb" (version 3, r2q 10, default class 0), so that a foreign
+ * htb root put back by a rollback is the one `tc qdisc add ... htb` makes. */
+static int put_htb(struct nl_msg *msg)
+{
+	struct tc_htb_glob g = { .version = 3, .rate2quantum = 10 };
+	struct nlattr *o = nla_nest_start(msg, TCA_OPTIONS);
+	if (!o || nla_put(msg, TCA_HTB_INIT, sizeof(g), &g) < 0)
+		return -ENOMEM;
+	nla_nest_end(msg, o);
+	return 0;
+}
+
 /* Create a KIND qdisc at PARENT of IFINDEX replacing what is there. With
  * NLM_F_EXCL beside CREATE|REPLACE and no handle, the kernel always makes a
  * new qdisc and grafts it (tc_modify_qdisc), where CREATE|REPLACE alone
@@ -331,6 +344,8 @@ static int new_qdisc(int ifindex, uint32_t parent, const char *kind, const nt_fq
 	if (nlmsg_append(msg, &tcm, sizeof(tcm), NLMSG_ALIGNTO) < 0 || nla_put_string(msg, TCA_KIND, kind) < 0)
 		goto out;
 	if (strcmp(kind, "fq") == 0 && put_fq(msg, fq) < 0)
+		goto out;
+	if (strcmp(kind, "htb") == 0 && put_htb(msg) < 0)
 		goto out;
 	r = rt_request(msg, NULL, NULL, err, errsize);
 out:
