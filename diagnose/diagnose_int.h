@@ -10,6 +10,8 @@
  *   diagnose/irqbalance.c      irqbalance-active
  *   diagnose/rings.c           NIC queues: ring-below-max
  *   diagnose/bond.c            bond-hash-layer2
+ *   diagnose/link.c            MTU, queue length, root qdisc: bond-mtu-mismatch,
+ *                              txqueuelen-small, qdisc-default-stale
  *   diagnose/tcp.c             sysctls: tcp-buffers-small
  *   diagnose/steering.c        RPS/XPS: rps-missing, xps-unset,
  *                              xps-irq-mismatch, rps-reserved-cpus
@@ -48,6 +50,11 @@ typedef struct diag {
 int diag_add_finding(diag *d, const char *id, int sev, const char *subject, json_t *evidence,
 	json_t *fix, const char *fmt, ...) __attribute__((format(printf, 7, 8)));
 
+/* The NIC called NAME, or NULL. */
+const nt_nic *diag_nic(const nt_topology *t, const char *name);
+/* The value of sysctl KEY as the host model read it, or NULL. */
+const char *diag_sysctl(const nt_topology *t, const char *key);
+
 static inline bool diag_nic_is_physical(const nt_nic *n)
 {
 	return !n->is_virtual && !n->is_bond;
@@ -63,6 +70,7 @@ int diag_check_irqbalance(diag *d);
 int diag_check_rings(diag *d);
 int diag_check_bonds(diag *d);
 int diag_check_tcp_buffers(diag *d);
+int diag_check_link(diag *d);
 /* RESERVED: interface -> cpulist kept for applications, or NULL. */
 int diag_check_steering(diag *d, const json_t *reserved);
 

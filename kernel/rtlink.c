@@ -234,7 +234,7 @@ static int compose_root(const qd_dump *d, nt_qdisc *out)
 	out->dflt = TC_H_MAJ(root->handle) == 0;
 	snprintf(out->kind, sizeof(out->kind), "%s", root->kind);
 	out->fq = root->fq;
-	if (strcmp(root->kind, "mq") != 0 || out->dflt)
+	if (strcmp(root->kind, "mq") != 0)
 		return 0;
 	bool first = true, all_default = true;
 	for (int i = 0; i < d->n; i++) {
@@ -252,8 +252,8 @@ static int compose_root(const qd_dump *d, nt_qdisc *out)
 			snprintf(out->child, sizeof(out->child), "*");
 		}
 	}
-	if (all_default) {
-		out->child[0] = '\0';
+	if (all_default && !first) {
+		out->child_dflt = true;
 		memset(&out->fq, 0, sizeof(out->fq));
 	}
 	return 0;
@@ -388,7 +388,7 @@ int nt_qdisc_set(const nt_ctx *ctx, const char *ifname, const nt_qdisc *q, char 
 	}
 	if ((r = new_qdisc(d.ifindex, TC_H_ROOT, q->kind, &q->fq, err, errsize)) < 0)
 		goto out;
-	if (strcmp(q->kind, "mq") != 0 || !q->child[0])
+	if (strcmp(q->kind, "mq") != 0 || !q->child[0] || q->child_dflt)
 		goto out;
 	/* The new mq's handle, which the kernel chose, is the major of its
 	 * children's parents: one per transmit queue, minors 1..N. */

@@ -57,9 +57,11 @@ typedef struct nt_qdisc {
 	 * kind then says what the default is on this device, for reports. */
 	bool dflt;
 	char kind[16]; /* "fq", "fq_codel", "mq", "htb", ... */
-	/* mq: the kind its children share, "" when they are the kernel's
-	 * defaults (handle 0), "*" when they differ from one another. */
+	/* mq: the kind its children share, "*" when they differ from one
+	 * another; CHILD_DFLT: they are the kernel's own (handle 0), which a
+	 * write of this value leaves to the kernel. */
 	char child[16];
+	bool child_dflt;
 	nt_fq_params fq; /* of the root fq, or of every fq child of an mq */
 } nt_qdisc;
 

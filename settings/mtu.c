@@ -5,8 +5,9 @@
  *   "mtu": [{"interface": "enos*", "mtu": 9000}]
  * Within the range the driver allows (IFLA_MIN_MTU..IFLA_MAX_MTU). A bond
  * is given its own MTU, which the bonding driver passes to its slaves; an
- * entry naming a slave outright is refused, as the bond would set it back
- * (a glob matching slaves leaves them out). Through kernel/rtlink.h:
+ * entry naming a slave outright is refused unless it asks for the bond's
+ * own MTU (which mends a slave that differs), as the bond would set any
+ * other back; a glob matching slaves leaves them out. Through kernel/rtlink.h:
  * rtnetlink on the live host, sysfs on a fixture root. */
 #include "settings/link_kind.h"
 
@@ -44,6 +45,14 @@ static const char *bond_of(const nt_topology *t, const nt_nic *nic)
 	return NULL;
 }
 
+/* Whether MTU on NIC, a slave of BOND, is refused: anything but the
+ * bond's own. */
+static bool slave_refused(const nt_topology *t, const char *bond, uint32_t mtu)
+{
+	const nt_nic *b = nt_lk_nic(t, bond);
+	return !b || b->mtu <= 0 || (uint32_t)b->mtu != mtu;
+}
+
 static int mtu_check(const nt_ctx *ctx, nt_ethtool *eh, const nt_topology *t, const char *target,
 		     const nt_value *v, char *why, size_t whysize)
 {
@@ -59,7 +68,7 @@ static int mtu_check(const nt_ctx *ctx, nt_ethtool *eh, const nt_topology *t, co
 		return NT_EINVALID;
 	}
 	const char *bond = bond_of(t, nt_lk_nic(t, target));
-	if (bond) {
+	if (bond && slave_refused(t, bond, v->f.v[0])) {
 		snprintf(why, whysize, "%s is a slave of bond %s: set the bond's MTU, which the kernel gives its slaves",
 			 target, bond);
 		return NT_EINVALID;
@@ -103,7 +112,7 @@ static void check_entry(nt_section_check *c, const char *base, const nt_nic *nic
 	const char *bond = bond_of(c->t, nic);
 
 	if (bond) {
-		if (!glob) {
+		if (!glob && slave_refused(c->t, bond, v)) {
 			snprintf(path, sizeof(path), "%s.interface", base);
 			nt_sc_error(c, path, "%s is a slave of bond %s: set the bond's MTU, which the kernel gives its slaves",
 				    nic->name, bond);
@@ -142,7 +151,7 @@ static int desire_mtu(nt_section_plan *p, const json_t *arr)
 			if (!nt_iface_match(pattern, nic->name))
 				continue;
 			const char *bond = bond_of(p->t, nic);
-			if (bond) {
+			if (bond && (nt_iface_is_glob(pattern) || slave_refused(p->t, bond, v.f.v[0]))) {
 				nt_desire_warn(p, "%s: a slave of bond %s takes the bond's MTU; left out", nic->name, bond);
 				continue;
 			}

@@ -101,13 +101,14 @@ static int text_to_qdisc(const char *text, nt_qdisc *q)
 static int qdisc_to_text(const nt_qdisc *q, char *out, size_t size)
 {
 	int n;
+	bool child = q->child[0] && !q->child_dflt;
 	if (q->dflt)
 		n = snprintf(out, size, "default");
 	else
-		n = snprintf(out, size, "%s%s%s", q->kind, q->child[0] ? " " : "", q->child);
+		n = snprintf(out, size, "%s%s%s", q->kind, child ? " " : "", child ? q->child : "");
 	if (n < 0 || (size_t)n >= size)
 		return -ENOSPC;
-	bool fq = !q->dflt && strcmp(q->child[0] ? q->child : q->kind, "fq") == 0;
+	bool fq = !q->dflt && strcmp(child ? q->child : q->kind, "fq") == 0;
 	size_t len = (size_t)n;
 	if (fq && q->fq.has_limit)
 		len += (size_t)snprintf(out + len, len < size ? size - len : 0, " limit=%u", q->fq.limit);
@@ -149,7 +150,8 @@ static bool expressible(const nt_qdisc *q)
 	if (q->dflt)
 		return true;
 	if (strcmp(q->kind, "mq") == 0)
-		return !q->child[0] || strcmp(q->child, "fq") == 0 || strcmp(q->child, "fq_codel") == 0;
+		return !q->child[0] || q->child_dflt || strcmp(q->child, "fq") == 0 ||
+		       strcmp(q->child, "fq_codel") == 0;
 	for (int i = 0; plain[i]; i++)
 		if (strcmp(q->kind, plain[i]) == 0)
 			return true;
@@ -401,14 +403,21 @@ static const nt_profile_section section_qdisc = {
 	.desire = desire_qdisc,
 };
 
-/* "qdisc": the root in the text form above; nothing on a fixture root. */
+/* "qdisc": the root in the text form above, and "qdisc_kinds": the kinds
+ * the kernel shows, the root's and an mq's children's ("mq pfifo_fast"),
+ * which "default" does not say; nothing on a fixture root. */
 static int report_qdisc(const nt_ctx *ctx, nt_ethtool *eh, const nt_nic *nic, json_t *out)
 {
-	nt_value v;
-	int r = qdisc_read(ctx, eh, nic->name, &v);
+	nt_qdisc q;
+	char text[NT_VALUE_MAX], kinds[40];
+	int r = nt_qdisc_get(ctx, nic->name, &q);
 	if (r < 0)
 		return r == -EOPNOTSUPP || r == -ENODEV ? 0 : r;
-	json_object_set_new(out, "qdisc", json_string(v.text));
+	if ((r = qdisc_to_text(&q, text, sizeof(text))) < 0)
+		return r;
+	snprintf(kinds, sizeof(kinds), "%s%s%s", q.kind, q.child[0] ? " " : "", q.child);
+	json_object_set_new(out, "qdisc", json_string(text));
+	json_object_set_new(out, "qdisc_kinds", json_string(kinds));
 	return 0;
 }
 

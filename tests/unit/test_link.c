@@ -6,7 +6,9 @@
  * the fixture gives (with the kernel's own words when an apply slips
  * past); the per-NIC report; a transaction applied and rolled back with
  * the sysfs files byte for byte what they were; a qdisc refused on a root
- * with no traffic control. */
+ * with no traffic control; the link findings of diagnose/link.c and
+ * their fixes. */
+#include "diagnose/diagnose.h"
 #include "engine/plan.h"
 #include "engine/txn.h"
 #include "host/topology.h"
@@ -72,7 +74,7 @@ static void test_validation(const nt_ctx *ctx, const nt_topology *t)
 	nt_plan plan;
 	json_t *errors;
 	int r = plan_of(ctx, t,
-			"{\"name\":\"x\",\"mtu\":[{\"interface\":\"enos0\",\"mtu\":9000},{\"interface\":\"bond0\",\"mtu\":9216},"
+			"{\"name\":\"x\",\"mtu\":[{\"interface\":\"enos0\",\"mtu\":4000},{\"interface\":\"bond0\",\"mtu\":9216},"
 			"{\"interface\":\"bond0\",\"mtu\":\"big\"},{\"interface\":\"bond0\",\"mtu\":67},{\"interface\":\"bond0\"},"
 			"{\"interface\":\"bond0\",\"mtu\":1500,\"speed\":1}],"
 			"\"txqueuelen\":[{\"interface\":\"nosuch\",\"txqueuelen\":1},{\"interface\":\"enos0\",\"txqueuelen\":-1}],"
@@ -205,6 +207,59 @@ out:
 	nt_txn_engine_close(e);
 }
 
+/* The finding ID about SUBJECT in DOC, or NULL. */
+static json_t *finding(json_t *doc, const char *id, const char *subject)
+{
+	size_t i;
+	json_t *f;
+	json_array_foreach(json_object_get(doc, "findings"), i, f)
+		if (strcmp(json_string_value(json_object_get(f, "id")), id) == 0 &&
+		    strcmp(json_string_value(json_object_get(f, "subject")), subject) == 0)
+			return f;
+	return NULL;
+}
+
+/* enos2's MTU (1500) is not its bond's (9000); the ports run at 25G with
+ * a queue length of 1000; default_qdisc is fq and enos1 is made to report
+ * an mq of pfifo_fast children, as a live NIC up before the sysctl was set
+ * would. */
+static void test_diagnose(const nt_ctx *ctx, nt_topology *t)
+{
+	for (int i = 0; i < t->nnics; i++)
+		if (strcmp(t->nics[i].name, "enos1") == 0)
+			json_object_set_new(t->nics[i].reported, "qdisc_kinds", json_string("mq pfifo_fast"));
+	json_t *doc = nt_diagnose(t, NULL);
+	CHECK(doc != NULL);
+	if (!doc)
+		return;
+	json_t *f = finding(doc, "bond-mtu-mismatch", "bond0");
+	char *fix = f ? json_dumps(json_object_get(f, "fix"), JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+	CHECK_STR(fix, "{\"mtu\":[{\"interface\":\"enos2\",\"mtu\":9000}]}");
+	free(fix);
+	f = finding(doc, "txqueuelen-small", "enos3");
+	fix = f ? json_dumps(json_object_get(f, "fix"), JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+	CHECK_STR(fix, "{\"txqueuelen\":[{\"interface\":\"enos3\",\"txqueuelen\":10000}]}");
+	free(fix);
+	CHECK(finding(doc, "txqueuelen-small", "bond0") == NULL);
+	f = finding(doc, "qdisc-default-stale", "enos1");
+	fix = f ? json_dumps(json_object_get(f, "fix"), JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+	CHECK_STR(fix, "{\"qdisc\":[{\"child\":\"fq\",\"interface\":\"enos1\",\"qdisc\":\"mq\"}]}");
+	free(fix);
+	CHECK(finding(doc, "qdisc-default-stale", "enos0") == NULL);
+	/* The bond's fix is a valid profile: the slave may take its bond's MTU. */
+	nt_plan plan;
+	json_t *errors;
+	int r = plan_of(ctx, t, "{\"name\":\"f\",\"mtu\":[{\"interface\":\"enos2\",\"mtu\":9000}]}", &plan, &errors);
+	CHECK_MSG(r == 0, "%s", json_dumps(errors, JSON_COMPACT));
+	json_decref(errors);
+	if (r == 0) {
+		CHECK_INT(plan.nsteps, 1);
+		CHECK_STR(nt_t_str(plan.steps[0].kind, &plan.steps[0].before), "1500");
+		nt_plan_free(&plan);
+	}
+	json_decref(doc);
+}
+
 int main(void)
 {
 	char cmd[512];
@@ -217,6 +272,8 @@ int main(void)
 	CHECK(mkdtemp(root) != NULL && mkdtemp(state) != NULL);
 	snprintf(cmd, sizeof(cmd), "cp -a %s/epyc7713-2node-bond/. %s/", NT_FIXTURES, root);
 	CHECK_INT(system(cmd), 0);
+	tree_write(root, "sys/class/net/enos2/mtu", "1500\n");
+	tree_write(root, "proc/sys/net/core/default_qdisc", "fq\n");
 	tree_write(root, "ethtool/bond0.json", "{\"link\": {\"min_mtu\": 68, \"max_mtu\": 9000}}");
 	CHECK_INT(nt_ctx_init(&ctx, root), 0);
 	CHECK_INT(nt_topology_read(&ctx, &t), 0);
@@ -224,6 +281,7 @@ int main(void)
 		test_report(t);
 		test_validation(&ctx, t);
 		test_plan(&ctx, t);
+		test_diagnose(&ctx, t);
 		nt_topology_free(t);
 		test_fixture_refusal(&ctx);
 		test_transaction(&ctx);
