@@ -44,8 +44,9 @@ int nt_fixture_features_set(const nt_ctx *ctx, const char *ifname, const char *n
 
 /* The MTU range of IFNAME: the "link" section of ROOT/ethtool/IF.json
  * ({"min_mtu": 68, "max_mtu": 9216}), the members it has; Ethernet's
- * 68..65535 (ether_setup) for those it lacks, sysfs showing neither. */
-void nt_fixture_link_limits(const nt_ctx *ctx, const char *ifname, uint32_t *min_mtu, uint32_t *max_mtu);
+ * 68..65535 (ether_setup) for those it lacks, sysfs showing neither.
+ * Returns whether the fixture has the section. */
+bool nt_fixture_link_limits(const nt_ctx *ctx, const char *ifname, uint32_t *min_mtu, uint32_t *max_mtu);
 
 /* The attribute file REL (already formatted) holds VALUE and a newline. */
 int nt_fixture_write_attr(const nt_ctx *ctx, const char *value, const char *rel);

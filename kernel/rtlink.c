@@ -35,6 +35,7 @@ static int parse_link(struct nl_msg *msg, void *arg)
 		p->min_mtu = nla_get_u32(tb[IFLA_MIN_MTU]);
 	if (tb[IFLA_MAX_MTU])
 		p->max_mtu = nla_get_u32(tb[IFLA_MAX_MTU]);
+	p->range_known = tb[IFLA_MIN_MTU] && tb[IFLA_MAX_MTU];
 	if (tb[IFLA_TXQLEN])
 		p->txqlen = nla_get_u32(tb[IFLA_TXQLEN]);
 	if (tb[IFLA_NUM_TX_QUEUES])
@@ -68,13 +69,6 @@ static struct nl_msg *link_msg(int type, const char *ifname)
 	return msg;
 }
 
-/* The MTU range a fixture gives IFNAME: its ethtool/IF.json "link"
- * section, or Ethernet's. */
-static void fixture_limits(const nt_ctx *ctx, const char *ifname, nt_link_params *p)
-{
-	nt_fixture_link_limits(ctx, ifname, &p->min_mtu, &p->max_mtu);
-}
-
 int nt_rtlink_get(const nt_ctx *ctx, const char *ifname, nt_link_params *out)
 {
 	memset(out, 0, sizeof(*out));
@@ -91,7 +85,7 @@ int nt_rtlink_get(const nt_ctx *ctx, const char *ifname, nt_link_params *out)
 			return NT_EPARSE;
 		out->mtu = (uint32_t)mtu;
 		out->txqlen = (uint32_t)qlen;
-		fixture_limits(ctx, ifname, out);
+		out->range_known = nt_fixture_link_limits(ctx, ifname, &out->min_mtu, &out->max_mtu);
 		return 0;
 	}
 	struct nl_msg *msg = link_msg(RTM_GETLINK, ifname);
@@ -99,6 +93,11 @@ int nt_rtlink_get(const nt_ctx *ctx, const char *ifname, nt_link_params *out)
 		return -ENOMEM;
 	int r = rt_request(msg, parse_link, out, NULL, 0);
 	nlmsg_free(msg);
+	/* Kernels before 4.18 do not say the range: Ethernet's then. */
+	if (r == 0 && !out->range_known) {
+		out->min_mtu = 68;
+		out->max_mtu = 65535;
+	}
 	return r;
 }
 

@@ -24,6 +24,9 @@ typedef struct nt_link_params {
 	uint32_t mtu, min_mtu, max_mtu;
 	uint32_t txqlen;
 	uint32_t num_tx_queues; /* 0 when unknown (a fixture root) */
+	/* The kernel said MIN_MTU and MAX_MTU (a fixture: its "link"
+	 * section); otherwise they are Ethernet's. */
+	bool range_known;
 } nt_link_params;
 
 /* IFNAME's parameters. Returns 0, -ENODEV for no such link, or -errno. */

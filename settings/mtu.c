@@ -176,13 +176,15 @@ static const nt_profile_section section_mtu = {
 };
 
 /* "mtu_min", "mtu_max": the range the driver allows ("mtu" is the host
- * model's own). */
+ * model's own), and "txqueuelen" from the same read; nothing where the
+ * range is not known (a fixture without it), so a captured host reads as
+ * it did. */
 static int report_mtu(const nt_ctx *ctx, nt_ethtool *eh, const nt_nic *nic, json_t *out)
 {
 	nt_link_params p;
 	int r = nt_rtlink_get(ctx, nic->name, &p);
-	if (r < 0)
-		return r == -ENODEV ? 0 : r;
+	if (r < 0 || !p.range_known)
+		return r == -ENODEV ? 0 : r < 0 ? r : 0;
 	json_object_set_new(out, "mtu_min", json_integer(p.min_mtu));
 	json_object_set_new(out, "mtu_max", json_integer(p.max_mtu));
 	json_object_set_new(out, "txqueuelen", json_integer(p.txqlen));

@@ -26,6 +26,19 @@
 
 static char root[64], state[64];
 
+/* ROOT/ethtool/IFACE.json with a "link" section added: the MTU range. */
+static void give_link(const char *iface, int max_mtu)
+{
+	char path[256];
+	snprintf(path, sizeof(path), "%s/ethtool/%s.json", root, iface);
+	json_t *doc = json_load_file(path, 0, NULL);
+	if (!doc)
+		doc = json_object();
+	json_object_set_new(doc, "link", json_pack("{s:i, s:i}", "min_mtu", 68, "max_mtu", max_mtu));
+	CHECK_INT(json_dump_file(doc, path, JSON_COMPACT), 0);
+	json_decref(doc);
+}
+
 static void test_qdisc_values(void)
 {
 	const nt_setting_kind *k = nt_setting_find("qdisc");
@@ -274,7 +287,8 @@ int main(void)
 	CHECK_INT(system(cmd), 0);
 	tree_write(root, "sys/class/net/enos2/mtu", "1500\n");
 	tree_write(root, "proc/sys/net/core/default_qdisc", "fq\n");
-	tree_write(root, "ethtool/bond0.json", "{\"link\": {\"min_mtu\": 68, \"max_mtu\": 9000}}");
+	give_link("bond0", 9000);
+	give_link("enos3", 9216);
 	CHECK_INT(nt_ctx_init(&ctx, root), 0);
 	CHECK_INT(nt_topology_read(&ctx, &t), 0);
 	if (t) {
