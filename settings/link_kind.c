@@ -31,6 +31,29 @@ bool nt_lk_equal(const nt_value *a, const nt_value *b)
 	return a->f.v[0] == b->f.v[0];
 }
 
+int nt_lk_read(const nt_ctx *ctx, const char *target, nt_lk_field f, nt_value *out)
+{
+	nt_link_params p;
+	int r = nt_rtlink_get(ctx, target, &p);
+	if (r < 0)
+		return r;
+	memset(out, 0, sizeof(*out));
+	nt_value_field_set(out, 0, f == NT_LK_MTU ? p.mtu : p.txqlen);
+	return 0;
+}
+
+int nt_lk_apply(const nt_ctx *ctx, const char *target, nt_lk_field f, const nt_value *v, char *err,
+		size_t errsize)
+{
+	char kerr[200] = "";
+	int r = f == NT_LK_MTU ? nt_rtlink_set_mtu(ctx, target, v->f.v[0], kerr, sizeof(kerr))
+			       : nt_rtlink_set_txqlen(ctx, target, v->f.v[0], kerr, sizeof(kerr));
+	if (r < 0 && err && errsize)
+		snprintf(err, errsize, "%s %s %u: %s%s%s", target, f == NT_LK_MTU ? "mtu" : "txqueuelen", v->f.v[0],
+			 nt_strerror(r), kerr[0] ? ": " : "", kerr);
+	return r;
+}
+
 const nt_nic *nt_lk_nic(const nt_topology *t, const char *name)
 {
 	for (int i = 0; t && i < t->nnics; i++)

@@ -14,6 +14,16 @@ int nt_lk_parse(const char *text, nt_value *out);
 int nt_lk_format(const nt_value *v, char *out, size_t size);
 bool nt_lk_equal(const nt_value *a, const nt_value *b);
 
+/* Which number of a link a kind holds. */
+typedef enum { NT_LK_MTU, NT_LK_TXQLEN } nt_lk_field;
+
+/* TARGET's number F into OUT (field 0). Returns 0 or -errno. */
+int nt_lk_read(const nt_ctx *ctx, const char *target, nt_lk_field f, nt_value *out);
+/* Write V's number as F of TARGET. Returns 0 or the kernel's -errno, with
+ * "TARGET NAME N: reason: kernel text" in ERR. */
+int nt_lk_apply(const nt_ctx *ctx, const char *target, nt_lk_field f, const nt_value *v, char *err,
+		size_t errsize);
+
 /* The NIC called NAME in T, or NULL. */
 const nt_nic *nt_lk_nic(const nt_topology *t, const char *name);
 

@@ -15,13 +15,7 @@
 
 static int txq_read(const nt_ctx *ctx, nt_ethtool *eh, const char *target, nt_value *out)
 {
-	nt_link_params p;
-	int r = nt_rtlink_get(ctx, target, &p);
-	if (r < 0)
-		return r;
-	memset(out, 0, sizeof(*out));
-	nt_value_field_set(out, 0, p.txqlen);
-	return 0;
+	return nt_lk_read(ctx, target, NT_LK_TXQLEN, out);
 }
 
 static int txq_check(const nt_ctx *ctx, nt_ethtool *eh, const nt_topology *t, const char *target,
@@ -39,12 +33,7 @@ static int txq_check(const nt_ctx *ctx, nt_ethtool *eh, const nt_topology *t, co
 static int txq_apply(const nt_ctx *ctx, nt_ethtool *eh, const char *target, const nt_value *v, char *err,
 		     size_t errsize)
 {
-	char kerr[200] = "";
-	int r = nt_rtlink_set_txqlen(ctx, target, v->f.v[0], kerr, sizeof(kerr));
-	if (r < 0 && err && errsize)
-		snprintf(err, errsize, "%s txqueuelen %u: %s%s%s", target, v->f.v[0], nt_strerror(r),
-			 kerr[0] ? ": " : "", kerr);
-	return r;
+	return nt_lk_apply(ctx, target, NT_LK_TXQLEN, v, err, errsize);
 }
 
 static const nt_setting_kind nt_setting_txqueuelen = {
