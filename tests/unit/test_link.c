@@ -14,6 +14,7 @@
 #include "host/topology.h"
 #include "kernel/ctx.h"
 #include "settings/setting.h"
+#include "plan_util.h"
 #include "setting_util.h"
 #include "harness.h"
 #include "tree_files.h"
@@ -72,21 +73,11 @@ static void test_qdisc_values(void)
 		CHECK_MSG(k->parse(bad[i], &v) == NT_EPARSE, "'%s' parsed", bad[i]);
 }
 
-static int plan_of(const nt_ctx *ctx, const nt_topology *t, const char *text, nt_plan *plan, json_t **errors)
-{
-	json_t *p = json_loads(text, 0, NULL);
-	CHECK_MSG(p != NULL, "%s", text);
-	*errors = json_array();
-	int r = nt_plan_build(ctx, NULL, t, p, plan, *errors);
-	json_decref(p);
-	return r;
-}
-
 static void test_validation(const nt_ctx *ctx, const nt_topology *t)
 {
 	nt_plan plan;
 	json_t *errors;
-	int r = plan_of(ctx, t,
+	int r = nt_t_plan(ctx, t,
 			"{\"name\":\"x\",\"mtu\":[{\"interface\":\"enos0\",\"mtu\":4000},{\"interface\":\"bond0\",\"mtu\":9216},"
 			"{\"interface\":\"bond0\",\"mtu\":\"big\"},{\"interface\":\"bond0\",\"mtu\":67},{\"interface\":\"bond0\"},"
 			"{\"interface\":\"bond0\",\"mtu\":1500,\"speed\":1}],"
@@ -113,7 +104,7 @@ static void test_validation(const nt_ctx *ctx, const nt_topology *t)
 	json_decref(errors);
 
 	/* A fixture root has no traffic control: said by the plan's check. */
-	r = plan_of(ctx, t, "{\"name\":\"q\",\"qdisc\":[{\"interface\":\"bond0\",\"qdisc\":\"fq\"}]}", &plan, &errors);
+	r = nt_t_plan(ctx, t, "{\"name\":\"q\",\"qdisc\":[{\"interface\":\"bond0\",\"qdisc\":\"fq\"}]}", &plan, &errors);
 	CHECK_INT(r, NT_EINVALID);
 	CHECK(has_error(errors, "$.qdisc[0]", "no traffic control"));
 	json_decref(errors);
@@ -124,7 +115,7 @@ static void test_plan(const nt_ctx *ctx, const nt_topology *t)
 	nt_plan plan;
 	json_t *errors;
 	/* A glob over the bond and its slaves: the bond alone. */
-	int r = plan_of(ctx, t, "{\"name\":\"m\",\"mtu\":[{\"interface\":\"*\",\"mtu\":4000}]}", &plan, &errors);
+	int r = nt_t_plan(ctx, t, "{\"name\":\"m\",\"mtu\":[{\"interface\":\"*\",\"mtu\":4000}]}", &plan, &errors);
 	CHECK_MSG(r == 0, "%s", json_dumps(errors, JSON_COMPACT));
 	json_decref(errors);
 	if (r < 0)
@@ -262,7 +253,7 @@ static void test_diagnose(const nt_ctx *ctx, nt_topology *t)
 	/* The bond's fix is a valid profile: the slave may take its bond's MTU. */
 	nt_plan plan;
 	json_t *errors;
-	int r = plan_of(ctx, t, "{\"name\":\"f\",\"mtu\":[{\"interface\":\"enos2\",\"mtu\":9000}]}", &plan, &errors);
+	int r = nt_t_plan(ctx, t, "{\"name\":\"f\",\"mtu\":[{\"interface\":\"enos2\",\"mtu\":9000}]}", &plan, &errors);
 	CHECK_MSG(r == 0, "%s", json_dumps(errors, JSON_COMPACT));
 	json_decref(errors);
 	if (r == 0) {
