@@ -228,8 +228,13 @@ static int compose_root(const qd_dump *d, nt_qdisc *out)
 	for (int i = 0; i < d->n && !root; i++)
 		if (d->e[i].parent == TC_H_ROOT)
 			root = &d->e[i];
-	if (!root)
-		return -ENOENT;
+	/* A link never brought up has the noop qdisc, which the dump leaves
+	 * out: the kernel's own, until it attaches the default at first up. */
+	if (!root) {
+		out->dflt = true;
+		snprintf(out->kind, sizeof(out->kind), "noop");
+		return 0;
+	}
 	out->dflt = TC_H_MAJ(root->handle) == 0;
 	snprintf(out->kind, sizeof(out->kind), "%s", root->kind);
 	out->fq = root->fq;

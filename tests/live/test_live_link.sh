@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # A link's MTU, queue length and root qdisc on this machine's kernel, in a
 # network namespace of its own over veth pairs:
-#  - each layout planned, applied, seen with `ip link` and `tc qdisc show`,
+#  - each layout (also on a link that is down) planned, applied, seen with `ip link` and `tc qdisc show`,
 #    rolled back to exactly what was there (`ip -d link` and `tc -d qdisc`
 #    byte for byte);
 #  - fq with maxrate, fq_codel and mq with fq children where the kernel has
@@ -63,6 +63,8 @@ ip -n "$ns" link add v0 numtxqueues 4 numrxqueues 4 type veth peer name v1 numtx
 	{ echo "SKIP: cannot create a multi-queue veth pair"; exit 77; }
 ip -n "$ns" link add s0 numtxqueues 1 type veth peer name s1 numtxqueues 1
 for l in v0 v1 s0 s1; do ip -n "$ns" link set "$l" up; done
+# A pair never brought up: its noop qdisc is not in a dump at all.
+ip -n "$ns" link add d0 numtxqueues 4 type veth peer name d1 numtxqueues 4
 # Which qdiscs this kernel has: tried on the peer, then put back.
 has_qdisc() { nstc qdisc add dev s1 root "$1" 2>/dev/null && nstc qdisc del dev s1 root; }
 has_fq=false; has_qdisc fq && has_fq=true
@@ -101,6 +103,7 @@ layout() {
 }
 
 layout mq-default v0 '"qdisc":"mq"' '^qdisc mq [0-9a-f]+: root'
+layout mq-down d0 '"qdisc":"mq"' '^qdisc mq [0-9a-f]+: root'
 if $has_fq; then
 	layout fq-maxrate s0 '"qdisc":"fq","maxrate":"23gbit","flow_limit":50' '^qdisc fq [0-9a-f]+: root .*flow_limit 50p .*maxrate 23Gbit'
 	layout mq-fq v0 '"qdisc":"mq","child":"fq","maxrate":"10gbit"' 'qdisc fq [0-9a-f]+: parent [0-9a-f]+:4 .*maxrate 10Gbit'
