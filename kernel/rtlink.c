@@ -29,6 +29,7 @@ static int parse_link(struct nl_msg *msg, void *arg)
 		return 0;
 	if (nlmsg_parse(h, sizeof(struct ifinfomsg), tb, IFLA_MAX, NULL) < 0)
 		return -EIO;
+	p->ifindex = ((struct ifinfomsg *)nlmsg_data(h))->ifi_index;
 	if (tb[IFLA_MTU])
 		p->mtu = nla_get_u32(tb[IFLA_MTU]);
 	if (tb[IFLA_MIN_MTU])
@@ -43,15 +44,18 @@ static int parse_link(struct nl_msg *msg, void *arg)
 	return 0;
 }
 
-/* One rtnetlink request on a socket of its own, with the kernel's text. */
-static int rt_request(struct nl_msg *msg, nt_nl_reply_fn reply, void *arg, char *err, size_t errsize)
+/* One rtnetlink request on SK, or on a socket of its own when SK is NULL,
+ * with the kernel's text. */
+static int rt_request(struct nl_sock *sk, struct nl_msg *msg, nt_nl_reply_fn reply, void *arg, char *err,
+		      size_t errsize)
 {
-	struct nl_sock *sk = NULL;
-	int r = nt_nl_open(NETLINK_ROUTE, &sk);
+	struct nl_sock *own = NULL;
+	int r = sk ? 0 : nt_nl_open(NETLINK_ROUTE, &own);
 	if (r < 0)
 		return r;
-	r = nt_nl_request(sk, msg, reply, arg, err, errsize);
-	nl_socket_free(sk);
+	r = nt_nl_request(sk ? sk : own, msg, reply, arg, err, errsize);
+	if (own)
+		nl_socket_free(own);
 	return r;
 }
 
@@ -67,6 +71,22 @@ static struct nl_msg *link_msg(int type, const char *ifname)
 		return NULL;
 	}
 	return msg;
+}
+
+/* IFNAME's parameters from the kernel, on SK (NULL: a socket of its own). */
+static int link_get(struct nl_sock *sk, const char *ifname, nt_link_params *out)
+{
+	struct nl_msg *msg = link_msg(RTM_GETLINK, ifname);
+	if (!msg)
+		return -ENOMEM;
+	int r = rt_request(sk, msg, parse_link, out, NULL, 0);
+	nlmsg_free(msg);
+	/* Kernels before 4.18 do not say the range: Ethernet's then. */
+	if (r == 0 && !out->range_known) {
+		out->min_mtu = 68;
+		out->max_mtu = 65535;
+	}
+	return r;
 }
 
 int nt_rtlink_get(const nt_ctx *ctx, const char *ifname, nt_link_params *out)
@@ -88,17 +108,7 @@ int nt_rtlink_get(const nt_ctx *ctx, const char *ifname, nt_link_params *out)
 		out->range_known = nt_fixture_link_limits(ctx, ifname, &out->min_mtu, &out->max_mtu);
 		return 0;
 	}
-	struct nl_msg *msg = link_msg(RTM_GETLINK, ifname);
-	if (!msg)
-		return -ENOMEM;
-	int r = rt_request(msg, parse_link, out, NULL, 0);
-	nlmsg_free(msg);
-	/* Kernels before 4.18 do not say the range: Ethernet's then. */
-	if (r == 0 && !out->range_known) {
-		out->min_mtu = 68;
-		out->max_mtu = 65535;
-	}
-	return r;
+	return link_get(NULL, ifname, out);
 }
 
 static int set_u32(const nt_ctx *ctx, const char *ifname, int attr, uint32_t v, char *err, size_t errsize)
@@ -110,7 +120,7 @@ static int set_u32(const nt_ctx *ctx, const char *ifname, int attr, uint32_t v, 
 	struct nl_msg *msg = link_msg(RTM_NEWLINK, ifname);
 	if (!msg)
 		return -ENOMEM;
-	int r = nla_put_u32(msg, attr, v) < 0 ? -ENOMEM : rt_request(msg, NULL, NULL, err, errsize);
+	int r = nla_put_u32(msg, attr, v) < 0 ? -ENOMEM : rt_request(NULL, msg, NULL, NULL, err, errsize);
 	nlmsg_free(msg);
 	return r;
 }
@@ -263,16 +273,14 @@ static int compose_root(const qd_dump *d, nt_qdisc *out)
 	return 0;
 }
 
-static int dump_qdiscs(const char *ifname, qd_dump *d)
+/* The qdiscs of IFINDEX, on SK (NULL: a socket of its own). */
+static int dump_qdiscs(struct nl_sock *sk, int ifindex, qd_dump *d)
 {
-	struct tcmsg tcm = { .tcm_family = AF_UNSPEC };
+	struct tcmsg tcm = { .tcm_family = AF_UNSPEC, .tcm_ifindex = ifindex };
 	struct nl_msg *msg = NULL;
 	int r;
 
-	d->ifindex = (int)if_nametoindex(ifname);
-	if (d->ifindex <= 0)
-		return -ENODEV;
-	tcm.tcm_ifindex = d->ifindex;
+	d->ifindex = ifindex;
 	d->n = 0;
 	if (!(d->e = calloc(MAX_QDISCS, sizeof(*d->e))))
 		return -ENOMEM;
@@ -281,7 +289,9 @@ static int dump_qdiscs(const char *ifname, qd_dump *d)
 		r = -ENOMEM;
 		goto out;
 	}
-	r = rt_request(msg, parse_qdisc, d, NULL, 0);
+	/* Older kernels dump every link's qdiscs whatever the ifindex:
+	 * parse_qdisc keeps IFINDEX's. */
+	r = rt_request(sk, msg, parse_qdisc, d, NULL, 0);
 out:
 	nlmsg_free(msg);
 	if (r < 0) {
@@ -289,6 +299,12 @@ out:
 		d->e = NULL;
 	}
 	return r;
+}
+
+static int ifindex_of(const char *ifname)
+{
+	int i = (int)if_nametoindex(ifname);
+	return i > 0 ? i : -ENODEV;
 }
 
 int nt_qdisc_get(const nt_ctx *ctx, const char *ifname, nt_qdisc *out)
@@ -299,11 +315,35 @@ int nt_qdisc_get(const nt_ctx *ctx, const char *ifname, nt_qdisc *out)
 		return -EOPNOTSUPP;
 	if (!nt_ifname_valid(ifname))
 		return -ENODEV;
-	int r = dump_qdiscs(ifname, &d);
-	if (r < 0)
+	int r = ifindex_of(ifname);
+	if (r < 0 || (r = dump_qdiscs(NULL, r, &d)) < 0)
 		return r;
 	r = compose_root(&d, out);
 	free(d.e);
+	return r;
+}
+
+int nt_rtlink_report(const nt_ctx *ctx, const char *ifname, nt_link_params *p, nt_qdisc *q, int *qres)
+{
+	struct nl_sock *sk = NULL;
+	qd_dump d = { 0 };
+	*qres = -EOPNOTSUPP;
+	memset(q, 0, sizeof(*q));
+	if (!ctx->live)
+		return nt_rtlink_get(ctx, ifname, p);
+	memset(p, 0, sizeof(*p));
+	if (!nt_ifname_valid(ifname))
+		return -ENODEV;
+	int r = nt_nl_open(NETLINK_ROUTE, &sk);
+	if (r < 0)
+		return r;
+	if ((r = link_get(sk, ifname, p)) == 0) {
+		*qres = dump_qdiscs(sk, p->ifindex, &d);
+		if (*qres == 0)
+			*qres = compose_root(&d, q);
+		free(d.e);
+	}
+	nl_socket_free(sk);
 	return r;
 }
 
@@ -351,7 +391,7 @@ static int new_qdisc(int ifindex, uint32_t parent, const char *kind, const nt_fq
 		goto out;
 	if (strcmp(kind, "htb") == 0 && put_htb(msg) < 0)
 		goto out;
-	r = rt_request(msg, NULL, NULL, err, errsize);
+	r = rt_request(NULL, msg, NULL, NULL, err, errsize);
 out:
 	nlmsg_free(msg);
 	return r;
@@ -363,7 +403,7 @@ static int del_root(int ifindex, char *err, size_t errsize)
 	struct nl_msg *msg = nlmsg_alloc_simple(RTM_DELQDISC, 0);
 	int r = -ENOMEM;
 	if (msg && nlmsg_append(msg, &tcm, sizeof(tcm), NLMSG_ALIGNTO) == 0)
-		r = rt_request(msg, NULL, NULL, err, errsize);
+		r = rt_request(NULL, msg, NULL, NULL, err, errsize);
 	nlmsg_free(msg);
 	return r;
 }
@@ -379,7 +419,10 @@ int nt_qdisc_set(const nt_ctx *ctx, const char *ifname, const nt_qdisc *q, char 
 		return -EOPNOTSUPP;
 	if (!nt_ifname_valid(ifname))
 		return -ENODEV;
-	if ((r = dump_qdiscs(ifname, &d)) < 0)
+	int ifindex = ifindex_of(ifname);
+	if (ifindex < 0)
+		return ifindex;
+	if ((r = dump_qdiscs(NULL, ifindex, &d)) < 0)
 		return r;
 	nt_qdisc cur;
 	if ((r = compose_root(&d, &cur)) < 0)
@@ -398,7 +441,7 @@ int nt_qdisc_set(const nt_ctx *ctx, const char *ifname, const nt_qdisc *q, char 
 	 * children's parents: one per transmit queue, minors 1..N. */
 	free(d.e);
 	d.e = NULL;
-	if ((r = dump_qdiscs(ifname, &d)) < 0)
+	if ((r = dump_qdiscs(NULL, ifindex, &d)) < 0)
 		goto out;
 	uint32_t major = 0;
 	for (int i = 0; i < d.n; i++)

@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 typedef struct nt_link_params {
+	int ifindex; /* 0 on a fixture root */
 	uint32_t mtu, min_mtu, max_mtu;
 	uint32_t txqlen;
 	uint32_t num_tx_queues; /* 0 when unknown (a fixture root) */
@@ -79,5 +80,10 @@ int nt_qdisc_get(const nt_ctx *ctx, const char *ifname, nt_qdisc *out);
  * Q->fq for fq) on every transmit queue. Returns 0 or -errno with the
  * kernel's text in ERR. */
 int nt_qdisc_set(const nt_ctx *ctx, const char *ifname, const nt_qdisc *q, char *err, size_t errsize);
+
+/* For a report of IFNAME: its parameters and its root qdisc, the two
+ * requests on one socket. Returns nt_rtlink_get's result; *QRES is
+ * nt_qdisc_get's (-EOPNOTSUPP on a fixture root), Q filled when it is 0. */
+int nt_rtlink_report(const nt_ctx *ctx, const char *ifname, nt_link_params *p, nt_qdisc *q, int *qres);
 
 #endif

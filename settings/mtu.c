@@ -164,24 +164,9 @@ static const nt_profile_section section_mtu = {
 	.desire = desire_mtu,
 };
 
-/* "mtu_min", "mtu_max": the range the driver allows ("mtu" is the host
- * model's own), and "txqueuelen" from the same read; nothing where the
- * range is not known (a fixture without it), so a captured host reads as
- * it did. */
-static int report_mtu(const nt_ctx *ctx, nt_ethtool *eh, const nt_nic *nic, json_t *out)
-{
-	nt_link_params p;
-	int r = nt_rtlink_get(ctx, nic->name, &p);
-	if (r < 0 || !p.range_known)
-		return r == -ENODEV ? 0 : r < 0 ? r : 0;
-	json_object_set_new(out, "mtu_min", json_integer(p.min_mtu));
-	json_object_set_new(out, "mtu_max", json_integer(p.max_mtu));
-	json_object_set_new(out, "txqueuelen", json_integer(p.txqlen));
-	return 0;
-}
-
 const nt_setting_module nt_module_mtu = {
 	.kinds = (const nt_setting_kind *const[]){ &nt_setting_mtu, NULL },
 	.sections = (const nt_profile_section *const[]){ &section_mtu, NULL },
-	.report_nic = report_mtu,
+	/* The MTU range is reported with the root qdisc (settings/qdisc.c),
+	 * both asked over one netlink socket. */
 };

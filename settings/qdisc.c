@@ -403,16 +403,31 @@ static const nt_profile_section section_qdisc = {
 	.desire = desire_qdisc,
 };
 
-/* "qdisc": the root in the text form above, and "qdisc_kinds": the kinds
- * the kernel shows, the root's and an mq's children's ("mq pfifo_fast"),
- * which "default" does not say; nothing on a fixture root. */
-static int report_qdisc(const nt_ctx *ctx, nt_ethtool *eh, const nt_nic *nic, json_t *out)
+/* A link's own settings as the host model shows them, from one read of
+ * the link and its qdiscs over one socket (kernel/rtlink.h), for the three
+ * link kinds at once (a socket each would be three per NIC per read of the
+ * host): "mtu_min", "mtu_max" (the range the driver allows; "mtu" is the
+ * host model's own) and "txqueuelen", where the range is known (not on a
+ * fixture without it, so a captured host reads as it did); "qdisc", the
+ * root in the text form above, and "qdisc_kinds", the kinds the kernel
+ * shows, the root's and an mq's children's ("mq pfifo_fast"), which
+ * "default" does not say (not on a fixture root, which has no traffic
+ * control). */
+static int report_link(const nt_ctx *ctx, nt_ethtool *eh, const nt_nic *nic, json_t *out)
 {
+	nt_link_params p;
 	nt_qdisc q;
 	char text[NT_VALUE_MAX], kinds[40];
-	int r = nt_qdisc_get(ctx, nic->name, &q);
+	int qres, r = nt_rtlink_report(ctx, nic->name, &p, &q, &qres);
 	if (r < 0)
-		return r == -EOPNOTSUPP || r == -ENODEV ? 0 : r;
+		return r == -ENODEV ? 0 : r;
+	if (p.range_known) {
+		json_object_set_new(out, "mtu_min", json_integer(p.min_mtu));
+		json_object_set_new(out, "mtu_max", json_integer(p.max_mtu));
+		json_object_set_new(out, "txqueuelen", json_integer(p.txqlen));
+	}
+	if (qres < 0)
+		return qres == -EOPNOTSUPP || qres == -ENODEV ? 0 : qres;
 	if ((r = qdisc_to_text(&q, text, sizeof(text))) < 0)
 		return r;
 	snprintf(kinds, sizeof(kinds), "%s%s%s", q.kind, q.child[0] ? " " : "", q.child);
@@ -424,5 +439,5 @@ static int report_qdisc(const nt_ctx *ctx, nt_ethtool *eh, const nt_nic *nic, js
 const nt_setting_module nt_module_qdisc = {
 	.kinds = (const nt_setting_kind *const[]){ &nt_setting_qdisc, NULL },
 	.sections = (const nt_profile_section *const[]){ &section_qdisc, NULL },
-	.report_nic = report_qdisc,
+	.report_nic = report_link,
 };

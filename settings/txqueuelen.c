@@ -88,7 +88,8 @@ static const nt_profile_section section_txq = {
 	.desire = desire_txq,
 };
 
-/* The queue length is reported by the MTU's module, from the same read. */
+/* The queue length is reported with the root qdisc (settings/qdisc.c),
+ * from the same read of the link. */
 const nt_setting_module nt_module_txqueuelen = {
 	.kinds = (const nt_setting_kind *const[]){ &nt_setting_txqueuelen, NULL },
 	.sections = (const nt_profile_section *const[]){ &section_txq, NULL },
