@@ -567,6 +567,23 @@ static void feature_lines(const json_t *features, const json_t *pause)
 		printf("pause: autoneg %s, rx %s, tx %s\n", json_is_true(json_object_get(pause, "autoneg")) ? "on" : "off",
 		       json_is_true(json_object_get(pause, "rx")) ? "on" : "off",
 		       json_is_true(json_object_get(pause, "tx")) ? "on" : "off");
+/* "link: mtu 9000 (68..9216), txqueuelen 1000, qdisc mq fq (mq fq)" from
+ * what settings/mtu.c and qdisc.c report, the parts that are there. */
+static void link_line(const json_t *doc)
+{
+	json_t *min = json_object_get(doc, "mtu_min"), *max = json_object_get(doc, "mtu_max");
+	json_t *qlen = json_object_get(doc, "txqueuelen");
+	const char *qd = json_string_value(json_object_get(doc, "qdisc"));
+	const char *kinds = json_string_value(json_object_get(doc, "qdisc_kinds"));
+	printf("link: mtu %lld", (long long)json_integer_value(json_object_get(doc, "mtu")));
+	if (json_is_integer(min) && json_is_integer(max))
+		printf(" (%lld..%lld)", (long long)json_integer_value(min), (long long)json_integer_value(max));
+	if (json_is_integer(qlen))
+		printf(", txqueuelen %lld", (long long)json_integer_value(qlen));
+	if (qd)
+		printf(", qdisc %s%s%s%s", qd, kinds && strcmp(kinds, qd) ? " (" : "",
+		       kinds && strcmp(kinds, qd) ? kinds : "", kinds && strcmp(kinds, qd) ? ")" : "");
+	printf("\n");
 }
 
 int nt_cmd_nics(const char *cmd, const cli_opts *o, int nargs, char **args)
@@ -610,6 +627,7 @@ int nt_cmd_nics(const char *cmd, const cli_opts *o, int nargs, char **args)
 	} else {
 		printf("%s: driver %s, node %lld, local cpus %s\n", n->name, n->driver[0] ? n->driver : "-",
 		       (long long)n->numa_node, str_or_dash(doc, "local_cpus"));
+		link_line(doc);
 		if (r < 0)
 			printf("queues cannot be read: %s\n", nt_strerror(r));
 		queue_rows(json_object_get(qs, "rx"), "rx", "RPS CPUS", "rps_cpus", "RFS FLOWS", "rps_flow_cnt");

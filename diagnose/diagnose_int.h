@@ -12,6 +12,8 @@
  *   diagnose/bond.c            bond-hash-layer2
  *   diagnose/features.c        offloads: lro-forwarding, gro-off,
  *                              bond-offload-mismatch
+ *   diagnose/link.c            MTU, queue length, root qdisc: bond-mtu-mismatch,
+ *                              txqueuelen-small, qdisc-default-stale
  *   diagnose/tcp.c             sysctls: tcp-buffers-small
  *   diagnose/steering.c        RPS/XPS: rps-missing, xps-unset,
  *                              xps-irq-mismatch, rps-reserved-cpus
@@ -50,6 +52,11 @@ typedef struct diag {
 int diag_add_finding(diag *d, const char *id, int sev, const char *subject, json_t *evidence,
 	json_t *fix, const char *fmt, ...) __attribute__((format(printf, 7, 8)));
 
+/* The NIC called NAME, or NULL. */
+const nt_nic *diag_nic(const nt_topology *t, const char *name);
+/* The value of sysctl KEY as the host model read it, or NULL. */
+const char *diag_sysctl(const nt_topology *t, const char *key);
+
 static inline bool diag_nic_is_physical(const nt_nic *n)
 {
 	return !n->is_virtual && !n->is_bond;
@@ -66,6 +73,7 @@ int diag_check_rings(diag *d);
 int diag_check_bonds(diag *d);
 int diag_check_features(diag *d);
 int diag_check_tcp_buffers(diag *d);
+int diag_check_link(diag *d);
 /* RESERVED: interface -> cpulist kept for applications, or NULL. */
 int diag_check_steering(diag *d, const json_t *reserved);
 

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const nt_nic *find_nic(const nt_topology *t, const char *name)
+const nt_nic *diag_nic(const nt_topology *t, const char *name)
 {
 	for (int i = 0; i < t->nnics; i++)
 		if (strcmp(t->nics[i].name, name) == 0)
@@ -18,7 +18,7 @@ static const nt_nic *find_nic(const nt_topology *t, const char *name)
 	return NULL;
 }
 
-static const char *sysctl_value(const nt_topology *t, const char *key)
+const char *diag_sysctl(const nt_topology *t, const char *key)
 {
 	for (int i = 0; i < t->nsysctls; i++)
 		if (t->sysctls[i].present && t->sysctls[i].key && strcmp(t->sysctls[i].key, key) == 0)
@@ -37,7 +37,7 @@ static long bond_speed(const nt_topology *t, const nt_bond *b)
 {
 	long sum = 0, max = 0;
 	for (int s = 0; s < b->nslaves; s++) {
-		const nt_nic *n = find_nic(t, b->slaves[s]);
+		const nt_nic *n = diag_nic(t, b->slaves[s]);
 		if (!n || !nic_is_up(n) || n->speed_mbps <= 0)
 			continue;
 		sum += n->speed_mbps;
@@ -107,7 +107,7 @@ int diag_check_tcp_buffers(diag *d)
 	}
 	for (int i = 0; i < t->nbonds; i++) {
 		const nt_bond *b = &t->bonds[i];
-		const nt_nic *bn = find_nic(t, b->name);
+		const nt_nic *bn = diag_nic(t, b->name);
 		if (bn && !nic_is_up(bn))
 			continue;
 		long s = bond_speed(t, b);
@@ -139,7 +139,7 @@ int diag_check_tcp_buffers(diag *d)
 	if (!values || !small || !sysctl)
 		goto out;
 	for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
-		const char *v = sysctl_value(t, keys[k].key);
+		const char *v = diag_sysctl(t, keys[k].key);
 		if (!v)
 			continue;
 		uint64_t tri[3] = { 0, 0, 0 }, max = 0;

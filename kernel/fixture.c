@@ -102,6 +102,26 @@ out:
 	return r;
 }
 
+bool nt_fixture_link_limits(const nt_ctx *ctx, const char *ifname, uint32_t *min_mtu, uint32_t *max_mtu)
+{
+	char *buf = NULL;
+	*min_mtu = 68;
+	*max_mtu = 65535;
+	if (nt_read_all(ctx, &buf, "/ethtool/%s.json", ifname) < 0)
+		return false;
+	json_t *root = json_loads(buf, 0, NULL);
+	json_t *link = json_object_get(root, "link");
+	bool found = json_is_object(link);
+	json_t *lo = json_object_get(link, "min_mtu"), *hi = json_object_get(link, "max_mtu");
+	if (json_is_integer(lo) && json_integer_value(lo) >= 0 && json_integer_value(lo) <= UINT32_MAX)
+		*min_mtu = (uint32_t)json_integer_value(lo);
+	if (json_is_integer(hi) && json_integer_value(hi) >= 0 && json_integer_value(hi) <= UINT32_MAX)
+		*max_mtu = (uint32_t)json_integer_value(hi);
+	json_decref(root);
+	free(buf);
+	return found;
+}
+
 /* Replace the file in one step so a reader (or a crash) never sees half a
  * document: write a temporary file in the same directory, then rename. */
 static int write_atomic(const nt_ctx *ctx, const char *ifname, const char *text)

@@ -16,6 +16,7 @@
 #include "base/cpuset.h"
 
 #include <stdarg.h>
+#include <stdint.h>
 
 /* Group G of IFNAME from ROOT/ethtool/IFACE.json (see kernel/ethtool.h).
  * Returns 0, -EOPNOTSUPP without the file or section, NT_EPARSE. */
@@ -40,6 +41,12 @@ int nt_fixture_features_get(const nt_ctx *ctx, const char *ifname, struct nt_fea
  * refused with -EINVAL. Returns 0 or -errno. */
 int nt_fixture_features_set(const nt_ctx *ctx, const char *ifname, const char *name, bool on, char *err,
 			    size_t errsize);
+
+/* The MTU range of IFNAME: the "link" section of ROOT/ethtool/IF.json
+ * ({"min_mtu": 68, "max_mtu": 9216}), the members it has; Ethernet's
+ * 68..65535 (ether_setup) for those it lacks, sysfs showing neither.
+ * Returns whether the fixture has the section. */
+bool nt_fixture_link_limits(const nt_ctx *ctx, const char *ifname, uint32_t *min_mtu, uint32_t *max_mtu);
 
 /* The attribute file REL (already formatted) holds VALUE and a newline. */
 int nt_fixture_write_attr(const nt_ctx *ctx, const char *value, const char *rel);

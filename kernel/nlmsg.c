@@ -163,6 +163,8 @@ int nt_nl_request(struct nl_sock *sk, struct nl_msg *msg, nt_nl_reply_fn reply, 
 		return -ENOMEM;
 	nl_cb_set(cb, NL_CB_VALID, NL_CB_CUSTOM, on_valid, &t);
 	nl_cb_set(cb, NL_CB_ACK, NL_CB_CUSTOM, on_ack, &t);
+	/* A dump ends with NLMSG_DONE and no ACK of its own. */
+	nl_cb_set(cb, NL_CB_FINISH, NL_CB_CUSTOM, on_ack, &t);
 	nl_cb_err(cb, NL_CB_CUSTOM, on_error, &t);
 
 	nlmsg_hdr(msg)->nlmsg_flags |= NLM_F_ACK;

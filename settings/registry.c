@@ -10,6 +10,7 @@
 /* One line per file of settings/, in the order profiles' sections are
  * checked and planned (the plan is then ordered by each kind's order). */
 #define NT_SETTING_MODULES(X) \
+	X(mtu)                \
 	X(irq_affinity)       \
 	X(irqbalance)         \
 	X(features)           \
@@ -21,7 +22,9 @@
 	X(sysctl)             \
 	X(rps)                \
 	X(rfs)                \
-	X(xps)
+	X(xps)                \
+	X(txqueuelen)         \
+	X(qdisc)
 
 #define DECLARE(m) extern const nt_setting_module nt_module_##m;
 NT_SETTING_MODULES(DECLARE)

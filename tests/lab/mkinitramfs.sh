@@ -2,9 +2,10 @@
 # SPDX-License-Identifier: Apache-2.0
 # Build the VM lab's initramfs: an uncompressed newc cpio (it reaches /init 1-2 s
 # sooner under TCG than a gzipped one, LAB.md) holding busybox applets, bash,
-# kmod, ethtool, iproute2's ip, hwloc's lstopo, curl, jq and nettune, each with
-# the libraries ldd lists; the guest kernel's modules for virtio, bonding and
-# netdevsim; the guest test scripts; and an /init that runs them.
+# kmod, ethtool, iproute2's ip and tc, hwloc's lstopo, curl, jq and nettune, each with
+# the libraries ldd lists; the guest kernel's modules for virtio, bonding,
+# netdevsim, veth and the fq and htb qdiscs; the guest test scripts; and an
+# /init that runs them.
 #
 # usage: mkinitramfs.sh KDIR OUT.cpio
 #   KDIR     a kernel directory made by prepare.sh
@@ -70,7 +71,7 @@ put /bin/busybox /usr/bin/busybox
 # /usr/bin/busybox as the guest will see it, in one process.
 chroot "$stage" /usr/bin/busybox --install -s /usr/bin ||
     for a in $(busybox --list); do ln -sf busybox "$stage/usr/bin/$a"; done
-rm -f "$stage"/usr/bin/{ip,modprobe,insmod,rmmod,lsmod,depmod,modinfo,bash,ethtool,init,linuxrc,'[['}
+rm -f "$stage"/usr/bin/{ip,tc,modprobe,insmod,rmmod,lsmod,depmod,modinfo,bash,ethtool,init,linuxrc,'[['}
 ln -sf busybox "$stage/usr/bin/sh"
 
 put_bin "$(command -v bash)" /usr/bin/bash
@@ -78,6 +79,8 @@ put_bin "$(command -v kmod)" /usr/bin/kmod
 for a in modprobe insmod rmmod lsmod depmod modinfo; do ln -sf ../bin/kmod "$stage/usr/sbin/$a"; done
 put_bin "$(command -v ethtool)" /usr/sbin/ethtool
 put_bin "$(realpath "$(command -v ip)")" /usr/sbin/ip
+# tc, for the root qdisc checks (tests/65-link.sh); iproute2 has it beside ip.
+command -v tc >/dev/null && put_bin "$(realpath "$(command -v tc)")" /usr/sbin/tc && ln -sf ../sbin/tc "$stage/usr/bin/tc"
 ln -sf ../sbin/ip "$stage/usr/bin/ip"
 [ -d /usr/share/iproute2 ] && { mkdir -p "$stage/usr/share"; cp -a /usr/share/iproute2 "$stage/usr/share/"; }
 [ -d /etc/iproute2 ] && cp -a /etc/iproute2 "$stage/etc/"
@@ -107,7 +110,10 @@ printf 'hosts: files\n' > "$stage/etc/nsswitch.conf"
 
 # Kernel modules: the wanted ones and everything modules.dep says they need.
 mdir="$kdir/lib/modules/$kver"
-want="virtio_pci virtio_net virtio_blk bonding net_failover failover netdevsim"
+# The qdiscs and veth are for the link settings (tests/65-link.sh): Debian
+# builds them as modules (fq_codel is built in), which the kernel loads on
+# demand.
+want="virtio_pci virtio_net virtio_blk bonding net_failover failover netdevsim veth sch_fq sch_htb"
 declare -A seen=()
 queue=()
 for m in $want; do

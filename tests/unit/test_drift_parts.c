@@ -143,6 +143,10 @@ static const struct {
 	{ "rps_flow_cnt", NT_SETTING_EVENT(NT_EVENT_ETHTOOL) },
 	{ "xps_cpus", NT_SETTING_EVENT(NT_EVENT_ETHTOOL) },
 	{ "xps_rxqs", NT_SETTING_EVENT(NT_EVENT_ETHTOOL) },
+	{ "feature", NT_SETTING_EVENT(NT_EVENT_ETHTOOL) }, /* FEATURES_NTF */
+	{ "mtu", NT_SETTING_EVENT(NT_EVENT_LINK) }, /* RTM_NEWLINK */
+	{ "txqueuelen", NT_SETTING_EVENT(NT_EVENT_LINK) },
+	{ "qdisc", 0 }, /* RTM_NEWQDISC, which the watcher does not hear */
 };
 #define NKIND_EVENTS ((int)(sizeof(kind_events) / sizeof(kind_events[0])))
 

@@ -53,7 +53,7 @@ ansible_facts:
       description: C(GET /v1/health) (version, root, network namespace).
       type: dict
     nettune_topology:
-      description: The host model (NUMA nodes, CPUs, NICs with rings and IRQs, bonds, sysctls, irqbalance).
+      description: The host model (NUMA nodes, CPUs, NICs with rings, MTU, queue length, root qdisc and IRQs, bonds, sysctls, irqbalance).
       type: dict
     nettune_findings:
       description: The findings (C(id), C(severity), C(subject), C(message), C(evidence), C(fix)).

@@ -1,0 +1,172 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* A link's MTU: target = interface, value = the MTU in bytes ("9000").
+ *
+ * Profile section:
+ *   "mtu": [{"interface": "enos*", "mtu": 9000}]
+ * Within the range the driver allows (IFLA_MIN_MTU..IFLA_MAX_MTU). A bond
+ * is given its own MTU, which the bonding driver passes to its slaves; an
+ * entry naming a slave outright is refused unless it asks for the bond's
+ * own MTU (which mends a slave that differs), as the bond would set any
+ * other back; a glob matching slaves leaves them out. Through kernel/rtlink.h:
+ * rtnetlink on the live host, sysfs on a fixture root. */
+#include "settings/link_kind.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+static int mtu_read(const nt_ctx *ctx, nt_ethtool *eh, const char *target, nt_value *out)
+{
+	return nt_lk_read(ctx, target, NT_LK_MTU, out);
+}
+
+static int mtu_model_read(const nt_topology *t, const char *target, nt_value *out)
+{
+	const nt_nic *nic = nt_lk_nic(t, target);
+	if (!nic || nic->mtu <= 0)
+		return -ENOENT;
+	memset(out, 0, sizeof(*out));
+	nt_value_field_set(out, 0, (uint32_t)nic->mtu);
+	return 0;
+}
+
+/* The bond NIC is a slave of, or NULL. */
+static const char *bond_of(const nt_topology *t, const nt_nic *nic)
+{
+	for (int i = 0; t && nic && nic->master[0] && i < t->nbonds; i++)
+		if (strcmp(t->bonds[i].name, nic->master) == 0)
+			return t->bonds[i].name;
+	return NULL;
+}
+
+/* Whether MTU on NIC, a slave of BOND, is refused: anything but the
+ * bond's own. */
+static bool slave_refused(const nt_topology *t, const char *bond, uint32_t mtu)
+{
+	const nt_nic *b = nt_lk_nic(t, bond);
+	return !b || b->mtu <= 0 || (uint32_t)b->mtu != mtu;
+}
+
+static int mtu_check(const nt_ctx *ctx, nt_ethtool *eh, const nt_topology *t, const char *target,
+		     const nt_value *v, char *why, size_t whysize)
+{
+	nt_link_params p;
+	int r = nt_rtlink_get(ctx, target, &p);
+	if (r < 0) {
+		snprintf(why, whysize, "%s: MTU cannot be read: %s", target, nt_strerror(r));
+		return NT_EINVALID;
+	}
+	if (v->f.v[0] < p.min_mtu || v->f.v[0] > p.max_mtu) {
+		snprintf(why, whysize, "MTU %u is outside %s's range %u..%u", v->f.v[0], target, p.min_mtu,
+			 p.max_mtu);
+		return NT_EINVALID;
+	}
+	const char *bond = bond_of(t, nt_lk_nic(t, target));
+	if (bond && slave_refused(t, bond, v->f.v[0])) {
+		snprintf(why, whysize, "%s is a slave of bond %s: set the bond's MTU, which the kernel gives its slaves",
+			 target, bond);
+		return NT_EINVALID;
+	}
+	return 0;
+}
+
+static int mtu_apply(const nt_ctx *ctx, nt_ethtool *eh, const char *target, const nt_value *v, char *err,
+		     size_t errsize)
+{
+	return nt_lk_apply(ctx, target, NT_LK_MTU, v, err, errsize);
+}
+
+static const nt_setting_kind nt_setting_mtu = {
+	.name = "mtu",
+	.parse = nt_lk_parse,
+	.format = nt_lk_format,
+	.equal = nt_lk_equal,
+	.read = mtu_read,
+	.check = mtu_check,
+	.apply = mtu_apply,
+	.model_read = mtu_model_read,
+	/* Before the NIC's queues and offloads: some drivers re-create their
+	 * rings for a new MTU, which would undo what follows. */
+	.order = 2,
+	/* An MTU change is announced with RTM_NEWLINK, whoever made it. */
+	.events = NT_SETTING_EVENT(NT_EVENT_LINK),
+};
+
+/* ---- "mtu": [...] ---- */
+
+static void check_entry(nt_section_check *c, const char *base, const nt_nic *nic, uint32_t v, bool glob)
+{
+	char path[NT_JSONPATH_MAX];
+	nt_link_params p;
+	const char *bond = bond_of(c->t, nic);
+
+	if (bond) {
+		if (!glob && slave_refused(c->t, bond, v)) {
+			snprintf(path, sizeof(path), "%s.interface", base);
+			nt_sc_error(c, path, "%s is a slave of bond %s: set the bond's MTU, which the kernel gives its slaves",
+				    nic->name, bond);
+		}
+		return;
+	}
+	if (nt_rtlink_get(&c->t->ctx, nic->name, &p) < 0)
+		return; /* the plan's check says why */
+	if (v < p.min_mtu || v > p.max_mtu) {
+		snprintf(path, sizeof(path), "%s.mtu", base);
+		nt_sc_error(c, path, "MTU %u is outside %s's range %u..%u", v, nic->name, p.min_mtu, p.max_mtu);
+	}
+}
+
+static void validate_mtu(nt_section_check *c, const json_t *arr)
+{
+	/* 68: the smallest MTU IPv4 allows (ETH_MIN_MTU); 65535 the largest
+	 * any device takes (ETH_MAX_MTU), loopback aside. */
+	nt_lk_validate(c, arr, "mtu", "mtu", 68, 65535, check_entry);
+}
+
+static int desire_mtu(nt_section_plan *p, const json_t *arr)
+{
+	size_t i;
+	json_t *e;
+	char path[NT_JSONPATH_MAX];
+	int n = 0;
+	json_array_foreach(arr, i, e) {
+		const char *pattern = json_string_value(json_object_get(e, "interface"));
+		nt_value v;
+		memset(&v, 0, sizeof(v));
+		nt_value_field_set(&v, 0, (uint32_t)json_integer_value(json_object_get(e, "mtu")));
+		snprintf(path, sizeof(path), "$.mtu[%zu].mtu", i);
+		for (int k = 0; k < p->t->nnics; k++) {
+			const nt_nic *nic = &p->t->nics[k];
+			if (!nt_iface_match(pattern, nic->name))
+				continue;
+			const char *bond = bond_of(p->t, nic);
+			if (bond && (nt_iface_is_glob(pattern) || slave_refused(p->t, bond, v.f.v[0]))) {
+				nt_desire_warn(p, "%s: a slave of bond %s takes the bond's MTU; left out", nic->name, bond);
+				continue;
+			}
+			if (nic->mtu > 0 && (uint32_t)nic->mtu != v.f.v[0])
+				n++;
+			int r = nt_desire_put(p, &nt_setting_mtu, nic->name, nic->name, &v, path);
+			if (r < 0)
+				return r;
+		}
+	}
+	if (n > 0)
+		nt_desire_warn(p, "mtu: a new MTU can cut this host off when a peer or switch on the path does not "
+				  "take it; apply with confirm_timeout_s so that it rolls back unless confirmed");
+	return 0;
+}
+
+static const nt_profile_section section_mtu = {
+	.key = "mtu",
+	.type = JSON_ARRAY,
+	.validate = validate_mtu,
+	.desire = desire_mtu,
+};
+
+const nt_setting_module nt_module_mtu = {
+	.kinds = (const nt_setting_kind *const[]){ &nt_setting_mtu, NULL },
+	.sections = (const nt_profile_section *const[]){ &section_mtu, NULL },
+	/* The MTU range is reported with the root qdisc (settings/qdisc.c),
+	 * both asked over one netlink socket. */
+};
