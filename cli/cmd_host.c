@@ -567,6 +567,8 @@ static void feature_lines(const json_t *features, const json_t *pause)
 		printf("pause: autoneg %s, rx %s, tx %s\n", json_is_true(json_object_get(pause, "autoneg")) ? "on" : "off",
 		       json_is_true(json_object_get(pause, "rx")) ? "on" : "off",
 		       json_is_true(json_object_get(pause, "tx")) ? "on" : "off");
+}
+
 /* "link: mtu 9000 (68..9216), txqueuelen 1000, qdisc mq fq (mq fq)" from
  * what settings/mtu.c and qdisc.c report, the parts that are there. */
 static void link_line(const json_t *doc)
