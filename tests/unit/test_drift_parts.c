@@ -144,6 +144,7 @@ static const struct {
 	{ "xps_cpus", NT_SETTING_EVENT(NT_EVENT_ETHTOOL) },
 	{ "xps_rxqs", NT_SETTING_EVENT(NT_EVENT_ETHTOOL) },
 	{ "feature", NT_SETTING_EVENT(NT_EVENT_ETHTOOL) }, /* FEATURES_NTF */
+	{ "pause", NT_SETTING_EVENT(NT_EVENT_ETHTOOL) }, /* PAUSE_NTF */
 	{ "mtu", NT_SETTING_EVENT(NT_EVENT_LINK) }, /* RTM_NEWLINK */
 	{ "txqueuelen", NT_SETTING_EVENT(NT_EVENT_LINK) },
 	{ "qdisc", 0 }, /* RTM_NEWQDISC, which the watcher does not hear */
