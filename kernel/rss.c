@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* A NIC's RSS state, read only: see kernel/rss.h. */
+/* A NIC's RSS state: see kernel/rss.h. */
 #include "kernel/rss.h"
+#include "kernel/fixture.h"
 
 #include <errno.h>
-#include <jansson.h>
 #include <linux/ethtool.h>
 #include <linux/sockios.h>
 #include <net/if.h>
@@ -59,44 +59,6 @@ void nt_rss_free(nt_rss *r)
 	}
 }
 
-static int fixture_read(const nt_ctx *ctx, const char *ifname, nt_rss *out)
-{
-	char *buf = NULL;
-	int r = nt_read_all(ctx, &buf, "/ethtool/%s.json", ifname);
-	if (r < 0)
-		return r == -ENOENT ? -EOPNOTSUPP : r;
-	json_t *root = json_loads(buf, 0, NULL);
-	free(buf);
-	json_t *rss = json_object_get(root, "rss"), *indir = json_object_get(rss, "indir");
-	r = -EOPNOTSUPP;
-	if (!rss)
-		goto out;
-	r = NT_EPARSE;
-	if (!json_is_object(rss) || (indir && !json_is_array(indir)))
-		goto out;
-	out->indir_size = (uint32_t)json_array_size(indir);
-	out->key_size = (uint32_t)json_integer_value(json_object_get(rss, "key_size"));
-	out->hfunc = (uint8_t)json_integer_value(json_object_get(rss, "hfunc"));
-	out->indir = calloc(out->indir_size + 1, sizeof(uint32_t));
-	if (!out->indir) {
-		r = -ENOMEM;
-		goto out;
-	}
-	for (uint32_t i = 0; i < out->indir_size; i++)
-		out->indir[i] = (uint32_t)json_integer_value(json_array_get(indir, i));
-	for (int f = 0; f < NT_RSS_FLOWS; f++) {
-		const char *t = json_string_value(json_object_get(json_object_get(rss, "hash_fields"),
-								  nt_rss_flow_names[f]));
-		uint64_t bits;
-		if (t && nt_rss_fields_parse(t, &bits) == 0)
-			nt_rss_fields_format(bits, out->fields[f], sizeof(out->fields[f]));
-	}
-	r = 0;
-out:
-	json_decref(root);
-	return r;
-}
-
 static int ioc(int fd, const char *ifname, void *data)
 {
 	struct ifreq ifr;
@@ -112,7 +74,7 @@ int nt_rss_read(const nt_ctx *ctx, const char *ifname, nt_rss *out)
 	if (!nt_ifname_valid(ifname))
 		return NT_EINVALID;
 	if (!ctx->live)
-		return fixture_read(ctx, ifname, out);
+		return nt_fixture_rss_get(ctx, ifname, out);
 	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
@@ -147,10 +109,75 @@ int nt_rss_read(const nt_ctx *ctx, const char *ifname, nt_rss *out)
 		if (ioc(fd, ifname, &nfc) == 0)
 			nt_rss_fields_format(nfc.data, out->fields[f], sizeof(out->fields[f]));
 	}
+	struct ethtool_rxnfc rings = { .cmd = ETHTOOL_GRXRINGS };
+	if (ioc(fd, ifname, &rings) == 0)
+		out->rx_rings = (uint32_t)rings.data;
 out:
 	free(full);
 	close(fd);
 	if (r < 0)
 		nt_rss_free(out);
+	return r;
+}
+
+int nt_rss_flow_index(const char *name)
+{
+	for (int f = 0; name && f < NT_RSS_FLOWS; f++)
+		if (strcmp(nt_rss_flow_names[f], name) == 0)
+			return f;
+	return -1;
+}
+
+static void werr(char *err, size_t errsize, const char *ifname, const char *what, int r)
+{
+	if (err && errsize)
+		snprintf(err, errsize, "%s: %s: %s", ifname, what, strerror(-r));
+}
+
+int nt_rss_write_indir(const nt_ctx *ctx, const char *ifname, const uint32_t *indir, uint32_t n, char *err,
+		       size_t errsize)
+{
+	if (!nt_ifname_valid(ifname))
+		return NT_EINVALID;
+	if (n == 0 || n > 65536)
+		return -EOPNOTSUPP;
+	if (!ctx->live)
+		return nt_fixture_rss_set_indir(ctx, ifname, indir, n, err, errsize);
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	/* key_size 0 and hfunc 0 (no change): only the table
+	 * changes (ethtool -X's own request for "equal" and "weight"). */
+	struct ethtool_rxfh *req = calloc(1, sizeof(*req) + n * sizeof(uint32_t));
+	int r = -ENOMEM;
+	if (req) {
+		req->cmd = ETHTOOL_SRSSH;
+		req->indir_size = n;
+		req->hfunc = 0; /* ETH_RSS_HASH_NO_CHANGE, not in the uapi header */
+		memcpy(req->rss_config, indir, n * sizeof(uint32_t));
+		r = ioc(fd, ifname, req);
+		if (r < 0)
+			werr(err, errsize, ifname, "ETHTOOL_SRSSH", r);
+	}
+	free(req);
+	close(fd);
+	return r;
+}
+
+int nt_rss_write_fields(const nt_ctx *ctx, const char *ifname, int flow, uint64_t data, char *err,
+			size_t errsize)
+{
+	if (!nt_ifname_valid(ifname) || flow < 0 || flow >= NT_RSS_FLOWS)
+		return NT_EINVALID;
+	if (!ctx->live)
+		return nt_fixture_rss_set_fields(ctx, ifname, flow, data, err, errsize);
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	struct ethtool_rxnfc nfc = { .cmd = ETHTOOL_SRXFH, .flow_type = flow_types[flow], .data = data };
+	int r = ioc(fd, ifname, &nfc);
+	if (r < 0)
+		werr(err, errsize, ifname, "ETHTOOL_SRXFH", r);
+	close(fd);
 	return r;
 }

@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* A NIC's RSS state, read only: the indirection table (which RX queue
- * each hash bucket goes to), the hash function, the key's size, and the
- * header fields hashed per flow type. Through the SIOCETHTOOL ioctl
- * (ETHTOOL_GRSSH, ETHTOOL_GRXFH) on the live host, and the "rss" object of
- * ROOT/ethtool/IFACE.json on a fixture root:
+/* A NIC's RSS state: the indirection table (which RX queue each hash
+ * bucket goes to), the hash function, the key's size, the header fields
+ * hashed per flow type, and the RX ring count the table may name. Through
+ * the SIOCETHTOOL ioctl (ETHTOOL_GRSSH, ETHTOOL_GRXFH, ETHTOOL_GRXRINGS;
+ * ETHTOOL_SRSSH and ETHTOOL_SRXFH to write) on the live host, and the
+ * "rss" object of ROOT/ethtool/IFACE.json on a fixture root
+ * (kernel/fixture.c, which a write rewrites):
  *   "rss": {"indir": [0, 1, 0, 1, ...], "key_size": 40, "hfunc": 1,
- *           "hash_fields": {"tcp4": "sdfn", "udp4": "sd"}}
- * Nothing here writes: setting RSS (rss[] of a profile) is not built yet. */
+ *           "rx_rings": 4, "hash_fields": {"tcp4": "sdfn", "udp4": "sd"}}
+ * ("rx_rings" absent: the "channels" object's combined + rx). */
 #ifndef NT_RSS_H
 #define NT_RSS_H
 
@@ -24,6 +26,8 @@ typedef struct nt_rss {
 	/* The fields hashed per flow type (ethtool's letters, "sdfn"); "" when
 	 * the NIC does not say. */
 	char fields[NT_RSS_FLOWS][16];
+	/* RX rings the table may name (ETHTOOL_GRXRINGS); 0 unknown. */
+	uint32_t rx_rings;
 } nt_rss;
 
 /* The flow type names of nt_rss.fields, in order. */
@@ -33,6 +37,19 @@ extern const char *const nt_rss_flow_names[NT_RSS_FLOWS];
  * (or a fixture no "rss" object), or -errno. Free OUT with nt_rss_free. */
 int nt_rss_read(const nt_ctx *ctx, const char *ifname, nt_rss *out);
 void nt_rss_free(nt_rss *r);
+
+/* Write IFNAME's indirection table: N entries, N being the size the NIC
+ * reports (never 0: a NIC without a table is not sent a set, as Debian
+ * 12's virtio_net does not check and wedges). Key and hash function are
+ * left as they are. Returns 0 or the kernel's -errno (ERR says what). */
+int nt_rss_write_indir(const nt_ctx *ctx, const char *ifname, const uint32_t *indir, uint32_t n, char *err,
+		       size_t errsize);
+/* Hash the fields DATA (RXH_* bits) for flow type FLOW (an index into
+ * nt_rss_flow_names). Returns 0 or the kernel's -errno. */
+int nt_rss_write_fields(const nt_ctx *ctx, const char *ifname, int flow, uint64_t data, char *err,
+			size_t errsize);
+/* The index of flow type NAME ("tcp4") in nt_rss_flow_names, or -1. */
+int nt_rss_flow_index(const char *name);
 
 /* RXH_* bits as ethtool's letters ("sdfn"), and back. Pure. */
 void nt_rss_fields_format(uint64_t data, char *out, size_t size);
