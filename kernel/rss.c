@@ -4,6 +4,7 @@
 #include "kernel/fixture.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <linux/ethtool.h>
 #include <linux/sockios.h>
 #include <net/if.h>
@@ -180,4 +181,147 @@ int nt_rss_write_fields(const nt_ctx *ctx, const char *ifname, int flow, uint64_
 		werr(err, errsize, ifname, "ETHTOOL_SRXFH", r);
 	close(fd);
 	return r;
+}
+
+/* ---- the table as text ---- */
+
+typedef struct tbuf {
+	char *out;
+	size_t size, len;
+	bool full;
+} tbuf;
+
+static void tput(tbuf *b, const char *sep, uint32_t x, char mid, uint32_t y)
+{
+	char t[32];
+	int n = mid ? snprintf(t, sizeof(t), "%s%u%c%u", sep, x, mid, y) : snprintf(t, sizeof(t), "%s%u", sep, x);
+	if (n < 0 || (size_t)n >= b->size - b->len) {
+		b->full = true;
+		return;
+	}
+	memcpy(b->out + b->len, t, (size_t)n + 1);
+	b->len += (size_t)n;
+}
+
+/* SEP, then E as a list: ascending runs of 2 or more as ranges. */
+static void tlist(tbuf *b, const char *sep, const uint32_t *e, uint32_t n)
+{
+	for (uint32_t i = 0; i < n && !b->full;) {
+		uint32_t j = i;
+		while (j + 1 < n && e[j + 1] == e[j] + 1)
+			j++;
+		tput(b, i ? "," : sep, e[i], j > i ? '-' : 0, e[j]);
+		i = j + 1;
+	}
+}
+
+int nt_rss_indir_format(const uint32_t *indir, uint32_t n, char *out, size_t size)
+{
+	tbuf b = { .out = out, .size = size };
+	uint32_t lit = 0, nlit = 0; /* pending entries with no repetition */
+	if (!size)
+		return -E2BIG;
+	out[0] = '\0';
+	for (uint32_t i = 0; i < n && !b.full;) {
+		uint32_t best_p = 0, best_r = 0;
+		for (uint32_t p = 1; p <= 128 && i + 2 * p <= n; p++) {
+			uint32_t r = 1;
+			while (i + (r + 1) * p <= n && memcmp(indir + i + r * p, indir + i, p * sizeof(*indir)) == 0)
+				r++;
+			if (r >= 2 && p * r > best_p * best_r) {
+				best_p = p;
+				best_r = r;
+			}
+		}
+		if (!best_p) {
+			if (!nlit)
+				lit = i;
+			nlit++;
+			i++;
+			continue;
+		}
+		if (nlit) {
+			tlist(&b, b.len ? " " : "", indir + lit, nlit);
+			nlit = 0;
+		}
+		tlist(&b, b.len ? " " : "", indir + i, best_p);
+		tput(&b, "*", best_r, 0, 0);
+		i += best_p * best_r;
+	}
+	if (nlit && !b.full)
+		tlist(&b, b.len ? " " : "", indir + lit, nlit);
+	return b.full ? -E2BIG : 0;
+}
+
+static bool num(const char **p, uint32_t *out)
+{
+	char *end;
+	if (**p < '0' || **p > '9' || (**p == '0' && (*p)[1] >= '0' && (*p)[1] <= '9'))
+		return false;
+	unsigned long v = strtoul(*p, &end, 10);
+	if (v > 65535)
+		return false;
+	*out = (uint32_t)v;
+	*p = end;
+	return true;
+}
+
+int nt_rss_indir_parse(const char *text, uint32_t *indir, uint32_t cap, uint32_t *n)
+{
+	const char *p = text;
+	*n = 0;
+	if (!p || !*p)
+		return NT_EPARSE;
+	while (*p) {
+		uint32_t start = *n, a, b, rep = 1;
+		for (;;) {
+			if (!num(&p, &a))
+				return NT_EPARSE;
+			b = a;
+			if (*p == '-') {
+				p++;
+				if (!num(&p, &b) || b <= a)
+					return NT_EPARSE;
+			}
+			for (uint32_t q = a; q <= b; q++) {
+				if (*n >= cap)
+					return NT_EPARSE;
+				indir[(*n)++] = q;
+			}
+			if (*p != ',')
+				break;
+			p++;
+		}
+		if (*p == '*') {
+			p++;
+			if (!num(&p, &rep) || rep < 2)
+				return NT_EPARSE;
+		}
+		uint32_t len = *n - start;
+		if ((uint64_t)len * rep > cap - start)
+			return NT_EPARSE;
+		for (uint32_t r = 1; r < rep; r++) {
+			memcpy(indir + *n, indir + start, len * sizeof(*indir));
+			*n += len;
+		}
+		if (*p == ' ' && p[1])
+			p++;
+		else if (*p)
+			return NT_EPARSE;
+	}
+	return 0;
+}
+
+void nt_rss_indir_weights(const uint32_t *w, int nw, uint32_t *indir, uint32_t n)
+{
+	uint64_t sum = 0, partial = 0;
+	int j = -1;
+	for (int q = 0; q < nw; q++)
+		sum += w[q];
+	for (uint32_t i = 0; i < n; i++) {
+		/* ethtool.c's fill_indir_table, "weight". */
+		while (sum && j + 1 < nw && i >= n * partial / sum)
+			partial += w[++j];
+		indir[i] = j < 0 ? 0 : (uint32_t)j;
+	}
 }

@@ -48,6 +48,22 @@ int nt_rss_write_indir(const nt_ctx *ctx, const char *ifname, const uint32_t *in
  * nt_rss_flow_names). Returns 0 or the kernel's -errno. */
 int nt_rss_write_fields(const nt_ctx *ctx, const char *ifname, int flow, uint64_t data, char *err,
 			size_t errsize);
+/* An indirection table as text, so that a value holds a whole table and
+ * a rollback restores it exactly: segments separated by spaces, each a
+ * list of queue numbers and ascending ranges, optionally repeated:
+ * "0-3*32" is 0,1,2,3 thirty-two times (a round-robin table of 128 over
+ * 4 queues, ethtool -X equal 4), "0*64 1*64" two blocks (ethtool -X
+ * weight 1 1), "0-2*42 0,1" a round robin with a tail. FORMAT writes the
+ * shortest repetition it finds at each place (repeats of up to 128
+ * entries), so a table has one spelling. Pure. FORMAT returns 0 or
+ * -E2BIG when the text does not fit SIZE; PARSE fills up to CAP entries
+ * and returns 0 (*N entries) or NT_EPARSE (also beyond CAP). */
+int nt_rss_indir_format(const uint32_t *indir, uint32_t n, char *out, size_t size);
+int nt_rss_indir_parse(const char *text, uint32_t *indir, uint32_t cap, uint32_t *n);
+/* A table of N entries from NW weights, as ethtool -X weight fills it:
+ * queue q takes a block of about N * W[q] / sum (sum > 0, at most N). Pure. */
+void nt_rss_indir_weights(const uint32_t *w, int nw, uint32_t *indir, uint32_t n);
+
 /* The index of flow type NAME ("tcp4") in nt_rss_flow_names, or -1. */
 int nt_rss_flow_index(const char *name);
 

@@ -20,7 +20,8 @@
 	X(sysctl)             \
 	X(rps)                \
 	X(rfs)                \
-	X(xps)
+	X(xps)                \
+	X(rss)
 
 #define DECLARE(m) extern const nt_setting_module nt_module_##m;
 NT_SETTING_MODULES(DECLARE)
