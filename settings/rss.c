@@ -16,8 +16,8 @@
  *           {"interface": "enos0", "weights": [1, 1, 0, 2]},
  *           {"interface": "enos*", "queues": "placed"}]
  * "equal": the first N RX queues in turn (ethtool -X equal N); "weights":
- * queue q a share W[q] of the table (ethtool -X weight); "placed": equal
- * weights for the RX queues whose IRQs this profile's irq_affinity puts on
+ * queue q a block of the table of its share W[q] (ethtool -X weight);
+ * "placed": in turn, the RX queues whose IRQs this profile's irq_affinity puts on
  * the NIC's node and off the CPUs it reserves for applications (the IRQs
  * the profile does not place: where they are now), so that no flow is
  * received on a queue served far from the NIC or on an application's
@@ -240,7 +240,7 @@ static void validate_one_nic(nt_section_check *c, const json_t *e, const char *b
 		if (named)
 			nt_sc_error(c, path, "%s has no RSS indirection table (size 0): nettune sends it none "
 					     "(a virtio NIC needs rss=on)", nic->name);
-		return;
+		eq = w = NULL;
 	}
 	if (json_is_integer(eq) && rings > 0 && json_integer_value(eq) > rings) {
 		snprintf(path, sizeof(path), "%s.equal", base);
@@ -359,7 +359,7 @@ static void validate_rss(nt_section_check *c, const json_t *arr)
 	}
 }
 
-/* "placed": weight 1 for the RX queues whose IRQ CPUs (as this profile
+/* "placed": W[q] 1 for the RX queues whose IRQ CPUs (as this profile
  * places them, else as they are) lie in the NIC's node and off its
  * reserved CPUs. Says which it followed. Returns the queue count. */
 static int placed_weights(nt_section_plan *p, const nt_nic *nic, int rings, uint32_t *w)
@@ -464,9 +464,17 @@ static int desire_table(nt_section_plan *p, const json_t *e, size_t i, const nt_
 		snprintf(path, sizeof(path), "$.rss[%zu].weights", i);
 	} else {
 		nw = rings < NT_QUEUES_MAX ? rings : NT_QUEUES_MAX;
-		if (placed_weights(p, nic, nw, wt) == 0)
+		int np = placed_weights(p, nic, nw, wt);
+		if (np == 0)
 			goto out;
-		nt_rss_indir_weights(wt, nw, tab, r->indir_size);
+		/* The placed queues in turn, as the kernel's default table
+		 * takes all of them: with every queue placed, the table the
+		 * driver made is already right and the plan has no step. */
+		for (int q = 0, k = 0; q < nw; q++)
+			if (wt[q])
+				wt[k++] = (uint32_t)q;
+		for (uint32_t k = 0; k < r->indir_size; k++)
+			tab[k] = wt[k % (uint32_t)np];
 		snprintf(path, sizeof(path), "$.rss[%zu].queues", i);
 	}
 	memset(&v, 0, sizeof(v));
