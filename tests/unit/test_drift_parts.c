@@ -143,6 +143,8 @@ static const struct {
 	{ "rps_flow_cnt", NT_SETTING_EVENT(NT_EVENT_ETHTOOL) },
 	{ "xps_cpus", NT_SETTING_EVENT(NT_EVENT_ETHTOOL) },
 	{ "xps_rxqs", NT_SETTING_EVENT(NT_EVENT_ETHTOOL) },
+	/* ETHTOOL_MSG_RSS_NTF on newer kernels; a channels change resets it. */
+	{ "rss", NT_SETTING_EVENT(NT_EVENT_ETHTOOL) },
 };
 #define NKIND_EVENTS ((int)(sizeof(kind_events) / sizeof(kind_events[0])))
 
