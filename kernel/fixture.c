@@ -466,7 +466,10 @@ int nt_fixture_rss_set_indir(const nt_ctx *ctx, const char *ifname, const uint32
 			goto out;
 		}
 	}
-	r = json_object_set(rss, "indir", arr) < 0 ? -ENOMEM : save_doc(ctx, ifname, root);
+	r = json_object_set(rss, "indir", arr) < 0 ||
+		    json_object_set_new(rss, "configured", json_boolean(!nt_rss_indir_is_default(indir, n, rings))) < 0
+		    ? -ENOMEM
+		    : save_doc(ctx, ifname, root);
 out:
 	json_decref(arr);
 	json_decref(root);

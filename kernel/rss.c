@@ -135,6 +135,16 @@ static void werr(char *err, size_t errsize, const char *ifname, const char *what
 		snprintf(err, errsize, "%s: %s: %s", ifname, what, strerror(-r));
 }
 
+bool nt_rss_indir_is_default(const uint32_t *indir, uint32_t n, uint32_t rings)
+{
+	if (!rings)
+		return false;
+	for (uint32_t i = 0; i < n; i++)
+		if (indir[i] != i % rings) /* ethtool_rxfh_indir_default */
+			return false;
+	return true;
+}
+
 int nt_rss_write_indir(const nt_ctx *ctx, const char *ifname, const uint32_t *indir, uint32_t n, char *err,
 		       size_t errsize)
 {
@@ -147,13 +157,16 @@ int nt_rss_write_indir(const nt_ctx *ctx, const char *ifname, const uint32_t *in
 	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
+	struct ethtool_rxnfc rings = { .cmd = ETHTOOL_GRXRINGS };
+	bool dflt = ioc(fd, ifname, &rings) == 0 && nt_rss_indir_is_default(indir, n, (uint32_t)rings.data);
 	/* key_size 0 and hfunc 0 (no change): only the table
 	 * changes (ethtool -X's own request for "equal" and "weight"). */
 	struct ethtool_rxfh *req = calloc(1, sizeof(*req) + n * sizeof(uint32_t));
 	int r = -ENOMEM;
 	if (req) {
 		req->cmd = ETHTOOL_SRSSH;
-		req->indir_size = n;
+		/* indir_size 0: the kernel's default table, not pinned. */
+		req->indir_size = dflt ? 0 : n;
 		req->hfunc = 0; /* ETH_RSS_HASH_NO_CHANGE, not in the uapi header */
 		memcpy(req->rss_config, indir, n * sizeof(uint32_t));
 		r = ioc(fd, ifname, req);

@@ -7,13 +7,17 @@
  * "rss" object of ROOT/ethtool/IFACE.json on a fixture root
  * (kernel/fixture.c, which a write rewrites):
  *   "rss": {"indir": [0, 1, 0, 1, ...], "key_size": 40, "hfunc": 1,
- *           "rx_rings": 4, "hash_fields": {"tcp4": "sdfn", "udp4": "sd"}}
- * ("rx_rings" absent: the "channels" object's combined + rx). */
+ *           "rx_rings": 4, "hash_fields": {"tcp4": "sdfn", "udp4": "sd"},
+ *           "configured": false}
+ * ("rx_rings" absent: the "channels" object's combined + rx; "configured"
+ * is what a write leaves: true for a table set entry by entry, false for
+ * one sent as default, as the kernel's IFF_RXFH_CONFIGURED). */
 #ifndef NT_RSS_H
 #define NT_RSS_H
 
 #include "kernel/ctx.h"
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #define NT_RSS_FLOWS 4 /* tcp4, udp4, tcp6, udp6 */
@@ -41,9 +45,19 @@ void nt_rss_free(nt_rss *r);
 /* Write IFNAME's indirection table: N entries, N being the size the NIC
  * reports (never 0: a NIC without a table is not sent a set, as Debian
  * 12's virtio_net does not check and wedges). Key and hash function are
- * left as they are. Returns 0 or the kernel's -errno (ERR says what). */
+ * left as they are. A table that is the kernel's default (entry i on
+ * queue i mod the RX rings) is sent as "default" (ethtool -X IF default)
+ * rather than entry by entry: a table set entry by entry marks the NIC's
+ * RSS as configured, and the kernel then refuses fewer channels than the
+ * table names ("requested channel counts are too low for existing
+ * indirection table settings", seen in the lab after a rollback to the
+ * driver's own table); sent as default it stays the driver's, and follows
+ * a channel change. Returns 0 or the kernel's -errno (ERR says what). */
 int nt_rss_write_indir(const nt_ctx *ctx, const char *ifname, const uint32_t *indir, uint32_t n, char *err,
 		       size_t errsize);
+/* Whether INDIR (N entries) is the kernel's default over RINGS RX rings
+ * (entry i on queue i mod RINGS). Pure. */
+bool nt_rss_indir_is_default(const uint32_t *indir, uint32_t n, uint32_t rings);
 /* Hash the fields DATA (RXH_* bits) for flow type FLOW (an index into
  * nt_rss_flow_names). Returns 0 or the kernel's -errno. */
 int nt_rss_write_fields(const nt_ctx *ctx, const char *ifname, int flow, uint64_t data, char *err,

@@ -251,6 +251,19 @@ static void test_plan(const nt_ctx *ctx, const nt_topology *t)
 	nt_plan_free(&plan);
 }
 
+/* The "configured" flag the fixture keeps, as the kernel's
+ * IFF_RXFH_CONFIGURED: -1 when absent. */
+static int configured(const char *iface)
+{
+	char path[256];
+	snprintf(path, sizeof(path), "%s/ethtool/%s.json", root, iface);
+	json_t *doc = json_load_file(path, 0, NULL);
+	json_t *c = json_object_get(json_object_get(doc, "rss"), "configured");
+	int r = json_is_boolean(c) ? json_is_true(c) : -1;
+	json_decref(doc);
+	return r;
+}
+
 static void test_transaction(const nt_ctx *ctx)
 {
 	nt_txn_engine *e = NULL;
@@ -275,6 +288,7 @@ static void test_transaction(const nt_ctx *ctx)
 	CHECK_STR(now.fields[1], "sdfn");
 	CHECK(now.key_size == before.key_size && now.hfunc == before.hfunc);
 	nt_rss_free(&now);
+	CHECK_INT(configured("enos0"), 1);
 
 	/* Planned again: nothing left to do. */
 	nt_topology *t = NULL;
@@ -298,6 +312,12 @@ static void test_transaction(const nt_ctx *ctx)
 	for (int f = 0; f < NT_RSS_FLOWS; f++)
 		CHECK_STR(now.fields[f], before.fields[f]);
 	nt_rss_free(&now);
+	/* The table put back is the driver's default: sent as default, not
+	 * pinned, so a later channel change is not refused. */
+	CHECK_INT(configured("enos0"), 0);
+	uint32_t rr[8] = { 0, 1, 2, 0, 1, 2, 0, 1 };
+	CHECK(nt_rss_indir_is_default(rr, 8, 3) && !nt_rss_indir_is_default(rr, 8, 4) &&
+	      !nt_rss_indir_is_default(rr, 8, 0));
 	json_decref(profile);
 out:
 	nt_rss_free(&before);

@@ -111,10 +111,12 @@ desired=$(jq -nc --arg i "$IF" '{name: "lab-steer", irq_affinity: [{interface: $
 api PUT /v1/desired "$desired"
 expect_eq "PUT /v1/desired" "$API_CODE" 200
 wait_for 30 held && ok "$IF: IRQs on node 1 ($N1_CPUS), XPS on their CPUs" || bad "$IF: desired state not in place"
+api GET "/v1/transactions?limit=1"
+last=$(jq -r '.transactions[0].id' <<< "$API_BODY")
 ethtool -L "$IF" combined 2 || bad "ethtool -L $IF combined 2 failed"
-api GET "/v1/nics/$IF"
-echo "after ethtool -L: $(jq -c '[.queues.tx[] | {queue, xps_cpus, irq_cpus}]' <<< "$API_BODY")"
-if wait_for 30 held; then
+echo "after ethtool -L: $(for q in /sys/class/net/$IF/queues/tx-*; do printf '%s xps %s; ' "${q##*/}" "$(cat "$q/xps_cpus")"; done)"
+repaired() { api GET "/v1/transactions?limit=1"; [ "$(jq -r '.transactions[0].id' <<< "$API_BODY")" != "$last" ] && held; }
+if wait_for 30 repaired; then
     ok "$IF: IRQ affinity and XPS repaired after ethtool -L"
     expect_eq "TX queues after ethtool -L" "$(jq '.queues.tx | length' <<< "$API_BODY")" 2
 else
@@ -122,6 +124,7 @@ else
 fi
 api GET "/v1/transactions?limit=1"
 echo "newest transaction: $(jq -c '.transactions[0] | {id, status, reason, client}' <<< "$API_BODY")"
+expect_eq "the repair's reason" "$(jq -r '.transactions[0].reason' <<< "$API_BODY")" drift
 api DELETE /v1/desired
 ethtool -L "$IF" combined 4 || true
 finish "rss equal 2 + hash fields applied and rolled back on $IF; RSS on a NIC without it refused; XPS/IRQs repaired after ethtool -L"
