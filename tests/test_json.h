@@ -35,4 +35,32 @@ static inline bool warned(const json_t *warnings, const char *words)
 	return false;
 }
 
+/* The step of STEPS (a plan's "steps") of KIND on TARGET, or NULL; *POS
+ * (when given) its index. */
+static inline const json_t *step_of(const json_t *steps, const char *kind, const char *target, int *pos)
+{
+	size_t i;
+	json_t *s;
+	json_array_foreach((json_t *)steps, i, s)
+		if (strcmp(json_string_value(json_object_get(s, "kind")), kind) == 0 &&
+		    strcmp(json_string_value(json_object_get(s, "target")), target) == 0) {
+			if (pos)
+				*pos = (int)i;
+			return s;
+		}
+	return NULL;
+}
+
+/* The finding of DOC (a diagnosis) with ID about SUBJECT, or NULL. */
+static inline const json_t *finding(const json_t *doc, const char *id, const char *subject)
+{
+	size_t i;
+	json_t *f;
+	json_array_foreach(json_object_get(doc, "findings"), i, f)
+		if (strcmp(json_string_value(json_object_get(f, "id")), id) == 0 &&
+		    strcmp(json_string_value(json_object_get(f, "subject")), subject) == 0)
+			return f;
+	return NULL;
+}
+
 #endif

@@ -165,30 +165,6 @@ static void test_validation(const nt_ctx *ctx, const nt_topology *t)
 	free(after);
 }
 
-static const json_t *step_of(json_t *steps, const char *kind, const char *target, int *pos)
-{
-	size_t i;
-	json_t *s;
-	json_array_foreach(steps, i, s)
-		if (strcmp(json_string_value(json_object_get(s, "kind")), kind) == 0 &&
-		    strcmp(json_string_value(json_object_get(s, "target")), target) == 0) {
-			if (pos)
-				*pos = (int)i;
-			return s;
-		}
-	return NULL;
-}
-
-static bool has_warning(const json_t *pd, const char *words)
-{
-	size_t i;
-	json_t *w;
-	json_array_foreach(json_object_get(pd, "warnings"), i, w)
-		if (strstr(json_string_value(w), words))
-			return true;
-	return false;
-}
-
 #define PROFILE                                                                                        \
 	"{\"name\":\"rss\",\"irq_affinity\":[{\"interface\":\"enos0\",\"policy\":\"local\"}],"            \
 	"\"channels\":[{\"interface\":\"enos2\",\"combined\":8}],"                                         \
@@ -225,10 +201,10 @@ static void test_plan(const nt_ctx *ctx, const nt_topology *t)
 	s = step_of(steps, "rss", "enos0/hash-udp4", NULL);
 	CHECK(s && strcmp(json_string_value(json_object_get(s, "before")), "sd") == 0 &&
 	      strcmp(json_string_value(json_object_get(s, "after")), "sdfn") == 0);
-	CHECK_MSG(has_warning(pd, "enos0: the RSS table sends flows to RX queues 0-15") &&
-			  has_warning(pd, "as this profile's irq_affinity steps place them"),
+	CHECK_MSG(warned(json_object_get(pd, "warnings"), "enos0: the RSS table sends flows to RX queues 0-15") &&
+			  warned(json_object_get(pd, "warnings"), "as this profile's irq_affinity steps place them"),
 		  "%s", text);
-	CHECK(has_warning(pd, "enos2: the RSS table follows the 8 RX queues its channels step makes"));
+	CHECK(warned(json_object_get(pd, "warnings"), "enos2: the RSS table follows the 8 RX queues its channels step makes"));
 	free(text);
 	json_decref(pd);
 	nt_plan_free(&plan);
@@ -245,7 +221,7 @@ static void test_plan(const nt_ctx *ctx, const nt_topology *t)
 	text = json_dumps(pd, 0);
 	s = step_of(json_object_get(pd, "steps"), "rss", "enos0/indir", NULL);
 	CHECK_MSG(s && strcmp(json_string_value(json_object_get(s, "after")), "0-15*16") != 0, "%s", text);
-	CHECK_MSG(has_warning(pd, "as they are now") && has_warning(pd, "not to queues"), "%s", text);
+	CHECK_MSG(warned(json_object_get(pd, "warnings"), "as they are now") && warned(json_object_get(pd, "warnings"), "not to queues"), "%s", text);
 	free(text);
 	json_decref(pd);
 	nt_plan_free(&plan);
@@ -322,17 +298,6 @@ static void test_transaction(const nt_ctx *ctx)
 out:
 	nt_rss_free(&before);
 	nt_txn_engine_close(e);
-}
-
-static const json_t *finding(const json_t *doc, const char *id, const char *subject)
-{
-	size_t i;
-	json_t *f;
-	json_array_foreach(json_object_get(doc, "findings"), i, f)
-		if (strcmp(json_string_value(json_object_get(f, "id")), id) == 0 &&
-		    strcmp(json_string_value(json_object_get(f, "subject")), subject) == 0)
-			return f;
-	return NULL;
 }
 
 /* enos0's table sends flows to every queue, and half its IRQs are off

@@ -86,20 +86,6 @@ static void test_validation(const nt_ctx *ctx, const nt_topology *t)
 	json_decref(errors);
 }
 
-static const json_t *step_of(json_t *steps, const char *kind, const char *target, int *pos)
-{
-	size_t i;
-	json_t *s;
-	json_array_foreach(steps, i, s)
-		if (strcmp(json_string_value(json_object_get(s, "kind")), kind) == 0 &&
-		    strcmp(json_string_value(json_object_get(s, "target")), target) == 0) {
-			if (pos)
-				*pos = (int)i;
-			return s;
-		}
-	return NULL;
-}
-
 #define PROFILE                                                                                            \
 	"{\"name\":\"steer\",\"irq_affinity\":[{\"interface\":\"enos0\",\"policy\":\"local\"}],"              \
 	"\"rps\":[{\"interface\":\"enos0\",\"policy\":\"local-node\",\"exclude_cpus\":\"0\",\"flow_cnt\":4096}," \
@@ -210,17 +196,6 @@ out:
 	nt_txn_engine_close(e);
 	for (int i = 0; files[i]; i++)
 		free(orig[i]);
-}
-
-static const json_t *finding(const json_t *doc, const char *id, const char *subject)
-{
-	size_t i;
-	json_t *f;
-	json_array_foreach(json_object_get(doc, "findings"), i, f)
-		if (strcmp(json_string_value(json_object_get(f, "id")), id) == 0 &&
-		    strcmp(json_string_value(json_object_get(f, "subject")), subject) == 0)
-			return f;
-	return NULL;
 }
 
 /* The steering findings, each with the fix it names; the fix profile of

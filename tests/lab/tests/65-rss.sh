@@ -34,20 +34,8 @@ echo "$IF: $(wc -w <<< "$orig") entries over queues $(queues_in "$orig"); tcp4 '
 [ -n "$orig" ] || { bad "$IF: ethtool -x shows no table"; finish "rss"; }
 
 STATE=$(mktemp -d /tmp/nt-rss.XXXXXX)
-agent() {
-    nt_stop
-    "$NT_BIN" serve --listen 127.0.0.1:8470 --root / --state-dir "$STATE" "$@" >>"$STATE/serve.log" 2>&1 &
-    NT_PID=$!
-    trap nt_stop EXIT
-    trap 'exit 143' TERM INT
-    for _ in $(seq 100); do
-        [ "$(curl -s -o /dev/null -w '%{http_code}' "$NT_URL/v1/health")" = 200 ] && return 0
-        sleep 0.2
-    done
-    echo "nettune serve did not come up:"; cat "$STATE/serve.log"
-    return 1
-}
-agent --drift-policy repair --drift-interval 600 || finish "agent did not start"
+trap nt_stop EXIT
+nt_agent "$STATE" --drift-policy repair --drift-interval 600 || finish "agent did not start"
 
 # --- equal 2 and hash fields, applied, re-planned, rolled back
 profile=$(jq -nc --arg i "$IF" '{name: "lab-rss", rss: [{interface: $i, equal: 2,
@@ -86,16 +74,6 @@ expect_eq "no transaction for the refused profile" "$(jq '.transactions | length
 expect_eq "$N1 still carries its link" "$(cat "/sys/class/net/$N1/operstate")" up
 
 # --- ethtool -L behind the agent's back, with IRQ affinity and XPS held
-now_ms() { awk '{printf "%d", $1 * 1000}' /proc/uptime; }
-wait_for() {
-    local s=$1 t0; shift
-    t0=$(now_ms)
-    for _ in $(seq $((s * 10))); do
-        if "$@"; then echo "  (after $(( $(now_ms) - t0 )) ms)"; return 0; fi
-        sleep 0.1
-    done
-    return 1
-}
 # Every TX queue's XPS is its IRQ's CPUs, and those are on node 1.
 held() {
     api GET "/v1/nics/$IF"
