@@ -14,6 +14,7 @@
 #include "settings/setting.h"
 #include "setting_util.h"
 #include "harness.h"
+#include "plan_util.h"
 #include "tree_files.h"
 #include "test_json.h"
 
@@ -57,16 +58,6 @@ static void test_values(const nt_setting_kind *k)
 	CHECK(nt_t_equal(k, "rx_usecs=4,tx_usecs=3", "tx_usecs=3,rx_usecs=4"));
 	CHECK(!nt_t_equal(k, "rx_usecs=4,tx_usecs=3", "rx_usecs=4,tx_usecs=2"));
 	CHECK(!nt_t_equal(k, "rx_usecs=4", "rx_usecs=4,tx_usecs=3"));
-}
-
-static int plan_of(const nt_ctx *ctx, const nt_topology *t, const char *text, nt_plan *plan, json_t **errors)
-{
-	json_t *p = json_loads(text, 0, NULL);
-	CHECK_MSG(p != NULL, "%s", text);
-	*errors = json_array();
-	int r = nt_plan_build(ctx, NULL, t, p, plan, *errors);
-	json_decref(p);
-	return r;
 }
 
 static void test_validation(const nt_ctx *ctx, const nt_topology *t)

@@ -17,6 +17,7 @@
 #include "settings/setting.h"
 #include "setting_util.h"
 #include "harness.h"
+#include "plan_util.h"
 #include "tree_files.h"
 #include "test_json.h"
 
@@ -118,16 +119,6 @@ static void setup(void)
 		 "],\"key_size\":40,\"hfunc\":1,\"hash_fields\":{\"tcp4\":\"sdfn\",\"udp4\":\"sd\",\"tcp6\":\"sdfn\"}}");
 	add_rss("enos0", rss);
 	add_rss("enos1", "{\"indir\":[],\"key_size\":0,\"hfunc\":0,\"hash_fields\":{}}");
-}
-
-static int plan_of(const nt_ctx *ctx, const nt_topology *t, const char *text, nt_plan *plan, json_t **errors)
-{
-	json_t *p = json_loads(text, 0, NULL);
-	CHECK_MSG(p != NULL, "%s", text);
-	*errors = json_array();
-	int r = nt_plan_build(ctx, NULL, t, p, plan, *errors);
-	json_decref(p);
-	return r;
 }
 
 static void test_validation(const nt_ctx *ctx, const nt_topology *t)

@@ -18,6 +18,7 @@
 #include "settings/setting.h"
 #include "setting_util.h"
 #include "harness.h"
+#include "plan_util.h"
 #include "tree_files.h"
 #include "test_json.h"
 
@@ -49,16 +50,6 @@ static void test_values(void)
 	      nt_setting_changed_by_event("rps_cpus", NT_EVENT_ETHTOOL) && !(rps->events & NT_SETTING_EVENT(NT_EVENT_LINK)));
 	/* After channels and IRQ affinity. */
 	CHECK(rps->order > nt_setting_find("channels")->order && rps->order > nt_setting_irq_affinity.order);
-}
-
-static int plan_of(const nt_ctx *ctx, const nt_topology *t, const char *text, nt_plan *plan, json_t **errors)
-{
-	json_t *p = json_loads(text, 0, NULL);
-	CHECK_MSG(p != NULL, "%s", text);
-	*errors = json_array();
-	int r = nt_plan_build(ctx, NULL, t, p, plan, *errors);
-	json_decref(p);
-	return r;
 }
 
 static void test_validation(const nt_ctx *ctx, const nt_topology *t)
