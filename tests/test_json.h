@@ -37,7 +37,7 @@ static inline bool warned(const json_t *warnings, const char *words)
 
 /* The step of STEPS (a plan's "steps") of KIND on TARGET, or NULL; *POS
  * (when given) its index. */
-static inline const json_t *step_of(const json_t *steps, const char *kind, const char *target, int *pos)
+static inline const json_t *step_find(const json_t *steps, const char *kind, const char *target, int *pos)
 {
 	size_t i;
 	json_t *s;

@@ -175,21 +175,21 @@ static void test_plan(const nt_ctx *ctx, const nt_topology *t)
 	json_t *pd = nt_plan_to_json(&plan, NULL), *steps = json_object_get(pd, "steps");
 	char *text = json_dumps(pd, 0);
 	int ch = -1, irq = -1, tab = -1, hash = -1, xps = -1, tab2 = -1;
-	step_of(steps, "channels", "enos2", &ch);
-	step_of(steps, "irq_affinity", json_string_value(json_object_get(json_array_get(steps, (size_t)ch + 1), "target")),
+	step_find(steps, "channels", "enos2", &ch);
+	step_find(steps, "irq_affinity", json_string_value(json_object_get(json_array_get(steps, (size_t)ch + 1), "target")),
 		&irq);
-	const json_t *s = step_of(steps, "rss", "enos0/indir", &tab);
-	step_of(steps, "rss", "enos0/hash-udp4", &hash);
-	step_of(steps, "rss", "enos2/indir", &tab2);
-	step_of(steps, "xps_cpus", "enos0/tx-0", &xps);
+	const json_t *s = step_find(steps, "rss", "enos0/indir", &tab);
+	step_find(steps, "rss", "enos0/hash-udp4", &hash);
+	step_find(steps, "rss", "enos2/indir", &tab2);
+	step_find(steps, "xps_cpus", "enos0/tx-0", &xps);
 	CHECK_MSG(ch >= 0 && irq > ch && hash > irq && tab2 > irq && xps > hash && xps > tab2, "order: %s", text);
 	/* Every enos0 IRQ is placed on its node: all 16 queues take flows in
 	 * turn, which is the table there already. */
 	CHECK_MSG(!s, "%s", text);
-	s = step_of(steps, "rss", "enos0/hash-udp4", &tab);
-	s = step_of(steps, "rss", "enos2/indir", NULL);
+	s = step_find(steps, "rss", "enos0/hash-udp4", &tab);
+	s = step_find(steps, "rss", "enos2/indir", NULL);
 	CHECK(s && strcmp(json_string_value(json_object_get(s, "after")), "0-1*128") == 0);
-	s = step_of(steps, "rss", "enos0/hash-udp4", NULL);
+	s = step_find(steps, "rss", "enos0/hash-udp4", NULL);
 	CHECK(s && strcmp(json_string_value(json_object_get(s, "before")), "sd") == 0 &&
 	      strcmp(json_string_value(json_object_get(s, "after")), "sdfn") == 0);
 	CHECK_MSG(warned(json_object_get(pd, "warnings"), "enos0: the RSS table sends flows to RX queues 0-15") &&
@@ -210,7 +210,7 @@ static void test_plan(const nt_ctx *ctx, const nt_topology *t)
 		return;
 	pd = nt_plan_to_json(&plan, NULL);
 	text = json_dumps(pd, 0);
-	s = step_of(json_object_get(pd, "steps"), "rss", "enos0/indir", NULL);
+	s = step_find(json_object_get(pd, "steps"), "rss", "enos0/indir", NULL);
 	CHECK_MSG(s && strcmp(json_string_value(json_object_get(s, "after")), "0-15*16") != 0, "%s", text);
 	CHECK_MSG(warned(json_object_get(pd, "warnings"), "as they are now") && warned(json_object_get(pd, "warnings"), "not to queues"), "%s", text);
 	free(text);

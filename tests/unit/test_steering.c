@@ -98,8 +98,8 @@ static void test_plan(const nt_ctx *ctx, const nt_topology *t)
 	json_t *doc = nt_plan_to_json(&plan, NULL);
 	json_t *steps = json_object_get(doc, "steps");
 	int irq_pos = -1, xps_pos = -1, pos = -1;
-	const json_t *irq = step_of(steps, "irq_affinity", "102", &irq_pos);
-	const json_t *xps = step_of(steps, "xps_cpus", "enos0/tx-1", &xps_pos);
+	const json_t *irq = step_find(steps, "irq_affinity", "102", &irq_pos);
+	const json_t *xps = step_find(steps, "xps_cpus", "enos0/tx-1", &xps_pos);
 	CHECK_MSG(irq && xps, "steps: %s", json_dumps(steps, 0));
 	/* tx-1's IRQ is 102: XPS follows where this profile puts it. */
 	if (irq && xps) {
@@ -110,17 +110,17 @@ static void test_plan(const nt_ctx *ctx, const nt_topology *t)
 	CHECK(warned(plan.warnings, "enos0: xps_cpus of"));
 	CHECK(warned(plan.warnings, "this profile's irq_affinity steps place them"));
 	/* local-node: node 0 of the EPYC (0-31,64-95) without CPU 0. */
-	const json_t *rps = step_of(steps, "rps_cpus", "enos0/rx-3", &pos);
+	const json_t *rps = step_find(steps, "rps_cpus", "enos0/rx-3", &pos);
 	CHECK(rps != NULL);
 	if (rps)
 		CHECK_STR(json_string_value(json_object_get(rps, "after")), "1-31,64-95");
 	CHECK(pos > irq_pos);
-	const json_t *flow = step_of(steps, "rps_flow_cnt", "enos0/rx-3", NULL);
+	const json_t *flow = step_find(steps, "rps_flow_cnt", "enos0/rx-3", NULL);
 	CHECK(flow && strcmp(json_string_value(json_object_get(flow, "after")), "4096") == 0);
 	/* The host's rps_sock_flow_entries is 0: said, not set. */
 	CHECK(warned(plan.warnings, "rps_sock_flow_entries is 0"));
-	CHECK(step_of(steps, "rps_cpus", "enos1/rx-1", NULL) && !step_of(steps, "rps_cpus", "enos1/rx-2", NULL));
-	const json_t *pair = step_of(steps, "xps_rxqs", "enos1/tx-2", NULL);
+	CHECK(step_find(steps, "rps_cpus", "enos1/rx-1", NULL) && !step_find(steps, "rps_cpus", "enos1/rx-2", NULL));
+	const json_t *pair = step_find(steps, "xps_rxqs", "enos1/tx-2", NULL);
 	CHECK(pair && strcmp(json_string_value(json_object_get(pair, "after")), "2") == 0);
 	json_decref(doc);
 	nt_plan_free(&plan);
@@ -217,7 +217,7 @@ static void test_diagnose(const nt_ctx *ctx)
 	CHECK_MSG(r == 0, "the fix profile does not plan: %s", json_dumps(errors, 0));
 	if (r == 0) {
 		json_t *pd = nt_plan_to_json(&plan, NULL);
-		json_t *s = (json_t *)step_of(json_object_get(pd, "steps"), "rps_cpus", "eth2/rx-0", NULL);
+		json_t *s = (json_t *)step_find(json_object_get(pd, "steps"), "rps_cpus", "eth2/rx-0", NULL);
 		/* node 1 (16-31) without the CPU its IRQ goes to. */
 		CHECK_MSG(s != NULL, "%s", json_dumps(pd, 0));
 		json_decref(pd);
