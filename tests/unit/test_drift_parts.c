@@ -145,6 +145,7 @@ static const struct {
 	{ "xps_rxqs", NT_SETTING_EVENT(NT_EVENT_ETHTOOL) },
 	/* ETHTOOL_MSG_RSS_NTF on newer kernels; a channels change resets it. */
 	{ "rss", NT_SETTING_EVENT(NT_EVENT_ETHTOOL) },
+	{ "feature", NT_SETTING_EVENT(NT_EVENT_ETHTOOL) }, /* ETHTOOL_MSG_FEATURES_NTF */
 };
 #define NKIND_EVENTS ((int)(sizeof(kind_events) / sizeof(kind_events[0])))
 
