@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static char root[64], state[64];
 
@@ -350,6 +351,89 @@ static void test_diagnose(const nt_ctx *ctx)
 	nt_topology_free(t);
 }
 
+/* The 256-CPU tree (gen/mkhost.py big): 16 ports of 64 queues, their IRQs
+ * scattered over every node. "placed" with the IRQs placed local: every
+ * queue takes flows and the table is the driver's (no step); without the
+ * placement, a table per port of the queues on its node, applied and
+ * rolled back to the default. */
+static void test_big(void)
+{
+	char big[64], cmd[512];
+	nt_ctx ctx;
+	nt_topology *t = NULL;
+	nt_plan plan;
+	json_t *errors;
+	snprintf(big, sizeof(big), "/tmp/nt-rss-big-XXXXXX");
+	CHECK(mkdtemp(big) != NULL);
+	snprintf(cmd, sizeof(cmd), "python3 '%s/gen/mkhost.py' big '%s/root' >/dev/null", NT_FIXTURES, big);
+	CHECK_INT(system(cmd), 0);
+	snprintf(cmd, sizeof(cmd), "%s/root", big);
+	CHECK_INT(nt_ctx_init(&ctx, cmd), 0);
+	CHECK_INT(nt_topology_read(&ctx, &t), 0);
+	if (!t)
+		goto out;
+	int r = plan_of(&ctx, t,
+			"{\"name\":\"b\",\"irq_affinity\":[{\"interface\":\"enp*\",\"policy\":\"local\"}],"
+			"\"rss\":[{\"interface\":\"enp*\",\"queues\":\"placed\",\"hash_fields\":{\"udp4\":\"sdfn\"}}]}",
+			&plan, &errors);
+	CHECK_MSG(r == 0, "big plan: %s", json_dumps(errors, 0));
+	json_decref(errors);
+	if (r == 0) {
+		int tables = 0, hashes = 0;
+		for (int i = 0; i < plan.nsteps; i++) {
+			tables += plan.steps[i].kind == nt_setting_find("rss") && strstr(plan.steps[i].target, "/indir");
+			hashes += plan.steps[i].kind == nt_setting_find("rss") && strstr(plan.steps[i].target, "/hash-udp4");
+		}
+		CHECK_INT(tables, 0);
+		CHECK_INT(hashes, 16);
+		nt_plan_free(&plan);
+	}
+	r = plan_of(&ctx, t, "{\"name\":\"b\",\"rss\":[{\"interface\":\"enp*\",\"queues\":\"placed\"}]}", &plan,
+		    &errors);
+	CHECK_INT(r, 0);
+	json_decref(errors);
+	int tables = 0;
+	for (int i = 0; r == 0 && i < plan.nsteps; i++)
+		tables += strstr(plan.steps[i].target, "/indir") != NULL;
+	CHECK_MSG(tables == 16, "%d tables planned", tables);
+	if (r == 0)
+		nt_plan_free(&plan);
+	nt_topology_free(t);
+
+	nt_txn_engine *e = NULL;
+	char st[96];
+	snprintf(st, sizeof(st), "%s/state", big);
+	mkdir(st, 0700);
+	CHECK_INT(nt_txn_engine_open(&ctx, st, &e), 0);
+	if (!e)
+		goto out;
+	json_t *profile = json_loads("{\"name\":\"b\",\"rss\":[{\"interface\":\"enp*\",\"queues\":\"placed\"}]}", 0, NULL);
+	nt_txn_request req = { .profile = profile, .client = "test", .identity = "" };
+	nt_txn_outcome o = { 0 };
+	nt_rss before, now;
+	CHECK_INT(nt_rss_read(&ctx, "enp1s0f0", &before), 0);
+	CHECK_INT(nt_txn_apply(e, &req, &o), 0);
+	CHECK_STR(json_string_value(json_object_get(o.doc, "status")), "applied");
+	int64_t id = json_integer_value(json_object_get(o.doc, "id"));
+	nt_txn_outcome_free(&o);
+	CHECK_INT(nt_rss_read(&ctx, "enp1s0f0", &now), 0);
+	CHECK(now.indir_size == 256 && memcmp(now.indir, before.indir, 256 * sizeof(uint32_t)) != 0);
+	nt_rss_free(&now);
+	nt_txn_request back = { .client = "test", .identity = "" };
+	CHECK_INT(nt_txn_rollback(e, id, false, &back, &o), 0);
+	CHECK_STR(json_string_value(json_object_get(o.doc, "status")), "applied");
+	nt_txn_outcome_free(&o);
+	CHECK_INT(nt_rss_read(&ctx, "enp1s0f0", &now), 0);
+	CHECK(now.indir_size == 256 && memcmp(now.indir, before.indir, 256 * sizeof(uint32_t)) == 0);
+	nt_rss_free(&now);
+	nt_rss_free(&before);
+	json_decref(profile);
+	nt_txn_engine_close(e);
+out:
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", big);
+	system(cmd);
+}
+
 int main(void)
 {
 	char cmd[512];
@@ -372,6 +456,7 @@ int main(void)
 		test_transaction(&ctx);
 		test_diagnose(&ctx);
 	}
+	test_big();
 	snprintf(cmd, sizeof(cmd), "rm -rf %s %s", root, state);
 	system(cmd);
 	TEST_MAIN_END();
