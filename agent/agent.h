@@ -150,7 +150,8 @@ int nt_profiles_dir_check(const nt_ctx *ctx, const char *dir, json_t **report);
  * the caller's; NULL when no profile is in effect), the union of the
  * exclude_cpus of its irq_affinity entries naming NIC into EXCLUDE, and
  * where they come from ("the desired state", "transaction 3") into SOURCE.
- * Returns 0 or -ENOMEM. */
+ * NIC may be NULL (the diagnostics want only the reservations): EXCLUDE
+ * is then left empty. Returns 0 or -ENOMEM. */
 int nt_agent_placement_hint(nt_agent *a, const nt_topology *t, const nt_nic *nic, json_t **reserved,
 			    nt_cpuset *exclude, char *source, size_t ssize);
 

@@ -20,7 +20,7 @@
  * ports, or, for a port, its bond. */
 static bool names(const nt_topology *t, const char *pattern, const nt_nic *nic)
 {
-	if (!pattern)
+	if (!pattern || !nic)
 		return false;
 	if (nt_iface_match(pattern, nic->name) || (nic->master[0] && nt_iface_match(pattern, nic->master)))
 		return true;

@@ -209,7 +209,16 @@ static int get_diagnostics(const nt_request *req, nt_response *resp)
 	json_t *recent = nt_dropwin_update(nt_agent_drops(nt_server_agent(req->server)), nt_snapshot_topology(snap),
 					   mono_ms());
 	opt.recent_drops = recent;
+	/* The CPUs the profile in effect keeps for applications, which
+	 * rps-reserved-cpus and rss-queues-misplaced judge steering by. */
+	json_t *reserved = NULL;
+	nt_cpuset exclude;
+	char source[64];
+	if (nt_agent_placement_hint(nt_server_agent(req->server), nt_snapshot_topology(snap), NULL, &reserved,
+				    &exclude, source, sizeof(source)) == 0)
+		opt.reserved = reserved;
 	resp->json = nt_diagnose(nt_snapshot_topology(snap), &opt);
+	json_decref(reserved);
 	json_decref(recent);
 	nt_snapshot_put(snap);
 	if (!resp->json)

@@ -15,8 +15,9 @@
  *   diagnose/link.c            MTU, queue length, root qdisc: bond-mtu-mismatch,
  *                              txqueuelen-small, qdisc-default-stale
  *   diagnose/tcp.c             sysctls: tcp-buffers-small
- *   diagnose/steering.c        RPS/XPS: rps-missing, xps-unset,
- *                              xps-irq-mismatch, rps-reserved-cpus
+ *   diagnose/steering.c        RPS/XPS/RSS: rps-missing, xps-unset,
+ *                              xps-irq-mismatch, rps-reserved-cpus,
+ *                              rss-queues-misplaced
  *   diagnose/fix_profile.c     nt_diagnose_fix_profile
  *   diagnose/drift_findings.c  nt_diagnose_add_drift */
 #ifndef NT_DIAGNOSE_INT_H

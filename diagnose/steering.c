@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Packet steering findings (RPS, XPS), from each NIC's queue files:
+/* Packet steering findings (RPS, XPS, RSS), from each NIC's queue files
+ * and RSS table:
  *   rps-missing        fewer RX queues than the node has usable CPUs, and
  *                      no RPS: the receive work stays on the CPUs that take
  *                      the few interrupts (a warning for one queue and
@@ -9,15 +10,22 @@
  *   xps-irq-mismatch   XPS CPUs that are not the CPUs serving the TX
  *                      queue's IRQ;
  *   rps-reserved-cpus  rps_cpus covering CPUs reserved for applications
- *                      (nt_diag_options.reserved).
- * The queue files are read here for the physical NICs only (two files a
- * queue), not by the host read. */
+ *                      (nt_diag_options.reserved);
+ *   rss-queues-misplaced  an RSS table sending flows to RX queues whose
+ *                      IRQs are served off the NIC's node or on CPUs
+ *                      reserved for applications: those flows are
+ *                      received far from the NIC or on an application's
+ *                      CPU, whatever the placement of the other queues.
+ * The queue files and RSS tables are read here for the physical NICs only
+ * (two files a queue, one ioctl a NIC), not by the host read. */
 #include "diagnose/diagnose_int.h"
 #include "host/queues.h"
 #include "placement/irq.h"
+#include "kernel/rss.h"
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static json_t *list_json(const nt_cpuset *s)
@@ -136,6 +144,69 @@ static int check_rps_reserved(diag *d, const nt_nic *nic, const nt_nic_queues *q
 				"%s sends receive work by RPS to CPU %s, reserved for applications.", nic->name, cl);
 }
 
+static int check_rss(diag *d, const nt_nic *nic, const json_t *reserved)
+{
+	const char *list = json_string_value(json_object_get(reserved, nic->name));
+	nt_cpuset local, res, bad;
+	nt_rss rss;
+	int r = 0;
+	nt_cpuset_zero(&res);
+	if (list)
+		nt_cpulist_parse(list, &res);
+	if (!nt_nic_local_cpus(d->t, nic, &local) || nt_rss_read(&d->t->ctx, nic->name, &rss) < 0)
+		return 0;
+	/* Hash buckets per queue, for the queues the table names. */
+	uint32_t top = 0, sent = 0, *w = NULL;
+	for (uint32_t i = 0; i < rss.indir_size; i++)
+		if (rss.indir[i] + 1 > top)
+			top = rss.indir[i] + 1;
+	json_t *off = json_array();
+	if (!off || !(w = calloc(top + 1, sizeof(*w)))) {
+		json_decref(off);
+		r = -ENOMEM;
+		goto out;
+	}
+	for (uint32_t i = 0; i < rss.indir_size; i++)
+		w[rss.indir[i]]++;
+	for (uint32_t q = 0; q < top; q++) {
+		int idx = w[q] ? nt_nic_queue_irq(d->t, nic, (int)q, false) : -1;
+		if (idx < 0 || !d->t->irqs[idx].has_affinity)
+			continue;
+		const nt_irq *irq = &d->t->irqs[idx];
+		nt_cpuset_and(&bad, &irq->affinity, &res);
+		bool far = !nt_cpuset_subset(&irq->affinity, &local);
+		if (!far && nt_cpuset_empty(&bad))
+			continue;
+		sent += w[q];
+		json_array_append_new(off, json_pack("{s:i, s:I, s:i, s:o, s:s}", "queue", (int)q, "entries",
+						     (json_int_t)w[q], "irq", irq->irq, "irq_cpus",
+						     list_json(&irq->affinity), "why",
+						     far ? "off the node" : "reserved CPUs"));
+	}
+	free(w);
+	size_t n = json_array_size(off);
+	if (n == 0) {
+		json_decref(off);
+		goto out;
+	}
+	json_t *ev = json_pack("{s:o, s:I, s:I, s:o}", "queues", off, "indir_size", (json_int_t)rss.indir_size,
+			       "entries_misplaced", (json_int_t)sent, "local_cpus", list_json(&local));
+	json_t *fix = json_pack("{s:[{s:s, s:s}]}", "rss", "interface", nic->name, "queues", "placed");
+	if (!ev || !fix) {
+		json_decref(ev);
+		json_decref(fix);
+		r = -ENOMEM;
+		goto out;
+	}
+	r = diag_add_finding(d, "rss-queues-misplaced", SEV_WARNING, nic->name, ev, fix,
+			     "%s's RSS table sends %u of %u hash buckets to %zu RX queue%s whose IRQs are served off "
+			     "its node or on CPUs reserved for applications.",
+			     nic->name, sent, rss.indir_size, n, n == 1 ? "" : "s");
+out:
+	nt_rss_free(&rss);
+	return r;
+}
+
 int diag_check_steering(diag *d, const json_t *reserved)
 {
 	for (int i = 0; i < d->t->nnics; i++) {
@@ -150,6 +221,8 @@ int diag_check_steering(diag *d, const json_t *reserved)
 			r = check_xps(d, nic, &q);
 		if (r == 0 && reserved)
 			r = check_rps_reserved(d, nic, &q, reserved);
+		if (r == 0)
+			r = check_rss(d, nic, reserved);
 		nt_nic_queues_free(&q);
 		if (r == -ENOMEM)
 			return r;

@@ -24,15 +24,21 @@ void nt_plan_free(nt_plan *plan)
 	memset(plan, 0, sizeof(*plan));
 }
 
-/* A change that may reset a NIC: say so once per NIC (its queue settings
- * stand together in the plan). */
+/* A change that may reset a NIC: say so once per NIC. Its steps that may
+ * need not stand together (channels go before IRQ affinity, rings after
+ * it), so each looks back over the earlier ones that may: a few per NIC. */
 static void warn_resets(nt_plan *plan)
 {
 	for (int i = 0; i < plan->nsteps; i++) {
-		const nt_step *s = &plan->steps[i], *prev = i > 0 ? &plan->steps[i - 1] : NULL;
+		const nt_step *s = &plan->steps[i];
+		bool said = false;
 		if (!s->kind->reset_warning)
 			continue;
-		if (prev && prev->kind->reset_warning && strcmp(prev->interface, s->interface) == 0)
+		for (int j = 0; j < i && !said; j++)
+			said = plan->steps[j].kind->reset_warning &&
+			       strcmp(plan->steps[j].interface, s->interface) == 0 &&
+			       strcmp(plan->steps[j].kind->reset_warning, s->kind->reset_warning) == 0;
+		if (said)
 			continue;
 		char msg[256];
 		snprintf(msg, sizeof(msg), "%s: %s", s->interface[0] ? s->interface : s->target,

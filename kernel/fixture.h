@@ -13,6 +13,7 @@
 
 #include "kernel/ctx.h"
 #include "kernel/ethtool_group.h"
+#include "kernel/rss.h"
 #include "base/cpuset.h"
 
 #include <stdarg.h>
@@ -74,5 +75,17 @@ int nt_fixture_bond_set(const nt_ctx *ctx, const char *bond, const char *option,
  * ANDs the mask with them, net/core/net-sysfs.c). Returns 0, or -EINVAL
  * for a non-empty set that is left empty, as the kernel refuses it. */
 int nt_fixture_rps_housekeeping(const nt_ctx *ctx, nt_cpuset *set);
+
+/* RSS from the "rss" object of ROOT/ethtool/IFACE.json (kernel/rss.h).
+ * Returns 0, -EOPNOTSUPP without the file or object, NT_EPARSE. */
+int nt_fixture_rss_get(const nt_ctx *ctx, const char *ifname, nt_rss *out);
+/* Rewrite the object's table, or one flow type's hash fields, refusing
+ * what the kernel refuses (-EINVAL with its text in ERR, the file left as
+ * it was): a table of another size than the NIC's, an entry at or above
+ * its RX rings, fields for a flow type the NIC does not hash. */
+int nt_fixture_rss_set_indir(const nt_ctx *ctx, const char *ifname, const uint32_t *indir, uint32_t n,
+			     char *err, size_t errsize);
+int nt_fixture_rss_set_fields(const nt_ctx *ctx, const char *ifname, int flow, uint64_t data, char *err,
+			      size_t errsize);
 
 #endif

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* A NIC's RSS state, read only: see kernel/rss.h. */
+/* A NIC's RSS state: see kernel/rss.h. */
 #include "kernel/rss.h"
+#include "kernel/fixture.h"
 
 #include <errno.h>
-#include <jansson.h>
+#include <stdbool.h>
 #include <linux/ethtool.h>
 #include <linux/sockios.h>
 #include <net/if.h>
@@ -59,44 +60,6 @@ void nt_rss_free(nt_rss *r)
 	}
 }
 
-static int fixture_read(const nt_ctx *ctx, const char *ifname, nt_rss *out)
-{
-	char *buf = NULL;
-	int r = nt_read_all(ctx, &buf, "/ethtool/%s.json", ifname);
-	if (r < 0)
-		return r == -ENOENT ? -EOPNOTSUPP : r;
-	json_t *root = json_loads(buf, 0, NULL);
-	free(buf);
-	json_t *rss = json_object_get(root, "rss"), *indir = json_object_get(rss, "indir");
-	r = -EOPNOTSUPP;
-	if (!rss)
-		goto out;
-	r = NT_EPARSE;
-	if (!json_is_object(rss) || (indir && !json_is_array(indir)))
-		goto out;
-	out->indir_size = (uint32_t)json_array_size(indir);
-	out->key_size = (uint32_t)json_integer_value(json_object_get(rss, "key_size"));
-	out->hfunc = (uint8_t)json_integer_value(json_object_get(rss, "hfunc"));
-	out->indir = calloc(out->indir_size + 1, sizeof(uint32_t));
-	if (!out->indir) {
-		r = -ENOMEM;
-		goto out;
-	}
-	for (uint32_t i = 0; i < out->indir_size; i++)
-		out->indir[i] = (uint32_t)json_integer_value(json_array_get(indir, i));
-	for (int f = 0; f < NT_RSS_FLOWS; f++) {
-		const char *t = json_string_value(json_object_get(json_object_get(rss, "hash_fields"),
-								  nt_rss_flow_names[f]));
-		uint64_t bits;
-		if (t && nt_rss_fields_parse(t, &bits) == 0)
-			nt_rss_fields_format(bits, out->fields[f], sizeof(out->fields[f]));
-	}
-	r = 0;
-out:
-	json_decref(root);
-	return r;
-}
-
 static int ioc(int fd, const char *ifname, void *data)
 {
 	struct ifreq ifr;
@@ -112,7 +75,7 @@ int nt_rss_read(const nt_ctx *ctx, const char *ifname, nt_rss *out)
 	if (!nt_ifname_valid(ifname))
 		return NT_EINVALID;
 	if (!ctx->live)
-		return fixture_read(ctx, ifname, out);
+		return nt_fixture_rss_get(ctx, ifname, out);
 	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
@@ -147,10 +110,231 @@ int nt_rss_read(const nt_ctx *ctx, const char *ifname, nt_rss *out)
 		if (ioc(fd, ifname, &nfc) == 0)
 			nt_rss_fields_format(nfc.data, out->fields[f], sizeof(out->fields[f]));
 	}
+	struct ethtool_rxnfc rings = { .cmd = ETHTOOL_GRXRINGS };
+	if (ioc(fd, ifname, &rings) == 0)
+		out->rx_rings = (uint32_t)rings.data;
 out:
 	free(full);
 	close(fd);
 	if (r < 0)
 		nt_rss_free(out);
 	return r;
+}
+
+int nt_rss_flow_index(const char *name)
+{
+	for (int f = 0; name && f < NT_RSS_FLOWS; f++)
+		if (strcmp(nt_rss_flow_names[f], name) == 0)
+			return f;
+	return -1;
+}
+
+static void werr(char *err, size_t errsize, const char *ifname, const char *what, int r)
+{
+	if (err && errsize)
+		snprintf(err, errsize, "%s: %s: %s", ifname, what, strerror(-r));
+}
+
+bool nt_rss_indir_is_default(const uint32_t *indir, uint32_t n, uint32_t rings)
+{
+	if (!rings)
+		return false;
+	for (uint32_t i = 0; i < n; i++)
+		if (indir[i] != i % rings) /* ethtool_rxfh_indir_default */
+			return false;
+	return true;
+}
+
+int nt_rss_write_indir(const nt_ctx *ctx, const char *ifname, const uint32_t *indir, uint32_t n, char *err,
+		       size_t errsize)
+{
+	if (!nt_ifname_valid(ifname))
+		return NT_EINVALID;
+	if (n == 0 || n > 65536)
+		return -EOPNOTSUPP;
+	if (!ctx->live)
+		return nt_fixture_rss_set_indir(ctx, ifname, indir, n, err, errsize);
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	struct ethtool_rxnfc rings = { .cmd = ETHTOOL_GRXRINGS };
+	bool dflt = ioc(fd, ifname, &rings) == 0 && nt_rss_indir_is_default(indir, n, (uint32_t)rings.data);
+	/* key_size 0 and hfunc 0 (no change): only the table
+	 * changes (ethtool -X's own request for "equal" and "weight"). */
+	struct ethtool_rxfh *req = calloc(1, sizeof(*req) + n * sizeof(uint32_t));
+	int r = -ENOMEM;
+	if (req) {
+		req->cmd = ETHTOOL_SRSSH;
+		/* indir_size 0: the kernel's default table, not pinned. */
+		req->indir_size = dflt ? 0 : n;
+		req->hfunc = 0; /* ETH_RSS_HASH_NO_CHANGE, not in the uapi header */
+		memcpy(req->rss_config, indir, n * sizeof(uint32_t));
+		r = ioc(fd, ifname, req);
+		if (r < 0)
+			werr(err, errsize, ifname, "ETHTOOL_SRSSH", r);
+	}
+	free(req);
+	close(fd);
+	return r;
+}
+
+int nt_rss_write_fields(const nt_ctx *ctx, const char *ifname, int flow, uint64_t data, char *err,
+			size_t errsize)
+{
+	if (!nt_ifname_valid(ifname) || flow < 0 || flow >= NT_RSS_FLOWS)
+		return NT_EINVALID;
+	if (!ctx->live)
+		return nt_fixture_rss_set_fields(ctx, ifname, flow, data, err, errsize);
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	struct ethtool_rxnfc nfc = { .cmd = ETHTOOL_SRXFH, .flow_type = flow_types[flow], .data = data };
+	int r = ioc(fd, ifname, &nfc);
+	if (r < 0)
+		werr(err, errsize, ifname, "ETHTOOL_SRXFH", r);
+	close(fd);
+	return r;
+}
+
+/* ---- the table as text ---- */
+
+typedef struct tbuf {
+	char *out;
+	size_t size, len;
+	bool full;
+} tbuf;
+
+static void tput(tbuf *b, const char *sep, uint32_t x, char mid, uint32_t y)
+{
+	char t[32];
+	int n = mid ? snprintf(t, sizeof(t), "%s%u%c%u", sep, x, mid, y) : snprintf(t, sizeof(t), "%s%u", sep, x);
+	if (n < 0 || (size_t)n >= b->size - b->len) {
+		b->full = true;
+		return;
+	}
+	memcpy(b->out + b->len, t, (size_t)n + 1);
+	b->len += (size_t)n;
+}
+
+/* SEP, then E as a list: ascending runs of 2 or more as ranges. */
+static void tlist(tbuf *b, const char *sep, const uint32_t *e, uint32_t n)
+{
+	for (uint32_t i = 0; i < n && !b->full;) {
+		uint32_t j = i;
+		while (j + 1 < n && e[j + 1] == e[j] + 1)
+			j++;
+		tput(b, i ? "," : sep, e[i], j > i ? '-' : 0, e[j]);
+		i = j + 1;
+	}
+}
+
+int nt_rss_indir_format(const uint32_t *indir, uint32_t n, char *out, size_t size)
+{
+	tbuf b = { .out = out, .size = size };
+	uint32_t lit = 0, nlit = 0; /* pending entries with no repetition */
+	if (!size)
+		return -E2BIG;
+	out[0] = '\0';
+	for (uint32_t i = 0; i < n && !b.full;) {
+		uint32_t best_p = 0, best_r = 0;
+		for (uint32_t p = 1; p <= 128 && i + 2 * p <= n; p++) {
+			uint32_t r = 1;
+			while (i + (r + 1) * p <= n && memcmp(indir + i + r * p, indir + i, p * sizeof(*indir)) == 0)
+				r++;
+			if (r >= 2 && p * r > best_p * best_r) {
+				best_p = p;
+				best_r = r;
+			}
+		}
+		if (!best_p) {
+			if (!nlit)
+				lit = i;
+			nlit++;
+			i++;
+			continue;
+		}
+		if (nlit) {
+			tlist(&b, b.len ? " " : "", indir + lit, nlit);
+			nlit = 0;
+		}
+		tlist(&b, b.len ? " " : "", indir + i, best_p);
+		tput(&b, "*", best_r, 0, 0);
+		i += best_p * best_r;
+	}
+	if (nlit && !b.full)
+		tlist(&b, b.len ? " " : "", indir + lit, nlit);
+	return b.full ? -E2BIG : 0;
+}
+
+static bool num(const char **p, uint32_t *out)
+{
+	char *end;
+	if (**p < '0' || **p > '9' || (**p == '0' && (*p)[1] >= '0' && (*p)[1] <= '9'))
+		return false;
+	unsigned long v = strtoul(*p, &end, 10);
+	if (v > 65535)
+		return false;
+	*out = (uint32_t)v;
+	*p = end;
+	return true;
+}
+
+int nt_rss_indir_parse(const char *text, uint32_t *indir, uint32_t cap, uint32_t *n)
+{
+	const char *p = text;
+	*n = 0;
+	if (!p || !*p)
+		return NT_EPARSE;
+	while (*p) {
+		uint32_t start = *n, a, b, rep = 1;
+		for (;;) {
+			if (!num(&p, &a))
+				return NT_EPARSE;
+			b = a;
+			if (*p == '-') {
+				p++;
+				if (!num(&p, &b) || b <= a)
+					return NT_EPARSE;
+			}
+			for (uint32_t q = a; q <= b; q++) {
+				if (*n >= cap)
+					return NT_EPARSE;
+				indir[(*n)++] = q;
+			}
+			if (*p != ',')
+				break;
+			p++;
+		}
+		if (*p == '*') {
+			p++;
+			if (!num(&p, &rep) || rep < 2)
+				return NT_EPARSE;
+		}
+		uint32_t len = *n - start;
+		if ((uint64_t)len * rep > cap - start)
+			return NT_EPARSE;
+		for (uint32_t r = 1; r < rep; r++) {
+			memcpy(indir + *n, indir + start, len * sizeof(*indir));
+			*n += len;
+		}
+		if (*p == ' ' && p[1])
+			p++;
+		else if (*p)
+			return NT_EPARSE;
+	}
+	return 0;
+}
+
+void nt_rss_indir_weights(const uint32_t *w, int nw, uint32_t *indir, uint32_t n)
+{
+	uint64_t sum = 0, partial = 0;
+	int j = -1;
+	for (int q = 0; q < nw; q++)
+		sum += w[q];
+	for (uint32_t i = 0; i < n; i++) {
+		/* ethtool.c's fill_indir_table, "weight". */
+		while (sum && j + 1 < nw && i >= n * partial / sum)
+			partial += w[++j];
+		indir[i] = j < 0 ? 0 : (uint32_t)j;
+	}
 }

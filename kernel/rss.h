@@ -1,17 +1,23 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* A NIC's RSS state, read only: the indirection table (which RX queue
- * each hash bucket goes to), the hash function, the key's size, and the
- * header fields hashed per flow type. Through the SIOCETHTOOL ioctl
- * (ETHTOOL_GRSSH, ETHTOOL_GRXFH) on the live host, and the "rss" object of
- * ROOT/ethtool/IFACE.json on a fixture root:
+/* A NIC's RSS state: the indirection table (which RX queue each hash
+ * bucket goes to), the hash function, the key's size, the header fields
+ * hashed per flow type, and the RX ring count the table may name. Through
+ * the SIOCETHTOOL ioctl (ETHTOOL_GRSSH, ETHTOOL_GRXFH, ETHTOOL_GRXRINGS;
+ * ETHTOOL_SRSSH and ETHTOOL_SRXFH to write) on the live host, and the
+ * "rss" object of ROOT/ethtool/IFACE.json on a fixture root
+ * (kernel/fixture.c, which a write rewrites):
  *   "rss": {"indir": [0, 1, 0, 1, ...], "key_size": 40, "hfunc": 1,
- *           "hash_fields": {"tcp4": "sdfn", "udp4": "sd"}}
- * Nothing here writes: setting RSS (rss[] of a profile) is not built yet. */
+ *           "rx_rings": 4, "hash_fields": {"tcp4": "sdfn", "udp4": "sd"},
+ *           "configured": false}
+ * ("rx_rings" absent: the "channels" object's combined + rx; "configured"
+ * is what a write leaves: true for a table set entry by entry, false for
+ * one sent as default, as the kernel's IFF_RXFH_CONFIGURED). */
 #ifndef NT_RSS_H
 #define NT_RSS_H
 
 #include "kernel/ctx.h"
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #define NT_RSS_FLOWS 4 /* tcp4, udp4, tcp6, udp6 */
@@ -24,6 +30,8 @@ typedef struct nt_rss {
 	/* The fields hashed per flow type (ethtool's letters, "sdfn"); "" when
 	 * the NIC does not say. */
 	char fields[NT_RSS_FLOWS][16];
+	/* RX rings the table may name (ETHTOOL_GRXRINGS); 0 unknown. */
+	uint32_t rx_rings;
 } nt_rss;
 
 /* The flow type names of nt_rss.fields, in order. */
@@ -33,6 +41,45 @@ extern const char *const nt_rss_flow_names[NT_RSS_FLOWS];
  * (or a fixture no "rss" object), or -errno. Free OUT with nt_rss_free. */
 int nt_rss_read(const nt_ctx *ctx, const char *ifname, nt_rss *out);
 void nt_rss_free(nt_rss *r);
+
+/* Write IFNAME's indirection table: N entries, N being the size the NIC
+ * reports (never 0: a NIC without a table is not sent a set, as Debian
+ * 12's virtio_net does not check and wedges). Key and hash function are
+ * left as they are. A table that is the kernel's default (entry i on
+ * queue i mod the RX rings) is sent as "default" (ethtool -X IF default)
+ * rather than entry by entry: a table set entry by entry marks the NIC's
+ * RSS as configured, and the kernel then refuses fewer channels than the
+ * table names ("requested channel counts are too low for existing
+ * indirection table settings", seen in the lab after a rollback to the
+ * driver's own table); sent as default it stays the driver's, and follows
+ * a channel change. Returns 0 or the kernel's -errno (ERR says what). */
+int nt_rss_write_indir(const nt_ctx *ctx, const char *ifname, const uint32_t *indir, uint32_t n, char *err,
+		       size_t errsize);
+/* Whether INDIR (N entries) is the kernel's default over RINGS RX rings
+ * (entry i on queue i mod RINGS). Pure. */
+bool nt_rss_indir_is_default(const uint32_t *indir, uint32_t n, uint32_t rings);
+/* Hash the fields DATA (RXH_* bits) for flow type FLOW (an index into
+ * nt_rss_flow_names). Returns 0 or the kernel's -errno. */
+int nt_rss_write_fields(const nt_ctx *ctx, const char *ifname, int flow, uint64_t data, char *err,
+			size_t errsize);
+/* An indirection table as text, so that a value holds a whole table and
+ * a rollback restores it exactly: segments separated by spaces, each a
+ * list of queue numbers and ascending ranges, optionally repeated:
+ * "0-3*32" is 0,1,2,3 thirty-two times (a round-robin table of 128 over
+ * 4 queues, ethtool -X equal 4), "0*64 1*64" two blocks (ethtool -X
+ * weight 1 1), "0-2*42 0,1" a round robin with a tail. FORMAT writes the
+ * shortest repetition it finds at each place (repeats of up to 128
+ * entries), so a table has one spelling. Pure. FORMAT returns 0 or
+ * -E2BIG when the text does not fit SIZE; PARSE fills up to CAP entries
+ * and returns 0 (*N entries) or NT_EPARSE (also beyond CAP). */
+int nt_rss_indir_format(const uint32_t *indir, uint32_t n, char *out, size_t size);
+int nt_rss_indir_parse(const char *text, uint32_t *indir, uint32_t cap, uint32_t *n);
+/* A table of N entries from NW weights, as ethtool -X weight fills it:
+ * queue q takes a block of about N * W[q] / sum (sum > 0, at most N). Pure. */
+void nt_rss_indir_weights(const uint32_t *w, int nw, uint32_t *indir, uint32_t n);
+
+/* The index of flow type NAME ("tcp4") in nt_rss_flow_names, or -1. */
+int nt_rss_flow_index(const char *name);
 
 /* RXH_* bits as ethtool's letters ("sdfn"), and back. Pure. */
 void nt_rss_fields_format(uint64_t data, char *out, size_t size);

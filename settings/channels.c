@@ -6,7 +6,8 @@
  * Profile section:
  *   "channels": [{"interface": "enos*", "combined": "max"}]
  * Changing channels re-creates the NIC's queues and IRQ vectors: the plan
- * warns, and a NIC's ring and channel steps stand together. */
+ * warns, and the channel steps come before IRQ affinity, RSS and the queue
+ * files, which the new queues take. */
 #include "kernel/ethtool.h"
 #include "settings/section.h"
 
@@ -127,7 +128,11 @@ const nt_setting_kind nt_setting_channels = {
 	.read = channels_read,
 	.check = channels_check,
 	.apply = channels_apply,
-	.order = 30,
+	/* First of a NIC's settings: a channel change makes the driver build
+	 * its queues anew, and drivers (virtio_net's set_channels) rewrite IRQ
+	 * affinity and XPS themselves, so IRQ affinity (10), RSS (12) and the
+	 * queue files (34) are set after it. */
+	.order = 8,
 	.suborder = 1,
 	.reset_warning = "changing rings or channels may reset the NIC and briefly drop its link",
 	/* The kernel sends an ethtool netlink notification on every SET,

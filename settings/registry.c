@@ -23,6 +23,7 @@
 	X(rps)                \
 	X(rfs)                \
 	X(xps)                \
+	X(rss)                \
 	X(txqueuelen)         \
 	X(qdisc)
 

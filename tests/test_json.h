@@ -49,4 +49,25 @@ static inline json_t *nt_t_finding(const json_t *r, const char *id, const char *
 	return NULL;
 }
 
+/* The step of STEPS (a plan's "steps") of KIND on TARGET, or NULL; *POS
+ * (when given) its index. */
+static inline const json_t *step_find(const json_t *steps, const char *kind, const char *target, int *pos)
+{
+	size_t i;
+	json_t *s;
+	json_array_foreach((json_t *)steps, i, s)
+		if (strcmp(json_string_value(json_object_get(s, "kind")), kind) == 0 &&
+		    strcmp(json_string_value(json_object_get(s, "target")), target) == 0) {
+			if (pos)
+				*pos = (int)i;
+			return s;
+		}
+	return NULL;
+}
+
+/* The finding of DOC (a diagnosis) with ID about SUBJECT, or NULL. */
+static inline const json_t *finding(const json_t *doc, const char *id, const char *subject)
+{
+	return nt_t_finding(doc, id, subject);
+}
 #endif

@@ -34,6 +34,13 @@
 #     and the host network is never touched. Skipped, saying why, otherwise.
 #     The guest gets NT_LAB_MQ_NICS=N and NT_LAB_MQ_QUEUES=Q in /init's
 #     environment (from the kernel command line).
+#   NETTUNE_LAB_RSS=auto|0 (default auto): one more virtio-net NIC with
+#     RSS (mq=on,rss=on, 4 queue pairs, vectors 10) behind a root port on
+#     the node-1 expander bridge, MAC 52:54:00:02:01:20, for the packet
+#     steering test (tests/65-rss.sh). Tap-backed like NETTUNE_LAB_MQ's (a
+#     user-mode netdev has no queues), so with root, /dev/net/tun and
+#     unshare only; without them it is left out, the guest test skips and
+#     says why. The guest gets NT_LAB_RSS=1 when it is there.
 #   NETTUNE_LAB_INTREMAP=1 (default 0): an Intel IOMMU with interrupt
 #     remapping (-device intel-iommu,intremap=on), as servers have. Without
 #     it x86 moves an MSI interrupt only when it next fires: a new
@@ -96,6 +103,16 @@ if [ -n "${NETTUNE_LAB_MQ:-}" ]; then
     [ -c /dev/net/tun ] || skip "NETTUNE_LAB_MQ needs /dev/net/tun for the multi-queue NICs' taps"
     command -v unshare >/dev/null || skip "NETTUNE_LAB_MQ needs unshare (util-linux) to keep the taps off the host network"
 fi
+rss_nic=0 rss_why=''
+case ${NETTUNE_LAB_RSS:-auto} in
+    0) rss_why="NETTUNE_LAB_RSS=0" ;;
+    auto)
+        if [ "$(id -u)" != 0 ]; then rss_why="not root (its tap is made in a network namespace of its own)"
+        elif [ ! -c /dev/net/tun ]; then rss_why="no /dev/net/tun"
+        elif ! command -v unshare >/dev/null; then rss_why="no unshare (util-linux)"
+        else rss_nic=1; fi ;;
+    *) fail "NETTUNE_LAB_RSS=$NETTUNE_LAB_RSS: expected auto or 0" ;;
+esac
 "$qemu" -device help 2>/dev/null | grep -q '"pxb-pcie"' || skip "this qemu has no pxb-pcie device"
 
 # A fresh folder per run unless told: two runs never share a serial log, and
@@ -128,10 +145,20 @@ for ((i = 0; i < mq_n; i++)); do
          -device "virtio-net-pci,netdev=mq$i,bus=mqrp$i,mac=$mac,romfile=,mq=on,vectors=$((2 * mq_q + 2))")
 done
 ((mq_n > 0)) && append_env=" NT_LAB_MQ_NICS=$mq_n NT_LAB_MQ_QUEUES=$mq_q"
+# The RSS NIC: qemu steers in software (vhost is off on a plain tap).
+if ((rss_nic)); then
+    mq+=(-device "pcie-root-port,id=rssrp0,bus=pxb1,chassis=15"
+         -netdev "tap,id=rss0,ifname=ntrss0,queues=4,script=no,downscript=no"
+         -device "virtio-net-pci,netdev=rss0,bus=rssrp0,mac=52:54:00:02:01:20,romfile=,mq=on,rss=on,vectors=10")
+    append_env+=" NT_LAB_RSS=1"
+else
+    echo "lab: no RSS NIC: $rss_why"
+    append_env+=" NT_LAB_RSS_WHY=${rss_why// /_}"
+fi
 [ -n "${NETTUNE_LAB_TEST_TIMEOUT:-}" ] && append_env+=" LAB_TEST_TIMEOUT=$NETTUNE_LAB_TEST_TIMEOUT"
 # Taps are made in the namespace qemu runs in: a new one, gone with qemu.
 wrap=()
-((mq_n > 0)) && wrap=(unshare -n --)
+((mq_n > 0 || rss_nic)) && wrap=(unshare -n --)
 # MACs name the NICs (ethN follows probe order, not the command line):
 #   52:54:00:00:00:10 on pcie.0 (no node), ...:01:11 on node 1, ...:03:12 on node 3.
 # SeaBIOS (the default firmware) is needed: with qboot the NICs behind the

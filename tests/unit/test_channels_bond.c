@@ -40,7 +40,8 @@ int main(void)
 	json_decref(bad);
 	json_decref(errors);
 
-	/* Rings and channels of one NIC stand together, with one warning. */
+	/* Channels go first (before IRQ affinity: the driver rebuilds the
+	 * queues), rings later; one reset warning a NIC all the same. */
 	json_t *p = json_loads("{\"name\":\"q\",\"rings\":[{\"interface\":\"enos*\",\"rx\":4096}],"
 			       "\"sysctl\":{\"net.core.somaxconn\":\"8192\"},"
 			       "\"channels\":[{\"interface\":\"enos0\",\"combined\":32},"
@@ -65,8 +66,10 @@ int main(void)
 			CHECK_STR(nt_t_str(s->kind, &s->after), "rx=0,tx=0,other=0,combined=63");
 		}
 	}
-	CHECK(ring0 >= 0 && chan0 == ring0 + 1);
-	CHECK(ring3 >= 0 && chan3 == ring3 + 1);
+	CHECK(ring0 >= 0 && chan0 >= 0 && chan0 < ring0);
+	CHECK(ring3 >= 0 && chan3 >= 0 && chan3 < ring3);
+	for (int i = 0; i < plan.nsteps; i++)
+		CHECK(plan.steps[i].kind != &nt_setting_channels || i < ring0);
 	int warned = 0;
 	size_t i;
 	json_t *w;

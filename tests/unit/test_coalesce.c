@@ -14,6 +14,7 @@
 #include "settings/setting.h"
 #include "setting_util.h"
 #include "harness.h"
+#include "plan_util.h"
 #include "tree_files.h"
 #include "test_json.h"
 
@@ -59,21 +60,11 @@ static void test_values(const nt_setting_kind *k)
 	CHECK(!nt_t_equal(k, "rx_usecs=4", "rx_usecs=4,tx_usecs=3"));
 }
 
-static int plan_of(const nt_ctx *ctx, const nt_topology *t, const char *text, nt_plan *plan, json_t **errors)
-{
-	json_t *p = json_loads(text, 0, NULL);
-	CHECK_MSG(p != NULL, "%s", text);
-	*errors = json_array();
-	int r = nt_plan_build(ctx, NULL, t, p, plan, *errors);
-	json_decref(p);
-	return r;
-}
-
 static void test_validation(const nt_ctx *ctx, const nt_topology *t)
 {
 	nt_plan plan;
 	json_t *errors;
-	int r = plan_of(ctx, t,
+	int r = nt_t_plan(ctx, t,
 			"{\"name\":\"x\",\"coalesce\":[{\"interface\":\"enos0\",\"rx_usecs\":-1,\"adaptive_rx\":1},"
 			"{\"interface\":\"enos0\",\"rx_frames\":\"many\",\"pkt_rate\":5},{\"interface\":\"enos0\"},"
 			"{\"interface\":\"nosuch\",\"tx_usecs\":1},{\"rx_usecs\":1},\"enos0\"]}",
@@ -89,13 +80,13 @@ static void test_validation(const nt_ctx *ctx, const nt_topology *t)
 	CHECK(has_error(errors, "$.coalesce[5]", "must be an object"));
 	json_decref(errors);
 
-	r = plan_of(ctx, t, "{\"name\":\"x\",\"coalesce\":{\"interface\":\"enos0\"}}", &plan, &errors);
+	r = nt_t_plan(ctx, t, "{\"name\":\"x\",\"coalesce\":{\"interface\":\"enos0\"}}", &plan, &errors);
 	CHECK_INT(r, NT_EINVALID);
 	CHECK(has_error(errors, "$.coalesce", "must be an array"));
 	json_decref(errors);
 
 	/* enos1 has no adaptive coalescing; enos2 has no coalescing at all. */
-	r = plan_of(ctx, t,
+	r = nt_t_plan(ctx, t,
 		    "{\"name\":\"x\",\"coalesce\":[{\"interface\":\"enos1\",\"rx_usecs\":5,\"adaptive_rx\":true},"
 		    "{\"interface\":\"enos2\",\"rx_usecs\":5}]}",
 		    &plan, &errors);
@@ -112,7 +103,7 @@ static void test_plan(const nt_ctx *ctx, const nt_topology *t)
 	json_t *errors;
 	/* The glob matches enos0..3: enos2 and enos3 have no coalescing and are
 	 * left out with a warning; only the named fields change. */
-	int r = plan_of(ctx, t,
+	int r = nt_t_plan(ctx, t,
 			"{\"name\":\"x\",\"coalesce\":[{\"interface\":\"enos*\",\"rx_usecs\":64}],"
 			"\"rings\":[{\"interface\":\"enos0\",\"rx\":4096}]}",
 			&plan, &errors);
@@ -142,7 +133,7 @@ static void test_plan(const nt_ctx *ctx, const nt_topology *t)
 	nt_plan_free(&plan);
 
 	/* Already so: no step. */
-	r = plan_of(ctx, t, "{\"name\":\"x\",\"coalesce\":[{\"interface\":\"enos0\",\"adaptive_rx\":true}]}", &plan,
+	r = nt_t_plan(ctx, t, "{\"name\":\"x\",\"coalesce\":[{\"interface\":\"enos0\",\"adaptive_rx\":true}]}", &plan,
 		    &errors);
 	CHECK_INT(r, 0);
 	CHECK_INT(plan.nsteps, 0);

@@ -148,6 +148,8 @@ static const struct {
 	{ "mtu", NT_SETTING_EVENT(NT_EVENT_LINK) }, /* RTM_NEWLINK */
 	{ "txqueuelen", NT_SETTING_EVENT(NT_EVENT_LINK) },
 	{ "qdisc", 0 }, /* RTM_NEWQDISC, which the watcher does not hear */
+	/* ETHTOOL_MSG_RSS_NTF on newer kernels; a channels change resets it. */
+	{ "rss", NT_SETTING_EVENT(NT_EVENT_ETHTOOL) },
 };
 #define NKIND_EVENTS ((int)(sizeof(kind_events) / sizeof(kind_events[0])))
 

@@ -211,18 +211,6 @@ out:
 	nt_txn_engine_close(e);
 }
 
-/* The finding ID about SUBJECT in DOC, or NULL. */
-static json_t *finding(json_t *doc, const char *id, const char *subject)
-{
-	size_t i;
-	json_t *f;
-	json_array_foreach(json_object_get(doc, "findings"), i, f)
-		if (strcmp(json_string_value(json_object_get(f, "id")), id) == 0 &&
-		    strcmp(json_string_value(json_object_get(f, "subject")), subject) == 0)
-			return f;
-	return NULL;
-}
-
 /* enos2's MTU (1500) is not its bond's (9000); the ports run at 25G with
  * a queue length of 1000; default_qdisc is fq and enos1 is made to report
  * an mq of pfifo_fast children, as a live NIC up before the sysctl was set
@@ -236,16 +224,16 @@ static void test_diagnose(const nt_ctx *ctx, nt_topology *t)
 	CHECK(doc != NULL);
 	if (!doc)
 		return;
-	json_t *f = finding(doc, "bond-mtu-mismatch", "bond0");
+	json_t *f = nt_t_finding(doc, "bond-mtu-mismatch", "bond0");
 	char *fix = f ? json_dumps(json_object_get(f, "fix"), JSON_COMPACT | JSON_SORT_KEYS) : NULL;
 	CHECK_STR(fix, "{\"mtu\":[{\"interface\":\"enos2\",\"mtu\":9000}]}");
 	free(fix);
-	f = finding(doc, "txqueuelen-small", "enos3");
+	f = nt_t_finding(doc, "txqueuelen-small", "enos3");
 	fix = f ? json_dumps(json_object_get(f, "fix"), JSON_COMPACT | JSON_SORT_KEYS) : NULL;
 	CHECK_STR(fix, "{\"txqueuelen\":[{\"interface\":\"enos3\",\"txqueuelen\":10000}]}");
 	free(fix);
 	CHECK(finding(doc, "txqueuelen-small", "bond0") == NULL);
-	f = finding(doc, "qdisc-default-stale", "enos1");
+	f = nt_t_finding(doc, "qdisc-default-stale", "enos1");
 	fix = f ? json_dumps(json_object_get(f, "fix"), JSON_COMPACT | JSON_SORT_KEYS) : NULL;
 	CHECK_STR(fix, "{\"qdisc\":[{\"child\":\"fq\",\"interface\":\"enos1\",\"qdisc\":\"mq\"}]}");
 	free(fix);

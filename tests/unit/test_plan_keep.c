@@ -9,7 +9,7 @@
 #include <errno.h>
 
 /* A plan of N sysctl steps (the kind does not matter to the store). */
-static nt_plan plan_of(int n)
+static nt_plan nt_t_plan(int n)
 {
 	nt_plan p = { 0 };
 	p.steps = calloc((size_t)n + 1, sizeof(nt_step));
@@ -25,7 +25,7 @@ static nt_plan plan_of(int n)
 
 static int put(nt_plan_ids *ids, int n, int64_t now, char *id)
 {
-	nt_plan p = plan_of(n);
+	nt_plan p = nt_t_plan(n);
 	json_t *profile = json_pack("{s:s}", "name", "x");
 	int64_t exp;
 	int r = nt_plan_ids_put(ids, &p, profile, NULL, now, id, &exp);

@@ -152,8 +152,8 @@ static void test_rss(void)
 			 "\"key_size\":40,\"weights\":[3,3,2]}");
 	free(text2);
 	json_decref(j);
-	/* No "rss" object: the NIC has none to report. */
-	n = t ? nt_topology_nic(t, "enos2") : NULL;
+	/* No ethtool file (a bond): no RSS to report. */
+	n = t ? nt_topology_nic(t, "bond0") : NULL;
 	j = n ? nt_nic_rss_json(t, n) : NULL;
 	CHECK(json_is_null(j));
 	json_decref(j);

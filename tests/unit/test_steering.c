@@ -18,6 +18,7 @@
 #include "settings/setting.h"
 #include "setting_util.h"
 #include "harness.h"
+#include "plan_util.h"
 #include "tree_files.h"
 #include "test_json.h"
 
@@ -51,21 +52,11 @@ static void test_values(void)
 	CHECK(rps->order > nt_setting_find("channels")->order && rps->order > nt_setting_irq_affinity.order);
 }
 
-static int plan_of(const nt_ctx *ctx, const nt_topology *t, const char *text, nt_plan *plan, json_t **errors)
-{
-	json_t *p = json_loads(text, 0, NULL);
-	CHECK_MSG(p != NULL, "%s", text);
-	*errors = json_array();
-	int r = nt_plan_build(ctx, NULL, t, p, plan, *errors);
-	json_decref(p);
-	return r;
-}
-
 static void test_validation(const nt_ctx *ctx, const nt_topology *t)
 {
 	nt_plan plan;
 	json_t *errors;
-	int r = plan_of(ctx, t,
+	int r = nt_t_plan(ctx, t,
 			"{\"name\":\"x\",\"rps\":[{\"interface\":\"enos0\",\"cpus\":\"200\"},"
 			"{\"interface\":\"enos0\",\"policy\":\"far\",\"flow_cnt\":1000},"
 			"{\"interface\":\"enos0\",\"cpus\":\"1\",\"queues\":\"0-999\"},"
@@ -86,20 +77,6 @@ static void test_validation(const nt_ctx *ctx, const nt_topology *t)
 	json_decref(errors);
 }
 
-static const json_t *step_of(json_t *steps, const char *kind, const char *target, int *pos)
-{
-	size_t i;
-	json_t *s;
-	json_array_foreach(steps, i, s)
-		if (strcmp(json_string_value(json_object_get(s, "kind")), kind) == 0 &&
-		    strcmp(json_string_value(json_object_get(s, "target")), target) == 0) {
-			if (pos)
-				*pos = (int)i;
-			return s;
-		}
-	return NULL;
-}
-
 #define PROFILE                                                                                            \
 	"{\"name\":\"steer\",\"irq_affinity\":[{\"interface\":\"enos0\",\"policy\":\"local\"}],"              \
 	"\"rps\":[{\"interface\":\"enos0\",\"policy\":\"local-node\",\"exclude_cpus\":\"0\",\"flow_cnt\":4096}," \
@@ -111,7 +88,7 @@ static void test_plan(const nt_ctx *ctx, const nt_topology *t)
 {
 	nt_plan plan;
 	json_t *errors;
-	int pr = plan_of(ctx, t, PROFILE, &plan, &errors);
+	int pr = nt_t_plan(ctx, t, PROFILE, &plan, &errors);
 	CHECK_MSG(pr == 0, "plan: %d %s", pr, json_dumps(errors, 0));
 	if (pr) {
 		json_decref(errors);
@@ -121,8 +98,8 @@ static void test_plan(const nt_ctx *ctx, const nt_topology *t)
 	json_t *doc = nt_plan_to_json(&plan, NULL);
 	json_t *steps = json_object_get(doc, "steps");
 	int irq_pos = -1, xps_pos = -1, pos = -1;
-	const json_t *irq = step_of(steps, "irq_affinity", "102", &irq_pos);
-	const json_t *xps = step_of(steps, "xps_cpus", "enos0/tx-1", &xps_pos);
+	const json_t *irq = step_find(steps, "irq_affinity", "102", &irq_pos);
+	const json_t *xps = step_find(steps, "xps_cpus", "enos0/tx-1", &xps_pos);
 	CHECK_MSG(irq && xps, "steps: %s", json_dumps(steps, 0));
 	/* tx-1's IRQ is 102: XPS follows where this profile puts it. */
 	if (irq && xps) {
@@ -133,17 +110,17 @@ static void test_plan(const nt_ctx *ctx, const nt_topology *t)
 	CHECK(warned(plan.warnings, "enos0: xps_cpus of"));
 	CHECK(warned(plan.warnings, "this profile's irq_affinity steps place them"));
 	/* local-node: node 0 of the EPYC (0-31,64-95) without CPU 0. */
-	const json_t *rps = step_of(steps, "rps_cpus", "enos0/rx-3", &pos);
+	const json_t *rps = step_find(steps, "rps_cpus", "enos0/rx-3", &pos);
 	CHECK(rps != NULL);
 	if (rps)
 		CHECK_STR(json_string_value(json_object_get(rps, "after")), "1-31,64-95");
 	CHECK(pos > irq_pos);
-	const json_t *flow = step_of(steps, "rps_flow_cnt", "enos0/rx-3", NULL);
+	const json_t *flow = step_find(steps, "rps_flow_cnt", "enos0/rx-3", NULL);
 	CHECK(flow && strcmp(json_string_value(json_object_get(flow, "after")), "4096") == 0);
 	/* The host's rps_sock_flow_entries is 0: said, not set. */
 	CHECK(warned(plan.warnings, "rps_sock_flow_entries is 0"));
-	CHECK(step_of(steps, "rps_cpus", "enos1/rx-1", NULL) && !step_of(steps, "rps_cpus", "enos1/rx-2", NULL));
-	const json_t *pair = step_of(steps, "xps_rxqs", "enos1/tx-2", NULL);
+	CHECK(step_find(steps, "rps_cpus", "enos1/rx-1", NULL) && !step_find(steps, "rps_cpus", "enos1/rx-2", NULL));
+	const json_t *pair = step_find(steps, "xps_rxqs", "enos1/tx-2", NULL);
 	CHECK(pair && strcmp(json_string_value(json_object_get(pair, "after")), "2") == 0);
 	json_decref(doc);
 	nt_plan_free(&plan);
@@ -212,17 +189,6 @@ out:
 		free(orig[i]);
 }
 
-static const json_t *finding(const json_t *doc, const char *id, const char *subject)
-{
-	size_t i;
-	json_t *f;
-	json_array_foreach(json_object_get(doc, "findings"), i, f)
-		if (strcmp(json_string_value(json_object_get(f, "id")), id) == 0 &&
-		    strcmp(json_string_value(json_object_get(f, "subject")), subject) == 0)
-			return f;
-	return NULL;
-}
-
 /* The steering findings, each with the fix it names; the fix profile of
  * the whole diagnosis plans on the host. */
 static void test_diagnose(const nt_ctx *ctx)
@@ -251,7 +217,7 @@ static void test_diagnose(const nt_ctx *ctx)
 	CHECK_MSG(r == 0, "the fix profile does not plan: %s", json_dumps(errors, 0));
 	if (r == 0) {
 		json_t *pd = nt_plan_to_json(&plan, NULL);
-		json_t *s = (json_t *)step_of(json_object_get(pd, "steps"), "rps_cpus", "eth2/rx-0", NULL);
+		json_t *s = (json_t *)step_find(json_object_get(pd, "steps"), "rps_cpus", "eth2/rx-0", NULL);
 		/* node 1 (16-31) without the CPU its IRQ goes to. */
 		CHECK_MSG(s != NULL, "%s", json_dumps(pd, 0));
 		json_decref(pd);

@@ -38,7 +38,7 @@ static nt_topology *read_host(const char *root, nt_ctx *ctx)
 
 /* Plan TEXT on T; returns the result code, PLAN filled on success and the
  * errors in *ERRORS (caller decrefs). */
-static int plan_of(const nt_ctx *ctx, const nt_topology *t, const char *text, nt_plan *plan,
+static int nt_t_plan(const nt_ctx *ctx, const nt_topology *t, const char *text, nt_plan *plan,
 		   json_t **errors)
 {
 	json_error_t je;
@@ -78,7 +78,7 @@ static void test_x460_local(void)
 	json_t *errors;
 	if (!t)
 		return;
-	int r = plan_of(&ctx, t, "{\"name\":\"x\",\"irq_affinity\":[{\"interface\":\"eth*\","
+	int r = nt_t_plan(&ctx, t, "{\"name\":\"x\",\"irq_affinity\":[{\"interface\":\"eth*\","
 			"\"policy\":\"local\",\"exclude_cpus\":\"0\"}]}", &plan, &errors);
 	CHECK_MSG(r == 0, "plan: %d %s", r, json_dumps(errors, JSON_COMPACT));
 	if (r == 0) {
@@ -106,7 +106,7 @@ static void test_x460_local(void)
 
 	/* local-node: every IRQ gets its node's mask minus exclusions; eth1's
 	 * mask starts at eth0's first CPU, and the plan says so. */
-	r = plan_of(&ctx, t, "{\"name\":\"x\",\"irq_affinity\":[{\"interface\":\"eth*\","
+	r = nt_t_plan(&ctx, t, "{\"name\":\"x\",\"irq_affinity\":[{\"interface\":\"eth*\","
 		    "\"policy\":\"local-node\",\"exclude_cpus\":\"0\"}]}", &plan, &errors);
 	CHECK_INT(r, 0);
 	if (r == 0) {
@@ -125,7 +125,7 @@ static void test_x460_local(void)
 	json_decref(errors);
 
 	/* Unknown policy names both. */
-	r = plan_of(&ctx, t, "{\"name\":\"x\",\"irq_affinity\":[{\"interface\":\"eth0\","
+	r = nt_t_plan(&ctx, t, "{\"name\":\"x\",\"irq_affinity\":[{\"interface\":\"eth0\","
 		    "\"policy\":\"remote\"}]}", &plan, &errors);
 	CHECK_INT(r, NT_EINVALID);
 	CHECK(has_error(errors, "$.irq_affinity[0].policy", "known: local, local-node"));
@@ -144,7 +144,7 @@ static void test_ceph_other(void)
 	json_t *errors;
 	if (!t)
 		return;
-	int r = plan_of(&ctx, t, "{\"name\":\"x\",\"irq_affinity\":[{\"interface\":\"ib0\","
+	int r = nt_t_plan(&ctx, t, "{\"name\":\"x\",\"irq_affinity\":[{\"interface\":\"ib0\","
 			"\"policy\":\"local\"}],\"other_irqs\":{\"cpus\":\"0-1\"}}", &plan, &errors);
 	CHECK_MSG(r == 0, "plan: %d %s", r, json_dumps(errors, JSON_COMPACT));
 	if (r == 0) {
@@ -181,7 +181,7 @@ static void test_ceph_other(void)
 	for (int i = 0; i < t->nirqs; i++)
 		if (t->irqs[i].irq == 72)
 			t->irqs[i].managed = true;
-	r = plan_of(&ctx, t, "{\"name\":\"x\",\"other_irqs\":{\"cpus\":\"0-1\"}}", &plan, &errors);
+	r = nt_t_plan(&ctx, t, "{\"name\":\"x\",\"other_irqs\":{\"cpus\":\"0-1\"}}", &plan, &errors);
 	CHECK_INT(r, 0);
 	if (r == 0) {
 		CHECK(step_for(&plan, "irq_affinity", "72") == NULL);
@@ -192,13 +192,13 @@ static void test_ceph_other(void)
 	json_decref(errors);
 
 	/* other_irqs is checked like any cpulist, and has one field. */
-	r = plan_of(&ctx, t, "{\"name\":\"x\",\"other_irqs\":{\"cpus\":\"0-99\",\"node\":1}}", &plan,
+	r = nt_t_plan(&ctx, t, "{\"name\":\"x\",\"other_irqs\":{\"cpus\":\"0-99\",\"node\":1}}", &plan,
 		    &errors);
 	CHECK_INT(r, NT_EINVALID);
 	CHECK(has_error(errors, "$.other_irqs.cpus", "CPU 56-99 do not exist"));
 	CHECK(has_error(errors, "$.other_irqs.node", "unknown field"));
 	json_decref(errors);
-	r = plan_of(&ctx, t, "{\"name\":\"x\",\"other_irqs\":\"0-1\"}", &plan, &errors);
+	r = nt_t_plan(&ctx, t, "{\"name\":\"x\",\"other_irqs\":\"0-1\"}", &plan, &errors);
 	CHECK(has_error(errors, "$.other_irqs", "must be an object"));
 	json_decref(errors);
 	nt_topology_free(t);
@@ -218,7 +218,7 @@ static void test_epyc(void)
 		return;
 	const nt_nic *enos0 = nt_topology_nic(t, "enos0");
 	CHECK(enos0 && enos0->nirqs == 17);
-	int r = plan_of(&ctx, t, "{\"name\":\"x\",\"irq_affinity\":[{\"interface\":\"enos0\","
+	int r = nt_t_plan(&ctx, t, "{\"name\":\"x\",\"irq_affinity\":[{\"interface\":\"enos0\","
 			"\"cpus\":\"0-7\"}]}", &plan, &errors);
 	CHECK_INT(r, 0);
 	if (r == 0) {
@@ -239,7 +239,7 @@ static void test_epyc(void)
 	/* enos0 on node 0 with CPUs 0-7: no word. enos2 (node 1) with CPU 0,
 	 * or 0 and 32-33: a warning naming the node of each CPU off its own
 	 * (17 steps were planned without one). */
-	r = plan_of(&ctx, t, "{\"name\":\"x\",\"irq_affinity\":[{\"interface\":\"enos2\","
+	r = nt_t_plan(&ctx, t, "{\"name\":\"x\",\"irq_affinity\":[{\"interface\":\"enos2\","
 		    "\"cpus\":\"0\"}]}", &plan, &errors);
 	CHECK_INT(r, 0);
 	if (r == 0) {
@@ -248,7 +248,7 @@ static void test_epyc(void)
 		nt_plan_free(&plan);
 	}
 	json_decref(errors);
-	r = plan_of(&ctx, t, "{\"name\":\"x\",\"irq_affinity\":[{\"interface\":\"enos2\","
+	r = nt_t_plan(&ctx, t, "{\"name\":\"x\",\"irq_affinity\":[{\"interface\":\"enos2\","
 		    "\"cpus\":\"0,32-33,64\"}]}", &plan, &errors);
 	CHECK_INT(r, 0);
 	if (r == 0) {
@@ -259,7 +259,7 @@ static void test_epyc(void)
 
 	/* A bond stands for its ports (0 steps were planned, "no movable
 	 * IRQs"): each port placed from its own node, reserve per port. */
-	r = plan_of(&ctx, t, "{\"name\":\"x\",\"irq_affinity\":[{\"interface\":\"bond0\","
+	r = nt_t_plan(&ctx, t, "{\"name\":\"x\",\"irq_affinity\":[{\"interface\":\"bond0\","
 		    "\"policy\":\"local\",\"reserve_app_cpus\":2}]}", &plan, &errors);
 	CHECK_INT(r, 0);
 	if (r == 0) {
@@ -287,7 +287,7 @@ static void test_epyc(void)
 
 	/* reserve_app_cpus 4: whole cores from the end of node 0 (0-31,64-95,
 	 * siblings N and N+64), reported, never given to enos0's IRQs. */
-	r = plan_of(&ctx, t, "{\"name\":\"x\",\"irq_affinity\":[{\"interface\":\"enos0\","
+	r = nt_t_plan(&ctx, t, "{\"name\":\"x\",\"irq_affinity\":[{\"interface\":\"enos0\","
 		    "\"policy\":\"local\",\"reserve_app_cpus\":4}]}", &plan, &errors);
 	CHECK_MSG(r == 0, "plan: %d %s", r, json_dumps(errors, JSON_COMPACT));
 	if (r == 0) {
@@ -312,7 +312,7 @@ static void test_epyc(void)
 		snprintf(prof, sizeof(prof),
 			 "{\"name\":\"x\",\"irq_affinity\":[{\"interface\":\"enos0\",\"policy\":\"local\","
 			 "\"exclude_cpus\":\"%s\",\"reserve_app_cpus\":%d}]}", ex[i].exclude, ex[i].n);
-		r = plan_of(&ctx, t, prof, &plan, &errors);
+		r = nt_t_plan(&ctx, t, prof, &plan, &errors);
 		CHECK_MSG(r == 0, "plan: %d", r);
 		if (r == 0) {
 			const char *res = json_string_value(json_object_get(plan.reserved, "enos0"));
@@ -325,7 +325,7 @@ static void test_epyc(void)
 
 	/* 50 of node 0's 64 reserved: 14 left for 17 IRQs, which wrap round
 	 * them and never land on a reserved CPU or a reserved CPU's sibling. */
-	r = plan_of(&ctx, t, "{\"name\":\"x\",\"irq_affinity\":[{\"interface\":\"enos0\","
+	r = nt_t_plan(&ctx, t, "{\"name\":\"x\",\"irq_affinity\":[{\"interface\":\"enos0\","
 		    "\"policy\":\"local\",\"reserve_app_cpus\":50}]}", &plan, &errors);
 	CHECK_INT(r, 0);
 	if (r == 0) {
@@ -350,14 +350,14 @@ static void test_epyc(void)
 	json_decref(errors);
 
 	/* Reserving all of a node, a count that is not one, or with 'cpus'. */
-	r = plan_of(&ctx, t, "{\"name\":\"x\",\"irq_affinity\":[{\"interface\":\"enos*\","
+	r = nt_t_plan(&ctx, t, "{\"name\":\"x\",\"irq_affinity\":[{\"interface\":\"enos*\","
 		    "\"policy\":\"local\",\"exclude_cpus\":\"0\",\"reserve_app_cpus\":63}]}", &plan,
 		    &errors);
 	CHECK_INT(r, NT_EINVALID);
 	CHECK(has_error(errors, "$.irq_affinity[0].reserve_app_cpus", "enos0 has 63 usable CPU(s)"));
 	CHECK(!has_error(errors, "$.irq_affinity[0].reserve_app_cpus", "enos2"));
 	json_decref(errors);
-	r = plan_of(&ctx, t, "{\"name\":\"x\",\"irq_affinity\":[{\"interface\":\"enos0\","
+	r = nt_t_plan(&ctx, t, "{\"name\":\"x\",\"irq_affinity\":[{\"interface\":\"enos0\","
 		    "\"policy\":\"local\",\"reserve_app_cpus\":-1},{\"interface\":\"enos1\","
 		    "\"cpus\":\"1\",\"reserve_app_cpus\":2}]}", &plan, &errors);
 	CHECK(has_error(errors, "$.irq_affinity[0].reserve_app_cpus", "integer from 0"));
@@ -473,7 +473,7 @@ static void test_unknown_locality(void)
 	if (t) {
 		const nt_nic *eth2 = nt_topology_nic(t, "eth2");
 		CHECK(eth2 && eth2->numa_node == -1 && !eth2->has_local_cpus);
-		int r = plan_of(&ctx, t, "{\"name\":\"x\",\"irq_affinity\":[{\"interface\":\"eth[23]\","
+		int r = nt_t_plan(&ctx, t, "{\"name\":\"x\",\"irq_affinity\":[{\"interface\":\"eth[23]\","
 				"\"policy\":\"local\"}]}", &plan, &errors);
 		CHECK_INT(r, 0);
 		if (r == 0) {
@@ -484,7 +484,7 @@ static void test_unknown_locality(void)
 			nt_plan_free(&plan);
 		}
 		json_decref(errors);
-		r = plan_of(&ctx, t, "{\"name\":\"x\",\"irq_affinity\":[{\"interface\":\"eth2\","
+		r = nt_t_plan(&ctx, t, "{\"name\":\"x\",\"irq_affinity\":[{\"interface\":\"eth2\","
 			    "\"cpus\":\"20\"}]}", &plan, &errors);
 		CHECK_INT(r, 0);
 		if (r == 0) {
@@ -514,19 +514,19 @@ static void test_irqbalance_modes(void)
 	CHECK(t->irqbalance.running);
 
 	snprintf(text, sizeof(text), fix, "require-absent");
-	int r = plan_of(&ctx, t, text, &plan, &errors);
+	int r = nt_t_plan(&ctx, t, text, &plan, &errors);
 	CHECK_INT(r, NT_EINVALID);
 	CHECK(has_error(errors, "$.irqbalance", "irqbalance (pid 1234) is running"));
 	json_decref(errors);
 	/* require-absent with nothing to place is fine. */
-	r = plan_of(&ctx, t, "{\"name\":\"x\",\"irqbalance\":\"require-absent\"}", &plan, &errors);
+	r = nt_t_plan(&ctx, t, "{\"name\":\"x\",\"irqbalance\":\"require-absent\"}", &plan, &errors);
 	CHECK_INT(r, 0);
 	if (r == 0)
 		nt_plan_free(&plan);
 	json_decref(errors);
 
 	snprintf(text, sizeof(text), fix, "ignore");
-	r = plan_of(&ctx, t, text, &plan, &errors);
+	r = nt_t_plan(&ctx, t, text, &plan, &errors);
 	CHECK_INT(r, 0);
 	if (r == 0) {
 		CHECK(warned(plan.warnings, "will rewrite the IRQ affinity"));
@@ -540,7 +540,7 @@ static void test_irqbalance_modes(void)
 	const char *modes[] = { "ban", "stop" };
 	for (int i = 0; i < 2; i++) {
 		snprintf(text, sizeof(text), fix, modes[i]);
-		r = plan_of(&ctx, t, text, &plan, &errors);
+		r = nt_t_plan(&ctx, t, text, &plan, &errors);
 		CHECK_MSG(r == 0, "%s: %d %s", modes[i], r, json_dumps(errors, JSON_COMPACT));
 		if (r == 0) {
 			CHECK(warned(plan.warnings, "controlled only on the live host"));
@@ -552,7 +552,7 @@ static void test_irqbalance_modes(void)
 		json_decref(errors);
 	}
 	snprintf(text, sizeof(text), fix, "maybe");
-	r = plan_of(&ctx, t, text, &plan, &errors);
+	r = nt_t_plan(&ctx, t, text, &plan, &errors);
 	CHECK(has_error(errors, "$.irqbalance", "unknown irqbalance handling 'maybe'"));
 	json_decref(errors);
 
@@ -686,7 +686,7 @@ static void test_before_from_model(void)
 	snprintf(text, sizeof(text), "{\"name\":\"x\",\"irq_affinity\":[{\"interface\":\"%s\","
 		 "\"cpus\":\"1\"},{\"interface\":\"%s\",\"cpus\":\"1\"}]}", t->nics[0].name,
 		 t->nics[1].name);
-	int r = plan_of(&ctx, t, text, &plan, &errors);
+	int r = nt_t_plan(&ctx, t, text, &plan, &errors);
 	CHECK_MSG(r == 0, "plan: %d %s", r, json_dumps(errors, JSON_COMPACT));
 	if (r == 0) {
 		char ta[16], tb[16];

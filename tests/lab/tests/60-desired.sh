@@ -40,30 +40,7 @@ cleanup() {
 }
 trap cleanup EXIT
 # agent EXTRA...: the agent on the live guest, state kept in $STATE across starts.
-agent() {
-    nt_stop
-    "$NT_BIN" serve --listen 127.0.0.1:8470 --root / --state-dir "$STATE" "$@" >>"$STATE/serve.log" 2>&1 &
-    NT_PID=$!
-    trap 'exit 143' TERM INT
-    for _ in $(seq 100); do
-        [ "$(curl -s -o /dev/null -w '%{http_code}' "$NT_URL/v1/health")" = 200 ] && return 0
-        sleep 0.2
-    done
-    echo "nettune serve did not come up:"; cat "$STATE/serve.log"
-    return 1
-}
-# Milliseconds since boot (busybox date has no %N).
-now_ms() { awk '{printf "%d", $1 * 1000}' /proc/uptime; }
-# wait_for SECONDS COMMAND...: until COMMAND succeeds; prints how long it took
-wait_for() {
-    local s=$1 t0; shift
-    t0=$(now_ms)
-    for _ in $(seq $((s * 10))); do
-        if "$@"; then echo "  (after $(( $(now_ms) - t0 )) ms)"; return 0; fi
-        sleep 0.1
-    done
-    return 1
-}
+agent() { nt_agent "$STATE" "$@"; }
 ring_ok() { [ "$(ring_cur "$port" RX)" = 2048 ]; }
 n1_irqs() { pci_irqs "$(pci_of "$(nic_by_mac "$MAC_N1")")"; }
 irqs_local() {

@@ -96,6 +96,34 @@ nt_start() {
     cat "$state/serve.log"
     return 1
 }
+# nt_agent STATE EXTRA...: (re)start the agent with its state kept in STATE
+# across starts (a desired state, a "reboot"); stopped at exit.
+nt_agent() {
+    local state=$1
+    shift
+    nt_stop
+    "$NT_BIN" serve --listen 127.0.0.1:8470 --root / --state-dir "$state" "$@" >>"$state/serve.log" 2>&1 &
+    NT_PID=$!
+    trap 'exit 143' TERM INT
+    for _ in $(seq 100); do
+        [ "$(curl -s -o /dev/null -w '%{http_code}' "$NT_URL/v1/health")" = 200 ] && return 0
+        sleep 0.2
+    done
+    echo "nettune serve did not come up:"; cat "$state/serve.log"
+    return 1
+}
+# Milliseconds since boot (busybox date has no %N).
+now_ms() { awk '{printf "%d", $1 * 1000}' /proc/uptime; }
+# wait_for SECONDS COMMAND...: until COMMAND succeeds; prints how long it took.
+wait_for() {
+    local s=$1 t0; shift
+    t0=$(now_ms)
+    for _ in $(seq $((s * 10))); do
+        if "$@"; then echo "  (after $(( $(now_ms) - t0 )) ms)"; return 0; fi
+        sleep 0.1
+    done
+    return 1
+}
 # api METHOD PATH [JSON-BODY]: sets API_CODE and API_BODY.
 api() {
     local out

@@ -1,0 +1,553 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* RSS: one kind, "rss", with two kinds of target on a NIC:
+ *   "IFACE/indir"      the indirection table (which RX queue each hash
+ *                      bucket sends its flows to), as the compact text of
+ *                      kernel/rss.h ("0-3*32"): a value is always a whole
+ *                      table, so a rollback puts back exactly the table
+ *                      that was there;
+ *   "IFACE/hash-FLOW"  the header fields hashed for flow type FLOW (tcp4,
+ *                      udp4, tcp6, udp6), in ethtool's letters ("sdfn").
+ * Written through kernel/rss.c (ETHTOOL_SRSSH with the key and hash
+ * function left alone; ETHTOOL_SRXFH), each write read back.
+ *
+ * Profile section:
+ *   "rss": [{"interface": "eth*", "equal": 2,
+ *            "hash_fields": {"tcp4": "sdfn", "udp4": "sdfn"}},
+ *           {"interface": "enos0", "weights": [1, 1, 0, 2]},
+ *           {"interface": "enos*", "queues": "placed"}]
+ * "equal": the first N RX queues in turn (ethtool -X equal N); "weights":
+ * queue q a block of the table of its share W[q] (ethtool -X weight);
+ * "placed": in turn, the RX queues whose IRQs this profile's irq_affinity puts on
+ * the NIC's node and off the CPUs it reserves for applications (the IRQs
+ * the profile does not place: where they are now), so that no flow is
+ * received on a queue served far from the NIC or on an application's
+ * CPU. A NIC whose table size is 0 is never sent a table: Debian 12's
+ * virtio_net does not check and wedges the device. */
+#include "settings/section.h"
+#include "host/queues.h"
+#include "placement/irq.h"
+#include "kernel/queues.h"
+#include "kernel/rss.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define INDIR_MAX 65536
+
+/* TARGET split into IFNAME and its flow type (-1 for the table). */
+static int split_target(const char *target, char *ifname, int *flow)
+{
+	const char *slash = target ? strchr(target, '/') : NULL;
+	if (!slash || (size_t)(slash - target) >= IF_NAMESIZE)
+		return NT_EINVALID;
+	memcpy(ifname, target, (size_t)(slash - target));
+	ifname[slash - target] = '\0';
+	if (!nt_ifname_valid(ifname))
+		return NT_EINVALID;
+	if (strcmp(slash + 1, "indir") == 0) {
+		*flow = -1;
+		return 0;
+	}
+	if (strncmp(slash + 1, "hash-", 5) != 0 || (*flow = nt_rss_flow_index(slash + 6)) < 0)
+		return NT_EINVALID;
+	return 0;
+}
+
+/* A value is a table (its text starts with a digit) or hash fields (a
+ * letter). Both are kept in their one spelling, so equal is strcmp. */
+static int rss_parse(const char *text, nt_value *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (!text || !text[0] || strlen(text) >= sizeof(out->text))
+		return NT_EPARSE;
+	if (text[0] >= '0' && text[0] <= '9') {
+		uint32_t *t = malloc(INDIR_MAX * sizeof(uint32_t)), n;
+		int r = !t ? -ENOMEM : nt_rss_indir_parse(text, t, INDIR_MAX, &n);
+		if (r == 0 && nt_rss_indir_format(t, n, out->text, sizeof(out->text)) < 0)
+			snprintf(out->text, sizeof(out->text), "%s", text);
+		free(t);
+		return r;
+	}
+	uint64_t bits;
+	if (nt_rss_fields_parse(text, &bits) < 0)
+		return NT_EPARSE;
+	nt_rss_fields_format(bits, out->text, sizeof(out->text));
+	return 0;
+}
+
+static int rss_format(const nt_value *v, char *out, size_t size)
+{
+	int n = snprintf(out, size, "%s", v->text);
+	return n < 0 || (size_t)n >= size ? -ENOSPC : 0;
+}
+
+static bool rss_equal(const nt_value *a, const nt_value *b)
+{
+	return strcmp(a->text, b->text) == 0;
+}
+
+/* The value of TARGET in R. -E2BIG: a table with no text short enough. */
+static int value_of(const nt_rss *r, int flow, nt_value *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (flow >= 0) {
+		snprintf(out->text, sizeof(out->text), "%s", r->fields[flow]);
+		return 0;
+	}
+	return r->indir_size ? nt_rss_indir_format(r->indir, r->indir_size, out->text, sizeof(out->text))
+			     : -EOPNOTSUPP;
+}
+
+static int rss_read(const nt_ctx *ctx, nt_ethtool *eh, const char *target, nt_value *out)
+{
+	char ifname[IF_NAMESIZE];
+	int flow;
+	nt_rss r;
+	memset(out, 0, sizeof(*out));
+	int e = split_target(target, ifname, &flow);
+	if (e == 0)
+		e = nt_rss_read(ctx, ifname, &r);
+	if (e < 0)
+		return e;
+	e = value_of(&r, flow, out);
+	nt_rss_free(&r);
+	return e;
+}
+
+/* The RX queues IFNAME's table may name: the driver's RX rings, else
+ * its RX queues in sysfs. */
+static int rx_rings(const nt_ctx *ctx, const char *ifname, const nt_rss *r)
+{
+	int nrx, ntx;
+	if (r->rx_rings)
+		return (int)r->rx_rings;
+	return nt_queues_count(ctx, ifname, &nrx, &ntx) < 0 ? 0 : nrx;
+}
+
+static int rss_check(const nt_ctx *ctx, nt_ethtool *eh, const nt_topology *t, const char *target,
+		     const nt_value *v, char *why, size_t whysize)
+{
+	char ifname[IF_NAMESIZE];
+	int flow, e;
+	nt_rss r;
+	uint32_t *tab = NULL, n = 0;
+	if (split_target(target, ifname, &flow) < 0) {
+		snprintf(why, whysize, "'%s' is not an RSS target (IFACE/indir or IFACE/hash-tcp4)", target);
+		return NT_EINVALID;
+	}
+	if ((e = nt_rss_read(ctx, ifname, &r)) < 0) {
+		snprintf(why, whysize, "%s: its RSS state cannot be read: %s", ifname, nt_strerror(e));
+		return NT_EINVALID;
+	}
+	e = NT_EINVALID;
+	if (flow >= 0) {
+		if (!r.fields[flow][0])
+			snprintf(why, whysize, "%s does not hash %s flows (it reports no hash fields for them)",
+				 ifname, nt_rss_flow_names[flow]);
+		else
+			e = 0;
+		goto out;
+	}
+	if (r.indir_size == 0) {
+		snprintf(why, whysize, "%s has no RSS indirection table (size 0): nettune sends it none", ifname);
+		goto out;
+	}
+	int rings = rx_rings(ctx, ifname, &r);
+	if (!(tab = malloc(INDIR_MAX * sizeof(uint32_t)))) {
+		e = -ENOMEM;
+		goto out;
+	}
+	if (nt_rss_indir_parse(v->text, tab, INDIR_MAX, &n) < 0 || n != r.indir_size) {
+		snprintf(why, whysize, "%s: the table has %u entries, the NIC's %u", ifname, n, r.indir_size);
+		goto out;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		if (rings > 0 && tab[i] >= (uint32_t)rings) {
+			snprintf(why, whysize, "%s has %d RX queues: the table names queue %u", ifname, rings, tab[i]);
+			goto out;
+		}
+	}
+	e = 0;
+out:
+	free(tab);
+	nt_rss_free(&r);
+	return e;
+}
+
+static int rss_apply(const nt_ctx *ctx, nt_ethtool *eh, const char *target, const nt_value *v, char *err,
+		     size_t errsize)
+{
+	char ifname[IF_NAMESIZE];
+	int flow, r = split_target(target, ifname, &flow);
+	if (r < 0) {
+		snprintf(err, errsize, "'%s' is not an RSS target", target);
+		return r;
+	}
+	if (flow >= 0) {
+		uint64_t bits;
+		if (nt_rss_fields_parse(v->text, &bits) < 0 || bits == 0)
+			return NT_EINVALID;
+		return nt_rss_write_fields(ctx, ifname, flow, bits, err, errsize);
+	}
+	uint32_t *tab = malloc(INDIR_MAX * sizeof(uint32_t)), n = 0;
+	if (!tab)
+		return -ENOMEM;
+	r = nt_rss_indir_parse(v->text, tab, INDIR_MAX, &n);
+	if (r == 0)
+		r = nt_rss_write_indir(ctx, ifname, tab, n, err, errsize);
+	free(tab);
+	return r;
+}
+
+const nt_setting_kind nt_setting_rss = {
+	.name = "rss",
+	.parse = rss_parse,
+	.format = rss_format,
+	.equal = rss_equal,
+	.read = rss_read,
+	.check = rss_check,
+	.apply = rss_apply,
+	/* After channels (8: a channel change makes the driver build its
+	 * queues and may reset the table) and IRQ affinity (10, which
+	 * "placed" follows); before RPS and XPS (34). */
+	.order = 12,
+	/* Newer kernels notify an RSS change (ETHTOOL_MSG_RSS_NTF); a
+	 * channels change, which every kernel notifies, may reset it. */
+	.events = NT_SETTING_EVENT(NT_EVENT_ETHTOOL),
+};
+
+/* ---- "rss": [...] ---- */
+
+/* The NICs of ENTRY's pattern with a table (or every one, for hash
+ * fields only). */
+static bool nic_rss(const nt_topology *t, const nt_nic *nic, nt_rss *r)
+{
+	return !nic->is_bond && nt_rss_read(&t->ctx, nic->name, r) == 0;
+}
+
+static void validate_one_nic(nt_section_check *c, const json_t *e, const char *base, const nt_nic *nic,
+			     const nt_rss *r, bool named)
+{
+	char path[NT_JSONPATH_MAX];
+	json_t *eq = json_object_get(e, "equal"), *w = json_object_get(e, "weights"),
+	       *hf = json_object_get(e, "hash_fields");
+	int rings = rx_rings(&c->t->ctx, nic->name, r);
+	const char *field = eq ? "equal" : w ? "weights" : json_object_get(e, "queues") ? "queues" : NULL;
+	if (field && r->indir_size == 0) {
+		snprintf(path, sizeof(path), "%s.%s", base, field);
+		if (named)
+			nt_sc_error(c, path, "%s has no RSS indirection table (size 0): nettune sends it none "
+					     "(a virtio NIC needs rss=on)", nic->name);
+		eq = w = NULL;
+	}
+	if (json_is_integer(eq) && rings > 0 && json_integer_value(eq) > rings) {
+		snprintf(path, sizeof(path), "%s.equal", base);
+		nt_sc_error(c, path, "equal %lld is above %s's %d RX queues", (long long)json_integer_value(eq),
+			    nic->name, rings);
+	}
+	size_t k;
+	json_t *x;
+	json_int_t sum = 0;
+	json_array_foreach(w, k, x) {
+		sum += json_integer_value(x);
+		if (rings > 0 && (int)k >= rings && json_integer_value(x) > 0) {
+			snprintf(path, sizeof(path), "%s.weights[%zu]", base, k);
+			nt_sc_error(c, path, "%s has %d RX queues (0-%d): queue %zu is beyond them", nic->name, rings,
+				    rings - 1, k);
+			break;
+		}
+	}
+	if (w && sum > (json_int_t)r->indir_size && r->indir_size) {
+		snprintf(path, sizeof(path), "%s.weights", base);
+		nt_sc_error(c, path, "the weights add up to %lld, more than %s's table of %u entries",
+			    (long long)sum, nic->name, r->indir_size);
+	}
+	const char *key;
+	json_object_foreach(hf, key, x) {
+		int f = nt_rss_flow_index(key);
+		if (f >= 0 && !r->fields[f][0] && named) {
+			snprintf(path, sizeof(path), "%s.hash_fields.%s", base, key);
+			nt_sc_error(c, path, "%s cannot hash %s flows (it reports no hash fields for them; a virtio "
+					     "NIC needs rss=on)", nic->name, key);
+		}
+	}
+}
+
+static void validate_rss(nt_section_check *c, const json_t *arr)
+{
+	static const char *const known[] = { "interface", "equal", "weights", "queues", "hash_fields", NULL };
+	size_t i, k;
+	json_t *e, *x;
+	char base[NT_JSONPATH_MAX], path[NT_JSONPATH_MAX];
+	json_array_foreach(arr, i, e) {
+		if (!nt_sc_entry(c, "rss", i, e, base, sizeof(base)))
+			continue;
+		nt_sc_unknown_fields(c, e, base, known);
+		const char *iface = nt_sc_str(c, e, base, "interface", true);
+		const char *queues = nt_sc_str(c, e, base, "queues", false);
+		json_t *eq = json_object_get(e, "equal"), *w = json_object_get(e, "weights"),
+		       *hf = json_object_get(e, "hash_fields");
+		int tables = !!eq + !!w + !!json_object_get(e, "queues");
+		if (tables > 1)
+			nt_sc_error(c, base, "give at most one of 'equal', 'weights' and 'queues'");
+		if (!tables && !hf)
+			nt_sc_error(c, base, "give one of 'equal', 'weights', 'queues', or 'hash_fields'");
+		if (eq && (!json_is_integer(eq) || json_integer_value(eq) < 1 || json_integer_value(eq) > 65535)) {
+			snprintf(path, sizeof(path), "%s.equal", base);
+			nt_sc_error(c, path, "'equal' must be a count of RX queues from 1 to 65535");
+		}
+		if (w) {
+			json_int_t sum = 0;
+			snprintf(path, sizeof(path), "%s.weights", base);
+			if (!json_is_array(w) || json_array_size(w) == 0 || json_array_size(w) > NT_QUEUES_MAX)
+				nt_sc_error(c, path, "'weights' must be a list of 1 to %d weights, one per RX queue",
+					    NT_QUEUES_MAX);
+			json_array_foreach(w, k, x) {
+				if (!json_is_integer(x) || json_integer_value(x) < 0 || json_integer_value(x) > 65535) {
+					snprintf(path, sizeof(path), "%s.weights[%zu]", base, k);
+					nt_sc_error(c, path, "a weight is a count from 0 to 65535");
+				} else {
+					sum += json_integer_value(x);
+				}
+			}
+			if (json_is_array(w) && json_array_size(w) && sum == 0)
+				nt_sc_error(c, path, "at least one weight must be above 0");
+		}
+		if (queues && strcmp(queues, "placed") != 0) {
+			snprintf(path, sizeof(path), "%s.queues", base);
+			nt_sc_error(c, path, "unknown 'queues' '%s' (known: placed)", queues);
+		}
+		if (hf && !json_is_object(hf)) {
+			snprintf(path, sizeof(path), "%s.hash_fields", base);
+			nt_sc_error(c, path, "'hash_fields' must be an object of flow type -> fields (\"tcp4\": "
+					     "\"sdfn\")");
+		}
+		const char *key;
+		json_object_foreach(json_is_object(hf) ? hf : NULL, key, x) {
+			uint64_t bits;
+			snprintf(path, sizeof(path), "%s.hash_fields.%s", base, key);
+			if (nt_rss_flow_index(key) < 0)
+				nt_sc_error(c, path, "unknown flow type '%s' (known: tcp4, udp4, tcp6, udp6)", key);
+			else if (!json_is_string(x) || nt_rss_fields_parse(json_string_value(x), &bits) < 0 || !bits)
+				nt_sc_error(c, path, "hash fields are ethtool's letters (m v t s d f n r), as \"sdfn\"");
+		}
+		if (!iface)
+			continue;
+		snprintf(path, sizeof(path), "%s.interface", base);
+		if (!nt_sc_iface(c, iface, path, false) || !c->t)
+			continue;
+		/* On the host: the NICs the pattern names, with what each has. */
+		bool named = !nt_iface_is_glob(iface), any = false;
+		for (int n = 0; n < c->t->nnics; n++) {
+			const nt_nic *nic = &c->t->nics[n];
+			nt_rss r;
+			if (!nt_iface_match(iface, nic->name))
+				continue;
+			if (!nic_rss(c->t, nic, &r)) {
+				if (named)
+					nt_sc_error(c, path, "%s reports no RSS state", nic->name);
+				continue;
+			}
+			any |= r.indir_size > 0 || !tables;
+			validate_one_nic(c, e, base, nic, &r, named);
+			nt_rss_free(&r);
+		}
+		if (!named && !any)
+			nt_sc_error(c, path, "'%s' matches no NIC with an RSS indirection table", iface);
+	}
+}
+
+/* "placed": W[q] 1 for the RX queues whose IRQ CPUs (as this profile
+ * places them, else as they are) lie in the NIC's node and off its
+ * reserved CPUs. Says which it followed. Returns the queue count. */
+static int placed_weights(nt_section_plan *p, const nt_nic *nic, int rings, uint32_t *w)
+{
+	const char *res = p->reserved ? json_string_value(json_object_get(p->reserved, nic->name)) : NULL;
+	nt_cpuset local, reserved, on, off;
+	char target[16], ql[NT_VALUE_MAX], ol[NT_VALUE_MAX];
+	int n = 0, planned = 0, first = -1, last = -1;
+	nt_cpuset_zero(&reserved);
+	nt_cpuset_zero(&on);
+	nt_cpuset_zero(&off);
+	if (!nt_nic_local_cpus(p->t, nic, &local)) {
+		nt_desire_warn(p, "%s: neither its NUMA node nor its local CPUs are known; RSS \"placed\" left out",
+			       nic->name);
+		return 0;
+	}
+	if (res)
+		nt_cpulist_parse(res, &reserved);
+	for (int q = 0; q < rings && q < NT_QUEUES_MAX; q++) {
+		int idx = nt_nic_queue_irq(p->t, nic, q, false);
+		w[q] = 0;
+		if (idx < 0) {
+			nt_cpuset_set(&off, q);
+			continue;
+		}
+		const nt_irq *irq = &p->t->irqs[idx];
+		snprintf(target, sizeof(target), "%d", irq->irq);
+		const nt_desired *d = nt_desire_get(p, &nt_setting_irq_affinity, target);
+		const nt_cpuset *cpus = d ? &d->value.cpus : &irq->affinity;
+		nt_cpuset bad;
+		nt_cpuset_and(&bad, cpus, &reserved);
+		if (nt_cpuset_empty(cpus) || !nt_cpuset_subset(cpus, &local) || !nt_cpuset_empty(&bad)) {
+			nt_cpuset_set(&off, q);
+			continue;
+		}
+		w[q] = 1;
+		n++;
+		planned += d != NULL;
+		nt_cpuset_set(&on, q);
+		if (first < 0)
+			first = irq->irq;
+		last = irq->irq;
+	}
+	if (n == 0) {
+		nt_desire_warn(p, "%s: RSS \"placed\": no RX queue's IRQ is on its node off reserved CPUs; left out",
+			       nic->name);
+		return 0;
+	}
+	nt_cpulist_format(&on, ql, sizeof(ql));
+	nt_cpulist_format(&off, ol, sizeof(ol));
+	nt_desire_warn(p, "%s: the RSS table sends flows to RX queues %s, whose IRQs %d..%d are on its node %s%s%s%s",
+		       nic->name, ql, first, last,
+		       planned ? "as this profile's irq_affinity steps place them (applied first)" :
+				 "as they are now (this profile does not place them)",
+		       !nt_cpuset_empty(&off) ? "; not to queues " : "", ol[0] ? ol : "",
+		       ol[0] ? " (their IRQs are off the node, on reserved CPUs, or unknown)" : "");
+	return n;
+}
+
+static int desire_table(nt_section_plan *p, const json_t *e, size_t i, const nt_nic *nic, const nt_rss *r,
+			bool named)
+{
+	json_t *eq = json_object_get(e, "equal"), *w = json_object_get(e, "weights");
+	char path[NT_JSONPATH_MAX], target[NT_TARGET_MAX];
+	nt_value before, v;
+	int rings = rx_rings(&p->t->ctx, nic->name, r);
+	/* A channel change planned for the NIC (applied first) sets how many
+	 * RX queues the table may name. */
+	const nt_desired *ch = nt_desire_get(p, &nt_setting_channels, nic->name);
+	if (ch) {
+		rings = (int)(ch->value.f.v[0] + ch->value.f.v[3]);
+		nt_desire_warn(p, "%s: the RSS table follows the %d RX queues its channels step makes (applied first)",
+			       nic->name, rings);
+	}
+	if (r->indir_size == 0) {
+		if (named)
+			nt_desire_warn(p, "%s: no RSS indirection table; left out", nic->name);
+		return 0;
+	}
+	if (value_of(r, -1, &before) < 0) {
+		nt_desire_warn(p, "%s: its RSS table has no text short enough to be put back by a rollback; left out",
+			       nic->name);
+		return 0;
+	}
+	uint32_t *tab = malloc(r->indir_size * sizeof(uint32_t)), wt[NT_QUEUES_MAX];
+	int nw = 0, ret = 0;
+	if (!tab)
+		return -ENOMEM;
+	if (eq) {
+		uint32_t n = (uint32_t)json_integer_value(eq);
+		for (uint32_t k = 0; k < r->indir_size; k++)
+			tab[k] = k % n;
+		snprintf(path, sizeof(path), "$.rss[%zu].equal", i);
+	} else if (w) {
+		size_t k;
+		json_t *x;
+		json_array_foreach(w, k, x) {
+			if (k < NT_QUEUES_MAX)
+				wt[nw++] = (uint32_t)json_integer_value(x);
+		}
+		nt_rss_indir_weights(wt, nw, tab, r->indir_size);
+		snprintf(path, sizeof(path), "$.rss[%zu].weights", i);
+	} else {
+		nw = rings < NT_QUEUES_MAX ? rings : NT_QUEUES_MAX;
+		int np = placed_weights(p, nic, nw, wt);
+		if (np == 0)
+			goto out;
+		/* The placed queues in turn, as the kernel's default table
+		 * takes all of them: with every queue placed, the table the
+		 * driver made is already right and the plan has no step. */
+		for (int q = 0, k = 0; q < nw; q++)
+			if (wt[q])
+				wt[k++] = (uint32_t)q;
+		for (uint32_t k = 0; k < r->indir_size; k++)
+			tab[k] = wt[k % (uint32_t)np];
+		snprintf(path, sizeof(path), "$.rss[%zu].queues", i);
+	}
+	memset(&v, 0, sizeof(v));
+	if (nt_rss_indir_format(tab, r->indir_size, v.text, sizeof(v.text)) < 0) {
+		nt_desire_warn(p, "%s: the RSS table asked for does not fit a value; left out", nic->name);
+		goto out;
+	}
+	snprintf(target, sizeof(target), "%s/indir", nic->name);
+	ret = nt_desire_put(p, &nt_setting_rss, target, nic->name, &v, path);
+out:
+	free(tab);
+	return ret;
+}
+
+static int desire_rss(nt_section_plan *p, const json_t *arr)
+{
+	size_t i;
+	json_t *e;
+	char path[NT_JSONPATH_MAX], target[NT_TARGET_MAX];
+	json_array_foreach(arr, i, e) {
+		const char *pattern = json_string_value(json_object_get(e, "interface"));
+		json_t *hf = json_object_get(e, "hash_fields");
+		bool table = json_object_get(e, "equal") || json_object_get(e, "weights") ||
+			     json_object_get(e, "queues");
+		for (int k = 0; k < p->t->nnics; k++) {
+			const nt_nic *nic = &p->t->nics[k];
+			bool named = !nt_iface_is_glob(pattern);
+			nt_rss r;
+			int ret = 0;
+			if (!nt_iface_match(pattern, nic->name))
+				continue;
+			if (!nic_rss(p->t, nic, &r)) {
+				if (named)
+					nt_desire_warn(p, "%s: no RSS state; left out", nic->name);
+				continue;
+			}
+			if (table)
+				ret = desire_table(p, e, i, nic, &r, named);
+			const char *key;
+			json_t *x;
+			json_object_foreach(ret == 0 ? hf : NULL, key, x) {
+				int f = nt_rss_flow_index(key);
+				nt_value v;
+				if (f < 0 || !r.fields[f][0]) {
+					nt_desire_warn(p, "%s: does not hash %s flows; left out", nic->name, key);
+					continue;
+				}
+				if ((ret = rss_parse(json_string_value(x), &v)) < 0)
+					break;
+				snprintf(target, sizeof(target), "%s/hash-%s", nic->name, key);
+				snprintf(path, sizeof(path), "$.rss[%zu].hash_fields.%s", i, key);
+				if ((ret = nt_desire_put(p, &nt_setting_rss, target, nic->name, &v, path)) < 0)
+					break;
+			}
+			nt_rss_free(&r);
+			if (ret < 0)
+				return ret;
+		}
+	}
+	return 0;
+}
+
+static const nt_profile_section section_rss = {
+	.key = "rss",
+	.type = JSON_ARRAY,
+	.validate = validate_rss,
+	.desire = desire_rss,
+	/* After irq_affinity's placement and channels (pass 0), which
+	 * "placed" and the table's queue count follow. */
+	.pass = 1,
+};
+
+const nt_setting_module nt_module_rss = {
+	.kinds = (const nt_setting_kind *const[]){ &nt_setting_rss, NULL },
+	.sections = (const nt_profile_section *const[]){ &section_rss, NULL },
+};
