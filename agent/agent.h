@@ -154,6 +154,15 @@ int nt_profiles_dir_check(const nt_ctx *ctx, const char *dir, json_t **report);
 int nt_agent_placement_hint(nt_agent *a, const nt_topology *t, const nt_nic *nic, json_t **reserved,
 			    nt_cpuset *exclude, char *source, size_t ssize);
 
+/* Where the agent placed host T's NIC IRQs (agent/verify.c), for the
+ * delivery check (host/delivery.h): for each, the CPUs the newest
+ * transaction that changed its affinity set, while that transaction's
+ * changes stand (nt_txn_status_holds_changes), and "transaction N". *OUT
+ * (malloc'd, the caller's; NULL when *N is 0). Without a store nothing is
+ * placed. Returns 0 or -ENOMEM. */
+struct nt_delivery_placed;
+int nt_agent_placed_irqs(nt_agent *a, const nt_topology *t, struct nt_delivery_placed **out, int *n);
+
 /* HTTP requests answered, by method and status code (100..599), for
  * nettune_http_requests_total. Methods outside a fixed list count as
  * "other", so a client cannot create series at will. */

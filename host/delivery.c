@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "host/delivery.h"
+#include "host/queues.h"
 #include "kernel/ctx.h"
 
 #include <ctype.h>
@@ -114,6 +115,40 @@ void nt_delivery_sample_free(nt_delivery_sample *s)
 {
 	nt_rates_sample_free(&s->irq);
 	nt_softnet_free(&s->softnet);
+}
+
+int nt_delivery_rps_queues(const nt_topology *t, nt_delivery_rxq **out, int *n)
+{
+	nt_delivery_rxq *v = NULL;
+	int nv = 0;
+
+	*out = NULL;
+	*n = 0;
+	for (int i = 0; i < t->nnics; i++) {
+		const nt_nic *nic = &t->nics[i];
+		nt_nic_queues q;
+		/* Only NICs with IRQs: RPS on a veth or a bond is steering the
+		 * check cannot tie to any interrupt it judges. */
+		if (!nic->nirqs)
+			continue;
+		int r = nt_nic_queues_read(t, nic, &q);
+		for (int k = 0; r == 0 && k < q.nrx; k++) {
+			if (q.rx[k].rps_err || nt_cpuset_empty(&q.rx[k].rps_cpus))
+				continue;
+			nt_delivery_rxq *g = realloc(v, sizeof(*v) * (size_t)(nv + 1));
+			if (!g) {
+				nt_nic_queues_free(&q);
+				free(v);
+				return -ENOMEM;
+			}
+			v = g;
+			v[nv++] = (nt_delivery_rxq){ .nic = i, .queue = q.rx[k].queue, .rps_cpus = q.rx[k].rps_cpus };
+		}
+		nt_nic_queues_free(&q);
+	}
+	*out = v;
+	*n = nv;
+	return 0;
 }
 
 const char *nt_delivery_verdict_name(nt_delivery_verdict v)

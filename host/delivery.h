@@ -13,7 +13,8 @@
  * controllers and drivers ignore the mask, and another tool may move it
  * back (docs/field-reports.md). Only the counts show where interrupts went.
  *
- * nt_delivery_sample_read does the I/O; everything else is pure. */
+ * nt_delivery_sample_read and nt_delivery_rps_queues do the I/O; the
+ * rest is pure. */
 #ifndef NT_HOST_DELIVERY_H
 #define NT_HOST_DELIVERY_H
 
@@ -23,6 +24,13 @@
 #include <jansson.h>
 #include <stdbool.h>
 #include <stdint.h>
+
+/* The window a check may ask for: long enough for a quiet NIC to fire,
+ * short enough that a caller's timeout outlasts it (a request waits the
+ * window suspended, holding no thread). */
+#define NT_DELIVERY_WINDOW_MIN_MS 100
+#define NT_DELIVERY_WINDOW_MAX_MS 60000
+#define NT_DELIVERY_WINDOW_DEFAULT_MS 2000
 
 /* One row of /proc/net/softnet_stat: a CPU's receive counters. */
 typedef struct nt_softnet_row {
@@ -85,6 +93,13 @@ typedef struct nt_delivery_rxq {
 	int queue;
 	nt_cpuset rps_cpus;
 } nt_delivery_rxq;
+
+/* T's RX queues with RPS on, of the NICs with IRQs (RPS on a veth or a
+ * bond steers packets the check ties to no interrupt). Reads each such
+ * NIC's queue files (host/queues.h); a file that cannot be read leaves
+ * its queue out. *OUT is malloc'd (the caller's, NULL when *N is 0).
+ * Returns 0 or -ENOMEM. */
+int nt_delivery_rps_queues(const nt_topology *t, nt_delivery_rxq **out, int *n);
 
 typedef struct nt_delivery_in {
 	const nt_topology *t0; /* the host at the window's start: owners, affinities */
