@@ -71,6 +71,7 @@ const nt_cli_option nt_cli_options[] = {
 	{ "name", NT_OPT_STR, F(name), 0, 0, "a profile name", NULL, 0 },
 	{ "plan-ttl", NT_OPT_LONG, F(plan_ttl), 1, 86400, "seconds", NULL, NT_OPT_CONF },
 	{ "plan", NT_OPT_STR, F(plan_id), 0, 0, "a plan id", NULL, 0 },
+	{ "window", NT_OPT_STR, F(window), 0, 0, "a duration", NULL, 0 },
 	{ NULL, 0, 0, 0, 0, NULL, NULL, 0 },
 };
 
