@@ -163,6 +163,19 @@ int nt_agent_placement_hint(nt_agent *a, const nt_topology *t, const nt_nic *nic
 struct nt_delivery_placed;
 int nt_agent_placed_irqs(nt_agent *a, const nt_topology *t, struct nt_delivery_placed **out, int *n);
 
+/* The delivery check a transaction asked for (agent/verify.c): over
+ * windows of WINDOW_MS after transaction ID applied, where its applied
+ * irq_affinity steps' IRQs delivered their interrupts, each step's verdict
+ * appended to its observed text and the summary recorded as the
+ * transaction's "delivery". ON_DELIVERY (a transaction waiting for
+ * confirmation): check again while no placed IRQ fired and the deadline is
+ * more than a window away; confirm it once every placed IRQ that fired was
+ * delivered where planned, leave it to be reverted at its deadline when
+ * one was not. Blocks for the windows: run it on a thread that may wait.
+ * *DOC gets the transaction document after it (the caller's). Returns 0,
+ * -ENOENT, NT_ESTORE or -ENOMEM. */
+int nt_agent_txn_verify(nt_agent *a, int64_t id, int window_ms, bool on_delivery, json_t **doc);
+
 /* HTTP requests answered, by method and status code (100..599), for
  * nettune_http_requests_total. Methods outside a fixed list count as
  * "other", so a client cannot create series at will. */

@@ -113,6 +113,55 @@ check "CLI says not observed is inconclusive" grep -q 'shows nothing either way'
 "$NT_BIN" verify --agent "$url" --window 99ms > /dev/null 2>&1
 check "verify --window 99ms is a usage error" [ $? = 2 ]
 
+# A transaction that asks for the check: verify_window_ms records each IRQ
+# step's verdict in its observed and a summary; "confirm": "on-delivery"
+# confirms it once what fired was delivered where planned, and leaves it
+# to be reverted at the deadline otherwise (elsewhere, or nothing fired).
+apply_checked() { # apply_checked CPUS TIMEOUT_S ACTION...: the answer into $work/t
+	local cpus=$1 to=$2; shift 2
+	curl -s -o "$work/t" -X POST -H 'Content-Type: application/json' \
+		-d '{"profile": {"name": "verify-txn", "irq_affinity": [{"interface": "eth0", "cpus": "'"$cpus"'"}]},
+		     "confirm_timeout_s": '"$to"', "confirm": "on-delivery", "verify_window_ms": 600}' \
+		"$url/v1/transactions" &
+	local c=$!
+	sleep 0.3
+	"$@"
+	wait $c
+}
+apply_checked 0 20 add 38 0 12
+check "on-delivery: confirmed, applied ($(jq -c '[.status, .delivery]' "$work/t"))" jqe \
+	'.status == "applied" and .delivery.verdict == "delivered" and .delivery.confirmed == true and .delivery.confirm == "on-delivery"' "$work/t"
+check "on-delivery: IRQ 38 step observed delivered 0:12" jqe \
+	'.steps[] | select(.target == "38") | .observed | endswith("delivered 0:12")' "$work/t"
+tid=$(jq -r .id "$work/t")
+curl -s -o "$work/g" "$url/v1/transactions/$tid"
+check "the check is in the record" jqe '.delivery.verdict == "delivered" and .delivery.window_ms == 600' "$work/g"
+
+apply_checked 1 2 add 38 0 4
+check "on-delivery, elsewhere: still pending ($(jq -c '[.status, .delivery.verdict]' "$work/t"))" jqe \
+	'.status == "pending_confirm" and .delivery.verdict == "elsewhere" and .delivery.confirmed == false' "$work/t"
+check "elsewhere: IRQ 38 with CPU 0" jqe '.delivery.irqs_elsewhere[0].irq == 38 and .delivery.irqs_elsewhere[0].elsewhere[0].cpu == 0' "$work/t"
+check "elsewhere: step observed names the placement" jqe \
+	'.steps[] | select(.target == "38") | .observed | endswith("elsewhere 0:4 (placed 1)")' "$work/t"
+tid=$(jq -r .id "$work/t")
+for _ in $(seq 40); do
+	[ "$(curl -s "$url/v1/transactions/$tid" | jq -r .status)" = reverted ] && break
+	sleep 0.1
+done
+check "elsewhere: reverted at the deadline" [ "$(curl -s "$url/v1/transactions/$tid" | jq -r .status)" = reverted ]
+check "elsewhere: IRQ 38 back on CPU 0" [ "$(cat "$root/proc/irq/38/smp_affinity_list")" = 0 ]
+
+apply_checked 1 2 true
+check "on-delivery, quiet: not observed, not confirmed" jqe \
+	'.status == "pending_confirm" and .delivery.verdict == "not observed" and .delivery.confirmed == false' "$work/t"
+
+for body in '"verify_window_ms": 50' '"confirm": "on-delivery"' '"confirm": "yes", "confirm_timeout_s": 9' \
+	'"confirm": "on-delivery", "confirm_timeout_s": 1, "verify_window_ms": 1000'; do
+	code=$(curl -s -o "$work/p" -w '%{http_code}' -X POST -H 'Content-Type: application/json' \
+		-d '{"profile": {"name": "x"}, '"$body"'}' "$url/v1/transactions")
+	check "refused: $body ($code)" [ "$code" = 422 ]
+done
+
 # Bad windows: 422 with the path, nothing waits.
 for w in 99 60001 abc; do
 	code=$(curl -s -o "$work/p" -w '%{http_code}' "$url/v1/verify?window_ms=$w")
