@@ -176,6 +176,13 @@ int nt_agent_placed_irqs(nt_agent *a, const nt_topology *t, struct nt_delivery_p
  * -ENOENT, NT_ESTORE or -ENOMEM. */
 int nt_agent_txn_verify(nt_agent *a, int64_t id, int window_ms, bool on_delivery, json_t **doc);
 
+/* The last delivery check (host/delivery.h's document) the agent made,
+ * from GET /v1/verify or a transaction's check: NOTE keeps a copy with
+ * "at_ms" (ms since the epoch) added; LAST hands a new copy, NULL when
+ * none was made yet. Thread-safe. */
+void nt_agent_note_delivery(nt_agent *a, const json_t *check, int64_t at_ms);
+json_t *nt_agent_last_delivery(nt_agent *a);
+
 /* HTTP requests answered, by method and status code (100..599), for
  * nettune_http_requests_total. Methods outside a fixed list count as
  * "other", so a client cannot create series at will. */

@@ -229,6 +229,7 @@ int nt_agent_txn_verify(nt_agent *a, int64_t id, int window_ms, bool on_delivery
 			r = -ENOMEM;
 			goto out;
 		}
+		nt_agent_note_delivery(a, check, nt_store_now_ms());
 		nd = ne = nn = 0;
 		for (int k = 0; k < n; k++) {
 			const char *v = json_string_value(json_object_get(irq_entry_of(check, placed[k].irq), "verdict"));

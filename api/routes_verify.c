@@ -12,6 +12,7 @@
 #include "api/server.h"
 #include "host/delivery.h"
 #include "host/topology.h"
+#include "store/store.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -56,6 +57,8 @@ static int verify_finish(const nt_request *req, nt_response *resp)
 	nt_delivery_in in = { .t0 = w->t0, .t1 = t1, .a = &w->a, .b = &b, .placed = w->placed,
 			      .nplaced = w->nplaced, .rxq = w->rxq, .nrxq = w->nrxq };
 	resp->json = nt_delivery_compute(&in);
+	if (resp->json)
+		nt_agent_note_delivery(nt_server_agent(req->server), resp->json, nt_store_now_ms());
 	nt_topology_free(t1);
 	nt_delivery_sample_free(&b);
 	return resp->json ? 0 : -ENOMEM;

@@ -14,7 +14,8 @@
  *   diagnose/steering.c        RPS/XPS: rps-missing, xps-unset,
  *                              xps-irq-mismatch, rps-reserved-cpus
  *   diagnose/fix_profile.c     nt_diagnose_fix_profile
- *   diagnose/drift_findings.c  nt_diagnose_add_drift */
+ *   diagnose/drift_findings.c  nt_diagnose_add_drift
+ *   diagnose/delivery.c        nt_diagnose_add_delivery: irq-delivered-elsewhere */
 #ifndef NT_DIAGNOSE_INT_H
 #define NT_DIAGNOSE_INT_H
 
@@ -47,6 +48,12 @@ typedef struct diag {
  * means "no fix", serialized as null). Returns 0 or -ENOMEM. */
 int diag_add_finding(diag *d, const char *id, int sev, const char *subject, json_t *evidence,
 	json_t *fix, const char *fmt, ...) __attribute__((format(printf, 7, 8)));
+
+/* Insert finding F (stolen) into a finished DIAGNOSIS after the last
+ * finding of its severity or a graver one, keeping the document's order
+ * by severity, and count it in its summary (diagnose/drift_findings.c).
+ * Returns 0 or -ENOMEM. */
+int diag_insert_finding(json_t *diagnosis, int sev, json_t *f);
 
 static inline bool diag_nic_is_physical(const nt_nic *n)
 {

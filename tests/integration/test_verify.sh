@@ -99,6 +99,22 @@ check "7 on CPU 0 outside the placement" jqe \
 check "eth0 7 elsewhere of 9" jqe '.nics[] | select(.nic == "eth0") | .elsewhere == 7 and .interrupts == 9' "$work/v"
 check "RPS elsewhere on CPU 0" jqe '.rps.verdict == "elsewhere" and .rps.elsewhere == [{"cpu": 0, "count": 3}]' "$work/v"
 
+# The last check is a finding and a metric until the next one.
+curl -s -o "$work/d" "$url/v1/diagnostics"
+check "finding irq-delivered-elsewhere for IRQ 38" jqe \
+	'[.findings[] | select(.id == "irq-delivered-elsewhere")] | length == 1 and .[0].subject == "eth0" and .[0].evidence.irq == 38 and .[0].evidence.elsewhere[0].cpu == 0 and .[0].severity == "warning"' "$work/d"
+curl -s -o "$work/m" "$url/metrics"
+check "metric: eth0 7 elsewhere" grep -qx 'nettune_nic_interrupts_elsewhere{nic="eth0"} 7' "$work/m"
+check "metric: check timestamp" awk '$1 == "nettune_delivery_check_timestamp_seconds" && $2 > 1e9 { f = 1 } END { exit !f }' "$work/m"
+if command -v promtool > /dev/null; then
+	check "promtool accepts the metrics" sh -c "promtool check metrics < '$work/m' > /dev/null 2>&1"
+fi
+
+during 600 eval 'add 38 1 3'
+curl -s -o "$work/d" "$url/v1/diagnostics"
+check "a clean check clears the finding" jqe '[.findings[] | select(.id == "irq-delivered-elsewhere")] | length == 0' "$work/d"
+check "and the metric" sh -c "curl -s '$url/metrics' | grep -qx 'nettune_nic_interrupts_elsewhere{nic=\"eth0\"} 0'"
+
 # The CLI: its table and exit status 1 for elsewhere, 0 otherwise.
 "$NT_BIN" verify --agent "$url" --window 900ms > "$work/cli" 2>&1 &
 c=$!

@@ -2,6 +2,7 @@
 /* The delivery check's pure half: /proc/net/softnet_stat in the layouts of
  * old kernels, 5.10 to 6.1 and later ones; verdicts per IRQ and for RPS
  * from two hand-made samples against the virtio VM fixture's host. */
+#include "diagnose/diagnose.h"
 #include "host/delivery.h"
 #include "kernel/ctx.h"
 #include "harness.h"
@@ -257,8 +258,37 @@ static void read_fixture(void)
 	rmdir(dir);
 }
 
+/* The last check as findings: one per IRQ elsewhere, counted as a
+ * warning, none for delivered or not observed ones. */
+static void findings(void)
+{
+	json_t *diag = json_pack("{s:[{s:s, s:s}], s:{s:i, s:i, s:i}}", "findings", "id", "x", "severity", "error",
+				 "summary", "error", 1, "warning", 0, "info", 0);
+	json_t *check = json_loads("{\"window_ms\": 2000.0, \"at_ms\": 1000000, \"irqs\": ["
+				   "{\"irq\": 38, \"nic\": \"eth0\", \"verdict\": \"elsewhere\", \"placed\": \"1\","
+				   " \"affinity\": \"1\", \"total\": 9, \"counts\": {\"0\": 7, \"1\": 2},"
+				   " \"elsewhere\": [{\"cpu\": 0, \"count\": 7, \"outside\": \"placement\"}]},"
+				   "{\"irq\": 39, \"nic\": \"eth0\", \"verdict\": \"delivered\"},"
+				   "{\"irq\": 37, \"nic\": \"eth0\", \"verdict\": \"not observed\"}]}",
+				   0, NULL);
+	CHECK(diag && check);
+	CHECK_INT(nt_diagnose_add_delivery(diag, check, 31000000), 0);
+	json_t *f = json_object_get(diag, "findings");
+	CHECK_INT(json_array_size(f), 2);
+	json_t *e = json_array_get(f, 1); /* after the error */
+	CHECK_STR(json_string_value(json_object_get(e, "id")), "irq-delivered-elsewhere");
+	CHECK_STR(json_string_value(json_object_get(e, "subject")), "eth0");
+	CHECK(strstr(json_string_value(json_object_get(e, "message")), "7 of its 9 interrupts") != NULL);
+	CHECK(strstr(json_string_value(json_object_get(e, "message")), "30000s ago") != NULL);
+	CHECK(json_is_null(json_object_get(e, "fix")));
+	CHECK_INT(json_integer_value(json_object_get(json_object_get(diag, "summary"), "warning")), 1);
+	json_decref(diag);
+	json_decref(check);
+}
+
 int main(void)
 {
+	findings();
 	softnet();
 	verdicts();
 	read_fixture();
