@@ -110,8 +110,30 @@ static void sleep_ms(int ms)
 		;
 }
 
-/* One window: T0, sample, wait, sample, T1, verdicts against PLACED. */
-static json_t *check_once(const nt_ctx *ctx, const nt_delivery_placed *placed, int n, int window_ms)
+/* How many of PLACED still have an effective affinity outside their
+ * placement in T: a move the kernel has not made yet. */
+static int moves_pending(const nt_topology *t, const nt_delivery_placed *placed, int n)
+{
+	int k = 0;
+	for (int i = 0; i < n; i++) {
+		const nt_irq *q = nt_topology_irq(t, placed[i].irq);
+		if (q && q->has_effective && !nt_cpuset_empty(&q->effective) &&
+		    !nt_cpuset_subset(&q->effective, &placed[i].cpus))
+			k++;
+	}
+	return k;
+}
+
+/* One window: T0, sample, wait, sample, T1, verdicts against PLACED.
+ * Where the kernel moves an IRQ only when it next fires (x86 without
+ * interrupt remapping: the first interrupt after the write still comes on
+ * the old CPU, and only then does effective_affinity change), a window
+ * opened at once would count that interrupt against the placement. So the
+ * window opens once every placed IRQ's effective affinity is inside its
+ * placement, or after one window of waiting for it; *PENDING gets how
+ * many moves were still pending then, *SETTLE_MS the wait. */
+static json_t *check_once(const nt_ctx *ctx, const nt_delivery_placed *placed, int n, int window_ms,
+			  int *pending, int *settle_ms)
 {
 	nt_topology *t0 = NULL, *t1 = NULL;
 	nt_delivery_sample a, b;
@@ -119,7 +141,19 @@ static json_t *check_once(const nt_ctx *ctx, const nt_delivery_placed *placed, i
 
 	memset(&a, 0, sizeof(a));
 	memset(&b, 0, sizeof(b));
-	if (nt_topology_read(ctx, &t0) < 0 || nt_delivery_sample_read(ctx, &a) < 0)
+	*settle_ms = 0;
+	for (;;) {
+		if (nt_topology_read(ctx, &t0) < 0)
+			goto out;
+		*pending = moves_pending(t0, placed, n);
+		if (!*pending || *settle_ms >= window_ms)
+			break;
+		nt_topology_free(t0);
+		t0 = NULL;
+		sleep_ms(50);
+		*settle_ms += 50;
+	}
+	if (nt_delivery_sample_read(ctx, &a) < 0)
 		goto out;
 	sleep_ms(window_ms);
 	if (nt_delivery_sample_read(ctx, &b) < 0)
@@ -176,7 +210,7 @@ int nt_agent_txn_verify(nt_agent *a, int64_t id, int window_ms, bool on_delivery
 	struct placed_step *steps = NULL;
 	nt_store_step_rec *recs = NULL;
 	char (*texts)[512] = NULL;
-	int n = 0, checks = 0, r;
+	int n = 0, checks = 0, moves = 0, settle_ms = 0, r;
 	size_t i;
 	json_t *s;
 
@@ -223,7 +257,7 @@ int nt_agent_txn_verify(nt_agent *a, int64_t id, int window_ms, bool on_delivery
 	/* Nothing placed: nothing to look at, and nothing proven. */
 	while (n > 0) {
 		json_decref(check);
-		check = check_once(nt_agent_ctx(a), placed, n, window_ms);
+		check = check_once(nt_agent_ctx(a), placed, n, window_ms, &moves, &settle_ms);
 		checks++;
 		if (!check) {
 			r = -ENOMEM;
@@ -265,9 +299,10 @@ int nt_agent_txn_verify(nt_agent *a, int64_t id, int window_ms, bool on_delivery
 							      json_object_get(ent, "elsewhere")));
 	}
 	bool confirm = on_delivery && pending && !strcmp(verdict, "delivered");
-	summary = json_pack("{s:i, s:i, s:s, s:i, s:i, s:i, s:o, s:s?, s:b}", "window_ms", window_ms, "checks", checks,
-			    "verdict", verdict, "delivered", nd, "elsewhere", ne, "not_observed", nn, "irqs_elsewhere",
-			    irqs, "confirm", on_delivery ? "on-delivery" : NULL, "confirmed", confirm);
+	summary = json_pack("{s:i, s:i, s:s, s:i, s:i, s:i, s:o, s:s?, s:b, s:i, s:i}", "window_ms", window_ms,
+			    "checks", checks, "verdict", verdict, "delivered", nd, "elsewhere", ne, "not_observed", nn,
+			    "irqs_elsewhere", irqs, "confirm", on_delivery ? "on-delivery" : NULL, "confirmed", confirm,
+			    "settle_ms", settle_ms, "moves_pending", moves);
 	irqs = NULL;
 	if (!summary) {
 		r = -ENOMEM;
