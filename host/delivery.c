@@ -164,22 +164,6 @@ const char *nt_delivery_verdict_name(nt_delivery_verdict v)
 	return NULL;
 }
 
-static const nt_irq_line *find_line(const nt_interrupts *in, int irq)
-{
-	for (int i = 0; i < in->nlines; i++)
-		if (in->lines[i].irq == irq)
-			return &in->lines[i];
-	return NULL;
-}
-
-static int column_of(const int *cpus, int n, int cpu)
-{
-	for (int i = 0; i < n; i++)
-		if (cpus[i] == cpu)
-			return i;
-	return -1;
-}
-
 static const nt_softnet_row *softnet_row(const nt_softnet *s, int cpu)
 {
 	for (int i = 0; i < s->n; i++)
@@ -239,7 +223,7 @@ static json_t *irq_entry(const nt_delivery_in *in, const nt_irq *q, const nt_irq
 	}
 	for (int c = 0; c < ib->ncols; c++) {
 		int cpu = ib->cpus[c];
-		int ca = column_of(ia->cpus, ia->ncols, cpu);
+		int ca = nt_interrupts_column(ia->cpus, ia->ncols, cpu);
 		uint64_t d = ca < 0 ? 0 : delta(la->counts[ca], lb->counts[c]);
 		char k[16];
 		if (!d)
@@ -350,7 +334,7 @@ json_t *nt_delivery_compute(const nt_delivery_in *in)
 		const nt_irq *q = &t0->irqs[i];
 		if (q->nic < 0)
 			continue;
-		const nt_irq_line *la = find_line(&a->irq.ints, q->irq), *lb = find_line(&b->irq.ints, q->irq);
+		const nt_irq_line *la = nt_interrupts_line(&a->irq.ints, q->irq), *lb = nt_interrupts_line(&b->irq.ints, q->irq);
 		if (!la || !lb)
 			continue;
 		nt_delivery_verdict v;
@@ -371,8 +355,8 @@ json_t *nt_delivery_compute(const nt_delivery_in *in)
 				      "nic_interrupts", (json_int_t)cpu_nic[c]);
 		if (!o)
 			goto done;
-		int sa = column_of(a->irq.soft_cpus, a->irq.nsoft, cpu);
-		int sb = column_of(b->irq.soft_cpus, b->irq.nsoft, cpu);
+		int sa = nt_interrupts_column(a->irq.soft_cpus, a->irq.nsoft, cpu);
+		int sb = nt_interrupts_column(b->irq.soft_cpus, b->irq.nsoft, cpu);
 		json_object_set_new(o, "net_rx",
 				    sa >= 0 && sb >= 0 ? json_integer((json_int_t)delta(a->irq.net_rx[sa], b->irq.net_rx[sb]))
 						       : json_null());
