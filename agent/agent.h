@@ -168,8 +168,8 @@ int nt_agent_placed_irqs(nt_agent *a, const nt_topology *t, struct nt_delivery_p
  * irq_affinity steps' IRQs delivered their interrupts, each step's verdict
  * appended to its observed text and the summary recorded as the
  * transaction's "delivery". ON_DELIVERY (a transaction waiting for
- * confirmation): check again while no placed IRQ fired and the deadline is
- * more than a window away; confirm it once every placed IRQ that fired was
+ * confirmation): check again while no placed IRQ fired, the deadline is
+ * more than a window away and the checks took less than a minute; confirm it once every placed IRQ that fired was
  * delivered where planned, leave it to be reverted at its deadline when
  * one was not. Blocks for the windows: run it on a thread that may wait.
  * *DOC gets the transaction document after it (the caller's). Returns 0,

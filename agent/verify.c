@@ -254,6 +254,7 @@ int nt_agent_txn_verify(nt_agent *a, int64_t id, int window_ms, bool on_delivery
 	int64_t deadline = json_integer_value(json_object_get(txn, "confirm_deadline_ms"));
 	const char *verdict = "not observed";
 	int nd = 0, ne = 0, nn = 0;
+	int64_t started = nt_store_now_ms();
 	/* Nothing placed: nothing to look at, and nothing proven. */
 	while (n > 0) {
 		json_decref(check);
@@ -276,9 +277,12 @@ int nt_agent_txn_verify(nt_agent *a, int64_t id, int window_ms, bool on_delivery
 		}
 		verdict = ne ? "elsewhere" : nd ? "delivered" : "not observed";
 		/* A quiet NIC shows nothing: look again while the deadline
-		 * leaves room for another window. */
-		if (!on_delivery || !pending || nd || ne ||
-		    nt_store_now_ms() + 2 * (int64_t)window_ms + 500 >= deadline)
+		 * leaves room for another window, for at most a minute in
+		 * all, so the request (and the agent's stop, which waits for
+		 * it) is never held for the whole of a long deadline. */
+		int64_t now = nt_store_now_ms();
+		if (!on_delivery || !pending || nd || ne || now + 2 * (int64_t)window_ms + 500 >= deadline ||
+		    now + 2 * (int64_t)window_ms - started > NT_DELIVERY_WINDOW_MAX_MS)
 			break;
 	}
 	irqs = json_array();

@@ -177,6 +177,16 @@ check "elsewhere: IRQ 38 back on CPU 0" [ "$(cat "$root/proc/irq/38/smp_affinity
 apply_checked 1 2 true
 check "on-delivery, quiet: not observed, not confirmed" jqe \
 	'.status == "pending_confirm" and .delivery.verdict == "not observed" and .delivery.confirmed == false' "$work/t"
+tid=$(jq -r .id "$work/t")
+for _ in $(seq 40); do
+	[ "$(curl -s "$url/v1/transactions/$tid" | jq -r .status)" = reverted ] && break
+	sleep 0.1
+done
+check "quiet: reverted at the deadline" [ "$(curl -s "$url/v1/transactions/$tid" | jq -r .status)" = reverted ]
+# Quiet at first, then firing: a second window sees it and confirms.
+apply_checked 1 6 eval 'sleep 1.6; add 38 1 6'
+check "on-delivery looks again while nothing fired ($(jq -c '.delivery | [.checks, .verdict, .confirmed]' "$work/t"))" jqe \
+	'.status == "applied" and .delivery.checks == 2 and .delivery.verdict == "delivered" and .delivery.confirmed == true' "$work/t"
 
 for body in '"verify_window_ms": 50' '"confirm": "on-delivery"' '"confirm": "yes", "confirm_timeout_s": 9' \
 	'"confirm": "on-delivery", "confirm_timeout_s": 1, "verify_window_ms": 1000'; do
