@@ -5,6 +5,7 @@
 #include "kernel/kernel.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +34,10 @@ struct nt_agent {
 	 * changes the host only through the engine's slot (nt_txn_apply). */
 	nt_drift *drift; /* borrows ctx, engine and store; NULL without a store */
 	nt_dropwin *drops; /* RX drops over a recent window, for diagnostics */
+	/* The last delivery check (GET /v1/verify or a transaction's), for
+	 * diagnostics and metrics: a deep copy, under delivery_lock. */
+	pthread_mutex_t delivery_lock;
+	json_t *last_delivery;
 
 	/* Answered requests (atomic: every HTTP worker adds to them). */
 	uint64_t http_counts[NMETHODS][NSTATUS];
@@ -99,6 +104,8 @@ int nt_agent_open(const nt_agent_config *cfg, nt_agent **out, char *err, size_t 
 	if (errsize)
 		err[0] = '\0';
 	a = calloc(1, sizeof(*a));
+	if (a)
+		pthread_mutex_init(&a->delivery_lock, NULL);
 	if (a && !(a->drops = nt_dropwin_new(NT_DROPWIN_DEFAULT_MS))) {
 		free(a);
 		a = NULL;
@@ -167,7 +174,30 @@ void nt_agent_close(nt_agent *a)
 	nt_txn_engine_close(a->engine);
 	nt_store_close(a->store);
 	nt_host_cache_free(a->host_cache);
+	json_decref(a->last_delivery);
+	pthread_mutex_destroy(&a->delivery_lock);
 	free(a);
+}
+
+void nt_agent_note_delivery(nt_agent *a, const json_t *check, int64_t at_ms)
+{
+	json_t *copy = check ? json_deep_copy(check) : NULL;
+	if (!copy)
+		return; /* out of memory: the last check stays the one before */
+	json_object_set_new(copy, "at_ms", json_integer((json_int_t)at_ms));
+	pthread_mutex_lock(&a->delivery_lock);
+	json_t *old = a->last_delivery;
+	a->last_delivery = copy;
+	pthread_mutex_unlock(&a->delivery_lock);
+	json_decref(old);
+}
+
+json_t *nt_agent_last_delivery(nt_agent *a)
+{
+	pthread_mutex_lock(&a->delivery_lock);
+	json_t *copy = a->last_delivery ? json_deep_copy(a->last_delivery) : NULL;
+	pthread_mutex_unlock(&a->delivery_lock);
+	return copy;
 }
 
 const nt_ctx *nt_agent_ctx(const nt_agent *a)

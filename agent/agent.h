@@ -155,6 +155,35 @@ int nt_profiles_dir_check(const nt_ctx *ctx, const char *dir, json_t **report);
 int nt_agent_placement_hint(nt_agent *a, const nt_topology *t, const nt_nic *nic, json_t **reserved,
 			    nt_cpuset *exclude, char *source, size_t ssize);
 
+/* Where the agent placed host T's NIC IRQs (agent/verify.c), for the
+ * delivery check (host/delivery.h): for each, the CPUs the newest
+ * transaction that changed its affinity set, while that transaction's
+ * changes stand (nt_txn_status_holds_changes), and "transaction N". *OUT
+ * (malloc'd, the caller's; NULL when *N is 0). Without a store nothing is
+ * placed. Returns 0 or -ENOMEM. */
+struct nt_delivery_placed;
+int nt_agent_placed_irqs(nt_agent *a, const nt_topology *t, struct nt_delivery_placed **out, int *n);
+
+/* The delivery check a transaction asked for (agent/verify.c): over
+ * windows of WINDOW_MS after transaction ID applied, where its applied
+ * irq_affinity steps' IRQs delivered their interrupts, each step's verdict
+ * appended to its observed text and the summary recorded as the
+ * transaction's "delivery". ON_DELIVERY (a transaction waiting for
+ * confirmation): check again while no placed IRQ fired, the deadline is
+ * more than a window away and the checks took less than a minute; confirm it once every placed IRQ that fired was
+ * delivered where planned, leave it to be reverted at its deadline when
+ * one was not. Blocks for the windows: run it on a thread that may wait.
+ * *DOC gets the transaction document after it (the caller's). Returns 0,
+ * -ENOENT, NT_ESTORE or -ENOMEM. */
+int nt_agent_txn_verify(nt_agent *a, int64_t id, int window_ms, bool on_delivery, json_t **doc);
+
+/* The last delivery check (host/delivery.h's document) the agent made,
+ * from GET /v1/verify or a transaction's check: NOTE keeps a copy with
+ * "at_ms" (ms since the epoch) added; LAST hands a new copy, NULL when
+ * none was made yet. Thread-safe. */
+void nt_agent_note_delivery(nt_agent *a, const json_t *check, int64_t at_ms);
+json_t *nt_agent_last_delivery(nt_agent *a);
+
 /* HTTP requests answered, by method and status code (100..599), for
  * nettune_http_requests_total. Methods outside a fixed list count as
  * "other", so a client cannot create series at will. */

@@ -129,6 +129,7 @@ extern const nt_area nt_area_read; /* health, topology, nics, irqs, diagnostics 
 extern const nt_area nt_area_txn; /* profiles, plan, transactions */
 extern const nt_area nt_area_desired; /* desired state, drift (api/routes_desired.c) */
 extern const nt_area nt_area_place; /* placement, live IRQ rates */
+extern const nt_area nt_area_verify; /* the delivery check (api/routes_verify.c) */
 extern const nt_area nt_area_doc; /* GET /v1/openapi.yaml (api/routes_doc.c) */
 extern const nt_area nt_area_metrics; /* GET /metrics (api/metrics.c) */
 extern const nt_area nt_area_ui; /* GET /ui/: the web view (api/routes_ui.c) */

@@ -15,6 +15,10 @@
  *       desired state at the last check (drifted, contested or overridden)
  *   nettune_repairs_total{reason}                   counter, transactions the drift
  *       watcher made since the agent started, by reason (boot, drift, link-up)
+ *   nettune_nic_interrupts_elsewhere{nic}           gauge, interrupts of the NIC's IRQs
+ *       delivered outside their placement (or affinity) in the agent's last delivery
+ *       check (GET /v1/verify or a transaction's); one per NIC that check saw
+ *   nettune_delivery_check_timestamp_seconds        gauge, when that check ended, 0 none
  *
  * The host is read fresh for each scrape, like every read route. The
  * transaction counts and request counters are the agent's: its one store
@@ -170,6 +174,27 @@ static void drift_metrics(FILE *f, nt_drift *d)
 	}
 }
 
+static void delivery_metrics(FILE *f, nt_agent *agent)
+{
+	json_t *last = nt_agent_last_delivery(agent);
+	size_t i;
+	json_t *n;
+
+	family(f, "nettune_nic_interrupts_elsewhere", "gauge",
+	       "Interrupts of the NIC's IRQs delivered outside their placement (or affinity) "
+	       "in the last delivery check.");
+	json_array_foreach(json_object_get(last, "nics"), i, n) {
+		fputs("nettune_nic_interrupts_elsewhere{", f);
+		put_label(f, "nic", json_string_value(json_object_get(n, "nic")), true);
+		fprintf(f, "} %lld\n", (long long)json_integer_value(json_object_get(n, "elsewhere")));
+	}
+	family(f, "nettune_delivery_check_timestamp_seconds", "gauge",
+	       "When the last delivery check ended (seconds since the epoch); 0 when none was made.");
+	fprintf(f, "nettune_delivery_check_timestamp_seconds %.3f\n",
+		(double)json_integer_value(json_object_get(last, "at_ms")) / 1000.0);
+	json_decref(last);
+}
+
 static int get_metrics(const nt_request *req, nt_response *resp)
 {
 	nt_topology *t = NULL;
@@ -192,6 +217,7 @@ static int get_metrics(const nt_request *req, nt_response *resp)
 	nt_agent *agent = nt_server_agent(req->server);
 	txn_metrics(f, nt_agent_store(agent));
 	drift_metrics(f, nt_agent_drift(agent));
+	delivery_metrics(f, agent);
 	family(f, "nettune_held_files", "gauge",
 	       "Kernel files (IRQ affinities) held open between reads of the host.");
 	fprintf(f, "nettune_held_files %d\n", nt_agent_held_files(agent));

@@ -11,6 +11,7 @@
  * straight into text (host/topology_json.c), in the bytes jansson would
  * print for them. */
 #include "agent/agent.h"
+#include "store/store.h"
 #include "api/http.h"
 #include "host/dropwin.h"
 #include "api/read_share.h"
@@ -232,6 +233,14 @@ static int get_diagnostics(const nt_request *req, nt_response *resp)
 		json_decref(rep);
 		if (r2 < 0)
 			return r2;
+	}
+	/* And what the last delivery check saw land elsewhere. */
+	json_t *last = nt_agent_last_delivery(nt_server_agent(req->server));
+	if (last) {
+		int r3 = nt_diagnose_add_delivery(resp->json, last, nt_store_now_ms());
+		json_decref(last);
+		if (r3 < 0)
+			return r3;
 	}
 	return 0;
 }

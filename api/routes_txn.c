@@ -67,6 +67,7 @@
 #include "engine/plan_ids.h"
 #include "engine/profile.h"
 #include "engine/txn.h"
+#include "host/delivery.h"
 #include "store/status.h"
 
 #include <errno.h>
@@ -211,10 +212,47 @@ static int not_found_id(nt_response *resp, const char *id)
 	return nt_problem(resp, 404, "not-found", "Not found", "no transaction '%s'", id);
 }
 
+/* The delivery check an apply asks for: "verify_window_ms" (100 to
+ * 60000), and "confirm": "on-delivery", which needs "confirm_timeout_s"
+ * longer than the window (a window of 2 s when none is named). Problems
+ * go to ERRORS. */
+struct verify_ask {
+	int window_ms; /* 0: no check */
+	bool on_delivery;
+};
+
+static void verify_from_body(const json_t *body, json_t *errors, int confirm_timeout_s, struct verify_ask *out)
+{
+	json_t *w = json_object_get(body, "verify_window_ms");
+	json_t *c = json_object_get(body, "confirm");
+
+	if (w && (!json_is_integer(w) || json_integer_value(w) < NT_DELIVERY_WINDOW_MIN_MS ||
+		  json_integer_value(w) > NT_DELIVERY_WINDOW_MAX_MS))
+		nt_profile_error(errors, "$.verify_window_ms", "must be an integer from %d to %d",
+				 NT_DELIVERY_WINDOW_MIN_MS, NT_DELIVERY_WINDOW_MAX_MS);
+	else if (w)
+		out->window_ms = (int)json_integer_value(w);
+	if (!c)
+		return;
+	if (!json_is_string(c) || strcmp(json_string_value(c), "on-delivery")) {
+		nt_profile_error(errors, "$.confirm", "the one value is \"on-delivery\"");
+		return;
+	}
+	if (!out->window_ms)
+		out->window_ms = NT_DELIVERY_WINDOW_DEFAULT_MS;
+	if (confirm_timeout_s <= 0)
+		nt_profile_error(errors, "$.confirm", "\"on-delivery\" needs 'confirm_timeout_s': "
+						     "without a deadline there is nothing to confirm");
+	else if ((int64_t)confirm_timeout_s * 1000 <= out->window_ms)
+		nt_profile_error(errors, "$.confirm", "'confirm_timeout_s' must be longer than the window "
+						     "(%d ms)", out->window_ms);
+	out->on_delivery = true;
+}
+
 /* Fill REQ from a {"profile": ..} / {"profile_name": ..} body; PLAN allows
  * the profile itself as the body. Returns 0 or answers 400/422. */
 static int request_from_body(const nt_request *hreq, nt_response *resp, json_t *body, bool plan,
-			     nt_txn_request *out)
+			     nt_txn_request *out, struct verify_ask *va)
 {
 	const char *key;
 	json_t *val;
@@ -236,7 +274,8 @@ static int request_from_body(const nt_request *hreq, nt_response *resp, json_t *
 	json_object_foreach(body, key, val) {
 		if (strcmp(key, "profile") && strcmp(key, "profile_name") &&
 		    (plan || (strcmp(key, "confirm_timeout_s") && strcmp(key, "persist") &&
-			      strcmp(key, "plan_id") && strcmp(key, "replan")))) {
+			      strcmp(key, "plan_id") && strcmp(key, "replan") &&
+			      strcmp(key, "verify_window_ms") && strcmp(key, "confirm")))) {
 			char path[NT_JSONPATH_MAX];
 			snprintf(path, sizeof(path), "$.%s", key);
 			nt_profile_error(errors, path, "unknown field '%s'", key);
@@ -272,6 +311,8 @@ static int request_from_body(const nt_request *hreq, nt_response *resp, json_t *
 	json_t *persist = json_object_get(body, "persist");
 	if (!plan && persist && !json_is_boolean(persist))
 		nt_profile_error(errors, "$.persist", "must be true or false");
+	if (va)
+		verify_from_body(body, errors, ct ? (int)json_integer_value(ct) : 0, va);
 	if (json_array_size(errors)) {
 		nt_problem(resp, 422, "invalid-request", "Invalid request",
 			   "the request body is not valid");
@@ -434,7 +475,7 @@ static int h_plan(const nt_request *req, nt_response *resp)
 	json_t *body = body_object(req, resp, false);
 	if (!body)
 		return 0;
-	if (request_from_body(req, resp, body, true, &tr) == 0) {
+	if (request_from_body(req, resp, body, true, &tr, NULL) == 0) {
 		tr.keep_plan = true;
 		int r = nt_txn_plan(engine(req), &tr, &o);
 		if (r < 0)
@@ -457,6 +498,7 @@ static int h_apply(const nt_request *req, nt_response *resp)
 	const char *key;
 	json_t *body;
 	steps_shown shown;
+	struct verify_ask va = { 0, false };
 
 	if (steps_wanted(req, resp, &shown) < 0)
 		return 0;
@@ -466,7 +508,7 @@ static int h_apply(const nt_request *req, nt_response *resp)
 		json_decref(body);
 		return 0;
 	}
-	if (request_from_body(req, resp, body, false, &tr) == 0) {
+	if (request_from_body(req, resp, body, false, &tr, &va) == 0) {
 		tr.idempotency_key = key;
 		tr.steps_shown = engine_shown(shown);
 		int r = nt_txn_apply(engine(req), &tr, &o);
@@ -478,6 +520,16 @@ static int h_apply(const nt_request *req, nt_response *resp)
 			nt_drift *d = nt_agent_drift(nt_server_agent(req->server));
 			if (tr.persist && d && !o.replayed)
 				nt_drift_desired_changed(d);
+			/* The check waits its windows here, on the transaction
+			 * route's own thread (NT_ROUTE_LONG): no worker is held. */
+			json_t *checked = NULL;
+			int64_t id = json_integer_value(json_object_get(o.doc, "id"));
+			if (va.window_ms && !o.replayed && id > 0 &&
+			    nt_agent_txn_verify(nt_server_agent(req->server), id, va.window_ms, va.on_delivery,
+						&checked) == 0) {
+				json_decref(o.doc);
+				o.doc = checked;
+			}
 			show_steps(o.doc, shown);
 			created(resp, o.doc, o.replayed);
 			o.doc = NULL;

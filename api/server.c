@@ -17,7 +17,8 @@
 /* The areas served, in start-up order: the read area first because the
  * others may rely on nothing but the context, never the reverse. */
 static const nt_area *const areas[] = { &nt_area_read, &nt_area_place, &nt_area_txn,
-					&nt_area_desired, &nt_area_metrics, &nt_area_doc, &nt_area_ui };
+					&nt_area_desired, &nt_area_verify, &nt_area_metrics, &nt_area_doc,
+					&nt_area_ui };
 #define NAREAS ((int)(sizeof(areas) / sizeof(areas[0])))
 _Static_assert(NAREAS <= NT_MAX_AREAS, "raise NT_MAX_AREAS");
 

@@ -56,3 +56,26 @@ int nt_cli_parse_since(const char *s, long long now_ms, long long *out_ms)
 	}
 	return -EINVAL;
 }
+
+int nt_cli_parse_window_ms(const char *s, long lo, long hi, long *out_ms)
+{
+	char *end;
+	long long unit = 1000;
+
+	if (!s || *s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	long long v = strtoll(s, &end, 10);
+	if (errno)
+		return -EINVAL;
+	if (!strcmp(end, "ms"))
+		unit = 1;
+	else if (!strcmp(end, "m"))
+		unit = 60 * 1000;
+	else if (*end && strcmp(end, "s"))
+		return -EINVAL;
+	if (v > hi || v * unit < lo || v * unit > hi)
+		return -EINVAL;
+	*out_ms = (long)(v * unit);
+	return 0;
+}

@@ -76,6 +76,7 @@ typedef struct cli_opts {
 	/* apply */
 	bool persist; /* make the profile the desired state once it took effect */
 	const char *plan_id; /* apply --plan ID: the plan POST /v1/plan kept */
+	const char *window; /* verify --window: a duration (cli/args.c) */
 	/* Which options were given, by row of nt_cli_options: the
 	 * command line's override the configuration file's. */
 	bool set[NT_CLI_NOPTS];
@@ -146,6 +147,7 @@ int nt_cmd_history(const char *cmd, const cli_opts *o, int nargs, char **args);
 /* desired [show|set PROFILE.json|clear], drift. */
 int nt_cmd_desired(const char *cmd, const cli_opts *o, int nargs, char **args);
 int nt_cmd_drift(const char *cmd, const cli_opts *o, int nargs, char **args);
+int nt_cmd_verify(const char *cmd, const cli_opts *o, int nargs, char **args);
 /* try: apply PROFILE.json with a confirm deadline and ask at the terminal. */
 int nt_cmd_try(const char *cmd, const cli_opts *o, int nargs, char **args);
 
@@ -184,5 +186,8 @@ int nt_cli_parse_long(const char *s, long lo, long hi, long *out);
  * "2026-11-30 16:00:05Z"), into *OUT_MS (ms since the epoch). Returns 0 or
  * -EINVAL. */
 int nt_cli_parse_since(const char *s, long long now_ms, long long *out_ms);
+/* verify --window: S as a duration, "2s", "500ms", "1m" or a bare number
+ * of seconds, into milliseconds in [LO, HI]. Returns 0 or -EINVAL. */
+int nt_cli_parse_window_ms(const char *s, long lo, long hi, long *out_ms);
 
 #endif

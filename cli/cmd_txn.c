@@ -824,3 +824,115 @@ int nt_cmd_drift(const char *cmd, const cli_opts *o, int nargs, char **args)
 	nt_cli_reply_free(&r);
 	return code;
 }
+
+/* `nettune verify`: GET /v1/verify, one row per NIC IRQ. The exit status
+ * says whether anything was delivered elsewhere, so a script can gate on
+ * it; "not observed" is not a failure but neither a pass, and the text
+ * says how many there were. */
+static void verify_counts(char *buf, size_t size, const json_t *e, const char *member, const char *count)
+{
+	size_t i, len = 0;
+	const char *k;
+	json_t *v;
+	buf[0] = 0;
+	if (json_is_object(e)) {
+		json_object_foreach((json_t *)e, k, v) {
+			int n = snprintf(buf + len, size - len, "%s%s:%lld", len ? " " : "", k, (long long)json_integer_value(v));
+			if (n < 0 || (size_t)n >= size - len)
+				break;
+			len += (size_t)n;
+		}
+		return;
+	}
+	json_array_foreach(e, i, v) {
+		int n = snprintf(buf + len, size - len, "%s%lld:%lld", len ? " " : "",
+				 (long long)json_integer_value(json_object_get(v, member)),
+				 (long long)json_integer_value(json_object_get(v, count)));
+		if (n < 0 || (size_t)n >= size - len)
+			break;
+		len += (size_t)n;
+	}
+}
+
+static const char *verdict_sgr(const char *v)
+{
+	if (!v)
+		return NULL;
+	return !strcmp(v, "delivered") ? NT_SGR_GREEN : !strcmp(v, "elsewhere") ? NT_SGR_BOLD_RED : NT_SGR_YELLOW;
+}
+
+int nt_cmd_verify(const char *cmd, const cli_opts *o, int nargs, char **args)
+{
+	nt_cli_reply r = { 0 };
+	bool render;
+	long ms = 2000;
+	char path[64];
+
+	if (nargs != 0) {
+		fprintf(stderr, "nettune: verify takes no arguments\n");
+		return NT_EXIT_USAGE;
+	}
+	if (o->window && nt_cli_parse_window_ms(o->window, 100, 60000, &ms) < 0) {
+		fprintf(stderr, "nettune: --window wants a duration from 100ms to 60s (2s, 500ms, 1m), not '%s'\n",
+			o->window);
+		return NT_EXIT_USAGE;
+	}
+	snprintf(path, sizeof(path), "/v1/verify?window_ms=%ld", ms);
+	int code = exchange(o, "GET", path, NULL, "watching interrupts", NULL, &r, &render);
+	const json_t *d = r.doc;
+	const json_t *rps = json_object_get(d, "rps");
+	const json_t *vs = json_object_get(d, "verdicts");
+	const char *rps_verdict = json_string_value(json_object_get(rps, "verdict"));
+	bool elsewhere = json_integer_value(json_object_get(vs, "elsewhere")) > 0 ||
+			 (rps_verdict && !strcmp(rps_verdict, "elsewhere"));
+	if (code == NT_EXIT_OK && json_is_object(d) && elsewhere)
+		code = NT_EXIT_ERROR;
+	if (!render) {
+		nt_cli_reply_free(&r);
+		return code;
+	}
+	nt_out out;
+	nt_out_init(&out, stdout);
+	nt_out_printf(&out, "delivery over %.0f ms: %lld delivered, %lld elsewhere, %lld not observed\n",
+		      json_real_value(json_object_get(d, "window_ms")),
+		      (long long)json_integer_value(json_object_get(vs, "delivered")),
+		      (long long)json_integer_value(json_object_get(vs, "elsewhere")),
+		      (long long)json_integer_value(json_object_get(vs, "not_observed")));
+	static const char *const head[] = { "irq", "nic", "queue", "placed", "affinity", "verdict", "cpu:count",
+					    "outside" };
+	nt_table *t = nt_table_new(8, head);
+	size_t i;
+	json_t *e;
+	json_array_foreach(json_object_get(d, "irqs"), i, e) {
+		char irq[16], queue[16], counts[256], outside[256];
+		const json_t *q = json_object_get(e, "queue");
+		const char *placed = json_string_value(json_object_get(e, "placed"));
+		const char *aff = json_string_value(json_object_get(e, "affinity"));
+		const char *verdict = json_string_value(json_object_get(e, "verdict"));
+		snprintf(irq, sizeof(irq), "%lld", (long long)json_integer_value(json_object_get(e, "irq")));
+		snprintf(queue, sizeof(queue), json_is_integer(q) ? "%lld" : "-", (long long)json_integer_value(q));
+		verify_counts(counts, sizeof(counts), json_object_get(e, "counts"), NULL, NULL);
+		verify_counts(outside, sizeof(outside), json_object_get(e, "elsewhere"), "cpu", "count");
+		const char *cells[] = { irq, json_string_value(json_object_get(e, "nic")), queue, placed ? placed : "-",
+					aff ? aff : "-", verdict, counts[0] ? counts : "-", outside[0] ? outside : "-" };
+		if (t && nt_table_add(t, cells) == 0)
+			nt_table_sgr(t, 5, verdict_sgr(verdict));
+	}
+	if (t && nt_table_rows(t))
+		nt_table_print(t, &out, 2);
+	nt_table_free(t);
+	if (json_is_object(rps)) {
+		char outside[256];
+		const char *v = json_string_value(json_object_get(rps, "verdict"));
+		verify_counts(outside, sizeof(outside), json_object_get(rps, "elsewhere"), "cpu", "count");
+		nt_out_printf(&out, "RPS: ");
+		nt_out_paint(&out, verdict_sgr(v), "%s", v ? v : "?");
+		nt_out_printf(&out, " (%lld wake-ups; rps_cpus %s%s%s)\n",
+			      (long long)json_integer_value(json_object_get(rps, "received_rps")),
+			      json_string_value(json_object_get(rps, "cpus")), outside[0] ? "; outside: " : "", outside);
+	}
+	if (json_integer_value(json_object_get(vs, "not_observed")) > 0)
+		nt_out_printf(&out, "not observed: the IRQ did not fire in the window, which shows nothing either way\n");
+	nt_cli_reply_free(&r);
+	return code;
+}

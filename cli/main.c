@@ -131,6 +131,12 @@ static const char usage[] =
 	"  desired clear                      stop holding it (the host is not changed)\n"
 	"  drift                              each target that differs from the desired state:\n"
 	"                                     desired, current, state, repairs\n"
+	"  verify [--window D]                where each NIC IRQ's interrupts landed over D (2s,\n"
+	"                                     500ms, 1m; default 2s, 100ms to 60s): delivered (only on\n"
+	"                                     CPUs of its placement, else of its affinity), elsewhere\n"
+	"                                     (the CPUs and counts), or not observed (it did not fire:\n"
+	"                                     inconclusive); RPS wake-ups outside rps_cpus too. Exit\n"
+	"                                     status 1 when any IRQ or RPS was delivered elsewhere\n"
 	"  bench-run --profile P.json [--near IFACE] [--cpus N] [--cpus-list LIST] [--report FILE]\n"
 	"            [--confirm-timeout S] [--root DIR] -- COMMAND [ARGS...]\n"
 	"                                     apply P as one transaction (reverted by the agent after S\n"
@@ -255,6 +261,7 @@ static const struct command {
 	{ "history", nt_cmd_history, false, AGENT_OPTS " status limit since", false },
 	{ "desired", nt_cmd_desired, false, AGENT_OPTS, false },
 	{ "drift", nt_cmd_drift, false, AGENT_OPTS, false },
+	{ "verify", nt_cmd_verify, false, AGENT_OPTS " window", false },
 };
 
 static const struct command *find_command(const char *name)

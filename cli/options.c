@@ -83,6 +83,7 @@ const nt_cli_option nt_cli_options[] = {
 	{ "require-gain", NT_OPT_STR, F(require_gain), 0, 0, "a percentage", NULL, 0 },
 	{ "require-no-loss", NT_OPT_FLAG, F(require_no_loss), 0, 0, NULL, NULL, 0 },
 	{ "plot", NT_OPT_STR, F(plot), 0, 0, "a file", NULL, 0 },
+	{ "window", NT_OPT_STR, F(window), 0, 0, "a duration", NULL, 0 },
 	{ NULL, 0, 0, 0, 0, NULL, NULL, 0 },
 };
 

@@ -33,6 +33,13 @@ json_t *nt_diagnose(const nt_topology *t, const nt_diag_options *opt);
  * -ENOMEM. */
 int nt_diagnose_add_drift(json_t *diagnosis, const json_t *drift);
 
+/* Add to DIAGNOSIS an "irq-delivered-elsewhere" finding (warning) for each
+ * IRQ that CHECK, the agent's last delivery check (host/delivery.h's
+ * document with "at_ms"), found delivered outside its placement or
+ * affinity, with the CPUs and counts as evidence. NOW_MS says how long
+ * ago. Pure. Returns 0 or -ENOMEM. */
+int nt_diagnose_add_delivery(json_t *diagnosis, const json_t *check, int64_t now_ms);
+
 /* One profile made of every finding's fix, ready for plan/apply:
  * irq_affinity, rings and bonds entries concatenated (one per interface,
  * first finding wins), sysctl and irqbalance merged. NAME names it.

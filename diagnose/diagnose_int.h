@@ -19,7 +19,8 @@
  *                              xps-irq-mismatch, rps-reserved-cpus,
  *                              rss-queues-misplaced
  *   diagnose/fix_profile.c     nt_diagnose_fix_profile
- *   diagnose/drift_findings.c  nt_diagnose_add_drift */
+ *   diagnose/drift_findings.c  nt_diagnose_add_drift
+ *   diagnose/delivery.c        nt_diagnose_add_delivery: irq-delivered-elsewhere */
 #ifndef NT_DIAGNOSE_INT_H
 #define NT_DIAGNOSE_INT_H
 
@@ -57,6 +58,11 @@ int diag_add_finding(diag *d, const char *id, int sev, const char *subject, json
 const nt_nic *diag_nic(const nt_topology *t, const char *name);
 /* The value of sysctl KEY as the host model read it, or NULL. */
 const char *diag_sysctl(const nt_topology *t, const char *key);
+/* Insert finding F (stolen) into a finished DIAGNOSIS after the last
+ * finding of its severity or a graver one, keeping the document's order
+ * by severity, and count it in its summary (diagnose/drift_findings.c).
+ * Returns 0 or -ENOMEM. */
+int diag_insert_finding(json_t *diagnosis, int sev, json_t *f);
 
 static inline bool diag_nic_is_physical(const nt_nic *n)
 {

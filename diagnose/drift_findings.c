@@ -7,9 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Insert finding F (stolen) after the last finding of its severity or a
- * graver one, keeping the document's order by severity, and count it. */
-static int insert_finding(json_t *diagnosis, int sev, json_t *f)
+int diag_insert_finding(json_t *diagnosis, int sev, json_t *f)
 {
 	json_t *arr = json_object_get(diagnosis, "findings"), *x;
 	size_t i, pos = 0;
@@ -48,7 +46,7 @@ int nt_diagnose_add_drift(json_t *diagnosis, const json_t *drift)
 		json_t *f = json_pack("{s:s, s:s, s:s, s:s, s:{s:O}, s:n}", "id", "drift", "severity",
 				      diag_sev_names[SEV_WARNING], "subject", "host", "message", msg,
 				      "evidence", "errors", json_object_get(drift, "errors"), "fix");
-		if (insert_finding(diagnosis, SEV_WARNING, f) < 0)
+		if (diag_insert_finding(diagnosis, SEV_WARNING, f) < 0)
 			return -ENOMEM;
 	}
 	json_array_foreach(json_object_get(drift, "targets"), i, t) {
@@ -89,7 +87,7 @@ int nt_diagnose_add_drift(json_t *diagnosis, const json_t *drift)
 		json_t *f = json_pack("{s:s, s:s, s:s, s:s, s:O, s:n}", "id", "drift", "severity",
 				      diag_sev_names[sev], "subject", target, "message", msg, "evidence", t,
 				      "fix");
-		if (insert_finding(diagnosis, sev, f) < 0)
+		if (diag_insert_finding(diagnosis, sev, f) < 0)
 			return -ENOMEM;
 	}
 	return 0;

@@ -349,3 +349,29 @@ fail:
 	free(tx);
 	return r;
 }
+
+const nt_irq_line *nt_interrupts_line(const nt_interrupts *in, int irq)
+{
+	int lo = 0, hi = in->nlines - 1;
+	while (lo <= hi) {
+		int mid = (lo + hi) / 2;
+		if (in->lines[mid].irq == irq)
+			return &in->lines[mid];
+		if (in->lines[mid].irq < irq)
+			lo = mid + 1;
+		else
+			hi = mid - 1;
+	}
+	for (int i = 0; i < in->nlines; i++) /* not sorted after all */
+		if (in->lines[i].irq == irq)
+			return &in->lines[i];
+	return NULL;
+}
+
+int nt_interrupts_column(const int *cpus, int n, int cpu)
+{
+	for (int i = 0; i < n; i++)
+		if (cpus[i] == cpu)
+			return i;
+	return -1;
+}

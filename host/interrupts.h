@@ -55,6 +55,12 @@ int nt_interrupts_more(const char *text, nt_interrupts *out);
  * an arch row or garbage. LINE->counts must hold NCOLS entries. */
 int nt_interrupts_parse_line(const char *line, int ncols, nt_irq_line *out);
 
+/* IN's line for IRQ, or NULL. Lines are in kernel order (ascending IRQ
+ * number): a binary search, then a scan should they not be. */
+const nt_irq_line *nt_interrupts_line(const nt_interrupts *in, int irq);
+/* The index of CPU among the N column CPU numbers CPUS, or -1. */
+int nt_interrupts_column(const int *cpus, int n, int cpu);
+
 /* /proc/softirqs: the NET_RX and NET_TX rows per column. *RX and *TX are
  * malloc'd arrays of *NCOLS entries; CPUS gets the column CPU numbers
  * (malloc'd). Returns 0 or NT_EPARSE / -ENOMEM. */

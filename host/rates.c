@@ -46,33 +46,6 @@ void nt_rates_sample_free(nt_irq_sample *s)
 	memset(s, 0, sizeof(*s));
 }
 
-static const nt_irq_line *find_line(const nt_interrupts *in, int irq)
-{
-	/* Lines are in kernel order, which is ascending IRQ number. */
-	int lo = 0, hi = in->nlines - 1;
-	while (lo <= hi) {
-		int mid = (lo + hi) / 2;
-		if (in->lines[mid].irq == irq)
-			return &in->lines[mid];
-		if (in->lines[mid].irq < irq)
-			lo = mid + 1;
-		else
-			hi = mid - 1;
-	}
-	for (int i = 0; i < in->nlines; i++) /* not sorted after all */
-		if (in->lines[i].irq == irq)
-			return &in->lines[i];
-	return NULL;
-}
-
-static int column_of(const int *cpus, int n, int cpu)
-{
-	for (int i = 0; i < n; i++)
-		if (cpus[i] == cpu)
-			return i;
-	return -1;
-}
-
 /* A counter that went backwards (CPU hot-unplug folds counts) counts 0. */
 static uint64_t delta(uint64_t a, uint64_t b)
 {
@@ -103,7 +76,7 @@ json_t *nt_rates_compute(const nt_topology *t, const nt_irq_sample *a, const nt_
 
 	for (int i = 0; i < b->ints.nlines; i++) {
 		const nt_irq_line *lb = &b->ints.lines[i];
-		const nt_irq_line *la = find_line(&a->ints, lb->irq);
+		const nt_irq_line *la = nt_interrupts_line(&a->ints, lb->irq);
 		if (!la)
 			continue;
 		const nt_irq *q = nt_topology_irq(t, lb->irq);
@@ -112,7 +85,7 @@ json_t *nt_rates_compute(const nt_topology *t, const nt_irq_sample *a, const nt_
 		double total = 0, off_node = 0;
 		for (int c = 0; c < ncpu; c++) {
 			int cpu = b->ints.cpus[c];
-			int ca = column_of(a->ints.cpus, a->ints.ncols, cpu);
+			int ca = nt_interrupts_column(a->ints.cpus, a->ints.ncols, cpu);
 			if (ca < 0)
 				continue;
 			uint64_t d = delta(la->counts[ca], lb->counts[c]);
@@ -143,8 +116,8 @@ json_t *nt_rates_compute(const nt_topology *t, const nt_irq_sample *a, const nt_
 		int cpu = b->ints.cpus[c];
 		json_t *o = json_pack("{s:i, s:i, s:f}", "cpu", cpu, "node", nt_topology_cpu_node(t, cpu), "irq_per_second",
 				      cpu_irq[c]);
-		int sa = a->nsoft ? column_of(a->soft_cpus, a->nsoft, cpu) : -1;
-		int sb = b->nsoft ? column_of(b->soft_cpus, b->nsoft, cpu) : -1;
+		int sa = a->nsoft ? nt_interrupts_column(a->soft_cpus, a->nsoft, cpu) : -1;
+		int sb = b->nsoft ? nt_interrupts_column(b->soft_cpus, b->nsoft, cpu) : -1;
 		if (sa >= 0 && sb >= 0) {
 			json_object_set_new(o, "net_rx_per_second",
 					    json_real((double)delta(a->net_rx[sa], b->net_rx[sb]) / secs));

@@ -92,6 +92,9 @@ static const char *const migrations[] = {
 	 * step row keeps one entry in an index by target. */
 	"CREATE INDEX steps_target_txn ON steps(kind, target, txn_id);"
 	"DROP INDEX steps_target;",
+	/* 5 -> 6: the delivery check a transaction asked for (verify_window_ms),
+	 * its summary as JSON; each IRQ step's verdict goes in its observed. */
+	"ALTER TABLE transactions ADD COLUMN delivery TEXT;",
 };
 #define NMIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))
 _Static_assert(NMIGRATIONS == NT_STORE_SCHEMA_VERSION, "one migration per schema version");

@@ -25,7 +25,7 @@
 typedef struct nt_store nt_store;
 
 /* The schema version this build writes. */
-#define NT_STORE_SCHEMA_VERSION 5
+#define NT_STORE_SCHEMA_VERSION 6
 
 /* Open (creating and migrating) the database at PATH. Returns 0 or
  * NT_ESTORE with a message in ERR; *OUT is owned by the caller. */
@@ -107,6 +107,11 @@ int nt_store_txn_stage(nt_store *s, int64_t id, const nt_store_step_rec *recs, i
 		       const char *status, const char *error, int failed_step, bool finished,
 		       int64_t deadline_ms);
 
+/* Record transaction ID's delivery check in one SQL transaction: SUMMARY
+ * as its "delivery" member, and the N observed texts of RECS (their
+ * result and error are not touched). Returns 0, -ENOENT or NT_ESTORE. */
+int nt_store_txn_set_delivery(nt_store *s, int64_t id, const json_t *summary,
+			      const nt_store_step_rec *recs, int n);
 /* The transaction document (see api/routes_txn.c) or -ENOENT. */
 int nt_store_txn_get(nt_store *s, int64_t id, json_t **out);
 /* The transaction document as a lean reply shows it: its "steps" only

@@ -125,7 +125,7 @@ out:
 
 #define TXN_COLS "id, status, profile, profile_name, client, identity, created_ms, finished_ms," \
 	" error, failed_step, confirm_timeout_s, confirm_deadline_ms, rollback_of, warnings," \
-	" reserved, reason, persist"
+	" reserved, reason, persist, delivery"
 
 static json_t *txn_row(sqlite3_stmt *st)
 {
@@ -161,6 +161,10 @@ static json_t *txn_row(sqlite3_stmt *st)
 		json_decref(rv);
 	json_object_set_new(o, "reason", text_or_null(st, 15));
 	json_object_set_new(o, "persist", json_boolean(sqlite3_column_int(st, 16)));
+	json_t *dv = col_json(st, 17);
+	json_object_set_new(o, "delivery", json_is_object(dv) ? dv : json_null());
+	if (dv && !json_is_object(dv))
+		json_decref(dv);
 	return o;
 }
 
@@ -393,7 +397,7 @@ out:
 static json_t *listed_row(sqlite3_stmt *st)
 {
 	json_t *o = txn_row(st);
-	if (o && json_object_set_new(o, "nsteps", json_integer(sqlite3_column_int(st, 17))) < 0) {
+	if (o && json_object_set_new(o, "nsteps", json_integer(sqlite3_column_int(st, 18))) < 0) {
 		json_decref(o);
 		return NULL;
 	}
@@ -649,4 +653,54 @@ out:
 int nt_store_txn_stats(nt_store *s, json_t **counts, int64_t *last_apply_ms)
 {
 	return STORE_LOCKED(s, txn_stats_locked(s, counts, last_apply_ms));
+}
+
+static int set_delivery_locked(nt_store *s, int64_t id, const json_t *summary, const nt_store_step_rec *recs,
+			       int n)
+{
+	sqlite3_stmt *st = NULL;
+	char *text = json_dumps(summary, JSON_COMPACT);
+	int r = NT_ESTORE;
+
+	if (!text)
+		return -ENOMEM;
+	if (exec(s, "BEGIN IMMEDIATE") < 0) {
+		free(text);
+		return NT_ESTORE;
+	}
+	if (prep(s, &st, "UPDATE transactions SET delivery = ? WHERE id = ?") < 0)
+		goto out;
+	bind_static(st, 1, text);
+	sqlite3_bind_int64(st, 2, id);
+	if (sqlite3_step(st) != SQLITE_DONE)
+		goto out;
+	if (!sqlite3_changes(s->db)) {
+		r = -ENOENT;
+		goto out;
+	}
+	sqlite3_finalize(st);
+	st = NULL;
+	if (n > 0 && prep(s, &st, "UPDATE steps SET observed = ? WHERE txn_id = ? AND idx = ?") < 0)
+		goto out;
+	for (int i = 0; i < n; i++) {
+		sqlite3_reset(st);
+		bind_static(st, 1, recs[i].observed);
+		sqlite3_bind_int64(st, 2, id);
+		sqlite3_bind_int(st, 3, recs[i].idx);
+		if (sqlite3_step(st) != SQLITE_DONE)
+			goto out;
+	}
+	r = exec(s, "COMMIT");
+out:
+	sqlite3_finalize(st);
+	free(text);
+	if (r < 0)
+		rollback(s);
+	return r;
+}
+
+int nt_store_txn_set_delivery(nt_store *s, int64_t id, const json_t *summary, const nt_store_step_rec *recs,
+			      int n)
+{
+	return STORE_LOCKED(s, set_delivery_locked(s, id, summary, recs, n));
 }

@@ -251,6 +251,33 @@ function markIrqs(root, irqs, placement) {
   }
 }
 
+// Mark the CPUs the agent's last delivery check saw serve interrupts of an
+// IRQ placed (or allowed) elsewhere: the irq-delivered-elsewhere findings.
+// A "!" and the title say it, not colour alone.
+function markDeliveredElsewhere(root, diag) {
+  if (!root) return;
+  for (const el of $$(".cpu.delivered-elsewhere", root)) {
+    el.classList.remove("delivered-elsewhere");
+    el.removeAttribute("data-elsewhere");
+  }
+  const notes = new Map();
+  for (const f of (diag && diag.findings) || []) {
+    if (f.id !== "irq-delivered-elsewhere" || !f.evidence) continue;
+    for (const e of f.evidence.elsewhere || []) {
+      const c = String(e.cpu);
+      const text = `IRQ ${f.evidence.irq} (${f.subject}): ${e.count} interrupts here, outside its ${e.outside} ${f.evidence.placed || f.evidence.affinity || ""}`;
+      notes.set(c, (notes.has(c) ? notes.get(c) + "\n" : "") + text);
+    }
+  }
+  for (const [c, text] of notes) {
+    const el = $(`.cpu[data-cpu="${c}"]`, root);
+    if (!el) continue;
+    el.classList.add("delivered-elsewhere");
+    el.dataset.elsewhere = "1";
+    el.title = `CPU ${c}\n${text}`;
+  }
+}
+
 function selectNic(name, root, placement) {
   root = root || $("#map .nodes");
   // A new selection replaces what a finding marked.
@@ -798,6 +825,7 @@ async function refresh() {
     if (!document.body.dataset.mapAt) document.body.dataset.mapAt = String(Math.round(performance.now()));
     const [diag] = await Promise.all([api("/v1/diagnostics"), loadHistory(), loadProfiles(), loadDesired()]);
     renderFindings(diag);
+    markDeliveredElsewhere($("#map .nodes"), diag);
     setStatus(`Updated ${new Date().toLocaleTimeString()}`);
     document.body.dataset.ready = "1";
     return true;

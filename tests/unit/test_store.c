@@ -319,12 +319,13 @@ int main(void)
 	CHECK_INT(sqlite3_open(path, &db), SQLITE_OK);
 	CHECK_INT(sqlite3_exec(db, "DROP INDEX steps_target_txn;"
 			       "CREATE INDEX steps_target ON steps(kind, target);"
+			       "ALTER TABLE transactions DROP COLUMN delivery;"
 			       "PRAGMA user_version = 4", NULL, NULL, NULL), SQLITE_OK);
 	sqlite3_close(db);
 	CHECK_INT(user_version(path), 4);
 	CHECK_INT(has_index(path, "steps_target_txn"), 0);
 	CHECK_INT(nt_store_open(path, &s, err, sizeof(err)), 0);
-	CHECK_INT(nt_store_schema_version(s), 5);
+	CHECK_INT(nt_store_schema_version(s), NT_STORE_SCHEMA_VERSION);
 	CHECK_INT(has_index(path, "steps_target_txn"), 1);
 	CHECK_INT(has_index(path, "steps_target"), 0);
 	CHECK_INT(nt_store_txn_get(s, a, &doc), 0);
@@ -335,6 +336,23 @@ int main(void)
 	CHECK_INT(later, 0);
 	CHECK_INT(nt_store_last_change(s, "sysctl", "net.core.busy_poll", &doc), 0);
 	CHECK_INT(json_integer_value(json_object_get(doc, "txn")), rid);
+	json_decref(doc);
+
+	/* And schema 6: the delivery column; a transaction from before has
+	 * none (null), and a check recorded later shows with its steps'
+	 * observed texts. */
+	CHECK_INT(nt_store_txn_get(s, a, &doc), 0);
+	CHECK(json_is_null(json_object_get(doc, "delivery")));
+	json_decref(doc);
+	json_t *summary = json_pack("{s:s, s:i}", "verdict", "delivered", "window_ms", 500);
+	nt_store_step_rec dr = { .idx = 1, .observed = "1; delivered 1:40" };
+	CHECK_INT(nt_store_txn_set_delivery(s, a, summary, &dr, 1), 0);
+	CHECK_INT(nt_store_txn_set_delivery(s, 987654, summary, NULL, 0), -ENOENT);
+	json_decref(summary);
+	CHECK_INT(nt_store_txn_get(s, a, &doc), 0);
+	CHECK_STR(json_string_value(json_object_get(json_object_get(doc, "delivery"), "verdict")), "delivered");
+	CHECK_STR(json_string_value(json_object_get(json_array_get(json_object_get(doc, "steps"), 1), "observed")),
+		  "1; delivered 1:40");
 	json_decref(doc);
 	nt_store_close(s);
 

@@ -144,8 +144,8 @@ try {
   const intBound = (p: any) => {
     const s = resolve(p.schema);
     const lo = s.minimum ?? 0;
-    // Sampling routes wait for interval_ms; keep those short.
-    const hi = Math.min(s.maximum ?? 1000, p.name === "interval_ms" ? 40 : 1_000_000);
+    // Sampling routes wait for interval_ms or window_ms; keep those short.
+    const hi = Math.min(s.maximum ?? 1000, p.name === "interval_ms" ? 40 : p.name === "window_ms" ? 150 : 1_000_000);
     return { s, lo, hi, max: s.maximum as number | undefined };
   };
   const queryArb = (template: string, op: any) => {

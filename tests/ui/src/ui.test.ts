@@ -164,6 +164,35 @@ function startInterrupts(root: string, perTick: (irq: number) => number): () => 
 }
 
 // ---- the checks ----
+// The last delivery check marks the CPUs that served interrupts placed
+// elsewhere: eth2's IRQ 193 allowed only CPU 16 while the (fixture's)
+// kernel keeps delivering it on CPU 0, a mask not honoured.
+async function delivery() {
+  const name = "delivery";
+  const a = await startAgent("x460-4node-8nic");
+  cleanups.push(a.stop);
+  writeFileSync(join(a.root, "proc", "irq", "193", "smp_affinity_list"), "16\n");
+  cleanups.push(startInterrupts(a.root, (irq) => (irq === 193 ? 20 : 0)));
+  const v = await api(a, "/v1/verify?window_ms=800");
+  const e = v.irqs.find((x: any) => x.irq === 193);
+  check(e?.verdict === "elsewhere" && e.elsewhere.some((x: any) => x.cpu === 0),
+    `${name}: IRQ 193 delivered elsewhere (${JSON.stringify(e?.elsewhere)})`);
+  const { page, errors } = await open(a, name);
+  await page.goto(`${a.direct}/ui/`);
+  await ready(page);
+  const marked = await page.$$eval("#map .cpu.delivered-elsewhere", (els) => els.map((x) => Number((x as HTMLElement).dataset.cpu)));
+  check(marked.length === 1 && marked[0] === 0, `${name}: CPU 0 marked as serving interrupts placed elsewhere (got ${marked})`);
+  if (marked.length) {
+    check(await page.$eval("#map .cpu.delivered-elsewhere", (x) => getComputedStyle(x, "::before").content) === '"!"',
+      `${name}: the CPU shows a "!", not colour alone`);
+    check(((await page.$eval("#map .cpu.delivered-elsewhere", (x) => x.getAttribute("title"))) ?? "").includes("IRQ 193"),
+      `${name}: its title names the IRQ`);
+  }
+  await shot(page, "delivered-elsewhere");
+  check(errors.length === 0, `${name}: no console errors\n${errors.join("\n")}`);
+  await page.close();
+}
+
 async function seedHost(fixture: string) {
   const a = await startAgent(fixture);
   cleanups.push(a.stop);
@@ -522,7 +551,7 @@ async function main() {
   const only = process.env.NT_UI_ONLY ? process.env.NT_UI_ONLY.split(",") : null;
   const parts: [string, () => Promise<void>][] = [
     ["seed", async () => { for (const f of ["x460-4node-8nic", "ceph-2node-ib", "epyc7713-2node-bond"]) await seedHost(f); }],
-    ["x460", x460], ["tokens", tokens], ["big", bigHost]];
+    ["x460", x460], ["delivery", delivery], ["tokens", tokens], ["big", bigHost]];
   for (const [n, fn] of parts) {
     if (only && !only.includes(n)) continue;
     const t0 = Date.now();

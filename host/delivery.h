@@ -1,0 +1,139 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The delivery check: did the kernel deliver each NIC interrupt where its
+ * affinity (and the agent's placement) says? Two samples of
+ * /proc/interrupts, /proc/softirqs and /proc/net/softnet_stat a window
+ * apart, and per NIC IRQ the interrupts each CPU served in between, judged
+ * against the CPUs it was allowed and placed on: `delivered`, `elsewhere`
+ * (with the CPUs and counts) or `not observed` (it did not fire: nothing
+ * was shown either way). The same for RPS: packets steered to CPUs outside
+ * every queue's rps_cpus.
+ *
+ * An affinity write that succeeds proves nothing about delivery: the
+ * effective affinity moves when the IRQ next fires, some interrupt
+ * controllers and drivers ignore the mask, and another tool may move it
+ * back (docs/field-reports.md). Only the counts show where interrupts went.
+ *
+ * nt_delivery_sample_read and nt_delivery_rps_queues do the I/O; the
+ * rest is pure. */
+#ifndef NT_HOST_DELIVERY_H
+#define NT_HOST_DELIVERY_H
+
+#include "host/rates.h"
+#include "host/topology.h"
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+/* The window a check may ask for: long enough for a quiet NIC to fire,
+ * short enough that a caller's timeout outlasts it (a request waits the
+ * window suspended, holding no thread). */
+#define NT_DELIVERY_WINDOW_MIN_MS 100
+#define NT_DELIVERY_WINDOW_MAX_MS 60000
+#define NT_DELIVERY_WINDOW_DEFAULT_MS 2000
+
+/* One row of /proc/net/softnet_stat: a CPU's receive counters. */
+typedef struct nt_softnet_row {
+	int cpu;
+	uint64_t processed; /* packets taken from its backlog or NAPI */
+	uint64_t dropped; /* backlog full (netdev_max_backlog) */
+	uint64_t time_squeeze; /* budget ran out with work left */
+	uint64_t received_rps; /* RPS wake-ups from other CPUs */
+} nt_softnet_row;
+
+typedef struct nt_softnet {
+	nt_softnet_row *rows; /* malloc'd, n entries */
+	int n;
+	bool cpu_column; /* each row named its CPU (13 columns or more) */
+} nt_softnet;
+
+/* Parse /proc/net/softnet_stat (net/core/net-procfs.c softnet_seq_show):
+ * one line per online CPU, hexadecimal 32-bit fields by position:
+ * processed, dropped, time_squeeze, six zeros (the former fastroute and
+ * cpu_collision), received_rps, flow_limit_count; since 5.10 (6.1 is such
+ * a kernel) the backlog length and the CPU's number as the 12th and 13th;
+ * later kernels add the two backlog queue lengths after it (15 fields).
+ * Older kernels print no CPU: the Nth row is the Nth online CPU, taken
+ * from ONLINE (NONLINE entries, e.g. the CPU columns of /proc/interrupts),
+ * or the row index when ONLINE is NULL or too short. A line of fewer than
+ * 10 fields is garbage and refuses the whole text. Returns 0, NT_EPARSE or
+ * -ENOMEM; free OUT with nt_softnet_free in every case. */
+int nt_softnet_parse(const char *text, const int *online, int nonline, nt_softnet *out);
+void nt_softnet_free(nt_softnet *s);
+
+/* The change of a softnet counter: the kernel prints the low 32 bits, so
+ * a wrap between two samples is a difference modulo 2^32. */
+static inline uint64_t nt_softnet_delta(uint64_t a, uint64_t b)
+{
+	return (uint32_t)((uint32_t)b - (uint32_t)a);
+}
+
+/* One sample of the three files. */
+typedef struct nt_delivery_sample {
+	nt_irq_sample irq; /* /proc/interrupts and /proc/softirqs */
+	nt_softnet softnet; /* n 0 when unreadable */
+} nt_delivery_sample;
+
+/* Read the three files under CTX. Only /proc/interrupts is required.
+ * Returns 0 or -errno / NT_EPARSE; free S in every case. */
+int nt_delivery_sample_read(const nt_ctx *ctx, nt_delivery_sample *s);
+void nt_delivery_sample_free(nt_delivery_sample *s);
+
+/* Where the agent put an IRQ: the CPUs and who put it there ("transaction
+ * 12"). */
+typedef struct nt_delivery_placed {
+	int irq;
+	nt_cpuset cpus;
+	char by[48];
+} nt_delivery_placed;
+
+/* An RX queue with RPS on (rps_cpus not empty). */
+typedef struct nt_delivery_rxq {
+	int nic; /* index into the topology's nics */
+	int queue;
+	nt_cpuset rps_cpus;
+} nt_delivery_rxq;
+
+/* T's RX queues with RPS on, of the NICs with IRQs (RPS on a veth or a
+ * bond steers packets the check ties to no interrupt). Reads each such
+ * NIC's queue files (host/queues.h); a file that cannot be read leaves
+ * its queue out. *OUT is malloc'd (the caller's, NULL when *N is 0).
+ * Returns 0 or -ENOMEM. */
+int nt_delivery_rps_queues(const nt_topology *t, nt_delivery_rxq **out, int *n);
+
+typedef struct nt_delivery_in {
+	const nt_topology *t0; /* the host at the window's start: owners, affinities */
+	const nt_topology *t1; /* at its end, or NULL: an affinity that changed
+				* in between allows either */
+	const nt_delivery_sample *a, *b; /* the window's two samples */
+	const nt_delivery_placed *placed; /* NPLACED entries, any order */
+	int nplaced;
+	const nt_delivery_rxq *rxq; /* NRXQ entries */
+	int nrxq;
+} nt_delivery_in;
+
+/* The verdicts, in the order of their names. */
+typedef enum { NT_DELIVERED, NT_DELIVERED_ELSEWHERE, NT_NOT_OBSERVED } nt_delivery_verdict;
+const char *nt_delivery_verdict_name(nt_delivery_verdict v); /* "delivered", "elsewhere", "not observed" */
+
+/* The check's document:
+ *   {"window_ms", "verdicts": {"delivered": n, "elsewhere": n, "not_observed": n},
+ *    "irqs": [{"irq", "name", "nic", "queue", "affinity", "affinity_end"?,
+ *              "effective", "placed", "placed_by", "counts": {CPU: n}, "total",
+ *              "verdict", "elsewhere": [{"cpu", "count", "outside"}]}],
+ *    "nics": [{"nic", "interrupts", "elsewhere", "irqs_elsewhere"}],
+ *    "rps": {"verdict", "cpus", "received_rps", "elsewhere": [{"cpu", "count"}],
+ *            "queues": [{"nic", "queue", "rps_cpus", "verdict"}]} or null when no
+ *            queue has RPS on,
+ *    "cpus": [{"cpu", "node", "nic_interrupts", "net_rx", "processed",
+ *              "dropped", "time_squeeze", "received_rps"}]}
+ * for every IRQ a NIC owns in IN->t0 and both samples show. An interrupt
+ * of a placed IRQ is elsewhere when its CPU is outside the placement
+ * ("outside": "placement"): what was planned is what counts, whatever the
+ * affinity reads now. One of an IRQ not placed is elsewhere when its CPU
+ * is outside the affinity at both ends of the window ("affinity"). A CPU
+ * column missing from a sample and counters that went down count 0.
+ * Returns a new object, NULL when out of memory. */
+json_t *nt_delivery_compute(const nt_delivery_in *in);
+
+#endif

@@ -1,0 +1,296 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The delivery check's pure half: /proc/net/softnet_stat in the layouts of
+ * old kernels, 5.10 to 6.1 and later ones; verdicts per IRQ and for RPS
+ * from two hand-made samples against the virtio VM fixture's host. */
+#include "diagnose/diagnose.h"
+#include "host/delivery.h"
+#include "kernel/ctx.h"
+#include "harness.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+/* 6.1 (13 fields: ..., backlog length, CPU) with CPU 1 offline: the CPU
+ * column names the CPUs, whatever ONLINE says. */
+static const char sn_61[] =
+	"0000002a 00000001 00000002 00000000 00000000 00000000 00000000 00000000 00000000 00000003 00000000 00000000 00000000\n"
+	"ffffffff 00000000 00000005 00000000 00000000 00000000 00000000 00000000 00000000 00000010 00000000 00000000 00000002\n";
+/* 6.18 (15 fields: two queue lengths after the CPU). */
+static const char sn_618[] =
+	"00000015 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000\n"
+	"000023c4 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 0000000b 00000000 00000000 00000001 00000007 00000000\n";
+/* 4.19 (11 fields, no CPU): rows are the online CPUs in order. */
+static const char sn_419[] =
+	"00000001 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000004 00000000\n"
+	"00000002 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000006 00000000\n";
+
+static void softnet(void)
+{
+	nt_softnet s;
+	int online[] = { 0, 3 };
+
+	CHECK_INT(nt_softnet_parse(sn_61, online, 2, &s), 0);
+	CHECK_INT(s.n, 2);
+	CHECK(s.cpu_column);
+	CHECK_INT(s.rows[0].cpu, 0);
+	CHECK_INT(s.rows[0].processed, 0x2a);
+	CHECK_INT(s.rows[0].dropped, 1);
+	CHECK_INT(s.rows[0].time_squeeze, 2);
+	CHECK_INT(s.rows[0].received_rps, 3);
+	CHECK_INT(s.rows[1].cpu, 2);
+	CHECK_INT(s.rows[1].processed, 0xffffffffu);
+	CHECK_INT(s.rows[1].received_rps, 16);
+	nt_softnet_free(&s);
+
+	CHECK_INT(nt_softnet_parse(sn_618, NULL, 0, &s), 0);
+	CHECK_INT(s.n, 2);
+	CHECK_INT(s.rows[1].cpu, 1);
+	CHECK_INT(s.rows[1].processed, 0x23c4);
+	CHECK_INT(s.rows[1].received_rps, 11);
+	nt_softnet_free(&s);
+
+	/* No CPU column: the second row is the second online CPU, 3, not 1. */
+	CHECK_INT(nt_softnet_parse(sn_419, online, 2, &s), 0);
+	CHECK(!s.cpu_column);
+	CHECK_INT(s.rows[0].cpu, 0);
+	CHECK_INT(s.rows[1].cpu, 3);
+	CHECK_INT(s.rows[1].received_rps, 6);
+	nt_softnet_free(&s);
+	CHECK_INT(nt_softnet_parse(sn_419, NULL, 0, &s), 0);
+	CHECK_INT(s.rows[1].cpu, 1);
+	nt_softnet_free(&s);
+
+	/* Garbage: too few fields, a non-hex field, a CPU beyond any host. */
+	CHECK_INT(nt_softnet_parse("00000001 00000002 00000003\n", NULL, 0, &s), NT_EPARSE);
+	nt_softnet_free(&s);
+	CHECK_INT(nt_softnet_parse("0000000g 0 0 0 0 0 0 0 0 0 0\n", NULL, 0, &s), NT_EPARSE);
+	nt_softnet_free(&s);
+	CHECK_INT(nt_softnet_parse("0 0 0 0 0 0 0 0 0 0 0 0 ffffff\n", NULL, 0, &s), NT_EPARSE);
+	nt_softnet_free(&s);
+	CHECK_INT(nt_softnet_parse("", NULL, 0, &s), 0);
+	CHECK_INT(s.n, 0);
+	nt_softnet_free(&s);
+
+	/* 32-bit counters: a wrap is a small step, not a huge one. */
+	CHECK_INT(nt_softnet_delta(0xfffffff0u, 0x10u), 0x20);
+	CHECK_INT(nt_softnet_delta(5, 9), 4);
+}
+
+/* A sample of /proc/interrupts with IRQ 38 (eth0's input.0) and 39
+ * (output.0) at these counts, CPU0 then CPU1, and softnet's received_rps. */
+static void sample(nt_delivery_sample *s, double t_ms, unsigned c38_0, unsigned c38_1, unsigned c39_0,
+		   unsigned c39_1, unsigned rps0, unsigned rps1)
+{
+	char text[1024], sn[512];
+	memset(s, 0, sizeof(*s));
+	snprintf(text, sizeof(text),
+		 "           CPU0       CPU1\n"
+		 " 37:          0          0 PCI-MSIX-0000:00:03.0   0-edge      virtio2-config\n"
+		 " 38: %10u %10u PCI-MSIX-0000:00:03.0   1-edge      virtio2-input.0\n"
+		 " 39: %10u %10u PCI-MSIX-0000:00:03.0   2-edge      virtio2-output.0\n"
+		 " 41:        100        100 PCI-MSIX-0000:00:04.0   1-edge      virtio3-rx\n",
+		 c38_0, c38_1, c39_0, c39_1);
+	CHECK_INT(nt_interrupts_parse(text, &s->irq.ints), 0);
+	s->irq.t_ms = t_ms;
+	snprintf(sn, sizeof(sn),
+		 "00000010 0 0 0 0 0 0 0 0 %08x 0 0 00000000\n"
+		 "00000020 0 0 0 0 0 0 0 0 %08x 0 0 00000001\n",
+		 rps0, rps1);
+	CHECK_INT(nt_softnet_parse(sn, NULL, 0, &s->softnet), 0);
+}
+
+static json_t *irq_of(json_t *doc, int irq)
+{
+	size_t i;
+	json_t *e;
+	json_array_foreach(json_object_get(doc, "irqs"), i, e)
+		if (json_integer_value(json_object_get(e, "irq")) == irq)
+			return e;
+	return NULL;
+}
+
+static const char *verdict(json_t *doc, int irq)
+{
+	return json_string_value(json_object_get(irq_of(doc, irq), "verdict"));
+}
+
+static void verdicts(void)
+{
+	nt_ctx ctx;
+	nt_topology *t = NULL, *t1 = NULL;
+	nt_delivery_sample a, b;
+
+	CHECK_INT(nt_ctx_init(&ctx, NT_FIXTURES "/vm-virtio-2cpu"), 0);
+	CHECK_INT(nt_topology_read(&ctx, &t), 0);
+	CHECK_INT(nt_topology_read(&ctx, &t1), 0);
+	if (!t || !t1)
+		return;
+	nt_irq *q38 = (nt_irq *)nt_topology_irq(t, 38), *q38e = (nt_irq *)nt_topology_irq(t1, 38);
+	CHECK(q38 && q38->nic >= 0);
+	if (!q38 || !q38e)
+		return;
+
+	/* IRQ 38 may run on CPU 1 only: 40 interrupts there is delivered;
+	 * IRQ 39 (0-1) does not fire: not observed, never a pass. */
+	nt_cpuset_zero(&q38->affinity);
+	nt_cpuset_set(&q38->affinity, 1);
+	q38e->affinity = q38->affinity;
+	sample(&a, 1000, 5, 100, 7, 7, 0, 0);
+	sample(&b, 3000, 5, 140, 7, 7, 0, 0);
+	nt_delivery_in in = { .t0 = t, .t1 = t1, .a = &a, .b = &b };
+	json_t *d = nt_delivery_compute(&in);
+	CHECK(d != NULL);
+	CHECK_STR(verdict(d, 38), "delivered");
+	CHECK_INT(json_integer_value(json_object_get(json_object_get(irq_of(d, 38), "counts"), "1")), 40);
+	CHECK_INT(json_integer_value(json_object_get(irq_of(d, 38), "total")), 40);
+	CHECK_STR(verdict(d, 39), "not observed");
+	CHECK(irq_of(d, 41) == NULL); /* no NIC owns it */
+	CHECK_INT(json_integer_value(json_object_get(json_object_get(d, "verdicts"), "delivered")), 1);
+	CHECK_INT(json_integer_value(json_object_get(json_object_get(d, "verdicts"), "not_observed")), 2);
+	CHECK(json_real_value(json_object_get(d, "window_ms")) == 2000.0);
+	CHECK(json_is_null(json_object_get(d, "rps")));
+	json_decref(d);
+	nt_delivery_sample_free(&b);
+
+	/* 3 interrupts on CPU 0, outside the affinity: elsewhere, with the
+	 * CPU and the count; the NIC's sum says so too. */
+	sample(&b, 3000, 8, 140, 7, 7, 0, 0);
+	d = nt_delivery_compute(&in);
+	CHECK_STR(verdict(d, 38), "elsewhere");
+	json_t *e0 = json_array_get(json_object_get(irq_of(d, 38), "elsewhere"), 0);
+	CHECK_INT(json_integer_value(json_object_get(e0, "cpu")), 0);
+	CHECK_INT(json_integer_value(json_object_get(e0, "count")), 3);
+	CHECK_STR(json_string_value(json_object_get(e0, "outside")), "affinity");
+	json_t *n0 = json_array_get(json_object_get(d, "nics"), 0);
+	CHECK_STR(json_string_value(json_object_get(n0, "nic")), "eth0");
+	CHECK_INT(json_integer_value(json_object_get(n0, "elsewhere")), 3);
+	CHECK_INT(json_integer_value(json_object_get(n0, "interrupts")), 43);
+	json_t *c0 = json_array_get(json_object_get(d, "cpus"), 0);
+	CHECK_INT(json_integer_value(json_object_get(c0, "nic_interrupts")), 3);
+	json_decref(d);
+
+	/* The affinity moved to CPU 0 during the window: either end allows
+	 * CPU 0, and the end's affinity is shown. */
+	nt_cpuset_zero(&q38e->affinity);
+	nt_cpuset_set(&q38e->affinity, 0);
+	d = nt_delivery_compute(&in);
+	CHECK_STR(verdict(d, 38), "delivered");
+	CHECK_STR(json_string_value(json_object_get(irq_of(d, 38), "affinity_end")), "0");
+	json_decref(d);
+
+	/* But a placement on CPU 1 is what counts: the move behind the
+	 * agent's back is elsewhere, said against the placement. */
+	nt_delivery_placed pl = { .irq = 38 };
+	nt_cpuset_set(&pl.cpus, 1);
+	snprintf(pl.by, sizeof(pl.by), "transaction 7");
+	in.placed = &pl;
+	in.nplaced = 1;
+	d = nt_delivery_compute(&in);
+	CHECK_STR(verdict(d, 38), "elsewhere");
+	CHECK_STR(json_string_value(json_object_get(irq_of(d, 38), "placed")), "1");
+	CHECK_STR(json_string_value(json_object_get(irq_of(d, 38), "placed_by")), "transaction 7");
+	e0 = json_array_get(json_object_get(irq_of(d, 38), "elsewhere"), 0);
+	CHECK_STR(json_string_value(json_object_get(e0, "outside")), "placement");
+	json_decref(d);
+	nt_delivery_sample_free(&b);
+
+	/* A counter that went down (hot-unplug folds counts) counts 0. */
+	sample(&b, 3000, 1, 90, 7, 7, 0, 0);
+	d = nt_delivery_compute(&in);
+	CHECK_STR(verdict(d, 38), "not observed");
+	json_decref(d);
+	nt_delivery_sample_free(&b);
+
+	/* RPS on eth0 rx-0 to CPU 1: wake-ups on CPU 1 are delivered, on
+	 * CPU 0 elsewhere, none at all not observed. */
+	nt_delivery_rxq rq = { .nic = q38->nic, .queue = 0 };
+	nt_cpuset_set(&rq.rps_cpus, 1);
+	in.rxq = &rq;
+	in.nrxq = 1;
+	sample(&b, 3000, 5, 100, 7, 7, 0, 9);
+	d = nt_delivery_compute(&in);
+	json_t *rps = json_object_get(d, "rps");
+	CHECK_STR(json_string_value(json_object_get(rps, "verdict")), "delivered");
+	CHECK_INT(json_integer_value(json_object_get(rps, "received_rps")), 9);
+	CHECK_STR(json_string_value(json_object_get(json_array_get(json_object_get(rps, "queues"), 0), "verdict")),
+		  "delivered");
+	json_decref(d);
+	nt_delivery_sample_free(&b);
+	sample(&b, 3000, 5, 100, 7, 7, 4, 9);
+	d = nt_delivery_compute(&in);
+	rps = json_object_get(d, "rps");
+	CHECK_STR(json_string_value(json_object_get(rps, "verdict")), "elsewhere");
+	e0 = json_array_get(json_object_get(rps, "elsewhere"), 0);
+	CHECK_INT(json_integer_value(json_object_get(e0, "cpu")), 0);
+	CHECK_INT(json_integer_value(json_object_get(e0, "count")), 4);
+	json_decref(d);
+	nt_delivery_sample_free(&b);
+	sample(&b, 3000, 5, 100, 7, 7, 0, 0);
+	d = nt_delivery_compute(&in);
+	CHECK_STR(json_string_value(json_object_get(json_object_get(d, "rps"), "verdict")), "not observed");
+	json_decref(d);
+	nt_delivery_sample_free(&b);
+
+	nt_delivery_sample_free(&a);
+	nt_topology_free(t);
+	nt_topology_free(t1);
+}
+
+/* The I/O half on the fixture: its three files are read. */
+static void read_fixture(void)
+{
+	nt_ctx ctx;
+	nt_delivery_sample s;
+	CHECK_INT(nt_ctx_init(&ctx, NT_FIXTURES "/vm-virtio-2cpu"), 0);
+	CHECK_INT(nt_delivery_sample_read(&ctx, &s), 0);
+	CHECK_INT(s.irq.ints.ncols, 2);
+	CHECK(s.irq.nsoft == 2);
+	CHECK_INT(s.softnet.n, 2);
+	CHECK_INT(s.softnet.rows[1].processed, 0x347);
+	nt_delivery_sample_free(&s);
+	/* A root without /proc/interrupts: an error, not an empty check. */
+	char dir[] = "/tmp/nt-delivery-XXXXXX";
+	CHECK(mkdtemp(dir) != NULL);
+	CHECK_INT(nt_ctx_init(&ctx, dir), 0);
+	CHECK_INT(nt_delivery_sample_read(&ctx, &s), -ENOENT);
+	nt_delivery_sample_free(&s);
+	rmdir(dir);
+}
+
+/* The last check as findings: one per IRQ elsewhere, counted as a
+ * warning, none for delivered or not observed ones. */
+static void findings(void)
+{
+	json_t *diag = json_pack("{s:[{s:s, s:s}], s:{s:i, s:i, s:i}}", "findings", "id", "x", "severity", "error",
+				 "summary", "error", 1, "warning", 0, "info", 0);
+	json_t *check = json_loads("{\"window_ms\": 2000.0, \"at_ms\": 1000000, \"irqs\": ["
+				   "{\"irq\": 38, \"nic\": \"eth0\", \"verdict\": \"elsewhere\", \"placed\": \"1\","
+				   " \"affinity\": \"1\", \"total\": 9, \"counts\": {\"0\": 7, \"1\": 2},"
+				   " \"elsewhere\": [{\"cpu\": 0, \"count\": 7, \"outside\": \"placement\"}]},"
+				   "{\"irq\": 39, \"nic\": \"eth0\", \"verdict\": \"delivered\"},"
+				   "{\"irq\": 37, \"nic\": \"eth0\", \"verdict\": \"not observed\"}]}",
+				   0, NULL);
+	CHECK(diag && check);
+	CHECK_INT(nt_diagnose_add_delivery(diag, check, 31000000), 0);
+	json_t *f = json_object_get(diag, "findings");
+	CHECK_INT(json_array_size(f), 2);
+	json_t *e = json_array_get(f, 1); /* after the error */
+	CHECK_STR(json_string_value(json_object_get(e, "id")), "irq-delivered-elsewhere");
+	CHECK_STR(json_string_value(json_object_get(e, "subject")), "eth0");
+	CHECK(strstr(json_string_value(json_object_get(e, "message")), "7 of its 9 interrupts") != NULL);
+	CHECK(strstr(json_string_value(json_object_get(e, "message")), "30000s ago") != NULL);
+	CHECK(json_is_null(json_object_get(e, "fix")));
+	CHECK_INT(json_integer_value(json_object_get(json_object_get(diag, "summary"), "warning")), 1);
+	json_decref(diag);
+	json_decref(check);
+}
+
+int main(void)
+{
+	findings();
+	softnet();
+	verdicts();
+	read_fixture();
+	TEST_MAIN_END();
+}
