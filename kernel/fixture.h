@@ -87,5 +87,17 @@ int nt_fixture_rss_set_indir(const nt_ctx *ctx, const char *ifname, const uint32
 			     char *err, size_t errsize);
 int nt_fixture_rss_set_fields(const nt_ctx *ctx, const char *ifname, int flow, uint64_t data, char *err,
 			      size_t errsize);
+/* A NIC's flow rules from the "flows" object of ROOT/ethtool/IFACE.json
+ * (kernel/flows.h): -EOPNOTSUPP without the file or object, NT_EPARSE.
+ * INSERT refuses as drivers do: a location beyond the table or a queue
+ * beyond the rings with -EINVAL, a full table with -ENOSPC (text in ERR);
+ * a rule at the location is replaced. DELETE: -ENOENT for an empty
+ * location. Both replace the file in one rename. */
+struct nt_flow_table;
+struct nt_flow_rule;
+int nt_fixture_flows_read(const nt_ctx *ctx, const char *ifname, struct nt_flow_table *out);
+int nt_fixture_flows_insert(const nt_ctx *ctx, const char *ifname, const struct nt_flow_rule *r, char *err,
+			    size_t errsize);
+int nt_fixture_flows_delete(const nt_ctx *ctx, const char *ifname, uint32_t loc);
 
 #endif
