@@ -173,6 +173,8 @@ static int get_nic(const nt_request *req, nt_response *resp)
 			json_decref(resp->json);
 			resp->json = NULL;
 		}
+		json_t *flows = nt_nic_flows_json(t, n);
+		json_object_set_new(resp->json, "flows", flows ? flows : json_null());
 	}
 	nt_snapshot_put(snap);
 	if (!n)

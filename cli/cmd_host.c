@@ -16,6 +16,7 @@
 #include "host/topology.h"
 #include "kernel/ctx.h"
 #include "placement/app.h"
+#include "settings/setting.h"
 
 #include <errno.h>
 #include <numa.h>
@@ -526,6 +527,26 @@ static const char *str_or_dash(const json_t *o, const char *key)
 
 /* One table of queues (DIR "rx" or "tx"): each queue's IRQ, its CPUs and
  * the one serving it, and the two members A and B under their titles. */
+/* The flow rule table: one line a rule, with the IRQ serving its queue. */
+static void flow_rows(const json_t *flows)
+{
+	size_t i;
+	json_t *r;
+	if (!json_is_object(flows))
+		return;
+	printf("\nFlow rules: %lld of %lld locations used\n", (long long)json_array_size(json_object_get(flows, "rules")),
+	       (long long)json_integer_value(json_object_get(flows, "size")));
+	json_array_foreach(json_object_get(flows, "rules"), i, r) {
+		json_t *irq = json_object_get(r, "irq");
+		printf("  loc %-4lld %s", (long long)json_integer_value(json_object_get(r, "location")),
+		       json_string_value(json_object_get(r, "rule")));
+		if (json_is_integer(irq))
+			printf("  (IRQ %lld on CPU %s)", (long long)json_integer_value(irq),
+			       str_or_dash(r, "irq_cpus"));
+		printf("\n");
+	}
+}
+
 static void queue_rows(const json_t *rows, const char *dir, const char *atitle, const char *a,
 		       const char *btitle, const char *b)
 {
@@ -621,6 +642,8 @@ int nt_cmd_nics(const char *cmd, const cli_opts *o, int nargs, char **args)
 			json_decref(doc);
 			doc = NULL;
 		}
+		json_t *flows = nt_nic_flows_json(t, n);
+		json_object_set_new(doc, "flows", flows ? flows : json_null());
 	}
 	if (!doc) {
 		fprintf(stderr, "nettune: out of memory\n");
@@ -646,6 +669,7 @@ int nt_cmd_nics(const char *cmd, const cli_opts *o, int nargs, char **args)
 			free(h);
 		}
 		feature_lines(json_object_get(doc, "features"), json_object_get(doc, "pause"));
+		flow_rows(json_object_get(doc, "flows"));
 	}
 	json_decref(doc);
 	nt_topology_free(t);

@@ -25,7 +25,8 @@
 	X(xps)                \
 	X(rss)                \
 	X(txqueuelen)         \
-	X(qdisc)
+	X(qdisc)              \
+	X(flows)
 
 #define DECLARE(m) extern const nt_setting_module nt_module_##m;
 NT_SETTING_MODULES(DECLARE)

@@ -258,6 +258,13 @@ extern const nt_setting_kind nt_setting_feature, nt_setting_pause;
 int nt_irqlist_format(int *irqs, int n, char *out, size_t size);
 int nt_irqlist_parse(const char *list, int **irqs, int *n);
 
+/* A NIC's flow rules for the per-NIC view (settings/flows.c): {"size",
+ * "rx_queues", "driver_picks_location", "rules": [{"location",
+ * "flow_type", "rule", "queue" | "action": "drop", "irq", "irq_cpus"}]}
+ * with the IRQ serving each rule's queue and the CPUs it runs on now, or
+ * null when the NIC has no rule table. New reference, NULL on ENOMEM. */
+json_t *nt_nic_flows_json(const nt_topology *t, const nt_nic *n);
+
 /* Whether the bonding driver knows xmit_hash_policy NAME. */
 bool nt_bond_policy_known(const char *name);
 
