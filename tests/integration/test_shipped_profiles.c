@@ -21,6 +21,7 @@ static const struct shipped {
 	{ "latency", { "x460-4node-8nic", "ceph-2node-ib", "epyc7713-2node-bond", NULL } },
 	{ "esnet-100g", { "epyc7713-2node-bond", "ceph-2node-ib", NULL } },
 	{ "epyc-fix", { "epyc7713-2node-bond", NULL } },
+	{ "100g-streams", { "epyc7713-2node-bond", NULL } },
 };
 #define NSHIPPED (sizeof(shipped) / sizeof(shipped[0]))
 
@@ -86,7 +87,8 @@ static void plan_on(const char *host, const char *reports)
 		CHECK_MSG(json_array_size(json_object_get(plan, "steps")) > 0, "%s on %s plans nothing",
 			  shipped[i].name, host);
 		static const char *const sections[][2] = {
-			{ "irq_affinity", "irq_affinity" }, { "sysctl", "sysctl" }, { "rings", "rings" }, { "bonds", "bond" }
+			{ "irq_affinity", "irq_affinity" }, { "sysctl", "sysctl" }, { "rings", "rings" }, { "bonds", "bond" },
+			{ "flows", "flow" }
 		};
 		for (size_t k = 0; k < sizeof(sections) / sizeof(sections[0]); k++)
 			if (json_object_get(prof, sections[k][0]))
