@@ -11,6 +11,14 @@
 # nothing that a later run would trust; a second run downloads and builds
 # nothing.
 #
+# netdevsim is built with tests/lab/netdevsim-rxnfc.patch applied (a flow rule
+# table and an ntuple feature bit: the lab's test device for flow rules). The
+# kernel directory records the patch's hash (KDIR/netdevsim.patch-sha256); when
+# the patch changes, only netdevsim is rebuilt, from the pristine netdevsim
+# sources kept in KDIR/netdevsim-src and the header packages kept in the cache
+# (downloaded again only when they are missing), and its .ko is replaced by a
+# rename.
+#
 # On success prints the path of the prepared kernel directory on stdout:
 #   KDIR/vmlinuz, KDIR/lib/modules/KVER/... (with extra/netdevsim.ko, depmod
 #   run), KDIR/KVER (a file holding the version).
@@ -62,7 +70,10 @@ fi
 
 kver=${kpkg#linux-image-}                      # e.g. 6.1.0-57-amd64
 kdir="$CACHE/kernels/$kver"
-if [ -f "$kdir/.complete" ]; then
+patchfile="$(cd "$(dirname "$0")" && pwd)/netdevsim-rxnfc.patch"
+[ -f "$patchfile" ] || die "$patchfile missing"
+phash=$(sha256sum "$patchfile" | cut -d' ' -f1)
+if [ -f "$kdir/.complete" ] && [ "$(cat "$kdir/netdevsim.patch-sha256" 2>/dev/null)" = "$phash" ]; then
     log "cached: $kdir"
     echo "$kdir"; exit 0
 fi
@@ -98,12 +109,22 @@ fetch() {   # fetch PKG VERSION
     echo "$debs/$(basename "$f")"
 }
 
+# The kernel dir is complete but its netdevsim was built from another patch:
+# rebuild only netdevsim.
+rebuild=0
+[ -f "$kdir/.complete" ] && rebuild=1
+
 t0=$(date +%s)
-img=$(fetch "$kpkg" "$pkgver") || skip "apt-get download $kpkg failed (no package registry?)"
+if [ "$rebuild" = 0 ]; then
+    img=$(fetch "$kpkg" "$pkgver") || skip "apt-get download $kpkg failed (no package registry?)"
+fi
 hdr=$(fetch "linux-headers-$kver" "$pkgver") || skip "download linux-headers-$kver failed"
 hdrc=$(fetch "linux-headers-$kbase-common" "$pkgver") || skip "download linux-headers-$kbase-common failed"
 kb=$(fetch "linux-kbuild-$series" "$pkgver") || skip "download linux-kbuild-$series failed"
-src=$(fetch "linux-source-$series" "$pkgver") || skip "download linux-source-$series failed"
+src=
+if [ "$rebuild" = 0 ] || [ ! -d "$kdir/netdevsim-src" ]; then
+    src=$(fetch "linux-source-$series" "$pkgver") || skip "download linux-source-$series failed"
+fi
 log "downloads ready in $(( $(date +%s) - t0 )) s"
 
 # Build everything in a temporary directory next to the final one, then rename.
@@ -112,11 +133,13 @@ trap 'rm -rf "$work"' EXIT
 out="$work/out"
 mkdir -p "$out" "$work/root"
 
-dpkg -x "$img" "$work/img"
-cp "$work/img/boot/vmlinuz-$kver" "$out/vmlinuz"
-mkdir -p "$out/lib/modules"
-mv "$work/img/lib/modules/$kver" "$out/lib/modules/$kver"
-rm -rf "$work/img"
+if [ "$rebuild" = 0 ]; then
+    dpkg -x "$img" "$work/img"
+    cp "$work/img/boot/vmlinuz-$kver" "$out/vmlinuz"
+    mkdir -p "$out/lib/modules"
+    mv "$work/img/lib/modules/$kver" "$out/lib/modules/$kver"
+    rm -rf "$work/img"
+fi
 
 # Headers: the arch package's Makefile and symlinks point at
 # /usr/src/linux-headers-*-common and /usr/lib/linux-kbuild-*, so unpack all
@@ -132,22 +155,50 @@ grep -rlsF "/usr/src/linux-headers-" "$hdir/Makefile" "$hdir"/Makefile* 2>/dev/n
     while read -r f; do sed -i "s#\([ =]\)/usr/src/linux-headers-#\1$work/root/usr/src/linux-headers-#g" "$f"; done
 
 # The netdevsim sources, from the linux-source tarball (decompressing it all is
-# the slow part, ~10-20 s).
-dpkg -x "$src" "$work/src"
-tarball=$(ls "$work/src/usr/src/linux-source-$series".tar.* | head -n1)
-tar -xf "$tarball" -C "$work" "linux-source-$series/drivers/net/netdevsim"
-rm -rf "$work/src"
-nsim="$work/linux-source-$series/drivers/net/netdevsim"
+# the slow part, ~10-20 s), kept pristine in KDIR/netdevsim-src for a rebuild.
+pristine="$work/netdevsim-src"
+if [ -n "$src" ]; then
+    dpkg -x "$src" "$work/src"
+    tarball=$(ls "$work/src/usr/src/linux-source-$series".tar.* | head -n1)
+    tar -xf "$tarball" -C "$work" "linux-source-$series/drivers/net/netdevsim"
+    rm -rf "$work/src"
+    mv "$work/linux-source-$series/drivers/net/netdevsim" "$pristine"
+else
+    cp -a "$kdir/netdevsim-src" "$pristine"
+fi
+nsim="$work/netdevsim"
+cp -a "$pristine" "$nsim"
+patch -p1 -s -d "$nsim" <"$patchfile" || die "$patchfile does not apply to $series's netdevsim"
 
-log "building netdevsim against $kver"
+log "building netdevsim (patched: $(basename "$patchfile")) against $kver"
 t1=$(date +%s)
 # The headers' kbuild uses the compiler the kernel was built with (gcc-12).
 make -C "$hdir" M="$nsim" CONFIG_NETDEVSIM=m CC=gcc-12 -j"$(nproc)" modules >"$work/build.log" 2>&1 ||
     { tail -n 30 "$work/build.log" >&2; die "netdevsim build failed"; }
 log "netdevsim built in $(( $(date +%s) - t1 )) s"
+
+if [ "$rebuild" = 1 ]; then
+    # Each file replaced by a rename; the hash last, so a run killed
+    # half-way rebuilds again.
+    extra="$kdir/lib/modules/$kver/extra"
+    cp "$nsim/netdevsim.ko" "$extra/.netdevsim.ko.new"
+    mv -f "$extra/.netdevsim.ko.new" "$extra/netdevsim.ko"
+    depmod -b "$kdir" "$kver"
+    if [ ! -d "$kdir/netdevsim-src" ]; then
+        mv "$pristine" "$kdir/.netdevsim-src.new" && mv "$kdir/.netdevsim-src.new" "$kdir/netdevsim-src"
+    fi
+    echo "$phash" >"$kdir/.netdevsim.patch-sha256.new"
+    mv -f "$kdir/.netdevsim.patch-sha256.new" "$kdir/netdevsim.patch-sha256"
+    [ -z "$src" ] || rm -f "$src"
+    log "rebuilt netdevsim in $kdir in $(( $(date +%s) - t0 )) s"
+    echo "$kdir"
+    exit 0
+fi
 mkdir -p "$out/lib/modules/$kver/extra"
 cp "$nsim/netdevsim.ko" "$out/lib/modules/$kver/extra/"
 depmod -b "$out" "$kver"
+mv "$pristine" "$out/netdevsim-src"
+echo "$phash" > "$out/netdevsim.patch-sha256"
 echo "$kver" > "$out/KVER"
 touch "$out/.complete"
 
@@ -158,7 +209,9 @@ mv "$out" "$kdir"
 for d in "$CACHE"/kernels/*/; do
     [ "${d%/}" = "$kdir" ] || rm -rf "${d%/}"
 done
-# The debs are no longer needed once the kernel dir is complete (~220 MB).
-rm -f "$img" "$hdr" "$hdrc" "$kb" "$src"
+# The image and the kernel source are no longer needed once the kernel dir
+# is complete (~150 MB); the header packages (~14 MB) stay for a rebuild of
+# netdevsim when its patch changes.
+rm -f "$img" "$src"
 log "prepared $kdir in $(( $(date +%s) - t0 )) s"
 echo "$kdir"
