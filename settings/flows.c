@@ -21,7 +21,8 @@
  * locations are never touched.
  *
  * A rule needs the NIC's "ntuple" feature on; when it is off and the
- * "feature" kind is registered, the section desires "IFACE/ntuple" "on"
+ * "feature" kind is registered, the section desires
+ * "IFACE/rx-ntuple-filter" "on"
  * as a step of the same plan (ordered before the rules). */
 #include "host/queues.h"
 #include "kernel/flows.h"
@@ -472,7 +473,8 @@ static int queue_on_cpu(nt_section_plan *p, const nt_nic *nic, int cpu)
 	return -1;
 }
 
-/* "IFACE/ntuple" "on" when the feature kind is there and the NIC has it off. */
+/* "IFACE/rx-ntuple-filter" (ethtool's ntuple) "on" when the feature kind is
+ * there and the NIC has it off. */
 static int desire_ntuple(nt_section_plan *p, const nt_nic *nic, const char *path)
 {
 	const nt_setting_kind *fk = nt_setting_find("feature");
@@ -480,7 +482,7 @@ static int desire_ntuple(nt_section_plan *p, const nt_nic *nic, const char *path
 	nt_value cur, on;
 	if (!fk)
 		return 0;
-	snprintf(target, sizeof(target), "%s/ntuple", nic->name);
+	snprintf(target, sizeof(target), "%s/rx-ntuple-filter", nic->name);
 	if (fk->parse("on", &on) < 0 || fk->read(&p->t->ctx, NULL, target, &cur) < 0 || fk->equal(&cur, &on))
 		return 0;
 	nt_desire_warn(p, "%s: ntuple is off; the plan turns it on for its flow rules", nic->name);

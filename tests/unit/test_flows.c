@@ -193,7 +193,8 @@ static void test_transaction(const nt_ctx *ctx)
 	/* A rule put there by hand before (ethtool -U ... loc 1000). */
 	tree_write(root, RULES,
 		   "{\"channels\": {\"combined\": 16, \"combined_max\": 63}, \"flows\": {\"size\": 1024, \"rules\": "
-		   "[{\"location\": 1000, \"rule\": \"udp4 dst-port 53 drop\"}]}}");
+		   "[{\"location\": 1000, \"rule\": \"udp4 dst-port 53 drop\"}]}, "
+		   "\"features\": {\"rx-ntuple-filter\": {\"on\": false, \"fixed\": false}}}");
 	char *orig = tree_read(root, RULES);
 	CHECK_INT(nt_txn_engine_open(ctx, state, &e), 0);
 	if (!e)
@@ -210,6 +211,10 @@ static void test_transaction(const nt_ctx *ctx)
 	CHECK(tab.n == 5 && tab.rules[0].location == 0 && tab.rules[0].dst_port == 5002 &&
 	      tab.rules[3].dst_port == 5005 && tab.rules[4].location == 1000 && tab.rules[4].drop);
 	nt_flow_table_free(&tab);
+	/* ntuple was off: turned on by a step of the same transaction. */
+	const nt_setting_kind *fk = nt_setting_find("feature");
+	nt_value fv;
+	CHECK(fk && fk->read(ctx, NULL, "enos2/rx-ntuple-filter", &fv) == 0 && !strcmp(nt_t_str(fk, &fv), "on"));
 	nt_txn_request back = { .client = "test", .identity = "" };
 	CHECK_INT(nt_txn_rollback(e, id, false, &back, &o), 0);
 	CHECK_STR(json_string_value(json_object_get(o.doc, "status")), "applied");
@@ -217,6 +222,7 @@ static void test_transaction(const nt_ctx *ctx)
 	CHECK_INT(nt_flows_read(ctx, "enos2", &tab), 0);
 	CHECK_MSG(tab.n == 1 && tab.rules[0].location == 1000, "%d rules after the rollback", tab.n);
 	nt_flow_table_free(&tab);
+	CHECK(fk && fk->read(ctx, NULL, "enos2/rx-ntuple-filter", &fv) == 0 && !strcmp(nt_t_str(fk, &fv), "off"));
 
 	/* A rule of someone else's at location 0: refused, then replaced with
 	 * "replace" and put back by the rollback. */
