@@ -18,6 +18,8 @@
  *   diagnose/steering.c        RPS/XPS/RSS: rps-missing, xps-unset,
  *                              xps-irq-mismatch, rps-reserved-cpus,
  *                              rss-queues-misplaced
+ *   diagnose/flows.c           flow rules: flow-queue-remote,
+ *                              flow-queue-reserved, flow-rules-overlap
  *   diagnose/fix_profile.c     nt_diagnose_fix_profile
  *   diagnose/drift_findings.c  nt_diagnose_add_drift
  *   diagnose/delivery.c        nt_diagnose_add_delivery: irq-delivered-elsewhere */
@@ -83,5 +85,6 @@ int diag_check_tcp_buffers(diag *d);
 int diag_check_link(diag *d);
 /* RESERVED: interface -> cpulist kept for applications, or NULL. */
 int diag_check_steering(diag *d, const json_t *reserved);
+int diag_check_flows(diag *d, const json_t *reserved);
 
 #endif

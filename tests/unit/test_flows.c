@@ -8,6 +8,7 @@
  * placed on, a foreign rule in the way), and a transaction applied and
  * rolled back leaving the table as it was, a rule inserted by hand before
  * included; "replace" journals the foreign rule and rollback restores it. */
+#include "diagnose/diagnose.h"
 #include "engine/plan.h"
 #include "engine/txn.h"
 #include "host/topology.h"
@@ -258,6 +259,47 @@ out:
 	free(orig);
 }
 
+static bool has_finding(const json_t *doc, const char *id, const char *what)
+{
+	size_t i;
+	json_t *f;
+	json_array_foreach(json_object_get(doc, "findings"), i, f)
+		if (!strcmp(json_string_value(json_object_get(f, "id")), id) &&
+		    strstr(json_string_value(json_object_get(f, "message")), what))
+			return true;
+	return false;
+}
+
+/* enos2 (node 1): queue 0's IRQ 141 on CPU 96 (node 1), queue 11's IRQ 152
+ * on CPU 1 (node 0). */
+static void test_diagnose(const nt_ctx *ctx)
+{
+	nt_topology *t = NULL;
+	tree_write(root, RULES,
+		   "{\"channels\": {\"combined\": 16}, \"flows\": {\"size\": 1024, \"rules\": ["
+		   "{\"location\": 0, \"rule\": \"tcp4 dst-port 5002 queue 0\"},"
+		   "{\"location\": 1, \"rule\": \"tcp4 dst-ip 10.0.0.1 queue 1\"},"
+		   "{\"location\": 2, \"rule\": \"udp4 dst-port 53 queue 11\"},"
+		   "{\"location\": 3, \"rule\": \"udp4 dst-port 54 queue 11\"}]}}");
+	CHECK_INT(nt_topology_read(ctx, &t), 0);
+	if (!t)
+		return;
+	json_t *reserved = json_pack("{s:s}", "enos2", "96-97");
+	nt_diag_options opt = { .reserved = reserved };
+	json_t *doc = nt_diagnose(t, &opt);
+	CHECK(has_finding(doc, "flow-queue-remote", "location 2 ('udp4 dst-port 53 queue 11') steers to queue 11, "
+						     "whose IRQ 152 is served by CPU 1, off the NIC's node"));
+	CHECK(!has_finding(doc, "flow-queue-remote", "location 0"));
+	CHECK(has_finding(doc, "flow-queue-reserved", "location 0 ('tcp4 dst-port 5002 queue 0') steers to queue 0, "
+						       "whose IRQ 141 is served by CPU 96, reserved"));
+	CHECK(has_finding(doc, "flow-rules-overlap", "locations 0 ('tcp4 dst-port 5002 queue 0') and 1"));
+	/* Different ports, or the same queue: no overlap. */
+	CHECK(!has_finding(doc, "flow-rules-overlap", "locations 2"));
+	json_decref(doc);
+	json_decref(reserved);
+	nt_topology_free(t);
+}
+
 int main(void)
 {
 	char cmd[512];
@@ -280,6 +322,7 @@ int main(void)
 		test_plan(&ctx, t);
 		nt_topology_free(t);
 		test_transaction(&ctx);
+		test_diagnose(&ctx);
 	}
 	snprintf(cmd, sizeof(cmd), "rm -rf %s %s", root, state);
 	system(cmd);
