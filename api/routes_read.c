@@ -22,6 +22,7 @@
 #include "host/queues.h"
 #include "host/topology.h"
 #include "settings/setting.h"
+#include "store/store.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -140,6 +141,40 @@ static int get_nics(const nt_request *req, nt_response *resp)
 	return doc_reply(req, resp, NT_DOC_NICS);
 }
 
+/* Mark the rules of FLOWS (nt_nic_flows_json) that nettune put there:
+ * the last transaction that changed their location set this very rule.
+ * A rule put back or replaced by hand since is not marked. One store
+ * read a rule, for the one NIC asked about. */
+static void mark_own_rules(nt_store *store, const char *ifname, json_t *flows)
+{
+	size_t i, k;
+	json_t *rule, *step;
+	char target[NT_TARGET_MAX];
+	json_array_foreach(json_object_get(flows, "rules"), i, rule) {
+		json_t *lc = NULL, *txn = NULL;
+		int64_t id = 0;
+		snprintf(target, sizeof(target), "%s/loc-%lld", ifname,
+			 (long long)json_integer_value(json_object_get(rule, "location")));
+		if (store && nt_store_last_change(store, "flow", target, &lc) == 0 &&
+		    nt_store_txn_get(store, id = json_integer_value(json_object_get(lc, "txn")), &txn) == 0) {
+			json_array_foreach(json_object_get(txn, "steps"), k, step) {
+				const char *after = json_string_value(json_object_get(step, "after"));
+				const char *now = json_string_value(json_object_get(rule, "rule")) ?: "";
+				size_t len = strlen(now);
+				/* A step that replaced a rule says so after the rule. */
+				if (!strcmp(json_string_value(json_object_get(step, "kind")) ?: "", "flow") &&
+				    !strcmp(json_string_value(json_object_get(step, "target")) ?: "", target) && after &&
+				    !strncmp(after, now, len) && (!after[len] || !strcmp(after + len, " replace")))
+					json_object_set_new(rule, "by_nettune", json_integer(id));
+			}
+		}
+		if (!json_object_get(rule, "by_nettune"))
+			json_object_set_new(rule, "by_nettune", json_null());
+		json_decref(lc);
+		json_decref(txn);
+	}
+}
+
 static int get_nic(const nt_request *req, nt_response *resp)
 {
 	const char *name = req->nparams > 0 ? req->params[0] : "";
@@ -174,6 +209,7 @@ static int get_nic(const nt_request *req, nt_response *resp)
 			resp->json = NULL;
 		}
 		json_t *flows = nt_nic_flows_json(t, n);
+		mark_own_rules(nt_agent_store(nt_server_agent(req->server)), n->name, flows);
 		json_object_set_new(resp->json, "flows", flows ? flows : json_null());
 	}
 	nt_snapshot_put(snap);

@@ -534,8 +534,12 @@ static void flow_rows(const json_t *flows)
 	json_t *r;
 	if (!json_is_object(flows))
 		return;
-	printf("\nFlow rules: %lld of %lld locations used\n", (long long)json_array_size(json_object_get(flows, "rules")),
-	       (long long)json_integer_value(json_object_get(flows, "size")));
+	json_t *nt = json_object_get(flows, "ntuple");
+	printf("\nFlow rules: %lld of %lld locations used, ntuple %s%s\n",
+	       (long long)json_array_size(json_object_get(flows, "rules")),
+	       (long long)json_integer_value(json_object_get(flows, "size")),
+	       !json_is_object(nt) ? "unknown" : json_is_true(json_object_get(nt, "on")) ? "on" : "off",
+	       json_is_object(nt) && !json_is_true(json_object_get(nt, "changeable")) ? " (fixed)" : "");
 	json_array_foreach(json_object_get(flows, "rules"), i, r) {
 		json_t *irq = json_object_get(r, "irq");
 		printf("  loc %-4lld %s", (long long)json_integer_value(json_object_get(r, "location")),

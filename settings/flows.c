@@ -25,6 +25,7 @@
  * "IFACE/rx-ntuple-filter" "on"
  * as a step of the same plan (ordered before the rules). */
 #include "host/queues.h"
+#include "kernel/features.h"
 #include "kernel/flows.h"
 #include "kernel/queues.h"
 #include "settings/section.h"
@@ -572,6 +573,19 @@ json_t *nt_nic_flows_json(const nt_topology *t, const nt_nic *n)
 	json_t *rules = json_array();
 	json_t *o = json_pack("{s:I, s:I, s:b, s:o}", "size", (json_int_t)tab.size, "rx_queues",
 			      (json_int_t)tab.rings, "driver_picks_location", tab.loc_special, "rules", rules);
+	/* Whether rules apply at all: the ntuple feature, and whether the
+	 * driver lets it change (null when the features cannot be read). */
+	nt_features *fs = malloc(sizeof(*fs));
+	json_t *nt = json_null();
+	if (o && fs && nt_features_get(NULL, &t->ctx, n->name, fs) == 0)
+		for (int i = 0; i < fs->n; i++)
+			if (!strcmp(fs->f[i].name, "rx-ntuple-filter")) {
+				json_decref(nt);
+				nt = json_pack("{s:b, s:b}", "on", fs->f[i].active, "changeable", !fs->f[i].fixed);
+			}
+	free(fs);
+	if (o)
+		json_object_set_new(o, "ntuple", nt ? nt : json_null());
 	for (int i = 0; o && i < tab.n; i++) {
 		const nt_flow_rule *fr = &tab.rules[i];
 		nt_flow_rule_format(fr, text, sizeof(text));

@@ -86,6 +86,9 @@ expect_eq "ntuple after the apply" "$(ntuple)" on
 api GET "/v1/nics/$port"
 expect_eq "rules in GET /v1/nics" "$(jq '.flows.rules | length' <<< "$API_BODY")" 5
 expect_eq "rule at location 0" "$(jq -r '.flows.rules[0].rule' <<< "$API_BODY")" "tcp4 dst-port 5002 queue 0"
+expect_eq "rules nettune made" "$(jq -c '[.flows.rules[] | select(.by_nettune != null) | .location]' <<< "$API_BODY")" "[0,1,2,3]"
+expect_eq "the hand-made rule" "$(jq -c '[.flows.rules[] | select(.by_nettune == null) | .location]' <<< "$API_BODY")" "[63]"
+expect_eq "ntuple in GET /v1/nics" "$(jq -cS '.flows.ntuple' <<< "$API_BODY")" '{"changeable":true,"on":true}'
 
 api POST /v1/plan "$profile"
 expect_eq "re-plan steps" "$(jq '.steps | length' <<< "$API_BODY")" 0
