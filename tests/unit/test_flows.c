@@ -20,6 +20,7 @@
 #include "tree_files.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <linux/ethtool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -254,6 +255,15 @@ static void test_transaction(const nt_ctx *ctx)
 	CHECK_MSG(fr.dst_port == 22 && fr.queue == 0, "location 0 after the rollback: port %u queue %u", fr.dst_port,
 		  fr.queue);
 	json_decref(profile);
+
+	/* The driver's refusal at apply comes back with its reason. */
+	const nt_setting_kind *k = nt_setting_find("flow");
+	nt_value v = nt_t_val(k, "tcp4 dst-port 1 queue 99");
+	char err[256] = "";
+	CHECK_INT(k->apply(ctx, NULL, "enos2/loc-5", &v, err, sizeof(err)), -EINVAL);
+	CHECK_MSG(strstr(err, "enos2/loc-5 flow rule:") && strstr(err, "queue 99 is beyond the 16 RX rings"), "%s", err);
+	v = nt_t_val(k, "none");
+	CHECK_INT(k->apply(ctx, NULL, "enos2/loc-5", &v, err, sizeof(err)), 0);
 out:
 	nt_txn_engine_close(e);
 	free(orig);
