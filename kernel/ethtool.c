@@ -303,14 +303,19 @@ typedef union ioc_buf {
 
 #define IOC_U32(buf, off) (*(uint32_t *)((char *)(buf) + (off)))
 
-static int ioc_call(const nt_ethtool *h, const char *ifname, ioc_buf *buf)
+int nt_ethtool_ioctl(int fd, const char *ifname, void *data)
 {
 	struct ifreq ifr;
 
 	memset(&ifr, 0, sizeof(ifr));
 	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
-	ifr.ifr_data = (void *)buf;
-	return ioctl(h->fd, SIOCETHTOOL, &ifr) < 0 ? -errno : 0;
+	ifr.ifr_data = data;
+	return ioctl(fd, SIOCETHTOOL, &ifr) < 0 ? -errno : 0;
+}
+
+static int ioc_call(const nt_ethtool *h, const char *ifname, ioc_buf *buf)
+{
+	return nt_ethtool_ioctl(h->fd, ifname, buf);
 }
 
 /* The ioctl has no "not supported" per field: every field it carries is

@@ -59,6 +59,11 @@ void nt_ethtool_close(nt_ethtool *h);
  * the live host, NT_ETHTOOL_AUTO on a fixture root). */
 nt_ethtool_backend nt_ethtool_backend_of(const nt_ethtool *h);
 
+/* One SIOCETHTOOL request: DATA (a struct starting with its ETHTOOL_*
+ * command) for IFNAME through FD, an AF_INET datagram socket. For the
+ * requests ethtool netlink lacks (flow rules). Returns 0 or -errno. */
+int nt_ethtool_ioctl(int fd, const char *ifname, void *data);
+
 /* ---- settings groups ---- */
 
 /* The tables of fields (nt_ethtool_group and its values) are in

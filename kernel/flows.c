@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* A NIC's flow rules: see kernel/flows.h. */
 #include "kernel/flows.h"
+#include "kernel/ethtool.h"
 #include "kernel/fixture.h"
 
 #include <arpa/inet.h>
@@ -295,6 +296,26 @@ bool nt_flow_rule_equal(const nt_flow_rule *a, const nt_flow_rule *b)
 
 /* ---- the kernel's struct ---- */
 
+static void spec_ip(const nt_flow_rule *r, unsigned bit, void *val, void *mask, size_t len)
+{
+	if (!(r->fields & bit))
+		return;
+	memcpy(val, bit == NT_FLOW_SRC_IP ? r->src_ip : r->dst_ip, len);
+	memcpy(mask, bit == NT_FLOW_SRC_IP ? r->src_ip_mask : r->dst_ip_mask, len);
+}
+
+static void spec_ports(const nt_flow_rule *r, uint16_t *psrc, uint16_t *pdst, uint16_t *msrc, uint16_t *mdst)
+{
+	if (r->fields & NT_FLOW_SRC_PORT) {
+		*psrc = htons(r->src_port);
+		*msrc = htons(r->src_port_mask);
+	}
+	if (r->fields & NT_FLOW_DST_PORT) {
+		*pdst = htons(r->dst_port);
+		*mdst = htons(r->dst_port_mask);
+	}
+}
+
 int nt_flow_spec_encode(const nt_flow_rule *r, struct ethtool_rx_flow_spec *fs)
 {
 	size_t i = 0;
@@ -308,40 +329,14 @@ int nt_flow_spec_encode(const nt_flow_rule *r, struct ethtool_rx_flow_spec *fs)
 	fs->ring_cookie = r->drop ? RX_CLS_FLOW_DISC : r->queue;
 	if (flow_types[i].v6) {
 		struct ethtool_tcpip6_spec *h = &fs->h_u.tcp_ip6_spec, *m = &fs->m_u.tcp_ip6_spec;
-		if (r->fields & NT_FLOW_SRC_IP) {
-			memcpy(h->ip6src, r->src_ip, 16);
-			memcpy(m->ip6src, r->src_ip_mask, 16);
-		}
-		if (r->fields & NT_FLOW_DST_IP) {
-			memcpy(h->ip6dst, r->dst_ip, 16);
-			memcpy(m->ip6dst, r->dst_ip_mask, 16);
-		}
-		if (r->fields & NT_FLOW_SRC_PORT) {
-			h->psrc = htons(r->src_port);
-			m->psrc = htons(r->src_port_mask);
-		}
-		if (r->fields & NT_FLOW_DST_PORT) {
-			h->pdst = htons(r->dst_port);
-			m->pdst = htons(r->dst_port_mask);
-		}
+		spec_ip(r, NT_FLOW_SRC_IP, h->ip6src, m->ip6src, 16);
+		spec_ip(r, NT_FLOW_DST_IP, h->ip6dst, m->ip6dst, 16);
+		spec_ports(r, &h->psrc, &h->pdst, &m->psrc, &m->pdst);
 	} else {
 		struct ethtool_tcpip4_spec *h = &fs->h_u.tcp_ip4_spec, *m = &fs->m_u.tcp_ip4_spec;
-		if (r->fields & NT_FLOW_SRC_IP) {
-			memcpy(&h->ip4src, r->src_ip, 4);
-			memcpy(&m->ip4src, r->src_ip_mask, 4);
-		}
-		if (r->fields & NT_FLOW_DST_IP) {
-			memcpy(&h->ip4dst, r->dst_ip, 4);
-			memcpy(&m->ip4dst, r->dst_ip_mask, 4);
-		}
-		if (r->fields & NT_FLOW_SRC_PORT) {
-			h->psrc = htons(r->src_port);
-			m->psrc = htons(r->src_port_mask);
-		}
-		if (r->fields & NT_FLOW_DST_PORT) {
-			h->pdst = htons(r->dst_port);
-			m->pdst = htons(r->dst_port_mask);
-		}
+		spec_ip(r, NT_FLOW_SRC_IP, &h->ip4src, &m->ip4src, 4);
+		spec_ip(r, NT_FLOW_DST_IP, &h->ip4dst, &m->ip4dst, 4);
+		spec_ports(r, &h->psrc, &h->pdst, &m->psrc, &m->pdst);
 	}
 	return 0;
 }
@@ -353,6 +348,31 @@ static bool zero(const void *p, size_t n)
 		if (b[i])
 			return false;
 	return true;
+}
+
+/* An address field (BIT) of the kernel's struct, when its mask is set. */
+static void take_ip(nt_flow_rule *out, unsigned bit, const void *val, const void *mask, size_t len)
+{
+	if (zero(mask, len))
+		return;
+	out->fields |= bit;
+	memcpy(bit == NT_FLOW_SRC_IP ? out->src_ip : out->dst_ip, val, len);
+	memcpy(bit == NT_FLOW_SRC_IP ? out->src_ip_mask : out->dst_ip_mask, mask, len);
+}
+
+/* The ports (network order), each when its mask is set. */
+static void take_ports(nt_flow_rule *out, uint16_t psrc, uint16_t pdst, uint16_t msrc, uint16_t mdst)
+{
+	if (msrc) {
+		out->fields |= NT_FLOW_SRC_PORT;
+		out->src_port = ntohs(psrc);
+		out->src_port_mask = ntohs(msrc);
+	}
+	if (mdst) {
+		out->fields |= NT_FLOW_DST_PORT;
+		out->dst_port = ntohs(pdst);
+		out->dst_port_mask = ntohs(mdst);
+	}
 }
 
 void nt_flow_spec_decode(const struct ethtool_rx_flow_spec *fs, nt_flow_rule *out)
@@ -384,26 +404,9 @@ void nt_flow_spec_decode(const struct ethtool_rx_flow_spec *fs, nt_flow_rule *ou
 			out->kernel_flow_type = fs->flow_type;
 			return;
 		}
-		if (!zero(m->ip6src, 16)) {
-			out->fields |= NT_FLOW_SRC_IP;
-			memcpy(out->src_ip, h->ip6src, 16);
-			memcpy(out->src_ip_mask, m->ip6src, 16);
-		}
-		if (!zero(m->ip6dst, 16)) {
-			out->fields |= NT_FLOW_DST_IP;
-			memcpy(out->dst_ip, h->ip6dst, 16);
-			memcpy(out->dst_ip_mask, m->ip6dst, 16);
-		}
-		if (m->psrc) {
-			out->fields |= NT_FLOW_SRC_PORT;
-			out->src_port = ntohs(h->psrc);
-			out->src_port_mask = ntohs(m->psrc);
-		}
-		if (m->pdst) {
-			out->fields |= NT_FLOW_DST_PORT;
-			out->dst_port = ntohs(h->pdst);
-			out->dst_port_mask = ntohs(m->pdst);
-		}
+		take_ip(out, NT_FLOW_SRC_IP, h->ip6src, m->ip6src, 16);
+		take_ip(out, NT_FLOW_DST_IP, h->ip6dst, m->ip6dst, 16);
+		take_ports(out, h->psrc, h->pdst, m->psrc, m->pdst);
 	} else {
 		const struct ethtool_tcpip4_spec *h = &fs->h_u.tcp_ip4_spec, *m = &fs->m_u.tcp_ip4_spec;
 		if (m->tos) {
@@ -411,26 +414,9 @@ void nt_flow_spec_decode(const struct ethtool_rx_flow_spec *fs, nt_flow_rule *ou
 			out->kernel_flow_type = fs->flow_type;
 			return;
 		}
-		if (m->ip4src) {
-			out->fields |= NT_FLOW_SRC_IP;
-			memcpy(out->src_ip, &h->ip4src, 4);
-			memcpy(out->src_ip_mask, &m->ip4src, 4);
-		}
-		if (m->ip4dst) {
-			out->fields |= NT_FLOW_DST_IP;
-			memcpy(out->dst_ip, &h->ip4dst, 4);
-			memcpy(out->dst_ip_mask, &m->ip4dst, 4);
-		}
-		if (m->psrc) {
-			out->fields |= NT_FLOW_SRC_PORT;
-			out->src_port = ntohs(h->psrc);
-			out->src_port_mask = ntohs(m->psrc);
-		}
-		if (m->pdst) {
-			out->fields |= NT_FLOW_DST_PORT;
-			out->dst_port = ntohs(h->pdst);
-			out->dst_port_mask = ntohs(m->pdst);
-		}
+		take_ip(out, NT_FLOW_SRC_IP, &h->ip4src, &m->ip4src, 4);
+		take_ip(out, NT_FLOW_DST_IP, &h->ip4dst, &m->ip4dst, 4);
+		take_ports(out, h->psrc, h->pdst, m->psrc, m->pdst);
 	}
 	/* A masked value keeps only its compared bits, as drivers store it. */
 	for (int b = 0; b < 16; b++) {
@@ -442,15 +428,6 @@ void nt_flow_spec_decode(const struct ethtool_rx_flow_spec *fs, nt_flow_rule *ou
 }
 
 /* ---- the live host ---- */
-
-static int ioc(int fd, const char *ifname, void *data)
-{
-	struct ifreq ifr;
-	memset(&ifr, 0, sizeof(ifr));
-	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
-	ifr.ifr_data = data;
-	return ioctl(fd, SIOCETHTOOL, &ifr) < 0 ? -errno : 0;
-}
 
 static int ioc_socket(void)
 {
@@ -478,10 +455,10 @@ static int live_read(int fd, const char *ifname, nt_flow_table *out)
 	struct ethtool_rxnfc rings = { .cmd = ETHTOOL_GRXRINGS };
 	struct ethtool_rxnfc cnt = { .cmd = ETHTOOL_GRXCLSRLCNT };
 	struct ethtool_rxnfc *all = NULL;
-	int r = ioc(fd, ifname, &cnt);
+	int r = nt_ethtool_ioctl(fd, ifname, &cnt);
 	if (r < 0)
 		return no_table(r);
-	if ((r = ioc(fd, ifname, &rings)) < 0)
+	if ((r = nt_ethtool_ioctl(fd, ifname, &rings)) < 0)
 		return r;
 	out->size = (uint32_t)(cnt.data & ~(uint64_t)RX_CLS_LOC_SPECIAL);
 	out->loc_special = cnt.data & RX_CLS_LOC_SPECIAL;
@@ -496,12 +473,12 @@ static int live_read(int fd, const char *ifname, nt_flow_table *out)
 	}
 	all->cmd = ETHTOOL_GRXCLSRLALL;
 	all->rule_cnt = cnt.rule_cnt;
-	if (cnt.rule_cnt && (r = ioc(fd, ifname, all)) < 0)
+	if (cnt.rule_cnt && (r = nt_ethtool_ioctl(fd, ifname, all)) < 0)
 		goto out;
 	for (uint32_t i = 0; i < cnt.rule_cnt && i < all->rule_cnt; i++) {
 		struct ethtool_rxnfc one = { .cmd = ETHTOOL_GRXCLSRULE };
 		one.fs.location = all->rule_locs[i];
-		if ((r = ioc(fd, ifname, &one)) < 0) {
+		if ((r = nt_ethtool_ioctl(fd, ifname, &one)) < 0) {
 			/* Deleted between the list and the read. */
 			if (r == -ENOENT)
 				continue;
@@ -564,7 +541,7 @@ int nt_flows_get(const nt_ctx *ctx, const char *ifname, uint32_t loc, nt_flow_ru
 	struct ethtool_rxnfc cnt = { .cmd = ETHTOOL_GRXCLSRLCNT };
 	struct ethtool_rxnfc one = { .cmd = ETHTOOL_GRXCLSRULE };
 	one.fs.location = loc;
-	int r = ioc(fd, ifname, &cnt);
+	int r = nt_ethtool_ioctl(fd, ifname, &cnt);
 	if (r < 0) {
 		r = no_table(r);
 		goto out;
@@ -573,7 +550,7 @@ int nt_flows_get(const nt_ctx *ctx, const char *ifname, uint32_t loc, nt_flow_ru
 		r = -EINVAL;
 		goto out;
 	}
-	r = ioc(fd, ifname, &one);
+	r = nt_ethtool_ioctl(fd, ifname, &one);
 	/* An empty location reads as ENOENT (mlx5, ixgbe, the lab's
 	 * netdevsim); some drivers say EINVAL for it. */
 	if (r == -ENOENT || r == -EINVAL) {
@@ -599,7 +576,7 @@ int nt_flows_insert(const nt_ctx *ctx, const char *ifname, const nt_flow_rule *r
 		int fd = ioc_socket();
 		if (fd < 0)
 			return fd;
-		r = ioc(fd, ifname, &ins);
+		r = nt_ethtool_ioctl(fd, ifname, &ins);
 		close(fd);
 		if (r < 0 && err && errsize) {
 			nt_flow_rule_format(rule, text, sizeof(text));
@@ -621,7 +598,7 @@ int nt_flows_delete(const nt_ctx *ctx, const char *ifname, uint32_t loc)
 	int fd = ioc_socket();
 	if (fd < 0)
 		return fd;
-	int r = ioc(fd, ifname, &del);
+	int r = nt_ethtool_ioctl(fd, ifname, &del);
 	close(fd);
 	return r;
 }

@@ -30,18 +30,7 @@ cleanup() {
     echo "70" > /sys/bus/netdevsim/del_device 2>/dev/null || true
 }
 trap cleanup EXIT
-agent() {
-    nt_stop
-    "$NT_BIN" serve --listen 127.0.0.1:8470 --root / --state-dir "$STATE" "$@" >>"$STATE/serve.log" 2>&1 &
-    NT_PID=$!
-    trap 'exit 143' TERM INT
-    for _ in $(seq 100); do
-        [ "$(curl -s -o /dev/null -w '%{http_code}' "$NT_URL/v1/health")" = 200 ] && return 0
-        sleep 0.2
-    done
-    echo "nettune serve did not come up:"; cat "$STATE/serve.log"
-    return 1
-}
+agent() { nt_agent "$STATE" "$@"; }
 ntuple() { ethtool -k "$port" | awk '$1 == "ntuple-filters:" {print $2}'; }
 
 # The device: ethtool's own commands on it. A rule by hand needs ntuple on.
