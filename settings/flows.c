@@ -490,6 +490,38 @@ static int desire_ntuple(nt_section_plan *p, const nt_nic *nic, const char *path
 	return nt_desire_put(p, fk, target, nic->name, &on, path);
 }
 
+/* The plan names the rules of each NIC in NICS (name -> anything) that
+ * the profile does not ask for: they are left as they are. */
+static void warn_foreign(nt_section_plan *p, const json_t *nics)
+{
+	const char *name;
+	json_t *x;
+	char target[NT_TARGET_MAX], text[NT_FLOW_TEXT_MAX], list[512];
+	json_object_foreach((json_t *)nics, name, x) {
+		nt_flow_table tab;
+		int n = 0;
+		size_t at = 0;
+		list[0] = '\0';
+		if (nt_flows_read(&p->t->ctx, name, &tab) < 0)
+			continue;
+		for (int i = 0; i < tab.n; i++) {
+			snprintf(target, sizeof(target), "%s/loc-%u", name, tab.rules[i].location);
+			if (nt_desire_get(p, &nt_setting_flow, target))
+				continue;
+			nt_flow_rule_format(&tab.rules[i], text, sizeof(text));
+			int w = snprintf(list + at, sizeof(list) - at, "%s%u '%s'", n ? ", " : "", tab.rules[i].location,
+					 text);
+			if (w > 0 && (size_t)w < sizeof(list) - at)
+				at += (size_t)w;
+			n++;
+		}
+		if (n)
+			nt_desire_warn(p, "%s: %d flow rule%s this profile does not ask for, left as they are (location %s)",
+				       name, n, n == 1 ? "" : "s", list);
+		nt_flow_table_free(&tab);
+	}
+}
+
 static int desire_flows(nt_section_plan *p, const json_t *arr)
 {
 	size_t i;
@@ -549,6 +581,8 @@ static int desire_flows(nt_section_plan *p, const json_t *arr)
 			json_object_set_new(next, nic->name, json_integer(at + np));
 		}
 	}
+	if (r == 0)
+		warn_foreign(p, next);
 	json_decref(next);
 	return r;
 }

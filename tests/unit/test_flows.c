@@ -205,6 +205,11 @@ static void test_transaction(const nt_ctx *ctx)
 	nt_txn_request req = { .profile = profile, .client = "test", .identity = "" };
 	CHECK_INT(nt_txn_apply(e, &req, &o), 0);
 	CHECK_STR(json_string_value(json_object_get(o.doc, "status")), "applied");
+	char *doc = json_dumps(o.doc, 0);
+	CHECK_MSG(doc && strstr(doc, "enos2: 1 flow rule this profile does not ask for, left as they are (location 1000 "
+				     "'udp4 dst-port 53 drop')"),
+		  "no warning of the hand-made rule: %s", doc ? doc : "");
+	free(doc);
 	int64_t id = json_integer_value(json_object_get(o.doc, "id"));
 	nt_txn_outcome_free(&o);
 	nt_flow_table tab;
