@@ -150,6 +150,8 @@ static const struct {
 	{ "qdisc", 0 }, /* RTM_NEWQDISC, which the watcher does not hear */
 	/* ETHTOOL_MSG_RSS_NTF on newer kernels; a channels change resets it. */
 	{ "rss", NT_SETTING_EVENT(NT_EVENT_ETHTOOL) },
+	/* No event for a flow rule inserted or deleted: the periodic check. */
+	{ "flow", 0 },
 };
 #define NKIND_EVENTS ((int)(sizeof(kind_events) / sizeof(kind_events[0])))
 
