@@ -34,7 +34,7 @@ import urllib.request
 SRC = os.environ["NT_SRC"]
 BIN = os.environ["NT_BIN"]
 FIX = os.environ.get("NT_FIXTURES", os.path.join(SRC, "tests/fixtures"))
-HOST_CMDS = {"topology", "diagnose", "irqs", "rates", "placement", "run"}
+HOST_CMDS = {"topology", "diagnose", "irqs", "rates", "placement", "run", "nics"}
 
 failures = []
 checks = 0
@@ -256,6 +256,30 @@ def operator(qs, work):
         run.stop()
 
 
+def example(name, qs, work, fixture):
+    """A worked example: its profile files, which are the repository's shipped profiles of
+    the same path (profiles/...) when they name one, planned and applied on FIXTURE."""
+    run = Run()
+    try:
+        for path, text in qs["files"]:
+            shipped = os.path.join(SRC, path)
+            if path.startswith("profiles/"):
+                # The shipped file says more in its description, which the README leaves out.
+                want = json.load(open(shipped)) if os.path.exists(shipped) else None
+                if want:
+                    want.pop("description", None)
+                same = want is not None and json.loads(text) == want
+                check(same, "%s: the README's %s is the shipped %s" % (name, path, shipped))
+        root, url = agent(run, work, name, fixture)
+        cwd = os.path.join(work, name)
+        os.makedirs(cwd)
+        write_files(qs, cwd)
+        env = base_env(work, wrapper(work, root), url)
+        run_commands(name, qs, cwd, env)
+    finally:
+        run.stop()
+
+
 def ci(qs, work):
     run = Run()
     try:
@@ -338,7 +362,7 @@ def fleet(qs, work):
 
 def main():
     qs = parse(os.path.join(SRC, "README.md"))
-    for name in ("operator", "ci", "fleet"):
+    for name in ("operator", "ci", "fleet", "recipe"):
         check(name in qs and qs[name]["blocks"], "README has the %s quick start" % name)
     # docs/fleet.md shows the same fleet example: the same files and commands.
     page = parse(os.path.join(SRC, "docs/fleet.md")).get("fleet", {"files": [], "blocks": []})
@@ -356,6 +380,9 @@ def main():
             ci(qs["ci"], work)
         if "fleet" in qs:
             ran_fleet = fleet(qs["fleet"], work)
+        for name in ("recipe", "host"):
+            if name in qs:
+                example(name, qs[name], work, "epyc7713-2node-bond")
     finally:
         shutil.rmtree(work, ignore_errors=True)
     if failures:
