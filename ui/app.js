@@ -330,7 +330,66 @@ function showNicDetail(nic) {
     nic.irqs.length ?
       h("table.grid.irqs", {}, h("thead", {}, h("tr", {}, ["IRQ", "name", "queue", "CPU", "node", "per s"].map((t) => h("th", {}, t)))),
         h("tbody", {}, rows)) :
-      h("p.hint", {}, "No IRQs of its own.")));
+      h("p.hint", {}, "No IRQs of its own."),
+    h("div.packets", {}, h("p.hint", {}, "Reading its queues…"))));
+  loadNicPackets(nic.name);
+}
+
+// The per-queue part (GET /v1/nics/{name}: read for one NIC only, never in
+// the topology): for each RX queue the CPU its interrupt lands on beside
+// the CPUs that process its packets (RPS, or the interrupt's CPU without
+// it) and its share of the RSS table; the flow rules with the CPU behind
+// their queue; the link's MTU, queue length, root qdisc and offloads.
+async function loadNicPackets(name) {
+  let d;
+  try {
+    d = await api(`/v1/nics/${encodeURIComponent(name)}`);
+  } catch (e) {
+    d = { error: explain(e) };
+  }
+  const box = $("#nic-detail .packets");
+  // Another NIC was selected meanwhile: its own request fills the panel.
+  if (!box || state.selected !== name) return;
+  if (d.error) {
+    box.replaceChildren(h("p.hint", {}, `Queues not read: ${d.error}`));
+    return;
+  }
+  const link = [
+    d.mtu !== undefined && d.mtu !== null ? `MTU ${d.mtu}` + (d.mtu_max ? ` (${d.mtu_min}..${d.mtu_max})` : "") : null,
+    d.txqueuelen !== undefined && d.txqueuelen !== null ? `txqueuelen ${d.txqueuelen}` : null,
+    d.qdisc ? `qdisc ${d.qdisc}` + (d.qdisc_kinds && d.qdisc_kinds !== d.qdisc ? ` (${d.qdisc_kinds})` : "") : null,
+    d.pause ? `pause rx ${d.pause.rx ? "on" : "off"}, tx ${d.pause.tx ? "on" : "off"}` : null,
+  ].filter(Boolean).join(" · ");
+  const feats = d.features ? Object.entries(d.features).filter(([, f]) => !f.fixed)
+    .map(([k, f]) => `${k} ${f.on ? "on" : "off"}`).join(", ") : "";
+  const rss = d.rss && d.rss.indir_size ? d.rss : null;
+  const rx = (d.queues && d.queues.rx) || [];
+  const rows = rx.map((q) => {
+    const irqOn = q.effective_cpus || q.irq_cpus || "–";
+    const packetsOn = q.rps_cpus ? `${q.rps_cpus} (RPS)` : irqOn;
+    const w = rss && rss.weights ? rss.weights[q.queue] || 0 : null;
+    return h("tr", { dataset: { queue: q.queue } },
+      h("td", {}, `rx-${q.queue}`),
+      h("td", {}, q.irq === null || q.irq === undefined ? "–" : String(q.irq)),
+      h("td", {}, irqOn),
+      h("td", {}, packetsOn),
+      h("td.num", {}, w === null ? "–" : `${Math.round((100 * w) / rss.indir_size)}%`));
+  });
+  const rules = d.flows && d.flows.rules ? d.flows.rules : [];
+  // replaceChildren would print an absent part as "null": leave those out.
+  box.replaceChildren(...[
+    link ? h("p", {}, link) : null,
+    feats ? h("p", { title: "offload features the driver can change" }, `offloads: ${feats}`) : null,
+    rows.length ?
+      h("table.grid.queues", {},
+        h("thead", {}, h("tr", {}, ["RX queue", "IRQ", "interrupt on", "packets on", "RSS share"].map((t) => h("th", {}, t)))),
+        h("tbody", {}, rows)) :
+      h("p.hint", {}, "No per-queue files."),
+    rules.length ?
+      h("ul.rules", {}, rules.map((r) => h("li", {},
+        `loc ${r.location}: ${r.rule}` + (r.irq_cpus ? ` → CPU ${r.irq_cpus}` : "") + (r.by_nettune ? ` (nettune, transaction ${r.by_nettune})` : "")))) :
+      null,
+  ].filter(Boolean));
 }
 
 // ---- live interrupt rates ----

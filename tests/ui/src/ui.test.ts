@@ -123,8 +123,23 @@ async function checkNicClick(page: Page, topo: any, nicName: string, name: strin
   const off = await page.$$eval("#map .cpu.off-node", (els) => els.map((e) => Number((e as HTMLElement).dataset.cpu)));
   check(sameSet(on, [...want]), `${name}: ${nicName} click highlights its on-node IRQ CPUs ${[...want]} (got ${on})`);
   check(sameSet(off, [...wantOff]), `${name}: ${nicName} click marks off-node CPUs ${[...wantOff]} (got ${off})`);
-  const rows = await page.$$eval("#nic-detail tbody tr", (els) => els.map((e) => (e as HTMLElement).dataset.irq));
+  const rows = await page.$$eval("#nic-detail table.irqs tbody tr", (els) => els.map((e) => (e as HTMLElement).dataset.irq));
   check(sameSet(rows.map(Number), nic.irqs.map((q: any) => q.irq)), `${name}: ${nicName} detail has a line per IRQ (${nic.irqs.length}, got ${rows.length})`);
+  // Its queues, read from GET /v1/nics/{name}: a line per RX queue, each
+  // giving the CPU its interrupt lands on beside where its packets go.
+  // Through the page's own api(), with its token when the agent wants one.
+  const detail = await page.evaluate((n) => (window as any).api(`/v1/nics/${encodeURIComponent(n)}`), nicName);
+  const rx = (detail.queues && detail.queues.rx) || [];
+  if (rx.length) {
+    await page.waitForSelector("#nic-detail table.queues tbody tr", { timeout: 5000 }).catch(() => null);
+    const qrows = await page.$$eval("#nic-detail table.queues tbody tr", (els) =>
+      els.map((e) => [Number((e as HTMLElement).dataset.queue), ...Array.from(e.children).map((c) => c.textContent)]));
+    check(qrows.length === rx.length, `${name}: ${nicName} detail has a line per RX queue (${rx.length}, got ${qrows.length})`);
+    const q0 = rx[0], r0 = qrows.find((r: any) => r[0] === q0.queue);
+    const irqOn = q0.effective_cpus || q0.irq_cpus || "–";
+    check(!!r0 && r0[3] === irqOn && r0[4] === (q0.rps_cpus ? `${q0.rps_cpus} (RPS)` : irqOn),
+      `${name}: ${nicName} rx-${q0.queue} shows its interrupt on ${irqOn} and its packets' CPUs (got ${r0})`);
+  }
   check(await page.$eval(`#map .nic[data-nic="${nicName}"]`, (e) => e.getAttribute("aria-pressed")) === "true",
     `${name}: ${nicName} shown as selected`);
   return { on, off };
@@ -249,7 +264,7 @@ async function x460() {
     `${name}: eth2 carries an off-node badge`);
   check(await page.$eval("#map .cpu.off-node", (e) => getComputedStyle(e, "::after").content) === '"✕"',
     `${name}: an off-node CPU shows a ✕, not colour alone`);
-  check((await page.$$("#nic-detail tbody tr.off-node")).length === 1, `${name}: eth2's IRQ line says off-node`);
+  check((await page.$$("#nic-detail table.irqs tbody tr.off-node")).length === 1, `${name}: eth2's IRQ line says off-node`);
 
   // Keyboard: Escape clears the selection; Tab reaches a NIC, Enter selects it.
   await page.keyboard.press("Escape");
@@ -366,7 +381,7 @@ async function x460() {
     `${name}: the transaction's ${t.steps.length} steps shown (before → after, result)`);
   for (const sel of ["#txn-detail", "#nic-detail", "#plan-result", "#findings", "#history"]) {
     const text = await page.$eval(sel, (e) => (e as HTMLElement).innerText);
-    check(!/\b(null|undefined|NaN)\b/.test(text), `${name}: ${sel} shows no null/undefined/NaN`);
+    check(!/\b(null|undefined|NaN)\b/.test(text), `${name}: ${sel} shows no null/undefined/NaN: ${text.slice(0, 600)}`);
   }
   await page.click("#txn-maps");
   const beforeOff = await page.$$eval("#txn-before .cpu.off-node", (els) => els.map((e) => Number((e as HTMLElement).dataset.cpu)));
