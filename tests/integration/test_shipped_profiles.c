@@ -22,6 +22,7 @@ static const struct shipped {
 	{ "esnet-100g", { "epyc7713-2node-bond", "ceph-2node-ib", NULL } },
 	{ "epyc-fix", { "epyc7713-2node-bond", NULL } },
 	{ "100g-streams", { "epyc7713-2node-bond", NULL } },
+	{ "100g-host", { "epyc7713-2node-bond", NULL } },
 };
 #define NSHIPPED (sizeof(shipped) / sizeof(shipped[0]))
 
@@ -88,7 +89,7 @@ static void plan_on(const char *host, const char *reports)
 			  shipped[i].name, host);
 		static const char *const sections[][2] = {
 			{ "irq_affinity", "irq_affinity" }, { "sysctl", "sysctl" }, { "rings", "rings" }, { "bonds", "bond" },
-			{ "flows", "flow" }
+			{ "flows", "flow" }, { "qdisc", "qdisc" }, { "txqueuelen", "txqueuelen" }, { "xps", "xps_cpus" }
 		};
 		for (size_t k = 0; k < sizeof(sections) / sizeof(sections[0]); k++)
 			if (json_object_get(prof, sections[k][0]))
