@@ -965,17 +965,26 @@ static void default_qdisc(const nt_ctx *ctx, char *buf, size_t size)
 		snprintf(buf, size, "pfifo_fast");
 }
 
-/* What attach_default_qdiscs gives a device brought up: noqueue for a
- * virtual one (bond, veth, vlan, bridge and lo set IFF_NO_QUEUE, and only
- * a device of a bus has a "device" link), mq of the default for a
- * multi-queue NIC, the default itself for one queue. */
+/* Whether IFNAME is a virtual device with IFF_NO_QUEUE: bond, veth, vlan,
+ * bridge, dummy, macvlan and lo set it; only a device of a bus has a
+ * "device" link; of the virtual ones tun/tap (tun_flags in sysfs) and ifb
+ * (its name, sysfs shows nothing of its own) keep a queue. */
+static bool no_queue(const nt_ctx *ctx, const char *ifname)
+{
+	return !nt_exists(ctx, "/sys/class/net/%s/device", ifname) &&
+	       !nt_exists(ctx, "/sys/class/net/%s/tun_flags", ifname) && strncmp(ifname, "ifb", 3) != 0;
+}
+
+/* What attach_default_qdiscs gives a device brought up: noqueue for one
+ * of IFF_NO_QUEUE, mq of the default for a multi-queue one, the default
+ * itself for one queue. */
 static void qdisc_kernel_default(const nt_ctx *ctx, const char *ifname, uint32_t ntx, nt_qdisc *out)
 {
 	char dflt[16];
 	memset(out, 0, sizeof(*out));
 	out->dflt = true;
 	default_qdisc(ctx, dflt, sizeof(dflt));
-	if (!nt_exists(ctx, "/sys/class/net/%s/device", ifname)) {
+	if (no_queue(ctx, ifname)) {
 		snprintf(out->kind, sizeof(out->kind), "noqueue");
 	} else if (ntx > 1) {
 		snprintf(out->kind, sizeof(out->kind), "mq");
@@ -1012,7 +1021,16 @@ static int qdisc_word(json_t *sec, const char *name, char *buf, size_t size, boo
 int nt_fixture_qdisc_get(const nt_ctx *ctx, const char *ifname, uint32_t ntx, nt_qdisc *out)
 {
 	json_t *root = NULL, *sec = NULL;
-	int r = ethtool_load(ctx, "qdisc", ifname, &root, &sec);
+	char *buf = NULL;
+	/* Every read of the host asks each NIC: a file that never names a
+	 * qdisc (most, with an RSS table of hundreds of entries) is not
+	 * parsed to find that out. */
+	int r = nt_read_all(ctx, &buf, "/ethtool/%s.json", ifname);
+	bool named = r >= 0 && strstr(buf, "\"qdisc\"");
+	free(buf);
+	if (r < 0 && r != -ENOENT)
+		return r;
+	r = named ? ethtool_load(ctx, "qdisc", ifname, &root, &sec) : -EOPNOTSUPP;
 
 	if (r == -EOPNOTSUPP) {
 		qdisc_kernel_default(ctx, ifname, ntx, out);

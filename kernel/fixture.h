@@ -108,10 +108,11 @@ int nt_fixture_flows_delete(const nt_ctx *ctx, const char *ifname, uint32_t loc)
  * (children for an mq only, true when they are the ones mq_init attached;
  * the fq parameters only where they are not fq's defaults). Without the
  * object the root is the kernel's own (dflt), as a device brought up gets
- * it: noqueue for a virtual device (no /sys/class/net/IF/device), mq of
+ * it: noqueue for a virtual device (no /sys/class/net/IF/device; not a
+ * tun/tap, with its tun_flags, nor an ifb, which keep a queue), mq of
  * net.core.default_qdisc (ROOT/proc/sys/net/core/default_qdisc,
  * pfifo_fast without it) for a multi-queue one, the default itself for
- * one queue. Returns 0 or NT_EPARSE. */
+ * one queue. Returns 0, NT_EPARSE or -errno. */
 int nt_fixture_qdisc_get(const nt_ctx *ctx, const char *ifname, uint32_t ntx, nt_qdisc *out);
 /* Make Q the root: Q->dflt removes the object (and the file when nothing
  * else is left in it), otherwise it is written as above. Refused as the
