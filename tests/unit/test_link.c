@@ -185,6 +185,28 @@ static void test_fixture_refusal(const nt_ctx *ctx)
 	free(mtu);
 }
 
+/* PROFILE applied by E, which must say "applied". Returns its id. */
+static int64_t txn_apply(nt_txn_engine *e, json_t *profile)
+{
+	nt_txn_request req = { .profile = profile, .client = "test", .identity = "" };
+	nt_txn_outcome o = { 0 };
+	CHECK_INT(nt_txn_apply(e, &req, &o), 0);
+	CHECK_STR(json_string_value(json_object_get(o.doc, "status")), "applied");
+	int64_t id = json_integer_value(json_object_get(o.doc, "id"));
+	nt_txn_outcome_free(&o);
+	return id;
+}
+
+/* Transaction ID rolled back by E, which must say "applied". */
+static void txn_rollback(nt_txn_engine *e, int64_t id)
+{
+	nt_txn_request back = { .client = "test", .identity = "" };
+	nt_txn_outcome o = { 0 };
+	CHECK_INT(nt_txn_rollback(e, id, false, &back, &o), 0);
+	CHECK_STR(json_string_value(json_object_get(o.doc, "status")), "applied");
+	nt_txn_outcome_free(&o);
+}
+
 static void test_transaction(const nt_ctx *ctx)
 {
 	char *mtu0 = tree_read(root, "sys/class/net/bond0/mtu");
@@ -196,22 +218,14 @@ static void test_transaction(const nt_ctx *ctx)
 				     0, NULL);
 	if (!e || !mtu0 || !q0 || !profile)
 		goto out;
-	nt_txn_request req = { .profile = profile, .client = "test", .identity = "" };
-	nt_txn_outcome o = { 0 };
-	CHECK_INT(nt_txn_apply(e, &req, &o), 0);
-	CHECK_STR(json_string_value(json_object_get(o.doc, "status")), "applied");
-	int64_t id = json_integer_value(json_object_get(o.doc, "id"));
-	nt_txn_outcome_free(&o);
+	int64_t id = txn_apply(e, profile);
 	char *now = tree_read(root, "sys/class/net/bond0/mtu");
 	CHECK_STR(now, "4000\n");
 	free(now);
 	now = tree_read(root, "sys/class/net/enos1/tx_queue_len");
 	CHECK_STR(now, "10000\n");
 	free(now);
-	nt_txn_request back = { .client = "test", .identity = "" };
-	CHECK_INT(nt_txn_rollback(e, id, false, &back, &o), 0);
-	CHECK_STR(json_string_value(json_object_get(o.doc, "status")), "applied");
-	nt_txn_outcome_free(&o);
+	txn_rollback(e, id);
 	now = tree_read(root, "sys/class/net/bond0/mtu");
 	CHECK_STR(now, mtu0);
 	free(now);
@@ -278,12 +292,7 @@ static void test_qdisc_transaction(const nt_ctx *ctx)
 	CHECK_INT(nt_txn_engine_open(ctx, state, &e), 0);
 	if (!e || !profile)
 		goto out;
-	nt_txn_request req = { .profile = profile, .client = "test", .identity = "" };
-	nt_txn_outcome o = { 0 };
-	CHECK_INT(nt_txn_apply(e, &req, &o), 0);
-	CHECK_STR(json_string_value(json_object_get(o.doc, "status")), "applied");
-	int64_t id = json_integer_value(json_object_get(o.doc, "id"));
-	nt_txn_outcome_free(&o);
+	int64_t id = txn_apply(e, profile);
 	CHECK_STR(root_qdisc(ctx, "enos0", buf, sizeof(buf)), "mq fq maxrate=23000000000");
 	CHECK_STR(root_qdisc(ctx, "enos2", buf, sizeof(buf)), "fq flow_limit=200");
 	json_t *now = ethtool_doc("enos0");
@@ -305,10 +314,7 @@ static void test_qdisc_transaction(const nt_ctx *ctx)
 		nt_topology_free(t);
 	}
 
-	nt_txn_request back = { .client = "test", .identity = "" };
-	CHECK_INT(nt_txn_rollback(e, id, false, &back, &o), 0);
-	CHECK_STR(json_string_value(json_object_get(o.doc, "status")), "applied");
-	nt_txn_outcome_free(&o);
+	txn_rollback(e, id);
 	CHECK_STR(root_qdisc(ctx, "enos2", buf, sizeof(buf)), "fq_codel");
 	CHECK_STR(root_qdisc(ctx, "enos0", buf, sizeof(buf)), "default");
 	now = ethtool_doc("enos0");
