@@ -14,6 +14,7 @@
 #include "kernel/ctx.h"
 #include "kernel/ethtool_group.h"
 #include "kernel/rss.h"
+#include "kernel/rtlink.h"
 #include "base/cpuset.h"
 
 #include <stdarg.h>
@@ -99,5 +100,26 @@ int nt_fixture_flows_read(const nt_ctx *ctx, const char *ifname, struct nt_flow_
 int nt_fixture_flows_insert(const nt_ctx *ctx, const char *ifname, const struct nt_flow_rule *r, char *err,
 			    size_t errsize);
 int nt_fixture_flows_delete(const nt_ctx *ctx, const char *ifname, uint32_t loc);
+
+/* The root qdisc of IFNAME, of NTX transmit queues, from the "qdisc"
+ * object of ROOT/ethtool/IFACE.json:
+ *   {"kind": "mq", "children": "fq", "children_default": false,
+ *    "limit": N, "flow_limit": N, "maxrate": BYTES_PER_SECOND}
+ * (children for an mq only, true when they are the ones mq_init attached;
+ * the fq parameters only where they are not fq's defaults). Without the
+ * object the root is the kernel's own (dflt), as a device brought up gets
+ * it: noqueue for a virtual device (no /sys/class/net/IF/device; not a
+ * tun/tap, with its tun_flags, nor an ifb, which keep a queue), mq of
+ * net.core.default_qdisc (ROOT/proc/sys/net/core/default_qdisc,
+ * pfifo_fast without it) for a multi-queue one, the default itself for
+ * one queue. Returns 0, NT_EPARSE or -errno. */
+int nt_fixture_qdisc_get(const nt_ctx *ctx, const char *ifname, uint32_t ntx, nt_qdisc *out);
+/* Make Q the root: Q->dflt removes the object (and the file when nothing
+ * else is left in it), otherwise it is written as above. Refused as the
+ * kernel refuses, the file then left as it was: a kind it has no module
+ * for (-ENOENT with its text in ERR), mq on one queue or below an mq
+ * (-EOPNOTSUPP). */
+int nt_fixture_qdisc_set(const nt_ctx *ctx, const char *ifname, uint32_t ntx, const nt_qdisc *q, char *err,
+			 size_t errsize);
 
 #endif

@@ -2,6 +2,7 @@
 #include "kernel/rtlink.h"
 #include "kernel/fixture.h"
 #include "kernel/nlmsg.h"
+#include "kernel/queues.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -106,6 +107,10 @@ int nt_rtlink_get(const nt_ctx *ctx, const char *ifname, nt_link_params *out)
 		out->mtu = (uint32_t)mtu;
 		out->txqlen = (uint32_t)qlen;
 		out->range_known = nt_fixture_link_limits(ctx, ifname, &out->min_mtu, &out->max_mtu);
+		/* The transmit queues sysfs shows: what mq needs more than one of. */
+		int nrx, ntx;
+		if (nt_queues_count(ctx, ifname, &nrx, &ntx) == 0)
+			out->num_tx_queues = (uint32_t)ntx;
 		return 0;
 	}
 	return link_get(NULL, ifname, out);
@@ -311,8 +316,11 @@ int nt_qdisc_get(const nt_ctx *ctx, const char *ifname, nt_qdisc *out)
 {
 	qd_dump d = { 0 };
 	memset(out, 0, sizeof(*out));
-	if (!ctx->live)
-		return -EOPNOTSUPP;
+	if (!ctx->live) {
+		nt_link_params p;
+		int r = nt_rtlink_get(ctx, ifname, &p);
+		return r < 0 ? r : nt_fixture_qdisc_get(ctx, ifname, p.num_tx_queues, out);
+	}
 	if (!nt_ifname_valid(ifname))
 		return -ENODEV;
 	int r = ifindex_of(ifname);
@@ -329,8 +337,12 @@ int nt_rtlink_report(const nt_ctx *ctx, const char *ifname, nt_link_params *p, n
 	qd_dump d = { 0 };
 	*qres = -EOPNOTSUPP;
 	memset(q, 0, sizeof(*q));
-	if (!ctx->live)
-		return nt_rtlink_get(ctx, ifname, p);
+	if (!ctx->live) {
+		int r = nt_rtlink_get(ctx, ifname, p);
+		if (r == 0)
+			*qres = nt_fixture_qdisc_get(ctx, ifname, p->num_tx_queues, q);
+		return r;
+	}
 	memset(p, 0, sizeof(*p));
 	if (!nt_ifname_valid(ifname))
 		return -ENODEV;
@@ -415,8 +427,11 @@ int nt_qdisc_set(const nt_ctx *ctx, const char *ifname, const nt_qdisc *q, char 
 
 	if (err && errsize)
 		err[0] = '\0';
-	if (!ctx->live)
-		return -EOPNOTSUPP;
+	if (!ctx->live) {
+		nt_link_params p;
+		r = nt_rtlink_get(ctx, ifname, &p);
+		return r < 0 ? r : nt_fixture_qdisc_set(ctx, ifname, p.num_tx_queues, q, err, errsize);
+	}
 	if (!nt_ifname_valid(ifname))
 		return -ENODEV;
 	int ifindex = ifindex_of(ifname);

@@ -9,8 +9,11 @@
  * and queue length are the sysfs files /sys/class/net/IF/mtu and
  * tx_queue_len; the MTU range, which sysfs does not show, comes from the
  * "link" section of ROOT/ethtool/IF.json ({"min_mtu": 68, "max_mtu": 9216})
- * or, without one, is the Ethernet default 68..65535 (ether_setup's). A
- * fixture has no traffic control: the qdisc calls say -EOPNOTSUPP there. */
+ * or, without one, is the Ethernet default 68..65535 (ether_setup's); the
+ * number of transmit queues is that of sysfs's queues/tx-N. The root qdisc
+ * of a fixture is the "qdisc" object of ROOT/ethtool/IF.json, the kernel's
+ * default without it (kernel/fixture.h says which), written back by a set
+ * as the kernel would make it. */
 #ifndef NT_RTLINK_H
 #define NT_RTLINK_H
 
@@ -24,7 +27,7 @@ typedef struct nt_link_params {
 	int ifindex; /* 0 on a fixture root */
 	uint32_t mtu, min_mtu, max_mtu;
 	uint32_t txqlen;
-	uint32_t num_tx_queues; /* 0 when unknown (a fixture root) */
+	uint32_t num_tx_queues; /* on a fixture root: its queues/tx-N */
 	/* The kernel said MIN_MTU and MAX_MTU (a fixture: its "link"
 	 * section); otherwise they are Ethernet's. */
 	bool range_known;
@@ -69,8 +72,8 @@ typedef struct nt_qdisc {
 	nt_fq_params fq; /* of the root fq, or of every fq child of an mq */
 } nt_qdisc;
 
-/* IFNAME's root qdisc. Returns 0, -EOPNOTSUPP on a fixture root, -ENODEV,
- * or -errno. */
+/* IFNAME's root qdisc. Returns 0, -ENODEV, or -errno (NT_EPARSE for a
+ * fixture's malformed object). */
 int nt_qdisc_get(const nt_ctx *ctx, const char *ifname, nt_qdisc *out);
 
 /* Make Q IFNAME's root qdisc: Q->dflt deletes the root (the kernel then
@@ -83,7 +86,7 @@ int nt_qdisc_set(const nt_ctx *ctx, const char *ifname, const nt_qdisc *q, char 
 
 /* For a report of IFNAME: its parameters and its root qdisc, the two
  * requests on one socket. Returns nt_rtlink_get's result; *QRES is
- * nt_qdisc_get's (-EOPNOTSUPP on a fixture root), Q filled when it is 0. */
+ * nt_qdisc_get's, Q filled when it is 0. */
 int nt_rtlink_report(const nt_ctx *ctx, const char *ifname, nt_link_params *p, nt_qdisc *q, int *qres);
 
 #endif

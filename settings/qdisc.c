@@ -21,7 +21,7 @@
  * (htb with its classes, a netem, mq children that differ) is replaced only
  * with "replace": true: a rollback then restores its kind with that kind's
  * defaults, not its classes, filters or parameters (docs/profiles.md#qdisc).
- * Through kernel/rtlink.h; a fixture root has no traffic control. */
+ * Through kernel/rtlink.h, which a fixture root emulates. */
 #include "kernel/rtlink.h"
 #include "settings/link_kind.h"
 
@@ -182,8 +182,7 @@ static int qdisc_check(const nt_ctx *ctx, nt_ethtool *eh, const nt_topology *t, 
 		return NT_EINVALID;
 	}
 	if ((r = nt_qdisc_get(ctx, target, &cur)) < 0) {
-		snprintf(why, whysize, "%s: the root qdisc cannot be read: %s%s", target, nt_strerror(r),
-			 r == -EOPNOTSUPP ? " (a fixture root has no traffic control)" : "");
+		snprintf(why, whysize, "%s: the root qdisc cannot be read: %s", target, nt_strerror(r));
 		return NT_EINVALID;
 	}
 	if (strcmp(q.kind, "mq") == 0 && nt_rtlink_get(ctx, target, &p) == 0 && p.num_tx_queues < 2) {
@@ -412,8 +411,8 @@ static const nt_profile_section section_qdisc = {
  * fixture without it, so a captured host reads as it did); "qdisc", the
  * root in the text form above, and "qdisc_kinds", the kinds the kernel
  * shows, the root's and an mq's children's ("mq pfifo_fast"), which
- * "default" does not say (not on a fixture root, which has no traffic
- * control). */
+ * "default" does not say (on a fixture root, the one kernel/fixture.h
+ * emulates). */
 static int report_link(const nt_ctx *ctx, nt_ethtool *eh, const nt_nic *nic, json_t *out)
 {
 	nt_link_params p;

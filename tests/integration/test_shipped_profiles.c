@@ -22,6 +22,7 @@ static const struct shipped {
 	{ "esnet-100g", { "epyc7713-2node-bond", "ceph-2node-ib", NULL } },
 	{ "epyc-fix", { "epyc7713-2node-bond", NULL } },
 	{ "100g-streams", { "epyc7713-2node-bond", NULL } },
+	{ "100g-host", { "epyc7713-2node-bond", NULL } },
 };
 #define NSHIPPED (sizeof(shipped) / sizeof(shipped[0]))
 
@@ -88,7 +89,7 @@ static void plan_on(const char *host, const char *reports)
 			  shipped[i].name, host);
 		static const char *const sections[][2] = {
 			{ "irq_affinity", "irq_affinity" }, { "sysctl", "sysctl" }, { "rings", "rings" }, { "bonds", "bond" },
-			{ "flows", "flow" }
+			{ "flows", "flow" }, { "qdisc", "qdisc" }, { "txqueuelen", "txqueuelen" }, { "xps", "xps_cpus" }
 		};
 		for (size_t k = 0; k < sizeof(sections) / sizeof(sections[0]); k++)
 			if (json_object_get(prof, sections[k][0]))
@@ -103,6 +104,82 @@ static void plan_on(const char *host, const char *reports)
 		free(text);
 	}
 	nt_agent_stop(&a);
+}
+
+/* What the whole-host profile changes on the EPYC copy ROOT: each port's
+ * ethtool document (rings, RSS, qdisc) and queue length, an IRQ's
+ * affinity, an XPS mask, a TCP sysctl. */
+static json_t *snapshot(const char *root)
+{
+	static const char *const files[] = { "sys/class/net/enos0/tx_queue_len", "sys/class/net/enos3/tx_queue_len",
+					      "proc/irq/101/smp_affinity_list", "sys/class/net/enos2/queues/tx-3/xps_cpus",
+					      "proc/sys/net/ipv4/tcp_rmem", "proc/sys/net/core/wmem_max" };
+	json_t *snap = json_object();
+	for (int p = 0; p < 4; p++) {
+		char path[PATH_MAX], key[32];
+		snprintf(path, sizeof(path), "%s/ethtool/enos%d.json", root, p);
+		snprintf(key, sizeof(key), "ethtool/enos%d", p);
+		json_object_set_new(snap, key, json_load_file(path, 0, NULL) ?: json_null());
+	}
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		char *t = tree_read(root, files[i]);
+		json_object_set_new(snap, files[i], t ? json_string(t) : json_null());
+		free(t);
+	}
+	return snap;
+}
+
+static void round_trip(const char *name, const char *host)
+{
+	char root[] = "/tmp/nt-shipped-XXXXXX", cmd[PATH_MAX + 64], path[PATH_MAX];
+	nt_agent a = { 0 };
+	json_t *before = NULL, *doc = NULL, *prof = NULL;
+	char *body = NULL;
+	long st = 0;
+	snprintf(path, sizeof(path), "%s.json", name);
+	char *text = tree_read(PROFILES, path);
+	if (!mkdtemp(root) || !text) {
+		CHECK_MSG(0, "no %s or no temporary directory", path);
+		goto out;
+	}
+	snprintf(cmd, sizeof(cmd), "cp -a %s/%s/. %s/", NT_FIXTURES, host, root);
+	CHECK_INT(system(cmd), 0);
+	before = snapshot(root);
+	if (nt_agent_start(&a, root, NULL, NULL) < 0) {
+		CHECK_MSG(0, "agent on a copy of %s did not start", host);
+		goto out;
+	}
+	prof = json_pack("{s:o}", "profile", json_loads(text, 0, NULL));
+	body = json_dumps(prof, JSON_COMPACT);
+	nt_http("POST", nt_url(&a, "/v1/transactions?steps=failed"), body, &st, &doc, NULL, 0);
+	CHECK_MSG(st == 201 || st == 200, "%s applied on %s: %ld", name, host, st);
+	CHECK_STR(json_string_value(json_object_get(doc, "status")), "applied");
+	int64_t id = json_integer_value(json_object_get(doc, "id"));
+	json_decref(doc);
+	json_t *now = snapshot(root);
+	CHECK_MSG(!json_equal(now, before), "%s changed nothing on %s", name, host);
+	json_decref(now);
+	nt_http("POST", nt_url(&a, "/v1/plan"), text, &st, &doc, NULL, 0);
+	CHECK_MSG(st == 200 && json_array_size(json_object_get(doc, "steps")) == 0,
+		  "%s planned again on %s after its apply: %ld, %zu steps", name, host, st,
+		  json_array_size(json_object_get(doc, "steps")));
+	json_decref(doc);
+	snprintf(path, sizeof(path), "/v1/transactions/%lld/rollback?steps=failed", (long long)id);
+	nt_http("POST", nt_url(&a, path), "{}", &st, &doc, NULL, 0);
+	CHECK_STR(json_string_value(json_object_get(doc, "status")), "applied");
+	json_decref(doc);
+	now = snapshot(root);
+	CHECK_MSG(json_equal(now, before), "%s rolled back on %s: the files are not as they were", name, host);
+	json_decref(now);
+out:
+	nt_agent_stop(&a);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
+	if (root[0] && strncmp(root, "/tmp/nt-shipped-", 16) == 0)
+		system(cmd);
+	json_decref(before);
+	json_decref(prof);
+	free(body);
+	free(text);
 }
 
 int main(void)
@@ -128,6 +205,7 @@ int main(void)
 	static const char *const hosts[] = { "x460-4node-8nic", "ceph-2node-ib", "epyc7713-2node-bond" };
 	for (size_t h = 0; h < 3; h++)
 		plan_on(hosts[h], reports);
+	round_trip("100g-host", "epyc7713-2node-bond");
 	free(reports);
 	TEST_MAIN_END();
 }

@@ -5,9 +5,11 @@
  * outright (a glob leaves the slaves out), and refused outside the range
  * the fixture gives (with the kernel's own words when an apply slips
  * past); the per-NIC report; a transaction applied and rolled back with
- * the sysfs files byte for byte what they were; a qdisc refused on a root
- * with no traffic control; the link findings of diagnose/link.c and
- * their fixes. */
+ * the sysfs files byte for byte what they were; the root qdisc a fixture
+ * emulates (the kernel's default, mq refused on one queue, a foreign root
+ * kept unless replaced, plan -> apply -> re-plan empty -> rollback to the
+ * exact before-value); the link findings of diagnose/link.c and their
+ * fixes. */
 #include "diagnose/diagnose.h"
 #include "engine/plan.h"
 #include "engine/txn.h"
@@ -103,10 +105,11 @@ static void test_validation(const nt_ctx *ctx, const nt_topology *t)
 	CHECK_MSG(json_array_size(errors) == 13, "%s", json_dumps(errors, JSON_COMPACT));
 	json_decref(errors);
 
-	/* A fixture root has no traffic control: said by the plan's check. */
-	r = nt_t_plan(ctx, t, "{\"name\":\"q\",\"qdisc\":[{\"interface\":\"bond0\",\"qdisc\":\"fq\"}]}", &plan, &errors);
+	/* The fixture's lo has one transmit queue, as the kernel's: no mq. */
+	r = nt_t_plan(ctx, t, "{\"name\":\"q\",\"qdisc\":[{\"interface\":\"lo\",\"qdisc\":\"mq\"}]}", &plan, &errors);
 	CHECK_INT(r, NT_EINVALID);
-	CHECK(has_error(errors, "$.qdisc[0]", "no traffic control"));
+	CHECK_MSG(has_error(errors, "$.qdisc[0]", "1 transmit queue: mq needs a multi-queue device"), "%s",
+		  json_dumps(errors, JSON_COMPACT));
 	json_decref(errors);
 }
 
@@ -152,9 +155,20 @@ static void test_report(const nt_topology *t)
 		CHECK_INT(json_integer_value(json_object_get(n, "mtu_min")), 68);
 		CHECK_INT(json_integer_value(json_object_get(n, "mtu_max")), 9000);
 		CHECK_INT(json_integer_value(json_object_get(n, "txqueuelen")), 1000);
-		CHECK(json_object_get(n, "qdisc") == NULL);
+		/* A bond is IFF_NO_QUEUE: the kernel gives it noqueue. */
+		CHECK_STR(json_string_value(json_object_get(n, "qdisc")), "default");
+		CHECK_STR(json_string_value(json_object_get(n, "qdisc_kinds")), "noqueue");
 	}
 	CHECK_INT(seen, 1);
+	/* A NIC of 32 transmit queues: mq of net.core.default_qdisc (fq here). */
+	json_array_foreach(json_object_get(doc, "nics"), i, n) {
+		if (strcmp(json_string_value(json_object_get(n, "name")), "enos0") != 0)
+			continue;
+		seen++;
+		CHECK_STR(json_string_value(json_object_get(n, "qdisc")), "default");
+		CHECK_STR(json_string_value(json_object_get(n, "qdisc_kinds")), "mq fq");
+	}
+	CHECK_INT(seen, 2);
 	json_decref(doc);
 }
 
@@ -171,6 +185,28 @@ static void test_fixture_refusal(const nt_ctx *ctx)
 	free(mtu);
 }
 
+/* PROFILE applied by E, which must say "applied". Returns its id. */
+static int64_t txn_apply(nt_txn_engine *e, json_t *profile)
+{
+	nt_txn_request req = { .profile = profile, .client = "test", .identity = "" };
+	nt_txn_outcome o = { 0 };
+	CHECK_INT(nt_txn_apply(e, &req, &o), 0);
+	CHECK_STR(json_string_value(json_object_get(o.doc, "status")), "applied");
+	int64_t id = json_integer_value(json_object_get(o.doc, "id"));
+	nt_txn_outcome_free(&o);
+	return id;
+}
+
+/* Transaction ID rolled back by E, which must say "applied". */
+static void txn_rollback(nt_txn_engine *e, int64_t id)
+{
+	nt_txn_request back = { .client = "test", .identity = "" };
+	nt_txn_outcome o = { 0 };
+	CHECK_INT(nt_txn_rollback(e, id, false, &back, &o), 0);
+	CHECK_STR(json_string_value(json_object_get(o.doc, "status")), "applied");
+	nt_txn_outcome_free(&o);
+}
+
 static void test_transaction(const nt_ctx *ctx)
 {
 	char *mtu0 = tree_read(root, "sys/class/net/bond0/mtu");
@@ -182,22 +218,14 @@ static void test_transaction(const nt_ctx *ctx)
 				     0, NULL);
 	if (!e || !mtu0 || !q0 || !profile)
 		goto out;
-	nt_txn_request req = { .profile = profile, .client = "test", .identity = "" };
-	nt_txn_outcome o = { 0 };
-	CHECK_INT(nt_txn_apply(e, &req, &o), 0);
-	CHECK_STR(json_string_value(json_object_get(o.doc, "status")), "applied");
-	int64_t id = json_integer_value(json_object_get(o.doc, "id"));
-	nt_txn_outcome_free(&o);
+	int64_t id = txn_apply(e, profile);
 	char *now = tree_read(root, "sys/class/net/bond0/mtu");
 	CHECK_STR(now, "4000\n");
 	free(now);
 	now = tree_read(root, "sys/class/net/enos1/tx_queue_len");
 	CHECK_STR(now, "10000\n");
 	free(now);
-	nt_txn_request back = { .client = "test", .identity = "" };
-	CHECK_INT(nt_txn_rollback(e, id, false, &back, &o), 0);
-	CHECK_STR(json_string_value(json_object_get(o.doc, "status")), "applied");
-	nt_txn_outcome_free(&o);
+	txn_rollback(e, id);
 	now = tree_read(root, "sys/class/net/bond0/mtu");
 	CHECK_STR(now, mtu0);
 	free(now);
@@ -208,6 +236,97 @@ out:
 	json_decref(profile);
 	free(mtu0);
 	free(q0);
+	nt_txn_engine_close(e);
+}
+
+static json_t *ethtool_doc(const char *iface)
+{
+	char path[256];
+	snprintf(path, sizeof(path), "%s/ethtool/%s.json", root, iface);
+	return json_load_file(path, 0, NULL);
+}
+
+static const char *root_qdisc(const nt_ctx *ctx, const char *iface, char *buf, size_t size)
+{
+	const nt_setting_kind *k = nt_setting_find("qdisc");
+	nt_value v;
+	if (k->read(ctx, NULL, iface, &v) < 0 || k->format(&v, buf, size) < 0)
+		snprintf(buf, size, "(unreadable)");
+	return buf;
+}
+
+/* The qdisc on a fixture as on a live host: enos2 starts with a root of
+ * its own (fq_codel), enos0 with the kernel's default; a profile makes
+ * them mq of fq paced at 23gbit and fq; the plan again is empty; the
+ * rollback puts back fq_codel and the default, the files as they were. */
+static void test_qdisc_transaction(const nt_ctx *ctx)
+{
+	char buf[NT_VALUE_MAX];
+	json_t *e2 = ethtool_doc("enos2");
+	json_object_set_new(e2, "qdisc", json_pack("{s:s}", "kind", "fq_codel"));
+	char path[256];
+	snprintf(path, sizeof(path), "%s/ethtool/enos2.json", root);
+	CHECK_INT(json_dump_file(e2, path, JSON_COMPACT), 0);
+	json_t *e0 = ethtool_doc("enos0");
+	CHECK(e0 != NULL && json_object_get(e0, "qdisc") == NULL);
+	CHECK_STR(root_qdisc(ctx, "enos2", buf, sizeof(buf)), "fq_codel");
+	CHECK_STR(root_qdisc(ctx, "enos0", buf, sizeof(buf)), "default");
+
+	/* What the kernel refuses, the fixture refuses, the file unchanged. */
+	const nt_setting_kind *k = nt_setting_find("qdisc");
+	nt_value bad = nt_t_val(k, "mq sfb");
+	char err[256] = "";
+	CHECK_INT(k->apply(ctx, NULL, "enos0", &bad, err, sizeof(err)), -ENOENT);
+	CHECK_MSG(strstr(err, "Specified qdisc kind is unknown") != NULL, "%s", err);
+	json_t *same = ethtool_doc("enos0");
+	CHECK(json_equal(same, e0));
+	json_decref(same);
+
+	nt_txn_engine *e = NULL;
+	nt_topology *t = NULL;
+	nt_plan plan;
+	json_t *errors = NULL;
+	const char *text = "{\"name\":\"q\",\"qdisc\":[{\"interface\":\"enos0\",\"qdisc\":\"mq\",\"child\":\"fq\","
+			   "\"maxrate\":\"23gbit\"},{\"interface\":\"enos2\",\"qdisc\":\"fq\",\"flow_limit\":200}]}";
+	json_t *profile = json_loads(text, 0, NULL);
+	CHECK_INT(nt_txn_engine_open(ctx, state, &e), 0);
+	if (!e || !profile)
+		goto out;
+	int64_t id = txn_apply(e, profile);
+	CHECK_STR(root_qdisc(ctx, "enos0", buf, sizeof(buf)), "mq fq maxrate=23000000000");
+	CHECK_STR(root_qdisc(ctx, "enos2", buf, sizeof(buf)), "fq flow_limit=200");
+	json_t *now = ethtool_doc("enos0");
+	char *q = json_dumps(json_object_get(now, "qdisc"), JSON_COMPACT | JSON_SORT_KEYS);
+	CHECK_STR(q, "{\"children\":\"fq\",\"children_default\":false,\"kind\":\"mq\",\"maxrate\":2875000000}");
+	free(q);
+	json_decref(now);
+
+	/* Applied: planned again, nothing is left to do. */
+	CHECK_INT(nt_topology_read(ctx, &t), 0);
+	if (t) {
+		int r = nt_t_plan(ctx, t, text, &plan, &errors);
+		CHECK_MSG(r == 0, "%s", json_dumps(errors, JSON_COMPACT));
+		if (r == 0) {
+			CHECK_INT(plan.nsteps, 0);
+			nt_plan_free(&plan);
+		}
+		json_decref(errors);
+		nt_topology_free(t);
+	}
+
+	txn_rollback(e, id);
+	CHECK_STR(root_qdisc(ctx, "enos2", buf, sizeof(buf)), "fq_codel");
+	CHECK_STR(root_qdisc(ctx, "enos0", buf, sizeof(buf)), "default");
+	now = ethtool_doc("enos0");
+	CHECK(json_equal(now, e0));
+	json_decref(now);
+	now = ethtool_doc("enos2");
+	CHECK(json_equal(now, e2));
+	json_decref(now);
+out:
+	json_decref(profile);
+	json_decref(e0);
+	json_decref(e2);
 	nt_txn_engine_close(e);
 }
 
@@ -278,6 +397,7 @@ int main(void)
 		nt_topology_free(t);
 		test_fixture_refusal(&ctx);
 		test_transaction(&ctx);
+		test_qdisc_transaction(&ctx);
 	}
 	snprintf(cmd, sizeof(cmd), "rm -rf %s %s", root, state);
 	system(cmd);
