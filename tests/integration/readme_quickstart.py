@@ -362,7 +362,7 @@ def fleet(qs, work):
 
 def main():
     qs = parse(os.path.join(SRC, "README.md"))
-    for name in ("operator", "ci", "fleet", "recipe"):
+    for name in ("operator", "ci", "fleet", "recipe", "host"):
         check(name in qs and qs[name]["blocks"], "README has the %s quick start" % name)
     # docs/fleet.md shows the same fleet example: the same files and commands.
     page = parse(os.path.join(SRC, "docs/fleet.md")).get("fleet", {"files": [], "blocks": []})
