@@ -138,7 +138,9 @@ static void on_event(void *ud, const nt_event *ev)
  * "repairs":[ms...], "last_held_ms"? (the last repair that applied),
  * "repair_error"? (the last failed repair's), "culprit"?, "changed_by"?,
  * "own_failure"? (true: its own step failed in the last repair, so the
- * next repair leaves it out while others drift), "drifting": bool}. */
+ * next repair leaves it out while others drift), "taken"? (true: contested
+ * because the plan found another program's value there, engine/plan.h),
+ * "drifting": bool}. */
 
 static int repairs_in_window(nt_drift *d, json_t *e, int64_t now)
 {
@@ -244,7 +246,30 @@ static json_t *entry_doc(const json_t *e)
 	json_object_set(o, "culprit", c ? c : json_null());
 	json_t *cb = json_object_get(e, "changed_by");
 	json_object_set(o, "changed_by", cb ? cb : json_null());
+	if (json_is_true(json_object_get(e, "taken")))
+		json_object_set_new(o, "taken", json_true());
 	return o;
+}
+
+/* Who holds KIND TARGET now that the plan found CURRENT there, not the
+ * desired value: whether nettune's own value was there before (the journal
+ * shows a step of ours that set it), so a rule changed in place reads as
+ * what it is. Read once, when the target turns taken. */
+static json_t *taken_culprit(nt_drift *d, const json_t *t)
+{
+	const char *kind = json_string_value(json_object_get(t, "kind"));
+	const char *target = json_string_value(json_object_get(t, "target"));
+	const char *cur = json_string_value(json_object_get(t, "current"));
+	json_t *lc = NULL;
+	char ours[96] = "", buf[768];
+	if (d->store && nt_store_last_change(d->store, kind, target, &lc) == 0)
+		snprintf(ours, sizeof(ours), " where transaction %lld had put the desired one",
+			 (long long)json_integer_value(json_object_get(lc, "txn")));
+	json_decref(lc);
+	snprintf(buf, sizeof(buf),
+		 "another program put '%s' at %s %s%s; nettune does not write over it (it is held "
+		 "again once that is removed)", cur ? cur : "?", kind, target, ours);
+	return json_string(buf);
 }
 
 /* ---- the check ---- */
@@ -263,9 +288,37 @@ static void set_status(nt_drift *d, const char *status, const char *fmt, ...)
 	}
 }
 
-/* Update the entries from the plan's STEPS (lock held). Entries of targets
- * no longer drifting keep only their repair times (for contested). */
-static void merge_steps(nt_drift *d, const json_t *steps, int64_t now)
+/* The entry of "KIND TARGET" as the plan shows it now (lock held). */
+static json_t *entry_seen(nt_drift *d, const char *kind, const char *target, const json_t *iface,
+			  const json_t *desired, const json_t *current, int64_t now)
+{
+	char k[512];
+	snprintf(k, sizeof(k), "%s %s", kind, target);
+	json_t *e = json_object_get(d->targets, k);
+	if (!e) {
+		e = json_pack("{s:s, s:s, s:I, s:[], s:I, s:n, s:s}", "kind", kind, "target", target,
+			      "first_seen_ms", (json_int_t)now, "repairs", "last_repair_ms",
+			      (json_int_t)0, "last_repair_txn", "state", "drifted");
+		if (!e || json_object_set_new(d->targets, k, e) < 0)
+			return NULL;
+	}
+	if (json_integer_value(json_object_get(e, "first_seen_ms")) == 0)
+		json_object_set_new(e, "first_seen_ms", json_integer(now));
+	json_object_set(e, "interface", iface ? (json_t *)iface : json_null());
+	json_object_set(e, "desired", (json_t *)desired);
+	json_object_set(e, "current", (json_t *)current);
+	json_object_set_new(e, "last_seen_ms", json_integer(now));
+	json_object_set_new(e, "drifting", json_true());
+	return e;
+}
+
+/* Update the entries from the plan's STEPS and TAKEN (lock held). Entries
+ * of targets no longer drifting keep only their repair times (for
+ * contested). A taken target is contested at once, by the same path as one
+ * that keeps being undone (it is left out of repairs, and named with its
+ * culprit); once the plan shows it as an ordinary step again (the other
+ * program's value is gone) it is repaired. */
+static void merge_steps(nt_drift *d, const json_t *steps, const json_t *taken, int64_t now)
 {
 	const char *key;
 	json_t *e, *s;
@@ -275,35 +328,49 @@ static void merge_steps(nt_drift *d, const json_t *steps, int64_t now)
 	json_object_foreach(d->targets, key, e)
 		json_object_set_new(e, "drifting", json_false());
 	json_array_foreach(steps, i, s) {
-		char k[512];
 		const char *kind = json_string_value(json_object_get(s, "kind"));
 		const char *target = json_string_value(json_object_get(s, "target"));
 		if (!kind || !target)
 			continue;
-		snprintf(k, sizeof(k), "%s %s", kind, target);
-		e = json_object_get(d->targets, k);
-		if (!e) {
-			e = json_pack("{s:s, s:s, s:I, s:[], s:I, s:n, s:s}", "kind", kind, "target",
-				      target, "first_seen_ms", (json_int_t)now, "repairs",
-				      "last_repair_ms", (json_int_t)0, "last_repair_txn", "state",
-				      "drifted");
-			if (!e || json_object_set_new(d->targets, k, e) < 0)
-				continue;
+		e = entry_seen(d, kind, target, json_object_get(s, "interface"),
+			       json_object_get(s, "after"), json_object_get(s, "before"), now);
+		if (e && json_is_true(json_object_get(e, "taken"))) {
+			/* The other program's value is gone: ours again. */
+			json_object_del(e, "taken");
+			json_object_del(e, "taken_current");
+			json_object_del(e, "culprit");
+			json_object_set_new(e, "state", json_string("drifted"));
 		}
-		if (json_integer_value(json_object_get(e, "first_seen_ms")) == 0)
-			json_object_set_new(e, "first_seen_ms", json_integer(now));
-		json_t *iface = json_object_get(s, "interface");
-		json_object_set(e, "interface", iface ? iface : json_null());
-		json_object_set(e, "desired", json_object_get(s, "after"));
-		json_object_set(e, "current", json_object_get(s, "before"));
-		json_object_set_new(e, "last_seen_ms", json_integer(now));
-		json_object_set_new(e, "drifting", json_true());
+	}
+	json_array_foreach(taken, i, s) {
+		const char *kind = json_string_value(json_object_get(s, "kind"));
+		const char *target = json_string_value(json_object_get(s, "target"));
+		if (!kind || !target)
+			continue;
+		e = entry_seen(d, kind, target, json_object_get(s, "interface"),
+			       json_object_get(s, "desired"), json_object_get(s, "current"), now);
+		if (!e)
+			continue;
+		bool was = json_is_true(json_object_get(e, "taken"));
+		const json_t *old = json_object_get(e, "culprit");
+		if (was && old && json_equal((json_t *)json_object_get(e, "taken_current"),
+					     json_object_get(s, "current")))
+			continue;
+		json_object_set_new(e, "taken", json_true());
+		json_object_set(e, "taken_current", json_object_get(s, "current"));
+		json_object_set_new(e, "state", json_string("contested"));
+		json_object_set_new(e, "culprit", taken_culprit(d, s));
+		emit(d, json_pack("{s:s, s:s, s:s, s:i, s:O}", "event", "drift_contested", "kind",
+				  kind, "target", target, "repairs", 0, "culprit",
+				  json_object_get(e, "culprit")));
 	}
 	json_object_foreach_safe(d->targets, tmp, key, e) {
 		if (json_is_true(json_object_get(e, "drifting")))
 			continue;
 		/* In place again: not contested or overridden any more. */
 		json_object_set_new(e, "state", json_string("in_sync"));
+		json_object_del(e, "taken");
+		json_object_del(e, "taken_current");
 		json_object_del(e, "culprit");
 		json_object_del(e, "changed_by");
 		json_object_del(e, "own_failure");
@@ -356,8 +423,10 @@ int nt_drift_check(nt_drift *d, const char *reason)
 		goto out;
 	}
 	int64_t set_ms = json_integer_value(json_object_get(desired, "set_ms"));
+	/* HOLD: a target another program took is contested, not a reason to
+	 * drop the whole desired state as invalid. */
 	nt_txn_request req = { .profile = json_object_get(desired, "profile"), .client = "",
-			       .identity = "" };
+			       .identity = "", .hold = true };
 	r = nt_txn_plan(d->engine, &req, &o);
 	pthread_mutex_lock(&d->lock);
 	if (r == NT_EINVALID) {
@@ -381,7 +450,7 @@ int nt_drift_check(nt_drift *d, const char *reason)
 	}
 	json_decref(d->warnings);
 	d->warnings = json_incref(json_object_get(o.doc, "warnings"));
-	merge_steps(d, json_object_get(o.doc, "steps"), now);
+	merge_steps(d, json_object_get(o.doc, "steps"), json_object_get(o.doc, "taken"), now);
 
 	const char *key;
 	json_t *e;

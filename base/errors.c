@@ -14,6 +14,7 @@ const char *nt_strerror(int err)
 	case NT_ESTORE: return "store error";
 	case NT_EFILETYPE: return "not a regular file (a symlink, FIFO, device or directory)";
 	case NT_EOUTSIDE: return "resolves outside the host root";
+	case NT_ETAKEN: return "held by another program";
 	default: break;
 	}
 	if (err < 0 && err > -4096)

@@ -14,6 +14,7 @@ enum {
 	NT_ESTORE = -1004, /* the SQLite store could not record */
 	NT_EFILETYPE = -1005, /* a kernel file is a symlink, FIFO, device or directory */
 	NT_EOUTSIDE = -1006, /* a path under a fixture root leads outside it */
+	NT_ETAKEN = -1007, /* the target holds a value another program put there */
 };
 
 const char *nt_strerror(int err);

@@ -21,6 +21,7 @@ void nt_plan_free(nt_plan *plan)
 	free(plan->steps);
 	json_decref(plan->warnings);
 	json_decref(plan->reserved);
+	json_decref(plan->taken);
 	memset(plan, 0, sizeof(*plan));
 }
 
@@ -47,8 +48,28 @@ static void warn_resets(nt_plan *plan)
 	}
 }
 
+/* Record in PLAN->taken that D's target holds CUR, another program's. */
+static int note_taken(nt_plan *plan, const nt_desired *d, const nt_value *cur, const char *why)
+{
+	char a[NT_VALUE_MAX], b[NT_VALUE_MAX];
+	if (!plan->taken && !(plan->taken = json_array()))
+		return -ENOMEM;
+	json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:s}", "kind", d->kind->name, "target", d->target,
+			      "desired", nt_value_str(d->kind, &d->value, a, sizeof(a)), "current",
+			      nt_value_str(d->kind, cur, b, sizeof(b)), "message", why);
+	if (o && d->interface[0])
+		json_object_set_new(o, "interface", json_string(d->interface));
+	return o ? json_array_append_new(plan->taken, o) == 0 ? 0 : -ENOMEM : -ENOMEM;
+}
+
 int nt_plan_build(const nt_ctx *ctx, nt_ethtool *eh, const nt_topology *t, const json_t *profile,
 		  nt_plan *plan, json_t *errors)
+{
+	return nt_plan_build_ex(ctx, eh, t, profile, false, plan, errors);
+}
+
+int nt_plan_build_ex(const nt_ctx *ctx, nt_ethtool *eh, const nt_topology *t, const json_t *profile,
+		     bool hold, nt_plan *plan, json_t *errors)
 {
 	nt_desired *want = NULL;
 	int nwant = 0, r;
@@ -74,7 +95,18 @@ int nt_plan_build(const nt_ctx *ctx, nt_ethtool *eh, const nt_topology *t, const
 		const nt_desired *d = &want[i];
 		const nt_setting_kind *k = d->kind;
 		nt_step *s = &plan->steps[plan->nsteps];
-		if (k->check(ctx, eh, t, d->target, &d->value, why, sizeof(why)) < 0) {
+		int c = k->check(ctx, eh, t, d->target, &d->value, why, sizeof(why));
+		if (c == NT_ETAKEN && hold) {
+			/* Reported, not written over and not an error: the
+			 * other targets are still held. */
+			nt_value cur;
+			if (k->read(ctx, eh, d->target, &cur) < 0)
+				memset(&cur, 0, sizeof(cur));
+			if ((r = note_taken(plan, d, &cur, why)) < 0)
+				goto fail;
+			continue;
+		}
+		if (c < 0) {
 			nt_profile_error(errors, d->path, "%s", why);
 			continue;
 		}
@@ -159,7 +191,10 @@ json_t *nt_plan_to_json(const nt_plan *plan, const json_t *profile)
 	json_t *steps = json_array();
 	for (int i = 0; steps && i < plan->nsteps; i++)
 		json_array_append_new(steps, nt_step_to_json(&plan->steps[i]));
-	return json_pack("{s:O,s:o,s:O,s:o}", "profile", profile ? profile : json_null(), "steps", steps,
-			 "warnings", plan->warnings, "reserved",
-			 plan->reserved ? json_incref(plan->reserved) : json_object());
+	json_t *o = json_pack("{s:O,s:o,s:O,s:o}", "profile", profile ? profile : json_null(), "steps", steps,
+			      "warnings", plan->warnings, "reserved",
+			      plan->reserved ? json_incref(plan->reserved) : json_object());
+	if (o && json_array_size(plan->taken))
+		json_object_set(o, "taken", plan->taken);
+	return o;
 }

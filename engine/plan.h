@@ -26,6 +26,11 @@ typedef struct nt_plan {
 	json_t *warnings; /* array of strings (owned) */
 	json_t *reserved; /* object interface -> cpulist kept for the application
 			   * by reserve_app_cpus (owned; {} when none) */
+	/* A plan holding the desired state (nt_plan_build_ex HOLD): the
+	 * targets whose kind's check answered NT_ETAKEN, left out of the
+	 * steps: [{"kind","target","interface"?,"desired","current",
+	 * "message"}] (owned; NULL when none). */
+	json_t *taken;
 } nt_plan;
 
 /* Validate PROFILE against host T and build its plan. T is the host read
@@ -38,6 +43,13 @@ typedef struct nt_plan {
  * or -errno. */
 int nt_plan_build(const nt_ctx *ctx, nt_ethtool *eh, const nt_topology *t, const json_t *profile,
 		  nt_plan *plan, json_t *errors);
+/* The same; with HOLD (the drift watcher holding a desired state that was
+ * applied), a target another program has taken since (its kind's check
+ * answers NT_ETAKEN) is not an error but goes to PLAN->taken, and the
+ * rest of the profile is planned: the desired state is never written
+ * over another program's value, and is still held everywhere else. */
+int nt_plan_build_ex(const nt_ctx *ctx, nt_ethtool *eh, const nt_topology *t, const json_t *profile,
+		     bool hold, nt_plan *plan, json_t *errors);
 void nt_plan_free(nt_plan *plan);
 
 /* {"kind","target","interface"?,"before","after"} */
@@ -50,8 +62,8 @@ int nt_step_from_json(const json_t *doc, nt_step *s);
  * as nothing: an unknown kind, or a value that does not parse). */
 int nt_step_from_strings(const char *kind, const char *target, const char *iface,
 			 const char *before, const char *after, nt_step *s);
-/* {"profile": PROFILE, "steps": [...], "warnings": [...], "reserved": {...}};
- * new reference. */
+/* {"profile": PROFILE, "steps": [...], "warnings": [...], "reserved": {...}},
+ * and "taken": [...] when some are; new reference. */
 json_t *nt_plan_to_json(const nt_plan *plan, const json_t *profile);
 
 #endif

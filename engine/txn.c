@@ -57,7 +57,7 @@ static int resolve_profile(nt_txn_engine *e, const nt_txn_request *req, json_t *
 }
 
 /* Topology + plan of PROFILE. */
-int nt_txn_make_plan(nt_txn_engine *e, nt_ethtool *eh, const json_t *profile, nt_plan *plan,
+int nt_txn_make_plan(nt_txn_engine *e, nt_ethtool *eh, const json_t *profile, bool hold, nt_plan *plan,
 		     nt_txn_outcome *out)
 {
 	nt_topology *t = NULL;
@@ -68,7 +68,7 @@ int nt_txn_make_plan(nt_txn_engine *e, nt_ethtool *eh, const json_t *profile, nt
 		return r;
 	}
 	out->errors = json_array();
-	r = nt_plan_build(&e->ctx, eh, t, profile, plan, out->errors);
+	r = nt_plan_build_ex(&e->ctx, eh, t, profile, hold, plan, out->errors);
 	nt_topology_free(t);
 	if (r == NT_EINVALID)
 		snprintf(out->message, sizeof(out->message), "the profile is not valid for this host");
@@ -90,7 +90,7 @@ int nt_txn_plan(nt_txn_engine *e, const nt_txn_request *req, nt_txn_outcome *out
 	if (r < 0)
 		goto out;
 	eh = nt_txn_stage_ethtool(e);
-	if ((r = nt_txn_make_plan(e, eh, profile, &plan, out)) < 0)
+	if ((r = nt_txn_make_plan(e, eh, profile, req->hold, &plan, out)) < 0)
 		goto out;
 	out->doc = nt_plan_to_json(&plan, profile);
 	r = out->doc ? 0 : -ENOMEM;
@@ -185,7 +185,7 @@ int nt_txn_apply(nt_txn_engine *e, const nt_txn_request *req, nt_txn_outcome *ou
 			goto out;
 		/* One handle for the plan and the apply: the slot's thread alone uses it. */
 		eh = nt_txn_stage_ethtool(e);
-		if ((r = nt_txn_make_plan(e, eh, profile, &plan, out)) < 0)
+		if ((r = nt_txn_make_plan(e, eh, profile, req->hold, &plan, out)) < 0)
 			goto out;
 	}
 	if (req->skip)
@@ -514,7 +514,7 @@ int nt_txn_desired_set(nt_txn_engine *e, const nt_txn_request *req, nt_txn_outco
 	/* Validated (and planned) against the host as it is now, so a profile
 	 * that could never apply here is refused with its JSON paths. */
 	nt_ethtool *eh = nt_txn_stage_ethtool(e);
-	r = nt_txn_make_plan(e, eh, profile, &plan, out);
+	r = nt_txn_make_plan(e, eh, profile, false, &plan, out);
 	nt_ethtool_close(eh);
 	if (r < 0)
 		goto out;

@@ -55,6 +55,11 @@ typedef struct nt_txn_request {
 	/* Steps to leave out of the plan: an object whose keys are
 	 * "KIND TARGET" (a contested or overridden target), or NULL. */
 	const json_t *skip;
+	/* The plan holds a desired state that was applied (the drift
+	 * watcher's): a target another program has taken since is left out
+	 * and listed in the plan's "taken" instead of refusing the profile
+	 * (engine/plan.h nt_plan_build_ex). */
+	bool hold;
 	/* With a reason: the "set_ms" of the desired state this repair is
 	 * for. Checked inside the slot, so a repair planned just before the
 	 * desired state changed or was cleared is dropped (no doc). 0: none. */

@@ -129,8 +129,9 @@ void nt_txn_settle_unrecorded(nt_txn_engine *e, json_t *doc);
 
 /* ---- plans kept by id (engine/txn_plan_id.c) ---- */
 
-/* engine/txn.c's plan of PROFILE from a fresh read of the host. */
-int nt_txn_make_plan(nt_txn_engine *e, nt_ethtool *eh, const json_t *profile, nt_plan *plan,
+/* engine/txn.c's plan of PROFILE from a fresh read of the host; HOLD as
+ * nt_plan_build_ex's. */
+int nt_txn_make_plan(nt_txn_engine *e, nt_ethtool *eh, const json_t *profile, bool hold, nt_plan *plan,
 		     nt_txn_outcome *out);
 int nt_txn_keep_plan(nt_txn_engine *e, nt_plan *plan, const json_t *profile, const char *profile_name,
 		     json_t *doc, nt_txn_outcome *out);

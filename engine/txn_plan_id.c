@@ -166,7 +166,7 @@ int nt_txn_plan_from_id(nt_txn_engine *e, nt_ethtool *eh, const nt_txn_request *
 		return NT_ECONFLICT;
 	}
 	json_decref(moved);
-	if ((r = nt_txn_make_plan(e, eh, *profile, plan, out)) < 0)
+	if ((r = nt_txn_make_plan(e, eh, *profile, false, plan, out)) < 0)
 		return r;
 	char w[256];
 	snprintf(w, sizeof(w), "planned again: %d target(s) of plan %s no longer read as planned "

@@ -20,6 +20,12 @@
  * is the step's before-value and rollback puts it back. Rules at other
  * locations are never touched.
  *
+ * The desired state holding the rules: a location found empty is filled
+ * again (the rule was deleted); one holding any other rule (another
+ * program's, or ours changed in place, which the table cannot tell
+ * apart) is NT_ETAKEN, so the drift watcher reports it contested and
+ * never writes over it (docs/transactions.md#desired-state-and-drift).
+ *
  * A rule needs the NIC's "ntuple" feature on; when it is off and the
  * "feature" kind is registered, the section desires
  * "IFACE/rx-ntuple-filter" "on"
@@ -165,6 +171,9 @@ static int flow_check(const nt_ctx *ctx, nt_ethtool *eh, const nt_topology *t, c
 			 "location %u of %s holds a rule nettune was not asked for ('%s'); not overwritten: "
 			 "give \"replace\": true to replace it (rollback puts it back) or another \"location\"",
 			 loc, ifname, have);
+		/* Taken, not malformed: the desired state reports it contested
+		 * and holds its other targets (engine/plan.h). */
+		r = NT_ETAKEN;
 	} else if (cur.type == NT_FLOW_OTHER && replace) {
 		nt_flow_rule_format(&cur, have, sizeof(have));
 		snprintf(why, whysize,

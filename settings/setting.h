@@ -66,7 +66,11 @@ typedef struct nt_setting_kind {
 	 * Current value of TARGET. Returns 0 or -errno. */
 	int (*read)(const nt_ctx *ctx, nt_ethtool *eh, const char *target, nt_value *out);
 	/* Whether V can be applied to TARGET on this host (T may be NULL).
-	 * Returns 0, or NT_EINVALID with a reason in WHY. */
+	 * Returns 0, or NT_EINVALID with a reason in WHY; or NT_ETAKEN when
+	 * the only reason is that TARGET holds a value another program put
+	 * there, which V would overwrite: a plan refuses it like NT_EINVALID,
+	 * and a plan holding the desired state reports the target as taken
+	 * instead (engine/plan.h). */
 	int (*check)(const nt_ctx *ctx, nt_ethtool *eh, const nt_topology *t, const char *target,
 		     const nt_value *v, char *why, size_t whysize);
 	/* Write V. Returns 0 or the kernel's -errno, with any extended error
