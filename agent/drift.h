@@ -29,7 +29,11 @@
  * that fails at one target's step counts as that target's attempt only:
  * the targets it rolled back are repaired again a second later without
  * the failing one, which is tried alone at later checks, so one target
- * that cannot be repaired never takes the others with it.
+ * that cannot be repaired never takes the others with it. A target the
+ * plan finds taken by another program (a flow rule location holding a
+ * rule nettune did not ask for: the plan is made with .hold, engine/txn.h)
+ * is contested at once, "taken", never written over, while the rest of
+ * the desired state is held; it is repaired again once it is free.
  *
  * Thread-safety: every function may be called from any thread. */
 #ifndef NT_AGENT_DRIFT_H
