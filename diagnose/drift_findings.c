@@ -56,20 +56,16 @@ int nt_diagnose_add_drift(json_t *diagnosis, const json_t *drift)
 		int sev;
 		if (!state || !kind || !target)
 			continue;
-		if (!strcmp(state, "contested") && json_is_true(json_object_get(t, "taken"))) {
+		if (!strcmp(state, "contested")) {
 			sev = SEV_WARNING;
+			/* Taken: another program's value found there, never
+			 * written over (agent/drift.c), not a fight. */
 			snprintf(msg, sizeof(msg),
-				 "%s %s holds another program's value ('%s', desired '%s'), which the "
-				 "desired state does not write over: %s", kind, target,
-				 json_string_value(json_object_get(t, "current")),
-				 json_string_value(json_object_get(t, "desired")),
-				 json_string_value(json_object_get(t, "culprit")) ?
-					 json_string_value(json_object_get(t, "culprit")) : "");
-		} else if (!strcmp(state, "contested")) {
-			sev = SEV_WARNING;
-			snprintf(msg, sizeof(msg),
-				 "%s %s keeps drifting from the desired state (%s, now %s) and is no "
-				 "longer repaired: %s", kind, target,
+				 json_is_true(json_object_get(t, "taken")) ?
+					 "%s %s holds another program's value (desired '%s', now '%s'), "
+					 "which the desired state does not write over: %s" :
+					 "%s %s keeps drifting from the desired state (%s, now %s) and is "
+					 "no longer repaired: %s", kind, target,
 				 json_string_value(json_object_get(t, "desired")),
 				 json_string_value(json_object_get(t, "current")),
 				 json_string_value(json_object_get(t, "culprit")) ?

@@ -165,8 +165,8 @@ static void test_hold(const nt_ctx *ctx, const char *root, nt_txn_engine *e, nt_
 		nt_diag_options opt = { 0 };
 		json_t *diag = nt_diagnose(topo, &opt);
 		CHECK_INT(nt_diagnose_add_drift(diag, rep), 0);
-		CHECK_MSG(drift_finding(diag, "flow enos2/loc-0 holds another program's value ('udp4 dst-port 53 "
-					      "drop', desired 'tcp4 dst-port 5002 queue 1')"),
+		CHECK_MSG(drift_finding(diag, "flow enos2/loc-0 holds another program's value (desired 'tcp4 "
+					      "dst-port 5002 queue 1', now 'udp4 dst-port 53 drop')"),
 			  "no drift finding naming the rule at enos2/loc-0");
 		json_decref(diag);
 		nt_topology_free(topo);
