@@ -11,7 +11,12 @@
 #    and ntuple off again;
 #  - held as the desired state: a rule deleted by hand with ethtool -U is
 #    inserted again by the watcher (the kernel sends no event for rules: the
-#    periodic check, every second here, finds it).
+#    periodic check, every second here, finds it);
+#  - a location of ours taken by another rule (ethtool -U ... loc 2) while
+#    another rule is deleted: the deleted one is repaired, the taken one is
+#    left as it is, reported contested ("taken", the culprit naming the
+#    rule found there, a drift finding), and the desired state is not
+#    "invalid"; deleted, the location is filled again.
 # netdevsim has no IRQs, so "cpu" destinations are proven on fixture hosts
 # (tests/unit/test_flows.c), not here.
 . /lab/lib.bash
@@ -107,5 +112,36 @@ else
     bad "rule 1 not repaired in 10 s"
     api GET /v1/drift; echo "$API_BODY" | jq -c . | head -c 2000
 fi
+
+# Location 2 taken by someone else's rule (the lab's table replaces a rule
+# inserted at a used location, as mlx5 does: no moment it is empty), then
+# location 3 deleted.
+rule_of() { sed -n "/^Filter: $1\$/,/^\$/p" <<< "$(ethtool -u "$port")"; }
+ethtool -U "$port" flow-type udp4 dst-port 9 action 2 loc 2 >/dev/null &&
+    ethtool -U "$port" delete 3 || bad "ethtool -U: the foreign rule at loc 2, delete 3"
+for _ in $(seq 100); do has_rule 3 && break; sleep 0.1; done
+has_rule 3 && ok "rule 3 repaired beside the taken location" || bad "rule 3 not repaired: $(ethtool -u "$port")"
+drift=""
+for _ in $(seq 50); do
+    api GET /v1/drift
+    drift=$API_BODY
+    [ "$(jq -r --arg t "$port/loc-2" '.targets[] | select(.target == $t) | .state' <<< "$drift")" = contested ] && break
+    sleep 0.1
+done
+expect_eq "drift status with a location taken" "$(jq -r .status <<< "$drift")" drifted
+expect_eq "taken location" "$(jq -c --arg t "$port/loc-2" '.targets[] | select(.target == $t) | [.state, .taken, .current]' <<< "$drift")" \
+    '["contested",true,"udp4 dst-port 9 queue 2"]'
+jq -r --arg t "$port/loc-2" '.targets[] | select(.target == $t) | .culprit' <<< "$drift" |
+    grep -q "another program put 'udp4 dst-port 9 queue 2' at flow $port/loc-2" &&
+    ok "culprit names the rule found there" || bad "culprit: $(jq -c .targets <<< "$drift")"
+rule_of 2 | grep -q "Dest port: 9" && ok "the taken location is not overwritten" || bad "location 2: $(rule_of 2)"
+api GET /v1/diagnostics
+jq -r '.findings[] | select(.id == "drift") | .message' <<< "$API_BODY" |
+    grep -q "flow $port/loc-2 holds another program's value" && ok "drift finding names it" ||
+    bad "drift findings: $(jq -c '[.findings[] | select(.id == "drift")]' <<< "$API_BODY")"
+# Deleted by its owner: ours again.
+ethtool -U "$port" delete 2 || bad "ethtool -U delete 2"
+for _ in $(seq 100); do rule_of 2 | grep -q "Dest port: 5004" && break; sleep 0.1; done
+rule_of 2 | grep -q "Dest port: 5004" && ok "location 2 filled again once free" || bad "location 2 after the delete: $(rule_of 2)"
 nt_stop
-finish "flow rules applied, re-planned empty, rolled back to ethtool -u as it was, repaired when deleted by hand"
+finish "flow rules applied, re-planned empty, rolled back to ethtool -u as it was, repaired when deleted by hand, a taken location contested and not overwritten"
