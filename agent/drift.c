@@ -252,9 +252,9 @@ static json_t *entry_doc(const json_t *e)
 }
 
 /* Who holds KIND TARGET now that the plan found CURRENT there, not the
- * desired value: whether nettune's own value was there before (the journal
- * shows a step of ours that set it), so a rule changed in place reads as
- * what it is. Read once, when the target turns taken. */
+ * desired value, and the transaction of ours that wrote the target last
+ * (the journal), so a rule of ours changed in place reads as what it is.
+ * Read once, when the target turns taken. */
 static json_t *taken_culprit(nt_drift *d, const json_t *t)
 {
 	const char *kind = json_string_value(json_object_get(t, "kind"));
@@ -263,7 +263,7 @@ static json_t *taken_culprit(nt_drift *d, const json_t *t)
 	json_t *lc = NULL;
 	char ours[96] = "", buf[768];
 	if (d->store && nt_store_last_change(d->store, kind, target, &lc) == 0)
-		snprintf(ours, sizeof(ours), " where transaction %lld had put the desired one",
+		snprintf(ours, sizeof(ours), " after nettune's transaction %lld wrote it last",
 			 (long long)json_integer_value(json_object_get(lc, "txn")));
 	json_decref(lc);
 	snprintf(buf, sizeof(buf),

@@ -151,7 +151,7 @@ static void test_hold(const nt_ctx *ctx, const char *root, nt_txn_engine *e, nt_
 	CHECK(json_is_true(json_object_get(t, "taken")));
 	CHECK_STR(str(t, "current"), "udp4 dst-port 53 drop");
 	CHECK_STR(str(t, "desired"), "tcp4 dst-port 5002 queue 1");
-	snprintf(buf, sizeof(buf), "where transaction %lld had put", (long long)applied);
+	snprintf(buf, sizeof(buf), "after nettune's transaction %lld wrote it last", (long long)applied);
 	CHECK_MSG(strstr(str(t, "culprit"), "another program put 'udp4 dst-port 53 drop' at flow enos2/loc-0") &&
 			  strstr(str(t, "culprit"), buf),
 		  "culprit: %s", str(t, "culprit"));
