@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The kernel on a fixture root: see kernel/fixture.h. */
 #include "kernel/fixture.h"
+#include "kernel/fixture_int.h"
 #include "kernel/features.h"
 #include "kernel/flows.h"
 /* Pure cpulist and mask spellings; no reading, so no arrow up to the host
@@ -20,7 +21,7 @@
 
 #include <jansson.h>
 
-static void set_err(char *err, size_t errsize, const char *text)
+void nt_fx_set_err(char *err, size_t errsize, const char *text)
 {
 	if (err && errsize)
 		snprintf(err, errsize, "%s", text);
@@ -28,7 +29,7 @@ static void set_err(char *err, size_t errsize, const char *text)
 
 /* ---- ethtool: ROOT/ethtool/IFACE.json ---- */
 
-static int ethtool_load(const nt_ctx *ctx, const char *section, const char *ifname,
+int nt_fx_load(const nt_ctx *ctx, const char *section, const char *ifname,
 			json_t **rootp, json_t **secp)
 {
 	char *buf = NULL;
@@ -83,7 +84,7 @@ int nt_fixture_ethtool_get(const nt_ctx *ctx, const nt_ethtool_group *g, const c
 			   nt_ethtool_values *out)
 {
 	json_t *root = NULL, *sec = NULL;
-	int r = ethtool_load(ctx, g->section, ifname, &root, &sec);
+	int r = nt_fx_load(ctx, g->section, ifname, &root, &sec);
 
 	memset(out, 0, sizeof(*out));
 	if (r < 0)
@@ -125,7 +126,7 @@ bool nt_fixture_link_limits(const nt_ctx *ctx, const char *ifname, uint32_t *min
 
 /* Replace the file in one step so a reader (or a crash) never sees half a
  * document: write a temporary file in the same directory, then rename. */
-static int write_atomic(const nt_ctx *ctx, const char *ifname, const char *text)
+int nt_fx_write_atomic(const nt_ctx *ctx, const char *ifname, const char *text)
 {
 	char path[PATH_MAX], tmp[PATH_MAX];
 	size_t len = strlen(text), done = 0;
@@ -209,12 +210,12 @@ static int ethtool_check(const nt_ethtool_group *g, const nt_ethtool_values *cur
 		/* An absent maximum is 0 (n/a), so any count is above it, as
 		 * rings_fill_reply leaves out a ring whose maximum is 0. */
 		if (m >= 0 && send->v[i] > cur->v[m]) {
-			set_err(err, errsize, g->above_max ? g->above_max : "value exceeds maximum");
+			nt_fx_set_err(err, errsize, g->above_max ? g->above_max : "value exceeds maximum");
 			return -EINVAL;
 		}
 		/* ethnl_set_coalesce's refusal of a parameter the driver lacks. */
 		if (!(cur->present & (1u << i))) {
-			set_err(err, errsize, "cannot modify an unsupported parameter");
+			nt_fx_set_err(err, errsize, "cannot modify an unsupported parameter");
 			return -EINVAL;
 		}
 	}
@@ -223,7 +224,7 @@ static int ethtool_check(const nt_ethtool_group *g, const nt_ethtool_values *cur
 
 /* ROOT/ethtool/IFNAME.json replaced by ROOT, as the kernel changes a
  * device's settings all at once. */
-static int save_doc(const nt_ctx *ctx, const char *ifname, json_t *root)
+int nt_fx_save(const nt_ctx *ctx, const char *ifname, json_t *root)
 {
 	char *text = json_dumps(root, JSON_INDENT(2)), *nl;
 	int r;
@@ -237,7 +238,7 @@ static int save_doc(const nt_ctx *ctx, const char *ifname, json_t *root)
 	}
 	text = nl;
 	memcpy(text + n, "\n", 2);
-	r = write_atomic(ctx, ifname, text);
+	r = nt_fx_write_atomic(ctx, ifname, text);
 	free(text);
 	return r;
 }
@@ -251,7 +252,7 @@ int nt_fixture_ethtool_set(const nt_ctx *ctx, const nt_ethtool_group *g, const c
 
 	if (r < 0)
 		return r;
-	r = ethtool_load(ctx, g->section, ifname, &root, &sec);
+	r = nt_fx_load(ctx, g->section, ifname, &root, &sec);
 	if (r < 0)
 		return r;
 	for (int i = 0; i < g->nfields; i++) {
@@ -267,256 +268,7 @@ int nt_fixture_ethtool_set(const nt_ctx *ctx, const nt_ethtool_group *g, const c
 			goto out;
 		}
 	}
-	r = save_doc(ctx, ifname, root);
-out:
-	json_decref(root);
-	return r;
-}
-
-/* ---- features: the "features" object of ROOT/ethtool/IFACE.json ---- */
-
-/* One feature's entry: {"on": B, "fixed": B, "wanted": B, "needs": [...]},
- * or a bare boolean for a changeable feature that is as wanted. */
-static int feature_entry(json_t *e, nt_feature *f)
-{
-	if (json_is_boolean(e)) {
-		f->active = f->wanted = json_is_true(e);
-		return 0;
-	}
-	json_t *on = json_object_get(e, "on"), *fixed = json_object_get(e, "fixed"),
-	       *wanted = json_object_get(e, "wanted");
-	if (!json_is_object(e) || !json_is_boolean(on) || (fixed && !json_is_boolean(fixed)) ||
-	    (wanted && !json_is_boolean(wanted)))
-		return NT_EPARSE;
-	f->active = json_is_true(on);
-	f->wanted = wanted ? json_is_true(wanted) : f->active;
-	f->fixed = json_is_true(fixed);
-	return 0;
-}
-
-int nt_fixture_features_get(const nt_ctx *ctx, const char *ifname, nt_features *out)
-{
-	json_t *root = NULL, *sec = NULL, *e;
-	const char *name;
-	int r = ethtool_load(ctx, "features", ifname, &root, &sec);
-
-	memset(out, 0, sizeof(*out));
-	if (r < 0)
-		return r;
-	json_object_foreach(sec, name, e) {
-		if (out->n >= NT_FEATURES_MAX) {
-			r = NT_EPARSE;
-			goto out;
-		}
-		nt_feature *f = &out->f[out->n];
-		if (strlen(name) >= sizeof(f->name) || feature_entry(e, f) < 0) {
-			r = NT_EPARSE;
-			goto out;
-		}
-		memcpy(f->name, name, strlen(name) + 1);
-		out->n++;
-	}
-out:
-	json_decref(root);
-	return r;
-}
-
-/* ---- RSS: the "rss" object of ROOT/ethtool/IFACE.json ---- */
-
-static int rss_load(const nt_ctx *ctx, const char *ifname, json_t **rootp, json_t **rssp)
-{
-	int r = ethtool_load(ctx, "rss", ifname, rootp, rssp);
-	json_t *indir = r == 0 ? json_object_get(*rssp, "indir") : NULL;
-	if (r == 0 && indir && !json_is_array(indir)) {
-		json_decref(*rootp);
-		return NT_EPARSE;
-	}
-	return r;
-}
-
-static uint32_t rss_rx_rings(json_t *root, json_t *rss)
-{
-	json_t *x = json_object_get(rss, "rx_rings"), *ch = json_object_get(root, "channels");
-	if (json_is_integer(x))
-		return (uint32_t)json_integer_value(x);
-	return (uint32_t)(json_integer_value(json_object_get(ch, "combined")) +
-			  json_integer_value(json_object_get(ch, "rx")));
-}
-
-int nt_fixture_rss_get(const nt_ctx *ctx, const char *ifname, nt_rss *out)
-{
-	json_t *root = NULL, *rss = NULL;
-	int r = rss_load(ctx, ifname, &root, &rss);
-	memset(out, 0, sizeof(*out));
-	if (r < 0)
-		return r;
-	json_t *indir = json_object_get(rss, "indir");
-	out->indir_size = (uint32_t)json_array_size(indir);
-	out->key_size = (uint32_t)json_integer_value(json_object_get(rss, "key_size"));
-	out->hfunc = (uint8_t)json_integer_value(json_object_get(rss, "hfunc"));
-	out->rx_rings = rss_rx_rings(root, rss);
-	out->indir = calloc(out->indir_size + 1, sizeof(uint32_t));
-	if (!out->indir) {
-		r = -ENOMEM;
-		goto out;
-	}
-	for (uint32_t i = 0; i < out->indir_size; i++)
-		out->indir[i] = (uint32_t)json_integer_value(json_array_get(indir, i));
-	for (int f = 0; f < NT_RSS_FLOWS; f++) {
-		const char *t = json_string_value(json_object_get(json_object_get(rss, "hash_fields"),
-								  nt_rss_flow_names[f]));
-		uint64_t bits;
-		if (t && nt_rss_fields_parse(t, &bits) == 0)
-			nt_rss_fields_format(bits, out->fields[f], sizeof(out->fields[f]));
-	}
-	r = 0;
-out:
-	json_decref(root);
-	return r;
-}
-
-/* Whether every feature E "needs" is on in SEC. */
-static bool needs_met(json_t *sec, json_t *e)
-{
-	json_t *needs = json_is_object(e) ? json_object_get(e, "needs") : NULL, *n;
-	size_t i;
-	json_array_foreach(needs, i, n) {
-		json_t *dep = json_object_get(sec, json_string_value(n));
-		if (!dep || !(json_is_boolean(dep) ? json_is_true(dep) : json_is_true(json_object_get(dep, "on"))))
-			return false;
-	}
-	return true;
-}
-
-/* Entry E of a changeable feature now shows ON, its wanted state kept. */
-static int feature_show(json_t *sec, const char *name, json_t *e, bool on)
-{
-	if (json_is_boolean(e)) {
-		json_t *o = json_pack("{s:b,s:b}", "on", on, "wanted", json_is_true(e));
-		return o && json_object_set_new(sec, name, o) == 0 ? 0 : -ENOMEM;
-	}
-	/* "wanted" defaults to "on": spell it out before "on" moves. */
-	if (!json_object_get(e, "wanted") &&
-	    json_object_set_new(e, "wanted", json_boolean(json_is_true(json_object_get(e, "on")))) < 0)
-		return -ENOMEM;
-	return json_object_set_new(e, "on", json_boolean(on)) == 0 ? 0 : -ENOMEM;
-}
-
-int nt_fixture_features_set(const nt_ctx *ctx, const char *ifname, const char *name, bool on, char *err,
-			    size_t errsize)
-{
-	json_t *root = NULL, *sec = NULL, *e;
-	const char *key;
-	nt_feature f = { 0 };
-	int r = ethtool_load(ctx, "features", ifname, &root, &sec);
-
-	if (r < 0)
-		return r;
-	e = json_object_get(sec, name);
-	if (!e) {
-		set_err(err, errsize, "unrecognized bit name");
-		r = -EINVAL;
-		goto out;
-	}
-	if ((r = feature_entry(e, &f)) < 0)
-		goto out;
-	/* The kernel keeps a fixed feature as it is, and says nothing. */
-	if (f.fixed) {
-		r = 0;
-		goto out;
-	}
-	if (json_is_boolean(e)) {
-		e = json_pack("{s:b,s:b}", "on", on, "wanted", on);
-		if (!e || json_object_set_new(sec, name, e) < 0) {
-			r = -ENOMEM;
-			goto out;
-		}
-	} else if (json_object_set_new(e, "wanted", json_boolean(on)) < 0) {
-		r = -ENOMEM;
-		goto out;
-	}
-	/* netdev_fix_features: a changeable feature is active when wanted and
-	 * what it needs is active; a change may ripple, so go round until
-	 * nothing moves (at most once per feature). */
-	for (size_t pass = 0, moved = 1; moved && pass <= json_object_size(sec); pass++) {
-		moved = 0;
-		json_object_foreach(sec, key, e) {
-			nt_feature g = { 0 };
-			if ((r = feature_entry(e, &g)) < 0)
-				goto out;
-			bool now = g.wanted && needs_met(sec, e);
-			if (g.fixed || now == g.active)
-				continue;
-			if ((r = feature_show(sec, key, json_object_get(sec, key), now)) < 0)
-				goto out;
-			moved = 1;
-		}
-	}
-	r = save_doc(ctx, ifname, root);
-out:
-	json_decref(root);
-	return r;
-}
-
-int nt_fixture_rss_set_indir(const nt_ctx *ctx, const char *ifname, const uint32_t *indir, uint32_t n,
-			     char *err, size_t errsize)
-{
-	json_t *root = NULL, *rss = NULL, *arr = NULL;
-	int r = rss_load(ctx, ifname, &root, &rss);
-	if (r < 0)
-		return r;
-	uint32_t rings = rss_rx_rings(root, rss);
-	r = -EINVAL;
-	/* ethtool_set_rxfh: a table of the device's size, each entry below
-	 * the RX ring count (ethtool_copy_validate_indir). */
-	if (n != json_array_size(json_object_get(rss, "indir"))) {
-		set_err(err, errsize, "indirection table size does not match the device's");
-		goto out;
-	}
-	if (!(arr = json_array())) {
-		r = -ENOMEM;
-		goto out;
-	}
-	for (uint32_t i = 0; i < n; i++) {
-		if (rings && indir[i] >= rings) {
-			set_err(err, errsize, "indirection table entry is beyond the RX rings");
-			goto out;
-		}
-		if (json_array_append_new(arr, json_integer(indir[i])) < 0) {
-			r = -ENOMEM;
-			goto out;
-		}
-	}
-	r = json_object_set(rss, "indir", arr) < 0 ||
-		    json_object_set_new(rss, "configured", json_boolean(!nt_rss_indir_is_default(indir, n, rings))) < 0
-		    ? -ENOMEM
-		    : save_doc(ctx, ifname, root);
-out:
-	json_decref(arr);
-	json_decref(root);
-	return r;
-}
-
-int nt_fixture_rss_set_fields(const nt_ctx *ctx, const char *ifname, int flow, uint64_t data, char *err,
-			      size_t errsize)
-{
-	json_t *root = NULL, *rss = NULL;
-	char text[16];
-	int r = rss_load(ctx, ifname, &root, &rss);
-	if (r < 0)
-		return r;
-	json_t *hf = json_object_get(rss, "hash_fields");
-	const char *cur = json_string_value(json_object_get(hf, nt_rss_flow_names[flow]));
-	/* A flow type the NIC reports no fields for it does not hash (a
-	 * virtio NIC without RSS answers ETHTOOL_GRXFH with none). */
-	if (!cur || !cur[0] || data == 0) {
-		set_err(err, errsize, "the device does not hash this flow type");
-		r = -EINVAL;
-		goto out;
-	}
-	nt_rss_fields_format(data, text, sizeof(text));
-	r = json_object_set_new(hf, nt_rss_flow_names[flow], json_string(text)) < 0 ? -ENOMEM
-										      : save_doc(ctx, ifname, root);
+	r = nt_fx_save(ctx, ifname, root);
 out:
 	json_decref(root);
 	return r;
@@ -791,379 +543,4 @@ int nt_fixture_bond_set(const nt_ctx *ctx, const char *bond, const char *option,
 		return -EINVAL;
 	}
 	return write_attrf(ctx, value, "/sys/class/net/%s/bonding/%s", bond, option);
-}
-
-/* ---- flow rules: the "flows" object of ROOT/ethtool/IFACE.json ---- */
-
-/* The whole document and its "flows" object (borrowed from *ROOTP). */
-static int flows_load(const nt_ctx *ctx, const char *ifname, json_t **rootp, json_t **flowsp)
-{
-	char *buf = NULL;
-	int r = nt_read_all(ctx, &buf, "/ethtool/%s.json", ifname);
-	if (r < 0)
-		return r == -ENOENT ? -EOPNOTSUPP : r;
-	json_t *root = json_loads(buf, 0, NULL);
-	free(buf);
-	json_t *flows = json_object_get(root, "flows");
-	r = !json_is_object(root) ? NT_EPARSE : !flows ? -EOPNOTSUPP : 0;
-	if (r == 0 && (!json_is_object(flows) || !json_is_integer(json_object_get(flows, "size")) ||
-		       (json_object_get(flows, "rules") && !json_is_array(json_object_get(flows, "rules")))))
-		r = NT_EPARSE;
-	if (r < 0) {
-		json_decref(root);
-		return r;
-	}
-	*rootp = root;
-	*flowsp = flows;
-	return 0;
-}
-
-/* The RX rings a rule may steer to: "rings", else what the channels
- * object says the NIC has now (rx + combined), as GRXRINGS follows it. */
-static uint32_t flows_rings(json_t *root, json_t *flows)
-{
-	json_t *x = json_object_get(flows, "rings"), *ch = json_object_get(root, "channels");
-	if (json_is_integer(x))
-		return (uint32_t)json_integer_value(x);
-	return (uint32_t)(json_integer_value(json_object_get(ch, "rx")) +
-			  json_integer_value(json_object_get(ch, "combined")));
-}
-
-int nt_fixture_flows_read(const nt_ctx *ctx, const char *ifname, nt_flow_table *out)
-{
-	json_t *root = NULL, *flows = NULL, *e;
-	size_t i;
-	memset(out, 0, sizeof(*out));
-	int r = flows_load(ctx, ifname, &root, &flows);
-	if (r < 0)
-		return r;
-	json_t *rules = json_object_get(flows, "rules");
-	out->size = (uint32_t)json_integer_value(json_object_get(flows, "size"));
-	out->rings = flows_rings(root, flows);
-	out->loc_special = true;
-	out->rules = calloc(json_array_size(rules) + 1, sizeof(*out->rules));
-	if (!out->rules) {
-		r = -ENOMEM;
-		goto out;
-	}
-	json_array_foreach(rules, i, e) {
-		json_t *loc = json_object_get(e, "location");
-		nt_flow_rule *fr = &out->rules[out->n];
-		if (!json_is_integer(loc) || json_integer_value(loc) < 0 ||
-		    nt_flow_rule_parse(json_string_value(json_object_get(e, "rule")), fr, NULL, 0) < 0 ||
-		    fr->type == NT_FLOW_NONE) {
-			r = NT_EPARSE;
-			goto out;
-		}
-		fr->location = (uint32_t)json_integer_value(loc);
-		out->n++;
-	}
-out:
-	json_decref(root);
-	if (r < 0)
-		nt_flow_table_free(out);
-	return r;
-}
-
-static int flows_store(const nt_ctx *ctx, const char *ifname, json_t *root)
-{
-	char *text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-	if (!text)
-		return -ENOMEM;
-	int r = write_atomic(ctx, ifname, text);
-	free(text);
-	return r;
-}
-
-/* The index in RULES of the rule at LOC, or -1. */
-static int flows_find(json_t *rules, uint32_t loc)
-{
-	size_t i;
-	json_t *e;
-	json_array_foreach(rules, i, e)
-		if (json_integer_value(json_object_get(e, "location")) == (json_int_t)loc)
-			return (int)i;
-	return -1;
-}
-
-int nt_fixture_flows_insert(const nt_ctx *ctx, const char *ifname, const nt_flow_rule *fr, char *err,
-			    size_t errsize)
-{
-	json_t *root = NULL, *flows = NULL;
-	char text[NT_FLOW_TEXT_MAX], msg[160];
-	int r = flows_load(ctx, ifname, &root, &flows);
-	if (r < 0)
-		return r;
-	json_t *rules = json_object_get(flows, "rules");
-	if (!rules) {
-		rules = json_array();
-		json_object_set_new(flows, "rules", rules);
-	}
-	uint32_t size = (uint32_t)json_integer_value(json_object_get(flows, "size"));
-	uint32_t rings = flows_rings(root, flows);
-	int at = flows_find(rules, fr->location);
-	r = -EINVAL;
-	if (fr->location >= size) {
-		snprintf(msg, sizeof(msg), "location %u is beyond the table of %u", fr->location, size);
-		goto refuse;
-	}
-	if (!fr->drop && fr->queue >= rings) {
-		snprintf(msg, sizeof(msg), "queue %u is beyond the %u RX rings", fr->queue, rings);
-		goto refuse;
-	}
-	r = -ENOSPC;
-	if (at < 0 && json_array_size(rules) >= size) {
-		snprintf(msg, sizeof(msg), "the rule table is full");
-		goto refuse;
-	}
-	if ((r = nt_flow_rule_format(fr, text, sizeof(text))) < 0)
-		goto out;
-	json_t *e = json_pack("{s:I,s:s}", "location", (json_int_t)fr->location, "rule", text);
-	r = !e ? -ENOMEM : at >= 0 ? json_array_set_new(rules, (size_t)at, e) : json_array_append_new(rules, e);
-	r = r < 0 ? -ENOMEM : flows_store(ctx, ifname, root);
-	goto out;
-refuse:
-	set_err(err, errsize, msg);
-out:
-	json_decref(root);
-	return r;
-}
-
-int nt_fixture_flows_delete(const nt_ctx *ctx, const char *ifname, uint32_t loc)
-{
-	json_t *root = NULL, *flows = NULL;
-	int r = flows_load(ctx, ifname, &root, &flows);
-	if (r < 0)
-		return r;
-	json_t *rules = json_object_get(flows, "rules");
-	int at = flows_find(rules, loc);
-	r = at < 0 ? -ENOENT : json_array_remove(rules, (size_t)at) < 0 ? -ENOMEM : flows_store(ctx, ifname, root);
-	json_decref(root);
-	return r;
-}
-
-/* ---- the root qdisc: the "qdisc" object of ROOT/ethtool/IFACE.json ---- */
-
-/* The kinds a stock kernel has modules for, that a create may name;
- * anything else is refused as the kernel refuses a kind it cannot load. */
-static bool qdisc_kind_known(const char *kind)
-{
-	static const char *const kinds[] = { "pfifo_fast", "fq", "fq_codel", "mq", "htb", "noqueue", "pfifo",
-					     "bfifo", "sfq", "tbf", "prio", "netem", "cake", "multiq", NULL };
-	for (int i = 0; kinds[i]; i++)
-		if (strcmp(kind, kinds[i]) == 0)
-			return true;
-	return false;
-}
-
-/* net.core.default_qdisc of the fixture, pfifo_fast (the kernel's own
- * default) when it does not say. */
-static void default_qdisc(const nt_ctx *ctx, char *buf, size_t size)
-{
-	if (nt_read_str(ctx, buf, size, "/proc/sys/net/core/default_qdisc") < 0 || !buf[0] ||
-	    !qdisc_kind_known(buf))
-		snprintf(buf, size, "pfifo_fast");
-}
-
-/* Whether IFNAME is a virtual device with IFF_NO_QUEUE: bond, veth, vlan,
- * bridge, dummy, macvlan and lo set it; only a device of a bus has a
- * "device" link; of the virtual ones tun/tap (tun_flags in sysfs) and ifb
- * (its name, sysfs shows nothing of its own) keep a queue. */
-static bool no_queue(const nt_ctx *ctx, const char *ifname)
-{
-	return !nt_exists(ctx, "/sys/class/net/%s/device", ifname) &&
-	       !nt_exists(ctx, "/sys/class/net/%s/tun_flags", ifname) && strncmp(ifname, "ifb", 3) != 0;
-}
-
-/* What attach_default_qdiscs gives a device brought up: noqueue for one
- * of IFF_NO_QUEUE, mq of the default for a multi-queue one, the default
- * itself for one queue. */
-static void qdisc_kernel_default(const nt_ctx *ctx, const char *ifname, uint32_t ntx, nt_qdisc *out)
-{
-	char dflt[16];
-	memset(out, 0, sizeof(*out));
-	out->dflt = true;
-	default_qdisc(ctx, dflt, sizeof(dflt));
-	if (no_queue(ctx, ifname)) {
-		snprintf(out->kind, sizeof(out->kind), "noqueue");
-	} else if (ntx > 1) {
-		snprintf(out->kind, sizeof(out->kind), "mq");
-		snprintf(out->child, sizeof(out->child), "%s", dflt);
-		out->child_dflt = true;
-	} else {
-		snprintf(out->kind, sizeof(out->kind), "%s", dflt);
-	}
-}
-
-static int qdisc_u32(json_t *sec, const char *name, bool *has, uint32_t *v)
-{
-	json_t *x = json_object_get(sec, name);
-	if (!x)
-		return 0;
-	if (!json_is_integer(x) || json_integer_value(x) < 0 || json_integer_value(x) > (json_int_t)UINT32_MAX)
-		return NT_EPARSE;
-	*has = true;
-	*v = (uint32_t)json_integer_value(x);
-	return 0;
-}
-
-static int qdisc_word(json_t *sec, const char *name, char *buf, size_t size, bool required)
-{
-	json_t *x = json_object_get(sec, name);
-	if (!x)
-		return required ? NT_EPARSE : 0;
-	if (!json_is_string(x) || !json_string_value(x)[0] || strlen(json_string_value(x)) >= size)
-		return NT_EPARSE;
-	snprintf(buf, size, "%s", json_string_value(x));
-	return 0;
-}
-
-int nt_fixture_qdisc_get(const nt_ctx *ctx, const char *ifname, uint32_t ntx, nt_qdisc *out)
-{
-	json_t *root = NULL, *sec = NULL;
-	char *buf = NULL;
-	/* Every read of the host asks each NIC: a file that never names a
-	 * qdisc (most, with an RSS table of hundreds of entries) is not
-	 * parsed to find that out. */
-	int r = nt_read_all(ctx, &buf, "/ethtool/%s.json", ifname);
-	bool named = r >= 0 && strstr(buf, "\"qdisc\"");
-	free(buf);
-	if (r < 0 && r != -ENOENT)
-		return r;
-	r = named ? ethtool_load(ctx, "qdisc", ifname, &root, &sec) : -EOPNOTSUPP;
-
-	if (r == -EOPNOTSUPP) {
-		qdisc_kernel_default(ctx, ifname, ntx, out);
-		return 0;
-	}
-	memset(out, 0, sizeof(*out));
-	if (r < 0)
-		return r;
-	json_t *cd = json_object_get(sec, "children_default");
-	if ((r = qdisc_word(sec, "kind", out->kind, sizeof(out->kind), true)) < 0 ||
-	    (r = qdisc_word(sec, "children", out->child, sizeof(out->child), false)) < 0 ||
-	    (r = qdisc_u32(sec, "limit", &out->fq.has_limit, &out->fq.limit)) < 0 ||
-	    (r = qdisc_u32(sec, "flow_limit", &out->fq.has_flow_limit, &out->fq.flow_limit)) < 0 ||
-	    (r = qdisc_u32(sec, "maxrate", &out->fq.has_maxrate, &out->fq.maxrate)) < 0)
-		goto out;
-	if (cd && !json_is_boolean(cd)) {
-		r = NT_EPARSE;
-		goto out;
-	}
-	out->child_dflt = out->child[0] && json_is_true(cd);
-	/* As the live reader: parameters at fq's defaults are not named. */
-	if (out->fq.has_limit && out->fq.limit == NT_FQ_DEFAULT_LIMIT)
-		out->fq.has_limit = false;
-	if (out->fq.has_flow_limit && out->fq.flow_limit == NT_FQ_DEFAULT_FLOW_LIMIT)
-		out->fq.has_flow_limit = false;
-	if (out->fq.has_maxrate && out->fq.maxrate == NT_FQ_UNLIMITED)
-		out->fq.has_maxrate = false;
-	if (out->child_dflt)
-		memset(&out->fq, 0, sizeof(out->fq));
-out:
-	json_decref(root);
-	return r;
-}
-
-/* ROOT/ethtool/IFACE.json as an object, an empty one when there is no
- * file (a NIC without ethtool ops still has a qdisc). */
-static int doc_load_or_new(const nt_ctx *ctx, const char *ifname, json_t **rootp)
-{
-	char *buf = NULL;
-	int r = nt_read_all(ctx, &buf, "/ethtool/%s.json", ifname);
-	if (r == -ENOENT) {
-		*rootp = json_object();
-		return *rootp ? 0 : -ENOMEM;
-	}
-	if (r < 0)
-		return r;
-	*rootp = json_loads(buf, 0, NULL);
-	free(buf);
-	if (!json_is_object(*rootp)) {
-		json_decref(*rootp);
-		*rootp = NULL;
-		return NT_EPARSE;
-	}
-	return 0;
-}
-
-/* Save ROOT, or remove the file when nothing is left in it: no file is how
- * a fixture says the driver has no ethtool ops, which a qdisc written and
- * put back must not change. */
-static int doc_save_or_remove(const nt_ctx *ctx, const char *ifname, json_t *root)
-{
-	char path[PATH_MAX];
-	if (json_object_size(root) > 0) {
-		int r = nt_path(ctx, path, sizeof(path), "/ethtool");
-		if (r < 0)
-			return r;
-		if (mkdir(path, 0755) < 0 && errno != EEXIST)
-			return -errno;
-		return save_doc(ctx, ifname, root);
-	}
-	int r = nt_path(ctx, path, sizeof(path), "/ethtool/%s.json", ifname);
-	if (r == 0 && unlink(path) < 0 && errno != ENOENT)
-		r = -errno;
-	return r;
-}
-
-static int qdisc_put_fq(json_t *sec, const nt_fq_params *fq)
-{
-	if ((fq->has_limit && json_object_set_new(sec, "limit", json_integer(fq->limit)) < 0) ||
-	    (fq->has_flow_limit && json_object_set_new(sec, "flow_limit", json_integer(fq->flow_limit)) < 0) ||
-	    (fq->has_maxrate && json_object_set_new(sec, "maxrate", json_integer(fq->maxrate)) < 0))
-		return -ENOMEM;
-	return 0;
-}
-
-/* The kernel's checks of a create (net/sched/sch_api.c qdisc_create,
- * sch_mq.c mq_init), with its words. */
-static int qdisc_refused(uint32_t ntx, const nt_qdisc *q, char *err, size_t errsize)
-{
-	bool mq_child = strcmp(q->kind, "mq") == 0 && q->child[0] && !q->child_dflt;
-	if (!qdisc_kind_known(q->kind) || (mq_child && !qdisc_kind_known(q->child))) {
-		set_err(err, errsize, "Specified qdisc kind is unknown");
-		return -ENOENT;
-	}
-	if (strcmp(q->kind, "mq") == 0 && ntx < 2)
-		return -EOPNOTSUPP; /* mq_init says nothing */
-	if (mq_child && strcmp(q->child, "mq") == 0)
-		return -EOPNOTSUPP; /* mq only at the root */
-	return 0;
-}
-
-int nt_fixture_qdisc_set(const nt_ctx *ctx, const char *ifname, uint32_t ntx, const nt_qdisc *q, char *err,
-			 size_t errsize)
-{
-	json_t *root = NULL, *sec = NULL;
-	char dflt[16];
-	int r = q->dflt ? 0 : qdisc_refused(ntx, q, err, errsize);
-
-	if (r < 0 || (r = doc_load_or_new(ctx, ifname, &root)) < 0)
-		return r;
-	/* Deleting the root gives the kernel's default back: no object. */
-	json_object_del(root, "qdisc");
-	if (!q->dflt) {
-		bool mq = strcmp(q->kind, "mq") == 0;
-		bool child = mq && q->child[0] && !q->child_dflt;
-		default_qdisc(ctx, dflt, sizeof(dflt));
-		if (!(sec = json_object()) || json_object_set_new(root, "qdisc", sec) < 0 ||
-		    json_object_set_new(sec, "kind", json_string(q->kind)) < 0) {
-			r = -ENOMEM;
-			goto out;
-		}
-		/* mq_init gives every queue a default child (handle 0), which
-		 * a create of children then replaces. */
-		if (mq && (json_object_set_new(sec, "children", json_string(child ? q->child : dflt)) < 0 ||
-			   json_object_set_new(sec, "children_default", json_boolean(!child)) < 0)) {
-			r = -ENOMEM;
-			goto out;
-		}
-		if (strcmp(child ? q->child : q->kind, "fq") == 0 && (r = qdisc_put_fq(sec, &q->fq)) < 0)
-			goto out;
-	}
-	r = doc_save_or_remove(ctx, ifname, root);
-out:
-	json_decref(root);
-	return r;
 }

@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Inside the fixture kernel: what the files of kernel/fixture*.c share,
+ * one file per kind of state a fixture root emulates (fixture.c: the
+ * ethtool documents, attribute files, IRQ affinity, bonding options;
+ * fixture_features.c, fixture_rss.c, fixture_flows.c, fixture_qdisc.c).
+ * Private to them; callers use kernel/fixture.h. */
+#ifndef NT_FIXTURE_INT_H
+#define NT_FIXTURE_INT_H
+
+#include "kernel/ctx.h"
+
+#include <jansson.h>
+#include <stddef.h>
+
+/* TEXT into ERR (when given), as the kernel's extended error would be. */
+void nt_fx_set_err(char *err, size_t errsize, const char *text);
+/* ROOT/ethtool/IFNAME.json into *ROOTP (the caller's) and its object
+ * SECTION into *SECP (borrowed). Returns 0, -EOPNOTSUPP when the file or
+ * the section is missing, NT_EPARSE when either is not an object, or
+ * -errno. */
+int nt_fx_load(const nt_ctx *ctx, const char *section, const char *ifname, json_t **rootp, json_t **secp);
+/* ROOT/ethtool/IFNAME.json replaced by ROOT at once. Returns 0 or -errno. */
+int nt_fx_save(const nt_ctx *ctx, const char *ifname, json_t *root);
+/* ROOT/ethtool/IFNAME.json replaced by TEXT in one rename. */
+int nt_fx_write_atomic(const nt_ctx *ctx, const char *ifname, const char *text);
+
+#endif

@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The kernel on a fixture root, RSS: the indirection table and hash
+ * fields, written as the kernel would take them (kernel/fixture.h). */
+#include "kernel/fixture.h"
+#include "kernel/fixture_int.h"
+#include "kernel/rss.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+/* ---- RSS: the "rss" object of ROOT/ethtool/IFACE.json ---- */
+
+static int rss_load(const nt_ctx *ctx, const char *ifname, json_t **rootp, json_t **rssp)
+{
+	int r = nt_fx_load(ctx, "rss", ifname, rootp, rssp);
+	json_t *indir = r == 0 ? json_object_get(*rssp, "indir") : NULL;
+	if (r == 0 && indir && !json_is_array(indir)) {
+		json_decref(*rootp);
+		return NT_EPARSE;
+	}
+	return r;
+}
+
+static uint32_t rss_rx_rings(json_t *root, json_t *rss)
+{
+	json_t *x = json_object_get(rss, "rx_rings"), *ch = json_object_get(root, "channels");
+	if (json_is_integer(x))
+		return (uint32_t)json_integer_value(x);
+	return (uint32_t)(json_integer_value(json_object_get(ch, "combined")) +
+			  json_integer_value(json_object_get(ch, "rx")));
+}
+
+int nt_fixture_rss_get(const nt_ctx *ctx, const char *ifname, nt_rss *out)
+{
+	json_t *root = NULL, *rss = NULL;
+	int r = rss_load(ctx, ifname, &root, &rss);
+	memset(out, 0, sizeof(*out));
+	if (r < 0)
+		return r;
+	json_t *indir = json_object_get(rss, "indir");
+	out->indir_size = (uint32_t)json_array_size(indir);
+	out->key_size = (uint32_t)json_integer_value(json_object_get(rss, "key_size"));
+	out->hfunc = (uint8_t)json_integer_value(json_object_get(rss, "hfunc"));
+	out->rx_rings = rss_rx_rings(root, rss);
+	out->indir = calloc(out->indir_size + 1, sizeof(uint32_t));
+	if (!out->indir) {
+		r = -ENOMEM;
+		goto out;
+	}
+	for (uint32_t i = 0; i < out->indir_size; i++)
+		out->indir[i] = (uint32_t)json_integer_value(json_array_get(indir, i));
+	for (int f = 0; f < NT_RSS_FLOWS; f++) {
+		const char *t = json_string_value(json_object_get(json_object_get(rss, "hash_fields"),
+								  nt_rss_flow_names[f]));
+		uint64_t bits;
+		if (t && nt_rss_fields_parse(t, &bits) == 0)
+			nt_rss_fields_format(bits, out->fields[f], sizeof(out->fields[f]));
+	}
+	r = 0;
+out:
+	json_decref(root);
+	return r;
+}
+
+/* Whether every feature E "needs" is on in SEC. */
+int nt_fixture_rss_set_indir(const nt_ctx *ctx, const char *ifname, const uint32_t *indir, uint32_t n,
+			     char *err, size_t errsize)
+{
+	json_t *root = NULL, *rss = NULL, *arr = NULL;
+	int r = rss_load(ctx, ifname, &root, &rss);
+	if (r < 0)
+		return r;
+	uint32_t rings = rss_rx_rings(root, rss);
+	r = -EINVAL;
+	/* ethtool_set_rxfh: a table of the device's size, each entry below
+	 * the RX ring count (ethtool_copy_validate_indir). */
+	if (n != json_array_size(json_object_get(rss, "indir"))) {
+		nt_fx_set_err(err, errsize, "indirection table size does not match the device's");
+		goto out;
+	}
+	if (!(arr = json_array())) {
+		r = -ENOMEM;
+		goto out;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		if (rings && indir[i] >= rings) {
+			nt_fx_set_err(err, errsize, "indirection table entry is beyond the RX rings");
+			goto out;
+		}
+		if (json_array_append_new(arr, json_integer(indir[i])) < 0) {
+			r = -ENOMEM;
+			goto out;
+		}
+	}
+	r = json_object_set(rss, "indir", arr) < 0 ||
+		    json_object_set_new(rss, "configured", json_boolean(!nt_rss_indir_is_default(indir, n, rings))) < 0
+		    ? -ENOMEM
+		    : nt_fx_save(ctx, ifname, root);
+out:
+	json_decref(arr);
+	json_decref(root);
+	return r;
+}
+
+int nt_fixture_rss_set_fields(const nt_ctx *ctx, const char *ifname, int flow, uint64_t data, char *err,
+			      size_t errsize)
+{
+	json_t *root = NULL, *rss = NULL;
+	char text[16];
+	int r = rss_load(ctx, ifname, &root, &rss);
+	if (r < 0)
+		return r;
+	json_t *hf = json_object_get(rss, "hash_fields");
+	const char *cur = json_string_value(json_object_get(hf, nt_rss_flow_names[flow]));
+	/* A flow type the NIC reports no fields for it does not hash (a
+	 * virtio NIC without RSS answers ETHTOOL_GRXFH with none). */
+	if (!cur || !cur[0] || data == 0) {
+		nt_fx_set_err(err, errsize, "the device does not hash this flow type");
+		r = -EINVAL;
+		goto out;
+	}
+	nt_rss_fields_format(data, text, sizeof(text));
+	r = json_object_set_new(hf, nt_rss_flow_names[flow], json_string(text)) < 0 ? -ENOMEM
+										      : nt_fx_save(ctx, ifname, root);
+out:
+	json_decref(root);
+	return r;
+}
