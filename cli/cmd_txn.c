@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The commands that talk to a running agent: plan, apply, try, confirm,
- * rollback, show, history, desired and drift. Each checks its arguments and sends one
+ * rollback, show, history (desired, drift and verify: cli/cmd_state.c). Each checks its arguments and sends one
  * request (history with --since may page) through cli/client.c, so every
  * change goes through the agent's journal and none is made from here.
  *
@@ -12,6 +12,7 @@
  * code (cli/exit.h) says what happened either way. */
 #include "cli/cli.h"
 #include "cli/client.h"
+#include "cli/cmd_agent.h"
 #include "cli/escape.h"
 #include "cli/exit.h"
 #include "cli/output.h"
@@ -100,8 +101,8 @@ static int exchange_raw(const cli_opts *o, const char *method, const char *path,
 
 /* exchange_raw, with the answer's strings made safe to print
  * (cli/escape.h) when it is to be shown for people. */
-static int exchange(const cli_opts *o, const char *method, const char *path, const char *body,
-		    const char *waiting, const char *kind, nt_cli_reply *r, bool *render)
+int nt_cli_exchange_as(const cli_opts *o, const char *method, const char *path, const char *body,
+		       const char *waiting, const char *kind, nt_cli_reply *r, bool *render)
 {
 	int code = exchange_raw(o, method, path, body, waiting, kind, r, render);
 	if (*render && nt_out_escape_doc(r->doc) < 0) {
@@ -174,7 +175,7 @@ static void agent_hint(const cli_opts *o, char *buf, size_t size)
 
 /* BODY (taken, may be NULL after a failed pack) as request text, or NULL
  * with the message said. The caller frees the text. */
-static char *body_text(json_t *body)
+char *nt_cli_body_text(json_t *body)
 {
 	char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
 	json_decref(body);
@@ -191,7 +192,7 @@ const char *nt_cli_agent_url(const cli_opts *o)
 int nt_cli_exchange(const cli_opts *o, const char *method, const char *path, const char *body,
 		    const char *waiting, nt_cli_reply *r, bool *render)
 {
-	return exchange(o, method, path, body, waiting, NULL, r, render);
+	return nt_cli_exchange_as(o, method, path, body, waiting, NULL, r, render);
 }
 
 json_t *nt_cli_load_profile(const char *path)
@@ -236,10 +237,10 @@ static int plan_id_of(const cli_opts *o, json_t *profile, char *id, size_t size)
 	bool render;
 	cli_opts quiet = *o;
 	quiet.json = false;
-	char *text = body_text(profile);
+	char *text = nt_cli_body_text(profile);
 	if (!text)
 		return NT_EXIT_ERROR;
-	int code = exchange(&quiet, "POST", "/v1/plan", text, "planning", "plan", &r, &render);
+	int code = nt_cli_exchange_as(&quiet, "POST", "/v1/plan", text, "planning", "plan", &r, &render);
 	free(text);
 	const char *pid = render ? json_string_value(json_object_get(r.doc, "id")) : NULL;
 	if (render && !pid) {
@@ -282,20 +283,20 @@ int nt_cmd_profile(const char *cmd, const cli_opts *o, int nargs, char **args)
 		if (body && o->persist)
 			json_object_set_new(body, "persist", json_true());
 	}
-	char *text = body_text(body);
+	char *text = nt_cli_body_text(body);
 	if (!text)
 		return NT_EXIT_ERROR;
 	nt_out out;
 	nt_out_init(&out, stdout);
 	if (plan) {
-		code = exchange(o, "POST", "/v1/plan", text, "planning", "plan", &r, &render);
+		code = nt_cli_exchange_as(o, "POST", "/v1/plan", text, "planning", "plan", &r, &render);
 		if (render) {
 			json_t *nics = nics_for_colour(o, &out);
 			nt_view_plan(&out, r.doc, nics);
 			json_decref(nics);
 		}
 	} else {
-		code = txn_code(exchange(o, "POST", txn_path(o, "/v1/transactions", pbuf, sizeof(pbuf)), text,
+		code = txn_code(nt_cli_exchange_as(o, "POST", txn_path(o, "/v1/transactions", pbuf, sizeof(pbuf)), text,
 					 "applying", "txn", &r, &render),
 				&r);
 		agent_hint(o, hint, sizeof(hint));
@@ -358,12 +359,12 @@ int nt_cmd_txn_id(const char *cmd, const cli_opts *o, int nargs, char **args)
 	agent_hint(o, hint, sizeof(hint));
 	if (!strcmp(cmd, "confirm")) {
 		snprintf(path, sizeof(path), "/v1/transactions/%s/confirm", args[0]);
-		code = txn_code(exchange(o, "POST", path, "{}", "confirming", "txn", &r, &render), &r);
+		code = txn_code(nt_cli_exchange_as(o, "POST", path, "{}", "confirming", "txn", &r, &render), &r);
 		if (render)
 			nt_view_outcome(&out, r.doc, hint);
 	} else if (!strcmp(cmd, "rollback")) {
 		snprintf(path, sizeof(path), "/v1/transactions/%s/rollback%s", args[0], o->json ? "" : "?steps=failed");
-		code = txn_code(exchange(o, "POST", path, o->force ? "{\"force\":true}" : "{}", "rolling back", "txn", &r,
+		code = txn_code(nt_cli_exchange_as(o, "POST", path, o->force ? "{\"force\":true}" : "{}", "rolling back", "txn", &r,
 					 &render),
 				&r);
 		/* A transaction waiting for confirmation is reverted in place (200,
@@ -400,7 +401,7 @@ int nt_cmd_txn_id(const char *cmd, const cli_opts *o, int nargs, char **args)
 		json_decref(ldoc);
 	} else {
 		snprintf(path, sizeof(path), "/v1/transactions/%s", args[0]);
-		code = exchange(o, "GET", path, NULL, NULL, "txn", &r, &render);
+		code = nt_cli_exchange_as(o, "GET", path, NULL, NULL, "txn", &r, &render);
 		if (render) {
 			json_t *nics = nics_for_colour(o, &out);
 			nt_view_txn(&out, r.doc, nics);
@@ -507,7 +508,7 @@ int nt_cmd_history(const char *cmd, const cli_opts *o, int nargs, char **args)
 	}
 	snprintf(path, sizeof(path), "/v1/transactions?limit=%ld%s%s", limit, o->status ? "&status=" : "",
 		 o->status ? o->status : "");
-	code = exchange(o, "GET", path, NULL, NULL, "history", &r, &render);
+	code = nt_cli_exchange_as(o, "GET", path, NULL, NULL, "history", &r, &render);
 	if (render)
 		nt_view_history(&out, json_object_get(r.doc, "transactions"),
 				json_integer_value(json_object_get(r.doc, "total")));
@@ -525,7 +526,7 @@ static int fetch_txn(const cli_opts *o, long long id, json_t **doc)
 	cli_opts quiet = *o;
 	quiet.json = false;
 	snprintf(path, sizeof(path), "/v1/transactions/%lld", id);
-	int code = exchange(&quiet, "GET", path, NULL, NULL, "txn", &r, &render);
+	int code = nt_cli_exchange_as(&quiet, "GET", path, NULL, NULL, "txn", &r, &render);
 	*doc = render ? r.doc : NULL;
 	r.doc = NULL;
 	nt_cli_reply_free(&r);
@@ -570,13 +571,13 @@ int nt_cmd_try(const char *cmd, const cli_opts *o, int nargs, char **args)
 	if ((code = plan_id_of(o, pbody, pid, sizeof(pid))) != 0)
 		return code;
 	json_t *body = json_pack("{s:s,s:i}", "plan_id", pid, "confirm_timeout_s", (int)timeout);
-	char *text = body_text(body);
+	char *text = nt_cli_body_text(body);
 	if (!text)
 		return NT_EXIT_ERROR;
 	nt_out out;
 	nt_out_init(&out, stdout);
 	agent_hint(o, hint, sizeof(hint));
-	code = txn_code(exchange(o, "POST", "/v1/transactions?steps=failed", text, "applying", "txn", &r, &render), &r);
+	code = txn_code(nt_cli_exchange_as(o, "POST", "/v1/transactions?steps=failed", text, "applying", "txn", &r, &render), &r);
 	free(text);
 	if (!render) {
 		nt_cli_reply_free(&r);
@@ -641,7 +642,7 @@ int nt_cmd_try(const char *cmd, const cli_opts *o, int nargs, char **args)
 	}
 	if (confirmed) {
 		snprintf(path, sizeof(path), "/v1/transactions/%lld/confirm", id);
-		code = txn_code(exchange(o, "POST", path, "{}", "confirming", "txn", &r, &render), &r);
+		code = txn_code(nt_cli_exchange_as(o, "POST", path, "{}", "confirming", "txn", &r, &render), &r);
 		if (render)
 			nt_view_outcome(&out, r.doc, hint);
 		nt_cli_reply_free(&r);
@@ -681,258 +682,3 @@ int nt_cmd_try(const char *cmd, const cli_opts *o, int nargs, char **args)
 }
 
 /* "set 2026-11-30 16:00 by fleet (10.0.0.1), from transaction 12". */
-static void view_desired(nt_out *out, const json_t *d)
-{
-	char when[64];
-	const char *name = json_string_value(json_object_get(d, "profile_name"));
-	const json_t *profile = json_object_get(d, "profile");
-	const char *pname = json_string_value(json_object_get(profile, "name"));
-	const char *who = json_string_value(json_object_get(d, "identity"));
-	const char *client = json_string_value(json_object_get(d, "client"));
-	const char *source = json_string_value(json_object_get(d, "source"));
-	json_int_t txn = json_integer_value(json_object_get(d, "txn_id"));
-
-	nt_out_printf(out, "desired state: profile %s\n", name ? name : pname ? pname : "(unnamed)");
-	nt_out_printf(out, "  set %s", nt_out_time(when, sizeof(when), json_string_value(json_object_get(d, "set"))));
-	if (who && *who)
-		nt_out_printf(out, " by %s", who);
-	if (client && *client)
-		nt_out_printf(out, " (%s)", client);
-	if (source && !strcmp(source, "transaction") && txn)
-		nt_out_printf(out, ", from transaction %lld", (long long)txn);
-	nt_out_printf(out, "\n");
-	const char *policy = json_string_value(json_object_get(d, "policy"));
-	if (policy)
-		nt_out_printf(out, "  policy: %s\n", !strcmp(policy, "repair") ? "repair drift as transactions"
-										  : "report drift, change nothing");
-	const json_t *hist = json_object_get(d, "history");
-	if (json_array_size(hist) == 0)
-		return;
-	nt_out_printf(out, "history:\n");
-	size_t i;
-	json_t *h;
-	json_array_foreach(hist, i, h) {
-		const char *action = json_string_value(json_object_get(h, "action"));
-		const char *hn = json_string_value(json_object_get(h, "profile_name"));
-		const char *hid = json_string_value(json_object_get(h, "identity"));
-		nt_out_printf(out, "  %s  %-7s %s%s%s\n",
-			      nt_out_time(when, sizeof(when), json_string_value(json_object_get(h, "at"))),
-			      action ? action : "?", hn ? hn : "", hid && *hid ? " by " : "", hid && *hid ? hid : "");
-	}
-}
-
-int nt_cmd_desired(const char *cmd, const cli_opts *o, int nargs, char **args)
-{
-	nt_cli_reply r = { 0 };
-	bool render;
-	int code;
-	const char *sub = nargs > 0 ? args[0] : "show";
-	nt_out out;
-
-	nt_out_init(&out, stdout);
-	if (!strcmp(sub, "show") && nargs <= 1) {
-		code = exchange(o, "GET", "/v1/desired", NULL, NULL, "desired", &r, &render);
-		if (render)
-			view_desired(&out, r.doc);
-	} else if (!strcmp(sub, "set") && nargs == 2) {
-		json_t *p = load_profile(args[1]);
-		if (!p)
-			return NT_EXIT_USAGE;
-		json_t *body = json_pack("{s:o}", "profile", p);
-		char *text = body_text(body);
-		if (!text)
-			return NT_EXIT_ERROR;
-		code = exchange(o, "PUT", "/v1/desired", text, "setting the desired state", "desired", &r, &render);
-		free(text);
-		if (render)
-			view_desired(&out, r.doc);
-	} else if (!strcmp(sub, "clear") && nargs == 1) {
-		code = exchange(o, "DELETE", "/v1/desired", NULL, NULL, NULL, &r, &render);
-		if (code == NT_EXIT_OK && !o->json)
-			nt_out_printf(&out, "desired state cleared; the host was not changed\n");
-	} else {
-		fprintf(stderr, "nettune: desired wants 'show', 'set PROFILE.json' or 'clear'\n");
-		return NT_EXIT_USAGE;
-	}
-	nt_cli_reply_free(&r);
-	return code;
-}
-
-int nt_cmd_drift(const char *cmd, const cli_opts *o, int nargs, char **args)
-{
-	nt_cli_reply r = { 0 };
-	bool render;
-	char when[64];
-
-	if (nargs != 0) {
-		fprintf(stderr, "nettune: drift takes no arguments\n");
-		return NT_EXIT_USAGE;
-	}
-	int code = exchange(o, "GET", "/v1/drift", NULL, NULL, "drift", &r, &render);
-	if (!render) {
-		nt_cli_reply_free(&r);
-		return code;
-	}
-	nt_out out;
-	nt_out_init(&out, stdout);
-	const json_t *d = r.doc;
-	const char *status = json_string_value(json_object_get(d, "status"));
-	const char *policy = json_string_value(json_object_get(d, "policy"));
-	nt_out_printf(&out, "drift: ");
-	nt_out_paint(&out, nt_out_status_sgr(status ? status : "?"), "%s", status ? status : "?");
-	nt_out_printf(&out, " (policy %s, checked every %llds", policy ? policy : "?",
-		      (long long)json_integer_value(json_object_get(d, "interval_s")));
-	const char *last = json_string_value(json_object_get(d, "last_check"));
-	if (last)
-		nt_out_printf(&out, ", last %s", nt_out_time(when, sizeof(when), last));
-	nt_out_printf(&out, ")\n");
-	const char *msg = json_string_value(json_object_get(d, "message"));
-	if (msg)
-		nt_out_printf(&out, "  %s\n", msg);
-	size_t i;
-	json_t *e;
-	json_array_foreach(json_object_get(d, "errors"), i, e)
-		nt_out_printf(&out, "  %s: %s\n", json_string_value(json_object_get(e, "path")),
-			      json_string_value(json_object_get(e, "message")));
-	const json_t *targets = json_object_get(d, "targets");
-	if (json_array_size(targets) > 0) {
-		static const char *const head[] = { "kind", "target", "desired", "current", "state", "repairs" };
-		nt_table *t = nt_table_new(6, head);
-		json_array_foreach(targets, i, e) {
-			char reps[16];
-			snprintf(reps, sizeof(reps), "%lld", (long long)json_integer_value(json_object_get(e, "repairs_in_window")));
-			const char *state = json_string_value(json_object_get(e, "state"));
-			const char *cells[] = { json_string_value(json_object_get(e, "kind")),
-						json_string_value(json_object_get(e, "target")),
-						json_string_value(json_object_get(e, "desired")),
-						json_string_value(json_object_get(e, "current")), state, reps };
-			if (t && nt_table_add(t, cells) == 0)
-				nt_table_sgr(t, 4, nt_out_status_sgr(state ? state : "?"));
-		}
-		if (t)
-			nt_table_print(t, &out, 2);
-		nt_table_free(t);
-		json_array_foreach(targets, i, e) {
-			const json_t *c = json_object_get(e, "culprit");
-			const char *why = json_is_string(c) ? json_string_value(c)
-				      : json_string_value(json_object_get(c, "reason"));
-			if (why)
-				nt_out_printf(&out, "  %s %s: %s\n", json_string_value(json_object_get(e, "kind")),
-					      json_string_value(json_object_get(e, "target")), why);
-		}
-	}
-	nt_cli_reply_free(&r);
-	return code;
-}
-
-/* `nettune verify`: GET /v1/verify, one row per NIC IRQ. The exit status
- * says whether anything was delivered elsewhere, so a script can gate on
- * it; "not observed" is not a failure but neither a pass, and the text
- * says how many there were. */
-static void verify_counts(char *buf, size_t size, const json_t *e, const char *member, const char *count)
-{
-	size_t i, len = 0;
-	const char *k;
-	json_t *v;
-	buf[0] = 0;
-	if (json_is_object(e)) {
-		json_object_foreach((json_t *)e, k, v) {
-			int n = snprintf(buf + len, size - len, "%s%s:%lld", len ? " " : "", k, (long long)json_integer_value(v));
-			if (n < 0 || (size_t)n >= size - len)
-				break;
-			len += (size_t)n;
-		}
-		return;
-	}
-	json_array_foreach(e, i, v) {
-		int n = snprintf(buf + len, size - len, "%s%lld:%lld", len ? " " : "",
-				 (long long)json_integer_value(json_object_get(v, member)),
-				 (long long)json_integer_value(json_object_get(v, count)));
-		if (n < 0 || (size_t)n >= size - len)
-			break;
-		len += (size_t)n;
-	}
-}
-
-static const char *verdict_sgr(const char *v)
-{
-	if (!v)
-		return NULL;
-	return !strcmp(v, "delivered") ? NT_SGR_GREEN : !strcmp(v, "elsewhere") ? NT_SGR_BOLD_RED : NT_SGR_YELLOW;
-}
-
-int nt_cmd_verify(const char *cmd, const cli_opts *o, int nargs, char **args)
-{
-	nt_cli_reply r = { 0 };
-	bool render;
-	long ms = 2000;
-	char path[64];
-
-	if (nargs != 0) {
-		fprintf(stderr, "nettune: verify takes no arguments\n");
-		return NT_EXIT_USAGE;
-	}
-	if (o->window && nt_cli_parse_window_ms(o->window, 100, 60000, &ms) < 0) {
-		fprintf(stderr, "nettune: --window wants a duration from 100ms to 60s (2s, 500ms, 1m), not '%s'\n",
-			o->window);
-		return NT_EXIT_USAGE;
-	}
-	snprintf(path, sizeof(path), "/v1/verify?window_ms=%ld", ms);
-	int code = exchange(o, "GET", path, NULL, "watching interrupts", NULL, &r, &render);
-	const json_t *d = r.doc;
-	const json_t *rps = json_object_get(d, "rps");
-	const json_t *vs = json_object_get(d, "verdicts");
-	const char *rps_verdict = json_string_value(json_object_get(rps, "verdict"));
-	bool elsewhere = json_integer_value(json_object_get(vs, "elsewhere")) > 0 ||
-			 (rps_verdict && !strcmp(rps_verdict, "elsewhere"));
-	if (code == NT_EXIT_OK && json_is_object(d) && elsewhere)
-		code = NT_EXIT_ERROR;
-	if (!render) {
-		nt_cli_reply_free(&r);
-		return code;
-	}
-	nt_out out;
-	nt_out_init(&out, stdout);
-	nt_out_printf(&out, "delivery over %.0f ms: %lld delivered, %lld elsewhere, %lld not observed\n",
-		      json_real_value(json_object_get(d, "window_ms")),
-		      (long long)json_integer_value(json_object_get(vs, "delivered")),
-		      (long long)json_integer_value(json_object_get(vs, "elsewhere")),
-		      (long long)json_integer_value(json_object_get(vs, "not_observed")));
-	static const char *const head[] = { "irq", "nic", "queue", "placed", "affinity", "verdict", "cpu:count",
-					    "outside" };
-	nt_table *t = nt_table_new(8, head);
-	size_t i;
-	json_t *e;
-	json_array_foreach(json_object_get(d, "irqs"), i, e) {
-		char irq[16], queue[16], counts[256], outside[256];
-		const json_t *q = json_object_get(e, "queue");
-		const char *placed = json_string_value(json_object_get(e, "placed"));
-		const char *aff = json_string_value(json_object_get(e, "affinity"));
-		const char *verdict = json_string_value(json_object_get(e, "verdict"));
-		snprintf(irq, sizeof(irq), "%lld", (long long)json_integer_value(json_object_get(e, "irq")));
-		snprintf(queue, sizeof(queue), json_is_integer(q) ? "%lld" : "-", (long long)json_integer_value(q));
-		verify_counts(counts, sizeof(counts), json_object_get(e, "counts"), NULL, NULL);
-		verify_counts(outside, sizeof(outside), json_object_get(e, "elsewhere"), "cpu", "count");
-		const char *cells[] = { irq, json_string_value(json_object_get(e, "nic")), queue, placed ? placed : "-",
-					aff ? aff : "-", verdict, counts[0] ? counts : "-", outside[0] ? outside : "-" };
-		if (t && nt_table_add(t, cells) == 0)
-			nt_table_sgr(t, 5, verdict_sgr(verdict));
-	}
-	if (t && nt_table_rows(t))
-		nt_table_print(t, &out, 2);
-	nt_table_free(t);
-	if (json_is_object(rps)) {
-		char outside[256];
-		const char *v = json_string_value(json_object_get(rps, "verdict"));
-		verify_counts(outside, sizeof(outside), json_object_get(rps, "elsewhere"), "cpu", "count");
-		nt_out_printf(&out, "RPS: ");
-		nt_out_paint(&out, verdict_sgr(v), "%s", v ? v : "?");
-		nt_out_printf(&out, " (%lld wake-ups; rps_cpus %s%s%s)\n",
-			      (long long)json_integer_value(json_object_get(rps, "received_rps")),
-			      json_string_value(json_object_get(rps, "cpus")), outside[0] ? "; outside: " : "", outside);
-	}
-	if (json_integer_value(json_object_get(vs, "not_observed")) > 0)
-		nt_out_printf(&out, "not observed: the IRQ did not fire in the window, which shows nothing either way\n");
-	nt_cli_reply_free(&r);
-	return code;
-}
