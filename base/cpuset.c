@@ -90,14 +90,22 @@ int nt_cpuset_next(const nt_cpuset *s, int from)
 {
 	if (from < 0)
 		from = 0;
-	for (int i = from / 64; i < NT_CPUSET_WORDS; i++) {
-		uint64_t w = s->w[i];
-		if (i == from / 64)
-			w &= ~UINT64_C(0) << (from % 64);
-		if (w)
-			return i * 64 + __builtin_ctzll(w);
+	if (from >= NT_MAX_CPUS)
+		return -1;
+	int i = from / 64;
+	uint64_t w = s->w[i] & (~UINT64_C(0) << (from % 64));
+	/* A set is NT_MAX_CPUS wide and mostly empty past the host's CPUs:
+	 * the empty words skipped four at a time. */
+	while (!w) {
+		if (++i >= NT_CPUSET_WORDS)
+			return -1;
+		while (i + 4 <= NT_CPUSET_WORDS && !(s->w[i] | s->w[i + 1] | s->w[i + 2] | s->w[i + 3]))
+			i += 4;
+		if (i >= NT_CPUSET_WORDS)
+			return -1;
+		w = s->w[i];
 	}
-	return -1;
+	return i * 64 + __builtin_ctzll(w);
 }
 
 int nt_cpuset_last(const nt_cpuset *s)
@@ -209,18 +217,34 @@ static int put_uint(int v, char *out)
 	return k;
 }
 
+/* The first CPU at or after FROM whose bit is ~WANT-flipped set, among
+ * words [FROM / 64, WORDS): with FLIP 0 the next CPU in the set, with FLIP
+ * all ones the next CPU not in it. WORDS * 64 when there is none. */
+static int next_bit(const nt_cpuset *s, int from, int words, uint64_t flip)
+{
+	for (int i = from / 64; i < words; i++) {
+		uint64_t w = s->w[i] ^ flip;
+		if (i == from / 64)
+			w &= ~UINT64_C(0) << (from % 64);
+		if (w)
+			return i * 64 + __builtin_ctzll(w);
+	}
+	return words * 64;
+}
+
 int nt_cpulist_format(const nt_cpuset *s, char *buf, size_t size)
 {
 	size_t len = 0;
-	int c = nt_cpuset_next(s, 0);
+	/* Runs found a word at a time, and only up to the last word in use:
+	 * a set is NT_MAX_CPUS wide and a host read formats thousands. */
+	int words = (nt_cpuset_last(s) + 64) / 64;
+	int c = next_bit(s, 0, words, 0);
 
 	if (size == 0)
 		return -ENOSPC;
 	buf[0] = '\0';
-	while (c >= 0) {
-		int e = c;
-		while (e + 1 < NT_MAX_CPUS && nt_cpuset_isset(s, e + 1))
-			e++;
+	while (c < words * 64) {
+		int e = next_bit(s, c, words, ~UINT64_C(0)) - 1;
 		/* Digits by hand, not snprintf: every IRQ of a host read and
 		 * of a transaction's record is a cpulist, and the format parse
 		 * was most of the cost. Room checked first: ",NNNNN-NNNNN". */
@@ -240,7 +264,7 @@ int nt_cpulist_format(const nt_cpuset *s, char *buf, size_t size)
 		memcpy(buf + len, piece, (size_t)n);
 		len += (size_t)n;
 		buf[len] = '\0';
-		c = nt_cpuset_next(s, e + 1);
+		c = e + 1 < words * 64 ? next_bit(s, e + 1, words, 0) : words * 64;
 	}
 	return (int)len;
 }

@@ -50,6 +50,10 @@ void nt_interrupts_free(nt_interrupts *in);
  * nt_interrupts_free in every case after begin. */
 int nt_interrupts_begin(const char *header, nt_interrupts *out);
 int nt_interrupts_more(const char *text, nt_interrupts *out);
+/* Room for LINES lines at once, after begin: a reader that knows about
+ * how many to expect (the last read's count) saves the copies of growing
+ * megabytes of counts by doubling. Returns 0 or -ENOMEM. */
+int nt_interrupts_reserve(nt_interrupts *out, size_t lines);
 
 /* Parse one numbered line given the column count. Returns 0, NT_EPARSE for
  * an arch row or garbage. LINE->counts must hold NCOLS entries. */

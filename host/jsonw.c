@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "host/jsonw.h"
 
+#include <stdbool.h>
+
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,12 +18,10 @@ void nt_jw_free(nt_jw *w)
 	nt_jw_init(w);
 }
 
-static bool reserve(nt_jw *w, size_t n)
+static bool grow(nt_jw *w, size_t n)
 {
 	if (w->oom)
 		return false;
-	if (w->len + n + 1 <= w->cap)
-		return true;
 	size_t cap = w->cap ? w->cap : 4096;
 	while (w->len + n + 1 > cap)
 		cap *= 2;
@@ -33,6 +33,15 @@ static bool reserve(nt_jw *w, size_t n)
 	w->buf = nb;
 	w->cap = cap;
 	return true;
+}
+
+/* Room for N more bytes and a NUL: the test inlined at every write, the
+ * growing (rare) out of line. */
+static inline bool reserve(nt_jw *w, size_t n)
+{
+	if (__builtin_expect(!w->oom && w->len + n + 1 <= w->cap, 1))
+		return true;
+	return grow(w, n);
 }
 
 static void put(nt_jw *w, const char *s, size_t n)
@@ -122,31 +131,47 @@ void nt_jw_arr_end(nt_jw *w)
 static void put_string(nt_jw *w, const char *s)
 {
 	static const char hex[] = "0123456789ABCDEF";
-	putc_(w, '"');
+	/* Bytes that end a run: NUL, controls, '"' and '\\' (one load and
+	 * test a byte; keys and names rarely hold any but the NUL). */
+	static const bool stop[256] = {
+		[0 ... 0x1f] = true, ['"'] = true, ['\\'] = true,
+	};
+	/* Room for the worst case at once (every byte a \u00XX), then
+	 * written straight into the buffer: a host read writes tens of
+	 * thousands of keys and names. */
+	size_t n = strlen(s);
+	if (!reserve(w, 6 * n + 2))
+		return;
+	char *o = w->buf + w->len;
+	*o++ = '"';
 	const char *run = s;
 	for (const char *p = s;; p++) {
 		unsigned char c = (unsigned char)*p;
-		if (c && c >= 0x20 && c != '"' && c != '\\')
+		if (!stop[c])
 			continue;
-		put(w, run, (size_t)(p - run));
+		memcpy(o, run, (size_t)(p - run));
+		o += p - run;
 		if (!c)
 			break;
 		run = p + 1;
+		*o++ = '\\';
 		switch (c) {
-		case '"': put(w, "\\\"", 2); break;
-		case '\\': put(w, "\\\\", 2); break;
-		case '\b': put(w, "\\b", 2); break;
-		case '\f': put(w, "\\f", 2); break;
-		case '\n': put(w, "\\n", 2); break;
-		case '\r': put(w, "\\r", 2); break;
-		case '\t': put(w, "\\t", 2); break;
-		default: {
-			char seq[6] = { '\\', 'u', '0', '0', hex[c >> 4], hex[c & 15] };
-			put(w, seq, sizeof(seq));
-		}
+		case '"': *o++ = '"'; break;
+		case '\\': *o++ = '\\'; break;
+		case '\b': *o++ = 'b'; break;
+		case '\f': *o++ = 'f'; break;
+		case '\n': *o++ = 'n'; break;
+		case '\r': *o++ = 'r'; break;
+		case '\t': *o++ = 't'; break;
+		default:
+			memcpy(o, "u00", 3);
+			o[3] = hex[c >> 4];
+			o[4] = hex[c & 15];
+			o += 5;
 		}
 	}
-	putc_(w, '"');
+	*o++ = '"';
+	w->len = (size_t)(o - w->buf);
 }
 
 void nt_jw_key(nt_jw *w, const char *key)

@@ -162,6 +162,9 @@ int nt_topology_read_dynamic(const nt_topology *base, nt_irq_files *files, nt_to
 	*out = NULL;
 	if ((r = copy_static(base, &t)) < 0)
 		return r;
+	/* The NIC half asks each fixture NIC's document half a dozen
+	 * questions: parsed once for the read (nothing on a live root). */
+	nt_kernel_read_begin(&t->ctx);
 	const nt_ctx *ctx = &t->ctx;
 	nt_read_str(ctx, t->hostname, sizeof(t->hostname), "/proc/sys/kernel/hostname");
 	nt_read_str(ctx, t->kernel, sizeof(t->kernel), "/proc/sys/kernel/osrelease");
@@ -190,6 +193,7 @@ int nt_topology_read_dynamic(const nt_topology *base, nt_irq_files *files, nt_to
 	/* What the IRQ half met is listed before what the NICs did, as if
 	 * read in turn. */
 	int ir = nt_tp_finish_irq_half(t, &ih, irq_thread, threaded);
+	nt_kernel_read_end(&t->ctx);
 	if (r == 0)
 		r = ir;
 	if (r < 0)

@@ -25,6 +25,10 @@ typedef struct nt_irq_files {
 	/* The last search for irqbalance among every process
 	 * (nt_irqbalance_find_memo); NULL: searched at each read. */
 	struct nt_irqbalance_memo *irqbalance;
+	/* How many IRQ lines the last read of /proc/interrupts had: the next
+	 * reserves room for their counts at once (read and written with
+	 * relaxed atomics; only a hint). */
+	int interrupts_lines;
 } nt_irq_files;
 
 #include <jansson.h>

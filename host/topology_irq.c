@@ -241,7 +241,7 @@ static int irq_threads(int nirqs)
  * and one buffer of its whole size (grown by doubling) cost more in page
  * faults and copies than the parse. Returns 0, a -errno of the read, or
  * the parser's error. */
-static int parse_interrupts_file(nt_topology *t, nt_interrupts *in)
+static int parse_interrupts_file(nt_topology *t, nt_interrupts *in, nt_irq_files *files)
 {
 	size_t cap = 256 * 1024, len = 0;
 	bool begun = false;
@@ -289,6 +289,11 @@ static int parse_interrupts_file(nt_topology *t, nt_interrupts *in)
 			if ((r = nt_interrupts_begin(buf, in)) < 0)
 				goto out;
 			begun = true;
+			int hint = files ? __atomic_load_n(&files->interrupts_lines, __ATOMIC_RELAXED) : 0;
+			/* A little over the last count: an IRQ or two more does
+			 * not double megabytes. */
+			if (hint > 0 && (r = nt_interrupts_reserve(in, (size_t)hint + hint / 16 + 8)) < 0)
+				goto out;
 			char *nl = strchr(buf, '\n');
 			from = nl ? nl + 1 : rest;
 		}
@@ -360,7 +365,9 @@ void *nt_tp_irq_half_main(void *arg)
 	nt_topology *t = h->t;
 	nt_interrupts in;
 
-	h->parse_r = parse_interrupts_file(t, &in);
+	h->parse_r = parse_interrupts_file(t, &in, h->files);
+	if (h->parse_r >= 0 && h->files)
+		__atomic_store_n(&h->files->interrupts_lines, in.nlines, __ATOMIC_RELAXED);
 	if (h->parse_r >= 0) {
 		h->bad_lines = in.bad_lines;
 		h->first_bad_line = in.first_bad_line;

@@ -17,6 +17,7 @@
 #include "base/errors.h"
 
 struct nt_host_cache;
+struct nt_fx_memo;
 
 typedef struct nt_ctx {
 	char root[PATH_MAX]; /* without trailing slash; "" for "/" */
@@ -27,6 +28,10 @@ typedef struct nt_ctx {
 	 * of the host. Not owned; the agent keeps it alive longer than every
 	 * copy of the context. */
 	struct nt_host_cache *host_cache;
+	/* On a fixture root, between nt_kernel_read_begin and _end (one read
+	 * of the host): each ethtool document parsed once for the read
+	 * (kernel/fixture_memo.c). NULL otherwise, and always on a live root. */
+	struct nt_fx_memo *fx_memo;
 } nt_ctx;
 
 /* Set up a context for ROOT ("/" or a fixture tree). Returns 0 or -errno. */

@@ -29,40 +29,56 @@ void nt_fx_set_err(char *err, size_t errsize, const char *text)
 
 /* ---- ethtool: ROOT/ethtool/IFACE.json ---- */
 
-int nt_fx_load(const nt_ctx *ctx, const char *section, const char *ifname,
-			json_t **rootp, json_t **secp)
+int nt_fx_parse(const nt_ctx *ctx, const char *ifname, json_t **rootp)
 {
 	char *buf = NULL;
-	json_t *root = NULL;
 	int r = nt_read_all(ctx, &buf, "/ethtool/%s.json", ifname);
 
-	if (r < 0) {
+	*rootp = NULL;
+	if (r < 0)
 		/* No file is how a fixture says the driver has no ethtool ops. */
-		r = r == -ENOENT ? -EOPNOTSUPP : r;
-		goto out;
-	}
-	root = json_loads(buf, 0, NULL);
+		return r == -ENOENT ? -EOPNOTSUPP : r;
+	json_t *root = json_loads(buf, 0, NULL);
+	free(buf);
 	if (!json_is_object(root)) {
-		r = NT_EPARSE;
-		goto out;
+		json_decref(root);
+		return NT_EPARSE;
 	}
-	json_t *sec = json_object_get(root, section);
-	if (!sec) {
+	*rootp = root;
+	return 0;
+}
+
+/* SECTION of ROOT (a reference the caller now holds) into *SECP. */
+static int fx_section(json_t *root, int r, const char *section, json_t **rootp, json_t **secp)
+{
+	json_t *sec = r == 0 ? json_object_get(root, section) : NULL;
+
+	if (r == 0 && !sec)
 		r = -EOPNOTSUPP;
-		goto out;
-	}
-	if (!json_is_object(sec)) {
+	else if (r == 0 && !json_is_object(sec))
 		r = NT_EPARSE;
-		goto out;
+	if (r < 0) {
+		json_decref(root);
+		return r;
 	}
 	*rootp = root;
 	*secp = sec;
-	root = NULL;
-	r = 0;
-out:
-	json_decref(root);
-	free(buf);
-	return r;
+	return 0;
+}
+
+int nt_fx_load(const nt_ctx *ctx, const char *section, const char *ifname, json_t **rootp, json_t **secp)
+{
+	json_t *root;
+	int r = nt_fx_memo_doc(ctx, ifname, &root);
+	return fx_section(root, r, section, rootp, secp);
+}
+
+int nt_fx_load_edit(const nt_ctx *ctx, const char *section, const char *ifname, json_t **rootp,
+		    json_t **secp)
+{
+	json_t *root;
+	int r = nt_fx_parse(ctx, ifname, &root);
+	return fx_section(root, r, section, rootp, secp);
 }
 
 /* A count is a non-negative integer; a u8 field may also be written as
@@ -106,22 +122,18 @@ out:
 
 bool nt_fixture_link_limits(const nt_ctx *ctx, const char *ifname, uint32_t *min_mtu, uint32_t *max_mtu)
 {
-	char *buf = NULL;
+	json_t *root = NULL, *link = NULL;
 	*min_mtu = 68;
 	*max_mtu = 65535;
-	if (nt_read_all(ctx, &buf, "/ethtool/%s.json", ifname) < 0)
+	if (nt_fx_load(ctx, "link", ifname, &root, &link) < 0)
 		return false;
-	json_t *root = json_loads(buf, 0, NULL);
-	json_t *link = json_object_get(root, "link");
-	bool found = json_is_object(link);
 	json_t *lo = json_object_get(link, "min_mtu"), *hi = json_object_get(link, "max_mtu");
 	if (json_is_integer(lo) && json_integer_value(lo) >= 0 && json_integer_value(lo) <= UINT32_MAX)
 		*min_mtu = (uint32_t)json_integer_value(lo);
 	if (json_is_integer(hi) && json_integer_value(hi) >= 0 && json_integer_value(hi) <= UINT32_MAX)
 		*max_mtu = (uint32_t)json_integer_value(hi);
 	json_decref(root);
-	free(buf);
-	return found;
+	return true;
 }
 
 /* Replace the file in one step so a reader (or a crash) never sees half a
@@ -252,7 +264,7 @@ int nt_fixture_ethtool_set(const nt_ctx *ctx, const nt_ethtool_group *g, const c
 
 	if (r < 0)
 		return r;
-	r = nt_fx_load(ctx, g->section, ifname, &root, &sec);
+	r = nt_fx_load_edit(ctx, g->section, ifname, &root, &sec);
 	if (r < 0)
 		return r;
 	for (int i = 0; i < g->nfields; i++) {

@@ -92,7 +92,7 @@ int nt_fixture_features_set(const nt_ctx *ctx, const char *ifname, const char *n
 	json_t *root = NULL, *sec = NULL, *e;
 	const char *key;
 	nt_feature f = { 0 };
-	int r = nt_fx_load(ctx, "features", ifname, &root, &sec);
+	int r = nt_fx_load_edit(ctx, "features", ifname, &root, &sec);
 
 	if (r < 0)
 		return r;

@@ -14,11 +14,22 @@
 
 /* TEXT into ERR (when given), as the kernel's extended error would be. */
 void nt_fx_set_err(char *err, size_t errsize, const char *text);
-/* ROOT/ethtool/IFNAME.json into *ROOTP (the caller's) and its object
- * SECTION into *SECP (borrowed). Returns 0, -EOPNOTSUPP when the file or
- * the section is missing, NT_EPARSE when either is not an object, or
- * -errno. */
+/* ROOT/ethtool/IFNAME.json parsed into *ROOTP (the caller's reference).
+ * Returns 0, -EOPNOTSUPP without the file, NT_EPARSE when it is not an
+ * object, or -errno. */
+int nt_fx_parse(const nt_ctx *ctx, const char *ifname, json_t **rootp);
+/* The same, answered from the read's memo when CTX carries one
+ * (kernel/fixture_memo.c, nt_kernel_read_begin): the document parsed once
+ * for the whole read. The reference is shared: read it, never change it. */
+int nt_fx_memo_doc(const nt_ctx *ctx, const char *ifname, json_t **rootp);
+/* ROOT/ethtool/IFNAME.json into *ROOTP (the caller's reference) and its
+ * object SECTION into *SECP (borrowed), for reading: from the read's memo
+ * when there is one. Returns 0, -EOPNOTSUPP when the file or the section
+ * is missing, NT_EPARSE when either is not an object, or -errno. */
 int nt_fx_load(const nt_ctx *ctx, const char *section, const char *ifname, json_t **rootp, json_t **secp);
+/* The same for a write: always parsed afresh, the caller's to change. */
+int nt_fx_load_edit(const nt_ctx *ctx, const char *section, const char *ifname, json_t **rootp,
+		    json_t **secp);
 /* ROOT/ethtool/IFNAME.json replaced by ROOT at once. Returns 0 or -errno. */
 int nt_fx_save(const nt_ctx *ctx, const char *ifname, json_t *root);
 /* ROOT/ethtool/IFNAME.json replaced by TEXT in one rename. */

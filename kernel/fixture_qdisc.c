@@ -93,14 +93,24 @@ int nt_fixture_qdisc_get(const nt_ctx *ctx, const char *ifname, uint32_t ntx, nt
 {
 	json_t *root = NULL, *sec = NULL;
 	char *buf = NULL;
-	/* Every read of the host asks each NIC: a file that never names a
-	 * qdisc (most, with an RSS table of hundreds of entries) is not
-	 * parsed to find that out. */
-	int r = nt_read_all(ctx, &buf, "/ethtool/%s.json", ifname);
-	bool named = r >= 0 && strstr(buf, "\"qdisc\"");
-	free(buf);
-	if (r < 0 && r != -ENOENT)
-		return r;
+	bool named;
+	int r = ctx->fx_memo ? nt_fx_memo_doc(ctx, ifname, &root) : -ENOENT;
+
+	if (ctx->fx_memo && r == 0) {
+		/* The read's memo has the document parsed already. */
+		named = json_object_get(root, "qdisc") != NULL;
+	} else {
+		/* Every read of the host asks each NIC: a file that never names
+		 * a qdisc (most, with an RSS table of hundreds of entries) is
+		 * not parsed to find that out. */
+		r = nt_read_all(ctx, &buf, "/ethtool/%s.json", ifname);
+		named = r >= 0 && strstr(buf, "\"qdisc\"");
+		free(buf);
+		if (r < 0 && r != -ENOENT)
+			goto out;
+	}
+	json_decref(root);
+	root = NULL;
 	r = named ? nt_fx_load(ctx, "qdisc", ifname, &root, &sec) : -EOPNOTSUPP;
 
 	if (r == -EOPNOTSUPP) {

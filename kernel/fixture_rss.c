@@ -14,9 +14,10 @@
 
 /* ---- RSS: the "rss" object of ROOT/ethtool/IFACE.json ---- */
 
-static int rss_load(const nt_ctx *ctx, const char *ifname, json_t **rootp, json_t **rssp)
+/* EDIT: for a write, parsed afresh (never the read's memo). */
+static int rss_load(const nt_ctx *ctx, const char *ifname, bool edit, json_t **rootp, json_t **rssp)
 {
-	int r = nt_fx_load(ctx, "rss", ifname, rootp, rssp);
+	int r = edit ? nt_fx_load_edit(ctx, "rss", ifname, rootp, rssp) : nt_fx_load(ctx, "rss", ifname, rootp, rssp);
 	json_t *indir = r == 0 ? json_object_get(*rssp, "indir") : NULL;
 	if (r == 0 && indir && !json_is_array(indir)) {
 		json_decref(*rootp);
@@ -37,7 +38,7 @@ static uint32_t rss_rx_rings(json_t *root, json_t *rss)
 int nt_fixture_rss_get(const nt_ctx *ctx, const char *ifname, nt_rss *out)
 {
 	json_t *root = NULL, *rss = NULL;
-	int r = rss_load(ctx, ifname, &root, &rss);
+	int r = rss_load(ctx, ifname, false, &root, &rss);
 	memset(out, 0, sizeof(*out));
 	if (r < 0)
 		return r;
@@ -71,7 +72,7 @@ int nt_fixture_rss_set_indir(const nt_ctx *ctx, const char *ifname, const uint32
 			     char *err, size_t errsize)
 {
 	json_t *root = NULL, *rss = NULL, *arr = NULL;
-	int r = rss_load(ctx, ifname, &root, &rss);
+	int r = rss_load(ctx, ifname, true, &root, &rss);
 	if (r < 0)
 		return r;
 	uint32_t rings = rss_rx_rings(root, rss);
@@ -111,7 +112,7 @@ int nt_fixture_rss_set_fields(const nt_ctx *ctx, const char *ifname, int flow, u
 {
 	json_t *root = NULL, *rss = NULL;
 	char text[16];
-	int r = rss_load(ctx, ifname, &root, &rss);
+	int r = rss_load(ctx, ifname, true, &root, &rss);
 	if (r < 0)
 		return r;
 	json_t *hf = json_object_get(rss, "hash_fields");

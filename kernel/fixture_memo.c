@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* One read of a fixture root answering from one state: each NIC's ethtool
+ * document parsed once for the whole read instead of once per question.
+ *
+ * A host read asks every NIC half a dozen questions (channels, rings,
+ * coalescing, RSS, features, the link's MTU range and root qdisc). The live
+ * kernel answers each from the device's state; the tree answers each from
+ * ROOT/ethtool/IF.json, and parsing that document (an RSS table of
+ * hundreds of entries) once per question made the tree's emulation, not
+ * the agent, most of a host read's cost. Within one read nothing writes, so
+ * the first parse stands for the rest; the memo ends with the read, so a
+ * document changed between two reads (a test, the agent's own write) is
+ * read afresh by the next one. Writes never go through the memo. */
+#include "kernel/kernel.h"
+#include "kernel/fixture_int.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <net/if.h>
+
+struct nt_fx_memo {
+	pthread_mutex_t mu; /* a reporter may run beside the IRQ half */
+	int n, cap;
+	struct fx_doc {
+		char ifname[IF_NAMESIZE];
+		json_t *root; /* NULL with err */
+		int err;
+	} *docs;
+};
+
+int nt_kernel_read_begin(nt_ctx *ctx)
+{
+	if (ctx->live || ctx->fx_memo)
+		return 0;
+	struct nt_fx_memo *m = calloc(1, sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	if (pthread_mutex_init(&m->mu, NULL) != 0) {
+		free(m);
+		return -ENOMEM;
+	}
+	ctx->fx_memo = m;
+	return 0;
+}
+
+void nt_kernel_read_end(nt_ctx *ctx)
+{
+	struct nt_fx_memo *m = ctx->fx_memo;
+	if (!m)
+		return;
+	ctx->fx_memo = NULL;
+	for (int i = 0; i < m->n; i++)
+		json_decref(m->docs[i].root);
+	free(m->docs);
+	pthread_mutex_destroy(&m->mu);
+	free(m);
+}
+
+/* IFNAME's entry, added when missing (then with DOC true, the document
+ * parsed into it). NULL when memory ran out. Called with M->mu held. */
+static struct fx_doc *memo_entry(const nt_ctx *ctx, struct nt_fx_memo *m, const char *ifname)
+{
+	for (int i = 0; i < m->n; i++)
+		if (strcmp(m->docs[i].ifname, ifname) == 0)
+			return &m->docs[i];
+	if (m->n == m->cap) {
+		int cap = m->cap ? m->cap * 2 : 16;
+		struct fx_doc *d = realloc(m->docs, sizeof(*d) * (size_t)cap);
+		if (!d)
+			return NULL;
+		m->docs = d;
+		m->cap = cap;
+	}
+	struct fx_doc *d = &m->docs[m->n++];
+	memset(d, 0, sizeof(*d));
+	strcpy(d->ifname, ifname);
+	d->err = nt_fx_parse(ctx, ifname, &d->root);
+	return d;
+}
+
+int nt_fx_memo_doc(const nt_ctx *ctx, const char *ifname, json_t **rootp)
+{
+	struct nt_fx_memo *m = ctx->fx_memo;
+	int r;
+
+	*rootp = NULL;
+	if (!m || strlen(ifname) >= IF_NAMESIZE)
+		return nt_fx_parse(ctx, ifname, rootp);
+	pthread_mutex_lock(&m->mu);
+	struct fx_doc *d = memo_entry(ctx, m, ifname);
+	if (d) {
+		r = d->err;
+		*rootp = json_incref(d->root);
+	} else {
+		r = nt_fx_parse(ctx, ifname, rootp); /* not remembered: still right */
+	}
+	pthread_mutex_unlock(&m->mu);
+	return r;
+}
