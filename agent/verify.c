@@ -280,8 +280,14 @@ int nt_agent_txn_verify(nt_agent *a, int64_t id, int window_ms, bool on_delivery
 		 * leaves room for another window, for at most a minute in
 		 * all, so the request (and the agent's stop, which waits for
 		 * it) is never held for the whole of a long deadline. */
+		/* A window opened with moves still pending (the IRQ did not
+		 * fire while the agent waited) may have seen the very interrupt
+		 * that makes the move, which the kernel serves on the old CPU:
+		 * that is no proof against the placement, so look again, now
+		 * that the move is made, a few times at most. */
+		bool look_again = (!nd && !ne) || (moves > 0 && ne > 0 && checks < 3);
 		int64_t now = nt_store_now_ms();
-		if (!on_delivery || !pending || nd || ne || now + 2 * (int64_t)window_ms + 500 >= deadline ||
+		if (!on_delivery || !pending || !look_again || now + 2 * (int64_t)window_ms + 500 >= deadline ||
 		    now + 2 * (int64_t)window_ms - started > NT_DELIVERY_WINDOW_MAX_MS)
 			break;
 	}
