@@ -361,7 +361,7 @@ int nt_cmd_txn_id(const char *cmd, const cli_opts *o, int nargs, char **args)
 		snprintf(path, sizeof(path), "/v1/transactions/%s/confirm", args[0]);
 		code = txn_code(nt_cli_exchange_as(o, "POST", path, "{}", "confirming", "txn", &r, &render), &r);
 		if (render)
-			nt_view_outcome(&out, r.doc, hint);
+			nt_view_outcome_later(&out, r.doc, hint);
 	} else if (!strcmp(cmd, "rollback")) {
 		snprintf(path, sizeof(path), "/v1/transactions/%s/rollback%s", args[0], o->json ? "" : "?steps=failed");
 		code = txn_code(nt_cli_exchange_as(o, "POST", path, o->force ? "{\"force\":true}" : "{}", "rolling back", "txn", &r,
@@ -644,7 +644,7 @@ int nt_cmd_try(const char *cmd, const cli_opts *o, int nargs, char **args)
 		snprintf(path, sizeof(path), "/v1/transactions/%lld/confirm", id);
 		code = txn_code(nt_cli_exchange_as(o, "POST", path, "{}", "confirming", "txn", &r, &render), &r);
 		if (render)
-			nt_view_outcome(&out, r.doc, hint);
+			nt_view_outcome_later(&out, r.doc, hint);
 		nt_cli_reply_free(&r);
 		return code;
 	}
@@ -670,7 +670,7 @@ int nt_cmd_try(const char *cmd, const cli_opts *o, int nargs, char **args)
 		json_decref(doc);
 		return code;
 	}
-	nt_view_outcome(&out, doc, hint);
+	nt_view_outcome_later(&out, doc, hint);
 	const char *final = json_string_value(json_object_get(doc, "status"));
 	code = nt_exit_for_txn_status(final);
 	if (final && !strcmp(final, "pending_confirm")) {

@@ -223,7 +223,8 @@ static void step_line(nt_out *o, const json_t *s, const char *label, const char 
 	fputc('\n', o->f);
 }
 
-void nt_view_outcome(nt_out *o, const json_t *txn, const char *confirm_hint)
+/* WARNINGS: the plan's warnings too (shown once, with the apply). */
+static void outcome(nt_out *o, const json_t *txn, const char *confirm_hint, bool warnings)
 {
 	const char *status = or(jstr(txn, "status"), "?");
 	json_t *steps = json_object_get(txn, "steps");
@@ -295,10 +296,20 @@ void nt_view_outcome(nt_out *o, const json_t *txn, const char *confirm_hint)
 	}
 	size_t i;
 	json_t *w;
-	json_array_foreach(json_object_get(txn, "warnings"), i, w) {
+	json_array_foreach(warnings ? json_object_get(txn, "warnings") : NULL, i, w) {
 		nt_out_paint(o, NT_SGR_YELLOW, "warning:");
 		fprintf(o->f, " %s\n", or(json_string_value(w), "?"));
 	}
+}
+
+void nt_view_outcome(nt_out *o, const json_t *txn, const char *confirm_hint)
+{
+	outcome(o, txn, confirm_hint, true);
+}
+
+void nt_view_outcome_later(nt_out *o, const json_t *txn, const char *confirm_hint)
+{
+	outcome(o, txn, confirm_hint, false);
 }
 
 static void field(nt_out *o, const char *name, const char *value)

@@ -23,6 +23,10 @@ void nt_view_plan(nt_out *o, const json_t *plan, const json_t *nics);
  * confirms it. CONFIRM_HINT is appended to "nettune confirm ID" (the
  * --agent option when not the default, or ""). */
 void nt_view_outcome(nt_out *o, const json_t *txn, const char *confirm_hint);
+/* The same for what a later request did to a transaction already shown
+ * (its confirmation, its revert at the deadline): without the plan's
+ * warnings, which belong to the plan and were shown with the apply. */
+void nt_view_outcome_later(nt_out *o, const json_t *txn, const char *confirm_hint);
 
 /* One transaction: a header (status, profile, who, when, duration, error)
  * and its steps with their results, in the order they ran. NICS as for

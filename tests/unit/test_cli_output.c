@@ -323,6 +323,20 @@ static void test_outcomes(void)
 	mem_close(&m);
 	json_decref(t);
 
+	/* The plan's warnings come with the apply's answer, and not again
+	 * with its confirmation or its revert. */
+	t = json_loads("{\"id\":5,\"status\":\"applied\",\"duration_ms\":7,\"steps\":[],"
+		       "\"warnings\":[\"eth0: CPU 9 is on node 1\"]}", 0, NULL);
+	mem_open(&m, false);
+	nt_view_outcome(&m.o, t, "");
+	CHECK_HAS(mem_text(&m), "warning: eth0: CPU 9 is on node 1\n");
+	mem_close(&m);
+	mem_open(&m, false);
+	nt_view_outcome_later(&m.o, t, "");
+	CHECK_STR(mem_text(&m), "transaction 5: applied, nothing to change: already tuned in 7 ms\n");
+	mem_close(&m);
+	json_decref(t);
+
 	/* A lean answer counts steps keyed by kind name; the summary still
 	 * lists the kinds in plan order, as the full answer's steps do. */
 	t = json_loads("{\"id\":4,\"status\":\"applied\",\"duration_ms\":5,\"steps\":[],\"warnings\":[],"
