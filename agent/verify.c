@@ -276,15 +276,14 @@ int nt_agent_txn_verify(nt_agent *a, int64_t id, int window_ms, bool on_delivery
 				nn++;
 		}
 		verdict = ne ? "elsewhere" : nd ? "delivered" : "not observed";
-		/* A quiet NIC shows nothing: look again while the deadline
-		 * leaves room for another window, for at most a minute in
-		 * all, so the request (and the agent's stop, which waits for
-		 * it) is never held for the whole of a long deadline. */
-		/* A window opened with moves still pending (the IRQ did not
-		 * fire while the agent waited) may have seen the very interrupt
-		 * that makes the move, which the kernel serves on the old CPU:
-		 * that is no proof against the placement, so look again, now
-		 * that the move is made, a few times at most. */
+		/* Look again while the deadline leaves room for another
+		 * window, for at most a minute in all, so the request (and the
+		 * agent's stop, which waits for it) is never held for the
+		 * whole of a long deadline: when a quiet NIC showed nothing,
+		 * and, a few times at most, when the window opened with moves
+		 * still pending (the IRQ did not fire while the agent waited)
+		 * and saw an interrupt elsewhere, which may be the very one
+		 * that makes the move, served by the kernel on the old CPU. */
 		bool look_again = (!nd && !ne) || (moves > 0 && ne > 0 && checks < 3);
 		int64_t now = nt_store_now_ms();
 		if (!on_delivery || !pending || !look_again || now + 2 * (int64_t)window_ms + 500 >= deadline ||

@@ -2,7 +2,6 @@
 #include "host/jsonw.h"
 
 #include <stdbool.h>
-
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>

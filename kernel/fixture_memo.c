@@ -10,19 +10,19 @@
  * the agent, most of a host read's cost. Within one read nothing writes, so
  * the first parse stands for the rest; the memo ends with the read, so a
  * document changed between two reads (a test, the agent's own write) is
- * read afresh by the next one. Writes never go through the memo. */
+ * read afresh by the next one. Writes never go through the memo. Only
+ * the read's NIC half asks the kernel about NICs (the IRQ half reads IRQ
+ * files and /proc/interrupts), so the memo has one thread and no lock. */
 #include "kernel/kernel.h"
 #include "kernel/fixture_int.h"
 
 #include <errno.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <net/if.h>
 
 struct nt_fx_memo {
-	pthread_mutex_t mu; /* a reporter may run beside the IRQ half */
 	int n, cap;
 	struct fx_doc {
 		char ifname[IF_NAMESIZE];
@@ -38,10 +38,6 @@ int nt_kernel_read_begin(nt_ctx *ctx)
 	struct nt_fx_memo *m = calloc(1, sizeof(*m));
 	if (!m)
 		return -ENOMEM;
-	if (pthread_mutex_init(&m->mu, NULL) != 0) {
-		free(m);
-		return -ENOMEM;
-	}
 	ctx->fx_memo = m;
 	return 0;
 }
@@ -55,12 +51,11 @@ void nt_kernel_read_end(nt_ctx *ctx)
 	for (int i = 0; i < m->n; i++)
 		json_decref(m->docs[i].root);
 	free(m->docs);
-	pthread_mutex_destroy(&m->mu);
 	free(m);
 }
 
-/* IFNAME's entry, added when missing (then with DOC true, the document
- * parsed into it). NULL when memory ran out. Called with M->mu held. */
+/* IFNAME's entry, added with its document parsed when missing. NULL when
+ * memory ran out. */
 static struct fx_doc *memo_entry(const nt_ctx *ctx, struct nt_fx_memo *m, const char *ifname)
 {
 	for (int i = 0; i < m->n; i++)
@@ -84,19 +79,13 @@ static struct fx_doc *memo_entry(const nt_ctx *ctx, struct nt_fx_memo *m, const 
 int nt_fx_memo_doc(const nt_ctx *ctx, const char *ifname, json_t **rootp)
 {
 	struct nt_fx_memo *m = ctx->fx_memo;
-	int r;
 
 	*rootp = NULL;
 	if (!m || strlen(ifname) >= IF_NAMESIZE)
 		return nt_fx_parse(ctx, ifname, rootp);
-	pthread_mutex_lock(&m->mu);
 	struct fx_doc *d = memo_entry(ctx, m, ifname);
-	if (d) {
-		r = d->err;
-		*rootp = json_incref(d->root);
-	} else {
-		r = nt_fx_parse(ctx, ifname, rootp); /* not remembered: still right */
-	}
-	pthread_mutex_unlock(&m->mu);
-	return r;
+	if (!d)
+		return nt_fx_parse(ctx, ifname, rootp); /* not remembered: still right */
+	*rootp = json_incref(d->root);
+	return d->err;
 }

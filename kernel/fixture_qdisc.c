@@ -94,11 +94,13 @@ int nt_fixture_qdisc_get(const nt_ctx *ctx, const char *ifname, uint32_t ntx, nt
 	json_t *root = NULL, *sec = NULL;
 	char *buf = NULL;
 	bool named;
-	int r = ctx->fx_memo ? nt_fx_memo_doc(ctx, ifname, &root) : -ENOENT;
+	int r;
 
-	if (ctx->fx_memo && r == 0) {
+	if (ctx->fx_memo && nt_fx_memo_doc(ctx, ifname, &root) == 0) {
 		/* The read's memo has the document parsed already. */
 		named = json_object_get(root, "qdisc") != NULL;
+		json_decref(root);
+		root = NULL;
 	} else {
 		/* Every read of the host asks each NIC: a file that never names
 		 * a qdisc (most, with an RSS table of hundreds of entries) is
@@ -107,10 +109,8 @@ int nt_fixture_qdisc_get(const nt_ctx *ctx, const char *ifname, uint32_t ntx, nt
 		named = r >= 0 && strstr(buf, "\"qdisc\"");
 		free(buf);
 		if (r < 0 && r != -ENOENT)
-			goto out;
+			return r;
 	}
-	json_decref(root);
-	root = NULL;
 	r = named ? nt_fx_load(ctx, "qdisc", ifname, &root, &sec) : -EOPNOTSUPP;
 
 	if (r == -EOPNOTSUPP) {

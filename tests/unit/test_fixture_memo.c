@@ -6,7 +6,6 @@
 #include "host/topology.h"
 #include "kernel/ethtool.h"
 #include "kernel/kernel.h"
-#include "kernel/rss.h"
 #include "harness.h"
 #include "tree_files.h"
 
