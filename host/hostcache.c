@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "host/hostcache.h"
 #include "kernel/heldfiles.h"
+#include "kernel/kernel.h"
 #include "kernel/irqbalance_client.h"
 
 #include <dirent.h>
@@ -47,6 +48,15 @@ int nt_host_cache_new(const nt_ctx *ctx, nt_host_cache **out)
 	}
 	c->ctx = *ctx;
 	c->ctx.host_cache = NULL;
+	c->ctx.fx_memo = NULL;
+	/* A tree read again and again keeps its ethtool documents parsed
+	 * (kernel/fixture_docs.c); the live kernel has none to keep. */
+	c->ctx.fx_docs = NULL;
+	if (!ctx->live && nt_fx_docs_new(NT_FX_DOCS_SETTLE_MS, &c->ctx.fx_docs) < 0) {
+		pthread_mutex_destroy(&c->mu);
+		free(c);
+		return -ENOMEM;
+	}
 	nt_irqbalance_memo_init(&c->irqbalance);
 	c->files.irqbalance = &c->irqbalance;
 	*out = c;
@@ -63,6 +73,7 @@ void nt_host_cache_free(nt_host_cache *c)
 		nt_held_files_free(c->files.debug[p]);
 	}
 	nt_irqbalance_memo_destroy(&c->irqbalance);
+	nt_fx_docs_free(c->ctx.fx_docs);
 	pthread_mutex_destroy(&c->mu);
 	free(c);
 }

@@ -14,7 +14,9 @@
  * keeps the key but not its ifindex: a read that finds a NIC's ifindex
  * changed drops the static part and reads once more on a new one.
  * nt_host_cache_invalidate drops the static part for anything else a
- * caller knows of. */
+ * caller knows of. On a fixture root the cache also keeps each NIC's
+ * ethtool document parsed while its file is unchanged
+ * (kernel/fixture_docs.c). */
 #ifndef NT_HOSTCACHE_H
 #define NT_HOSTCACHE_H
 

@@ -87,7 +87,8 @@ static bool looks_like_hwirq(const char *s, size_t len)
 static const char zero_run[] = ZERO_COL4 ZERO_COL4 ZERO_COL4 ZERO_COL4;
 _Static_assert(sizeof(zero_run) == ZERO_RUN * 11 + 1, "sixteen 11-byte columns");
 
-int nt_interrupts_parse_line(const char *line, int ncols, nt_irq_line *out)
+/* The line LINE, ending at EOL ('\n' or the NUL). */
+static int parse_line(const char *line, const char *eol, int ncols, nt_irq_line *out)
 {
 	/* "       0" as a word in memory order. */
 	static const union {
@@ -96,7 +97,6 @@ int nt_interrupts_parse_line(const char *line, int ncols, nt_irq_line *out)
 	} zt = { { ' ', ' ', ' ', ' ', ' ', ' ', ' ', '0' } };
 	const uint64_t zero_tail = zt.w;
 	const char *p = line;
-	const char *eol = strchrnul(line, '\n');
 	char *end;
 
 	while (p < eol && isspace((unsigned char)*p))
@@ -211,6 +211,11 @@ int nt_interrupts_parse_line(const char *line, int ncols, nt_irq_line *out)
 	return 0;
 }
 
+int nt_interrupts_parse_line(const char *line, int ncols, nt_irq_line *out)
+{
+	return parse_line(line, strchrnul(line, '\n'), ncols, out);
+}
+
 void nt_interrupts_free(nt_interrupts *in)
 {
 	if (!in)
@@ -259,16 +264,12 @@ int nt_interrupts_begin(const char *header, nt_interrupts *out)
 int nt_interrupts_more(const char *text, nt_interrupts *out)
 {
 	const char *p = text;
-	size_t lines = 1;
 	int r;
 
 	/* One allocation for the lines and one for every count, grown by
-	 * doubling: a 256-CPU host has hundreds of thousands of numbers, and
-	 * a block per line made the read spend its time in malloc. */
-	for (const char *q = p; (q = strchr(q, '\n')); q++)
-		lines++;
-	if ((r = reserve_lines(out, (size_t)out->nlines + lines)) < 0)
-		return r;
+	 * doubling when full (a reader that knows the count reserves it
+	 * first): a 256-CPU host has hundreds of thousands of numbers, and a
+	 * block per line made the read spend its time in malloc. */
 	while (*p) {
 		const char *s = p, *e = strchrnul(p, '\n');
 		p = *e ? e + 1 : e;
@@ -277,11 +278,11 @@ int nt_interrupts_more(const char *text, nt_interrupts *out)
 			s++;
 		if (s >= e || !isdigit((unsigned char)*s))
 			continue; /* arch row (NMI, LOC, ERR, ...) or blank */
-		if ((size_t)out->nlines >= out->cap)
-			break; /* cannot happen: one slot per newline */
+		if ((size_t)out->nlines >= out->cap && (r = reserve_lines(out, (size_t)out->nlines + 1)) < 0)
+			return r;
 		nt_irq_line *L = &out->lines[out->nlines];
 		L->counts = out->counts + (size_t)out->nlines * (size_t)out->ncols;
-		if (nt_interrupts_parse_line(s, out->ncols, L) < 0) {
+		if (parse_line(s, e, out->ncols, L) < 0) {
 			out->bad_lines++;
 			if (!out->first_bad_line)
 				out->first_bad_line = out->lineno;

@@ -17,7 +17,9 @@ void nt_jw_free(nt_jw *w)
 	nt_jw_init(w);
 }
 
-static bool grow(nt_jw *w, size_t n)
+/* Out of line and cold, so that the small writers below, which test for
+ * room at every byte they put, are inlined where they are called. */
+__attribute__((noinline, cold)) static bool grow(nt_jw *w, size_t n)
 {
 	if (w->oom)
 		return false;
@@ -43,7 +45,7 @@ static inline bool reserve(nt_jw *w, size_t n)
 	return grow(w, n);
 }
 
-static void put(nt_jw *w, const char *s, size_t n)
+static inline void put(nt_jw *w, const char *s, size_t n)
 {
 	if (!reserve(w, n))
 		return;
@@ -51,26 +53,31 @@ static void put(nt_jw *w, const char *s, size_t n)
 	w->len += n;
 }
 
-static void putc_(nt_jw *w, char c)
+static inline void putc_(nt_jw *w, char c)
 {
 	if (!reserve(w, 1))
 		return;
 	w->buf[w->len++] = c;
 }
 
-/* jansson's dump_indent with JSON_INDENT(2): a newline and two spaces per level. */
-static void newline_indent(nt_jw *w, int depth)
+/* jansson's dump_indent with JSON_INDENT(2): a newline and two spaces per
+ * level, the spaces put eight at a time (room for the last eight's
+ * overshoot reserved too): a host read writes one per member. */
+static inline void newline_indent(nt_jw *w, int depth)
 {
-	if (!reserve(w, 1 + 2 * (size_t)depth))
+	size_t n = 2 * (size_t)depth;
+	if (!reserve(w, 1 + n + 8))
 		return;
-	w->buf[w->len++] = '\n';
-	memset(w->buf + w->len, ' ', 2 * (size_t)depth);
-	w->len += 2 * (size_t)depth;
+	char *o = w->buf + w->len;
+	*o++ = '\n';
+	for (size_t k = 0; k < n; k += 8)
+		memcpy(o + k, "        ", 8);
+	w->len += 1 + n;
 }
 
 /* Before a value: inside an array it is an element (separator and
  * indentation first); after a key, nothing. */
-static void before_value(nt_jw *w)
+static inline void before_value(nt_jw *w)
 {
 	if (w->after_key) {
 		w->after_key = false;
@@ -127,14 +134,19 @@ void nt_jw_arr_end(nt_jw *w)
 	close_(w, ']');
 }
 
+/* Whether any of the eight bytes of X needs an escape: below 0x20, '"' or
+ * '\\' (the classic has-less and has-zero word tests). */
+static inline bool word_needs_escape(uint64_t x)
+{
+	const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
+	uint64_t q = x ^ (ones * '"'), b = x ^ (ones * '\\');
+	uint64_t low = (x - ones * 0x20) & ~x, zq = (q - ones) & ~q, zb = (b - ones) & ~b;
+	return ((low | zq | zb) & highs) != 0;
+}
+
 static void put_string(nt_jw *w, const char *s)
 {
 	static const char hex[] = "0123456789ABCDEF";
-	/* Bytes that end a run: NUL, controls, '"' and '\\' (one load and
-	 * test a byte; keys and names rarely hold any but the NUL). */
-	static const bool stop[256] = {
-		[0 ... 0x1f] = true, ['"'] = true, ['\\'] = true,
-	};
 	/* Room for the worst case at once (every byte a \u00XX), then
 	 * written straight into the buffer: a host read writes tens of
 	 * thousands of keys and names. */
@@ -142,17 +154,25 @@ static void put_string(nt_jw *w, const char *s)
 	if (!reserve(w, 6 * n + 2))
 		return;
 	char *o = w->buf + w->len;
+	const char *p = s, *end = s + n;
 	*o++ = '"';
-	const char *run = s;
-	for (const char *p = s;; p++) {
-		unsigned char c = (unsigned char)*p;
-		if (!stop[c])
-			continue;
-		memcpy(o, run, (size_t)(p - run));
-		o += p - run;
-		if (!c)
+	/* Eight bytes at a time while none needs an escape (keys and names
+	 * rarely hold any), within the string's own bytes. */
+	while (end - p >= 8) {
+		uint64_t x;
+		memcpy(&x, p, 8);
+		if (word_needs_escape(x))
 			break;
-		run = p + 1;
+		memcpy(o, &x, 8);
+		o += 8;
+		p += 8;
+	}
+	for (; p < end; p++) {
+		unsigned char c = (unsigned char)*p;
+		if (c >= 0x20 && c != '"' && c != '\\') {
+			*o++ = (char)c;
+			continue;
+		}
 		*o++ = '\\';
 		switch (c) {
 		case '"': *o++ = '"'; break;

@@ -12,6 +12,7 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -206,32 +207,46 @@ static int cmp_int(const void *a, const void *b)
 }
 
 /* Queue number from names such as "mlx5_comp3@pci:...", "eth0-TxRx-3",
- * "virtio2-input.0": the last number before any "@". */
+ * "virtio2-input.0": the last number before any "@", in a name that holds
+ * one of the tags below. One pass over the name: each place is compared
+ * with the tags only when its byte starts one (a host read asks this of
+ * every NIC IRQ). */
 static int queue_of(const char *name)
 {
 	static const char *const tags[] = { "comp", "TxRx", "txrx", "rx", "tx", "input", "output", "-q", "fp-", NULL };
-	char buf[NT_NAME_MAX];
-	size_t nl = strnlen(name, sizeof(buf) - 1);
-	memcpy(buf, name, nl);
-	buf[nl] = '\0';
-	char *at = strchr(buf, '@');
+	static const bool starts[256] = { ['c'] = true, ['T'] = true, ['t'] = true, ['r'] = true,
+					  ['i'] = true, ['o'] = true, ['-'] = true, ['f'] = true };
+	size_t nl = strnlen(name, NT_NAME_MAX - 1);
+	const char *at = memchr(name, '@', nl);
 	if (at)
-		*at = '\0';
+		nl = (size_t)(at - name);
 	bool tagged = false;
-	for (int i = 0; tags[i]; i++)
-		if (strstr(buf, tags[i]))
-			tagged = true;
+	for (size_t i = 0; i < nl && !tagged; i++) {
+		if (!starts[(unsigned char)name[i]])
+			continue;
+		for (int k = 0; tags[k] && !tagged; k++) {
+			size_t tl = strlen(tags[k]);
+			tagged = tl <= nl - i && memcmp(name + i, tags[k], tl) == 0;
+		}
+	}
 	if (!tagged)
 		return -1;
-	size_t e = strlen(buf);
-	while (e > 0 && !isdigit((unsigned char)buf[e - 1]))
+	size_t e = nl;
+	while (e > 0 && !isdigit((unsigned char)name[e - 1]))
 		e--;
 	if (e == 0)
 		return -1;
-	size_t s = e;
-	while (s > 0 && isdigit((unsigned char)buf[s - 1]))
-		s--;
-	return atoi(buf + s);
+	size_t st = e;
+	int v = 0;
+	while (st > 0 && isdigit((unsigned char)name[st - 1]))
+		st--;
+	for (size_t k = st; k < e; k++) {
+		int d = name[k] - '0';
+		if (v > (INT_MAX - d) / 10)
+			return -1; /* past INT_MAX: no queue number */
+		v = v * 10 + d;
+	}
+	return v;
 }
 
 /* Driver conventions for naming NIC interrupts in /proc/interrupts. */

@@ -18,6 +18,7 @@
 
 struct nt_host_cache;
 struct nt_fx_memo;
+struct nt_fx_docs;
 
 typedef struct nt_ctx {
 	char root[PATH_MAX]; /* without trailing slash; "" for "/" */
@@ -32,6 +33,11 @@ typedef struct nt_ctx {
 	 * of the host): each ethtool document parsed once for the read
 	 * (kernel/fixture_memo.c). NULL otherwise, and always on a live root. */
 	struct nt_fx_memo *fx_memo;
+	/* On a fixture root, the ethtool documents its owner keeps parsed
+	 * from one read to the next (kernel/fixture_docs.c), or NULL: the
+	 * read memo above then parses each once per read. Not owned, as
+	 * host_cache is not. */
+	struct nt_fx_docs *fx_docs;
 } nt_ctx;
 
 /* Set up a context for ROOT ("/" or a fixture tree). Returns 0 or -errno. */

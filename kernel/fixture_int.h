@@ -22,6 +22,10 @@ int nt_fx_parse(const nt_ctx *ctx, const char *ifname, json_t **rootp);
  * (kernel/fixture_memo.c, nt_kernel_read_begin): the document parsed once
  * for the whole read. The reference is shared: read it, never change it. */
 int nt_fx_memo_doc(const nt_ctx *ctx, const char *ifname, json_t **rootp);
+/* The same from the documents kept between reads (kernel/fixture_docs.c):
+ * the kept one while the file reads as it did, else the file parsed (and
+ * kept when it has settled). The reference is shared, as above. */
+int nt_fx_docs_get(const nt_ctx *ctx, struct nt_fx_docs *d, const char *ifname, json_t **rootp);
 /* ROOT/ethtool/IFNAME.json into *ROOTP (the caller's reference) and its
  * object SECTION into *SECP (borrowed), for reading: from the read's memo
  * when there is one. Returns 0, -EOPNOTSUPP when the file or the section

@@ -10,7 +10,9 @@
  * the agent, most of a host read's cost. Within one read nothing writes, so
  * the first parse stands for the rest; the memo ends with the read, so a
  * document changed between two reads (a test, the agent's own write) is
- * read afresh by the next one. Writes never go through the memo. Only
+ * read afresh by the next one. Where the context carries documents kept
+ * between reads (kernel/fixture_docs.c), the memo's first answer comes
+ * from there, and only a changed file is parsed again. Writes never go through the memo. Only
  * the read's NIC half asks the kernel about NICs (the IRQ half reads IRQ
  * files and /proc/interrupts), so the memo has one thread and no lock. */
 #include "kernel/kernel.h"
@@ -72,7 +74,8 @@ static struct fx_doc *memo_entry(const nt_ctx *ctx, struct nt_fx_memo *m, const 
 	struct fx_doc *d = &m->docs[m->n++];
 	memset(d, 0, sizeof(*d));
 	strcpy(d->ifname, ifname);
-	d->err = nt_fx_parse(ctx, ifname, &d->root);
+	d->err = ctx->fx_docs ? nt_fx_docs_get(ctx, ctx->fx_docs, ifname, &d->root) :
+				nt_fx_parse(ctx, ifname, &d->root);
 	return d;
 }
 

@@ -25,10 +25,26 @@ int nt_kernel_tidy(const nt_ctx *ctx);
  * fixture root, each NIC's ethtool document is parsed once and every
  * question about the NIC answered from it, as the live kernel answers from
  * the device's one state (kernel/fixture_memo.c). Only for reads, from
- * one thread: nothing may be written through CTX in between. Nothing on a live root. begin
- * returns 0 or -ENOMEM (then the read parses per question, as without). */
+ * one thread: nothing may be written through CTX in between. Nothing on a
+ * live root. begin returns 0 or -ENOMEM (then the read parses per
+ * question, as without). */
 int nt_kernel_read_begin(nt_ctx *ctx);
 void nt_kernel_read_end(nt_ctx *ctx);
+
+/* The ethtool documents of a fixture root kept parsed between reads
+ * (kernel/fixture_docs.c) for an owner that reads the tree again and
+ * again: set in a context's fx_docs, the reads between nt_kernel_read_begin
+ * and _end take each document from here while its file has not changed
+ * (one fstat) and parse it only when it has. A document whose file changed
+ * less than SETTLE_MS ago is parsed again at every read, so a change within
+ * one tick of the file system's clock is not missed; 2000 covers every
+ * file system's clock. new returns 0 or -ENOMEM; parses counts the
+ * documents parsed (tests, benchmarks). Safe from several threads. */
+typedef struct nt_fx_docs nt_fx_docs;
+#define NT_FX_DOCS_SETTLE_MS 2000
+int nt_fx_docs_new(long settle_ms, nt_fx_docs **out);
+void nt_fx_docs_free(nt_fx_docs *d);
+unsigned long nt_fx_docs_parses(nt_fx_docs *d);
 
 /* Write VALUE to the kernel attribute file under the root that FMT names
  * (a sysfs or procfs path starting with '/'). On a fixture root a newline

@@ -2,7 +2,10 @@
 /* One read of a fixture root answers from one state (kernel/fixture_memo.c):
  * between nt_kernel_read_begin and _end each NIC's ethtool document is
  * parsed once, so a change on disk in between is not seen; after _end, and
- * in the next host read, it is. Writes never answer from the memo. */
+ * in the next host read, it is. Writes never answer from the memo. With
+ * documents kept between reads (kernel/fixture_docs.c) an unchanged file
+ * is not parsed again, and every kind of change is still seen. */
+#include "host/hostcache.h"
 #include "host/topology.h"
 #include "kernel/ethtool.h"
 #include "kernel/kernel.h"
@@ -14,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 static void doc(const char *root, int rx, int combined)
 {
@@ -79,6 +83,103 @@ static void memo_holds_for_one_read(const char *root)
 	CHECK(ctx.fx_memo == NULL);
 }
 
+/* One host read's question about eth9's rings, as the host read asks it:
+ * between begin and end. */
+static int read_rings(nt_ctx *ctx, nt_rings *rings)
+{
+	CHECK_INT(nt_kernel_read_begin(ctx), 0);
+	int r = nt_ethtool_get_rings(ctx, "eth9", rings);
+	nt_kernel_read_end(ctx);
+	return r;
+}
+
+/* The documents kept between reads: an unchanged file is not parsed
+ * again, and a change of size, a rename over the file (the agent's own
+ * writes) and a removal are each seen by the next read. */
+static void docs_kept_between_reads(const char *root)
+{
+	nt_ctx ctx;
+	nt_fx_docs *d = NULL;
+	nt_rings rings;
+	char path[PATH_MAX], tmp[PATH_MAX], err[256];
+
+	doc(root, 1024, 16);
+	CHECK_INT(nt_ctx_init(&ctx, root), 0);
+	/* Settled at once: what is kept is decided by the file alone. */
+	CHECK_INT(nt_fx_docs_new(0, &d), 0);
+	if (!d)
+		return;
+	ctx.fx_docs = d;
+	CHECK_INT(read_rings(&ctx, &rings), 0);
+	CHECK_INT(rings.rx, 1024);
+	CHECK_INT((long)nt_fx_docs_parses(d), 1);
+	CHECK_INT(read_rings(&ctx, &rings), 0);
+	CHECK_INT(rings.rx, 1024);
+	CHECK_INT((long)nt_fx_docs_parses(d), 1);
+
+	/* Rewritten in place with another size. */
+	doc(root, 65536, 16);
+	CHECK_INT(read_rings(&ctx, &rings), 0);
+	CHECK_INT(rings.rx, 65536);
+	CHECK_INT((long)nt_fx_docs_parses(d), 2);
+
+	/* Replaced by a rename with the same size: a new inode. */
+	snprintf(path, sizeof(path), "%s/ethtool/eth9.json", root);
+	snprintf(tmp, sizeof(tmp), "%s/ethtool/eth9.json.new", root);
+	doc(root, 32768, 16);
+	CHECK_INT(rename(path, tmp), 0);
+	doc(root, 65536, 16);
+	CHECK_INT(rename(tmp, path), 0);
+	CHECK_INT(read_rings(&ctx, &rings), 0);
+	CHECK_INT(rings.rx, 32768);
+
+	/* The agent's own write, and the read after it. */
+	nt_rings want = { .tx = 128 };
+	CHECK_INT(nt_ethtool_set_rings(&ctx, "eth9", &want, err, sizeof(err)), 0);
+	CHECK_INT(read_rings(&ctx, &rings), 0);
+	CHECK_INT(rings.rx, 32768);
+	CHECK_INT(rings.tx, 128);
+
+	/* Gone: the NIC has no ethtool ops, whatever was kept. */
+	CHECK_INT(unlink(path), 0);
+	CHECK_INT(read_rings(&ctx, &rings), -EOPNOTSUPP);
+	/* And a document that is not an object is refused, not kept. */
+	tree_write(root, "ethtool/eth9.json", "[1, 2]\n");
+	CHECK_INT(read_rings(&ctx, &rings), NT_EPARSE);
+	doc(root, 1024, 16);
+	CHECK_INT(read_rings(&ctx, &rings), 0);
+	CHECK_INT(rings.rx, 1024);
+	nt_fx_docs_free(d);
+}
+
+/* With the settling time the agent uses, a file changed a moment ago is
+ * parsed at every read: a rewrite in place of the same size, within one
+ * tick of the file system's clock, is seen all the same. */
+static void docs_fresh_files_not_kept(const char *root)
+{
+	nt_ctx ctx;
+	nt_fx_docs *d = NULL;
+	nt_rings rings;
+
+	doc(root, 1024, 16);
+	CHECK_INT(nt_ctx_init(&ctx, root), 0);
+	CHECK_INT(nt_fx_docs_new(NT_FX_DOCS_SETTLE_MS, &d), 0);
+	if (!d)
+		return;
+	ctx.fx_docs = d;
+	for (int i = 0; i < 20; i++) {
+		int rx = i % 2 ? 2048 : 4096; /* the same size each time */
+		doc(root, rx, 16);
+		CHECK_INT(read_rings(&ctx, &rings), 0);
+		CHECK_MSG(rings.rx == (uint32_t)rx, "round %d: rx %u, want %d", i, rings.rx, rx);
+	}
+	CHECK_INT((long)nt_fx_docs_parses(d), 20);
+	/* Unchanged since, but still too fresh to be kept. */
+	CHECK_INT(read_rings(&ctx, &rings), 0);
+	CHECK_INT((long)nt_fx_docs_parses(d), 21);
+	nt_fx_docs_free(d);
+}
+
 /* A live root never has a memo. */
 static void live_has_none(void)
 {
@@ -100,6 +201,10 @@ static void host_reads_see_changes(const char *root)
 	nt_ctx ctx;
 	nt_topology *t1 = NULL, *t2 = NULL;
 	CHECK_INT(nt_ctx_init(&ctx, root), 0);
+	/* Through the agent's host cache, which keeps the documents. */
+	nt_host_cache *cache = NULL;
+	CHECK_INT(nt_host_cache_new(&ctx, &cache), 0);
+	ctx.host_cache = cache;
 	CHECK_INT(nt_topology_read(&ctx, &t1), 0);
 	if (!t1)
 		return;
@@ -133,6 +238,7 @@ static void host_reads_see_changes(const char *root)
 out:
 	nt_topology_free(t1);
 	nt_topology_free(t2);
+	nt_host_cache_free(cache);
 }
 
 int main(void)
@@ -147,6 +253,8 @@ int main(void)
 	snprintf(dir, sizeof(dir), "%s/ethtool", root);
 	mkdir(dir, 0755);
 	memo_holds_for_one_read(root);
+	docs_kept_between_reads(root);
+	docs_fresh_files_not_kept(root);
 	live_has_none();
 	host_reads_see_changes(host);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", root);

@@ -161,9 +161,68 @@ static void check_writer(void)
 	CHECK(!nt_jw_utf8("\xe2\x82")); /* cut short */
 }
 
+/* Every ASCII byte at every place of strings around the writer's
+ * eight-byte steps, and containers nested deep, each against jansson. */
+static void check_writer_escapes(void)
+{
+	int bad = 0;
+	for (int c = 1; c < 128 && bad < 5; c++)
+		for (int len = 1; len <= 19 && bad < 5; len++)
+			for (int at = 0; at < len && bad < 5; at++) {
+				char str[32];
+				memset(str, 'a', (size_t)len);
+				str[len] = '\0';
+				str[at] = (char)c;
+				nt_jw w;
+				nt_jw_init(&w);
+				nt_jw_arr(&w);
+				nt_jw_str(&w, str);
+				nt_jw_arr_end(&w);
+				char *fast = nt_jw_finish(&w, false, NULL);
+				json_t *a = json_pack("[s]", str);
+				char *ref = json_dumps(a, JSON_INDENT(2));
+				if (!fast || !ref || strcmp(fast, ref) != 0) {
+					CHECK_MSG(0, "byte 0x%02x at %d of %d: %s, want %s", c, at, len,
+						  fast ? fast : "(null)", ref ? ref : "(null)");
+					bad++;
+				}
+				free(fast);
+				free(ref);
+				json_decref(a);
+			}
+	nt_jw w;
+	nt_jw_init(&w);
+	json_t *root = json_object(), *cur = root;
+	nt_jw_obj(&w);
+	for (int d = 0; d < 20; d++) {
+		json_t *next = json_object();
+		json_object_set_new(cur, "k", next);
+		json_object_set_new(cur, "v", json_integer(d));
+		nt_jw_key(&w, "k");
+		nt_jw_obj(&w);
+		cur = next;
+	}
+	json_object_set_new(cur, "end", json_true());
+	nt_jw_key(&w, "end");
+	nt_jw_bool(&w, true);
+	for (int d = 19; d >= 0; d--) {
+		nt_jw_obj_end(&w);
+		nt_jw_key(&w, "v");
+		nt_jw_int(&w, d);
+	}
+	nt_jw_obj_end(&w);
+	char *fast = nt_jw_finish(&w, false, NULL);
+	char *ref = json_dumps(root, JSON_INDENT(2) | JSON_SORT_KEYS);
+	CHECK(fast && ref && strcmp(fast, ref) == 0);
+	free(fast);
+	free(ref);
+	json_decref(root);
+}
+
 int main(void)
 {
 	check_writer();
+	check_writer_escapes();
 	check_fixtures();
 	check_hostile();
 	const char *big = getenv("NT_BIGHOST");
