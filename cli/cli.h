@@ -3,8 +3,9 @@
  * to one file per group of commands, each a function of the parsed options
  * and the positional arguments that returns the exit code.
  *
- *   cli/cmd_host.c   read the host directly: topology, diagnose, irqs,
- *                    rates, placement, run
+ *   cli/cmd_host.c   read the host directly: topology, irqs, rates,
+ *                    placement, run
+ *   cli/cmd_diagnose.c diagnose: asks the agent named, else reads the host
  *   cli/cmd_txn.c    talk to a running agent (over cli/client.c): plan,
  *                    apply, try, confirm, rollback, show, history, desired,
  *                    drift
@@ -121,6 +122,11 @@ void nt_cli_options_merge(cli_opts *dst, const cli_opts *src);
 /* A command: CMD is its name as typed, ARGS its NARGS positional
  * arguments. Returns the process exit code. */
 typedef int (*nt_cli_cmd)(const char *cmd, const cli_opts *o, int nargs, char **args);
+
+/* The host at --root (else /) into *T, saying why on stderr when it cannot
+ * be read. Returns 0 or a negative errno. */
+struct nt_topology;
+int nt_cli_read_host(const cli_opts *o, struct nt_topology **t);
 
 int nt_cmd_topology(const char *cmd, const cli_opts *o, int nargs, char **args);
 int nt_cmd_diagnose(const char *cmd, const cli_opts *o, int nargs, char **args);

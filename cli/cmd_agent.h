@@ -17,6 +17,13 @@
  * this without one). Returns an exit code (cli/exit.h). */
 int nt_cli_exchange_as(const cli_opts *o, const char *method, const char *path, const char *body,
 		       const char *waiting, const char *kind, nt_cli_reply *r, bool *render);
+/* The same, the answer's strings as the agent sent them (not escaped):
+ * with --json the body goes to stdout as it came; otherwise an error
+ * answer is shown on stderr (its strings escaped), and *RENDER says a 2xx
+ * JSON answer of KIND's shape (nt_view_malformed; NULL: any object) waits
+ * in R for the caller, who escapes what it prints. */
+int nt_cli_exchange_raw(const cli_opts *o, const char *method, const char *path, const char *body,
+			const char *waiting, const char *kind, nt_cli_reply *r, bool *render);
 /* BODY (taken, may be NULL after a failed pack) as request text, or NULL
  * with the message said. The caller frees the text. */
 char *nt_cli_body_text(json_t *body);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The commands that read the host directly, linking the core: topology,
- * diagnose, irqs, rates, placement and run. None of them needs the agent:
+ * irqs, rates, placement and run (diagnose: cli/cmd_diagnose.c). None of them needs the agent:
  * placement and run ask it only for the CPUs the profile in effect
  * reserved, and do without; run is the only one that changes anything,
  * and only its own process (CPU and memory binding) before it becomes the
@@ -9,7 +9,6 @@
 #include "cli/client.h"
 #include "cli/escape.h"
 #include "cli/output.h"
-#include "diagnose/diagnose.h"
 #include "host/queues.h"
 #include "settings/setting.h"
 #include "host/rates.h"
@@ -27,7 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static int read_host(const cli_opts *o, nt_topology **t)
+int nt_cli_read_host(const cli_opts *o, nt_topology **t)
 {
 	nt_ctx ctx;
 	int r = nt_ctx_init(&ctx, o->root ? o->root : "/");
@@ -121,7 +120,7 @@ static void print_topology_text(const nt_topology *t)
 int nt_cmd_topology(const char *cmd, const cli_opts *o, int nargs, char **args)
 {
 	nt_topology *t;
-	if (read_host(o, &t) < 0)
+	if (nt_cli_read_host(o, &t) < 0)
 		return 1;
 	if (o->json) {
 		print_text(nt_topology_to_text(t, NULL));
@@ -266,7 +265,7 @@ int nt_cmd_irqs(const char *cmd, const cli_opts *o, int nargs, char **args)
 		fprintf(stderr, "nettune: '%s' is not a valid interface name\n", ifname);
 		return 2;
 	}
-	if (read_host(o, &t) < 0)
+	if (nt_cli_read_host(o, &t) < 0)
 		return 1;
 	const nt_nic *nic = ifname ? nt_topology_nic(t, ifname) : NULL;
 	if (ifname && !nic) {
@@ -287,54 +286,11 @@ int nt_cmd_irqs(const char *cmd, const cli_opts *o, int nargs, char **args)
 	return 0;
 }
 
-int nt_cmd_diagnose(const char *cmd, const cli_opts *o, int nargs, char **args)
-{
-	nt_topology *t;
-	if (read_host(o, &t) < 0)
-		return 1;
-	nt_diag_options dopt = { .rtt_ms = o->rtt_ms ? o->rtt_ms : 10 };
-	json_t *doc = nt_diagnose(t, &dopt);
-	nt_topology_free(t);
-	if (!doc) {
-		fprintf(stderr, "nettune: out of memory\n");
-		return 1;
-	}
-	if (o->fix_profile) {
-		json_t *p = nt_diagnose_fix_profile(doc, "diagnose-fixes");
-		if (p)
-			print_json(p);
-		json_decref(p);
-	} else if (o->json) {
-		print_json(doc);
-	} else {
-		size_t i;
-		json_t *f;
-		json_array_foreach(json_object_get(doc, "findings"), i, f) {
-			printf("%-7s %-22s %-10s %s\n", json_string_value(json_object_get(f, "severity")),
-			       json_string_value(json_object_get(f, "id")),
-			       json_string_value(json_object_get(f, "subject")),
-			       json_string_value(json_object_get(f, "message")));
-			/* The profile fragment that fixes it, as a profile takes it. */
-			json_t *fix = json_object_get(f, "fix");
-			char *fs = json_is_object(fix) && json_object_size(fix) ? json_dumps(fix, JSON_COMPACT) : NULL;
-			if (fs)
-				printf("        fix: %s\n", fs);
-			free(fs);
-		}
-		if (json_array_size(json_object_get(doc, "findings")) == 0)
-			printf("no findings\n");
-		else
-			printf("\nall the fixes as one profile: nettune diagnose --fix-profile | nettune plan -\n");
-	}
-	json_decref(doc);
-	return 0;
-}
-
 int nt_cmd_rates(const char *cmd, const cli_opts *o, int nargs, char **args)
 {
 	nt_topology *t;
 	nt_irq_sample a, b;
-	if (read_host(o, &t) < 0)
+	if (nt_cli_read_host(o, &t) < 0)
 		return 1;
 	int r = nt_rates_sample(&t->ctx, &a);
 	if (r < 0) {
@@ -461,7 +417,7 @@ static int placement_doc(const cli_opts *o, const char *ifname, json_t **doc)
 			 "not known)", agent);
 		nt_cli_reply_free(&r);
 	}
-	if (read_host(o, &t) < 0)
+	if (nt_cli_read_host(o, &t) < 0)
 		return 1;
 	const nt_nic *n = nt_topology_nic(t, ifname);
 	if (!n) {
@@ -625,7 +581,7 @@ int nt_cmd_nics(const char *cmd, const cli_opts *o, int nargs, char **args)
 		fprintf(stderr, "nettune: '%s' is not a valid interface name\n", args[0]);
 		return 2;
 	}
-	if (read_host(o, &t) < 0)
+	if (nt_cli_read_host(o, &t) < 0)
 		return 1;
 	const nt_nic *n = nt_topology_nic(t, args[0]);
 	if (!n) {

@@ -46,12 +46,7 @@ static void unreachable(const char *agent, const char *why)
 			"  or name another with --agent URL or NETTUNE_AGENT\n");
 }
 
-/* One request. With --json the body goes to stdout as it came. Otherwise
- * an error answer is shown on stderr (its strings escaped: cli/escape.h),
- * and *RENDER says a 2xx JSON answer waits in R for the caller to show,
- * its strings as the agent sent them (exchange escapes them). Returns the
- * exit code. */
-static int exchange_raw(const cli_opts *o, const char *method, const char *path, const char *body,
+int nt_cli_exchange_raw(const cli_opts *o, const char *method, const char *path, const char *body,
 			const char *waiting, const char *kind, nt_cli_reply *r, bool *render)
 {
 	const char *agent = agent_url(o);
@@ -99,12 +94,12 @@ static int exchange_raw(const cli_opts *o, const char *method, const char *path,
 	return NT_EXIT_OK;
 }
 
-/* exchange_raw, with the answer's strings made safe to print
+/* nt_cli_exchange_raw, with the answer's strings made safe to print
  * (cli/escape.h) when it is to be shown for people. */
 int nt_cli_exchange_as(const cli_opts *o, const char *method, const char *path, const char *body,
 		       const char *waiting, const char *kind, nt_cli_reply *r, bool *render)
 {
-	int code = exchange_raw(o, method, path, body, waiting, kind, r, render);
+	int code = nt_cli_exchange_raw(o, method, path, body, waiting, kind, r, render);
 	if (*render && nt_out_escape_doc(r->doc) < 0) {
 		fprintf(stderr, "nettune: out of memory\n");
 		*render = false;
@@ -432,7 +427,7 @@ static int history_since(const cli_opts *o, const char *status, long limit, long
 		nt_cli_reply r = { 0 };
 		snprintf(path, sizeof(path), "/v1/transactions?limit=%d&offset=%ld%s%s", PAGE, offset,
 			 status ? "&status=" : "", status ? status : "");
-		code = exchange_raw(&raw, "GET", path, NULL, "reading history", "history", &r, &render);
+		code = nt_cli_exchange_raw(&raw, "GET", path, NULL, "reading history", "history", &r, &render);
 		if (!render) {
 			nt_cli_reply_free(&r);
 			json_decref(keep);

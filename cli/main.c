@@ -20,9 +20,11 @@ static const char usage[] =
 	"\n"
 	"Commands that read the host directly:\n"
 	"  topology [--root DIR] [--json]     the host model (NUMA, NICs, IRQs, bonds, sysctls)\n"
-	"  diagnose [--root DIR] [--json] [--rtt-ms N] [--fix-profile]\n"
+	"  diagnose [--root DIR | --agent URL] [--json] [--rtt-ms N] [--fix-profile]\n"
 	"                                     what is misplaced, with the profile fragment that fixes it;\n"
-	"                                     --fix-profile prints one profile of all fixes, for apply\n"
+	"                                     --fix-profile prints one profile of all fixes, for apply;\n"
+	"                                     asks the agent when one is named (--agent URL, or\n"
+	"                                     NETTUNE_AGENT without --root), else reads DIR or this host\n"
 	"  irqs [IFACE|--nic IFACE] [--root DIR] [--interval-ms N] [--json]\n"
 	"                                     a table of every IRQ (of IFACE only when given): owner,\n"
 	"                                     queue, affinity, effective CPUs, their node (red: off\n"
@@ -240,7 +242,7 @@ static const struct command {
 	bool serve_keys;
 } commands[] = {
 	{ "topology", nt_cmd_topology, false, HOST_OPTS, false },
-	{ "diagnose", nt_cmd_diagnose, false, HOST_OPTS " rtt-ms fix-profile", false },
+	{ "diagnose", nt_cmd_diagnose, false, HOST_OPTS " agent rtt-ms fix-profile", false },
 	{ "irqs", nt_cmd_irqs, false, HOST_OPTS " nic interval-ms", false },
 	{ "serve", nt_cmd_serve, false, "config check-config", true },
 	{ "nics", nt_cmd_nics, false, HOST_OPTS, false },

@@ -491,6 +491,17 @@ const char *nt_view_malformed(const json_t *doc, const char *kind)
 	}
 	if (!strcmp(kind, "desired"))
 		return array_of_objects(doc, "history", false) ? NULL : "history is not an array of objects";
+	if (!strcmp(kind, "diagnostics")) {
+		if (!array_of_objects(doc, "findings", true))
+			return "findings is not an array of objects";
+		json_t *f;
+		size_t i;
+		json_array_foreach(json_object_get(doc, "findings"), i, f)
+			if (!json_is_string(json_object_get(f, "severity")) || !json_is_string(json_object_get(f, "id")) ||
+			    !json_is_string(json_object_get(f, "subject")) || !json_is_string(json_object_get(f, "message")))
+				return "a finding lacks its severity, id, subject or message";
+		return NULL;
+	}
 	if (!strcmp(kind, "drift")) {
 		if (!json_is_string(json_object_get(doc, "status")))
 			return "status is not a string";

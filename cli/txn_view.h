@@ -41,8 +41,9 @@ void nt_view_history(nt_out *o, const json_t *transactions, long long total);
  * steps an array of objects), "txn" (Transaction: an integer id, a status
  * and steps an array of objects) or "history" (TransactionList:
  * transactions an array of objects), "desired" (Desired: history an
- * array of objects) or "drift" (Drift: a status; targets and errors arrays
- * of objects). NULL when it has; otherwise what is
+ * array of objects), "drift" (Drift: a status; targets and errors arrays
+ * of objects) or "diagnostics" (Diagnostics: findings an array of objects,
+ * each with a severity, id, subject and message). NULL when it has; otherwise what is
  * wrong ("steps is not an array"), so a broken answer is an error and
  * never reads as "already tuned". */
 const char *nt_view_malformed(const json_t *doc, const char *kind);

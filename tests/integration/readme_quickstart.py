@@ -12,8 +12,9 @@ for anything. A command that exits non-zero fails the test.
 Each quick start runs in a folder of its own against agents the test starts on copies of the
 fixture hosts, and everything started is stopped at the end. What is the test's and not the
 README's: `nettune` is the binary under test, and the commands that read the host directly
-(diagnose, topology, ...) read the fixture (`--root`), as the agent does; NETTUNE_AGENT points
-at the test's agent; `try` gets a terminal and ENTER two seconds after it starts; and in the
+(topology, irqs, ...) read the fixture (`--root`), as the agent does; NETTUNE_AGENT points
+at the test's agent, and so does the default address http://127.0.0.1:8470 where a command
+names it (`diagnose` asks the agent named, so it reads the fixture through the agent); `try` gets a terminal and ENTER two seconds after it starts; and in the
 fleet's files the agents' URLs, the CA file and the repository's path are replaced by the test's.
 Exit status: 0 pass, 1 fail, 77 skipped (with the reason) when a tool is missing.
 """
@@ -34,7 +35,8 @@ import urllib.request
 SRC = os.environ["NT_SRC"]
 BIN = os.environ["NT_BIN"]
 FIX = os.environ.get("NT_FIXTURES", os.path.join(SRC, "tests/fixtures"))
-HOST_CMDS = {"topology", "diagnose", "irqs", "rates", "placement", "run", "nics"}
+HOST_CMDS = {"topology", "irqs", "rates", "placement", "run", "nics"}
+DEFAULT_AGENT = "http://127.0.0.1:8470"
 
 failures = []
 checks = 0
@@ -166,6 +168,7 @@ def run_commands(name, qs, cwd, env):
     exports = []
     for block in qs["blocks"]:
         for cmd, shown in block:
+            cmd = cmd.replace(DEFAULT_AGENT, env["NETTUNE_AGENT"])
             script = "set -e -o pipefail\n" + "\n".join(exports) + "\n" + cmd + "\n"
             path = os.path.join(cwd, ".cmd.sh")
             open(path, "w").write(script)

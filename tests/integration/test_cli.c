@@ -797,7 +797,7 @@ static void test_without_agent(void)
 	CHECK_INT(c.code, 0);
 	CHECK_HAS(c.out, "ring-below-max");
 	CHECK_HAS(c.out, "        fix: {\"rings\":[{\"interface\":\"enos0\"");
-	CHECK_HAS(c.out, "nettune diagnose --fix-profile | nettune plan -");
+	CHECK_HAS(c.out, "nettune diagnose --root " EPYC " --fix-profile | nettune plan -");
 	run_free(&c);
 	c = CLI("diagnose", "--root", EPYC, "--rtt-ms", "5", "--fix-profile");
 	CHECK_INT(c.code, 0);
@@ -1274,6 +1274,83 @@ static void test_hostile_agent(void)
 	fake_stop(fake);
 }
 
+/* diagnose with an agent named asks that agent (GET /v1/diagnostics), by
+ * --agent or NETTUNE_AGENT, and its hint keeps the options given; --root
+ * reads the tree here, whatever NETTUNE_AGENT says; both is refused. */
+static void test_diagnose_agent(const char *dir, const char *root)
+{
+	nt_agent a;
+	char base[128], env[192], hint[512], fix[PATH_MAX];
+	if (nt_agent_start(&a, root, NULL, NULL) < 0) {
+		CHECK_MSG(0, "agent did not start");
+		return;
+	}
+	snprintf(base, sizeof(base), "%s", nt_url(&a, ""));
+	snprintf(env, sizeof(env), "NETTUNE_AGENT=%s", base);
+	/* By the environment: the EPYC agent's findings (this machine has no
+	 * enos0 behind a bond0), drops judged since boot at its first look. */
+	run c = cli_env((const char *const[]){ env, NULL }, (const char *const[]){ "diagnose", NULL });
+	CHECK_INT(c.code, 0);
+	CHECK_HAS(c.out, "warning bond-hash-layer2       bond0");
+	CHECK_HAS(c.out, "error   ring-below-max         enos0");
+	CHECK_HAS(c.out, "errors since boot) with its RX ring at 1024 of a possible 8192");
+	CHECK_HAS(c.out, "\nall the fixes as one profile: nettune diagnose --fix-profile | nettune plan -\n");
+	run_free(&c);
+	/* By the flag, with the options kept in the hint. */
+	c = CLI("diagnose", "--agent", base, "--rtt-ms", "5");
+	CHECK_INT(c.code, 0);
+	CHECK_HAS(c.out, "bond-hash-layer2");
+	snprintf(hint, sizeof(hint), "nettune diagnose --agent %s --rtt-ms 5 --fix-profile | nettune plan --agent %s -\n",
+		 base, base);
+	CHECK_HAS(c.out, hint);
+	run_free(&c);
+	/* --json: the agent's body, byte for byte. */
+	c = CLI("diagnose", "--agent", base, "--json");
+	nt_http_result h = direct(&a, "GET", "/v1/diagnostics", NULL);
+	CHECK_INT(c.code, 0);
+	check_same_bytes(&c, &h, "diagnose --agent --json");
+	nt_http_result_free(&h);
+	run_free(&c);
+	/* --fix-profile: the agent's fixes, which its plan takes. */
+	c = CLI("diagnose", "--agent", base, "--fix-profile");
+	CHECK_INT(c.code, 0);
+	CHECK_HAS(c.out, "\"xmit_hash_policy\": \"layer3+4\"");
+	CHECK_HAS(c.out, "\"interface\": \"enos0\"");
+	snprintf(fix, sizeof(fix), "%s/fix.json", dir);
+	write_file(fix, c.out);
+	run_free(&c);
+	c = CLI("plan", fix, "--agent", base);
+	CHECK_INT(c.code, 0);
+	CHECK_HAS(c.out, "layer2+3             →  layer3+4");
+	run_free(&c);
+	/* --root reads the tree here, the environment's agent aside; the
+	 * hint says --root. */
+	c = cli_env((const char *const[]){ env, NULL },
+		    (const char *const[]){ "diagnose", "--root", NT_FIXTURES "/x460-4node-8nic", NULL });
+	CHECK_INT(c.code, 0);
+	CHECK_HASNT(c.out, "enos0");
+	CHECK_HAS(c.out, "eth");
+	CHECK_HAS(c.out, "nettune diagnose --root " NT_FIXTURES "/x460-4node-8nic --fix-profile | nettune plan -");
+	run_free(&c);
+	/* Two hosts named: refused, saying why, nothing printed. */
+	c = CLI("diagnose", "--root", root, "--agent", base);
+	CHECK_INT(c.code, 2);
+	CHECK_HAS(c.err, "diagnose takes --root DIR (read that tree here) or --agent URL (ask that agent), not both");
+	CHECK_INT((int)c.out_len, 0);
+	run_free(&c);
+	c = CLI("diagnose", "extra", "--root", root);
+	CHECK_INT(c.code, 2);
+	CHECK_HAS(c.err, "diagnose takes no arguments, not 'extra'");
+	run_free(&c);
+	nt_agent_stop(&a);
+	/* No agent at the URL named: said, with exit status 3. */
+	c = CLI("diagnose", "--agent", "http://127.0.0.1:1");
+	CHECK_INT(c.code, 3);
+	CHECK_HAS(c.err, "cannot reach the agent at http://127.0.0.1:1");
+	CHECK_INT((int)c.out_len, 0);
+	run_free(&c);
+}
+
 int main(void)
 {
 	char dir[PATH_MAX], root[PATH_MAX];
@@ -1309,6 +1386,10 @@ int main(void)
 	}
 	if (tu_copy(EPYC, dir, sizeof(dir), root, sizeof(root)) == 0) {
 		test_placement(dir, root);
+		tu_sh("rm -rf '%s'", dir);
+	}
+	if (tu_copy(EPYC, dir, sizeof(dir), root, sizeof(root)) == 0) {
+		test_diagnose_agent(dir, root);
 		tu_sh("rm -rf '%s'", dir);
 	}
 	TEST_MAIN_END();
