@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Where the agent placed each NIC IRQ, for the delivery check: the journal
+/* Where the agent placed each IRQ, for the delivery check: the journal
  * knows, per IRQ, the newest transaction whose step changed its affinity
  * (nt_store_last_change); that step's after-value is the placement, as
  * long as the transaction's changes stand. A drift repair is such a
@@ -47,8 +47,8 @@ int nt_agent_placed_irqs(nt_agent *a, const nt_topology *t, nt_delivery_placed *
 		const nt_irq *q = &t->irqs[i];
 		char target[16], key[32];
 		json_t *lc = NULL, *txn;
-		if (q->nic < 0)
-			continue;
+		/* Every IRQ, not only a NIC's: other_irqs places the rest,
+		 * and the check judges those it placed too. */
 		snprintf(target, sizeof(target), "%d", q->irq);
 		if (nt_store_last_change(st, "irq_affinity", target, &lc) < 0)
 			continue; /* never changed by the agent, or the store failed: not placed */

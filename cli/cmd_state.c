@@ -248,7 +248,11 @@ int nt_cmd_verify(const char *cmd, const cli_opts *o, int nargs, char **args)
 		snprintf(queue, sizeof(queue), json_is_integer(q) ? "%lld" : "-", (long long)json_integer_value(q));
 		verify_counts(counts, sizeof(counts), json_object_get(e, "counts"), NULL, NULL);
 		verify_counts(outside, sizeof(outside), json_object_get(e, "elsewhere"), "cpu", "count");
-		const char *cells[] = { irq, json_string_value(json_object_get(e, "nic")), queue, placed ? placed : "-",
+		/* An IRQ of no NIC (placed by other_irqs) by its own name. */
+		const char *nic = json_string_value(json_object_get(e, "nic"));
+		if (!nic)
+			nic = json_string_value(json_object_get(e, "name"));
+		const char *cells[] = { irq, nic ? nic : "-", queue, placed ? placed : "-",
 					aff ? aff : "-", verdict, counts[0] ? counts : "-", outside[0] ? outside : "-" };
 		if (t && nt_table_add(t, cells) == 0)
 			nt_table_sgr(t, 5, verdict_sgr(verdict));

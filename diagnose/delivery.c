@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* irq-delivered-elsewhere: the agent's last delivery check (host/delivery.h)
  * saw a NIC IRQ's interrupts on CPUs outside where it was placed (or, never
- * placed, outside its affinity). The affinity files may read right all the
+ * placed, outside its affinity), or another IRQ's the agent placed
+ * (other_irqs), which is then named by its /proc/interrupts name. The affinity files may read right all the
  * while: a driver or interrupt controller that ignores the mask, another
  * tool moving it in between, a kernel-managed vector (docs/api.md). No fix
  * is offered: writing the same mask again is what did not work. */
@@ -21,6 +22,8 @@ int nt_diagnose_add_delivery(json_t *diagnosis, const json_t *check, int64_t now
 	json_array_foreach(json_object_get(check, "irqs"), i, e) {
 		const char *v = json_string_value(json_object_get(e, "verdict"));
 		const char *nic = json_string_value(json_object_get(e, "nic"));
+		if (!nic)
+			nic = json_string_value(json_object_get(e, "name"));
 		if (!v || strcmp(v, "elsewhere") || !nic)
 			continue;
 		const json_t *placed = json_object_get(e, "placed");

@@ -681,7 +681,7 @@ static void run_steps(nt_txn_engine *e, nt_ethtool *eh, int64_t id, const nt_ste
 						      err, sizeof(err));
 		if (r == 0)
 			fault_at(e, "kill-after-apply", i);
-		if (r < 0 && s->kind->skip_errno && r == -s->kind->skip_errno) {
+		if (r < 0 && nt_setting_skips(s->kind, r)) {
 			results[i] = NT_STEP_SKIPPED;
 			note_step(e, &st, id, i, s, NT_STEP_SKIPPED, err, NULL);
 			continue;

@@ -200,7 +200,8 @@ struct nic_sum {
 	bool seen;
 };
 
-/* One IRQ's entry; adds its interrupts per CPU column of B to CPU_NIC. */
+/* One IRQ's entry; adds its interrupts per CPU column of B to CPU_NIC
+ * (NULL for an IRQ of no NIC). */
 static json_t *irq_entry(const nt_delivery_in *in, const nt_irq *q, const nt_irq_line *la,
 			 const nt_irq_line *lb, uint64_t *cpu_nic, struct nic_sum *sum,
 			 nt_delivery_verdict *verdict)
@@ -231,7 +232,8 @@ static json_t *irq_entry(const nt_delivery_in *in, const nt_irq *q, const nt_irq
 		snprintf(k, sizeof(k), "%d", cpu);
 		json_object_set_new(counts, k, json_integer((json_int_t)d));
 		total += d;
-		cpu_nic[c] += d;
+		if (cpu_nic)
+			cpu_nic[c] += d;
 		const char *why = NULL;
 		if (pl) {
 			if (!nt_cpuset_isset(&pl->cpus, cpu))
@@ -250,8 +252,8 @@ static json_t *irq_entry(const nt_delivery_in *in, const nt_irq *q, const nt_irq
 	sum->elsewhere += outside;
 	sum->irqs_elsewhere += *verdict == NT_DELIVERED_ELSEWHERE;
 	sum->seen = true;
-	o = json_pack("{s:i, s:s, s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:I, s:s, s:o}", "irq", q->irq, "name",
-		      lb->name, "nic", t0->nics[q->nic].name, "queue",
+	o = json_pack("{s:i, s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:I, s:s, s:o}", "irq", q->irq, "name",
+		      lb->name, "nic", q->nic >= 0 ? json_string(t0->nics[q->nic].name) : json_null(), "queue",
 		      q->queue >= 0 ? json_integer(q->queue) : json_null(), "affinity",
 		      cpulist_json(&q->affinity, q->has_affinity), "effective",
 		      cpulist_json(&q->effective, q->has_effective), "placed",
@@ -332,13 +334,18 @@ json_t *nt_delivery_compute(const nt_delivery_in *in)
 		goto done;
 	for (int i = 0; i < t0->nirqs; i++) {
 		const nt_irq *q = &t0->irqs[i];
-		if (q->nic < 0)
+		/* Every NIC IRQ, and any other IRQ the agent placed (other_irqs:
+		 * a disk's, a random number generator's), judged alike; the
+		 * latter count in no NIC's sums. */
+		struct nic_sum other = { 0 };
+		if (q->nic < 0 && !placed_of(in, q->irq))
 			continue;
 		const nt_irq_line *la = nt_interrupts_line(&a->irq.ints, q->irq), *lb = nt_interrupts_line(&b->irq.ints, q->irq);
 		if (!la || !lb)
 			continue;
 		nt_delivery_verdict v;
-		json_t *e = irq_entry(in, q, la, lb, cpu_nic, &sums[q->nic], &v);
+		json_t *e = irq_entry(in, q, la, lb, q->nic >= 0 ? cpu_nic : NULL,
+				     q->nic >= 0 ? &sums[q->nic] : &other, &v);
 		if (!e || json_array_append_new(irqs, e) < 0)
 			goto done;
 		nv[v]++;

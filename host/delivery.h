@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The delivery check: did the kernel deliver each NIC interrupt where its
- * affinity (and the agent's placement) says? Two samples of
- * /proc/interrupts, /proc/softirqs and /proc/net/softnet_stat a window
- * apart, and per NIC IRQ the interrupts each CPU served in between, judged
+/* The delivery check: did the kernel deliver each NIC interrupt, and each
+ * other interrupt the agent placed (other_irqs), where its affinity (and the
+ * agent's placement) says? Two samples of /proc/interrupts, /proc/softirqs
+ * and /proc/net/softnet_stat a window apart, and per such IRQ the
+ * interrupts each CPU served in between, judged
  * against the CPUs it was allowed and placed on: `delivered`, `elsewhere`
  * (with the CPUs and counts) or `not observed` (it did not fire: nothing
  * was shown either way). The same for RPS: packets steered to CPUs outside
@@ -118,7 +119,7 @@ const char *nt_delivery_verdict_name(nt_delivery_verdict v); /* "delivered", "el
 
 /* The check's document:
  *   {"window_ms", "verdicts": {"delivered": n, "elsewhere": n, "not_observed": n},
- *    "irqs": [{"irq", "name", "nic", "queue", "affinity", "affinity_end"?,
+ *    "irqs": [{"irq", "name", "nic" (null for an IRQ of no NIC), "queue", "affinity", "affinity_end"?,
  *              "effective", "placed", "placed_by", "counts": {CPU: n}, "total",
  *              "verdict", "elsewhere": [{"cpu", "count", "outside"}]}],
  *    "nics": [{"nic", "interrupts", "elsewhere", "irqs_elsewhere"}],
@@ -127,7 +128,8 @@ const char *nt_delivery_verdict_name(nt_delivery_verdict v); /* "delivered", "el
  *            queue has RPS on,
  *    "cpus": [{"cpu", "node", "nic_interrupts", "net_rx", "processed",
  *              "dropped", "time_squeeze", "received_rps"}]}
- * for every IRQ a NIC owns in IN->t0 and both samples show. An interrupt
+ * for every IRQ a NIC owns in IN->t0, and every other IRQ of IN->placed,
+ * that both samples show. An interrupt
  * of a placed IRQ is elsewhere when its CPU is outside the placement
  * ("outside": "placement"): what was planned is what counts, whatever the
  * affinity reads now. One of an IRQ not placed is elsewhere when its CPU

@@ -262,8 +262,12 @@ const nt_setting_kind nt_setting_irq_affinity = {
 	.read_many = irq_read_many,
 	.observe_many = irq_observe_many,
 	.order = 10,
-	/* The kernel refuses affinity changes to managed IRQs with EIO. */
-	.skip_errno = EIO,
+	/* The kernel refuses affinity changes to managed IRQs: with EIO up to
+	 * 6.11, with EPERM since 6.12 ("genirq/proc: Change the return value
+	 * for set affinity permission error"), its smp_affinity files then
+	 * read-only. As root nothing else answers a write with EPERM (a
+	 * missing permission fails the open, with EACCES). */
+	.skip_errno = { EIO, EPERM, 0 },
 	.skip_reason = "skipped: not movable",
 	/* A write to /proc/irq/N/smp_affinity sends no event. (A link message
 	 * may come with IRQs requested anew, and the watcher checks after any

@@ -120,10 +120,10 @@ typedef struct nt_setting_kind {
 	/* A change may reset the NIC (drivers re-create their queues): the
 	 * plan says so once per interface with this text after "IFACE: ". */
 	const char *reset_warning;
-	/* An apply error that means "this target cannot be changed, and that is
-	 * not a failure" (EIO on a kernel-managed IRQ); 0 for none. The step's
-	 * result then reads SKIP_REASON. */
-	int skip_errno;
+	/* The apply errors that mean "this target cannot be changed, and that
+	 * is not a failure" (a kernel-managed IRQ), ended by a 0; none for
+	 * none. The step's result then reads SKIP_REASON. */
+	int skip_errno[3];
 	const char *skip_reason;
 	/* The kernel events (kernel/events.h) that tell of a change to a
 	 * target of this kind made by another program, as a bitmask of
@@ -231,6 +231,15 @@ bool nt_setting_equal(const nt_setting_kind *k, const nt_value *a, const nt_valu
 int nt_setting_apply_read(const nt_ctx *ctx, nt_ethtool *eh, const nt_setting_kind *k,
 			  const char *target, const nt_value *want, nt_value *got, int *read_err,
 			  char *err, size_t errsize);
+/* Whether the apply error R (-errno) means K's target cannot be changed
+ * and the step is skipped, not failed (K's skip_errno). */
+static inline bool nt_setting_skips(const nt_setting_kind *k, int r)
+{
+	for (size_t i = 0; i < sizeof(k->skip_errno) / sizeof(k->skip_errno[0]) && k->skip_errno[i]; i++)
+		if (r == -k->skip_errno[i])
+			return true;
+	return false;
+}
 /* V as text; "?" when it cannot be formatted. Returns BUF. */
 const char *nt_value_str(const nt_setting_kind *k, const nt_value *v, char *buf, size_t size);
 

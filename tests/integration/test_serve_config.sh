@@ -55,9 +55,16 @@ echo '{}' > "$work/profiles/ignored.json~"
 start() { # start [extra serve args]: sets pid and url
 	"$NT_BIN" serve --config "$work/nettune.conf" "$@" > "$work/out" 2> "$work/err" &
 	pid=$!
-	for _ in $(seq 150); do grep -q listening "$work/out" && break; sleep 0.1; done
+	# Up to a minute while it lives: on a loaded 2-core CI machine the
+	# start took more than the 15 s this waited once (seen: a failure with
+	# nothing in its log, passing alone).
+	for _ in $(seq 600); do
+		grep -q listening "$work/out" && break
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
 	url=$(sed -n 's/^listening on //p' "$work/out")
-	[ -n "$url" ] || { echo "FAIL: agent did not start"; cat "$work/err"; exit 1; }
+	[ -n "$url" ] || { echo "FAIL: agent did not start ($(kill -0 "$pid" 2>/dev/null && echo "still running after 60 s" || echo "it exited"))"; cat "$work/err"; exit 1; }
 }
 stop() { kill "$pid"; wait "$pid"; local rc=$?; pid=; return $rc; }
 

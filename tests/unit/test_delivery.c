@@ -195,6 +195,46 @@ static void verdicts(void)
 	json_decref(d);
 	nt_delivery_sample_free(&b);
 
+	/* IRQ 41 belongs to no NIC (virtio3-rx of a vsock device): left out
+	 * until the agent placed it (other_irqs), then judged like a NIC's,
+	 * with a null NIC, in no NIC's sums and no CPU's NIC interrupts.
+	 * Its 100 + 100 of sample A become 100 + 130: placed on CPU 1,
+	 * delivered; placed on CPU 0, elsewhere. */
+	{
+		nt_delivery_sample b41;
+		memset(&b41, 0, sizeof(b41));
+		CHECK_INT(nt_interrupts_parse("           CPU0       CPU1\n"
+					      " 38:          5        140 PCI-MSIX-0000:00:03.0   1-edge      virtio2-input.0\n"
+					      " 39:          7          7 PCI-MSIX-0000:00:03.0   2-edge      virtio2-output.0\n"
+					      " 41:        100        130 PCI-MSIX-0000:00:04.0   1-edge      virtio3-rx\n",
+					      &b41.irq.ints),
+			  0);
+		b41.irq.t_ms = 3000;
+		nt_delivery_placed two[2] = { pl, { .irq = 41 } };
+		nt_cpuset_set(&two[1].cpus, 1);
+		snprintf(two[1].by, sizeof(two[1].by), "transaction 8");
+		nt_delivery_in in41 = { .t0 = t, .t1 = t1, .a = &a, .b = &b41, .placed = two, .nplaced = 2 };
+		d = nt_delivery_compute(&in41);
+		CHECK_STR(verdict(d, 41), "delivered");
+		CHECK(json_is_null(json_object_get(irq_of(d, 41), "nic")));
+		CHECK_STR(json_string_value(json_object_get(irq_of(d, 41), "name")), "virtio3-rx");
+		CHECK_INT(json_integer_value(json_object_get(irq_of(d, 41), "total")), 30);
+		CHECK_INT(json_array_size(json_object_get(d, "nics")), 1);
+		json_t *c1 = json_array_get(json_object_get(d, "cpus"), 1);
+		CHECK_INT(json_integer_value(json_object_get(c1, "nic_interrupts")), 40); /* IRQ 38's only */
+		json_decref(d);
+		nt_cpuset_zero(&two[1].cpus);
+		nt_cpuset_set(&two[1].cpus, 0);
+		d = nt_delivery_compute(&in41);
+		CHECK_STR(verdict(d, 41), "elsewhere");
+		e0 = json_array_get(json_object_get(irq_of(d, 41), "elsewhere"), 0);
+		CHECK_INT(json_integer_value(json_object_get(e0, "cpu")), 1);
+		CHECK_INT(json_integer_value(json_object_get(e0, "count")), 30);
+		CHECK_STR(json_string_value(json_object_get(e0, "outside")), "placement");
+		json_decref(d);
+		nt_delivery_sample_free(&b41);
+	}
+
 	/* A counter that went down (hot-unplug folds counts) counts 0. */
 	sample(&b, 3000, 1, 90, 7, 7, 0, 0);
 	d = nt_delivery_compute(&in);
@@ -268,20 +308,27 @@ static void findings(void)
 				   "{\"irq\": 38, \"nic\": \"eth0\", \"verdict\": \"elsewhere\", \"placed\": \"1\","
 				   " \"affinity\": \"1\", \"total\": 9, \"counts\": {\"0\": 7, \"1\": 2},"
 				   " \"elsewhere\": [{\"cpu\": 0, \"count\": 7, \"outside\": \"placement\"}]},"
+				   "{\"irq\": 34, \"nic\": null, \"name\": \"virtio4-input\", \"verdict\": \"elsewhere\","
+				   " \"placed\": \"1\", \"affinity\": \"0\", \"total\": 5, \"counts\": {\"0\": 5},"
+				   " \"elsewhere\": [{\"cpu\": 0, \"count\": 5, \"outside\": \"placement\"}]},"
 				   "{\"irq\": 39, \"nic\": \"eth0\", \"verdict\": \"delivered\"},"
 				   "{\"irq\": 37, \"nic\": \"eth0\", \"verdict\": \"not observed\"}]}",
 				   0, NULL);
 	CHECK(diag && check);
 	CHECK_INT(nt_diagnose_add_delivery(diag, check, 31000000), 0);
 	json_t *f = json_object_get(diag, "findings");
-	CHECK_INT(json_array_size(f), 2);
+	CHECK_INT(json_array_size(f), 3);
+	/* An IRQ of no NIC that the agent placed is named by its own name. */
+	json_t *o = json_array_get(f, 2);
+	CHECK_STR(json_string_value(json_object_get(o, "subject")), "virtio4-input");
+	CHECK(strstr(json_string_value(json_object_get(o, "message")), "IRQ 34 (virtio4-input) is placed on CPU(s) 1") != NULL);
 	json_t *e = json_array_get(f, 1); /* after the error */
 	CHECK_STR(json_string_value(json_object_get(e, "id")), "irq-delivered-elsewhere");
 	CHECK_STR(json_string_value(json_object_get(e, "subject")), "eth0");
 	CHECK(strstr(json_string_value(json_object_get(e, "message")), "7 of its 9 interrupts") != NULL);
 	CHECK(strstr(json_string_value(json_object_get(e, "message")), "30000s ago") != NULL);
 	CHECK(json_is_null(json_object_get(e, "fix")));
-	CHECK_INT(json_integer_value(json_object_get(json_object_get(diag, "summary"), "warning")), 1);
+	CHECK_INT(json_integer_value(json_object_get(json_object_get(diag, "summary"), "warning")), 2);
 	json_decref(diag);
 	json_decref(check);
 }

@@ -554,7 +554,11 @@ async function main() {
       executablePath: exe,
       headless: true,
       // As root (CI) Chromium's sandbox cannot start; the page is our own.
-      args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run"],
+      // No connection but to the agent on loopback: no background
+      // networking, component updates, sync, QUIC or DNS prefetch.
+      args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync",
+        "--disable-quic", "--dns-prefetch-disable", "--no-pings", "--disable-domain-reliability"],
       timeout: 60000,
     });
   } catch (e) {
