@@ -175,8 +175,10 @@ int nt_cmd_profiles(const char *cmd, const cli_opts *o, int nargs, char **args);
 #ifndef NT_SHIPPED_PROFILES_DIR /* CMake sets it from the install prefix */
 #define NT_SHIPPED_PROFILES_DIR "/usr/share/nettune/profiles"
 #endif
-/* Where the package ships its profiles (/usr/share/nettune/profiles), or
- * $NETTUNE_SHIPPED_PROFILES when set (a source tree's profiles/). */
+/* Where the shipped profiles are: $NETTUNE_SHIPPED_PROFILES when set;
+ * else, for a nettune run from the build tree it was built in, the source
+ * tree's profiles/; else where they are installed, NT_SHIPPED_PROFILES_DIR
+ * (the package's /usr/share/nettune/profiles). */
 const char *nt_cli_shipped_dir(void);
 /* --name NAME: {"profile_name": NAME} (*NAME set) when the agent stores a
  * profile NAME, else the shipped NAME.json's document (*PROFILE, owned by

@@ -12,14 +12,40 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+/* Whether this process's program is the nettune of the build tree it was
+ * built in, whose shipped profiles are the source tree's (a build that is
+ * run from the tree has installed nothing). */
+static bool run_from_build_tree(void)
+{
+#if defined(NT_BUILD_DIR) && defined(NT_TREE_PROFILES_DIR)
+	char exe[PATH_MAX], dir[PATH_MAX];
+	if (!realpath("/proc/self/exe", exe) || !realpath(NT_BUILD_DIR, dir))
+		return false;
+	char *slash = strrchr(exe, '/');
+	if (!slash)
+		return false;
+	*slash = '\0';
+	return !strcmp(exe, dir);
+#else
+	return false;
+#endif
+}
+
 const char *nt_cli_shipped_dir(void)
 {
 	const char *env = getenv("NETTUNE_SHIPPED_PROFILES");
-	return env && *env ? env : NT_SHIPPED_PROFILES_DIR;
+	if (env && *env)
+		return env;
+#ifdef NT_TREE_PROFILES_DIR
+	if (run_from_build_tree())
+		return NT_TREE_PROFILES_DIR;
+#endif
+	return NT_SHIPPED_PROFILES_DIR;
 }
 
 static bool name_ok(const char *name)
@@ -93,8 +119,11 @@ static void list_shipped(nt_out *out, const json_t *stored)
 {
 	const char *dir = nt_cli_shipped_dir();
 	DIR *d = opendir(dir);
-	if (!d)
+	if (!d) {
+		nt_out_printf(out, "\nno shipped profiles: %s: %s (NETTUNE_SHIPPED_PROFILES names another "
+				   "folder)\n", dir, strerror(errno));
 		return;
+	}
 	static const char *const head[] = { "name", "description" };
 	nt_table *t = nt_table_new(2, head);
 	struct dirent *e;
@@ -131,6 +160,9 @@ static void list_shipped(nt_out *out, const json_t *stored)
 	if (t && nt_table_rows(t)) {
 		nt_out_printf(out, "\nshipped in %s (plan, apply or try --name NAME):\n", dir);
 		nt_table_print(t, out, 2);
+	} else if (t) {
+		nt_out_printf(out, "\nshipped in %s: %s\n", dir,
+			      n ? "every one also stored in the agent under its name" : "none");
 	}
 	nt_table_free(t);
 }

@@ -187,10 +187,17 @@ static int page(const char *template)
 			bad |= exit_codes();
 			continue;
 		}
-		char *at = strstr(line, "@VERSION@");
+		/* @VERSION@ and @SHIPPED_PROFILES@ (the folder --help names,
+		 * where this build installs the shipped profiles), once a line. */
+		static const char *const vars[][2] = { { "@VERSION@", NETTUNE_VERSION },
+						       { "@SHIPPED_PROFILES@", NT_SHIPPED_PROFILES_DIR } };
+		char *at = NULL;
+		size_t v;
+		for (v = 0; v < sizeof(vars) / sizeof(vars[0]) && !at; v++)
+			at = strstr(line, vars[v][0]);
 		if (at) {
 			*at = '\0';
-			printf("%s%s%s", line, NETTUNE_VERSION, at + strlen("@VERSION@"));
+			printf("%s%s%s", line, vars[v - 1][1], at + strlen(vars[v - 1][0]));
 		} else {
 			fputs(line, stdout);
 		}

@@ -938,6 +938,29 @@ static void test_profiles(const char *dir, const char *root)
 	CHECK_INT(c.code, 1);
 	CHECK_HAS(c.err, "no profile 'nosuch'");
 	run_free(&c);
+	/* The nettune of the build tree, with no NETTUNE_SHIPPED_PROFILES:
+	 * the source tree's profiles/, listed and loaded by name. */
+	char tree[PATH_MAX], want[PATH_MAX + 64];
+	if (!realpath(NT_FIXTURES "/../../profiles", tree))
+		snprintf(tree, sizeof(tree), "(no profiles/ in the source tree)");
+	c = cli_env(NULL, (const char *const[]){ "profiles", "--agent", base, NULL });
+	CHECK_INT(c.code, 0);
+	snprintf(want, sizeof(want), "shipped in %s (plan, apply or try --name NAME):", tree);
+	CHECK_HAS(c.out, want);
+	CHECK_HAS(c.out, "100g-streams");
+	run_free(&c);
+	c = cli_env(NULL, (const char *const[]){ "plan", "--name", "throughput", "--agent", base, NULL });
+	CHECK_INT(c.code, 0);
+	snprintf(want, sizeof(want), "profile 'throughput' is the shipped %s/throughput.json", tree);
+	CHECK_HAS(c.err, want);
+	CHECK_HAS(c.out, "net.ipv4.tcp_rmem");
+	run_free(&c);
+	/* A folder that is not there is said, not left out. */
+	c = cli_env((const char *const[]){ "NETTUNE_SHIPPED_PROFILES=/nonexistent/profiles", NULL },
+		    (const char *const[]){ "profiles", "--agent", base, NULL });
+	CHECK_INT(c.code, 0);
+	CHECK_HAS(c.out, "no shipped profiles: /nonexistent/profiles: No such file or directory");
+	run_free(&c);
 	c = PCLI("plan", good, "--name", "epyc-fix");
 	CHECK_INT(c.code, 2);
 	CHECK_HAS(c.err, "one PROFILE.json or --name NAME");

@@ -53,6 +53,12 @@ check "nettune(8) names every command of --help" bash -c '
 		grep -q "^\\\\fB$c\\\\fR\|^\\\\fB$c \|^\\\\fB$c\\\\-" "$0" || { echo "missing $c"; exit 1; }
 	done' "$page8"
 
+# The shipped profiles' folder is one fact: --help's is nettune(8)'s FILES entry.
+shipped=$("$NT_BIN" --help | sed -n 's/^\(\/[^ ]*\) (where this build installs them)\.$/\1/p')
+check "--help names the shipped profiles' folder" [ -n "$shipped" ]
+check "nettune(8) names the folder --help does ($shipped)" grep -qx "\\.I ${shipped//\//\\/}/NAME\\.json" "$page8"
+check "nettune(8) names no other" [ "$(grep -c share/nettune/profiles "$page8")" = 1 ]
+
 # Rendered without a warning.
 for f in "$conf5" "$page8"; do
 	out=$(MANWIDTH=80 man --warnings -l "$f" 2>&1 >/dev/null)
