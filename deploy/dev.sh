@@ -32,8 +32,9 @@ test_pkgs=(iproute2 ethtool irqbalance sqlite3 python3 jq numactl hwloc-nox proc
 	# build (tests/sanitize) uses gcc's libasan/libubsan from build-essential
 	clang libclang-rt-14-dev
 	# the API contract tests (tests/contract): Spectral, Prism, openapi-typescript,
-	# fast-check come from the npm registry via `npm ci`
-	nodejs npm
+	# fast-check come from the npm registry via `npm ci`; the document read as
+	# YAML 1.1 and validated by Python (openapi_yaml11.py)
+	nodejs npm python3-yaml python3-jsonschema
 	# the Ansible collection's tests (ansible_collections/nettune/agent): the
 	# playbooks and modules run by Debian's ansible-core, checked by ansible-lint
 	ansible-core ansible-lint

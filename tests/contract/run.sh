@@ -3,6 +3,9 @@
 # Contract tests: the API against openapi/openapi.yaml, checked by
 # tools no one on the team wrote. One entry point for ctest:
 #   run.sh lint                 Spectral (spectral:oas), zero errors
+#   run.sh python               the document read as YAML 1.1 (PyYAML) against
+#                               the OpenAPI 3.1 schema and 2020-12 meta-schema
+#                               (openapi_yaml11.py; Debian packages, no npm)
 #   run.sh schemas              the schemas as JSON Schema 2020-12 (Ajv,
 #                               strict), their examples, and a canary proving
 #                               Prism flags bad answers and passes good ones
@@ -154,6 +157,13 @@ main() {
 		cd "$here"
 		spectral lint --ruleset "$here/.spectral.yaml" --fail-severity error "$doc"
 		;;
+	python)
+		# The document as Python's OpenAPI tools read it (YAML 1.1), with
+		# Debian's interpreter and its python3-yaml and python3-jsonschema.
+		py=python3
+		[ -x /usr/bin/python3 ] && py=/usr/bin/python3
+		"$py" "$here/openapi_yaml11.py" "$doc"
+		;;
 	proxy)
 		[ $# -ge 1 ] || { echo "usage: run.sh proxy TEST_BINARY" >&2; exit 2; }
 		ensure_modules
@@ -172,7 +182,7 @@ main() {
 		tsx "$here/src/$cmd.test.ts"
 		;;
 	*)
-		echo "usage: run.sh lint | schemas | proxy TEST_BINARY | client | property" >&2
+		echo "usage: run.sh lint | python | schemas | proxy TEST_BINARY | client | property" >&2
 		exit 2
 		;;
 	esac
