@@ -595,7 +595,7 @@ async function loadDesired() {
   const targets = r.targets || [];
   const count = (st) => targets.filter((t) => t.state === st).length;
   const summary = h("p", { id: "drift-summary" }, "Drift: ", h("span.status." + r.status, {}, r.status),
-    targets.length ? ` · ${targets.length} target${targets.length === 1 ? "" : "s"} differ: ` +
+    targets.length ? ` · ${targets.length} target${targets.length === 1 ? " differs" : "s differ"}: ` +
       ["drifted", "contested", "overridden"].map((st) => `${count(st)} ${st}`).join(", ") : "",
     r.last_check ? ` · checked ${r.last_check}` : "", r.message ? ` · ${r.message}` : "");
   if (!targets.length) {
@@ -606,11 +606,19 @@ async function loadDesired() {
     h("thead", {}, h("tr", {}, ["kind", "target", "desired", "current", "state", "repairs", "why"].map((t) => h("th", {}, t)))),
     h("tbody", {}, targets.map((t) => {
       const c = t.culprit;
-      const why = typeof c === "string" ? c : c && c.reason ? c.reason : t.changed_by ? `changed by transaction #${t.changed_by}` : "";
+      const why = typeof c === "string" ? c : c && c.reason ? c.reason : changedBy(t.changed_by);
       return h("tr", { dataset: { state: t.state, target: t.target } },
         h("td", {}, t.kind), h("td", {}, t.target), h("td", {}, t.desired ?? "–"), h("td", {}, t.current ?? "–"),
         h("td", {}, h("span.status." + t.state, {}, t.state)), h("td.num", {}, String(t.repairs_in_window ?? 0)), h("td", {}, why));
     }))));
+}
+
+// An overridden target's changed_by ({txn, client, identity}, or null) as
+// words: "changed by transaction #7 (alice, 10.0.0.5)".
+function changedBy(c) {
+  if (!c || typeof c !== "object" || c.txn == null) return "";
+  const who = [c.identity, c.client].filter((x) => x).join(", ");
+  return `changed by transaction #${c.txn}${who ? ` (${who})` : ""}`;
 }
 
 // ---- history ----

@@ -245,8 +245,9 @@ async function seedHost(fixture: string) {
 async function x460() {
   const name = "x460";
   // Drift only reported, so a desired state set at the end stays drifted
-  // for the page to show.
-  const a = await startAgent("x460-4node-8nic", { args: ["--drift-policy", "report"] });
+  // for the page to show; checked every 2 s, so that a transaction that
+  // overrides it is seen soon.
+  const a = await startAgent("x460-4node-8nic", { args: ["--drift-policy", "report", "--drift-interval", "2"] });
   cleanups.push(a.stop);
   // eth0's IRQ busiest, eth2's on a remote CPU a tenth of that.
   const stopIrqs = startInterrupts(a.root, (irq) => (irq === 177 ? 2000 : irq === 193 ? 200 : 0));
@@ -436,6 +437,19 @@ async function x460() {
   check(drift.targets.length > 0 && JSON.stringify(rowsShown) === JSON.stringify(drift.targets.map((x: any) => [x.target, x.state])),
     `${name}: the drift report's targets are listed with their state (got ${JSON.stringify(rowsShown)})`);
   check((await page.$eval("#drift-summary", (e) => e.textContent ?? "")).includes("drifted"), `${name}: the drift summary counts drifted, contested and overridden targets`);
+  // A client's own transaction on the target: overridden, and the row
+  // names that transaction (changed_by is an object, not a number).
+  const over = await api(a, "/v1/transactions", { method: "POST", headers: { "content-type": "application/json" },
+    body: JSON.stringify({ profile: { name: "other-rmem", sysctl: { "net.core.rmem_max": "16777216" } } }) });
+  for (let i = 0; i < 50 && !(await api(a, "/v1/drift")).targets.some((x: any) => x.state === "overridden"); i++)
+    await new Promise((r) => setTimeout(r, 200));
+  await page.click("#reload");
+  await page.waitForFunction(() => document.querySelector("#drift tbody tr[data-state=overridden]") !== null, { timeout: 15000 });
+  const why = await page.$eval("#drift tbody tr[data-state=overridden]", (e) => e.lastElementChild?.textContent ?? "");
+  check(why.startsWith(`changed by transaction #${over.id}`) && !why.includes("object"),
+    `${name}: an overridden target says which transaction changed it (got '${why}')`);
+  check(/· 1 target differs: /.test(await page.$eval("#drift-summary", (e) => e.textContent ?? "")),
+    `${name}: the drift summary says "1 target differs"`);
   await page.$eval("#desired-section", (e) => e.scrollIntoView());
   await shot(page, "x460-desired", false);
   check(errors.length === 0, `${name}: no console errors\n${errors.join("\n")}`);
