@@ -14,8 +14,9 @@
 #  - the plan's warnings are the task's warnings, and fail_on_warnings fails
 #    the task before anything is applied;
 #  - over HTTPS the modules verify the agent's certificate by default (an
-#    unknown CA fails the task), and with the CA and a client certificate
-#    read and plan.
+#    unknown CA fails the task, a CA file that is not there is named as
+#    such), and with the CA and a client certificate read and plan; over
+#    HTTP a ca_path is not used (one that is not there fails nothing).
 # What this does not prove: the apt and systemd tasks (the nettune Debian
 # package is not in this repository's CI), and the configuration keys' names,
 # which the agent's configuration-file reader defines.
@@ -134,6 +135,13 @@ r=$($result "$work/out.json" task 'Refuse a plan with warnings' localhost "[r.ge
 check "fail_on_warnings: nothing applied, the warnings in the message: $r" grep -q '^\[null, "the plan has 1 warning(s) and fail_on_warnings is set; nothing was applied: enos0: changing rings' <<<"$r"
 check "still to do after the refusal" [ "$($result "$work/out.json" task 'Plan again' localhost "r['changed']")" = true ]
 
+# ca_path is for https:// agents: a CA file that is not there does not fail
+# a task against this plain-HTTP agent.
+NETTUNE_TOKEN="$secret" ansible-playbook -i localhost, "$src/tests/ansible/ca_path.yml" -e nt_url="$url" > "$work/play.out" 2>&1
+check "ca_path with an http:// agent is not used: $(tail -5 "$work/play.out")" [ $? = 0 ]
+check "... and the facts came" [ "$($result "$work/out.json" task 'Facts over HTTP with a CA file that is not there' localhost \
+	"len(r['ansible_facts']['nettune_topology']['nics']) > 0")" = true ]
+
 # Over HTTPS: the agent's certificate is verified by default; a client
 # certificate signed by the agent's client CA authenticates.
 kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; pid=
@@ -159,6 +167,8 @@ ansible-playbook -i localhost, "$src/tests/ansible/tls.yml" -e nt_url="$url" -e 
 check "TLS play ran: $(tail -5 "$work/play.out")" [ $? = 0 ]
 msg=$($result "$work/out.json" task 'Facts without the CA' localhost "r.get('msg', '')")
 check "an unknown CA fails the task: $msg" grep -qi 'certificate verify failed' <<<"$msg"
+msg=$($result "$work/out.json" task 'Facts with a CA file that is not there' localhost "r.get('msg', '')")
+check "a CA file that is not there is named as such: $msg" grep -q 'ca_path /nonexistent/fleet-ca.pem: no such file' <<<"$msg"
 msg=$($result "$work/out.json" task 'Facts with the CA, without a client certificate' localhost "r.get('msg', '')")
 check "no client certificate: 401: $msg" grep -q 'HTTP 401' <<<"$msg"
 check "the CA and a client certificate: facts" [ "$($result "$work/out.json" task 'Facts with the CA and a client certificate' localhost \

@@ -27,7 +27,8 @@ options:
     default: true
   ca_path:
     description:
-      - PEM file of the CA that signed the agent's certificate.
+      - PEM file of the CA that signed the agent's certificate, for an C(https://) I(url);
+        not used for an C(http://) one. A file that is not there fails the task, saying so.
     type: path
   client_cert:
     description:

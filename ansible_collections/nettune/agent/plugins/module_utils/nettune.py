@@ -9,6 +9,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import json
+import os
 
 from ansible.module_utils.basic import env_fallback
 from ansible.module_utils.urls import fetch_url
@@ -63,7 +64,10 @@ class NettuneClient(object):
         self.base = (p.get('url') or DEFAULT_URL).rstrip('/')
         self.token = p.get('token')
         self.timeout = p.get('timeout') or 60
-        self.ca_path = p.get('ca_path')
+        # The CA is for https:// agents only: an http:// agent has no
+        # certificate to check, and a CA file named for the fleet must not
+        # fail a play against one.
+        self.ca_path = p.get('ca_path') if self.base.lower().startswith('https://') else None
 
     def request(self, method, path, body=None, accept=(200, 201), headers=None, raw=False):
         """METHOD PATH with BODY as JSON. Returns (status, decoded JSON or
@@ -77,6 +81,9 @@ class NettuneClient(object):
             h['Content-Type'] = 'application/json'
         if self.token:
             h['Authorization'] = 'Bearer ' + self.token
+        if self.ca_path and not os.path.isfile(self.ca_path):
+            raise NettuneError(-1, 'ca_path %s: no such file (the PEM file of the CA that signed the '
+                               'certificate of the agent at %s)' % (self.ca_path, self.base))
         resp, info = fetch_url(self.module, self.base + path, data=data, headers=h, method=method,
                                timeout=self.timeout, ca_path=self.ca_path)
         status = info.get('status', -1)
