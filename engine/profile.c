@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "engine/profile.h"
+#include "base/suggest.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -52,7 +53,20 @@ int nt_profile_validate(const nt_topology *t, const json_t *profile, json_t *err
 		if (strcmp(key, "name") == 0 || strcmp(key, "description") == 0 || nt_section_find(key))
 			continue;
 		snprintf(path, sizeof(path), "$.%s", key);
-		nt_profile_error(errors, path, "unknown field '%s'", key);
+		/* The fields a profile has: name, description and every
+		 * section of the registry. */
+		const char *words[64] = { "name", "description" };
+		size_t nw = 2;
+		for (int m = 0; nt_setting_modules[m]; m++) {
+			const nt_profile_section *const *s = nt_setting_modules[m]->sections;
+			for (int i = 0; s && s[i] && nw < sizeof(words) / sizeof(words[0]); i++)
+				words[nw++] = s[i]->key;
+		}
+		const char *near = nt_suggest(key, words, nw);
+		if (near)
+			nt_profile_error(errors, path, "unknown field '%s' (did you mean '%s'?)", key, near);
+		else
+			nt_profile_error(errors, path, "unknown field '%s'", key);
 	}
 	const char *name = nt_sc_str(&c, profile, "$", "name", true);
 	if (name && !nt_profile_name_valid(name))

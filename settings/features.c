@@ -50,6 +50,25 @@ static const struct {
 	{ "receive-hashing", "rx-hashing" },
 };
 
+/* ethtool's short names that stand for several kernel features, which a
+ * profile names one by one: what to name instead. */
+static const struct {
+	const char *alias, *names;
+} groups[] = {
+	{ "tso", "tx-tcp-segmentation, tx-tcp-ecn-segmentation, tx-tcp-mangleid-segmentation, tx-tcp6-segmentation" },
+	{ "tx", "tx-checksum-ipv4, tx-checksum-ip-generic, tx-checksum-ipv6, tx-checksum-sctp, tx-checksum-fcoe-crc" },
+	{ "ufo", "tx-udp-fragmentation" },
+	{ "txudpseg", "tx-udp-segmentation" },
+};
+
+static const char *group_of(const char *name)
+{
+	for (size_t i = 0; i < sizeof(groups) / sizeof(groups[0]); i++)
+		if (strcmp(groups[i].alias, name) == 0)
+			return groups[i].names;
+	return NULL;
+}
+
 /* The kernel's name for NAME (itself when it is no alias). */
 static const char *canonical(const char *name)
 {
@@ -173,6 +192,10 @@ static int feature_check(const nt_ctx *ctx, nt_ethtool *eh, const nt_topology *t
 	r = read_feature(ctx, eh, target, fs, &f, ifname, feature);
 	if (r == NT_EINVALID) {
 		snprintf(why, whysize, "'%s' is not INTERFACE/FEATURE", target);
+	} else if (r == -ENOENT && fs->n > 0 && group_of(feature)) {
+		changeable_list(fs, list, sizeof(list));
+		snprintf(why, whysize, "%s: '%s' is ethtool's short name for the features %s: name each one "
+			 "(it can change: %s)", ifname, feature, group_of(feature), list);
 	} else if (r == -ENOENT && fs->n > 0) {
 		changeable_list(fs, list, sizeof(list));
 		snprintf(why, whysize, "%s has no feature '%s'; it can change: %s", ifname, feature, list);

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "settings/section.h"
+#include "base/suggest.h"
 
 #include <errno.h>
 #include <fnmatch.h>
@@ -30,8 +31,15 @@ void nt_sc_unknown_fields(nt_section_check *c, const json_t *obj, const char *ba
 		for (int i = 0; known[i] && !ok; i++)
 			ok = strcmp(known[i], key) == 0;
 		if (!ok) {
+			size_t n = 0;
+			while (known[n])
+				n++;
+			const char *near = nt_suggest(key, known, n);
 			snprintf(path, sizeof(path), "%s.%s", base, key);
-			nt_sc_error(c, path, "unknown field '%s'", key);
+			if (near)
+				nt_sc_error(c, path, "unknown field '%s' (did you mean '%s'?)", key, near);
+			else
+				nt_sc_error(c, path, "unknown field '%s'", key);
 		}
 	}
 }

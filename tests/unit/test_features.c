@@ -257,6 +257,15 @@ static void test_validation(const nt_ctx *ctx, const nt_topology *t)
 	CHECK(has_error(errors, "$.features[0].features['rx-nosuch']", "enos0 has no feature 'rx-nosuch'"));
 	CHECK(has_error(errors, "$.features[1].features['rx-gro']", "enos2: features cannot be read"));
 	json_decref(errors);
+	/* ethtool -K's tso is several features: named, each to name. */
+	r = nt_t_plan(ctx, t, "{\"name\":\"x\",\"features\":[{\"interface\":\"enos0\",\"features\":{\"tso\":false}}]}",
+		      &plan, &errors);
+	CHECK_INT(r, NT_EINVALID);
+	CHECK(has_error(errors, "$.features[0].features['tso']",
+			"enos0: 'tso' is ethtool's short name for the features tx-tcp-segmentation, "
+			"tx-tcp-ecn-segmentation, tx-tcp-mangleid-segmentation, tx-tcp6-segmentation: name each one "
+			"(it can change: tx-scatter-gather"));
+	json_decref(errors);
 
 	/* A fixed feature asked for as it is: nothing to do, no error. */
 	r = nt_t_plan(ctx, t, "{\"name\":\"x\",\"features\":[{\"interface\":\"enos0\",\"features\":{\"rx-lro\":false,"

@@ -6,6 +6,7 @@
 #include "harness.h"
 #include "test_json.h"
 #include "engine/profile.h"
+#include "base/suggest.h"
 #include "settings/setting.h"
 #include "setting_util.h"
 #include "placement/irq.h"
@@ -102,7 +103,18 @@ static void test_validation(const nt_topology *t)
 	EXPECT_ERROR(t, "{}", "$.name", "required");
 	EXPECT_ERROR(t, "{\"name\":\"a b\"}", "$.name", "not a valid name");
 	EXPECT_ERROR(t, "{\"name\":7}", "$.name", "must be a string");
-	EXPECT_ERROR(t, "{\"name\":\"x\",\"colour\":1}", "$.colour", "unknown field");
+	EXPECT_ERROR(t, "{\"name\":\"x\",\"colour\":1}", "$.colour", "unknown field 'colour'");
+	/* A typo is answered with the field it stands for; a word far from
+	 * every field is not. */
+	EXPECT_ERROR(t, "{\"name\":\"x\",\"irq_afinity\":[]}", "$.irq_afinity",
+		     "unknown field 'irq_afinity' (did you mean 'irq_affinity'?)");
+	EXPECT_ERROR(t, "{\"name\":\"x\",\"sycstl\":{}}", "$.sycstl", "(did you mean 'sysctl'?)");
+	EXPECT_ERROR(t, "{\"name\":\"x\",\"irq_affinity\":[{\"intreface\":\"eth0\",\"cpus\":\"1\"}]}",
+		     "$.irq_affinity[0].intreface", "unknown field 'intreface' (did you mean 'interface'?)");
+	e = errors_of(t, "{\"name\":\"x\",\"colour\":1}");
+	CHECK_MSG(!strstr(json_dumps(e, JSON_COMPACT), "did you mean"), "a suggestion for 'colour': %s",
+		  json_dumps(e, JSON_COMPACT));
+	json_decref(e);
 	EXPECT_ERROR(t, "{\"name\":\"x\",\"rings\":{}}", "$.rings", "must be an array");
 	EXPECT_ERROR(t, "{\"name\":\"x\",\"sysctl\":[]}", "$.sysctl", "must be an object");
 	EXPECT_ERROR(t, "{\"name\":\"x\",\"irq_affinity\":[{\"interface\":\"eth0\",\"cpus\":\"1\","
@@ -298,10 +310,28 @@ static void test_desired(const nt_topology *t)
 	json_decref(w);
 }
 
+/* The edit distance behind "did you mean": swaps count once, and the
+ * limit cuts the work short. */
+static void test_suggest(void)
+{
+	CHECK_INT(nt_edit_distance("irq_afinity", "irq_affinity", 2), 1);
+	CHECK_INT(nt_edit_distance("sycstl", "sysctl", 2), 1);
+	CHECK_INT(nt_edit_distance("rnigs", "rings", 2), 1);
+	CHECK_INT(nt_edit_distance("abc", "abc", 2), 0);
+	CHECK_INT(nt_edit_distance("", "ab", 2), 2);
+	CHECK_INT(nt_edit_distance("colour", "rings", 2), 3);
+	static const char *const words[] = { "rings", "channels", "rss" };
+	CHECK_STR(nt_suggest("ring", words, 3), "rings");
+	CHECK(nt_suggest("rings", words, 3) == NULL);
+	/* Two edits in a word of three are not a typo. */
+	CHECK(nt_suggest("xps", words, 3) == NULL);
+}
+
 int main(void)
 {
 	nt_topology t;
 	host(&t);
+	test_suggest();
 	CHECK(nt_profile_name_valid("x460-4node_fix.v2"));
 	CHECK(!nt_profile_name_valid(""));
 	CHECK(!nt_profile_name_valid("a/b"));
