@@ -51,7 +51,8 @@
  *   200 the transaction itself, now "reverted", when it was waiting for confirmation: it is
  *       put back at once, as its deadline would (no new transaction)
  *   409 problem "conflict": the transaction is not "applied" or "pending_confirm", or a later transaction changed
- *       the same targets ("later": ID; force overrides); 404; 503
+ *       the same targets ("later": ID; force overrides), or that later one is its own rollback ("later" and
+ *       "rolled_back_by": ID; force changes nothing); 404; 503
  *
  * GET /v1/profiles                 200 {"profiles": [{"name","description","created","updated"}]}
  * GET /v1/profiles/{name}          200 the profile | 404
@@ -650,6 +651,8 @@ static int h_rollback(const nt_request *req, nt_response *resp)
 		nt_problem(resp, 409, "conflict", "Conflict", "%s", o.message);
 		if (resp->json && o.later_id)
 			json_object_set_new(resp->json, "later", json_integer(o.later_id));
+		if (resp->json && o.rolled_back_by)
+			json_object_set_new(resp->json, "rolled_back_by", json_integer(o.rolled_back_by));
 	} else if (r < 0) {
 		engine_problem(resp, r, &o);
 	} else {

@@ -12,6 +12,7 @@
 #include "cli/cmd_agent.h"
 #include "cli/exit.h"
 #include "diagnose/diagnose.h"
+#include "host/dropwin.h"
 #include "host/topology.h"
 
 #include <stdio.h>
@@ -54,10 +55,27 @@ static void put_word(FILE *f, const char *s)
 	fputc('\'', f);
 }
 
+/* Whether a ring-below-max finding of DOC was judged on drops since boot
+ * (no recent window in its evidence) and found some. */
+static bool drops_since_boot(const json_t *doc)
+{
+	size_t i;
+	json_t *f;
+	json_array_foreach(json_object_get(doc, "findings"), i, f) {
+		const json_t *ev = json_object_get(f, "evidence");
+		if (!strcmp(json_string_value(json_object_get(f, "id")) ?: "", "ring-below-max") &&
+		    !json_object_get(ev, "recent") && json_integer_value(json_object_get(ev, "rx_drops_total")) > 0)
+			return true;
+	}
+	return false;
+}
+
 /* The findings for people: each with the profile fragment that fixes it,
  * and the command that plans them all, with the options this one was
- * given (the same host, the same RTT). */
-static void print_findings(const cli_opts *o, const json_t *doc)
+ * given (the same host, the same RTT). Read here (LOCAL), drops are
+ * counted since boot, which stay after a raised ring stopped them: the
+ * agent judges them over its recent window, and the reader is told so. */
+static void print_findings(const cli_opts *o, const json_t *doc, bool local)
 {
 	size_t i;
 	json_t *f;
@@ -76,6 +94,10 @@ static void print_findings(const cli_opts *o, const json_t *doc)
 		printf("no findings\n");
 		return;
 	}
+	if (local && drops_since_boot(doc))
+		printf("\nring-below-max: drops counted since boot, read here; the agent judges them over its last "
+		       "%d to %d minutes, or since the ring last changed (nettune diagnose --agent URL)\n",
+		       (int)(NT_DROPWIN_DEFAULT_MS / 60000), (int)(2 * NT_DROPWIN_DEFAULT_MS / 60000));
 	printf("\nall the fixes as one profile: nettune diagnose");
 	if (o->root) {
 		printf(" --root ");
@@ -119,7 +141,7 @@ static int diagnose_agent(const cli_opts *o)
 				code = NT_EXIT_ERROR;
 			json_decref(p);
 		} else {
-			print_findings(o, r.doc);
+			print_findings(o, r.doc, false);
 		}
 	}
 	nt_cli_reply_free(&r);
@@ -158,7 +180,7 @@ int nt_cmd_diagnose(const char *cmd, const cli_opts *o, int nargs, char **args)
 	} else if (o->json) {
 		print_json(doc);
 	} else {
-		print_findings(o, doc);
+		print_findings(o, doc, true);
 	}
 	json_decref(doc);
 	return NT_EXIT_OK;

@@ -665,7 +665,27 @@ int nt_cli_bind_near(const cli_opts *o, const char *ifname, char *where, size_t 
 	for (int c = nt_cpuset_next(&cpus, 0); c >= 0; c = nt_cpuset_next(&cpus, c + 1))
 		CPU_SET_S((size_t)c, sz, set);
 	if (sched_setaffinity(0, sz, set) < 0) {
-		fprintf(stderr, "nettune: cannot bind to the CPUs: %s\n", strerror(errno));
+		int err = errno;
+		/* EINVAL: none of them is a CPU this process may run on, most
+		 * often a placement worked out on a --root host with more CPUs. */
+		cpu_set_t *mine = CPU_ALLOC(NT_MAX_CPUS);
+		nt_cpuset here;
+		char have[1024], want[1024];
+		nt_cpuset_zero(&here);
+		nt_cpulist_format(&cpus, want, sizeof(want));
+		if (err == EINVAL && mine && sched_getaffinity(0, sz, mine) == 0) {
+			for (int c = 0; c < NT_MAX_CPUS; c++)
+				if (CPU_ISSET_S((size_t)c, sz, mine))
+					nt_cpuset_set(&here, c);
+			nt_cpulist_format(&here, have, sizeof(have));
+			fprintf(stderr, "nettune: the placement names CPUs %s, which this machine does not have or does "
+					"not let this process use (it may use %s)%s\n", want, have,
+				o->root ? ": it was worked out on the host of --root" : "");
+		} else {
+			fprintf(stderr, "nettune: cannot bind to CPUs %s: %s\n", want, strerror(err));
+		}
+		if (mine)
+			CPU_FREE(mine);
 		CPU_FREE(set);
 		return 1;
 	}

@@ -206,7 +206,8 @@ static int profile_arg(const char *cmd, const cli_opts *o, int nargs, char **arg
 	if (o->name && nargs == 0)
 		return nt_cli_named_profile(o, o->name, profile, name);
 	if (nargs != 1 || o->name) {
-		fprintf(stderr, "nettune: %s wants one PROFILE.json or --name NAME\n", cmd);
+		fprintf(stderr, "nettune: %s wants one PROFILE.json or --name NAME%s\n", cmd,
+			!strcmp(cmd, "apply") ? ", or --plan ID (the id 'nettune plan' printed)" : "");
 		return NT_EXIT_USAGE;
 	}
 	*profile = load_profile(args[0]);
@@ -307,23 +308,23 @@ static int fetch_txn(const cli_opts *o, long long id, json_t **doc);
 
 /* After a rollback of ID: when ID is the transaction that set the desired
  * state, that state still holds (a rollback does not clear it), which the
- * person rolling back needs to hear: the agent holds the host to it. */
+ * person rolling back needs to hear. The rollback is a client's own
+ * transaction, so the drift watcher reports each target it changed as
+ * overridden and repairs none of them (docs/transactions.md, "Who wins"),
+ * under either policy. */
 static void desired_note(const cli_opts *o, long long id, const char *hint)
 {
 	nt_cli_reply r = { 0 };
 	if (nt_cli_request(agent_url(o), "GET", "/v1/desired", NULL, NULL, &r) == 0 && r.status == 200 &&
 	    json_integer_value(json_object_get(r.doc, "txn_id")) == id) {
 		const char *name = json_string_value(json_object_get(r.doc, "profile_name"));
-		const char *policy = json_string_value(json_object_get(r.doc, "policy"));
 		if (!name)
 			name = json_string_value(json_object_get(json_object_get(r.doc, "profile"), "name"));
-		printf("note: transaction %lld made profile %s the desired state, which still holds", id, name ? name : "?");
-		if (policy && !strcmp(policy, "repair"))
-			printf(":\n  the agent repairs the difference as drift (puts the profile back) at its next check;\n"
-			       "  'nettune desired clear%s' first keeps the host as the rollback left it\n", hint);
-		else
-			printf(" (policy report: drift is reported, not repaired);\n"
-			       "  'nettune desired clear%s' stops holding it\n", hint);
+		printf("note: transaction %lld made profile %s the desired state, which still holds:\n"
+		       "  the targets this rollback changed are reported overridden ('nettune drift%s') and not\n"
+		       "  repaired; 'nettune desired clear%s' stops holding it, 'nettune apply --persist' holds a\n"
+		       "  profile again\n",
+		       id, name ? name : "?", hint, hint);
 	}
 	nt_cli_reply_free(&r);
 }
@@ -385,15 +386,6 @@ int nt_cmd_txn_id(const char *cmd, const cli_opts *o, int nargs, char **args)
 		}
 		if (render && code == NT_EXIT_OK)
 			desired_note(o, atoll(args[0]), hint);
-		json_t *later = json_object_get(r.doc, "later"), *ldoc = NULL;
-		/* The later transaction may be this one's own rollback: then the
-		 * answer is that it was rolled back already, and by which. */
-		if (code == NT_EXIT_CONFLICT && !o->json && json_is_integer(later) &&
-		    fetch_txn(o, json_integer_value(later), &ldoc) == 0 &&
-		    json_integer_value(json_object_get(ldoc, "rollback_of")) == atoll(args[0]))
-			fprintf(stderr, "  transaction %s is already rolled back, by transaction %lld (nettune show %lld)\n",
-				args[0], (long long)json_integer_value(later), (long long)json_integer_value(later));
-		json_decref(ldoc);
 	} else {
 		snprintf(path, sizeof(path), "/v1/transactions/%s", args[0]);
 		code = nt_cli_exchange_as(o, "GET", path, NULL, NULL, "txn", &r, &render);

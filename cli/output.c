@@ -318,10 +318,17 @@ void nt_out_problem(nt_out *o, long status, const json_t *p, const char *body)
 			   : status == 403 ? "not allowed"
 			   : status == 404 ? "not found"
 					   : NULL;
-	if (what)
+	if (what) {
 		nt_out_paint(o, NT_SGR_RED, "%s:", what);
-	else
-		nt_out_paint(o, NT_SGR_RED, "%s (HTTP %ld):", title ? title : "error", status);
+	} else {
+		/* The agent's title ("Plan used") in the lower case of the
+		 * others ("conflict:", "not found:"). */
+		char low[128];
+		snprintf(low, sizeof(low), "%s", title ? title : "error");
+		if (low[0] >= 'A' && low[0] <= 'Z' && !(low[1] >= 'A' && low[1] <= 'Z'))
+			low[0] = (char)(low[0] - 'A' + 'a');
+		nt_out_paint(o, NT_SGR_RED, "%s (HTTP %ld):", low, status);
+	}
 	char said[1024];
 	fprintf(o->f, " %s\n", cli_words(said, sizeof(said), detail ? detail : title ? title : ""));
 	json_t *in_flight = json_object_get(p, "in_flight"), *later = json_object_get(p, "later");
@@ -341,7 +348,9 @@ void nt_out_problem(nt_out *o, long status, const json_t *p, const char *body)
 			prof ? " of profile " : "", prof ? prof : "", since ? " since " : "",
 			since ? since : "", who ? " by " : "", who ? who : "");
 	}
-	if (json_is_integer(later))
+	/* A transaction rolled back already: the detail said so, and no advice
+	 * applies (--force changes nothing). */
+	if (json_is_integer(later) && !json_is_integer(json_object_get(p, "rolled_back_by")))
 		fprintf(o->f, "  transaction %lld changed the same targets since: roll it back first, or use --force\n",
 			(long long)json_integer_value(later));
 	if (status == 401)

@@ -63,6 +63,30 @@ static const char *group_of(const json_t *step)
 	return or(jstr(step, "interface"), "host");
 }
 
+/* One of the agent's warnings W, in the CLI's words: the advice to apply
+ * "with confirm_timeout_s" (the API's member) is --confirm-timeout here,
+ * and none at all when WINDOWED, the transaction having a window. */
+static void warning_line(nt_out *o, const char *w, bool windowed)
+{
+	static const char api[] = "apply with confirm_timeout_s so that it rolls back unless confirmed";
+	const char *at = strstr(w, api);
+	nt_out_paint(o, NT_SGR_YELLOW, "warning:");
+	if (!at) {
+		fprintf(o->f, " %s\n", w);
+		return;
+	}
+	/* The clause and the "; " before it go when a window is set. */
+	int head = (int)(at - w);
+	if (windowed) {
+		while (head > 0 && (w[head - 1] == ' ' || w[head - 1] == ';'))
+			head--;
+		fprintf(o->f, " %.*s%s\n", head, w, at + strlen(api));
+	} else {
+		fprintf(o->f, " %.*sapply with --confirm-timeout S (or use try) so that it rolls back unless confirmed%s\n",
+			head, w, at + strlen(api));
+	}
+}
+
 void nt_view_plan(nt_out *o, const json_t *plan, const json_t *nics)
 {
 	json_t *steps = json_object_get(plan, "steps");
@@ -120,10 +144,8 @@ void nt_view_plan(nt_out *o, const json_t *plan, const json_t *nics)
 	json_t *w;
 	if (n && json_array_size(json_object_get(plan, "warnings")))
 		fputc('\n', o->f);
-	json_array_foreach(json_object_get(plan, "warnings"), i, w) {
-		nt_out_paint(o, NT_SGR_YELLOW, "warning:");
-		fprintf(o->f, " %s\n", or(json_string_value(w), "?"));
-	}
+	json_array_foreach(json_object_get(plan, "warnings"), i, w)
+		warning_line(o, or(json_string_value(w), "?"), false);
 	const char *iface;
 	json_t *cpus;
 	json_object_foreach(json_object_get(plan, "reserved"), iface, cpus)
@@ -296,10 +318,9 @@ static void outcome(nt_out *o, const json_t *txn, const char *confirm_hint, bool
 	}
 	size_t i;
 	json_t *w;
-	json_array_foreach(warnings ? json_object_get(txn, "warnings") : NULL, i, w) {
-		nt_out_paint(o, NT_SGR_YELLOW, "warning:");
-		fprintf(o->f, " %s\n", or(json_string_value(w), "?"));
-	}
+	bool windowed = jint(txn, "confirm_timeout_s", 0) > 0;
+	json_array_foreach(warnings ? json_object_get(txn, "warnings") : NULL, i, w)
+		warning_line(o, or(json_string_value(w), "?"), windowed);
 }
 
 void nt_view_outcome(nt_out *o, const json_t *txn, const char *confirm_hint)

@@ -352,6 +352,21 @@ int nt_txn_rollback(nt_txn_engine *e, int64_t id, bool force, const nt_txn_reque
 		r = NT_ESTORE;
 		goto out;
 	}
+	/* The later one may be this transaction's own rollback: then it is
+	 * rolled back already, which is the one thing to say, and force would
+	 * only make an empty transaction of targets already back. */
+	json_t *ldoc = NULL;
+	if (later && nt_store_txn_get(e->store, later, &ldoc) == 0 &&
+	    json_integer_value(json_object_get(ldoc, "rollback_of")) == id) {
+		out->later_id = later;
+		out->rolled_back_by = later;
+		snprintf(out->message, sizeof(out->message), "transaction %lld is already rolled back, by transaction %lld",
+			 (long long)id, (long long)later);
+		json_decref(ldoc);
+		r = NT_ECONFLICT;
+		goto out;
+	}
+	json_decref(ldoc);
 	if (later && !force) {
 		out->later_id = later;
 		snprintf(out->message, sizeof(out->message),

@@ -97,6 +97,9 @@ typedef struct nt_txn_outcome {
 	 * e.g. while a large profile is planned). NULL otherwise. */
 	json_t *in_flight;
 	int64_t later_id; /* rollback: the later transaction that changed the same targets */
+	/* rollback: later_id is this transaction's own rollback, so it is
+	 * rolled back already (refused, also with force). 0 otherwise. */
+	int64_t rolled_back_by;
 	bool replayed; /* an Idempotency-Key retry: doc is the original */
 	bool reverted; /* rollback of a pending_confirm one: doc is it, now "reverted" */
 	bool key_reused; /* NT_EINVALID: the Idempotency-Key was used for another request */

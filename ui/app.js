@@ -751,7 +751,8 @@ async function doRollback(p) {
   } catch (e) {
     const later = e instanceof ApiError && e.problem ? e.problem.later : null;
     const msg = h("p.error", { id: "rollback-error" }, `Not rolled back: ${explain(e)}`);
-    if (later) {
+    // Rolled back already: the agent's sentence says by which, and no force helps.
+    if (later && e.problem.rolled_back_by == null) {
       let t = null;
       try { t = await api(`/v1/transactions/${later}`); } catch { t = null; }
       if (t && t.rollback_of === p.id) msg.append(` — #${p.id} is already rolled back, by #${later}.`);

@@ -198,6 +198,23 @@ static void test_problem(void)
 	CHECK_HAS(mem_text(&m), "transaction 7 changed the same targets since: roll it back first, or use --force");
 	mem_close(&m);
 	json_decref(p);
+	/* Other statuses: the agent's title, in lower case like the others. */
+	p = json_loads("{\"type\":\"t\",\"title\":\"Plan used\",\"status\":410,"
+		       "\"detail\":\"plan p-1 was applied already\"}", 0, NULL);
+	mem_open(&m, false);
+	nt_out_problem(&m.o, 410, p, NULL);
+	CHECK_STR(mem_text(&m), "nettune: plan used (HTTP 410): plan p-1 was applied already\n");
+	mem_close(&m);
+	json_decref(p);
+	/* Rolled back already: the one true line, no advice. */
+	p = json_loads("{\"type\":\"t\",\"title\":\"Conflict\",\"status\":409,"
+		       "\"detail\":\"transaction 6 is already rolled back, by transaction 7\",\"later\":7,"
+		       "\"rolled_back_by\":7}", 0, NULL);
+	mem_open(&m, false);
+	nt_out_problem(&m.o, 409, p, NULL);
+	CHECK_STR(mem_text(&m), "nettune: conflict: transaction 6 is already rolled back, by transaction 7\n");
+	mem_close(&m);
+	json_decref(p);
 
 	/* Another apply still being planned: no id yet, the detail says what. */
 	p = json_loads("{\"type\":\"t\",\"title\":\"Conflict\",\"status\":409,"
@@ -276,6 +293,33 @@ static void test_plan(void)
 
 /* A rollback that failed: what could not be put back, each with what it
  * reads now; what was. */
+/* The MTU warning in the CLI's words: --confirm-timeout, and no advice to
+ * set a window when the transaction has one. */
+static void test_mtu_warning(void)
+{
+	static const char w[] = "mtu: a new MTU can cut this host off when a peer or switch on the path does not "
+				"take it; apply with confirm_timeout_s so that it rolls back unless confirmed";
+	mem m;
+	json_t *plan = json_pack("{s:[], s:[s]}", "steps", "warnings", w);
+	mem_open(&m, false);
+	nt_view_plan(&m.o, plan, NULL);
+	CHECK_HAS(mem_text(&m), "does not take it; apply with --confirm-timeout S (or use try) so that it rolls back "
+				"unless confirmed\n");
+	CHECK_HASNT(mem_text(&m), "confirm_timeout_s");
+	mem_close(&m);
+	json_decref(plan);
+	json_t *t = json_pack("{s:i, s:s, s:i, s:[], s:[s]}", "id", 3, "status", "pending_confirm", "confirm_timeout_s",
+			      60, "steps", "warnings", w);
+	mem_open(&m, false);
+	nt_view_outcome(&m.o, t, "");
+	CHECK_HAS(mem_text(&m), "warning: mtu: a new MTU can cut this host off when a peer or switch on the path does "
+				"not take it\n");
+	CHECK_HASNT(mem_text(&m), "apply with");
+	CHECK_HASNT(mem_text(&m), "confirm_timeout_s");
+	mem_close(&m);
+	json_decref(t);
+}
+
 static void test_outcomes(void)
 {
 	mem m;
@@ -478,6 +522,7 @@ int main(void)
 	test_exit_codes();
 	test_problem();
 	test_plan();
+	test_mtu_warning();
 	test_outcomes();
 	test_history();
 	test_escape();

@@ -53,6 +53,9 @@ check "nettune(8) names every command of --help" bash -c '
 		grep -q "^\\\\fB$c\\\\fR\|^\\\\fB$c \|^\\\\fB$c\\\\-" "$0" || { echo "missing $c"; exit 1; }
 	done' "$page8"
 
+# Every form of a command --help shows is in nettune(8): apply --plan ID too.
+check "nettune(8) documents apply --plan ID" grep -q '^\\fBapply \\-\\-plan\\fR \\fIID\\fR' "$page8"
+
 # The shipped profiles' folder is one fact: --help's is nettune(8)'s FILES entry.
 shipped=$("$NT_BIN" --help | sed -n 's/^\(\/[^ ]*\) (where this build installs them)\.$/\1/p')
 check "--help names the shipped profiles' folder" [ -n "$shipped" ]
