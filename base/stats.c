@@ -114,6 +114,56 @@ double nt_stats_mwu_cdf(size_t m, size_t n, double u)
 	return below / all;
 }
 
+/* The exact P(U <= u) and P(U >= u) with ties as they are: U of a split
+ * is the first part's sum of (mid)ranks less m(m+1)/2, so count the splits
+ * by that sum. Doubled midranks are whole numbers; f[k][s] is the number of
+ * ways to take k of the values seen so far with doubled ranks summing to
+ * s, one value at a time (k downwards, so each is taken once). At most
+ * 100 values: 100 x 50 x 10100 additions. */
+static int exact_tied(const double *a, size_t na, const double *b, size_t nb, double u, double *lo, double *hi)
+{
+	size_t n = na + nb, smax = n * (n + 1), w = smax + 1;
+	double *all = malloc(n * sizeof(*all));
+	long *r2 = malloc(n * sizeof(*r2));
+	double *f = calloc((na + 1) * w, sizeof(*f));
+	int r = -ENOMEM;
+	if (!all || !r2 || !f)
+		goto out;
+	memcpy(all, a, na * sizeof(*all));
+	memcpy(all + na, b, nb * sizeof(*all));
+	qsort(all, n, sizeof(*all), cmp_double);
+	for (size_t i = 0; i < n;) {
+		size_t j = i;
+		while (j < n && all[j] == all[i])
+			j++;
+		for (size_t k = i; k < j; k++)
+			r2[k] = (long)(i + 1 + j); /* twice the midrank of ranks i+1..j */
+		i = j;
+	}
+	f[0] = 1;
+	for (size_t i = 0; i < n; i++)
+		for (size_t k = (i + 1 < na ? i + 1 : na); k >= 1; k--)
+			for (size_t s2 = (size_t)r2[i]; s2 <= smax; s2++)
+				f[k * w + s2] += f[(k - 1) * w + s2 - (size_t)r2[i]];
+	double all_n = 0, below = 0, above = 0, u2 = 2 * u + (double)(na * (na + 1));
+	for (size_t s2 = 0; s2 <= smax; s2++) {
+		double c = f[na * w + s2];
+		all_n += c;
+		if ((double)s2 <= u2 + 1e-6)
+			below += c;
+		if ((double)s2 >= u2 - 1e-6)
+			above += c;
+	}
+	*lo = below / all_n;
+	*hi = above / all_n;
+	r = 0;
+out:
+	free(all);
+	free(r2);
+	free(f);
+	return r;
+}
+
 int nt_stats_mwu(const double *a, size_t na, const double *b, size_t nb, nt_mwu *out)
 {
 	int r;
@@ -154,6 +204,14 @@ int nt_stats_mwu(const double *a, size_t na, const double *b, size_t nb, nt_mwu 
 		out->exact = true;
 		return 0;
 	}
+	if (na <= NT_STATS_EXACT_MAX && nb <= NT_STATS_EXACT_MAX) {
+		double lo, hi;
+		if ((r = exact_tied(a, na, b, nb, u, &lo, &hi)) < 0)
+			return r;
+		out->p = fmin(1.0, 2 * fmin(lo, hi));
+		out->exact = true;
+		return 0;
+	}
 	double nn = (double)n;
 	double var = mn / 12.0 * ((nn + 1) - tie_sum / (nn * (nn - 1)));
 	if (var <= 0) {
@@ -165,4 +223,128 @@ int nt_stats_mwu(const double *a, size_t na, const double *b, size_t nb, nt_mwu 
 		z = 0;
 	out->p = fmin(1.0, erfc(z / sqrt(2.0)));
 	return 0;
+}
+
+double nt_stats_mwu_min_p(size_t m, size_t n)
+{
+	/* C(m+n, m) as a product of ratios: no overflow before it matters. */
+	double c = 1;
+	for (size_t i = 1; i <= m; i++)
+		c = c * (double)(n + i) / (double)i;
+	return fmin(1.0, 2 / c);
+}
+
+size_t nt_stats_min_rounds(double confidence)
+{
+	size_t k = 1;
+	while (k < 1000 && nt_stats_mwu_min_p(k, k) > 1 - confidence + 1e-12)
+		k++;
+	return k;
+}
+
+double nt_stats_norm_quantile(double p)
+{
+	if (p <= 0)
+		return -INFINITY;
+	if (p >= 1)
+		return INFINITY;
+	if (p < 0.5)
+		return -nt_stats_norm_quantile(1 - p);
+	/* P(Z > z) = erfc(z / sqrt 2) / 2 falls as z grows: bisect it. */
+	double lo = 0, hi = 40, tail = 1 - p;
+	for (int i = 0; i < 200; i++) {
+		double mid = (lo + hi) / 2;
+		if (0.5 * erfc(mid / sqrt(2.0)) > tail)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return (lo + hi) / 2;
+}
+
+int nt_stats_hl_shift(const double *a, size_t na, const double *b, size_t nb, double confidence, nt_shift *out)
+{
+	int r;
+	if ((r = check(a, na)) < 0 || (r = check(b, nb)) < 0)
+		return r;
+	if (!(confidence >= 0.5 && confidence <= 0.9999))
+		return -EINVAL;
+	if ((double)na * (double)nb > 1e7)
+		return -E2BIG;
+	size_t mn = na * nb;
+	double *d = malloc(mn * sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	for (size_t i = 0; i < na; i++)
+		for (size_t j = 0; j < nb; j++)
+			d[i * nb + j] = a[i] - b[j];
+	qsort(d, mn, sizeof(*d), cmp_double);
+	memset(out, 0, sizeof(*out));
+	out->estimate = mn % 2 ? d[mn / 2] : (d[mn / 2 - 1] + d[mn / 2]) / 2;
+	double alpha = 1 - confidence;
+	nt_mwu t;
+	if ((r = nt_stats_mwu(a, na, b, nb, &t)) < 0)
+		goto out;
+	size_t k = 0; /* the interval is d[k-1] .. d[mn-k]; 0: unbounded */
+	if (!t.ties && na <= NT_STATS_EXACT_MAX && nb <= NT_STATS_EXACT_MAX) {
+		/* The largest k with P(U <= k-1) <= alpha/2. */
+		double *f = u_counts(na, nb);
+		if (!f) {
+			r = -ENOMEM;
+			goto out;
+		}
+		double all = 0, cum = 0;
+		for (size_t u = 0; u <= mn; u++)
+			all += f[u];
+		for (size_t u = 0; u < mn / 2 + 1; u++) {
+			cum += f[u];
+			if (cum / all > alpha / 2 + 1e-12)
+				break;
+			k = u + 1;
+			out->confidence = 1 - 2 * cum / all;
+		}
+		free(f);
+		out->exact = true;
+	} else {
+		/* U's variance with the tie correction, as the test's. */
+		double n = (double)(na + nb), tie_sum = 0;
+		double *all = malloc((na + nb) * sizeof(*all));
+		if (!all) {
+			r = -ENOMEM;
+			goto out;
+		}
+		memcpy(all, a, na * sizeof(*all));
+		memcpy(all + na, b, nb * sizeof(*all));
+		qsort(all, na + nb, sizeof(*all), cmp_double);
+		for (size_t i = 0; i < na + nb;) {
+			size_t j = i;
+			while (j < na + nb && all[j] == all[i])
+				j++;
+			double tt = (double)(j - i);
+			tie_sum += tt * tt * tt - tt;
+			i = j;
+		}
+		free(all);
+		double var = (double)mn / 12.0 * ((n + 1) - tie_sum / (n * (n - 1)));
+		double z = nt_stats_norm_quantile(1 - alpha / 2);
+		double kk = floor((double)mn / 2 - z * sqrt(var > 0 ? var : 0));
+		k = kk >= 1 ? (size_t)kk : 0;
+		if (k > (mn + 1) / 2)
+			k = (mn + 1) / 2;
+		if (k)
+			out->confidence = confidence;
+	}
+	if (k) {
+		out->lo = d[k - 1];
+		out->hi = d[mn - k];
+		out->bounded = true;
+	} else {
+		out->lo = -INFINITY;
+		out->hi = INFINITY;
+		out->confidence = 0;
+	}
+	r = 0;
+out:
+	free(d);
+	return r;
 }

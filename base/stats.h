@@ -32,17 +32,55 @@ int nt_stats_summary(const double *x, size_t n, nt_summary *out);
 typedef struct nt_mwu {
 	double u; /* U of the first sample: pairs (a, b) with a > b, ties half */
 	double p; /* two-sided p-value */
-	bool exact; /* from the exact distribution of U (no ties, small samples) */
+	bool exact; /* from the exact distribution of U (small samples) */
 	bool ties; /* some value occurs in both or twice */
 } nt_mwu;
 
 /* The two-sided Mann-Whitney U test of samples A (NA values) and B (NB).
- * Exact when there are no ties and NA, NB <= NT_STATS_EXACT_MAX:
- * p = 2 min(P(U <= u), P(U >= u)), at most 1. Otherwise the normal
+ * Exact when NA, NB <= NT_STATS_EXACT_MAX: p = 2 min(P(U <= u),
+ * P(U >= u)), at most 1, from the distribution of U over every way to
+ * split the pooled values, ties as they are (the exact conditional test:
+ * three equal rounds against three other equal ones give 0.1, as without
+ * ties, not the 0.047 of the normal approximation). Otherwise the normal
  * approximation with the tie correction of the variance and a continuity
  * correction of 0.5; when every value is the same, p = 1. Returns 0,
  * -EINVAL (an empty sample, a value not finite), -E2BIG or -ENOMEM. */
 int nt_stats_mwu(const double *a, size_t na, const double *b, size_t nb, nt_mwu *out);
+
+/* The smallest two-sided p-value the exact test can give samples of M and
+ * N values: 2 / C(M+N, M), at most 1. 3 + 3 rounds give 0.1, so no
+ * difference between them is ever significant at 0.05. */
+double nt_stats_mwu_min_p(size_t m, size_t n);
+
+/* The fewest values in each of two equal samples for which the exact test
+ * can reach CONFIDENCE (0.5 to 0.9999): 4 for 0.95. */
+size_t nt_stats_min_rounds(double confidence);
+
+/* The standard normal quantile: z with P(Z <= z) = P (0 < P < 1). */
+double nt_stats_norm_quantile(double p);
+
+/* The shift of sample A against sample B (A - B) with its confidence
+ * interval, the Hodges-Lehmann way: the estimate is the median of the NA*NB
+ * differences a_i - b_j, and the interval runs from the k-th smallest to
+ * the k-th largest of them, k taken from the distribution of the
+ * Mann-Whitney U so that the interval holds the true shift with at least
+ * CONFIDENCE. Exact when there are no ties and NA, NB <= NT_STATS_EXACT_MAX
+ * ("confidence" is then the level reached, which may exceed the one
+ * asked); otherwise the normal approximation with the tie correction.
+ * When the samples are too small to reach CONFIDENCE at all, the interval
+ * is unbounded (lo -inf, hi +inf, bounded false). Given logarithms, the
+ * shift is a log ratio. */
+typedef struct nt_shift {
+	double estimate;
+	double lo, hi;
+	double confidence; /* the level the interval has; 0 when unbounded */
+	bool bounded;
+	bool exact;
+} nt_shift;
+
+/* Returns 0, -EINVAL (an empty sample, a value not finite, CONFIDENCE
+ * outside 0.5..0.9999), -E2BIG (over 10^7 differences) or -ENOMEM. */
+int nt_stats_hl_shift(const double *a, size_t na, const double *b, size_t nb, double confidence, nt_shift *out);
 
 /* The exact P(U <= u) for samples of M and N values without ties. Returns
  * a probability, or a negative number when M or N is 0 or over

@@ -47,6 +47,7 @@ typedef struct cli_opts {
 	/* bench-run --compare ROUNDS: A/B rounds (cli/cmd_bench_compare.c) */
 	long compare;
 	const char *baseline, *metric_json, *metric_regex, *require_gain, *plot;
+	const char *loss_margin, *confidence; /* bench-run --compare's gates */
 	int metric; /* --metric: 0 auto, 1 iperf3, 2 netperf */
 	bool lower_is_better, higher_is_better, require_no_loss;
 	bool force;

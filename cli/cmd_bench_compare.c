@@ -182,7 +182,29 @@ static json_t *arm_json(const nt_summary *s, const json_t *profile)
 }
 
 /* The table, on stderr (stdout may carry --json). */
-static void print_table(const compare *c, const nt_summary *s, const nt_mwu *u, const nt_bench_verdict *v)
+/* A number of JSON, null when not finite (an unbounded end). */
+static json_t *real_or_null(double x)
+{
+	return isfinite(x) ? json_real(x) : json_null();
+}
+
+/* The effect in the report: the ratio's estimate and interval, and the
+ * same as a gain in the better direction. */
+static json_t *effect_json(const nt_bench_effect *e, const nt_bench_verdict *v, const nt_bench_gates *g)
+{
+	if (!e->defined)
+		return json_pack("{s:s, s:n, s:f}", "method", "hodges-lehmann-log-ratio", "ratio", "confidence_asked",
+				 g->confidence);
+	return json_pack("{s:s, s:o, s:o, s:o, s:f, s:f, s:b, s:b, s:o, s:o, s:o}", "method",
+			 "hodges-lehmann-log-ratio", "ratio", real_or_null(e->ratio), "ratio_lo",
+			 e->bounded ? real_or_null(e->lo) : json_null(), "ratio_hi",
+			 e->bounded ? real_or_null(e->hi) : json_null(), "confidence_asked", g->confidence, "confidence",
+			 e->confidence, "bounded", e->bounded, "exact", e->exact, "gain", real_or_null(v->gain_est),
+			 "gain_lo", real_or_null(v->gain_lo), "gain_hi", real_or_null(v->gain_hi));
+}
+
+static void print_table(const compare *c, const nt_summary *s, const nt_mwu *u, const nt_bench_verdict *v,
+			const nt_bench_effect *eff)
 {
 	char a[48], b[48], d[48], e[48];
 	size_t i;
@@ -225,6 +247,16 @@ static void print_table(const compare *c, const nt_summary *s, const nt_mwu *u, 
 	fprintf(stderr, "\ncandidate/baseline: %.4g (%s %+.1f%%); Mann-Whitney U = %g, two-sided p = %.3g (%s): %s\n",
 		v->ratio, "gain", 100 * v->gain, u->u, u->p, u->exact ? "exact" : "normal approximation",
 		v->verdict);
+	if (!eff->defined)
+		fprintf(stderr, "effect: no ratio interval: some figure is not positive\n");
+	else if (!eff->bounded)
+		fprintf(stderr, "effect: candidate/baseline %.4g (Hodges-Lehmann); %zu + %zu rounds cannot reach %.4g%% "
+				"confidence: no interval\n", eff->ratio, eff->rounds, eff->rounds, 100 * c->gates.confidence);
+	else
+		fprintf(stderr, "effect: candidate/baseline %.4g, %.4g%% CI [%.4g, %.4g] (Hodges-Lehmann, %s): gain %+.1f%% "
+				"[%+.1f%%, %+.1f%%]\n", eff->ratio, 100 * eff->confidence, eff->lo, eff->hi,
+			eff->exact ? "exact" : "normal approximation", 100 * v->gain_est, 100 * v->gain_lo,
+			100 * v->gain_hi);
 	if (v->gate[0])
 		fprintf(stderr, "%s\n", v->gate);
 }
@@ -327,6 +359,35 @@ int nt_bench_compare(const cli_opts *o, int nargs, char **args)
 		return NT_EXIT_USAGE;
 	}
 	c.gates.require_no_loss = o->require_no_loss;
+	c.gates.loss_margin = NT_BENCH_LOSS_MARGIN;
+	c.gates.confidence = NT_BENCH_CONFIDENCE;
+	if (o->loss_margin && (!o->require_no_loss || nt_bench_parse_gain(o->loss_margin, &c.gates.loss_margin) < 0)) {
+		fprintf(stderr, "nettune: bench-run: --loss-margin goes with --require-no-loss and wants a percentage from "
+				"0%% to 1000%% such as 2%%, not '%s'\n", o->loss_margin);
+		return NT_EXIT_USAGE;
+	}
+	if (o->confidence && nt_bench_parse_confidence(o->confidence, &c.gates.confidence) < 0) {
+		fprintf(stderr, "nettune: bench-run: --confidence wants a level from 0.5 to 0.999 (or 50%% to 99.9%%) "
+				"such as 0.95, not '%s'\n", o->confidence);
+		return NT_EXIT_USAGE;
+	}
+	/* Rounds that cannot reach the confidence cannot show anything: a
+	 * gate on them could only end "not shown", so it is refused before
+	 * a round runs; without a gate the table is still worth a warning. */
+	{
+		size_t need = nt_stats_min_rounds(c.gates.confidence);
+		double minp = nt_stats_mwu_min_p((size_t)o->compare, (size_t)o->compare);
+		if ((size_t)o->compare < need) {
+			bool gated = c.gates.require_no_loss || c.gates.require_gain >= 0;
+			fprintf(stderr,
+				"nettune: bench-run: %s%ld + %ld rounds cannot reach %.4g%% confidence (the smallest "
+				"two-sided p they can give is %.3g): %s --compare %zu or more\n",
+				gated ? "" : "warning: ", o->compare, o->compare, 100 * c.gates.confidence, minp,
+				gated ? "a gate needs" : "nothing will be shown either way; use", need);
+			if (gated)
+				return NT_EXIT_USAGE;
+		}
+	}
 	/* A bad expression or path is found now, not after the first round. */
 	if (c.source == NT_METRIC_JSON || c.source == NT_METRIC_REGEX) {
 		nt_metric m;
@@ -377,7 +438,7 @@ int nt_bench_compare(const cli_opts *o, int nargs, char **args)
 				      c.gates.lower_is_better ? "lower" : "higher"));
 	if (stop) {
 		rc = stop;
-		print_table(&c, NULL, NULL, NULL);
+		print_table(&c, NULL, NULL, NULL, NULL);
 		goto out;
 	}
 	if (nt_stats_summary(c.values[ARM_BASE], c.n[ARM_BASE], &s[ARM_BASE]) < 0 ||
@@ -386,7 +447,13 @@ int nt_bench_compare(const cli_opts *o, int nargs, char **args)
 		fprintf(stderr, "nettune: bench-run: the figures cannot be compared\n");
 		goto out;
 	}
-	nt_bench_judge(s[ARM_BASE].median, s[ARM_CAND].median, u.p, &c.gates, &v);
+	nt_bench_effect eff;
+	if (nt_bench_effect_of(c.values[ARM_BASE], c.n[ARM_BASE], c.values[ARM_CAND], c.n[ARM_CAND], c.gates.confidence,
+			       &eff) < 0) {
+		fprintf(stderr, "nettune: bench-run: the figures cannot be compared\n");
+		goto out;
+	}
+	nt_bench_judge(s[ARM_BASE].median, s[ARM_CAND].median, u.p, &eff, &c.gates, &v);
 	judged = true;
 	json_object_set_new(c.report, "arms",
 			    json_pack("{s:o,s:o}", "baseline", arm_json(&s[ARM_BASE], c.profile[ARM_BASE]), "candidate",
@@ -397,15 +464,19 @@ int nt_bench_compare(const cli_opts *o, int nargs, char **args)
 			    json_pack("{s:s,s:f,s:f,s:b,s:b,s:f}", "name", "mann-whitney-u", "u", u.u, "p_value", u.p,
 				      "exact", u.exact, "ties", u.ties, "alpha", NT_BENCH_ALPHA));
 	json_object_set_new(c.report, "verdict", json_string(v.verdict));
+	json_object_set_new(c.report, "effect", effect_json(&eff, &v, &c.gates));
 	json_t *gates = json_object();
 	if (c.gates.require_gain >= 0)
 		json_object_set_new(gates, "require_gain", json_real(c.gates.require_gain));
-	if (c.gates.require_no_loss)
+	if (c.gates.require_no_loss) {
 		json_object_set_new(gates, "require_no_loss", json_true());
+		json_object_set_new(gates, "loss_margin", json_real(c.gates.loss_margin));
+	}
+	json_object_set_new(gates, "rounds_needed", v.rounds_needed ? json_integer((json_int_t)v.rounds_needed) : json_null());
 	json_object_set_new(gates, "result", json_string(v.gate));
 	json_object_set_new(gates, "exit_status", json_integer(v.exit_code));
 	json_object_set_new(c.report, "gates", gates);
-	print_table(&c, s, &u, &v);
+	print_table(&c, s, &u, &v, &eff);
 	rc = v.exit_code;
 	if (o->plot && write_svg(&c, s, o->plot) < 0 && rc == 0)
 		rc = NT_BENCH_FAILED;

@@ -14,9 +14,9 @@ const nt_exit_code nt_exit_codes[] = {
 	{ NT_EXIT_ROLLBACK_FAILED, "rollback failed: a step failed and some change could not be put back" },
 	{ NT_EXIT_DENIED, "not allowed (HTTP 401/403): set NETTUNE_TOKEN to a token of the right scope" },
 	{ NT_EXIT_REVERTED, "reverted: try was not confirmed in time and the agent put everything back" },
-	{ NT_EXIT_GAIN_TOO_SMALL, "bench-run --compare --require-gain: the candidate's median is not better than the baseline's by the gain asked" },
-	{ NT_EXIT_NOT_SIGNIFICANT, "bench-run --compare --require-gain: better by the gain asked, but not significantly (p >= 0.05)" },
-	{ NT_EXIT_LOSS, "bench-run --compare --require-no-loss: the candidate is worse than the baseline with p < 0.05" },
+	{ NT_EXIT_GAIN_TOO_SMALL, "bench-run --compare --require-gain: the gain's confidence interval lies below the gain asked" },
+	{ NT_EXIT_NOT_SHOWN, "bench-run --compare: a gate is not shown either way (the interval straddles it; more rounds may show it)" },
+	{ NT_EXIT_LOSS, "bench-run --compare --require-no-loss: the gain's confidence interval lies below minus the margin" },
 	{ NT_EXIT_INTERRUPTED, "interrupted at the try prompt: not confirmed, the agent puts it back at the deadline" },
 	{ -1, NULL },
 };

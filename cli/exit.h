@@ -18,9 +18,9 @@ enum nt_exit {
 	NT_EXIT_DENIED = 8, /* the agent wants a token, or a stronger one (401, 403) */
 	NT_EXIT_REVERTED = 9, /* try: not confirmed in time, put back by the agent */
 	/* bench-run --compare's gates (docs/ci.md): */
-	NT_EXIT_GAIN_TOO_SMALL = 10, /* --require-gain: the candidate's median is not better by the gain */
-	NT_EXIT_NOT_SIGNIFICANT = 11, /* --require-gain: better by the gain, but not with p < 0.05 */
-	NT_EXIT_LOSS = 12, /* --require-no-loss: the candidate is worse, with p < 0.05 */
+	NT_EXIT_GAIN_TOO_SMALL = 10, /* --require-gain: the gain is shown below the gain asked */
+	NT_EXIT_NOT_SHOWN = 11, /* a gate is neither shown to hold nor to fail: the interval straddles it */
+	NT_EXIT_LOSS = 12, /* --require-no-loss: the candidate is shown worse by more than the margin */
 	NT_EXIT_INTERRUPTED = 130, /* try: Ctrl-C at the prompt (128 + SIGINT, as shells say) */
 };
 

@@ -155,17 +155,24 @@ static const char usage[] =
 	"                                     run could not start or the host could not be put back\n"
 	"  bench-run --compare ROUNDS --profile P.json [--baseline B.json] [--metric auto|iperf3|netperf]\n"
 	"            [--metric-json PATH | --metric-regex RE] [--higher-is-better | --lower-is-better]\n"
-	"            [--require-gain PCT] [--require-no-loss] [--plot FILE.svg] [--report FILE] [--json]\n"
+	"            [--require-gain PCT] [--require-no-loss] [--loss-margin PCT] [--confidence C]\n"
+	"            [--plot FILE.svg] [--report FILE] [--json]\n"
 	"            [--near IFACE] [--cpus N] [--confirm-timeout S] -- COMMAND [ARGS...]\n"
 	"                                     A/B rounds: COMMAND ROUNDS times with the host as it is\n"
 	"                                     (or B applied) and ROUNDS times with P applied, A B A B,\n"
 	"                                     each applied round reverted as it ends; its figure from\n"
 	"                                     its stdout (iperf3 --json, netperf, a JSON path, the\n"
 	"                                     group of a POSIX ERE); each arm's median, IQR, min/max,\n"
-	"                                     the ratio and a Mann-Whitney U p-value as a table,\n"
-	"                                     --json, --report and an SVG chart. Exit status: 10 gain\n"
-	"                                     below PCT, 11 not significant (p >= 0.05), 12 worse with\n"
-	"                                     p < 0.05 (--require-no-loss), 125 a round failed\n"
+	"                                     the candidate/baseline ratio (Hodges-Lehmann) with its\n"
+	"                                     confidence interval (C, default 0.95) and a Mann-Whitney\n"
+	"                                     U p-value as a table, --json, --report and an SVG chart.\n"
+	"                                     A gate passes only when the interval clears it:\n"
+	"                                     --require-gain PCT its lower end above +PCT,\n"
+	"                                     --require-no-loss above minus the margin (default 2%);\n"
+	"                                     a gate needs rounds that can reach C (4 per arm for\n"
+	"                                     0.95). Exit status: 10 gain shown below PCT, 11 a gate\n"
+	"                                     not shown either way (with the rounds it would need), 12\n"
+	"                                     shown worse than the margin, 125 a round failed\n"
 	"\n"
 	"Shipped profiles (plan, apply, try --name; profiles): in $NETTUNE_SHIPPED_PROFILES when\n"
 	"set, else in the source tree's profiles/ for a nettune run from its build tree, else in\n"
@@ -254,7 +261,8 @@ static const struct command {
 	{ "run", nt_cmd_run, true, "root agent near cpus cpus-list", false },
 	{ "bench-run", nt_cmd_bench_run, true,
 	  "agent root profile near cpus cpus-list report confirm-timeout compare baseline metric metric-json "
-	  "metric-regex higher-is-better lower-is-better require-gain require-no-loss plot json output",
+	  "metric-regex higher-is-better lower-is-better require-gain require-no-loss loss-margin confidence plot json "
+	  "output",
 	  false },
 	{ "placement", nt_cmd_placement, false, HOST_OPTS " agent cpus cpus-list", false },
 	{ "plan", nt_cmd_profile, false, AGENT_OPTS " name", false },

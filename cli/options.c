@@ -82,6 +82,8 @@ const nt_cli_option nt_cli_options[] = {
 	{ "lower-is-better", NT_OPT_FLAG, F(lower_is_better), 0, 0, NULL, NULL, 0 },
 	{ "require-gain", NT_OPT_STR, F(require_gain), 0, 0, "a percentage", NULL, 0 },
 	{ "require-no-loss", NT_OPT_FLAG, F(require_no_loss), 0, 0, NULL, NULL, 0 },
+	{ "loss-margin", NT_OPT_STR, F(loss_margin), 0, 0, "a percentage", NULL, 0 },
+	{ "confidence", NT_OPT_STR, F(confidence), 0, 0, "a level such as 0.95 or 95%", NULL, 0 },
 	{ "plot", NT_OPT_STR, F(plot), 0, 0, "a file", NULL, 0 },
 	{ "window", NT_OPT_STR, F(window), 0, 0, "a duration", NULL, 0 },
 	{ NULL, 0, 0, 0, 0, NULL, NULL, 0 },

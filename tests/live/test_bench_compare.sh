@@ -9,13 +9,16 @@
 #    the namespace as it is, iperf3 -R so that the client namespace receives
 #    (a veth's RTT is so short that a 4 KB send buffer costs nothing, while
 #    a 4 KB receive window cuts the rate some twentyfold; measured here, the
-#    send side alone came out faster): reported worse with p < 0.05, fails
-#    --require-no-loss (exit 12); the table, --json, --report and an SVG
-#    chart that parses and shows both arms' rounds;
+#    send side alone came out faster): reported worse with p < 0.05, its
+#    95% interval of the ratio below 0.98, so --require-no-loss fails
+#    (exit 12, shown worse); the table, --json, --report and an SVG chart
+#    that parses and shows both arms' rounds;
+#  - the same gate on 3 + 3 rounds is refused before any round (they cannot
+#    reach 95% confidence: the gate could never be shown), exit 2;
 #  - an A/A run (the same profile as candidate and baseline) does not pass
-#    --require-gain 20% (exit 10 or 11, saying which). The tiny buffers on
-#    both arms: a window-limited rate varies less than a free one, so a
-#    chance gain of 20% (with p < 0.05, itself at most 5%) stays unlikely;
+#    --require-gain 20% (exit 10 or 11, saying which), and its interval holds
+#    1.0 unless it is one of the 5% that miss. The tiny buffers on both
+#    arms: a window-limited rate varies less than a free one;
 #  - SIGTERM in a candidate round: rolled back, 143; SIGKILL: the agent's
 #    confirm window puts it back;
 #  - after each, the namespace's and the host's values byte-identical.
@@ -106,7 +109,11 @@ check "harmful: baseline rounds apply nothing" jqe '[.rounds[] | select(.arm == 
 check "harmful: per-round counters (NET_RX softirqs > 0 in every round)" \
 	jqe '[.rounds[].counters.net_rx_softirqs] | length == 10 and all(. > 0)' "$work/r1.json"
 check "harmful: --json on stdout is the report" cmp -s <(jq -S . "$work/r1.stdout") <(jq -S . "$work/r1.json")
-check "harmful: the table says which gate failed" grep -q -- '--require-no-loss: FAILED' "$work/r1.err"
+check "harmful: the table says which gate failed" grep -q -- '--require-no-loss 2%: FAILED' "$work/r1.err"
+check "harmful: the effect's 95% interval lies below 0.98 ($(jq -c '.effect | [.ratio_lo, .ratio, .ratio_hi, .confidence]' "$work/r1.json"))" \
+	jqe '.effect.bounded and .effect.confidence >= 0.95 and .effect.ratio_hi < 0.98 and .effect.ratio_lo <= .effect.ratio and .effect.ratio <= .effect.ratio_hi' "$work/r1.json"
+check "harmful: the table shows the interval" grep -q '^effect: candidate/baseline .* CI \[' "$work/r1.err"
+check "harmful: gates in the report" jqe '.gates.exit_status == 12 and .gates.loss_margin == 0.02 and .gates.rounds_needed == null' "$work/r1.json"
 check "harmful: host restored" jqe '.host_restored == true' "$work/r1.json"
 values > "$work/values1"
 check "values byte-identical after the harmful run" cmp -s "$work/values1" "$work/values0"
@@ -137,7 +144,22 @@ check "A/A: exit 10 or 11 ($rc): $(tail -2 "$work/r2.err")" [ $rc = 10 -o $rc = 
 check "A/A: says --require-gain failed" grep -q -- '--require-gain 20%: FAILED' "$work/r2.err"
 check "A/A: both arms applied the profile and reverted it" jqe '
 	[.rounds[] | .transaction.status == "pending_confirm" and .rollback.status == "reverted"] | length == 10 and all' "$work/r2.json"
-check "A/A: gain below 20% or p >= 0.05" jqe '.gain < 0.2 or .test.p_value >= 0.05' "$work/r2.json"
+check "A/A: the gain's interval does not clear 20% ($(jq -c '[.effect.gain_lo, .effect.gain_hi]' "$work/r2.json"))" jqe '.effect.gain_lo <= 0.2' "$work/r2.json"
+if jqe '.effect.ratio_lo <= 1 and 1 <= .effect.ratio_hi' "$work/r2.json"; then
+	echo "note: A/A interval holds 1.0: $(jq -c '[.effect.ratio_lo, .effect.ratio_hi]' "$work/r2.json")"
+else
+	echo "note: A/A interval misses 1.0 (expected in 5% of runs): $(jq -c '[.effect.ratio_lo, .effect.ratio_hi]' "$work/r2.json")"
+fi
+
+# 2b. A gate on rounds that cannot reach its confidence is refused before
+# any round runs (the gate of 3 + 3 rounds could pass a 94% loss).
+n2=$(ina curl -s "$url/v1/transactions?limit=1" | jq .total)
+nt bench-run --agent "$url" --compare 3 --profile "$work/harm.json" --require-no-loss -- "${iperf[@]}" \
+	> /dev/null 2> "$work/r2b.err"
+rc=$?
+check "3 + 3 rounds with a gate: usage (2, $rc): $(cat "$work/r2b.err")" [ $rc = 2 ]
+check "3 + 3: says why and what would do" grep -q '3 + 3 rounds cannot reach 95% confidence.*--compare 4 or more' "$work/r2b.err"
+check "3 + 3: no transaction was made" [ "$(ina curl -s "$url/v1/transactions?limit=1" | jq .total)" = "$n2" ]
 values > "$work/values2"
 check "values byte-identical after the A/A run" cmp -s "$work/values2" "$work/values0"
 

@@ -8,93 +8,143 @@
 #include "harness.h"
 
 #include <math.h>
+#include <string.h>
 
 #define NEAR(a, b) CHECK_MSG(fabs((a) - (b)) <= 1e-12, "%s = %.15g, expected %.15g", #a, (double)(a), (double)(b))
 
 static nt_bench_gates gates(bool lower, double gain, bool no_loss)
 {
-	return (nt_bench_gates){ .lower_is_better = lower, .require_gain = gain, .require_no_loss = no_loss };
+	return (nt_bench_gates){ .lower_is_better = lower, .require_gain = gain, .require_no_loss = no_loss,
+				 .loss_margin = NT_BENCH_LOSS_MARGIN, .confidence = NT_BENCH_CONFIDENCE };
+}
+
+/* Judge the figures BASE and CAND (N each) under G, with their medians and
+ * p given (the verdict's words come from them). */
+static void judge(const double *base, const double *cand, size_t n, double bm, double cm, double p,
+		  const nt_bench_gates *g, nt_bench_verdict *v, nt_bench_effect *e)
+{
+	CHECK_INT(nt_bench_effect_of(base, n, cand, n, g->confidence, e), 0);
+	nt_bench_judge(bm, cm, p, e, g, v);
 }
 
 static void test_judge(void)
 {
 	nt_bench_verdict v;
+	nt_bench_effect e;
 	nt_bench_gates g = gates(false, -1, false);
+	/* Five rounds each, the candidate 10% above with 1% noise: every
+	 * candidate/baseline ratio lies in [1.07, 1.13]. */
+	const double base[] = { 100, 101, 99, 100.5, 99.5 }, up[] = { 110, 111, 109, 110.5, 109.5 };
+	const double down[] = { 80, 81, 79, 80.5, 79.5 }, same[] = { 100.2, 100.9, 99.1, 100.4, 99.6 };
 
-	/* 10% better, significant, no gate asked: exit 0. */
-	nt_bench_judge(100, 110, 0.0079, &g, &v);
+	/* No gate asked: exit 0; the effect's estimate and interval. */
+	judge(base, up, 5, 100, 110, 0.0079, &g, &v, &e);
 	NEAR(v.ratio, 1.1);
 	NEAR(v.gain, 0.1);
 	CHECK_STR(v.verdict, "better");
 	CHECK_INT(v.exit_code, 0);
 	CHECK_STR(v.gate, "");
+	CHECK(e.defined && e.bounded && e.exact);
+	CHECK(e.confidence >= 0.95);
+	CHECK_MSG(e.lo > 1.07 && e.lo < 1.1 && e.hi > 1.1 && e.hi < 1.13, "[%g, %g]", e.lo, e.hi);
+	CHECK(fabs(e.ratio - 1.1) < 0.005);
+	NEAR(v.gain_lo, e.lo - 1);
 
-	/* --require-gain 5%: 10% with p < 0.05 passes. */
+	/* --require-gain 5%: the interval's lower end is above +5%: passed. */
 	g = gates(false, 0.05, false);
-	nt_bench_judge(100, 110, 0.0079, &g, &v);
+	judge(base, up, 5, 100, 110, 0.0079, &g, &v, &e);
 	CHECK_INT(v.exit_code, 0);
-	CHECK_MSG(strstr(v.gate, "passed") != NULL, "%s", v.gate);
-	/* 10% but p = 0.2: not significant (11), and says so. */
-	nt_bench_judge(100, 110, 0.2, &g, &v);
-	CHECK_INT(v.exit_code, NT_EXIT_NOT_SIGNIFICANT);
-	CHECK_STR(v.verdict, "no significant difference");
-	CHECK_MSG(strstr(v.gate, "not significant") && !strstr(v.gate, "too small"), "%s", v.gate);
-	/* 3% with p < 0.05: too small (10), significant. */
-	nt_bench_judge(100, 103, 0.01, &g, &v);
+	CHECK_MSG(strstr(v.gate, "--require-gain 5%: passed") != NULL, "%s", v.gate);
+	/* 20% asked: shown below it (the interval ends under +13%): 10. */
+	g = gates(false, 0.20, false);
+	judge(base, up, 5, 100, 110, 0.0079, &g, &v, &e);
 	CHECK_INT(v.exit_code, NT_EXIT_GAIN_TOO_SMALL);
-	CHECK_MSG(strstr(v.gate, "too small") && !strstr(v.gate, "not significant"), "%s", v.gate);
-	/* 3% and p = 0.5: both, exit 10, both said. */
-	nt_bench_judge(100, 103, 0.5, &g, &v);
-	CHECK_INT(v.exit_code, NT_EXIT_GAIN_TOO_SMALL);
-	CHECK_MSG(strstr(v.gate, "too small") && strstr(v.gate, "not significant"), "%s", v.gate);
-	/* Exactly the gain asked: passes (at least). */
-	nt_bench_judge(100, 105, 0.01, &g, &v);
-	CHECK_INT(v.exit_code, 0);
-	/* Worse: the gain gate fails as too small. */
-	nt_bench_judge(100, 80, 0.01, &g, &v);
-	CHECK_INT(v.exit_code, NT_EXIT_GAIN_TOO_SMALL);
-	CHECK_STR(v.verdict, "worse");
+	CHECK_MSG(strstr(v.gate, "FAILED") && strstr(v.gate, "below +20.0%"), "%s", v.gate);
+	/* 10% asked: the interval straddles it: not shown, never a pass, and
+	 * the estimate not above it, so more rounds are not promised. */
+	g = gates(false, 0.10, false);
+	judge(base, up, 5, 100, 110, 0.0079, &g, &v, &e);
+	CHECK_INT(v.exit_code, NT_EXIT_NOT_SHOWN);
+	CHECK_MSG(strstr(v.gate, "NOT SHOWN") != NULL, "%s", v.gate);
+	/* 8% asked: straddled too, but the estimate is above it: the rounds
+	 * the spread would need, more than five. */
+	g = gates(false, 0.08, false);
+	judge(base, up, 5, 100, 110, 0.0079, &g, &v, &e);
+	if (v.exit_code == NT_EXIT_NOT_SHOWN) {
+		CHECK_MSG(v.rounds_needed > 5 && strstr(v.gate, "rounds per arm"), "%zu: %s", v.rounds_needed, v.gate);
+	} else {
+		CHECK_INT(v.exit_code, 0); /* the interval may clear 8% already */
+	}
 
-	/* --require-no-loss: 20% worse with p < 0.05 fails (12); not
-	 * significant or better passes. */
+	/* --require-no-loss: 20% worse is shown worse than the 2% margin:
+	 * 12; the same figures the other way pass; an A/A run passes only
+	 * when its interval clears -2%. */
 	g = gates(false, -1, true);
-	nt_bench_judge(100, 80, 0.0079, &g, &v);
-	NEAR(v.gain, -0.2);
+	judge(base, down, 5, 100, 80, 0.0079, &g, &v, &e);
+	CHECK_STR(v.verdict, "worse");
 	CHECK_INT(v.exit_code, NT_EXIT_LOSS);
-	CHECK_MSG(strstr(v.gate, "FAILED") && strstr(v.gate, "20.0%"), "%s", v.gate);
-	nt_bench_judge(100, 80, 0.3, &g, &v);
+	CHECK_MSG(strstr(v.gate, "--require-no-loss 2%: FAILED") != NULL, "%s", v.gate);
+	judge(base, up, 5, 100, 110, 0.0079, &g, &v, &e);
 	CHECK_INT(v.exit_code, 0);
-	nt_bench_judge(100, 120, 0.0079, &g, &v);
-	CHECK_INT(v.exit_code, 0);
-	/* Both gates, a loss: the loss's code wins, both are said. */
-	g = gates(false, 0.05, true);
-	nt_bench_judge(100, 80, 0.0079, &g, &v);
-	CHECK_INT(v.exit_code, NT_EXIT_LOSS);
-	CHECK_MSG(strstr(v.gate, "--require-no-loss: FAILED") && strstr(v.gate, "--require-gain 5%: FAILED"), "%s",
-		  v.gate);
+	judge(base, same, 5, 100, 100.2, 0.6, &g, &v, &e);
+	CHECK_MSG(v.exit_code == 0 || v.exit_code == NT_EXIT_NOT_SHOWN, "%d: %s", v.exit_code, v.gate);
+	CHECK_INT(v.exit_code, v.gain_lo > -0.02 ? 0 : NT_EXIT_NOT_SHOWN);
 
-	/* Lower is better (latency): 100 -> 90 is a 10% gain. */
+	/* The issue's gate that could not fail: 3 + 3 rounds of a candidate
+	 * 94% slower. No interval at 95%: not shown (11), never passed. */
+	const double b3[] = { 9.3e9, 9.1e9, 9.4e9 }, c3[] = { 5.3e8, 5.5e8, 5.2e8 };
+	judge(b3, c3, 3, 9.3e9, 5.3e8, 0.1, &g, &v, &e);
+	CHECK(!e.bounded);
+	CHECK_INT(v.exit_code, NT_EXIT_NOT_SHOWN);
+	CHECK_MSG(strstr(v.gate, "3 + 3 rounds cannot reach 95% confidence") != NULL, "%s", v.gate);
+	CHECK(isinf(v.gain_lo) && isinf(v.gain_hi));
+	/* At 80% confidence 3 + 3 rounds reach an interval, and it shows the loss. */
+	g.confidence = 0.8;
+	judge(b3, c3, 3, 9.3e9, 5.3e8, 0.1, &g, &v, &e);
+	CHECK(e.bounded);
+	CHECK_INT(v.exit_code, NT_EXIT_LOSS);
+
+	/* Lower is better: 10% lower latency is a 10% gain; 25% higher is a
+	 * loss beyond the margin. Both gates at once name both. */
 	g = gates(true, 0.05, true);
-	nt_bench_judge(100, 90, 0.0079, &g, &v);
-	NEAR(v.ratio, 0.9);
+	const double lat[] = { 100, 101, 99, 100.5, 99.5 }, fast[] = { 90, 91, 89, 90.5, 89.5 };
+	const double slow[] = { 125, 126, 124, 125.5, 124.5 };
+	judge(lat, fast, 5, 100, 90, 0.0079, &g, &v, &e);
 	NEAR(v.gain, 0.1);
 	CHECK_STR(v.verdict, "better");
 	CHECK_INT(v.exit_code, 0);
-	nt_bench_judge(100, 125, 0.0079, &g, &v);
-	NEAR(v.gain, -0.25);
+	CHECK_MSG(v.gain_lo > 0.05 && v.gain_hi < 0.15, "[%g, %g]", v.gain_lo, v.gain_hi);
+	judge(lat, slow, 5, 100, 125, 0.0079, &g, &v, &e);
 	CHECK_STR(v.verdict, "worse");
 	CHECK_INT(v.exit_code, NT_EXIT_LOSS);
+	CHECK_MSG(strstr(v.gate, "--require-no-loss 2%: FAILED") && strstr(v.gate, "--require-gain 5%: FAILED"), "%s",
+		  v.gate);
 
-	/* A baseline of 0: no ratio, the direction still counts. */
+	/* A figure of 0: no ratio, so no gate can be shown. */
 	g = gates(false, 0.05, false);
-	nt_bench_judge(0, 5, 0.0079, &g, &v);
+	const double zero[] = { 0, 1, 2, 3, 4 };
+	judge(zero, up, 5, 2, 110, 0.0079, &g, &v, &e);
+	CHECK(!e.defined);
+	CHECK_INT(v.exit_code, NT_EXIT_NOT_SHOWN);
+	CHECK_MSG(strstr(v.gate, "positive figures") != NULL, "%s", v.gate);
+	/* A baseline median of 0: the median ratio is not defined either. */
+	nt_bench_judge(0, 5, 0.0079, &e, &g, &v);
 	CHECK(isnan(v.ratio));
 	CHECK(isinf(v.gain) && v.gain > 0);
-	CHECK_INT(v.exit_code, 0);
-	/* Equal medians, any p: no difference, no gain. */
-	nt_bench_judge(100, 100, 1, &g, &v);
-	CHECK_STR(v.verdict, "no significant difference");
-	CHECK_INT(v.exit_code, NT_EXIT_GAIN_TOO_SMALL);
+}
+
+static void test_parse_confidence(void)
+{
+	double c;
+	CHECK_INT(nt_bench_parse_confidence("0.95", &c), 0);
+	NEAR(c, 0.95);
+	CHECK_INT(nt_bench_parse_confidence("99%", &c), 0);
+	NEAR(c, 0.99);
+	CHECK(nt_bench_parse_confidence("95", &c) < 0); /* not a fraction, and no % */
+	CHECK(nt_bench_parse_confidence("0.4", &c) < 0);
+	CHECK(nt_bench_parse_confidence("1", &c) < 0);
+	CHECK(nt_bench_parse_confidence("", &c) < 0);
+	CHECK(nt_bench_parse_confidence("high", &c) < 0);
 }
 
 static void test_parse_gain(void)
@@ -159,6 +209,7 @@ static void test_plot(void)
 
 int main(void)
 {
+	test_parse_confidence();
 	test_judge();
 	test_parse_gain();
 	test_plot();

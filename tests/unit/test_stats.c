@@ -9,30 +9,37 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdlib.h>
 
 #define NEAR(a, b, tol) CHECK_MSG(fabs((a) - (b)) <= (tol), "%s = %.12g, expected %.12g", #a, (double)(a), (double)(b))
 
 /* The exact two-sided p by brute force: every way to choose which M of the
- * M+N pooled ranks are the first sample's (at most 2^20 subsets). */
+ * M+N pooled values are the first sample's (at most 2^20 subsets), ties
+ * counted half. */
 static double brute_p(const double *a, size_t m, const double *b, size_t n)
 {
 	size_t total = m + n;
-	double obs = 0;
+	double pool[64], obs = 0;
 	for (size_t i = 0; i < m; i++)
 		for (size_t j = 0; j < n; j++)
-			obs += a[i] > b[j];
+			obs += a[i] > b[j] ? 1 : a[i] == b[j] ? 0.5 : 0;
+	for (size_t i = 0; i < total; i++)
+		pool[i] = i < m ? a[i] : b[i - m];
 	double all = 0, lo = 0, hi = 0;
 	for (unsigned long mask = 0; mask < (1ul << total); mask++) {
 		if ((size_t)__builtin_popcountl(mask) != m)
 			continue;
+		/* U of this split: pairs (first, second) with first > second,
+		 * ties half. */
 		double u = 0;
 		for (size_t i = 0; i < total; i++)
 			if (mask & (1ul << i))
-				for (size_t j = 0; j < i; j++)
-					u += !(mask & (1ul << j));
+				for (size_t j = 0; j < total; j++)
+					if (!(mask & (1ul << j)))
+						u += pool[i] > pool[j] ? 1 : pool[i] == pool[j] ? 0.5 : 0;
 		all++;
-		lo += u <= obs;
-		hi += u >= obs;
+		lo += u <= obs + 1e-9;
+		hi += u >= obs - 1e-9;
 	}
 	double p = 2 * fmin(lo, hi) / all;
 	return p > 1 ? 1 : p;
@@ -130,12 +137,35 @@ static void test_mwu_exact(void)
 static void test_mwu_normal(void)
 {
 	nt_mwu r;
-	/* Ties: U = 7, tie-corrected variance; Python: 0.0875544413328335. */
+	/* Ties in small samples: the exact distribution with the ties as
+	 * they are, against every split enumerated (the normal approximation
+	 * gave 0.0875544413328335). */
 	const double a[] = { 1, 2, 2, 3, 5, 5 }, b[] = { 2, 4, 5, 6, 7, 7 };
 	CHECK_INT(nt_stats_mwu(a, 6, b, 6, &r), 0);
-	CHECK(!r.exact && r.ties);
+	CHECK(r.exact && r.ties);
 	NEAR(r.u, 7, 0);
-	NEAR(r.p, 0.0875544413328335, 1e-12);
+	NEAR(r.p, brute_p(a, 6, b, 6), 1e-12);
+	/* Three equal rounds against three other equal ones: 0.1, never
+	 * significant (the approximation said 0.047). */
+	const double e5[] = { 5, 5, 5 }, e7[] = { 7, 7, 7 };
+	CHECK_INT(nt_stats_mwu(e7, 3, e5, 3, &r), 0);
+	CHECK(r.exact && r.ties);
+	NEAR(r.p, 0.1, 1e-12);
+	/* Ties between the samples and within them, 7 against 8. */
+	const double t1[] = { 1, 1, 2, 3, 3, 3, 9 }, t2[] = { 0, 1, 3, 3, 4, 4, 4, 8 };
+	CHECK_INT(nt_stats_mwu(t1, 7, t2, 8, &r), 0);
+	NEAR(r.p, brute_p(t1, 7, t2, 8), 1e-12);
+	/* Past the exact limit with ties: 60 against 60 in pairs; Python (the
+	 * formula): U = 800, p = 1.537430564975575e-07. */
+	double tx[60], ty[60];
+	for (int i = 0; i < 60; i++) {
+		tx[i] = i / 2;
+		ty[i] = i / 2 + 10;
+	}
+	CHECK_INT(nt_stats_mwu(tx, 60, ty, 60, &r), 0);
+	CHECK(!r.exact && r.ties);
+	NEAR(r.u, 800, 0);
+	NEAR(r.p / 1.537430564975575e-07, 1, 1e-9);
 
 	/* All the same: no evidence, p = 1. */
 	const double s[] = { 3, 3, 3 };
@@ -159,8 +189,112 @@ static void test_mwu_normal(void)
 	CHECK_INT(nt_stats_mwu(bad, 1, b, 6, &r), -EINVAL);
 }
 
+static int cmp_d(const void *x, const void *y)
+{
+	double a = *(const double *)x, b = *(const double *)y;
+	return (a > b) - (a < b);
+}
+
+/* The Hodges-Lehmann shift and its exact interval against a second
+ * algorithm: every difference sorted here, and k from the distribution of
+ * U enumerated split by split. */
+static void check_hl_exact(const double *a, size_t m, const double *b, size_t n, double conf)
+{
+	double d[400];
+	size_t mn = m * n, total = m + n;
+	for (size_t i = 0; i < m; i++)
+		for (size_t j = 0; j < n; j++)
+			d[i * n + j] = a[i] - b[j];
+	qsort(d, mn, sizeof(*d), cmp_d);
+	double med = mn % 2 ? d[mn / 2] : (d[mn / 2 - 1] + d[mn / 2]) / 2;
+	/* count[u]: splits of 0..total-1 whose U is u. */
+	double count[401] = { 0 }, all = 0;
+	for (unsigned long mask = 0; mask < (1ul << total); mask++) {
+		if ((size_t)__builtin_popcountl(mask) != m)
+			continue;
+		size_t u = 0;
+		for (size_t i = 0; i < total; i++)
+			if (mask & (1ul << i))
+				for (size_t j = 0; j < i; j++)
+					u += !(mask & (1ul << j));
+		count[u]++;
+		all++;
+	}
+	size_t k = 0;
+	double cum = 0, reached = 0;
+	for (size_t u = 0; u <= mn; u++) {
+		cum += count[u];
+		if (cum / all > (1 - conf) / 2 + 1e-12)
+			break;
+		k = u + 1;
+		reached = 1 - 2 * cum / all;
+	}
+	nt_shift h;
+	CHECK_INT(nt_stats_hl_shift(a, m, b, n, conf, &h), 0);
+	NEAR(h.estimate, med, 1e-12);
+	CHECK(h.exact);
+	CHECK_MSG(h.bounded == (k > 0), "%zu+%zu at %g: bounded %d, k %zu", m, n, conf, h.bounded, k);
+	if (k) {
+		NEAR(h.lo, d[k - 1], 0);
+		NEAR(h.hi, d[mn - k], 0);
+		NEAR(h.confidence, reached, 1e-12);
+		CHECK(h.confidence >= conf - 1e-12);
+	} else {
+		CHECK(isinf(h.lo) && h.lo < 0 && isinf(h.hi) && h.hi > 0 && h.confidence == 0);
+	}
+}
+
+static void test_hl(void)
+{
+	/* Small samples without ties at several levels, against enumeration. */
+	const double a[] = { 10.2, 11.9, 9.7, 12.4, 10.8, 11.1, 13.0 };
+	const double b[] = { 9.1, 10.0, 8.4, 9.9, 10.5, 8.8, 9.5, 7.7 };
+	const double levels[] = { 0.5, 0.8, 0.9, 0.95, 0.99 };
+	for (size_t m = 2; m <= 7; m++)
+		for (size_t n = 2; n <= 8; n++)
+			for (size_t l = 0; l < 5; l++)
+				check_hl_exact(a, m, b, n, levels[l]);
+	/* 3 + 3 rounds cannot reach 95% (the smallest p is 0.1): unbounded;
+	 * 4 + 4 can, at 1 - 2/70. */
+	nt_shift h;
+	CHECK_INT(nt_stats_hl_shift(a, 3, b, 3, 0.95, &h), 0);
+	CHECK(!h.bounded);
+	CHECK_INT(nt_stats_hl_shift(a, 4, b, 4, 0.95, &h), 0);
+	CHECK(h.bounded);
+	NEAR(h.confidence, 1 - 2.0 / 70, 1e-12);
+	NEAR(nt_stats_mwu_min_p(3, 3), 0.1, 1e-12);
+	NEAR(nt_stats_mwu_min_p(4, 4), 2.0 / 70, 1e-12);
+	CHECK_INT((long)nt_stats_min_rounds(0.95), 4);
+	CHECK_INT((long)nt_stats_min_rounds(0.99), 5);
+	NEAR(nt_stats_norm_quantile(0.975), 1.9599639845400536, 1e-9);
+	NEAR(nt_stats_norm_quantile(0.025), -1.9599639845400536, 1e-9);
+	/* Ties, and past the exact limit: the normal approximation; Python
+	 * (the formula): k = 1426, interval [-13, -7], estimate -10. */
+	double tx[60], ty[60];
+	for (int i = 0; i < 60; i++) {
+		tx[i] = i / 2;
+		ty[i] = i / 2 + 10;
+	}
+	CHECK_INT(nt_stats_hl_shift(tx, 60, ty, 60, 0.95, &h), 0);
+	CHECK(!h.exact && h.bounded);
+	NEAR(h.estimate, -10, 0);
+	NEAR(h.lo, -13, 0);
+	NEAR(h.hi, -7, 0);
+	/* Each arm's rounds all equal: ties make it the approximation, which
+	 * cannot reach 95% with 3 + 3 either. */
+	const double e5[] = { 5, 5, 5 }, e7[] = { 7, 7, 7 };
+	CHECK_INT(nt_stats_hl_shift(e7, 3, e5, 3, 0.95, &h), 0);
+	CHECK(!h.bounded);
+	NEAR(h.estimate, 2, 0);
+	/* Bad input. */
+	CHECK_INT(nt_stats_hl_shift(a, 0, b, 3, 0.95, &h), -EINVAL);
+	CHECK_INT(nt_stats_hl_shift(a, 3, b, 3, 1.0, &h), -EINVAL);
+	CHECK_INT(nt_stats_hl_shift(a, 3, b, 3, 0.2, &h), -EINVAL);
+}
+
 int main(void)
 {
+	test_hl();
 	test_summary();
 	test_mwu_exact();
 	test_mwu_normal();
