@@ -44,6 +44,7 @@ static void mem_close(mem *m)
 }
 
 #define CHECK_HAS(hay, needle) CHECK_MSG(strstr(hay, needle) != NULL, "no '%s' in:\n%s", needle, hay)
+#define CHECK_HASNT(hay, needle) CHECK_MSG(strstr(hay, needle) == NULL, "'%s' in:\n%s", needle, hay)
 
 static void test_table(void)
 {
