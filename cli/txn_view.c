@@ -298,7 +298,10 @@ static void outcome(nt_out *o, const json_t *txn, const char *confirm_hint, bool
 		if (failed)
 			step_line(o, failed, "failed:", NT_SGR_RED);
 		else if (jstr(txn, "error"))
-			fprintf(o->f, "  error: %s\n", nt_out_oneline(err, sizeof(err), jstr(txn, "error")));
+			/* A revert (not confirmed in time, or rolled back early on
+			 * purpose) is no failure: its "error" is why. */
+			fprintf(o->f, "  %s: %s\n", !strcmp(status, "reverted") ? "reason" : "error",
+				nt_out_oneline(err, sizeof(err), jstr(txn, "error")));
 		const char *put_back[] = { "rolled_back", "reverted", "restored" };
 		for (size_t k = 0; k < 3; k++) {
 			int nb = count_by_kind(txn, put_back[k], kinds, sizeof(kinds));
@@ -390,7 +393,7 @@ void nt_view_txn(nt_out *o, const json_t *txn, const json_t *nics)
 		field(o, "confirm by", buf);
 	}
 	if (jstr(txn, "error"))
-		field(o, "error", nt_out_oneline(buf, sizeof(buf), jstr(txn, "error")));
+		field(o, !strcmp(status, "reverted") ? "reason" : "error", nt_out_oneline(buf, sizeof(buf), jstr(txn, "error")));
 	size_t i;
 	json_t *w;
 	json_array_foreach(json_object_get(txn, "warnings"), i, w)

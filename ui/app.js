@@ -679,7 +679,10 @@ async function openTxn(id) {
     for (const tr of $$("#history tbody tr")) tr.classList.toggle("open", tr.dataset.txn === String(id));
     const head = h("h3", { tabindex: "-1" }, `Transaction #${t.id} · `, h("span.status." + t.status, {}, t.status),
       ` · ${t.profile_name || ""}`);
-    const extra = [t.error ? h("p.error", {}, t.error) : null,
+    // A revert (not confirmed in time, or rolled back early on purpose) is
+    // no failure: its error member says why, as a note.
+    const reverted = t.status === "reverted";
+    const extra = [t.error ? h(reverted ? "p.hint" : "p.error", { id: "txn-reason" }, reverted ? `Reverted: ${t.error}` : t.error) : null,
       t.rollback_of ? h("p", {}, `Rolls back #${t.rollback_of}`) : null,
       ...(t.warnings || []).map((w) => h("p.warning", {}, w))];
     const ba = h("div");

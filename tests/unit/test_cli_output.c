@@ -321,6 +321,26 @@ static void test_mtu_warning(void)
 	json_decref(t);
 }
 
+/* A reverted transaction (not confirmed in time, or rolled back early on
+ * purpose) is no failure: its error member is said as the reason. */
+static void test_reverted(void)
+{
+	mem m;
+	json_t *t = json_pack("{s:i, s:s, s:s, s:[], s:[]}", "id", 4, "status", "reverted", "error",
+			      "rolled back before its confirm deadline by ci; reverted", "steps", "warnings");
+	mem_open(&m, false);
+	nt_view_outcome(&m.o, t, "");
+	CHECK_HAS(mem_text(&m), "  reason: rolled back before its confirm deadline by ci; reverted\n");
+	CHECK_HASNT(mem_text(&m), "error");
+	mem_close(&m);
+	mem_open(&m, false);
+	nt_view_txn(&m.o, t, NULL);
+	CHECK_HAS(mem_text(&m), "  reason      rolled back before its confirm deadline by ci; reverted\n");
+	CHECK_HASNT(mem_text(&m), "error");
+	mem_close(&m);
+	json_decref(t);
+}
+
 static void test_outcomes(void)
 {
 	mem m;
@@ -524,6 +544,7 @@ int main(void)
 	test_problem();
 	test_plan();
 	test_mtu_warning();
+	test_reverted();
 	test_outcomes();
 	test_history();
 	test_escape();

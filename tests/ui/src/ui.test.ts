@@ -450,6 +450,19 @@ async function x460() {
     `${name}: an overridden target says which transaction changed it (got '${why}')`);
   check(/· 1 target differs: /.test(await page.$eval("#drift-summary", (e) => e.textContent ?? "")),
     `${name}: the drift summary says "1 target differs"`);
+  // A transaction rolled back before its confirm deadline on purpose is
+  // reverted, which is no error: its reason is a note, not in red.
+  const json = { "content-type": "application/json" };
+  const pend = await api(a, "/v1/transactions", { method: "POST", headers: json,
+    body: JSON.stringify({ profile: { name: "early", sysctl: { "net.core.wmem_max": "16777216" } }, confirm_timeout_s: 60 }) });
+  await api(a, `/v1/transactions/${pend.id}/rollback`, { method: "POST", headers: json, body: "{}" });
+  await page.click("#reload");
+  await page.waitForSelector(`#history button[aria-label="open transaction ${pend.id}"]`, { timeout: 15000 });
+  await page.click(`#history button[aria-label="open transaction ${pend.id}"]`);
+  await page.waitForFunction((id) => document.querySelector("#txn-detail h3")?.textContent?.startsWith(`Transaction #${id} ·`), { timeout: 15000 }, pend.id);
+  const [cls, reason] = await page.$eval("#txn-reason", (e) => [e.className, e.textContent ?? ""]);
+  check(cls === "hint" && reason.startsWith("Reverted: rolled back before its confirm deadline"),
+    `${name}: an early rollback's reason is a note, not an error (got ${cls} '${reason}')`);
   await page.$eval("#desired-section", (e) => e.scrollIntoView());
   await shot(page, "x460-desired", false);
   check(errors.length === 0, `${name}: no console errors\n${errors.join("\n")}`);
