@@ -897,7 +897,10 @@ static void test_profiles(const char *dir, const char *root)
 	nt_agent a;
 	char good[PATH_MAX], base[128];
 	static const char *const shipped[] = { "NETTUNE_SHIPPED_PROFILES=" NT_FIXTURES "/../../profiles", NULL };
-	if (nt_agent_start(&a, root, NULL, NULL) < 0) {
+	/* Drift checked every second: what the note after a rollback of the
+	 * desired state's transaction says is seen to be so. */
+	static const char *const every_second[] = { "--drift-interval", "1", NULL };
+	if (nt_agent_start(&a, root, NULL, every_second) < 0) {
 		CHECK_MSG(0, "agent did not start");
 		return;
 	}
@@ -1020,6 +1023,25 @@ static void test_profiles(const char *dir, const char *root)
 	CHECK_HASNT(c.out, "puts the profile back");
 	CHECK_HASNT(c.out, "repairs the difference");
 	run_free(&c);
+	/* ... and so it is (policy repair): every target overridden, none
+	 * repaired, no transaction after the rollback. */
+	size_t nt = 0, over = 0, ti;
+	json_t *tg;
+	for (int i = 0; i < 60 && (nt == 0 || over < nt); i++) {
+		usleep(100000);
+		h = direct(&a, "GET", "/v1/drift", NULL);
+		nt = json_array_size(json_object_get(h.json, "targets"));
+		over = 0;
+		json_array_foreach(json_object_get(h.json, "targets"), ti, tg)
+			over += !strcmp(json_string_value(json_object_get(tg, "state")) ?: "", "overridden") &&
+				json_integer_value(json_object_get(tg, "repairs_in_window")) == 0;
+		nt_http_result_free(&h);
+	}
+	CHECK_MSG(nt > 0 && over == nt, "after the rollback: %zu of %zu targets overridden, unrepaired", over, nt);
+	sleep(2);
+	h = direct(&a, "GET", "/v1/transactions", NULL);
+	CHECK_INT((int)json_integer_value(json_object_get(h.json, "total")), 4);
+	nt_http_result_free(&h);
 	c = PCLI("desired", "clear");
 	run_free(&c);
 
