@@ -875,6 +875,20 @@ json_t *nt_drift_report(nt_drift *d)
 	return copy;
 }
 
+void nt_drift_state_counts(nt_drift *d, int *contested, int *repair_failing)
+{
+	const char *key;
+	json_t *e;
+	*contested = *repair_failing = 0;
+	pthread_mutex_lock(&d->lock);
+	json_object_foreach(d->targets, key, e) {
+		const char *state = json_string_value(json_object_get(e, "state"));
+		*contested += state && !strcmp(state, "contested");
+		*repair_failing += json_object_get(e, "repair_error") != NULL;
+	}
+	pthread_mutex_unlock(&d->lock);
+}
+
 void nt_drift_counts(nt_drift *d, int *targets, uint64_t repairs[NT_DRIFT_NREASONS])
 {
 	pthread_mutex_lock(&d->lock);

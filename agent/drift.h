@@ -90,6 +90,9 @@ json_t *nt_drift_report(nt_drift *d);
 /* For metrics: targets drifting now (any state), and repair transactions
  * made per reason since start. */
 void nt_drift_counts(nt_drift *d, int *targets, uint64_t repairs[NT_DRIFT_NREASONS]);
+/* For metrics: the targets contested now, and those whose last repair
+ * failed (a "repair_error" kept). */
+void nt_drift_state_counts(nt_drift *d, int *contested, int *repair_failing);
 nt_drift_policy nt_drift_get_policy(const nt_drift *d);
 
 #endif

@@ -19,6 +19,17 @@
  *       delivered outside their placement (or affinity) in the agent's last delivery
  *       check (GET /v1/verify or a transaction's); one per NIC that check saw
  *   nettune_delivery_check_timestamp_seconds        gauge, when that check ended, 0 none
+ *   nettune_cpu_info{cpu,node}                      gauge, 1 per online CPU with its NUMA
+ *       node ("-1" unknown): joined on cpu, it groups the interrupts by node
+ *   nettune_nic_ring_rx{nic}, nettune_nic_ring_rx_max{nic}   gauges, the RX ring and its
+ *       maximum (ethtool -g), for NICs that report rings: the alert on drops rising
+ *       below the maximum compares them
+ *   nettune_transaction_applying_seconds            gauge, how long the oldest transaction
+ *       still "applying" has been at it; 0 when none (a stuck apply)
+ *   nettune_drift_contested_targets                 gauge, desired targets another program
+ *       keeps changing (or took), which the agent no longer writes over
+ *   nettune_drift_repair_failing_targets            gauge, desired targets whose last
+ *       repair failed
  *
  * The host is read fresh for each scrape, like every read route. The
  * transaction counts and request counters are the agent's: its one store
@@ -100,6 +111,15 @@ static void host_metrics(FILE *f, const nt_topology *t)
 			fprintf(f, "} %" PRIu64 "\n", q->counts[c]);
 		}
 	}
+	family(f, "nettune_cpu_info", "gauge", "1 for each online CPU, with its NUMA node (-1: unknown).");
+	for (int c = nt_cpuset_next(&t->cpus_online, 0); c >= 0; c = nt_cpuset_next(&t->cpus_online, c + 1)) {
+		fputs("nettune_cpu_info{", f);
+		snprintf(num, sizeof(num), "%d", c);
+		put_label(f, "cpu", num, true);
+		snprintf(num, sizeof(num), "%d", nt_topology_cpu_node(t, c));
+		put_label(f, "node", num, false);
+		fputs("} 1\n", f);
+	}
 	family(f, "nettune_nic_rx_dropped_total", "counter",
 	       "Received packets dropped by the kernel (statistics/rx_dropped).");
 	for (int i = 0; i < t->nnics; i++) {
@@ -108,6 +128,22 @@ static void host_metrics(FILE *f, const nt_topology *t)
 		fputs("nettune_nic_rx_dropped_total{", f);
 		put_label(f, "nic", t->nics[i].name, true);
 		fprintf(f, "} %" PRIu64 "\n", t->nics[i].rx_dropped);
+	}
+	family(f, "nettune_nic_ring_rx", "gauge", "The NIC's RX ring size (ethtool -g), where it reports rings.");
+	for (int i = 0; i < t->nnics; i++) {
+		if (!t->nics[i].has_rings)
+			continue;
+		fputs("nettune_nic_ring_rx{", f);
+		put_label(f, "nic", t->nics[i].name, true);
+		fprintf(f, "} %u\n", (unsigned)t->nics[i].rings.rx);
+	}
+	family(f, "nettune_nic_ring_rx_max", "gauge", "The largest RX ring the NIC takes (ethtool -g).");
+	for (int i = 0; i < t->nnics; i++) {
+		if (!t->nics[i].has_rings)
+			continue;
+		fputs("nettune_nic_ring_rx_max{", f);
+		put_label(f, "nic", t->nics[i].name, true);
+		fprintf(f, "} %u\n", (unsigned)t->nics[i].rings.rx_max);
 	}
 	family(f, "nettune_nic_rx_missed_total", "counter",
 	       "Received packets the NIC missed for want of ring space "
@@ -150,6 +186,16 @@ static void txn_metrics(FILE *f, nt_store *st)
 	       "(Unix time; 0 when none).");
 	fprintf(f, "nettune_last_apply_timestamp_seconds %" PRId64 ".%03d\n", last_ms / 1000,
 		(int)(last_ms % 1000));
+	/* Only looked up when some transaction is applying: rare, and then
+	 * the one question an alert has. */
+	double applying_s = 0;
+	int64_t created = 0, now = nt_store_now_ms();
+	if (json_integer_value(json_object_get(counts, "applying")) > 0 &&
+	    nt_store_txn_oldest_created(st, "applying", &created) == 0 && created > 0 && now > created)
+		applying_s = (double)(now - created) / 1000.0;
+	family(f, "nettune_transaction_applying_seconds", "gauge",
+	       "How long the oldest transaction still applying has been at it (seconds; 0 when none).");
+	fprintf(f, "nettune_transaction_applying_seconds %.3f\n", applying_s);
 	json_decref(counts);
 }
 
@@ -165,6 +211,13 @@ static void drift_metrics(FILE *f, nt_drift *d)
 	family(f, "nettune_drift_targets", "gauge",
 	       "Targets that differ from the desired state at the last check.");
 	fprintf(f, "nettune_drift_targets %d\n", targets);
+	int contested = 0, failing = 0;
+	nt_drift_state_counts(d, &contested, &failing);
+	family(f, "nettune_drift_contested_targets", "gauge",
+	       "Desired targets another program keeps changing or took, which the agent no longer writes over.");
+	fprintf(f, "nettune_drift_contested_targets %d\n", contested);
+	family(f, "nettune_drift_repair_failing_targets", "gauge", "Desired targets whose last repair failed.");
+	fprintf(f, "nettune_drift_repair_failing_targets %d\n", failing);
 	family(f, "nettune_repairs_total", "counter",
 	       "Transactions the agent made to hold the desired state, by reason.");
 	for (int i = 0; i < NT_DRIFT_NREASONS; i++) {

@@ -148,6 +148,9 @@ int nt_store_later_conflict(nt_store *s, int64_t id, int64_t *later);
  * (nt_txn_status_took_effect: "applied" or "pending_confirm") finished (or
  * started, while pending); 0 when there is none. */
 int nt_store_txn_stats(nt_store *s, json_t **counts, int64_t *last_apply_ms);
+/* For metrics: when the oldest transaction in STATUS was created (ms since
+ * the epoch), 0 when none is. Returns 0 or NT_ESTORE. */
+int nt_store_txn_oldest_created(nt_store *s, const char *status, int64_t *ms);
 
 /* Stored profiles. PUT replaces; *CREATED tells whether it was new. */
 int nt_store_profile_put(nt_store *s, const char *name, const json_t *profile, bool *created);

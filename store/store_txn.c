@@ -655,6 +655,28 @@ int nt_store_txn_stats(nt_store *s, json_t **counts, int64_t *last_apply_ms)
 	return STORE_LOCKED(s, txn_stats_locked(s, counts, last_apply_ms));
 }
 
+static int oldest_created_locked(nt_store *s, const char *status, int64_t *ms)
+{
+	sqlite3_stmt *st = NULL;
+	int r = NT_ESTORE;
+	*ms = 0;
+	if (prep(s, &st, "SELECT min(created_ms) FROM transactions WHERE status = ?") < 0)
+		goto out;
+	bind_text(st, 1, status);
+	if (sqlite3_step(st) != SQLITE_ROW)
+		goto out;
+	*ms = sqlite3_column_int64(st, 0); /* NULL (none) reads as 0 */
+	r = 0;
+out:
+	sqlite3_finalize(st);
+	return r;
+}
+
+int nt_store_txn_oldest_created(nt_store *s, const char *status, int64_t *ms)
+{
+	return STORE_LOCKED(s, oldest_created_locked(s, status, ms));
+}
+
 static int set_delivery_locked(nt_store *s, int64_t id, const json_t *summary, const nt_store_step_rec *recs,
 			       int n)
 {

@@ -48,10 +48,19 @@ check "enos0 rx_dropped 48213" [ "$(sample "$work/m1" 'nettune_nic_rx_dropped_to
 check "enos0 rx_missed 1911" [ "$(sample "$work/m1" 'nettune_nic_rx_missed_total{nic="enos0"}')" = 1911 ]
 for f in nettune_build_info nettune_irq_interrupts_total nettune_nic_rx_dropped_total \
 	nettune_nic_rx_missed_total nettune_transactions nettune_last_apply_timestamp_seconds \
-	nettune_http_requests_total; do
+	nettune_http_requests_total nettune_cpu_info nettune_nic_ring_rx nettune_nic_ring_rx_max \
+	nettune_transaction_applying_seconds; do
 	check "# TYPE $f" grep -q "^# TYPE $f " "$work/m1"
 	check "# HELP $f" grep -q "^# HELP $f " "$work/m1"
 done
+
+# What the shipped alerting rules and dashboard read (deploy/prometheus,
+# deploy/grafana): the RX ring against its maximum, each online CPU's node,
+# no transaction applying.
+check "enos0 ring 1024 of 8192" [ "$(sample "$work/m1" 'nettune_nic_ring_rx{nic="enos0"}') $(sample "$work/m1" 'nettune_nic_ring_rx_max{nic="enos0"}')" = "1024 8192" ]
+check "one cpu_info a CPU: 128" [ "$(grep -c '^nettune_cpu_info{' "$work/m1")" = 128 ]
+check "CPU 0 on node 0, CPU 127 on node 1" [ "$(sample "$work/m1" 'nettune_cpu_info{cpu="0",node="0"}') $(sample "$work/m1" 'nettune_cpu_info{cpu="127",node="1"}')" = "1 1" ]
+check "nothing applying" [ "$(sample "$work/m1" 'nettune_transaction_applying_seconds')" = 0.000 ]
 
 # Every IRQ sample is a NIC's, and its count is the fixture's.
 nirq=$(grep -c '^nettune_irq_interrupts_total{' "$work/m1")
