@@ -120,6 +120,11 @@ int nt_agent_open(const nt_agent_config *cfg, nt_agent **out, char *err, size_t 
 		snprintf(err, errsize, "host root %s: %s", cfg->root, nt_strerror(r));
 		goto fail;
 	}
+	/* Learnt once: a process does not change namespace while it runs
+	 * (setns is not called), and every copy of the context carries it
+	 * to the plans and the host model. */
+	a->ctx.netns_other = nt_kernel_netns_other(&a->ctx);
+	a->ctx.machine_wide_allowed = cfg->allow_machine_wide;
 	if ((r = nt_host_cache_new(&a->ctx, &a->host_cache)) < 0) {
 		snprintf(err, errsize, "out of memory");
 		goto fail;

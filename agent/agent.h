@@ -54,6 +54,12 @@ typedef struct nt_agent_config {
 	/* Seconds a plan is kept for an apply by its id
 	 * (nt_txn_engine_set_plan_ttl); 0: the default, 600. */
 	int plan_ttl_s;
+	/* Plans may change kinds of machine-wide scope (IRQ affinity,
+	 * irqbalance, the host-wide sysctls) although the agent runs in a
+	 * network namespace other than the initial one, where they would
+	 * change every namespace (settings/setting.h, nt_scope). False: they
+	 * are refused there. No effect in the initial namespace. */
+	bool allow_machine_wide;
 } nt_agent_config;
 
 /* The default of held_files: two thirds for /proc/irq, one for debugfs's

@@ -64,6 +64,14 @@ static int get_health(const nt_request *req, nt_response *resp)
 			       ctx->root[0] ? ctx->root : "/", "live", ctx->live, "netns",
 			       netns[0] ? json_string(netns) : json_null(), "store",
 			       store_err ? "unavailable" : "ok");
+	/* Where the agent runs among network namespaces, learnt at its start:
+	 * outside the initial one the machine-wide kinds are refused unless
+	 * the operator allowed them (settings/setting.h, nt_scope). */
+	if (resp->json) {
+		json_object_set_new(resp->json, "netns_initial", json_boolean(!ctx->netns_other));
+		json_object_set_new(resp->json, "machine_wide",
+				    json_string(!ctx->netns_other || ctx->machine_wide_allowed ? "allowed" : "refused"));
+	}
 	/* Transactions that ended but whose outcome the store refused (a full
 	 * disk): their rows still say "applying" until the engine writes them
 	 * (engine/txn.h, nt_txn_unsettled). Degraded, but answered 200: the

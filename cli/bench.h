@@ -58,10 +58,13 @@ int nt_bench_signal(void);
 #define NT_BENCH_MAX_OUTPUT (16u << 20)
 int nt_bench_exec(char **args, char **out, size_t *outlen, int *exit_status, int *signalled, double *duration_s);
 
-/* Whether CTX's process runs in another network namespace than PID 1 and
- * PROFILE has sections that change the whole machine: then a warning on
- * stderr and in REPORT's "warnings". */
-void nt_bench_netns_warning(const nt_ctx *ctx, const json_t *profile, json_t *report);
+/* Whether CTX's process runs in a network namespace other than the
+ * initial one (kernel/kernel.h) and STEPS (a plan's or a transaction's)
+ * change targets that reach the whole machine, as their kinds declare
+ * (settings/setting.h, nt_setting_scope; a kind this nettune does not
+ * know counts as machine-wide): then a warning on stderr and in REPORT's
+ * "warnings". */
+void nt_bench_netns_warning(const nt_ctx *ctx, const json_t *steps, json_t *report);
 
 /* Write REPORT to PATH through a temporary file, so a reader never sees
  * half of it. Returns 0 or -1 (said). */

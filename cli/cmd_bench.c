@@ -24,6 +24,8 @@
 #include "host/counters.h"
 #include "host/interrupts.h"
 #include "kernel/ctx.h"
+#include "kernel/kernel.h"
+#include "settings/setting.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -373,34 +375,31 @@ static void print_table(const json_t *report_raw)
 	json_decref(copy);
 }
 
-/* Whether this process runs in another network namespace than PID 1,
- * read from the two ns/net links under the root (a fixture tree can hold
- * them as plain symlinks). Unreadable links (no permission on PID 1's):
- * false, as nothing can be said. */
-static bool in_child_netns(const nt_ctx *ctx)
+/* The kinds among STEPS whose targets reach the whole machine, by their
+ * own declaration, into BUF ("irq_affinity, irqbalance_ban"), each once;
+ * whether any. */
+static bool machine_wide(const json_t *steps, char *buf, size_t size)
 {
-	char a[PATH_MAX], b[PATH_MAX], la[64], lb[64];
-	if (nt_path(ctx, a, sizeof(a), "/proc/self/ns/net") < 0 || nt_path(ctx, b, sizeof(b), "/proc/1/ns/net") < 0)
-		return false;
-	ssize_t na = readlink(a, la, sizeof(la) - 1), nb = readlink(b, lb, sizeof(lb) - 1);
-	if (na <= 0 || nb <= 0)
-		return false;
-	la[na] = lb[nb] = '\0';
-	return strcmp(la, lb) != 0;
-}
-
-/* The sections of PROFILE that change the machine rather than the
- * namespace: IRQ affinity and the NICs' hardware queues are one for all
- * namespaces. Their names into BUF ("irq_affinity, rings"); whether any. */
-static bool machine_wide(const json_t *profile, char *buf, size_t size)
-{
-	static const char *const keys[] = { "irq_affinity", "other_irqs", "rings", "channels", "coalesce", NULL };
-	size_t n = 0;
+	const char *seen[32];
+	int nseen = 0;
+	size_t i, n = 0;
+	json_t *s;
 	buf[0] = '\0';
-	for (int i = 0; keys[i]; i++)
-		if (json_object_get(profile, keys[i]) && n < size)
-			n += (size_t)snprintf(buf + n, size - n, "%s%s", n ? ", " : "", keys[i]);
-	return n > 0;
+	json_array_foreach(steps, i, s) {
+		const char *kind = json_string_value(json_object_get(s, "kind"));
+		const char *target = json_string_value(json_object_get(s, "target"));
+		if (!kind || nt_setting_scope(nt_setting_find(kind), target, NULL) != NT_SCOPE_MACHINE)
+			continue;
+		bool said = false;
+		for (int j = 0; j < nseen && !said; j++)
+			said = strcmp(seen[j], kind) == 0;
+		if (said || nseen == (int)(sizeof(seen) / sizeof(seen[0])))
+			continue;
+		seen[nseen++] = kind;
+		if (n < size)
+			n += (size_t)snprintf(buf + n, size - n, "%s%s", n ? ", " : "", kind);
+	}
+	return nseen > 0;
 }
 
 /* A finished transaction's steps as the report keeps them: a step the
@@ -434,10 +433,10 @@ int nt_bench_write_report(const json_t *report, const char *path)
 	return 0;
 }
 
-void nt_bench_netns_warning(const nt_ctx *ctx, const json_t *profile, json_t *report)
+void nt_bench_netns_warning(const nt_ctx *ctx, const json_t *steps, json_t *report)
 {
-	char wide[128];
-	if (!in_child_netns(ctx) || !machine_wide(profile, wide, sizeof(wide)))
+	char wide[256];
+	if (!nt_kernel_netns_other(ctx) || !machine_wide(steps, wide, sizeof(wide)))
 		return;
 	fprintf(stderr, "nettune: bench-run: warning: running in a network namespace of its own, but %s change "
 			"the whole machine (every namespace), not only this one\n", wide);
@@ -639,14 +638,15 @@ int nt_cmd_bench_run(const char *cmd, const cli_opts *o, int nargs, char **args)
 		goto out;
 	for (int i = 0; i < nargs; i++)
 		json_array_append_new(json_object_get(report, "command"), json_string(args[i]));
-	nt_bench_netns_warning(&ctx, profile, report);
 
 	/* From here a signal must not end bench-run before it has put the
 	 * host back: it is noted (and passed on to COMMAND once it runs). */
 	set_handlers(on_signal);
 	int ar = nt_bench_apply(agent, profile, ct, &id, &txn);
-	if (txn)
+	if (txn) {
 		json_object_set_new(report, "transaction", txn);
+		nt_bench_netns_warning(&ctx, json_object_get(txn, "steps"), report);
+	}
 	if (ar < 0)
 		goto out;
 	/* Placement again, now that the profile may have moved the NIC's IRQs. */

@@ -274,17 +274,21 @@ static int load(const char *path, json_t **doc)
 
 /* Plan DOC once before any round, so that a profile the agent refuses
  * stops the run before anything is applied. */
-static int check_plan(const char *agent, const json_t *doc, const char *which)
+/* Plan DOC on the agent: refused, said; planned, its steps' kinds warned
+ * about when they reach beyond this network namespace. */
+static int check_plan(compare *c, const json_t *doc, const char *which)
 {
 	char err[2048];
 	long status;
 	json_t *ans = NULL;
-	int cr = nt_bench_call(agent, "POST", "/v1/plan", doc, &status, &ans, err, sizeof(err));
-	json_decref(ans);
+	int cr = nt_bench_call(c->agent, "POST", "/v1/plan", doc, &status, &ans, err, sizeof(err));
 	if (cr < 0 || status != 200) {
+		json_decref(ans);
 		fprintf(stderr, "nettune: bench-run: the %s could not be planned: %s\n", which, err);
 		return -1;
 	}
+	nt_bench_netns_warning(&c->ctx, json_object_get(ans, "steps"), c->report);
+	json_decref(ans);
 	return 0;
 }
 
@@ -415,15 +419,12 @@ int nt_bench_compare(const cli_opts *o, int nargs, char **args)
 	c.rounds = json_object_get(c.report, "rounds");
 	for (int i = 0; i < nargs; i++)
 		json_array_append_new(json_object_get(c.report, "command"), json_string(args[i]));
-	for (int k = 0; k < 2; k++)
-		if (c.profile[k])
-			nt_bench_netns_warning(&c.ctx, c.profile[k], c.report);
 	/* Where COMMAND will run, and both profiles, are checked before
 	 * anything is applied. */
 	if (o->near && nt_cli_bind_near(o, o->near, NULL, 0) != 0)
 		goto out;
-	if (check_plan(c.agent, c.profile[ARM_CAND], "profile") < 0 ||
-	    (c.profile[ARM_BASE] && check_plan(c.agent, c.profile[ARM_BASE], "baseline") < 0))
+	if (check_plan(&c, c.profile[ARM_CAND], "profile") < 0 ||
+	    (c.profile[ARM_BASE] && check_plan(&c, c.profile[ARM_BASE], "baseline") < 0))
 		goto out;
 
 	nt_bench_catch_signals();

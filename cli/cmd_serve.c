@@ -270,6 +270,7 @@ static int make_config(const cli_opts *o, nt_server_config *cfg, nt_agent_config
 	acfg->held_files = fit_held_files(acfg->held_files, cfg->max_connections);
 	acfg->history_keep = given(o, "history-keep") ? o->history_keep : NT_CLI_HISTORY_KEEP;
 	acfg->plan_ttl_s = given(o, "plan-ttl") ? (int)o->plan_ttl : 0;
+	acfg->allow_machine_wide = o->allow_machine_wide;
 	return 0;
 }
 

@@ -66,6 +66,13 @@ const nt_cli_option_doc nt_cli_option_docs[] = {
 	  "Seconds a plan (POST /v1/plan) is kept under its id for POST /v1/transactions "
 	  "{\"plan_id\": ID} (nettune apply --plan ID), which applies it once. In memory: the newest "
 	  "64 plans (at most 8192 steps of them in all) are kept, and a restart forgets them." },
+	{ "allow-machine-wide", "no",
+	  "Run in a network namespace other than the initial one (ip netns exec, a container), the "
+	  "agent refuses at plan time (422) the kinds that change the whole machine: irq_affinity "
+	  "and other_irqs, irqbalance, and the sysctls the kernel keeps once for the machine "
+	  "(net.core.rmem_max, netdev_budget, rps_sock_flow_entries, tcp_mem, ...). yes plans them "
+	  "anyway, with a warning. No effect in the initial namespace. GET /v1/health says which "
+	  "namespace the agent runs in." },
 	{ NULL, NULL, NULL },
 };
 

@@ -62,6 +62,39 @@ static int note_taken(nt_plan *plan, const nt_desired *d, const nt_value *cur, c
 	return o ? json_array_append_new(plan->taken, o) == 0 ? 0 : -ENOMEM : -ENOMEM;
 }
 
+/* Whether D is refused for its scope: the agent runs in a network
+ * namespace other than the initial one (CTX), where a machine-wide target
+ * would change every namespace, the host's included, and the operator did
+ * not allow it. Allowed, it is said once per kind among PLAN's warnings;
+ * refused, once per JSON path among ERRORS. */
+static bool refuse_scope(const nt_ctx *ctx, const nt_desired *want, int i, nt_plan *plan, json_t *errors)
+{
+	const nt_desired *d = &want[i];
+	const char *why;
+	if (!ctx->netns_other || nt_setting_scope(d->kind, d->target, &why) != NT_SCOPE_MACHINE)
+		return false;
+	/* Said already for an earlier value of the same path (refused) or
+	 * kind (allowed)? */
+	for (int j = 0; j < i; j++) {
+		if (nt_setting_scope(want[j].kind, want[j].target, NULL) != NT_SCOPE_MACHINE)
+			continue;
+		if (ctx->machine_wide_allowed ? want[j].kind == d->kind : strcmp(want[j].path, d->path) == 0)
+			return !ctx->machine_wide_allowed;
+	}
+	if (ctx->machine_wide_allowed) {
+		char msg[512];
+		snprintf(msg, sizeof(msg), "%s changes the whole machine, not only this network namespace (%s): "
+			 "planned because allow_machine_wide is set", d->kind->name, why);
+		json_array_append_new(plan->warnings, json_string(msg));
+		return false;
+	}
+	nt_profile_error(errors, d->path, "%s %s is machine-wide (%s), and the agent runs in a network namespace "
+			 "other than the initial one, where this change would reach every namespace, the host's "
+			 "included: refused unless the agent runs with allow_machine_wide = yes (nettune.conf) or "
+			 "--allow-machine-wide", d->kind->name, d->target, why);
+	return true;
+}
+
 int nt_plan_build(const nt_ctx *ctx, nt_ethtool *eh, const nt_topology *t, const json_t *profile,
 		  nt_plan *plan, json_t *errors)
 {
@@ -95,6 +128,8 @@ int nt_plan_build_ex(const nt_ctx *ctx, nt_ethtool *eh, const nt_topology *t, co
 		const nt_desired *d = &want[i];
 		const nt_setting_kind *k = d->kind;
 		nt_step *s = &plan->steps[plan->nsteps];
+		if (refuse_scope(ctx, want, i, plan, errors))
+			continue;
 		int c = k->check(ctx, eh, t, d->target, &d->value, why, sizeof(why));
 		if (c == NT_ETAKEN && hold) {
 			/* Reported, not written over and not an error: the

@@ -160,9 +160,10 @@ json_t *nt_topology_to_json(const nt_topology *t)
 {
 	json_t *doc = json_object();
 	json_object_set_new(doc, "host",
-			    json_pack("{s:s, s:s, s:s, s:b, s:o}", "hostname", t->hostname, "kernel", t->kernel,
+			    json_pack("{s:s, s:s, s:s, s:b, s:o, s:b}", "hostname", t->hostname, "kernel", t->kernel,
 				      "root", t->ctx.root[0] ? t->ctx.root : "/", "live", t->ctx.live, "netns",
-				      t->netns[0] ? json_string(t->netns) : json_null()));
+				      t->netns[0] ? json_string(t->netns) : json_null(), "netns_initial",
+				      !t->ctx.netns_other));
 	json_object_set_new(doc, "cpus",
 			    json_pack("{s:i, s:o, s:o, s:i}", "possible", t->ncpus_possible, "online",
 				      nt_cpuset_json(&t->cpus_online), "present", nt_cpuset_json(&t->cpus_present),

@@ -405,6 +405,7 @@ char *nt_topology_to_text(const nt_topology *t, size_t *len)
 		kstr(&w, "kernel", t->kernel);
 		kbool(&w, "live", t->ctx.live);
 		kstr_or_null(&w, "netns", t->netns);
+		kbool(&w, "netns_initial", !t->ctx.netns_other);
 		kstr(&w, "root", root);
 		nt_jw_obj_end(&w);
 	}

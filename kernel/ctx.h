@@ -38,6 +38,14 @@ typedef struct nt_ctx {
 	 * read memo above then parses each once per read. Not owned, as
 	 * host_cache is not. */
 	struct nt_fx_docs *fx_docs;
+	/* This process runs in a network namespace other than the initial
+	 * one (nt_kernel_netns_other, learnt once by the agent at its start;
+	 * false until someone asks). There the kinds of machine-wide scope
+	 * (settings/setting.h, nt_scope) would change every namespace, and a
+	 * plan refuses them unless MACHINE_WIDE_ALLOWED (the operator's
+	 * allow_machine_wide). */
+	bool netns_other;
+	bool machine_wide_allowed;
 } nt_ctx;
 
 /* Set up a context for ROOT ("/" or a fixture tree). Returns 0 or -errno. */

@@ -6,6 +6,7 @@
 #include "kernel/heldfiles.h"
 
 #include <errno.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -104,6 +105,31 @@ int nt_kernel_bond_set(const nt_ctx *ctx, const char *bond, const char *option,
 	if (!ctx->live)
 		return nt_fixture_bond_set(ctx, bond, option, value);
 	return nt_write_str(ctx, value, "/sys/class/net/%s/bonding/%s", bond, option);
+}
+
+bool nt_kernel_netns_other(const nt_ctx *ctx)
+{
+	char self[PATH_MAX], init[PATH_MAX];
+	struct stat a, b;
+	/* stat follows the magic links to the namespaces themselves: one
+	 * inode per namespace on nsfs. */
+	if (nt_path(ctx, self, sizeof(self), "/proc/self/ns/net") == 0 &&
+	    nt_path(ctx, init, sizeof(init), "/proc/1/ns/net") == 0 && stat(self, &a) == 0 &&
+	    stat(init, &b) == 0 && (a.st_dev != b.st_dev || a.st_ino != b.st_ino))
+		return true;
+	if (!ctx->live)
+		return false;
+	/* PID 1's link could not be read (reading it needs ptrace access to
+	 * PID 1, which a container's root or hidepid=2 lacks), or it names
+	 * our own namespace, which in a PID namespace of its own is the
+	 * container's init, not the machine's. Either way the sysctls tell:
+	 * the kernel registers net/core's host-wide table (netdev_max_backlog
+	 * among it, on every kernel) for the initial namespace only, so
+	 * /proc/sys/net/core without it is another namespace's. Without
+	 * /proc/sys at all nothing can be told, and the initial namespace is
+	 * assumed, as before this was asked. */
+	return nt_exists(ctx, "/proc/sys/net/core/somaxconn") &&
+	       !nt_exists(ctx, "/proc/sys/net/core/netdev_max_backlog");
 }
 
 int nt_kernel_netns(const nt_ctx *ctx, char *buf, size_t size)

@@ -100,4 +100,12 @@ int nt_kernel_bond_set(const nt_ctx *ctx, const char *bond, const char *option,
  * in: -EOPNOTSUPP. Returns the length or -errno. */
 int nt_kernel_netns(const nt_ctx *ctx, char *buf, size_t size);
 
+/* Whether this process runs in a network namespace other than the
+ * initial one: ROOT/proc/self/ns/net and ROOT/proc/1/ns/net are not the
+ * same inode, or (a live root) the kernel hides the initial namespace's
+ * own sysctls. A fixture tree says so with two files there (distinct
+ * files: another namespace; one file and a hard link: the same); a tree
+ * without them is the initial namespace. */
+bool nt_kernel_netns_other(const nt_ctx *ctx);
+
 #endif

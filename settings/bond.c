@@ -88,6 +88,10 @@ static int bond_apply(const nt_ctx *ctx, nt_ethtool *eh, const char *target,
 
 const nt_setting_kind nt_setting_bond = {
 	.name = "bond",
+	/* A bond is a link: it and its sysfs options belong to the namespace
+	 * it lives in (ip netns exec mounts that namespace's /sys). */
+	.scope = NT_SCOPE_NETNS,
+	.scope_why = "a bond is a link of this namespace, its options under its own /sys/class/net",
 	.parse = bond_parse,
 	.format = bond_format,
 	.equal = bond_equal,

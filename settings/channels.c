@@ -122,6 +122,10 @@ static int channels_apply(const nt_ctx *ctx, nt_ethtool *eh, const char *target,
 
 const nt_setting_kind nt_setting_channels = {
 	.name = "channels",
+	/* An ethtool request names a link of the caller's namespace: only a
+	 * NIC moved into this namespace can be reached, and it is its own. */
+	.scope = NT_SCOPE_NETNS,
+	.scope_why = "the NIC is a link of this namespace",
 	.parse = channels_parse,
 	.format = channels_format,
 	.equal = channels_equal,

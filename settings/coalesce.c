@@ -132,6 +132,10 @@ static int coalesce_apply(const nt_ctx *ctx, nt_ethtool *eh, const char *target,
 
 const nt_setting_kind nt_setting_coalesce = {
 	.name = "coalesce",
+	/* Per NIC, over ethtool, which resolves names in the caller's
+	 * namespace: only this namespace's NICs. */
+	.scope = NT_SCOPE_NETNS,
+	.scope_why = "the NIC is a link of this namespace",
 	.parse = coalesce_parse,
 	.format = coalesce_format,
 	.equal = coalesce_equal,

@@ -294,6 +294,9 @@ static int feature_observe(const nt_ctx *ctx, nt_ethtool *eh, const char *target
 
 const nt_setting_kind nt_setting_feature = {
 	.name = "feature",
+	/* Offloads are a link's, set over ethtool in the caller's namespace. */
+	.scope = NT_SCOPE_NETNS,
+	.scope_why = "the NIC is a link of this namespace",
 	.parse = feature_parse,
 	.format = feature_format,
 	.equal = feature_equal,

@@ -215,6 +215,10 @@ static int flow_apply(const nt_ctx *ctx, nt_ethtool *eh, const char *target, con
 
 static const nt_setting_kind nt_setting_flow = {
 	.name = "flow",
+	/* A NIC's flow rules, over the ethtool ioctl on a socket of this
+	 * namespace: only its own NICs. */
+	.scope = NT_SCOPE_NETNS,
+	.scope_why = "the NIC is a link of this namespace",
 	.parse = flow_parse,
 	.format = flow_format,
 	.equal = flow_equal,

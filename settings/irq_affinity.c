@@ -250,6 +250,11 @@ static int irq_observe_many(const nt_ctx *ctx, const char *const *targets, int n
 
 const nt_setting_kind nt_setting_irq_affinity = {
 	.name = "irq_affinity",
+	/* /proc/irq is not namespaced: from any namespace a write moves the
+	 * IRQ for the whole machine (the host's virtio and disk IRQs with
+	 * other_irqs). */
+	.scope = NT_SCOPE_MACHINE,
+	.scope_why = "/proc/irq is one for the whole machine: an IRQ's CPUs are not per network namespace",
 	.parse = irq_parse,
 	.format = irq_format,
 	.equal = irq_equal,

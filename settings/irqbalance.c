@@ -256,6 +256,10 @@ out:
 
 const nt_setting_kind nt_setting_irqbalance_ban = {
 	.name = "irqbalance_ban",
+	/* One irqbalance serves the whole machine's IRQs, whatever namespace
+	 * asks. */
+	.scope = NT_SCOPE_MACHINE,
+	.scope_why = "irqbalance is one daemon for the whole machine, and its ban list covers every IRQ",
 	.parse = ban_parse,
 	.format = text_format,
 	.equal = ban_equal,
@@ -341,6 +345,10 @@ static int svc_apply(const nt_ctx *ctx, nt_ethtool *eh, const char *target,
 
 const nt_setting_kind nt_setting_irqbalance_service = {
 	.name = "irqbalance_service",
+	/* The host's systemd unit: stopping it stops balancing for every
+	 * namespace. */
+	.scope = NT_SCOPE_MACHINE,
+	.scope_why = "irqbalance.service is the machine's, not the namespace's",
 	.parse = svc_parse,
 	.format = text_format,
 	.equal = svc_equal,

@@ -101,6 +101,9 @@ static int pause_apply(const nt_ctx *ctx, nt_ethtool *eh, const char *target, co
 
 const nt_setting_kind nt_setting_pause = {
 	.name = "pause",
+	/* Per NIC, over ethtool in the caller's namespace. */
+	.scope = NT_SCOPE_NETNS,
+	.scope_why = "the NIC is a link of this namespace",
 	.parse = pause_parse,
 	.format = pause_format,
 	.equal = pause_equal,

@@ -213,6 +213,9 @@ static int qdisc_apply(const nt_ctx *ctx, nt_ethtool *eh, const char *target, co
 
 static const nt_setting_kind nt_setting_qdisc = {
 	.name = "qdisc",
+	/* A link's root qdisc, over rtnetlink in this namespace. */
+	.scope = NT_SCOPE_NETNS,
+	.scope_why = "the link is this namespace's",
 	.parse = qdisc_parse,
 	.format = qdisc_format,
 	.equal = qdisc_equal,

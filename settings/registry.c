@@ -74,6 +74,31 @@ bool nt_setting_changed_by_event(const char *name, nt_event_kind ev)
 	return k && (k->events & NT_SETTING_EVENT(ev));
 }
 
+nt_scope nt_setting_scope(const nt_setting_kind *k, const char *target, const char **why)
+{
+	const char *w = NULL;
+	nt_scope s = NT_SCOPE_UNDECLARED;
+	if (k && k->target_scope)
+		s = k->target_scope(target ? target : "", &w);
+	else if (k) {
+		s = k->scope;
+		w = k->scope_why;
+	}
+	if (s == NT_SCOPE_UNDECLARED) {
+		s = NT_SCOPE_MACHINE;
+		w = "its kind does not declare that it stays inside a network namespace";
+	}
+	if (why)
+		*why = w ? w : s == NT_SCOPE_MACHINE ? "it is one for the whole machine" :
+			   "it belongs to this network namespace";
+	return s;
+}
+
+const char *nt_scope_name(nt_scope s)
+{
+	return s == NT_SCOPE_NETNS ? "netns" : "machine";
+}
+
 const nt_profile_section *nt_section_find(const char *key)
 {
 	for (int m = 0; key && nt_setting_modules[m]; m++) {

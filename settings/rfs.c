@@ -94,6 +94,12 @@ static int rfs_apply(const nt_ctx *ctx, nt_ethtool *eh, const char *target, cons
 
 const nt_setting_kind nt_setting_rps_flow_cnt = {
 	.name = "rps_flow_cnt",
+	/* A queue's own flow table, under the link's /sys/class/net in this
+	 * namespace. The global socket table it needs,
+	 * net.core.rps_sock_flow_entries, is a sysctl of the initial namespace
+	 * only, and machine-wide (settings/sysctl.c). */
+	.scope = NT_SCOPE_NETNS,
+	.scope_why = "the queue is a link's of this namespace",
 	.parse = rfs_parse,
 	.format = rfs_format,
 	.equal = rfs_equal,

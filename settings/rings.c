@@ -98,6 +98,10 @@ static int rings_apply(const nt_ctx *ctx, nt_ethtool *eh, const char *target,
 
 const nt_setting_kind nt_setting_rings = {
 	.name = "rings",
+	/* Per NIC, over ethtool in the caller's namespace: a change reaches
+	 * only a NIC moved into it. */
+	.scope = NT_SCOPE_NETNS,
+	.scope_why = "the NIC is a link of this namespace",
 	.parse = rings_parse,
 	.format = rings_format,
 	.equal = rings_equal,

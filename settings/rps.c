@@ -62,6 +62,10 @@ static int rps_apply(const nt_ctx *ctx, nt_ethtool *eh, const char *target, cons
 
 const nt_setting_kind nt_setting_rps_cpus = {
 	.name = "rps_cpus",
+	/* A queue file of a link under this namespace's /sys/class/net; the
+	 * CPUs it names are the machine's, but the steering is the link's. */
+	.scope = NT_SCOPE_NETNS,
+	.scope_why = "the queue is a link's of this namespace",
 	.parse = nt_qk_parse_set,
 	.format = nt_qk_format_set,
 	.equal = nt_qk_equal_set,

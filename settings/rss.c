@@ -203,6 +203,10 @@ static int rss_apply(const nt_ctx *ctx, nt_ethtool *eh, const char *target, cons
 
 const nt_setting_kind nt_setting_rss = {
 	.name = "rss",
+	/* A NIC's indirection table and hash, over ethtool in the caller's
+	 * namespace. */
+	.scope = NT_SCOPE_NETNS,
+	.scope_why = "the NIC is a link of this namespace",
 	.parse = rss_parse,
 	.format = rss_format,
 	.equal = rss_equal,

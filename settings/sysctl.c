@@ -18,47 +18,64 @@
 #include <limits.h>
 #include <sys/stat.h>
 
-#define B(k) { k, NT_SYSCTL_INT, 0, 1 }
-#define POS(k) { k, NT_SYSCTL_INT, 1, 2147483647L }
-#define NONNEG(k) { k, NT_SYSCTL_INT, 0, 2147483647L }
+/* Each key's scope, as kernel 6.18 shows it in a child namespace (and
+ * net/core/sysctl_net_core.c, net/ipv4/sysctl_net_ipv4.c register it):
+ * NS, every namespace has its own copy; HOST, the initial namespace's
+ * value is the whole machine's, and a child namespace either lacks the
+ * file (net_core_table, ipv4_table: budgets, busy polling, the RFS
+ * socket table, the memory limits of every socket) or shows it read-only
+ * (rmem_max and its kin, which the kernel reads for every namespace). */
+#define NS NT_SCOPE_NETNS
+#define HOST NT_SCOPE_MACHINE
+#define B(k, s) { k, NT_SYSCTL_INT, 0, 1, s }
+#define POS(k, s) { k, NT_SYSCTL_INT, 1, 2147483647L, s }
+#define NONNEG(k, s) { k, NT_SYSCTL_INT, 0, 2147483647L, s }
 
 const nt_sysctl_key nt_sysctl_allowlist[] = {
-	POS("net.core.rmem_max"),
-	POS("net.core.wmem_max"),
-	POS("net.core.rmem_default"),
-	POS("net.core.wmem_default"),
-	POS("net.core.netdev_max_backlog"),
-	POS("net.core.netdev_budget"),
-	POS("net.core.netdev_budget_usecs"),
-	POS("net.core.optmem_max"),
-	POS("net.core.somaxconn"),
-	{ "net.core.default_qdisc", NT_SYSCTL_WORD, 0, 0 },
+	POS("net.core.rmem_max", HOST),
+	POS("net.core.wmem_max", HOST),
+	POS("net.core.rmem_default", HOST),
+	POS("net.core.wmem_default", HOST),
+	POS("net.core.netdev_max_backlog", HOST),
+	POS("net.core.netdev_budget", HOST),
+	POS("net.core.netdev_budget_usecs", HOST),
+	/* Per namespace since Linux 6.9; before, the initial namespace's
+	 * only, and a child's plan then finds no file and says so. */
+	POS("net.core.optmem_max", NS),
+	POS("net.core.somaxconn", NS),
+	{ "net.core.default_qdisc", NT_SYSCTL_WORD, 0, 0, HOST },
 	/* 0 turns busy polling off, the kernel's default. */
-	NONNEG("net.core.busy_poll"),
-	NONNEG("net.core.busy_read"),
-	NONNEG("net.core.rps_sock_flow_entries"),
-	{ "net.ipv4.tcp_rmem", NT_SYSCTL_TRIPLE, 0, 0 },
-	{ "net.ipv4.tcp_wmem", NT_SYSCTL_TRIPLE, 0, 0 },
-	{ "net.ipv4.tcp_mem", NT_SYSCTL_TRIPLE, 0, 0 },
-	{ "net.ipv4.udp_mem", NT_SYSCTL_TRIPLE, 0, 0 },
-	B("net.ipv4.tcp_window_scaling"),
-	B("net.ipv4.tcp_timestamps"),
-	B("net.ipv4.tcp_sack"),
-	{ "net.ipv4.tcp_congestion_control", NT_SYSCTL_WORD, 0, 0 },
+	NONNEG("net.core.busy_poll", HOST),
+	NONNEG("net.core.busy_read", HOST),
+	NONNEG("net.core.rps_sock_flow_entries", HOST),
+	/* Per namespace since Linux 4.15. */
+	{ "net.ipv4.tcp_rmem", NT_SYSCTL_TRIPLE, 0, 0, NS },
+	{ "net.ipv4.tcp_wmem", NT_SYSCTL_TRIPLE, 0, 0, NS },
+	/* Pages for all TCP (UDP) sockets of the machine together. */
+	{ "net.ipv4.tcp_mem", NT_SYSCTL_TRIPLE, 0, 0, HOST },
+	{ "net.ipv4.udp_mem", NT_SYSCTL_TRIPLE, 0, 0, HOST },
+	B("net.ipv4.tcp_window_scaling", NS),
+	B("net.ipv4.tcp_timestamps", NS),
+	B("net.ipv4.tcp_sack", NS),
+	{ "net.ipv4.tcp_congestion_control", NT_SYSCTL_WORD, 0, 0, NS },
 	/* 0 off, 1 after an ICMP black hole is detected, 2 always. */
-	{ "net.ipv4.tcp_mtu_probing", NT_SYSCTL_INT, 0, 2 },
-	B("net.ipv4.tcp_no_metrics_save"),
-	B("net.ipv4.tcp_moderate_rcvbuf"),
-	B("net.ipv4.tcp_low_latency"),
+	{ "net.ipv4.tcp_mtu_probing", NT_SYSCTL_INT, 0, 2, NS },
+	B("net.ipv4.tcp_no_metrics_save", NS),
+	B("net.ipv4.tcp_moderate_rcvbuf", NS),
+	/* Ignored since Linux 4.14, and kept in the initial namespace only. */
+	B("net.ipv4.tcp_low_latency", HOST),
 	/* 0 off, 1 global, 2 loopback only (the kernel's default). */
-	{ "net.ipv4.tcp_tw_reuse", NT_SYSCTL_INT, 0, 2 },
-	POS("net.ipv4.tcp_max_syn_backlog"),
-	{ "net.ipv4.ip_local_port_range", NT_SYSCTL_PORTS, 0, 0 },
-	POS("net.ipv4.tcp_fin_timeout"),
-	B("net.ipv4.tcp_slow_start_after_idle"),
-	POS("net.ipv4.tcp_notsent_lowat"),
-	{ NULL, 0, 0, 0 },
+	{ "net.ipv4.tcp_tw_reuse", NT_SYSCTL_INT, 0, 2, NS },
+	POS("net.ipv4.tcp_max_syn_backlog", NS),
+	{ "net.ipv4.ip_local_port_range", NT_SYSCTL_PORTS, 0, 0, NS },
+	POS("net.ipv4.tcp_fin_timeout", NS),
+	B("net.ipv4.tcp_slow_start_after_idle", NS),
+	POS("net.ipv4.tcp_notsent_lowat", NS),
+	{ NULL, 0, 0, 0, 0 },
 };
+
+#undef NS
+#undef HOST
 
 const nt_sysctl_key *nt_sysctl_allowed(const char *key)
 {
@@ -256,19 +273,11 @@ static bool word_in(const char *list, const char *word)
 }
 
 /* Whether this process runs in a network namespace other than the
- * initial one: PID 1's, when its link can be read. In a container /proc/1
- * is often closed to us; then net.core.default_qdisc tells, since the
- * kernel registers net/core's host-wide table for the initial namespace
- * only (present on every kernel since 3.12). A fixture root: no. */
+ * initial one, as the agent learnt at its start (kernel/kernel.h,
+ * nt_kernel_netns_other). A fixture root: as its tree says. */
 static bool child_netns(const nt_ctx *ctx)
 {
-	char self[64], init[64];
-	if (!ctx->live)
-		return false;
-	if (nt_readlink(ctx, self, sizeof(self), "/proc/self/ns/net") >= 0 &&
-	    nt_readlink(ctx, init, sizeof(init), "/proc/1/ns/net") >= 0)
-		return strcmp(self, init) != 0;
-	return !nt_exists(ctx, "/proc/sys/net/core/default_qdisc");
+	return ctx->netns_other;
 }
 
 /* The kernel takes a default congestion control it has registered (or,
@@ -352,8 +361,21 @@ static int sysctl_apply(const nt_ctx *ctx, nt_ethtool *eh, const char *target,
 	return r;
 }
 
+/* Each key's scope is the allowlist's; an unknown key is none of ours
+ * and taken as machine-wide, as undeclared scopes are. */
+static nt_scope sysctl_scope(const char *target, const char **why)
+{
+	const nt_sysctl_key *k = nt_sysctl_allowed(target);
+	if (!k)
+		return NT_SCOPE_UNDECLARED;
+	*why = k->scope == NT_SCOPE_NETNS ? "each network namespace has its own copy of this sysctl" :
+		"the kernel keeps this sysctl once for the whole machine (in the initial network namespace)";
+	return k->scope;
+}
+
 const nt_setting_kind nt_setting_sysctl = {
 	.name = "sysctl",
+	.target_scope = sysctl_scope,
 	.parse = sysctl_parse,
 	.format = sysctl_format,
 	.equal = sysctl_equal,

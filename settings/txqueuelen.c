@@ -38,6 +38,9 @@ static int txq_apply(const nt_ctx *ctx, nt_ethtool *eh, const char *target, cons
 
 static const nt_setting_kind nt_setting_txqueuelen = {
 	.name = "txqueuelen",
+	/* Over rtnetlink on a socket of this namespace: its own links only. */
+	.scope = NT_SCOPE_NETNS,
+	.scope_why = "the link is this namespace's",
 	.parse = nt_lk_parse,
 	.format = nt_lk_format,
 	.equal = nt_lk_equal,

@@ -81,6 +81,9 @@ static int xps_rxqs_apply(const nt_ctx *ctx, nt_ethtool *eh, const char *target,
  * writes XPS itself). */
 const nt_setting_kind nt_setting_xps_cpus = {
 	.name = "xps_cpus",
+	/* A queue file of a link of this namespace. */
+	.scope = NT_SCOPE_NETNS,
+	.scope_why = "the queue is a link's of this namespace",
 	.parse = nt_qk_parse_set,
 	.format = nt_qk_format_set,
 	.equal = nt_qk_equal_set,
@@ -94,6 +97,9 @@ const nt_setting_kind nt_setting_xps_cpus = {
 
 const nt_setting_kind nt_setting_xps_rxqs = {
 	.name = "xps_rxqs",
+	/* A queue file of a link of this namespace. */
+	.scope = NT_SCOPE_NETNS,
+	.scope_why = "the queue is a link's of this namespace",
 	.parse = nt_qk_parse_set,
 	.format = nt_qk_format_set,
 	.equal = nt_qk_equal_set,

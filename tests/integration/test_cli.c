@@ -1061,19 +1061,25 @@ static void test_profiles(const char *dir, const char *root)
 }
 
 /* bench-run on a fixture: in a network namespace of its own (the tree's
- * proc/self/ns/net and proc/1/ns/net links differ) a profile with rings
- * is warned about, on stderr and in the report; a transaction that stops
- * at its first step reports the steps after it as "not run". */
+ * proc/self/ns/net and proc/1/ns/net are two files) the agent refuses a
+ * profile with IRQ affinity (422, naming the JSON path), and with
+ * --allow-machine-wide plans it, and bench-run warns of the steps whose
+ * kinds declare they reach the whole machine (irq_affinity), not of rings,
+ * which are the namespace's NIC's; a transaction that stops at its first
+ * step reports the steps after it as "not run". */
 static void test_bench(const char *dir, const char *root)
 {
 	nt_agent a;
-	char prof[PATH_MAX], rep[PATH_MAX], base[128];
+	char prof[PATH_MAX], irqprof[PATH_MAX], rep[PATH_MAX], base[128];
 	snprintf(prof, sizeof(prof), "%s/rings.json", dir);
+	snprintf(irqprof, sizeof(irqprof), "%s/irqs.json", dir);
 	snprintf(rep, sizeof(rep), "%s/report.json", dir);
 	write_file(prof, "{\"name\":\"r\",\"rings\":[{\"interface\":\"enos0\",\"rx\":2048},"
 			 "{\"interface\":\"enos1\",\"rx\":2048}]}");
-	tu_script(root, dir, "mkdir -p $R/proc/self/ns $R/proc/1/ns && ln -s 'net:[4026532999]' $R/proc/self/ns/net "
-			     "&& ln -s 'net:[4026531840]' $R/proc/1/ns/net");
+	write_file(irqprof, "{\"name\":\"i\",\"irq_affinity\":[{\"interface\":\"enos0\",\"cpus\":\"1-4\"}],"
+			    "\"rings\":[{\"interface\":\"enos0\",\"rx\":2048}]}");
+	tu_script(root, dir, "mkdir -p $R/proc/self/ns $R/proc/1/ns && echo self > $R/proc/self/ns/net "
+			     "&& echo init > $R/proc/1/ns/net");
 	if (nt_agent_start(&a, root, NULL, NULL) < 0) {
 		CHECK_MSG(0, "agent did not start");
 		return;
@@ -1081,15 +1087,33 @@ static void test_bench(const char *dir, const char *root)
 	snprintf(base, sizeof(base), "%s", nt_url(&a, ""));
 	run c = CLI("bench-run", "--agent", base, "--root", root, "--profile", prof, "--report", rep, "--", "true");
 	CHECK_INT(c.code, 0);
-	CHECK_HAS(c.err, "warning: running in a network namespace of its own, but rings change the whole machine");
+	CHECK_HASNT(c.err, "whole machine");
+	run_free(&c);
+	c = CLI("bench-run", "--agent", base, "--root", root, "--profile", irqprof, "--report", rep, "--", "true");
+	CHECK_INT(c.code, 125);
+	CHECK_HAS(c.err, "$.irq_affinity[0]");
+	CHECK_HAS(c.err, "allow_machine_wide");
+	run_free(&c);
+	nt_agent_stop(&a);
+
+	static const char *const allow[] = { "--allow-machine-wide", NULL };
+	if (nt_agent_start(&a, root, NULL, allow) < 0) {
+		CHECK_MSG(0, "agent did not start");
+		return;
+	}
+	snprintf(base, sizeof(base), "%s", nt_url(&a, ""));
+	c = CLI("bench-run", "--agent", base, "--root", root, "--profile", irqprof, "--report", rep, "--", "true");
+	CHECK_INT(c.code, 0);
+	CHECK_HAS(c.err, "warning: running in a network namespace of its own, but irq_affinity change the whole machine");
+	CHECK_HASNT(c.err, "rings change");
 	run_free(&c);
 	json_t *r = json_load_file(rep, 0, NULL);
-	CHECK_HAS(json_string_value(json_array_get(json_object_get(r, "warnings"), 0)), "rings change the whole machine");
+	CHECK_HAS(json_string_value(json_array_get(json_object_get(r, "warnings"), 0)), "irq_affinity change the whole machine");
 	json_decref(r);
 	nt_agent_stop(&a);
 
-	/* The same links, alike: no warning. */
-	tu_script(root, dir, "ln -sf 'net:[4026531840]' $R/proc/self/ns/net");
+	/* One inode, the initial namespace: no warning. */
+	tu_script(root, dir, "ln -f $R/proc/1/ns/net $R/proc/self/ns/net");
 	setenv("NETTUNE_TEST_FAULT", "fail:0", 1);
 	int st = nt_agent_start(&a, root, NULL, NULL);
 	unsetenv("NETTUNE_TEST_FAULT");
