@@ -88,6 +88,19 @@ static void http_sample(void *ud, const char *method, int code, uint64_t n)
 	fprintf(h->f, "} %" PRIu64 "\n", n);
 }
 
+/* One sample per NIC that reports rings: its RX ring, or its maximum. */
+static void ring_family(FILE *f, const nt_topology *t, const char *name, const char *help, bool max)
+{
+	family(f, name, "gauge", help);
+	for (int i = 0; i < t->nnics; i++) {
+		if (!t->nics[i].has_rings)
+			continue;
+		fprintf(f, "%s{", name);
+		put_label(f, "nic", t->nics[i].name, true);
+		fprintf(f, "} %u\n", (unsigned)(max ? t->nics[i].rings.rx_max : t->nics[i].rings.rx));
+	}
+}
+
 static void host_metrics(FILE *f, const nt_topology *t)
 {
 	char num[32];
@@ -129,22 +142,8 @@ static void host_metrics(FILE *f, const nt_topology *t)
 		put_label(f, "nic", t->nics[i].name, true);
 		fprintf(f, "} %" PRIu64 "\n", t->nics[i].rx_dropped);
 	}
-	family(f, "nettune_nic_ring_rx", "gauge", "The NIC's RX ring size (ethtool -g), where it reports rings.");
-	for (int i = 0; i < t->nnics; i++) {
-		if (!t->nics[i].has_rings)
-			continue;
-		fputs("nettune_nic_ring_rx{", f);
-		put_label(f, "nic", t->nics[i].name, true);
-		fprintf(f, "} %u\n", (unsigned)t->nics[i].rings.rx);
-	}
-	family(f, "nettune_nic_ring_rx_max", "gauge", "The largest RX ring the NIC takes (ethtool -g).");
-	for (int i = 0; i < t->nnics; i++) {
-		if (!t->nics[i].has_rings)
-			continue;
-		fputs("nettune_nic_ring_rx_max{", f);
-		put_label(f, "nic", t->nics[i].name, true);
-		fprintf(f, "} %u\n", (unsigned)t->nics[i].rings.rx_max);
-	}
+	ring_family(f, t, "nettune_nic_ring_rx", "The NIC's RX ring size (ethtool -g), where it reports rings.", false);
+	ring_family(f, t, "nettune_nic_ring_rx_max", "The largest RX ring the NIC takes (ethtool -g).", true);
 	family(f, "nettune_nic_rx_missed_total", "counter",
 	       "Received packets the NIC missed for want of ring space "
 	       "(statistics/rx_missed_errors).");

@@ -164,11 +164,10 @@ out:
 	return r;
 }
 
-int nt_stats_mwu(const double *a, size_t na, const double *b, size_t nb, nt_mwu *out)
+/* The sum of t^3 - t over the tie groups of A and B pooled (t values
+ * each), for the tie correction of U's variance. 0 or -ENOMEM. */
+static int tie_sum_of(const double *a, size_t na, const double *b, size_t nb, double *out)
 {
-	int r;
-	if ((r = check(a, na)) < 0 || (r = check(b, nb)) < 0)
-		return r;
 	size_t n = na + nb;
 	double *all = malloc(n * sizeof(*all));
 	if (!all)
@@ -176,17 +175,28 @@ int nt_stats_mwu(const double *a, size_t na, const double *b, size_t nb, nt_mwu 
 	memcpy(all, a, na * sizeof(*all));
 	memcpy(all + na, b, nb * sizeof(*all));
 	qsort(all, n, sizeof(*all), cmp_double);
-	/* Tie groups of the pooled sample, for the variance's correction. */
-	double tie_sum = 0;
+	*out = 0;
 	for (size_t i = 0; i < n;) {
 		size_t j = i;
 		while (j < n && all[j] == all[i])
 			j++;
 		double t = (double)(j - i);
-		tie_sum += t * t * t - t;
+		*out += t * t * t - t;
 		i = j;
 	}
 	free(all);
+	return 0;
+}
+
+int nt_stats_mwu(const double *a, size_t na, const double *b, size_t nb, nt_mwu *out)
+{
+	int r;
+	if ((r = check(a, na)) < 0 || (r = check(b, nb)) < 0)
+		return r;
+	size_t n = na + nb;
+	double tie_sum;
+	if ((r = tie_sum_of(a, na, b, nb, &tie_sum)) < 0)
+		return r;
 	double u = 0;
 	for (size_t i = 0; i < na; i++)
 		for (size_t j = 0; j < nb; j++)
@@ -307,24 +317,9 @@ int nt_stats_hl_shift(const double *a, size_t na, const double *b, size_t nb, do
 		out->exact = true;
 	} else {
 		/* U's variance with the tie correction, as the test's. */
-		double n = (double)(na + nb), tie_sum = 0;
-		double *all = malloc((na + nb) * sizeof(*all));
-		if (!all) {
-			r = -ENOMEM;
+		double n = (double)(na + nb), tie_sum;
+		if ((r = tie_sum_of(a, na, b, nb, &tie_sum)) < 0)
 			goto out;
-		}
-		memcpy(all, a, na * sizeof(*all));
-		memcpy(all + na, b, nb * sizeof(*all));
-		qsort(all, na + nb, sizeof(*all), cmp_double);
-		for (size_t i = 0; i < na + nb;) {
-			size_t j = i;
-			while (j < na + nb && all[j] == all[i])
-				j++;
-			double tt = (double)(j - i);
-			tie_sum += tt * tt * tt - tt;
-			i = j;
-		}
-		free(all);
 		double var = (double)mn / 12.0 * ((n + 1) - tie_sum / (n * (n - 1)));
 		double z = nt_stats_norm_quantile(1 - alpha / 2);
 		double kk = floor((double)mn / 2 - z * sqrt(var > 0 ? var : 0));

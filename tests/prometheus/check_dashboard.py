@@ -22,7 +22,7 @@ def need(cond, what):
 
 
 with open(src + "/api/metrics.c") as f:
-    families = set(re.findall(r'family\(f, "(nettune_\w+)"', f.read()))
+    families = set(re.findall(r'family\([^"]*"(nettune_\w+)"', f.read()))
 need(len(families) >= 10, "api/metrics.c: only %d metric families found" % len(families))
 
 with open(src + "/deploy/grafana/nettune-dashboard.json") as f:
