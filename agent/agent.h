@@ -57,7 +57,7 @@ typedef struct nt_agent_config {
 	/* Plans may change kinds of machine-wide scope (IRQ affinity,
 	 * irqbalance, the host-wide sysctls) although the agent runs in a
 	 * network namespace other than the initial one, where they would
-	 * change every namespace (settings/setting.h, nt_scope). False: they
+	 * change every namespace (settings/setting.h, nt_reach). False: they
 	 * are refused there. No effect in the initial namespace. */
 	bool allow_machine_wide;
 } nt_agent_config;

@@ -66,7 +66,7 @@ static int get_health(const nt_request *req, nt_response *resp)
 			       store_err ? "unavailable" : "ok");
 	/* Where the agent runs among network namespaces, learnt at its start:
 	 * outside the initial one the machine-wide kinds are refused unless
-	 * the operator allowed them (settings/setting.h, nt_scope). */
+	 * the operator allowed them (settings/setting.h, nt_reach). */
 	if (resp->json) {
 		json_object_set_new(resp->json, "netns_initial", json_boolean(!ctx->netns_other));
 		json_object_set_new(resp->json, "machine_wide",

@@ -41,7 +41,7 @@ typedef struct nt_ctx {
 	/* This process runs in a network namespace other than the initial
 	 * one (nt_kernel_netns_other, learnt once by the agent at its start;
 	 * false until someone asks). There the kinds of machine-wide scope
-	 * (settings/setting.h, nt_scope) would change every namespace, and a
+	 * (settings/setting.h, nt_reach) would change every namespace, and a
 	 * plan refuses them unless MACHINE_WIDE_ALLOWED (the operator's
 	 * allow_machine_wide). */
 	bool netns_other;

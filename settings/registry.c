@@ -74,10 +74,10 @@ bool nt_setting_changed_by_event(const char *name, nt_event_kind ev)
 	return k && (k->events & NT_SETTING_EVENT(ev));
 }
 
-nt_scope nt_setting_scope(const nt_setting_kind *k, const char *target, const char **why)
+nt_reach nt_setting_scope(const nt_setting_kind *k, const char *target, const char **why)
 {
 	const char *w = NULL;
-	nt_scope s = NT_SCOPE_UNDECLARED;
+	nt_reach s = NT_SCOPE_UNDECLARED;
 	if (k && k->target_scope)
 		s = k->target_scope(target ? target : "", &w);
 	else if (k) {
@@ -94,7 +94,7 @@ nt_scope nt_setting_scope(const nt_setting_kind *k, const char *target, const ch
 	return s;
 }
 
-const char *nt_scope_name(nt_scope s)
+const char *nt_reach_name(nt_reach s)
 {
 	return s == NT_SCOPE_NETNS ? "netns" : "machine";
 }

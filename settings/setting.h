@@ -53,13 +53,14 @@ typedef struct nt_value {
  * than the initial one that changed them would retune every namespace,
  * the host's included. The planner refuses machine-wide targets there
  * unless the operator allows them (nt_ctx.machine_wide_allowed). */
-typedef enum nt_scope {
+/* Named reach, not scope: a token's scope is api/auth.h's nt_scope. */
+typedef enum nt_reach {
 	/* A kind that forgot to declare: taken as machine-wide, so what is
 	 * not known to stay inside a namespace is refused there. */
 	NT_SCOPE_UNDECLARED = 0,
 	NT_SCOPE_NETNS, /* a link or a sysctl of the agent's network namespace */
 	NT_SCOPE_MACHINE, /* the whole machine, every namespace */
-} nt_scope;
+} nt_reach;
 
 typedef struct nt_setting_kind {
 	const char *name; /* the step's "kind" in the API and the journal */
@@ -69,9 +70,9 @@ typedef struct nt_setting_kind {
 	 * kind whose targets differ (sysctls), TARGET_SCOPE gives a target's
 	 * scope and sets *WHY; NULL: SCOPE and SCOPE_WHY for every target.
 	 * Ask through nt_setting_scope. */
-	nt_scope scope;
+	nt_reach scope;
 	const char *scope_why;
-	nt_scope (*target_scope)(const char *target, const char **why);
+	nt_reach (*target_scope)(const char *target, const char **why);
 
 	/* Text at the edges. PARSE: NT_EPARSE when TEXT is not a value of this
 	 * kind. FORMAT: -ENOSPC when it does not fit. Both return 0 otherwise. */
@@ -246,9 +247,9 @@ bool nt_setting_changed_by_event(const char *name, nt_event_kind ev);
 /* The scope of TARGET of kind K (NT_SCOPE_NETNS or NT_SCOPE_MACHINE: an
  * undeclared scope is machine-wide), with *WHY (may be NULL) set to the
  * kind's reason, never NULL. */
-nt_scope nt_setting_scope(const nt_setting_kind *k, const char *target, const char **why);
+nt_reach nt_setting_scope(const nt_setting_kind *k, const char *target, const char **why);
 /* "machine" or "netns", the scope's word in the API. */
-const char *nt_scope_name(nt_scope s);
+const char *nt_reach_name(nt_reach s);
 /* The section for profile member KEY, or NULL. */
 const nt_profile_section *nt_section_find(const char *key);
 
@@ -328,7 +329,7 @@ typedef struct nt_sysctl_key {
 	 * machine (registered for the initial namespace only, or shown
 	 * read-only in the others), NT_SCOPE_NETNS for one each namespace
 	 * has its own copy of. */
-	nt_scope scope;
+	nt_reach scope;
 } nt_sysctl_key;
 
 /* The allowlist entry for KEY, or NULL when KEY may not be changed. */

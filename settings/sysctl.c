@@ -363,7 +363,7 @@ static int sysctl_apply(const nt_ctx *ctx, nt_ethtool *eh, const char *target,
 
 /* Each key's scope is the allowlist's; an unknown key is none of ours
  * and taken as machine-wide, as undeclared scopes are. */
-static nt_scope sysctl_scope(const char *target, const char **why)
+static nt_reach sysctl_scope(const char *target, const char **why)
 {
 	const nt_sysctl_key *k = nt_sysctl_allowed(target);
 	if (!k)

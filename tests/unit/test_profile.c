@@ -112,8 +112,9 @@ static void test_validation(const nt_topology *t)
 	EXPECT_ERROR(t, "{\"name\":\"x\",\"irq_affinity\":[{\"intreface\":\"eth0\",\"cpus\":\"1\"}]}",
 		     "$.irq_affinity[0].intreface", "unknown field 'intreface' (did you mean 'interface'?)");
 	e = errors_of(t, "{\"name\":\"x\",\"colour\":1}");
-	CHECK_MSG(!strstr(json_dumps(e, JSON_COMPACT), "did you mean"), "a suggestion for 'colour': %s",
-		  json_dumps(e, JSON_COMPACT));
+	char *dump = json_dumps(e, JSON_COMPACT);
+	CHECK_MSG(dump && !strstr(dump, "did you mean"), "a suggestion for 'colour': %s", dump ? dump : "(null)");
+	free(dump);
 	json_decref(e);
 	EXPECT_ERROR(t, "{\"name\":\"x\",\"rings\":{}}", "$.rings", "must be an array");
 	EXPECT_ERROR(t, "{\"name\":\"x\",\"sysctl\":[]}", "$.sysctl", "must be an object");

@@ -72,8 +72,8 @@ static void test_declarations(void)
 	CHECK_INT(nt_setting_scope(NULL, "x", &why), NT_SCOPE_MACHINE);
 	CHECK(why && strstr(why, "does not declare"));
 	CHECK_INT(nt_setting_scope(sysctl, "kernel.panic", NULL), NT_SCOPE_MACHINE);
-	CHECK_STR(nt_scope_name(NT_SCOPE_NETNS), "netns");
-	CHECK_STR(nt_scope_name(NT_SCOPE_MACHINE), "machine");
+	CHECK_STR(nt_reach_name(NT_SCOPE_NETNS), "netns");
+	CHECK_STR(nt_reach_name(NT_SCOPE_MACHINE), "machine");
 }
 
 static void test_netns_files(void)

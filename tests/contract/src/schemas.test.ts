@@ -98,9 +98,11 @@ const rollback = tx({ id: 2, profile: null, profile_name: null, rollback_of: 1, 
     result: "applied", error: null, observed: null }] });
 const cases: { method: string; path: string; template: string; status: number; body: unknown; bad: boolean; what: string }[] = [
   { method: "GET", path: "/v1/health", template: "/v1/health", status: 200, bad: false, what: "a health answer",
-    body: { status: "ok", version: "0.1.0", root: "/", live: false, netns: null } },
+    body: { status: "ok", version: "0.1.0", root: "/", live: false, netns: null, netns_initial: true,
+      machine_wide: "allowed" } },
   { method: "GET", path: "/v1/health", template: "/v1/health", status: 200, bad: true, what: "status outside the enum",
-    body: { status: "bad", version: "0.1.0", root: "/", live: false, netns: null } },
+    body: { status: "bad", version: "0.1.0", root: "/", live: false, netns: null, netns_initial: true,
+      machine_wide: "allowed" } },
   { method: "POST", path: "/v1/transactions/1/rollback", template: "/v1/transactions/{id}/rollback", status: 201,
     bad: false, what: "a rollback: profile null", body: rollback },
   { method: "GET", path: "/v1/transactions/2", template: "/v1/transactions/{id}", status: 200,
