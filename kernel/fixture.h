@@ -122,4 +122,12 @@ int nt_fixture_qdisc_get(const nt_ctx *ctx, const char *ifname, uint32_t ntx, nt
 int nt_fixture_qdisc_set(const nt_ctx *ctx, const char *ifname, uint32_t ntx, const nt_qdisc *q, char *err,
 			 size_t errsize);
 
+/* The `netdev` family's answers for IFNAME (ifindex IFINDEX) from the
+ * "netdev" object of ROOT/ethtool/IFACE.json (kernel/fixture_napi.c says
+ * its form) into ND, which the caller frees. Returns 0, -EOPNOTSUPP
+ * without the file or object (a kernel without the family's commands),
+ * NT_EPARSE. */
+struct nt_netdev;
+int nt_fixture_netdev_get(const nt_ctx *ctx, const char *ifname, int ifindex, struct nt_netdev *nd);
+
 #endif

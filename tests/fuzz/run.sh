@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # Fuzz the parsers with libFuzzer (clang): cpulists and masks
 # (fuzz_cpuset), /proc/interrupts and /proc/softirqs (fuzz_interrupts),
-# irqbalance's setup reply (fuzz_irqbalance), and request bodies through
+# irqbalance's setup reply (fuzz_irqbalance), the netdev family's netlink
+# replies cut into datagrams (fuzz_netdev), and request bodies through
 # the JSON pre-scan, the parser, profile validation and planning
 # (fuzz_profile), and request targets through path splitting and route
 # matching (fuzz_request). Each starts from its seeds: tests/fuzz/seeds/TARGET (kept
@@ -19,7 +20,7 @@ set -euo pipefail
 src=${NT_SRC:?NT_SRC: the source tree}
 build=${NT_FUZZ_BUILD:?NT_FUZZ_BUILD: the build tree to use}
 secs=${NT_FUZZ_SECONDS:-20}
-targets=${NT_FUZZ_TARGETS:-fuzz_cpuset fuzz_interrupts fuzz_irqbalance fuzz_profile fuzz_request}
+targets=${NT_FUZZ_TARGETS:-fuzz_cpuset fuzz_interrupts fuzz_irqbalance fuzz_netdev fuzz_profile fuzz_request}
 
 command -v clang >/dev/null || { echo "SKIP: clang is not installed"; exit 77; }
 probe=$(mktemp /tmp/nt-fuzz-probe-XXXXXX)
@@ -56,6 +57,7 @@ for t in $targets; do
 		done ;;
 	fuzz_profile) ;;
 	fuzz_irqbalance) ;;
+	fuzz_netdev) ;;
 	esac
 	echo "== $t: $(ls "$c" | wc -l) inputs, ${secs} s"
 	if ! (cd "$build/artifacts" && NT_FUZZ_ROOT=$fx/x460-4node-8nic \

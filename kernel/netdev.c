@@ -1,0 +1,412 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The `netdev` generic-netlink family: see kernel/netdev.h. */
+#include "kernel/netdev.h"
+#include "kernel/fixture.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <linux/genetlink.h>
+#include <linux/netlink.h>
+
+void nt_netdev_free(nt_netdev *nd)
+{
+	if (!nd)
+		return;
+	free(nd->queues);
+	free(nd->napis);
+	memset(nd, 0, sizeof(*nd));
+}
+
+/* ---- attributes: bounds checked by hand, as the buffer is untrusted ---- */
+
+/* Walk the attributes of [P, P + LEN): each one's type and payload to FN.
+ * Returns 0, or -1 when an attribute's length runs past the end or is
+ * shorter than its header (the message is then not to be trusted). A
+ * trailing pad shorter than a header is allowed. */
+typedef void (*attr_fn)(void *ud, int type, const unsigned char *v, size_t n);
+
+static int attrs_walk(const unsigned char *p, size_t len, attr_fn fn, void *ud)
+{
+	size_t off = 0;
+	while (len - off >= NLA_HDRLEN) {
+		struct nlattr a;
+		memcpy(&a, p + off, sizeof(a));
+		if (a.nla_len < NLA_HDRLEN || a.nla_len > len - off)
+			return -1;
+		fn(ud, a.nla_type & NLA_TYPE_MASK, p + off + NLA_HDRLEN, a.nla_len - NLA_HDRLEN);
+		size_t step = NLA_ALIGN((size_t)a.nla_len);
+		if (step > len - off)
+			break; /* the last attribute's padding may be left out */
+		off += step;
+	}
+	return 0;
+}
+
+/* A u32, or a "uint" (4 or 8 bytes, the kernel's nla_put_uint), as
+ * unsigned 64 bits; false for any other payload length. */
+static bool attr_uint(const unsigned char *v, size_t n, uint64_t *out)
+{
+	if (n == 4) {
+		uint32_t x;
+		memcpy(&x, v, 4);
+		*out = x;
+		return true;
+	}
+	if (n == 8) {
+		memcpy(out, v, 8);
+		return true;
+	}
+	return false;
+}
+
+static bool attr_u32(const unsigned char *v, size_t n, uint32_t *out)
+{
+	uint64_t x;
+	if (!attr_uint(v, n, &x) || x > UINT32_MAX)
+		return false;
+	*out = (uint32_t)x;
+	return true;
+}
+
+/* ---- the family id ---- */
+
+struct fam_ud {
+	int id;
+};
+
+static void fam_attr(void *ud, int type, const unsigned char *v, size_t n)
+{
+	struct fam_ud *f = ud;
+	if (type == CTRL_ATTR_FAMILY_ID && n >= 2) {
+		uint16_t id;
+		memcpy(&id, v, 2);
+		f->id = id;
+	}
+}
+
+/* The error of an NLMSG_ERROR message H of LEN bytes: its -errno (0 for an
+ * ACK), or NT_EPARSE when it is too short to hold one. */
+static int msg_error(const struct nlmsghdr *h)
+{
+	int e;
+	if (h->nlmsg_len < NLMSG_LENGTH(sizeof(int)))
+		return NT_EPARSE;
+	memcpy(&e, NLMSG_DATA(h), sizeof(e));
+	return e > 0 ? -e : e;
+}
+
+int nt_netdev_parse_family(const void *buf, size_t len, int *id)
+{
+	const unsigned char *p = buf;
+	size_t off = 0;
+	*id = 0;
+	while (len - off >= NLMSG_HDRLEN) {
+		struct nlmsghdr h;
+		memcpy(&h, p + off, sizeof(h));
+		if (h.nlmsg_len < NLMSG_HDRLEN || h.nlmsg_len > len - off)
+			return NT_EPARSE;
+		if (h.nlmsg_type == NLMSG_ERROR) {
+			int e = msg_error((const struct nlmsghdr *)(const void *)(p + off));
+			if (e != 0)
+				return e;
+		} else if (h.nlmsg_type == GENL_ID_CTRL && h.nlmsg_len >= NLMSG_LENGTH(GENL_HDRLEN)) {
+			struct fam_ud f = { 0 };
+			size_t a = NLMSG_LENGTH(GENL_HDRLEN);
+			if (attrs_walk(p + off + a, h.nlmsg_len - a, fam_attr, &f) < 0)
+				return NT_EPARSE;
+			if (f.id > 0) {
+				*id = f.id;
+				return 0;
+			}
+		}
+		size_t step = NLMSG_ALIGN((size_t)h.nlmsg_len);
+		if (step > len - off)
+			break;
+		off += step;
+	}
+	return NT_EPARSE;
+}
+
+/* ---- the dumps ---- */
+
+struct ent_ud {
+	nt_nd_queue q;
+	nt_nd_napi n;
+	unsigned have; /* bits: 1 ifindex, 2 id, 4 type */
+};
+
+static void queue_attr(void *ud, int type, const unsigned char *v, size_t n)
+{
+	struct ent_ud *e = ud;
+	uint32_t x;
+	if (!attr_u32(v, n, &x))
+		return;
+	switch (type) {
+	case NT_NETDEV_A_QUEUE_ID: e->q.id = x; e->have |= 2; break;
+	case NT_NETDEV_A_QUEUE_IFINDEX: e->q.ifindex = x; e->have |= 1; break;
+	case NT_NETDEV_A_QUEUE_TYPE: e->q.type = x; e->have |= 4; break;
+	case NT_NETDEV_A_QUEUE_NAPI_ID: e->q.napi_id = x; break;
+	default: break; /* dmabuf, io-uring, xsk: not ours */
+	}
+}
+
+static void napi_attr(void *ud, int type, const unsigned char *v, size_t n)
+{
+	struct ent_ud *e = ud;
+	uint64_t x;
+	if (!attr_uint(v, n, &x))
+		return;
+	switch (type) {
+	case NT_NETDEV_A_NAPI_IFINDEX:
+		if (x <= UINT32_MAX) {
+			e->n.ifindex = (uint32_t)x;
+			e->have |= 1;
+		}
+		break;
+	case NT_NETDEV_A_NAPI_ID:
+		if (x <= UINT32_MAX) {
+			e->n.id = (uint32_t)x;
+			e->have |= 2;
+		}
+		break;
+	/* The u32s are kept as the kernel sent them; the 64-bit timeouts are
+	 * capped where a signed value would wrap (no kernel sends those). */
+	case NT_NETDEV_A_NAPI_IRQ: e->n.irq = (int64_t)(x & UINT32_MAX); break;
+	case NT_NETDEV_A_NAPI_PID: e->n.pid = (int64_t)(x & UINT32_MAX); break;
+	case NT_NETDEV_A_NAPI_DEFER_HARD_IRQS: e->n.defer_hard_irqs = (int64_t)(x & UINT32_MAX); break;
+	case NT_NETDEV_A_NAPI_GRO_FLUSH_TIMEOUT: e->n.gro_flush_timeout = x > INT64_MAX ? INT64_MAX : (int64_t)x; break;
+	case NT_NETDEV_A_NAPI_IRQ_SUSPEND_TIMEOUT:
+		e->n.irq_suspend_timeout = x > INT64_MAX ? INT64_MAX : (int64_t)x;
+		break;
+	case NT_NETDEV_A_NAPI_THREADED: e->n.threaded = x ? 1 : 0; break;
+	default: break;
+	}
+}
+
+static int push_queue(nt_netdev *nd, const nt_nd_queue *q)
+{
+	if (nd->nqueues == nd->qcap) {
+		size_t cap = nd->qcap ? nd->qcap * 2 : 64;
+		nt_nd_queue *p = realloc(nd->queues, cap * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		nd->queues = p;
+		nd->qcap = cap;
+	}
+	nd->queues[nd->nqueues++] = *q;
+	return 0;
+}
+
+static int push_napi(nt_netdev *nd, const nt_nd_napi *n)
+{
+	if (nd->nnapis == nd->ncap) {
+		size_t cap = nd->ncap ? nd->ncap * 2 : 32;
+		nt_nd_napi *p = realloc(nd->napis, cap * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		nd->napis = p;
+		nd->ncap = cap;
+	}
+	nd->napis[nd->nnapis++] = *n;
+	return 0;
+}
+
+/* One message of the family: CMD and its attributes [A, A + N). */
+static int add_entry(nt_netdev *nd, int cmd, const unsigned char *a, size_t n)
+{
+	struct ent_ud e;
+	memset(&e, 0, sizeof(e));
+	if (cmd == NT_NETDEV_CMD_QUEUE_GET) {
+		e.q.napi_id = -1;
+		if (attrs_walk(a, n, queue_attr, &e) < 0 || e.have != 7 ||
+		    (e.q.type != NT_NETDEV_QUEUE_RX && e.q.type != NT_NETDEV_QUEUE_TX)) {
+			nd->skipped++;
+			return 0;
+		}
+		return push_queue(nd, &e.q);
+	}
+	if (cmd == NT_NETDEV_CMD_NAPI_GET) {
+		e.n.irq = e.n.pid = e.n.defer_hard_irqs = e.n.gro_flush_timeout = e.n.irq_suspend_timeout = -1;
+		e.n.threaded = -1;
+		if (attrs_walk(a, n, napi_attr, &e) < 0 || (e.have & 3) != 3) {
+			nd->skipped++;
+			return 0;
+		}
+		return push_napi(nd, &e.n);
+	}
+	return 0; /* a notification or another command: not ours */
+}
+
+int nt_netdev_parse_dump(nt_netdev *nd, int family, const void *buf, size_t len)
+{
+	const unsigned char *p = buf;
+	size_t off = 0;
+	while (len - off >= NLMSG_HDRLEN) {
+		struct nlmsghdr h;
+		memcpy(&h, p + off, sizeof(h));
+		if (h.nlmsg_len < NLMSG_HDRLEN || h.nlmsg_len > len - off)
+			return NT_EPARSE;
+		if (h.nlmsg_type == NLMSG_DONE) {
+			/* A dump that failed part way says so in its DONE. */
+			if (h.nlmsg_len >= NLMSG_LENGTH(sizeof(int))) {
+				int e = msg_error((const struct nlmsghdr *)(const void *)(p + off));
+				if (e < 0)
+					return e;
+			}
+			return 1;
+		}
+		if (h.nlmsg_type == NLMSG_ERROR) {
+			int e = msg_error((const struct nlmsghdr *)(const void *)(p + off));
+			if (e != 0)
+				return e;
+		} else if (family > 0 && h.nlmsg_type == (unsigned)family) {
+			if (h.nlmsg_len < NLMSG_LENGTH(GENL_HDRLEN)) {
+				nd->skipped++;
+			} else {
+				struct genlmsghdr g;
+				memcpy(&g, p + off + NLMSG_HDRLEN, sizeof(g));
+				size_t a = NLMSG_LENGTH(GENL_HDRLEN);
+				int r = add_entry(nd, g.cmd, p + off + a, h.nlmsg_len - a);
+				if (r < 0)
+					return r;
+			}
+		}
+		size_t step = NLMSG_ALIGN((size_t)h.nlmsg_len);
+		if (step > len - off)
+			break;
+		off += step;
+	}
+	return 0;
+}
+
+/* ---- the live exchange: one socket, three requests ---- */
+
+/* Large enough for the biggest datagram a dump sends (the kernel sizes
+ * them at most 32 KiB for a reader that offers more). */
+#define NT_NL_BUF 65536
+
+static int nl_send(int fd, uint16_t type, uint16_t flags, uint32_t seq, uint8_t cmd, const void *attrs,
+		   size_t alen)
+{
+	unsigned char msg[NLMSG_LENGTH(GENL_HDRLEN) + 64];
+	struct nlmsghdr h = { .nlmsg_len = NLMSG_LENGTH(GENL_HDRLEN) + (uint32_t)alen,
+			      .nlmsg_type = type,
+			      .nlmsg_flags = (uint16_t)(NLM_F_REQUEST | flags),
+			      .nlmsg_seq = seq };
+	struct genlmsghdr g = { .cmd = cmd, .version = 1 };
+	struct sockaddr_nl kernel = { .nl_family = AF_NETLINK };
+	if (alen > 64)
+		return -EINVAL;
+	memset(msg, 0, sizeof(msg));
+	memcpy(msg, &h, sizeof(h));
+	memcpy(msg + NLMSG_HDRLEN, &g, sizeof(g));
+	if (alen)
+		memcpy(msg + NLMSG_LENGTH(GENL_HDRLEN), attrs, alen);
+	if (sendto(fd, msg, h.nlmsg_len, 0, (struct sockaddr *)&kernel, sizeof(kernel)) < 0)
+		return -errno;
+	return 0;
+}
+
+static ssize_t nl_recv(int fd, unsigned char *buf)
+{
+	for (;;) {
+		ssize_t n = recv(fd, buf, NT_NL_BUF, MSG_TRUNC);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return errno == EAGAIN || errno == EWOULDBLOCK ? -ETIMEDOUT : -errno;
+		if (n > NT_NL_BUF)
+			return -EMSGSIZE;
+		return n;
+	}
+}
+
+static int resolve_family(int fd, unsigned char *buf, int *id)
+{
+	/* CTRL_ATTR_FAMILY_NAME "netdev\0", padded to 4 bytes. */
+	unsigned char attr[NLA_HDRLEN + 8];
+	struct nlattr a = { .nla_len = NLA_HDRLEN + sizeof(NT_NETDEV_FAMILY_NAME), .nla_type = CTRL_ATTR_FAMILY_NAME };
+	memset(attr, 0, sizeof(attr));
+	memcpy(attr, &a, sizeof(a));
+	memcpy(attr + NLA_HDRLEN, NT_NETDEV_FAMILY_NAME, sizeof(NT_NETDEV_FAMILY_NAME));
+	int r = nl_send(fd, GENL_ID_CTRL, 0, 1, CTRL_CMD_GETFAMILY, attr, NLA_ALIGN(a.nla_len));
+	if (r < 0)
+		return r;
+	ssize_t n = nl_recv(fd, buf);
+	if (n < 0)
+		return (int)n;
+	return nt_netdev_parse_family(buf, (size_t)n, id);
+}
+
+static int dump(int fd, unsigned char *buf, int family, uint8_t cmd, uint32_t seq, nt_netdev *nd)
+{
+	int r = nl_send(fd, (uint16_t)family, NLM_F_DUMP, seq, cmd, NULL, 0);
+	if (r < 0)
+		return r;
+	for (;;) {
+		ssize_t n = nl_recv(fd, buf);
+		if (n < 0)
+			return (int)n;
+		r = nt_netdev_parse_dump(nd, family, buf, (size_t)n);
+		if (r != 0)
+			return r < 0 ? r : 0;
+	}
+}
+
+static int read_live(nt_netdev *nd)
+{
+	unsigned char *buf = malloc(NT_NL_BUF);
+	int fd = -1, family = 0, r;
+	/* Never let a kernel that does not answer hang a request. */
+	struct timeval tv = { .tv_sec = 5 };
+	if (!buf)
+		return -ENOMEM;
+	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_GENERIC);
+	if (fd < 0) {
+		r = -errno;
+		goto out;
+	}
+	(void)setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	r = resolve_family(fd, buf, &family);
+	if (r < 0)
+		goto out;
+	r = dump(fd, buf, family, NT_NETDEV_CMD_QUEUE_GET, 2, nd);
+	if (r < 0)
+		goto out;
+	r = dump(fd, buf, family, NT_NETDEV_CMD_NAPI_GET, 3, nd);
+out:
+	if (fd >= 0)
+		close(fd);
+	free(buf);
+	return r;
+}
+
+int nt_netdev_read(const nt_ctx *ctx, const char *ifname, int ifindex, nt_netdev *nd)
+{
+	memset(nd, 0, sizeof(*nd));
+	if (!ctx->live)
+		return nt_fixture_netdev_get(ctx, ifname, ifindex, nd);
+	return read_live(nd);
+}
+
+void nt_netdev_dev_read(const nt_ctx *ctx, const char *ifname, nt_nd_dev *out)
+{
+	long v;
+	out->threaded = -1;
+	out->defer_hard_irqs = out->gro_flush_timeout = -1;
+	if (!nt_ifname_valid(ifname))
+		return;
+	/* "threaded" reads 0 or 1 (and 2, "busy-poll", since 6.18: still on). */
+	if (nt_read_long(ctx, &v, "/sys/class/net/%s/threaded", ifname) == 0)
+		out->threaded = v != 0;
+	if (nt_read_long(ctx, &v, "/sys/class/net/%s/napi_defer_hard_irqs", ifname) == 0)
+		out->defer_hard_irqs = v;
+	if (nt_read_long(ctx, &v, "/sys/class/net/%s/gro_flush_timeout", ifname) == 0)
+		out->gro_flush_timeout = v;
+}

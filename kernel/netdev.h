@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The kernel's `netdev` generic-netlink family (Documentation/netlink/
+ * specs/netdev.yaml): which NAPI instance serves each queue, and per NAPI
+ * its IRQ, its thread and its interrupt-mitigation values.
+ *
+ * On a live root one socket resolves the family and makes ONE dump of
+ * `queue-get` and ONE of `napi-get` for the whole host; the answers are
+ * kept in two flat tables the caller looks up by ifindex. On a fixture root
+ * the NIC's document (ROOT/ethtool/IF.json, its "netdev" object) plays the
+ * same answers (kernel/fixture_napi.c).
+ *
+ * What kernels have (the report says which source it used):
+ *   before 6.3   no family at all                       -> -ENOENT
+ *   6.3 .. 6.7   the family without queue-get/napi-get  -> -EOPNOTSUPP
+ *   6.8          queue-get, napi-get with irq and pid
+ *   6.13         defer-hard-irqs, gro-flush-timeout, irq-suspend-timeout
+ *   6.17         threaded per NAPI
+ * An attribute the kernel does not send stays -1 ("the kernel does not
+ * say"). The device-wide sysfs values and the threads found by name are the
+ * fallback (nt_netdev_dev_read, kernel/task.h).
+ *
+ * The message parsers are pure functions over a received buffer, so the
+ * unit test and the fuzz target feed them crafted datagrams. */
+#ifndef NT_NETDEV_H
+#define NT_NETDEV_H
+
+#include "kernel/ctx.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* The numbers of include/uapi/linux/netdev.h (Debian 12's
+ * linux-libc-dev has no such header; these are the kernel's ABI and never
+ * change). Spelled here under our own names so a newer system header does
+ * not clash. */
+#define NT_NETDEV_FAMILY_NAME "netdev"
+#define NT_NETDEV_CMD_QUEUE_GET 10
+#define NT_NETDEV_CMD_NAPI_GET 11
+
+#define NT_NETDEV_A_NAPI_IFINDEX 1
+#define NT_NETDEV_A_NAPI_ID 2
+#define NT_NETDEV_A_NAPI_IRQ 3
+#define NT_NETDEV_A_NAPI_PID 4
+#define NT_NETDEV_A_NAPI_DEFER_HARD_IRQS 5 /* 6.13 */
+#define NT_NETDEV_A_NAPI_GRO_FLUSH_TIMEOUT 6 /* 6.13, uint (4 or 8 bytes) */
+#define NT_NETDEV_A_NAPI_IRQ_SUSPEND_TIMEOUT 7 /* 6.13, uint */
+#define NT_NETDEV_A_NAPI_THREADED 8 /* 6.17, uint: 0 disabled, 1 enabled */
+
+#define NT_NETDEV_A_QUEUE_ID 1
+#define NT_NETDEV_A_QUEUE_IFINDEX 2
+#define NT_NETDEV_A_QUEUE_TYPE 3 /* 0 rx, 1 tx */
+#define NT_NETDEV_A_QUEUE_NAPI_ID 4
+
+#define NT_NETDEV_QUEUE_RX 0
+#define NT_NETDEV_QUEUE_TX 1
+
+typedef struct nt_nd_queue {
+	uint32_t ifindex, id;
+	uint32_t type; /* NT_NETDEV_QUEUE_RX or _TX; others are skipped */
+	int64_t napi_id; /* -1 when the kernel names none (XDP, no NAPI) */
+} nt_nd_queue;
+
+typedef struct nt_nd_napi {
+	uint32_t ifindex, id;
+	/* -1 where the kernel does not say (an older kernel, no IRQ, not
+	 * threaded: the pid is sent only while a thread exists). */
+	int64_t irq, pid, defer_hard_irqs, gro_flush_timeout, irq_suspend_timeout;
+	int threaded; /* -1 unknown (before 6.17), 0, 1 */
+} nt_nd_napi;
+
+/* The answers of one read: both dumps, in the kernel's order. */
+typedef struct nt_netdev {
+	nt_nd_queue *queues;
+	size_t nqueues, qcap;
+	nt_nd_napi *napis;
+	size_t nnapis, ncap;
+	/* Messages of the family that were dropped: attributes running past
+	 * their message, or an entry without the attributes that identify
+	 * it. Counted for the tests; the read goes on. */
+	unsigned skipped;
+} nt_netdev;
+
+void nt_netdev_free(nt_netdev *nd);
+
+/* The family id in a CTRL_CMD_GETFAMILY reply datagram BUF of LEN bytes
+ * (CTRL_ATTR_FAMILY_ID), into *ID. Returns 0, the kernel's -errno from an
+ * NLMSG_ERROR (-ENOENT: no such family), or NT_EPARSE. */
+int nt_netdev_parse_family(const void *buf, size_t len, int *id);
+
+/* One datagram of a `queue-get` or `napi-get` dump of family FAMILY: each
+ * message of that family and of either command adds an entry to ND (by its
+ * command, whichever dump it arrived in); unknown attributes are ignored.
+ * Returns 0 when more datagrams follow, 1 once NLMSG_DONE is seen, the
+ * kernel's -errno from an NLMSG_ERROR or from the NLMSG_DONE of a dump
+ * that failed part way (-EOPNOTSUPP: a kernel without the command),
+ * NT_EPARSE when the framing itself is broken, -ENOMEM. */
+int nt_netdev_parse_dump(nt_netdev *nd, int family, const void *buf, size_t len);
+
+/* Read the answers: on a live root one netlink socket, the family resolved
+ * and the two dumps for the whole host (IFNAME ignored); on a fixture root
+ * the "netdev" object of IFNAME's document, with IFINDEX as its ifindex.
+ * Returns 0, -ENOENT without the family, -EOPNOTSUPP without the commands
+ * (or the fixture without the object), or -errno; ND is the caller's to
+ * free either way. */
+int nt_netdev_read(const nt_ctx *ctx, const char *ifname, int ifindex, nt_netdev *nd);
+
+/* Device-wide NAPI values in sysfs (/sys/class/net/IF/threaded,
+ * napi_defer_hard_irqs, gro_flush_timeout; 5.12 and 5.8+): -1 each where
+ * the file is missing or unreadable. */
+typedef struct nt_nd_dev {
+	int threaded; /* 0, 1 */
+	int64_t defer_hard_irqs, gro_flush_timeout;
+} nt_nd_dev;
+void nt_netdev_dev_read(const nt_ctx *ctx, const char *ifname, nt_nd_dev *out);
+
+#endif

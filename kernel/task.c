@@ -1,0 +1,145 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Kernel threads in /proc: see kernel/task.h. */
+#include "kernel/task.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int nt_task_parse_allowed(const char *status, nt_cpuset *out)
+{
+	static const char key[] = "Cpus_allowed_list:";
+	const char *p = status;
+	char list[4096];
+	nt_cpuset_zero(out);
+	while (p && *p) {
+		if (!strncmp(p, key, sizeof(key) - 1)) {
+			p += sizeof(key) - 1;
+			while (*p == ' ' || *p == '\t')
+				p++;
+			size_t n = strcspn(p, "\n");
+			if (n >= sizeof(list))
+				return NT_EPARSE;
+			memcpy(list, p, n);
+			list[n] = '\0';
+			return nt_cpulist_parse(list, out) < 0 ? NT_EPARSE : 0;
+		}
+		p = strchr(p, '\n');
+		if (p)
+			p++;
+	}
+	return -ENOENT;
+}
+
+int nt_task_parse_last_cpu(const char *stat, int *cpu)
+{
+	const char *p = strrchr(stat, ')');
+	*cpu = -1;
+	if (!p)
+		return NT_EPARSE;
+	p++;
+	/* Field 3 (state) follows the name; field 39 is 36 fields further. */
+	for (int field = 2; field < 39; field++) {
+		while (*p == ' ')
+			p++;
+		if (!*p || *p == '\n')
+			return NT_EPARSE;
+		if (field == 38) {
+			char *end;
+			errno = 0;
+			long v = strtol(p, &end, 10);
+			if (end == p || errno || v < 0 || v >= NT_MAX_CPUS || (*end && *end != ' ' && *end != '\n'))
+				return NT_EPARSE;
+			*cpu = (int)v;
+			return 0;
+		}
+		p += strcspn(p, " \n");
+	}
+	return NT_EPARSE;
+}
+
+int nt_task_napi_id(const char *comm, const char *ifname, long *id)
+{
+	char prefix[32];
+	int n = snprintf(prefix, sizeof(prefix), "napi/%s-", ifname);
+	size_t len = strlen(comm);
+	*id = -1;
+	if (n < 0 || (size_t)n >= sizeof(prefix))
+		return -ENOENT;
+	/* Since 5.17 a kernel thread's comm file shows its whole name; before,
+	 * the 15 bytes of TASK_COMM_LEN: such a name, cut inside the prefix
+	 * or right after it, is the NIC's with its id unknown. */
+	if (len == 15 && len <= (size_t)n)
+		return strncmp(comm, prefix, len) ? -ENOENT : 0;
+	if (len <= (size_t)n || strncmp(comm, prefix, (size_t)n))
+		return -ENOENT;
+	const char *d = comm + n;
+	for (const char *c = d; *c; c++)
+		if (!isdigit((unsigned char)*c))
+			return -ENOENT;
+	errno = 0;
+	long v = strtol(d, NULL, 10);
+	if (errno || v > UINT32_MAX)
+		return -ENOENT;
+	*id = v;
+	return 0;
+}
+
+int nt_task_read(const nt_ctx *ctx, int pid, nt_task *out)
+{
+	char *text = NULL;
+	memset(out, 0, sizeof(*out));
+	out->pid = pid;
+	out->last_cpu = -1;
+	int r = nt_read_all(ctx, &text, "/proc/%d/status", pid);
+	if (r < 0)
+		return r;
+	out->has_allowed = nt_task_parse_allowed(text, &out->allowed) == 0;
+	free(text);
+	text = NULL;
+	r = nt_read_all(ctx, &text, "/proc/%d/stat", pid);
+	if (r >= 0) {
+		(void)nt_task_parse_last_cpu(text, &out->last_cpu);
+		free(text);
+	}
+	return 0;
+}
+
+static int by_pid(const void *a, const void *b)
+{
+	const nt_napi_thread *x = a, *y = b;
+	return (x->pid > y->pid) - (x->pid < y->pid);
+}
+
+int nt_napi_threads_find(const nt_ctx *ctx, const char *ifname, nt_napi_thread *out, int max)
+{
+	char path[PATH_MAX], comm[64];
+	struct dirent *de;
+	int n = 0;
+	int r = nt_path(ctx, path, sizeof(path), "/proc");
+	if (r < 0)
+		return r;
+	DIR *d = opendir(path);
+	if (!d)
+		return -errno;
+	while ((de = readdir(d)) && n < max) {
+		char *end;
+		long pid = strtol(de->d_name, &end, 10);
+		long id;
+		if (*end || pid <= 0 || pid > 0x7fffffff)
+			continue;
+		/* A kernel thread's comm is short; anything that cannot be
+		 * read (a task gone meanwhile) is not one of ours. */
+		if (nt_read_str(ctx, comm, sizeof(comm), "/proc/%ld/comm", pid) < 0)
+			continue;
+		if (nt_task_napi_id(comm, ifname, &id) == 0)
+			out[n++] = (nt_napi_thread){ .pid = (int)pid, .napi_id = id };
+	}
+	closedir(d);
+	qsort(out, (size_t)n, sizeof(*out), by_pid);
+	return n;
+}

@@ -1,0 +1,399 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The `netdev` family's parsers fed crafted netlink datagrams (the family
+ * id reply, queue-get and napi-get dumps: several messages a datagram and
+ * several datagrams a dump, unknown and truncated attributes, entries
+ * without their identifying attributes, an old kernel's NLMSG_ERROR), the
+ * fixture's emulated answers, the /proc task parsers and the NAPI thread
+ * names. */
+#include "kernel/ctx.h"
+#include "kernel/netdev.h"
+#include "kernel/task.h"
+#include "harness.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <linux/genetlink.h>
+#include <linux/netlink.h>
+
+#define FAM 0x22
+
+/* A datagram under construction. */
+typedef struct {
+	unsigned char b[8192];
+	size_t len;
+	size_t msg; /* offset of the open message */
+} dgram;
+
+static void msg_begin(dgram *d, uint16_t type, uint8_t cmd)
+{
+	struct nlmsghdr h = { .nlmsg_type = type, .nlmsg_flags = NLM_F_MULTI, .nlmsg_seq = 2 };
+	struct genlmsghdr g = { .cmd = cmd, .version = 1 };
+	d->msg = d->len;
+	memcpy(d->b + d->len, &h, sizeof(h));
+	memcpy(d->b + d->len + NLMSG_HDRLEN, &g, sizeof(g));
+	d->len += NLMSG_LENGTH(GENL_HDRLEN);
+}
+
+static void attr(dgram *d, uint16_t type, const void *v, uint16_t n)
+{
+	struct nlattr a = { .nla_len = (uint16_t)(NLA_HDRLEN + n), .nla_type = type };
+	memcpy(d->b + d->len, &a, sizeof(a));
+	memcpy(d->b + d->len + NLA_HDRLEN, v, n);
+	d->len += NLA_ALIGN(a.nla_len);
+}
+
+static void u32a(dgram *d, uint16_t type, uint32_t v)
+{
+	attr(d, type, &v, 4);
+}
+
+static void u64a(dgram *d, uint16_t type, uint64_t v)
+{
+	attr(d, type, &v, 8);
+}
+
+static void msg_end(dgram *d)
+{
+	uint32_t len = (uint32_t)(d->len - d->msg);
+	memcpy(d->b + d->msg, &len, 4);
+}
+
+static void done(dgram *d, int err)
+{
+	struct nlmsghdr h = { .nlmsg_len = NLMSG_LENGTH(sizeof(int)), .nlmsg_type = NLMSG_DONE };
+	memcpy(d->b + d->len, &h, sizeof(h));
+	memcpy(d->b + d->len + NLMSG_HDRLEN, &err, sizeof(err));
+	d->len += NLMSG_ALIGN(h.nlmsg_len);
+}
+
+static void error_msg(dgram *d, int err)
+{
+	struct nlmsgerr e = { .error = err };
+	struct nlmsghdr h = { .nlmsg_len = NLMSG_LENGTH(sizeof(e)), .nlmsg_type = NLMSG_ERROR };
+	memcpy(d->b + d->len, &h, sizeof(h));
+	memcpy(d->b + d->len + NLMSG_HDRLEN, &e, sizeof(e));
+	d->len += NLMSG_ALIGN(h.nlmsg_len);
+}
+
+static void queue(dgram *d, uint32_t ifindex, uint32_t id, uint32_t type, int64_t napi)
+{
+	msg_begin(d, FAM, NT_NETDEV_CMD_QUEUE_GET);
+	u32a(d, NT_NETDEV_A_QUEUE_ID, id);
+	u32a(d, NT_NETDEV_A_QUEUE_TYPE, type);
+	if (napi >= 0)
+		u32a(d, NT_NETDEV_A_QUEUE_NAPI_ID, (uint32_t)napi);
+	u32a(d, NT_NETDEV_A_QUEUE_IFINDEX, ifindex);
+	msg_end(d);
+}
+
+static void test_family(void)
+{
+	dgram d = { .len = 0 };
+	int id = -1;
+	msg_begin(&d, GENL_ID_CTRL, CTRL_CMD_NEWFAMILY);
+	attr(&d, CTRL_ATTR_FAMILY_NAME, "netdev", 7);
+	uint16_t fid = 0x1f;
+	attr(&d, CTRL_ATTR_FAMILY_ID, &fid, 2);
+	attr(&d, CTRL_ATTR_VERSION, "\1\0\0\0", 4);
+	msg_end(&d);
+	CHECK_INT(nt_netdev_parse_family(d.b, d.len, &id), 0);
+	CHECK_INT(id, 0x1f);
+
+	/* Linux before 6.3: no family of that name. */
+	d.len = 0;
+	error_msg(&d, -ENOENT);
+	CHECK_INT(nt_netdev_parse_family(d.b, d.len, &id), -ENOENT);
+	/* A reply without the id, and a header that claims more than came. */
+	d.len = 0;
+	msg_begin(&d, GENL_ID_CTRL, CTRL_CMD_NEWFAMILY);
+	attr(&d, CTRL_ATTR_FAMILY_NAME, "netdev", 7);
+	msg_end(&d);
+	CHECK_INT(nt_netdev_parse_family(d.b, d.len, &id), NT_EPARSE);
+	CHECK_INT(nt_netdev_parse_family(d.b, d.len - 4, &id), NT_EPARSE);
+	CHECK_INT(nt_netdev_parse_family(d.b, 3, &id), NT_EPARSE);
+}
+
+static void test_queues(void)
+{
+	nt_netdev nd = { 0 };
+	dgram d = { .len = 0 };
+	/* Two datagrams, several messages each, as a multi-part dump. */
+	queue(&d, 7, 0, NT_NETDEV_QUEUE_RX, 8193);
+	queue(&d, 7, 1, NT_NETDEV_QUEUE_RX, 8194);
+	queue(&d, 7, 0, NT_NETDEV_QUEUE_TX, -1);
+	CHECK_INT(nt_netdev_parse_dump(&nd, FAM, d.b, d.len), 0);
+	d.len = 0;
+	queue(&d, 9, 0, NT_NETDEV_QUEUE_TX, 8300);
+	/* Unknown attributes (a newer kernel's xsk nest, a number far above
+	 * the spec's) are passed over. */
+	msg_begin(&d, FAM, NT_NETDEV_CMD_QUEUE_GET);
+	u32a(&d, NT_NETDEV_A_QUEUE_ID, 1);
+	attr(&d, 7 | NLA_F_NESTED, "", 0);
+	u32a(&d, 900, 5);
+	u32a(&d, NT_NETDEV_A_QUEUE_TYPE, NT_NETDEV_QUEUE_TX);
+	u32a(&d, NT_NETDEV_A_QUEUE_IFINDEX, 9);
+	u32a(&d, NT_NETDEV_A_QUEUE_NAPI_ID, 8301);
+	msg_end(&d);
+	/* Missing identifying attributes: no ifindex, no type; a type that
+	 * is neither rx nor tx. */
+	msg_begin(&d, FAM, NT_NETDEV_CMD_QUEUE_GET);
+	u32a(&d, NT_NETDEV_A_QUEUE_ID, 2);
+	u32a(&d, NT_NETDEV_A_QUEUE_TYPE, NT_NETDEV_QUEUE_RX);
+	msg_end(&d);
+	msg_begin(&d, FAM, NT_NETDEV_CMD_QUEUE_GET);
+	u32a(&d, NT_NETDEV_A_QUEUE_ID, 2);
+	u32a(&d, NT_NETDEV_A_QUEUE_IFINDEX, 9);
+	msg_end(&d);
+	queue(&d, 9, 3, 5, 1);
+	/* An attribute whose length runs past its message. */
+	msg_begin(&d, FAM, NT_NETDEV_CMD_QUEUE_GET);
+	u32a(&d, NT_NETDEV_A_QUEUE_ID, 4);
+	u32a(&d, NT_NETDEV_A_QUEUE_TYPE, NT_NETDEV_QUEUE_RX);
+	u32a(&d, NT_NETDEV_A_QUEUE_IFINDEX, 9);
+	{
+		struct nlattr a = { .nla_len = 200, .nla_type = NT_NETDEV_A_QUEUE_NAPI_ID };
+		memcpy(d.b + d.len, &a, sizeof(a));
+		d.len += 8;
+	}
+	msg_end(&d);
+	/* Another family's message in the stream (a notification). */
+	msg_begin(&d, FAM + 1, NT_NETDEV_CMD_QUEUE_GET);
+	u32a(&d, NT_NETDEV_A_QUEUE_ID, 9);
+	msg_end(&d);
+	done(&d, 0);
+	CHECK_INT(nt_netdev_parse_dump(&nd, FAM, d.b, d.len), 1);
+	CHECK_INT(nd.nqueues, 5);
+	CHECK_INT(nd.skipped, 4);
+	if (nd.nqueues == 5) {
+		CHECK_INT(nd.queues[1].ifindex, 7);
+		CHECK_INT(nd.queues[1].id, 1);
+		CHECK_INT(nd.queues[1].napi_id, 8194);
+		CHECK_INT(nd.queues[2].type, NT_NETDEV_QUEUE_TX);
+		CHECK_INT(nd.queues[2].napi_id, -1);
+		CHECK_INT(nd.queues[4].napi_id, 8301);
+		CHECK_INT(nd.queues[4].ifindex, 9);
+	}
+	nt_netdev_free(&nd);
+
+	/* A header that claims more bytes than the datagram holds. */
+	d.len = 0;
+	queue(&d, 7, 0, NT_NETDEV_QUEUE_RX, 1);
+	CHECK_INT(nt_netdev_parse_dump(&nd, FAM, d.b, d.len - 8), NT_EPARSE);
+	/* A message too short for its generic header is skipped. */
+	d.len = 0;
+	{
+		struct nlmsghdr h = { .nlmsg_len = NLMSG_HDRLEN + 2, .nlmsg_type = FAM };
+		memcpy(d.b, &h, sizeof(h));
+		d.len = NLMSG_ALIGN(h.nlmsg_len);
+	}
+	CHECK_INT(nt_netdev_parse_dump(&nd, FAM, d.b, d.len), 0);
+	CHECK_INT(nd.skipped, 1);
+	nt_netdev_free(&nd);
+}
+
+static void test_napi(void)
+{
+	nt_netdev nd = { 0 };
+	dgram d = { .len = 0 };
+	/* 6.18: every attribute; the timeouts as 8-byte uints. */
+	msg_begin(&d, FAM, NT_NETDEV_CMD_NAPI_GET);
+	u32a(&d, NT_NETDEV_A_NAPI_ID, 8193);
+	u32a(&d, NT_NETDEV_A_NAPI_IFINDEX, 7);
+	u32a(&d, NT_NETDEV_A_NAPI_IRQ, 102);
+	u32a(&d, NT_NETDEV_A_NAPI_PID, 4242);
+	u32a(&d, NT_NETDEV_A_NAPI_DEFER_HARD_IRQS, 10);
+	u64a(&d, NT_NETDEV_A_NAPI_GRO_FLUSH_TIMEOUT, 20000);
+	u64a(&d, NT_NETDEV_A_NAPI_IRQ_SUSPEND_TIMEOUT, 20000000);
+	u32a(&d, NT_NETDEV_A_NAPI_THREADED, 1);
+	msg_end(&d);
+	/* 6.8: id, ifindex, irq; no thread. */
+	msg_begin(&d, FAM, NT_NETDEV_CMD_NAPI_GET);
+	u32a(&d, NT_NETDEV_A_NAPI_ID, 8194);
+	u32a(&d, NT_NETDEV_A_NAPI_IFINDEX, 7);
+	u32a(&d, NT_NETDEV_A_NAPI_IRQ, 103);
+	msg_end(&d);
+	/* A value of a length no uint has is as if not sent. */
+	msg_begin(&d, FAM, NT_NETDEV_CMD_NAPI_GET);
+	u32a(&d, NT_NETDEV_A_NAPI_ID, 8195);
+	u32a(&d, NT_NETDEV_A_NAPI_IFINDEX, 7);
+	attr(&d, NT_NETDEV_A_NAPI_GRO_FLUSH_TIMEOUT, "\1\2", 2);
+	u32a(&d, NT_NETDEV_A_NAPI_THREADED, 0);
+	msg_end(&d);
+	/* Without its id: dropped. */
+	msg_begin(&d, FAM, NT_NETDEV_CMD_NAPI_GET);
+	u32a(&d, NT_NETDEV_A_NAPI_IFINDEX, 7);
+	u32a(&d, NT_NETDEV_A_NAPI_IRQ, 104);
+	msg_end(&d);
+	done(&d, 0);
+	CHECK_INT(nt_netdev_parse_dump(&nd, FAM, d.b, d.len), 1);
+	CHECK_INT(nd.nnapis, 3);
+	CHECK_INT(nd.skipped, 1);
+	if (nd.nnapis == 3) {
+		const nt_nd_napi *a = &nd.napis[0], *b = &nd.napis[1], *c = &nd.napis[2];
+		CHECK_INT(a->irq, 102);
+		CHECK_INT(a->pid, 4242);
+		CHECK_INT(a->defer_hard_irqs, 10);
+		CHECK_INT(a->gro_flush_timeout, 20000);
+		CHECK_INT(a->irq_suspend_timeout, 20000000);
+		CHECK_INT(a->threaded, 1);
+		CHECK_INT(b->irq, 103);
+		CHECK_INT(b->pid, -1);
+		CHECK_INT(b->defer_hard_irqs, -1);
+		CHECK_INT(b->gro_flush_timeout, -1);
+		CHECK_INT(b->threaded, -1);
+		CHECK_INT(c->gro_flush_timeout, -1);
+		CHECK_INT(c->threaded, 0);
+	}
+	nt_netdev_free(&nd);
+
+	/* Linux 6.3..6.7: the family without the command. */
+	d.len = 0;
+	error_msg(&d, -EOPNOTSUPP);
+	CHECK_INT(nt_netdev_parse_dump(&nd, FAM, d.b, d.len), -EOPNOTSUPP);
+	/* A dump that failed part way ends with the error in its DONE. */
+	d.len = 0;
+	done(&d, -EMSGSIZE);
+	CHECK_INT(nt_netdev_parse_dump(&nd, FAM, d.b, d.len), -EMSGSIZE);
+	/* An ACK (error 0) is no error, and an empty datagram asks for more. */
+	d.len = 0;
+	error_msg(&d, 0);
+	CHECK_INT(nt_netdev_parse_dump(&nd, FAM, d.b, d.len), 0);
+	CHECK_INT(nt_netdev_parse_dump(&nd, FAM, d.b, 0), 0);
+	nt_netdev_free(&nd);
+}
+
+static void test_task(void)
+{
+	nt_cpuset s;
+	char list[64];
+	int cpu;
+	long id;
+	CHECK_INT(nt_task_parse_allowed("Name:\tnapi/veth0-8193\nCpus_allowed:\tf\nCpus_allowed_list:\t0-3,8\n"
+					"Mems_allowed:\t1\n", &s), 0);
+	nt_cpulist_format(&s, list, sizeof(list));
+	CHECK_STR(list, "0-3,8");
+	CHECK_INT(nt_task_parse_allowed("Name:\tx\n", &s), -ENOENT);
+	CHECK_INT(nt_task_parse_allowed("Cpus_allowed_list:\tzz\n", &s), NT_EPARSE);
+	/* A name with spaces and a ')' of its own; field 39 is 5. */
+	const char *stat = "4242 (napi/a) b-1) S 2 0 0 0 -1 2129984 0 0 0 0 0 12 0 0 20 0 1 0 388 0 0 "
+			   "18446744073709551615 0 0 0 0 0 0 0 2147483647 0 0 0 0 17 5 0 0 0 0 0 0 0 0 0 0 0 0 0\n";
+	CHECK_INT(nt_task_parse_last_cpu(stat, &cpu), 0);
+	CHECK_INT(cpu, 5);
+	CHECK_INT(nt_task_parse_last_cpu("1 (x) S 2 0", &cpu), NT_EPARSE);
+	CHECK_INT(nt_task_parse_last_cpu("no name", &cpu), NT_EPARSE);
+	CHECK_INT(nt_task_napi_id("napi/veth0-8193", "veth0", &id), 0);
+	CHECK_INT(id, 8193);
+	CHECK_INT(nt_task_napi_id("napi/veth01-8193", "veth0", &id), -ENOENT);
+	CHECK_INT(nt_task_napi_id("napi/veth0-", "veth0", &id), -ENOENT);
+	CHECK_INT(nt_task_napi_id("kworker/0:1", "veth0", &id), -ENOENT);
+	/* Cut at 15 bytes: still the NIC's, the id unknown. */
+	CHECK_INT(nt_task_napi_id("napi/enp65s0f1-", "enp65s0f1", &id), 0);
+	CHECK_INT(id, -1);
+	CHECK_INT(nt_task_napi_id("napi/enp65s0f1-12", "enp65s0f1", &id), 0);
+	CHECK_INT(id, 12);
+	CHECK_INT(nt_task_napi_id("napi/eth0-12x", "eth0", &id), -ENOENT);
+	CHECK_INT(nt_task_napi_id("napi/enp65s0f1n", "enp65s0f1np0", &id), 0);
+	CHECK_INT(nt_task_napi_id("napi/enp65s0f1n", "enp65s0f1", &id), -ENOENT);
+}
+
+/* A fixture root of one NIC: its document plays the family's answers,
+ * its /proc a NAPI thread by name. */
+static void put(const char *root, const char *rel, const char *text)
+{
+	char path[512], cmd[600];
+	snprintf(path, sizeof(path), "%s%s", root, rel);
+	snprintf(cmd, sizeof(cmd), "mkdir -p \"$(dirname '%s')\"", path);
+	if (system(cmd) != 0)
+		return;
+	FILE *f = fopen(path, "w");
+	if (f) {
+		fputs(text, f);
+		fclose(f);
+	}
+}
+
+static void test_fixture(void)
+{
+	char root[] = "/tmp/nt-netdev-XXXXXX";
+	nt_ctx ctx;
+	nt_netdev nd;
+	nt_napi_thread th[8];
+	nt_task task;
+	nt_nd_dev dev;
+	if (!mkdtemp(root))
+		return;
+	put(root, "/ethtool/eth0.json",
+	    "{\"netdev\": {\"queues\": [{\"id\": 0, \"type\": \"rx\", \"napi-id\": 8193},"
+	    " {\"id\": 0, \"type\": \"tx\", \"napi-id\": 8193}, {\"id\": 1, \"type\": \"tx\"}],"
+	    " \"napis\": [{\"id\": 8193, \"irq\": 45, \"pid\": 77, \"defer-hard-irqs\": 2,"
+	    " \"gro-flush-timeout\": 20000, \"threaded\": \"enabled\"}]}}");
+	put(root, "/ethtool/eth1.json", "{\"netdev\": {\"queues\": [{\"id\": 0, \"type\": \"up\"}]}}");
+	put(root, "/ethtool/eth2.json", "{\"features\": {}}");
+	put(root, "/sys/class/net/eth0/threaded", "1\n");
+	put(root, "/sys/class/net/eth0/napi_defer_hard_irqs", "2\n");
+	put(root, "/sys/class/net/eth0/gro_flush_timeout", "20000\n");
+	put(root, "/proc/77/comm", "napi/eth0-8193\n");
+	put(root, "/proc/77/status", "Name:\tnapi/eth0-8193\nCpus_allowed_list:\t0-1\n");
+	{
+		/* Fields 3..38 and then 39, the CPU, as 1. */
+		char st[256] = "77 (napi/eth0-8193) S";
+		for (int f = 4; f <= 38; f++)
+			strcat(st, f == 38 ? " 17" : " 0");
+		strcat(st, " 1 0 0\n");
+		put(root, "/proc/77/stat", st);
+	}
+	put(root, "/proc/78/comm", "napi/eth1-9\n");
+	put(root, "/proc/self", "");
+	CHECK_INT(nt_ctx_init(&ctx, root), 0);
+	CHECK_INT(nt_netdev_read(&ctx, "eth0", 3, &nd), 0);
+	CHECK_INT(nd.nqueues, 3);
+	CHECK_INT(nd.nnapis, 1);
+	if (nd.nqueues == 3 && nd.nnapis == 1) {
+		CHECK_INT(nd.queues[1].ifindex, 3);
+		CHECK_INT(nd.queues[1].type, NT_NETDEV_QUEUE_TX);
+		CHECK_INT(nd.queues[2].napi_id, -1);
+		CHECK_INT(nd.napis[0].irq, 45);
+		CHECK_INT(nd.napis[0].irq_suspend_timeout, -1);
+		CHECK_INT(nd.napis[0].threaded, 1);
+	}
+	nt_netdev_free(&nd);
+	CHECK_INT(nt_netdev_read(&ctx, "eth1", 4, &nd), NT_EPARSE);
+	nt_netdev_free(&nd);
+	CHECK_INT(nt_netdev_read(&ctx, "eth2", 5, &nd), -EOPNOTSUPP);
+	nt_netdev_free(&nd);
+	CHECK_INT(nt_netdev_read(&ctx, "eth9", 6, &nd), -EOPNOTSUPP);
+	nt_netdev_free(&nd);
+	nt_netdev_dev_read(&ctx, "eth0", &dev);
+	CHECK_INT(dev.threaded, 1);
+	CHECK_INT(dev.defer_hard_irqs, 2);
+	CHECK_INT(dev.gro_flush_timeout, 20000);
+	nt_netdev_dev_read(&ctx, "eth2", &dev);
+	CHECK_INT(dev.threaded, -1);
+	CHECK_INT(dev.gro_flush_timeout, -1);
+	CHECK_INT(nt_napi_threads_find(&ctx, "eth0", th, 8), 1);
+	CHECK_INT(th[0].pid, 77);
+	CHECK_INT(th[0].napi_id, 8193);
+	CHECK_INT(nt_task_read(&ctx, 77, &task), 0);
+	CHECK(task.has_allowed && nt_cpuset_count(&task.allowed) == 2);
+	CHECK_INT(task.last_cpu, 1);
+	CHECK_INT(nt_task_read(&ctx, 79, &task), -ENOENT);
+	char cmd[128];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+	CHECK_INT(system(cmd), 0);
+}
+
+int main(void)
+{
+	test_family();
+	test_queues();
+	test_napi();
+	test_task();
+	test_fixture();
+	TEST_MAIN_END();
+}
