@@ -43,6 +43,9 @@ int nt_route_read_host(const nt_request *req, nt_response *resp, nt_topology **t
 	return 0;
 }
 
+/* Targets named in health's "rollback_failed" at most. */
+#define NT_HEALTH_UNMENDED_MAX 32
+
 /* Health answers without reading the whole host: it says the agent is up
  * and which host it looks at, and must stay cheap when /sys is slow. An
  * agent whose database could not be opened is not healthy, whatever else
@@ -92,6 +95,34 @@ static int get_health(const nt_request *req, nt_response *resp)
 		json_object_set(resp->json, "unsettled", unsettled);
 	}
 	json_decref(unsettled);
+	/* A transaction that ended rollback_failed left targets in neither
+	 * their old state nor their new: degraded (200, the agent works) until
+	 * a later transaction writes each of them, with the targets named. */
+	json_t *unmended = NULL;
+	int nun = resp->json && !store_err ?
+			  nt_txn_unmended(nt_agent_engine(nt_server_agent(req->server)), NT_HEALTH_UNMENDED_MAX,
+					  &unmended) : 0;
+	if (nun > 0) {
+		char warn[512];
+		const json_t *u0 = json_array_get(unmended, 0);
+		json_t *warnings = json_object_get(resp->json, "warnings");
+		snprintf(warn, sizeof(warn),
+			 "%d target(s) could not be put back by a rollback (%s %s of transaction %lld%s) "
+			 "and are in neither their old state nor their new: see the transaction's steps; "
+			 "healthy again once a later transaction writes them",
+			 nun, json_string_value(json_object_get(u0, "kind")),
+			 json_string_value(json_object_get(u0, "target")),
+			 (long long)json_integer_value(json_object_get(u0, "transaction")),
+			 nun > 1 ? ", and others" : "");
+		json_object_set_new(resp->json, "status", json_string("degraded"));
+		if (!warnings) {
+			warnings = json_array();
+			json_object_set_new(resp->json, "warnings", warnings);
+		}
+		json_array_append_new(warnings, json_string(warn));
+		json_object_set(resp->json, "rollback_failed", unmended);
+	}
+	json_decref(unmended);
 	if (resp->json && store_err) {
 		resp->status = 503;
 		json_object_set_new(resp->json, "store_error", nt_json_string_safe(store_err));

@@ -175,6 +175,11 @@ const char *nt_txn_store_error(nt_txn_engine *e);
 int nt_txn_unsettled(nt_txn_engine *e, json_t **list);
 /* Try to write them now; returns how many still wait. */
 int nt_txn_settle(nt_txn_engine *e);
+/* Targets that a transaction ending rollback_failed left in neither its
+ * old state nor its new and that nothing has written since
+ * (nt_store_unmended), at most LIMIT, into *LIST (the caller's; NULL when
+ * none or without a store). Returns how many, or NT_ESTORE / -ENOMEM. */
+int nt_txn_unmended(nt_txn_engine *e, int limit, json_t **list);
 
 /* Plans kept by id are kept TTL_S seconds (1..86400; default 600). */
 void nt_txn_engine_set_plan_ttl(nt_txn_engine *e, int ttl_s);

@@ -367,6 +367,7 @@ void nt_txn_engine_close(nt_txn_engine *e)
 	if (e->own_store)
 		nt_store_close(e->store);
 	json_decref(e->unsettled);
+	json_decref(e->unmended);
 	nt_plan_ids_free(e->plans);
 	pthread_cond_destroy(&e->cond);
 	pthread_mutex_destroy(&e->lock);

@@ -78,6 +78,15 @@ struct nt_txn_engine {
 	 * [{"id","status","error","failed_step","deadline_ms","store_error",
 	 *   "steps": [{"idx","result","error","observed"}]}], under lock. */
 	json_t *unsettled;
+	/* What nt_txn_unmended answered (GET /v1/health asks it for every
+	 * probe), asked of the store again only once RECORDS has moved past
+	 * UNMENDED_AT: every status a transaction records bumps RECORDS, so
+	 * health costs one store query per change of the history, not one per
+	 * probe, and never waits on a store busy with a long write. Under
+	 * lock; UNMENDED NULL for none. */
+	unsigned long records, unmended_at;
+	bool unmended_known;
+	json_t *unmended;
 };
 
 #define NT_TXN_SETTLE_RETRY_MS 2000

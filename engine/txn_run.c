@@ -186,6 +186,9 @@ static int unsettled_write(nt_txn_engine *e, const json_t *u)
 				   json_integer_value(json_object_get(u, "deadline_ms")));
 	free(error);
 	free(recs);
+	pthread_mutex_lock(&e->lock);
+	e->records++;
+	pthread_mutex_unlock(&e->lock);
 	return r;
 }
 
@@ -244,6 +247,41 @@ int nt_txn_unsettled(nt_txn_engine *e, json_t **list)
 	return n;
 }
 
+int nt_txn_unmended(nt_txn_engine *e, int limit, json_t **list)
+{
+	*list = NULL;
+	if (!e->store)
+		return 0;
+	pthread_mutex_lock(&e->lock);
+	unsigned long at = e->records;
+	if (e->unmended_known && e->unmended_at == at) {
+		*list = e->unmended ? json_deep_copy(e->unmended) : NULL;
+		int n = (int)json_array_size(e->unmended);
+		pthread_mutex_unlock(&e->lock);
+		return n > 0 && !*list ? -ENOMEM : n;
+	}
+	pthread_mutex_unlock(&e->lock);
+	json_t *got = NULL;
+	int r = nt_store_unmended(e->store, limit, &got);
+	if (r < 0)
+		return r;
+	if (json_array_size(got) == 0) {
+		json_decref(got);
+		got = NULL;
+	}
+	pthread_mutex_lock(&e->lock);
+	/* Kept unless a record came in meanwhile (the next probe asks again). */
+	if (e->records == at) {
+		json_decref(e->unmended);
+		e->unmended = got ? json_deep_copy(got) : NULL;
+		e->unmended_known = !got || e->unmended;
+		e->unmended_at = at;
+	}
+	pthread_mutex_unlock(&e->lock);
+	*list = got;
+	return (int)json_array_size(got);
+}
+
 /* Record transaction ID's status, with the step outcomes ST holds (NULL:
  * none) in the same store write, and tell the log sink. The outcomes are
  * dropped once recorded; when the write fails they are kept, for the
@@ -254,6 +292,9 @@ int nt_txn_record_status(nt_txn_engine *e, int64_t id, stage *st, nt_txn_status 
 	const char *name = nt_txn_status_name(status);
 	int r = nt_store_txn_stage(e->store, id, st ? st->recs : NULL, st ? st->n : 0, name, error,
 				   failed_step, finished, deadline_ms);
+	pthread_mutex_lock(&e->lock);
+	e->records++; /* what health knows of failed rollbacks is to be asked again */
+	pthread_mutex_unlock(&e->lock);
 	if (r == 0 && st) {
 		/* Held outcomes of earlier stages were written with this one. */
 		stage_clear(st);

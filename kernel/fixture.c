@@ -123,8 +123,15 @@ out:
 bool nt_fixture_link_limits(const nt_ctx *ctx, const char *ifname, uint32_t *min_mtu, uint32_t *max_mtu)
 {
 	json_t *root = NULL, *link = NULL;
+	long type;
 	*min_mtu = 68;
 	*max_mtu = 65535;
+	/* Loopback (ARPHRD_LOOPBACK): the kernel's loopback_setup leaves both
+	 * at 0, which dev_validate_mtu reads as no limit: "minmtu 0 maxmtu 0". */
+	if (nt_read_long(ctx, &type, "/sys/class/net/%s/type", ifname) == 0 && type == 772) {
+		*min_mtu = 0;
+		*max_mtu = 0;
+	}
 	if (nt_fx_load(ctx, "link", ifname, &root, &link) < 0)
 		return false;
 	json_t *lo = json_object_get(link, "min_mtu"), *hi = json_object_get(link, "max_mtu");

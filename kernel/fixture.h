@@ -45,8 +45,10 @@ int nt_fixture_features_set(const nt_ctx *ctx, const char *ifname, const char *n
 			    size_t errsize);
 
 /* The MTU range of IFNAME: the "link" section of ROOT/ethtool/IF.json
- * ({"min_mtu": 68, "max_mtu": 9216}), the members it has; Ethernet's
- * 68..65535 (ether_setup) for those it lacks, sysfs showing neither.
+ * ({"min_mtu": 68, "max_mtu": 9216}), the members it has; for those it
+ * lacks, sysfs showing neither, what the kernel gives the device: 0 and 0
+ * for loopback (type 772: no limit), Ethernet's 68..65535 (ether_setup)
+ * for the others. A max_mtu of 0 means no limit, as in the kernel.
  * Returns whether the fixture has the section. */
 bool nt_fixture_link_limits(const nt_ctx *ctx, const char *ifname, uint32_t *min_mtu, uint32_t *max_mtu);
 

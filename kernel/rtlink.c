@@ -138,8 +138,9 @@ int nt_rtlink_set_mtu(const nt_ctx *ctx, const char *ifname, uint32_t mtu, char 
 	int r = nt_rtlink_get(ctx, ifname, &p);
 	if (r < 0)
 		return r;
-	/* The kernel's own words (net/core/dev.c dev_validate_mtu). */
-	if (mtu < p.min_mtu || mtu > p.max_mtu) {
+	/* The kernel's own test and words (net/core/dev.c dev_validate_mtu):
+	 * a max_mtu of 0 is no limit (loopback). */
+	if (!nt_mtu_in_range(&p, mtu)) {
 		if (err && errsize)
 			snprintf(err, errsize, "%s", mtu < p.min_mtu ? "mtu less than device minimum"
 								    : "mtu greater than device maximum");

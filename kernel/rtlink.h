@@ -9,7 +9,8 @@
  * and queue length are the sysfs files /sys/class/net/IF/mtu and
  * tx_queue_len; the MTU range, which sysfs does not show, comes from the
  * "link" section of ROOT/ethtool/IF.json ({"min_mtu": 68, "max_mtu": 9216})
- * or, without one, is the Ethernet default 68..65535 (ether_setup's); the
+ * or, without one, is the Ethernet default 68..65535 (ether_setup's), 0..0
+ * (no limit) for loopback, as the kernel's (kernel/fixture.h); the
  * number of transmit queues is that of sysfs's queues/tx-N. The root qdisc
  * of a fixture is the "qdisc" object of ROOT/ethtool/IF.json, the kernel's
  * default without it (kernel/fixture.h says which), written back by a set
@@ -32,6 +33,15 @@ typedef struct nt_link_params {
 	 * section); otherwise they are Ethernet's. */
 	bool range_known;
 } nt_link_params;
+
+/* Whether the kernel takes MTU for a link with P's range: at least
+ * MIN_MTU, and at most MAX_MTU unless that is 0, which the kernel reads as
+ * no limit (loopback reports "minmtu 0 maxmtu 0"; net/core/dev.c
+ * dev_validate_mtu). */
+static inline bool nt_mtu_in_range(const nt_link_params *p, uint32_t mtu)
+{
+	return mtu >= p->min_mtu && (p->max_mtu == 0 || mtu <= p->max_mtu);
+}
 
 /* IFNAME's parameters. Returns 0, -ENODEV for no such link, or -errno. */
 int nt_rtlink_get(const nt_ctx *ctx, const char *ifname, nt_link_params *out);

@@ -3,7 +3,12 @@
  *
  * Profile section:
  *   "mtu": [{"interface": "enos*", "mtu": 9000}]
- * Within the range the driver allows (IFLA_MIN_MTU..IFLA_MAX_MTU). A bond
+ * Within the range the driver allows (IFLA_MIN_MTU..IFLA_MAX_MTU, a
+ * maximum of 0 meaning no limit, as loopback's "minmtu 0 maxmtu 0"); a
+ * glob leaves out, with a warning, the links whose range does not take the
+ * MTU, where a name is refused. Only a plan checks the range: the rollback
+ * of a step writes back its before-value, which the kernel held, unchecked
+ * (the kernel is the judge of it, not a range read since). A bond
  * is given its own MTU, which the bonding driver passes to its slaves; an
  * entry naming a slave outright is refused unless it asks for the bond's
  * own MTU (which mends a slave that differs), as the bond would set any
@@ -47,6 +52,16 @@ static bool slave_refused(const nt_topology *t, const char *bond, uint32_t mtu)
 	return !b || b->mtu <= 0 || (uint32_t)b->mtu != mtu;
 }
 
+/* "68..9216", or "0..(no limit)" for a maximum of 0. */
+static const char *range_str(const nt_link_params *p, char *buf, size_t size)
+{
+	if (p->max_mtu)
+		snprintf(buf, size, "%u..%u", p->min_mtu, p->max_mtu);
+	else
+		snprintf(buf, size, "%u..(no limit)", p->min_mtu);
+	return buf;
+}
+
 static int mtu_check(const nt_ctx *ctx, nt_ethtool *eh, const nt_topology *t, const char *target,
 		     const nt_value *v, char *why, size_t whysize)
 {
@@ -56,9 +71,10 @@ static int mtu_check(const nt_ctx *ctx, nt_ethtool *eh, const nt_topology *t, co
 		snprintf(why, whysize, "%s: MTU cannot be read: %s", target, nt_strerror(r));
 		return NT_EINVALID;
 	}
-	if (v->f.v[0] < p.min_mtu || v->f.v[0] > p.max_mtu) {
-		snprintf(why, whysize, "MTU %u is outside %s's range %u..%u", v->f.v[0], target, p.min_mtu,
-			 p.max_mtu);
+	if (!nt_mtu_in_range(&p, v->f.v[0])) {
+		char range[40];
+		snprintf(why, whysize, "MTU %u is outside %s's range %s", v->f.v[0], target,
+			 range_str(&p, range, sizeof(range)));
 		return NT_EINVALID;
 	}
 	const char *bond = bond_of(t, nt_lk_nic(t, target));
@@ -111,18 +127,24 @@ static void check_entry(nt_section_check *c, const char *base, const nt_nic *nic
 		}
 		return;
 	}
-	if (nt_rtlink_get(&c->t->ctx, nic->name, &p) < 0)
+	/* A glob's links that cannot take V are left out by the plan, with a
+	 * warning (desire_mtu); a name is refused. */
+	if (glob || nt_rtlink_get(&c->t->ctx, nic->name, &p) < 0)
 		return; /* the plan's check says why */
-	if (v < p.min_mtu || v > p.max_mtu) {
+	if (!nt_mtu_in_range(&p, v)) {
+		char range[40];
 		snprintf(path, sizeof(path), "%s.mtu", base);
-		nt_sc_error(c, path, "MTU %u is outside %s's range %u..%u", v, nic->name, p.min_mtu, p.max_mtu);
+		nt_sc_error(c, path, "MTU %u is outside %s's range %s", v, nic->name,
+			    range_str(&p, range, sizeof(range)));
 	}
 }
 
 static void validate_mtu(nt_section_check *c, const json_t *arr)
 {
 	/* 68: the smallest MTU IPv4 allows (ETH_MIN_MTU); 65535 the largest
-	 * any device takes (ETH_MAX_MTU), loopback aside. */
+	 * any device takes (ETH_MAX_MTU), loopback aside (no limit, 65536 by
+	 * default: a profile asks no more than Ethernet's largest; a rollback
+	 * writes 65536 back, not through a profile). */
 	nt_lk_validate(c, arr, "mtu", "mtu", 68, 65535, check_entry);
 }
 
@@ -146,6 +168,25 @@ static int desire_mtu(nt_section_plan *p, const json_t *arr)
 			if (bond && (nt_iface_is_glob(pattern) || slave_refused(p->t, bond, v.f.v[0]))) {
 				nt_desire_warn(p, "%s: a slave of bond %s takes the bond's MTU; left out", nic->name, bond);
 				continue;
+			}
+			/* A glob asks for the MTU on the links that take it:
+			 * "*" at 9000 is not refused for a link whose driver
+			 * stops at 1500; that link is left out and said so. */
+			nt_link_params lp;
+			if (nt_iface_is_glob(pattern)) {
+				char range[40];
+				int r = nt_rtlink_get(&p->t->ctx, nic->name, &lp);
+				if (r < 0) {
+					nt_desire_warn(p, "%s: its MTU cannot be read (%s); left out of %s", nic->name,
+						       nt_strerror(r), pattern);
+					continue;
+				}
+				if (!nt_mtu_in_range(&lp, v.f.v[0])) {
+					nt_desire_warn(p, "%s: MTU %u is outside its range %s; left out of %s",
+						       nic->name, v.f.v[0], range_str(&lp, range, sizeof(range)),
+						       pattern);
+					continue;
+				}
 			}
 			if (nic->mtu > 0 && (uint32_t)nic->mtu != v.f.v[0])
 				n++;

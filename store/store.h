@@ -143,6 +143,14 @@ int nt_store_idem_find(nt_store *s, const char *prefix, char *key, size_t keysiz
  * "applied") a kind+target that ID changed too; *LATER = 0 when none. */
 int nt_store_later_conflict(nt_store *s, int64_t id, int64_t *later);
 
+/* Targets a failed rollback left in neither state: the steps whose
+ * result is rollback_failed, in transactions that ended rollback_failed,
+ * of a kind and target no later transaction has written since (a later
+ * step applied, rolled back, reverted or restored), newest first, at most
+ * LIMIT: [{"transaction", "kind", "target", "interface"?}] in *OUT (the
+ * caller's). Returns 0, -ENOMEM or NT_ESTORE. */
+int nt_store_unmended(nt_store *s, int limit, json_t **out);
+
 /* For metrics: {"status": count, ...} of every status present in *COUNTS,
  * and in *LAST_APPLY_MS when the newest transaction that took effect
  * (nt_txn_status_took_effect: "applied" or "pending_confirm") finished (or

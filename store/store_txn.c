@@ -494,6 +494,57 @@ out:
 	return r;
 }
 
+/* Rollback_failed steps of rollback_failed transactions, newest first,
+ * whose kind and target no later step wrote with success (applied, or put
+ * back by a rollback, a revert or recovery): transactions of that status
+ * through their index, each step's later ones by a range on txn_id (index
+ * steps_target_txn), so health stays cheap when none failed (the usual
+ * case: one index probe). */
+static int unmended_locked(nt_store *s, int limit, json_t **out)
+{
+	sqlite3_stmt *st = NULL;
+	int r = NT_ESTORE, rc;
+	json_t *arr = json_array();
+
+	*out = NULL;
+	if (!arr)
+		return -ENOMEM;
+	if (prep(s, &st,
+		 "SELECT a.txn_id, a.kind, a.target, a.interface FROM transactions t"
+		 " CROSS JOIN steps a WHERE t.status = ?1 AND a.txn_id = t.id AND a.result = ?1"
+		 " AND NOT EXISTS (SELECT 1 FROM steps b WHERE b.kind = a.kind AND b.target = a.target"
+		 "  AND b.txn_id > a.txn_id AND b.result IN (?2, ?3, ?4, ?5))"
+		 " ORDER BY a.txn_id DESC, a.idx LIMIT ?6") < 0)
+		goto out;
+	bind_text(st, 1, nt_txn_status_name(NT_TXN_ROLLBACK_FAILED));
+	bind_text(st, 2, nt_step_result_name(NT_STEP_APPLIED));
+	bind_text(st, 3, nt_step_result_name(NT_STEP_ROLLED_BACK));
+	bind_text(st, 4, nt_step_result_name(NT_STEP_REVERTED));
+	bind_text(st, 5, nt_step_result_name(NT_STEP_RESTORED));
+	sqlite3_bind_int(st, 6, limit);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *iface = (const char *)sqlite3_column_text(st, 3);
+		json_t *o = json_pack("{s:I, s:s, s:s}", "transaction", (json_int_t)sqlite3_column_int64(st, 0),
+				      "kind", (const char *)sqlite3_column_text(st, 1), "target",
+				      (const char *)sqlite3_column_text(st, 2));
+		if (o && iface && iface[0])
+			json_object_set_new(o, "interface", json_string(iface));
+		if (!o || json_array_append_new(arr, o) < 0) {
+			r = -ENOMEM;
+			goto out;
+		}
+	}
+	if (rc == SQLITE_DONE) {
+		*out = arr;
+		arr = NULL;
+		r = 0;
+	}
+out:
+	sqlite3_finalize(st);
+	json_decref(arr);
+	return r;
+}
+
 /* ---- the public, serialised entry points ---- */
 
 int nt_store_txn_create_rows(nt_store *s, const json_t *txn, const nt_store_step_row *steps, int n,
@@ -604,6 +655,11 @@ int nt_store_txn_list(nt_store *s, const char *status, int limit, int offset, js
 int nt_store_txn_ids(nt_store *s, const char *status, json_t **out)
 {
 	return STORE_LOCKED(s, txn_ids_locked(s, status, out));
+}
+
+int nt_store_unmended(nt_store *s, int limit, json_t **out)
+{
+	return STORE_LOCKED(s, unmended_locked(s, limit, out));
 }
 
 int nt_store_later_conflict(nt_store *s, int64_t id, int64_t *later)
