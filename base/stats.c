@@ -35,7 +35,9 @@ double nt_stats_quantile_sorted(const double *sorted, size_t n, double p)
 	double frac = h - (double)lo;
 	if (lo + 1 >= n)
 		return sorted[n - 1];
-	return sorted[lo] + frac * (sorted[lo + 1] - sorted[lo]);
+	/* Weighted, not lo + frac * (hi - lo): the difference of two finite
+	 * figures of opposite sign can overflow, their mean cannot. */
+	return frac == 0 ? sorted[lo] : sorted[lo] * (1 - frac) + sorted[lo + 1] * frac;
 }
 
 int nt_stats_summary(const double *x, size_t n, nt_summary *out)

@@ -51,11 +51,17 @@ int nt_bench_signal(void);
 /* Run ARGS (ARGS[0] looked up in PATH) in a process group of its own that
  * dies with bench-run, and wait for it. With OUT non-NULL its standard
  * output is read into *OUT (NUL-terminated, *OUTLEN bytes, owned by the
- * caller; at most NT_BENCH_MAX_OUTPUT bytes kept); else it inherits ours.
- * *EXIT_STATUS: its status, 128+N when signal N ended it; *SIGNALLED: which
- * signal (0 none); *DURATION_S: how long. Returns 0, or -1 when it could
+ * caller; at most NT_BENCH_MAX_OUTPUT bytes kept, the rest dropped and
+ * said); else it inherits ours. When COMMAND exits, what is left of its
+ * process group gets SIGTERM, and SIGKILL when it still holds the output
+ * NT_BENCH_GROUP_GRACE_S later; a signal passed on that COMMAND outlives
+ * by NT_BENCH_KILL_GRACE_S is followed by SIGKILL (said). *EXIT_STATUS:
+ * its status, 128+N when signal N ended it; *SIGNALLED: which signal (0
+ * none); *DURATION_S: how long COMMAND ran. Returns 0, or -1 when it could
  * not be started (said). */
 #define NT_BENCH_MAX_OUTPUT (16u << 20)
+#define NT_BENCH_KILL_GRACE_S 5
+#define NT_BENCH_GROUP_GRACE_S 2
 int nt_bench_exec(char **args, char **out, size_t *outlen, int *exit_status, int *signalled, double *duration_s);
 
 /* Whether CTX's process runs in a network namespace other than the

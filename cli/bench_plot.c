@@ -111,8 +111,17 @@ char *nt_bench_svg(const char *title, const char *unit, const nt_plot_arm *a, co
 		lo = 0;
 		hi = 1;
 	}
-	char ulabel[32];
+	char ulabel[48];
 	double f = scale_for(unit, fmax(fabs(hi), fabs(lo)), ulabel, sizeof(ulabel));
+	/* Figures too large for the axis's sums (a pad, a step past 1e308
+	 * overflow): drawn in units of a power of ten, named on the axis. */
+	double m = fmax(fabs(hi), fabs(lo)) / f;
+	if (m >= 1e15) {
+		int e = (int)floor(log10(m));
+		f *= pow(10, e);
+		size_t ul = strlen(ulabel);
+		snprintf(ulabel + ul, sizeof(ulabel) - ul, "%sx 1e%d", ul ? " " : "", e);
+	}
 	lo /= f;
 	hi /= f;
 	/* The axis from 0 when the values are all positive and not far from

@@ -25,8 +25,10 @@
 #include "host/counters.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,6 +87,7 @@ static int one_round(compare *c, int arm, int k)
 	size_t outlen = 0;
 	int rc = NT_BENCH_FAILED, status = 0, sig = 0;
 	double dur = 0;
+	bool counted = false;
 
 	rr = json_pack("{s:i,s:s,s:n,s:n,s:n,s:n,s:n}", "round", k, "arm", arm_name[arm], "value", "exit_status",
 		       "duration_s", "transaction", "rollback");
@@ -129,6 +132,20 @@ static int one_round(compare *c, int arm, int k)
 			sig ? "was ended by signal" : "exited with", sig ? sig : status);
 		goto undo;
 	}
+	/* A NUL byte would end the text for every reader: the figure after
+	 * it would be lost without a word. Read as a space, and said. */
+	const char *nul = memchr(out, '\0', outlen);
+	if (nul) {
+		size_t count = 0;
+		for (size_t i = (size_t)(nul - out); i < outlen; i++)
+			if (!out[i]) {
+				out[i] = ' ';
+				count++;
+			}
+		fprintf(stderr, "nettune: bench-run: round %d: COMMAND's output holds %zu NUL byte%s (the first at byte "
+				"%zu), read as spaces\n",
+			k, count, count == 1 ? "" : "s", (size_t)(nul - out));
+	}
 	nt_metric m;
 	if (nt_metric_read(c->source, c->metric_arg, out, outlen, &m, err, sizeof(err)) < 0) {
 		char *safe = nt_out_escape(err, strlen(err));
@@ -136,7 +153,18 @@ static int one_round(compare *c, int arm, int k)
 		free(safe);
 		goto undo;
 	}
+	/* The comparison is of ratios of figures (rates, times, counts): a
+	 * negative one is no measurement (and would turn "more" into "less"). */
+	if (!(m.value >= 0) || !isfinite(m.value)) {
+		fprintf(stderr, "nettune: bench-run: round %d: the figure read is %g%s%s, which no benchmark measures (a "
+				"figure is a number of 0 or more); the comparison stops\n",
+			k, m.value, *m.unit ? " " : "", m.unit);
+		json_object_set_new(rr, "error", json_pack("{s:s,s:o}", "what", "figure out of range", "value",
+							   isfinite(m.value) ? json_real(m.value) : json_null()));
+		goto undo;
+	}
 	c->values[arm][c->n[arm]++] = m.value;
+	counted = true;
 	snprintf(c->unit, sizeof(c->unit), "%s", m.unit);
 	snprintf(c->reader, sizeof(c->reader), "%s", m.source);
 	json_object_set_new(rr, "value", json_real(m.value));
@@ -147,6 +175,22 @@ undo:
 	if (nt_bench_undo(c->agent, id, rr) < 0) {
 		c->restored = false;
 		rc = NT_BENCH_FAILED;
+	}
+	/* The agent put the host back before COMMAND ended (the confirm
+	 * window was shorter than the round): part of the round ran on the
+	 * profile and part on the host as it was, so its figure is neither
+	 * arm's. Void, and the rounds after it would be too. */
+	if (json_is_true(json_object_get(rr, "reverted_by_agent"))) {
+		if (counted)
+			c->n[arm]--;
+		json_object_set_new(rr, "value", json_null());
+		json_object_set_new(rr, "void", json_true());
+		fprintf(stderr, "nettune: bench-run: round %d is void: the agent reverted the %s before COMMAND ended "
+				"(--confirm-timeout %ld s, the round %.1f s); the comparison stops: give a confirm "
+				"timeout longer than a round\n",
+			k, arm_name[arm], c->ct, dur);
+		if (rc == 0)
+			rc = NT_BENCH_FAILED;
 	}
 out:
 	if (nt_bench_signal())
@@ -173,19 +217,19 @@ static void fmt_value(char *buf, size_t size, double v, const char *unit)
 	snprintf(buf, size, "%.6g%s%s", v, *unit ? " " : "", unit);
 }
 
-static json_t *arm_json(const nt_summary *s, const json_t *profile)
-{
-	return json_pack("{s:O,s:I,s:f,s:f,s:f,s:f,s:f,s:f}", "profile",
-			 profile ? json_object_get(profile, "name") ?: json_string("") : json_null(), "rounds",
-			 (json_int_t)s->n, "median", s->median, "q1", s->q1, "q3", s->q3, "iqr", s->iqr, "min", s->min,
-			 "max", s->max);
-}
-
-/* The table, on stderr (stdout may carry --json). */
 /* A number of JSON, null when not finite (an unbounded end). */
 static json_t *real_or_null(double x)
 {
 	return isfinite(x) ? json_real(x) : json_null();
+}
+
+static json_t *arm_json(const nt_summary *s, const json_t *profile)
+{
+	return json_pack("{s:O,s:I,s:o,s:o,s:o,s:o,s:o,s:o}", "profile",
+			 profile ? json_object_get(profile, "name") ?: json_string("") : json_null(), "rounds",
+			 (json_int_t)s->n, "median", real_or_null(s->median), "q1", real_or_null(s->q1), "q3",
+			 real_or_null(s->q3), "iqr", real_or_null(s->iqr), "min", real_or_null(s->min), "max",
+			 real_or_null(s->max));
 }
 
 /* The effect in the report: the ratio's estimate and interval, and the
@@ -354,6 +398,20 @@ int nt_bench_compare(const cli_opts *o, int nargs, char **args)
 		fprintf(stderr, "nettune: bench-run: one of --metric, --metric-json and --metric-regex, not more\n");
 		return NT_EXIT_USAGE;
 	}
+	/* iperf3's and netperf's figures are rates: higher is better unless
+	 * said otherwise. A figure named by a path or an expression could be
+	 * a rate or a latency; which way is better must be said. */
+	if (o->json && fcntl(STDOUT_FILENO, F_GETFD) < 0) {
+		fprintf(stderr, "nettune: bench-run: --json writes the report to standard output, which is closed; give "
+				"--report FILE\n");
+		return NT_EXIT_USAGE;
+	}
+	if ((o->metric_json || o->metric_regex) && !o->lower_is_better && !o->higher_is_better) {
+		fprintf(stderr, "nettune: bench-run: %s names a figure whose better direction nettune cannot know: add "
+				"--higher-is-better (a rate) or --lower-is-better (a time, a loss)\n",
+			o->metric_json ? "--metric-json" : "--metric-regex");
+		return NT_EXIT_USAGE;
+	}
 	c.source = o->metric_json ? NT_METRIC_JSON : o->metric_regex ? NT_METRIC_REGEX :
 		   o->metric == 1 ? NT_METRIC_IPERF3 : o->metric == 2 ? NT_METRIC_NETPERF : NT_METRIC_AUTO;
 	c.metric_arg = o->metric_json ? o->metric_json : o->metric_regex;
@@ -487,8 +545,14 @@ out:
 	if (c.report && o->report && nt_bench_write_report(c.report, o->report) < 0 && rc == 0)
 		rc = NT_BENCH_FAILED;
 	if (c.report && o->json && (judged || json_array_size(c.rounds))) {
-		json_dumpf(c.report, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
-		fputc('\n', stdout);
+		/* A CI job reads the verdict from here: an output that could
+		 * not be written (stdout closed, a full disk) fails the run. */
+		if (json_dumpf(c.report, stdout, JSON_INDENT(2) | JSON_SORT_KEYS) < 0 || fputc('\n', stdout) == EOF ||
+		    fflush(stdout) == EOF || ferror(stdout)) {
+			fprintf(stderr, "nettune: bench-run: cannot write the --json report to standard output: %s\n",
+				strerror(errno ? errno : EIO));
+			rc = NT_BENCH_FAILED;
+		}
 	}
 	json_decref(c.report);
 	json_decref(c.profile[0]);
