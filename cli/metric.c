@@ -78,14 +78,20 @@ static double bit_factor(const char *u)
 }
 
 /* Set OUT from VALUE in netperf's UNIT: bit rates in bits/s, anything
- * else (Trans/s, KBytes/s) as netperf says it. */
-static void netperf_value(nt_metric *out, double value, const char *unit)
+ * else (Trans/s, KBytes/s) as netperf says it. Returns 0, or -ERANGE
+ * when the rate in bits/s is past the largest double (1.5e308 in
+ * 10^3bits/s would be taken as inf, and an infinite gain then compared),
+ * leaving OUT as it was. */
+static int netperf_value(nt_metric *out, double value, const char *unit)
 {
 	double f = bit_factor(unit);
+	if (f > 0 && !isfinite(value * f))
+		return -ERANGE;
 	if (f > 0)
 		set(out, value * f, "bits/s", "netperf");
 	else
 		set(out, value, unit, "netperf");
+	return 0;
 }
 
 /* Every field of LINE (up to 16) as numbers; how many, or -1 when one is
@@ -176,8 +182,7 @@ static int netperf_csv(const char *text, nt_metric *out)
 		double d = strtod(tv, &e);
 		if (e == tv || *e || !isfinite(d))
 			return -ENOENT;
-		netperf_value(out, d, uv);
-		return 0;
+		return netperf_value(out, d, uv);
 	}
 	return -ENOENT;
 }
@@ -204,8 +209,7 @@ static int netperf_columns(const char *text, nt_metric *out)
 				const char *u = e + strspn(e, " \t");
 				size_t ul = strcspn(u, " \t\r\n");
 				snprintf(unit, sizeof(unit), "%.*s", (int)ul, u);
-				netperf_value(out, d, unit);
-				return 0;
+				return netperf_value(out, d, unit);
 			}
 			q += qlen;
 		}
@@ -216,17 +220,22 @@ static int netperf_columns(const char *text, nt_metric *out)
 int nt_metric_netperf(const char *text, nt_metric *out, char *err, size_t errsize)
 {
 	char buf[64], ubuf[32];
+	int r;
 	/* -k: THROUGHPUT=... and THROUGHPUT_UNITS=... lines. */
 	if (keyval(text, "THROUGHPUT", buf, sizeof(buf))) {
 		char *e;
 		double d = strtod(buf, &e);
 		if (e != buf && isfinite(d)) {
-			netperf_value(out, d, keyval(text, "THROUGHPUT_UNITS", ubuf, sizeof(ubuf)) ?: "");
+			r = netperf_value(out, d, keyval(text, "THROUGHPUT_UNITS", ubuf, sizeof(ubuf)) ?: "");
+			if (r < 0)
+				goto range;
 			return 0;
 		}
 	}
-	if (netperf_csv(text, out) == 0)
+	if ((r = netperf_csv(text, out)) == 0)
 		return 0;
+	if (r == -ERANGE)
+		goto range;
 	/* The classic table (TCP_STREAM, TCP_RR, ...): the header's last
 	 * column names the unit ("10^6bits/sec", "per sec"), and the first row
 	 * of at least five numbers after it ends with the figure. Of TCP_RR's
@@ -239,8 +248,8 @@ int nt_metric_netperf(const char *text, nt_metric *out, char *err, size_t errsiz
 		if (n >= 5) {
 			if (!strcmp(unitbuf, "per sec"))
 				set(out, v[n - 1], "transactions/s", "netperf");
-			else
-				netperf_value(out, v[n - 1], unitbuf);
+			else if (netperf_value(out, v[n - 1], unitbuf) < 0)
+				goto range;
 			return 0;
 		}
 		/* A header line's last word: "10^6bits/sec", or "per sec". */
@@ -257,10 +266,15 @@ int nt_metric_netperf(const char *text, nt_metric *out, char *err, size_t errsiz
 				snprintf(unitbuf, sizeof(unitbuf), "%.*s", (int)(q - w), w);
 		}
 	}
-	if (netperf_columns(text, out) == 0)
+	if ((r = netperf_columns(text, out)) == 0)
 		return 0;
+	if (r == -ERANGE)
+		goto range;
 	snprintf(err, errsize, "no netperf result in the output (a TCP_STREAM or TCP_RR table, "
 			       "or -k THROUGHPUT=, or -o with a Throughput column)");
+	return -ENOENT;
+range:
+	snprintf(err, errsize, "netperf's throughput is out of range: more bits/s than a double holds");
 	return -ENOENT;
 }
 

@@ -67,8 +67,10 @@ int nt_softnet_parse(const char *text, const int *online, int nonline, nt_softne
 		r->dropped = f[SN_DROPPED];
 		r->time_squeeze = f[SN_SQUEEZE];
 		r->received_rps = f[SN_RPS];
+		/* A CPU a set cannot hold (NT_MAX_CPUS and above) refuses the
+		 * text: the rows are looked up by CPU in sets later. */
 		if (nf > SN_CPU) {
-			if (f[SN_CPU] > NT_MAX_CPUS)
+			if (f[SN_CPU] >= NT_MAX_CPUS)
 				return NT_EPARSE;
 			r->cpu = (int)f[SN_CPU];
 			out->cpu_column = true;
@@ -77,6 +79,8 @@ int nt_softnet_parse(const char *text, const int *online, int nonline, nt_softne
 			 * number: offline CPUs leave no row, so the index alone
 			 * would misname every CPU after a hole. */
 			r->cpu = online && out->n < nonline ? online[out->n] : out->n;
+			if (r->cpu < 0 || r->cpu >= NT_MAX_CPUS)
+				return NT_EPARSE;
 		}
 		out->n++;
 		p = eol ? eol + 1 : end;

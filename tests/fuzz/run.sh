@@ -2,16 +2,20 @@
 # SPDX-License-Identifier: Apache-2.0
 # Fuzz the parsers with libFuzzer (clang): cpulists and masks
 # (fuzz_cpuset), /proc/interrupts and /proc/softirqs (fuzz_interrupts),
-# irqbalance's setup reply (fuzz_irqbalance), the netdev family's netlink
-# replies cut into datagrams (fuzz_netdev), and request bodies through
-# the JSON pre-scan, the parser, profile validation and planning
-# (fuzz_profile), and request targets through path splitting and route
-# matching (fuzz_request). Each starts from its seeds: tests/fuzz/seeds/TARGET (kept
-# crash inputs are regression cases, run first every time) plus files from
-# the fixtures. CI runs each for NT_FUZZ_SECONDS (default 20); the long run:
+# /proc/net/softnet_stat (fuzz_softnet), irqbalance's setup reply
+# (fuzz_irqbalance), the netdev family's netlink replies cut into
+# datagrams (fuzz_netdev), request bodies through the JSON pre-scan, the
+# parser, profile validation and planning (fuzz_profile), request targets
+# through path splitting and route matching (fuzz_request), and the
+# figures bench-run reads from a benchmark's output (fuzz_metric). Each
+# starts from its seeds: tests/fuzz/seeds/TARGET (kept crash inputs are
+# regression cases, run first every time) plus files from the repository
+# (fixtures, shipped profiles). CI runs each for NT_FUZZ_SECONDS (default
+# 8, the whole label in about 3 minutes with the build); the long run (a
+# build tree kept between runs keeps its corpus in BUILD/corpus):
 #
-#   NT_FUZZ_SECONDS=3600 NT_FUZZ_BUILD=/tmp/nt-fuzz bash tests/fuzz/run.sh
-#   NT_FUZZ_TARGETS=fuzz_profile NT_FUZZ_SECONDS=600 bash tests/fuzz/run.sh
+#   NT_SRC=$PWD NT_FUZZ_BUILD=/tmp/nt-fuzz NT_FUZZ_SECONDS=600 bash tests/fuzz/run.sh
+#   NT_SRC=$PWD NT_FUZZ_BUILD=/tmp/nt-fuzz NT_FUZZ_TARGETS=fuzz_profile NT_FUZZ_SECONDS=3600 bash tests/fuzz/run.sh
 #
 # A crash leaves its input in NT_FUZZ_BUILD/artifacts; copy it into
 # tests/fuzz/seeds/TARGET/ with the fix, so it is replayed from then on.
@@ -19,8 +23,9 @@ set -euo pipefail
 
 src=${NT_SRC:?NT_SRC: the source tree}
 build=${NT_FUZZ_BUILD:?NT_FUZZ_BUILD: the build tree to use}
-secs=${NT_FUZZ_SECONDS:-20}
-targets=${NT_FUZZ_TARGETS:-fuzz_cpuset fuzz_interrupts fuzz_irqbalance fuzz_netdev fuzz_profile fuzz_request}
+secs=${NT_FUZZ_SECONDS:-8}
+targets=${NT_FUZZ_TARGETS:-fuzz_cpuset fuzz_interrupts fuzz_softnet fuzz_irqbalance fuzz_netdev
+	fuzz_profile fuzz_request fuzz_metric}
 
 command -v clang >/dev/null || { echo "SKIP: clang is not installed"; exit 77; }
 probe=$(mktemp /tmp/nt-fuzz-probe-XXXXXX)
@@ -33,8 +38,10 @@ fi
 rm -f "$probe"
 
 flags="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined -g -O1"
+launcher=()
+command -v ccache >/dev/null && launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache)
 CC=clang cmake -S "$src" -B "$build" -DNETTUNE_FUZZ=ON -DNETTUNE_SANITIZE_INNER=ON \
-	-DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS="$flags" >/dev/null
+	-DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS="$flags" "${launcher[@]}" >/dev/null
 # shellcheck disable=SC2086
 cmake --build "$build" -j"$(nproc)" --target $targets >/dev/null
 
@@ -55,13 +62,27 @@ for t in $targets; do
 		for f in "$fx"/*/proc/interrupts "$fx"/*/proc/softirqs; do
 			[ -f "$f" ] && cp -f "$f" "$c/$(echo "$f" | md5sum | cut -c1-16)"
 		done ;;
-	fuzz_profile) ;;
-	fuzz_irqbalance) ;;
-	fuzz_netdev) ;;
+	fuzz_softnet)
+		# The first byte picks the online CPUs: 2 and 4, one apart.
+		for f in "$fx"/*/proc/net/softnet_stat; do
+			[ -f "$f" ] || continue
+			for b in 002 004; do
+				{ printf "\\$b"; cat "$f"; } >"$c/$b-$(echo "$f" | md5sum | cut -c1-16)"
+			done
+		done ;;
+	fuzz_profile)
+		for f in "$src"/profiles/*.json; do
+			[ -f "$f" ] && cp -f "$f" "$c/$(echo "$f" | md5sum | cut -c1-16)"
+		done ;;
+	*) ;;
 	esac
+	# A target's words (tests/fuzz/TARGET.dict), where the mutations alone
+	# seldom spell what the parser looks for.
+	dict=()
+	[ -f "$src/tests/fuzz/$t.dict" ] && dict=(-dict="$src/tests/fuzz/$t.dict")
 	echo "== $t: $(ls "$c" | wc -l) inputs, ${secs} s"
 	if ! (cd "$build/artifacts" && NT_FUZZ_ROOT=$fx/x460-4node-8nic \
-		"$build/$t" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
+		"$build/$t" "${dict[@]}" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
 		-max_len=65536 -print_final_stats=1 "$c" 2>"$build/$t.log"); then
 		echo "FAIL: $t found a crash or hang; input in $build/artifacts"
 		tail -40 "$build/$t.log"

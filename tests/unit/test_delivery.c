@@ -68,6 +68,21 @@ static void softnet(void)
 	nt_softnet_free(&s);
 	CHECK_INT(nt_softnet_parse("0 0 0 0 0 0 0 0 0 0 0 0 ffffff\n", NULL, 0, &s), NT_EPARSE);
 	nt_softnet_free(&s);
+	/* The last CPU a set holds, and the first it does not (fuzz_softnet
+	 * found 4096 taken: a CPU past every nt_cpuset). */
+	CHECK_INT(nt_softnet_parse("0 0 0 0 0 0 0 0 0 0 0 0 fff\n", NULL, 0, &s), 0);
+	CHECK_INT(s.n, 1);
+	CHECK_INT(s.rows[0].cpu, NT_MAX_CPUS - 1);
+	nt_softnet_free(&s);
+	CHECK_INT(nt_softnet_parse("0 0 0 0 0 0 0 0 0 0 0 0 1000\n", NULL, 0, &s), NT_EPARSE);
+	nt_softnet_free(&s);
+	CHECK_INT(nt_softnet_parse("0 0 0 0 0 0 0 0 0 0 0 0 00001000 0 0\n", NULL, 0, &s), NT_EPARSE);
+	nt_softnet_free(&s);
+	/* No CPU column: an online CPU from /proc/interrupts' columns past
+	 * NT_MAX_CPUS is refused the same way. */
+	int far[] = { 0, NT_MAX_CPUS };
+	CHECK_INT(nt_softnet_parse(sn_419, far, 2, &s), NT_EPARSE);
+	nt_softnet_free(&s);
 	CHECK_INT(nt_softnet_parse("", NULL, 0, &s), 0);
 	CHECK_INT(s.n, 0);
 	nt_softnet_free(&s);
