@@ -14,7 +14,11 @@
 #   NETTUNE_LAB_TIMEOUT (seconds for the whole boot, default 600),
 #   LAB_TESTS (folder of guest tests, default tests/lab/tests),
 #   NETTUNE_LAB_QEMU (the qemu-system-x86_64 to use, default from PATH),
-#   NETTUNE_LAB_OFFLINE=1 (use only the cache; see prepare.sh).
+#   NETTUNE_LAB_OFFLINE=1 (use only the cache; see prepare.sh),
+#   NETTUNE_LAB_KERNEL=debian12|newest (default debian12): Debian 12's own
+#     kernel (prepare.sh, 6.1) or the newest Debian ships, trixie-backports'
+#     (prepare_newest.sh, 7.3 on 2026-12-04). The guest gets its KVER; guest
+#     tests ask the running kernel what it has, not which of the two it is.
 # Optional knobs (the defaults are what the ctest lab/vm runs):
 #   NETTUNE_LAB_ACCEL=tcg|kvm|auto (default tcg: the same everywhere). kvm
 #     skips when qemu cannot start with it, and fails when the guest does
@@ -121,7 +125,12 @@ work=${NETTUNE_LAB_WORK:-$(mktemp -d "${TMPDIR:-/tmp}/nettune-lab.XXXXXX")}
 mkdir -p "$work" || fail "cannot create $work"
 
 t0=$EPOCHREALTIME
-kdir=$(bash "$here/prepare.sh")
+case ${NETTUNE_LAB_KERNEL:-debian12} in
+    debian12) prepare=prepare.sh ;;
+    newest) prepare=prepare_newest.sh ;;
+    *) fail "NETTUNE_LAB_KERNEL=$NETTUNE_LAB_KERNEL: expected debian12 or newest" ;;
+esac
+kdir=$(bash "$here/$prepare")
 rc=$?
 [ $rc = 77 ] && skip "guest kernel unavailable (see prepare: lines above)"
 [ $rc = 0 ] || fail "prepare.sh failed (rc=$rc)"
@@ -272,7 +281,7 @@ to_init=never; init_done=never
 mqdesc=''
 ((mq_n > 0)) && mqdesc=", $mq_n NICs x $mq_q queue pairs"
 [ ${#iommu[@]} -gt 0 ] && mqdesc+=", interrupt remapping"
-echo "lab: timing (accel $accel, $((4 * cpn)) CPUs$mqdesc): prepare $(secs "$t0" "$t1") s, initramfs $(secs "$t1" "$t2") s," \
+echo "lab: timing (kernel $(cat "$kdir/KVER"), accel $accel, $((4 * cpn)) CPUs$mqdesc): prepare $(secs "$t0" "$t1") s, initramfs $(secs "$t1" "$t2") s," \
      "qemu start to /init $to_init, /init to LAB-DONE $init_done, whole boot $(secs "$tboot" "$tend") s"
 
 pass=0 failed=0 skipped=0
