@@ -94,6 +94,27 @@ static int netperf_value(nt_metric *out, double value, const char *unit)
 	return 0;
 }
 
+/* Whether S[0..N) is one finite number and nothing else, into *D. Of any
+ * length: "0.000...0001" with 70 digits is a number, and a copy cut short
+ * would be read as another. */
+static bool number_in(const char *s, size_t n, double *d)
+{
+	char small[128], *buf = n < sizeof(small) ? small : malloc(n + 1);
+	if (!buf || n == 0) {
+		if (buf != small)
+			free(buf);
+		return false;
+	}
+	memcpy(buf, s, n);
+	buf[n] = '\0';
+	char *e;
+	*d = strtod(buf, &e);
+	bool ok = e == buf + n && isfinite(*d);
+	if (buf != small)
+		free(buf);
+	return ok;
+}
+
 /* Every field of LINE (up to 16) as numbers; how many, or -1 when one is
  * not a number. */
 static int numeric_fields(const char *line, size_t len, double *v, int max)
@@ -105,30 +126,26 @@ static int numeric_fields(const char *line, size_t len, double *v, int max)
 			p++;
 		if (p >= end)
 			break;
-		char buf[64];
-		size_t k = 0;
-		while (p < end && !isspace((unsigned char)*p) && k + 1 < sizeof(buf))
-			buf[k++] = *p++;
-		buf[k] = '\0';
-		char *e;
-		double d = strtod(buf, &e);
-		if (*e || e == buf || n >= max || !isfinite(d))
+		const char *w = p;
+		while (p < end && !isspace((unsigned char)*p))
+			p++;
+		double d;
+		if (n >= max || !number_in(w, (size_t)(p - w), &d))
 			return -1;
 		v[n++] = d;
 	}
 	return n;
 }
 
-/* The value of KEY= in netperf's -k output, NULL when absent. The
- * value runs to the end of its line (copied into BUF). */
-static const char *keyval(const char *text, const char *key, char *buf, size_t size)
+/* The value of KEY= in netperf's -k output, NULL when absent: where it
+ * starts in TEXT and, in *LEN, its length to the end of its line. */
+static const char *keyval(const char *text, const char *key, size_t *len)
 {
 	size_t kl = strlen(key);
 	for (const char *p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
 		if (!strncmp(p, key, kl) && p[kl] == '=') {
-			size_t n = strcspn(p + kl + 1, "\r\n");
-			snprintf(buf, size, "%.*s", (int)n, p + kl + 1);
-			return buf;
+			*len = strcspn(p + kl + 1, "\r\n");
+			return p + kl + 1;
 		}
 	}
 	return NULL;
@@ -164,12 +181,16 @@ static int netperf_csv(const char *text, nt_metric *out)
 		}
 		if (tcol < 0)
 			continue;
-		char tv[64] = "", uv[32] = "";
+		const char *tv = NULL;
+		size_t tl = 0;
+		char uv[32] = "";
 		const char *v = next;
 		for (col = 0; v < next + vlen; col++) {
 			size_t k = strcspn(v, ",\r\n");
-			if (col == tcol)
-				snprintf(tv, sizeof(tv), "%.*s", (int)k, v);
+			if (col == tcol) {
+				tv = v;
+				tl = k;
+			}
 			if (col == ucol)
 				snprintf(uv, sizeof(uv), "%.*s", (int)k, v);
 			v += k;
@@ -178,9 +199,8 @@ static int netperf_csv(const char *text, nt_metric *out)
 			else
 				break;
 		}
-		char *e;
-		double d = strtod(tv, &e);
-		if (e == tv || *e || !isfinite(d))
+		double d;
+		if (!tv || !number_in(tv, tl, &d))
 			return -ENOENT;
 		return netperf_value(out, d, uv);
 	}
@@ -219,14 +239,20 @@ static int netperf_columns(const char *text, nt_metric *out)
 
 int nt_metric_netperf(const char *text, nt_metric *out, char *err, size_t errsize)
 {
-	char buf[64], ubuf[32];
+	char ubuf[32] = "";
+	const char *kv;
+	size_t kvl;
+	double d;
 	int r;
 	/* -k: THROUGHPUT=... and THROUGHPUT_UNITS=... lines. */
-	if (keyval(text, "THROUGHPUT", buf, sizeof(buf))) {
-		char *e;
-		double d = strtod(buf, &e);
-		if (e != buf && isfinite(d)) {
-			r = netperf_value(out, d, keyval(text, "THROUGHPUT_UNITS", ubuf, sizeof(ubuf)) ?: "");
+	if ((kv = keyval(text, "THROUGHPUT", &kvl))) {
+		while (kvl && isspace((unsigned char)kv[kvl - 1]))
+			kvl--;
+		if (number_in(kv, kvl, &d)) {
+			const char *u = keyval(text, "THROUGHPUT_UNITS", &kvl);
+			if (u)
+				snprintf(ubuf, sizeof(ubuf), "%.*s", (int)(kvl < sizeof(ubuf) ? kvl : sizeof(ubuf) - 1), u);
+			r = netperf_value(out, d, ubuf);
 			if (r < 0)
 				goto range;
 			return 0;
@@ -382,13 +408,11 @@ int nt_metric_regex(const char *text, const char *re, nt_metric *out, char *err,
 		snprintf(err, errsize, "--metric-regex matched nothing in the output");
 		goto out;
 	}
-	char buf[64];
-	int n = (int)(m[1].rm_eo - m[1].rm_so);
-	snprintf(buf, sizeof(buf), "%.*s", n, text + m[1].rm_so);
-	char *e;
-	double d = strtod(buf, &e);
-	if (e == buf || *e || !isfinite(d) || n >= (int)sizeof(buf)) {
-		snprintf(err, errsize, "--metric-regex's group matched '%s', not a number", buf);
+	size_t n = (size_t)(m[1].rm_eo - m[1].rm_so);
+	double d;
+	if (!number_in(text + m[1].rm_so, n, &d)) {
+		snprintf(err, errsize, "--metric-regex's group matched '%.*s%s', not a number", n > 60 ? 60 : (int)n,
+			 text + m[1].rm_so, n > 60 ? "..." : "");
 		goto out;
 	}
 	set(out, d, "", "regex");

@@ -181,11 +181,39 @@ static void test_regex(void)
 	CHECK_INT(rd(NT_METRIC_REGEX, "(", out, &m), -EINVAL);
 }
 
+/* A number of more than 63 characters is a number in every reader (a copy
+ * into a 64-byte buffer made the regex's "not a number" and cut netperf's
+ * -k value short: 0.000...0001 read as 0). */
+static void test_long_numbers(void)
+{
+	nt_metric m;
+	char num[200], text[600];
+	snprintf(num, sizeof(num), "0.%0*d125", 90, 0); /* 1.25e-91, 94 characters */
+	snprintf(text, sizeof(text), "latency %s us\n", num);
+	CHECK_INT(rd(NT_METRIC_REGEX, "latency ([0-9.]+) us", text, &m), 0);
+	NEAR(m.value / 1.25e-91, 1);
+	snprintf(text, sizeof(text), "THROUGHPUT_UNITS=10^6bits/s\nTHROUGHPUT=%s\n", num);
+	CHECK_INT(rd(NT_METRIC_NETPERF, NULL, text, &m), 0);
+	NEAR(m.value / 1.25e-85, 1);
+	snprintf(text, sizeof(text), "Throughput,Throughput Units\n%s,10^6bits/s\n", num);
+	CHECK_INT(rd(NT_METRIC_NETPERF, NULL, text, &m), 0);
+	NEAR(m.value / 1.25e-85, 1);
+	snprintf(text, sizeof(text), "Recv Send Send Elapsed Throughput\nbytes bytes bytes secs. 10^6bits/sec\n\n"
+				     "131072 16384 16384 1.00 %s\n", num);
+	CHECK_INT(rd(NT_METRIC_NETPERF, NULL, text, &m), 0);
+	NEAR(m.value / 1.25e-85, 1);
+	/* And what follows a number still makes it none. */
+	snprintf(text, sizeof(text), "latency %sx us\n", num);
+	CHECK_INT(rd(NT_METRIC_REGEX, "latency ([0-9.x]+) us", text, &m), -ENOENT);
+	CHECK_MSG(strstr(err, "not a number") != NULL && strstr(err, "...") != NULL, "%s", err);
+}
+
 int main(void)
 {
 	test_iperf3();
 	test_netperf();
 	test_json_path();
 	test_regex();
+	test_long_numbers();
 	TEST_MAIN_END();
 }
