@@ -19,6 +19,7 @@
 #include "api/server.h"
 #include "diagnose/diagnose.h"
 #include "host/jsonw.h"
+#include "host/napi.h"
 #include "host/queues.h"
 #include "host/topology.h"
 #include "settings/setting.h"
@@ -236,7 +237,17 @@ static int get_nic(const nt_request *req, nt_response *resp)
 	 * shared host read that /v1/topology serves (host/queues.h says why). */
 	if (resp->json) {
 		nt_nic_queues q;
-		json_t *qs = nt_nic_queues_read(t, n, &q) == 0 ? nt_nic_queues_json(t, &q) : NULL;
+		bool have_q = nt_nic_queues_read(t, n, &q) == 0;
+		/* NAPI before the queues' JSON: where the netdev family answers,
+		 * it names each queue's NAPI and IRQ (host/napi.h). */
+		if (nt_nic_napi_report(t, n, have_q ? &q : NULL, resp->json) == -ENOMEM) {
+			nt_nic_queues_free(&q);
+			json_decref(resp->json);
+			resp->json = NULL;
+			nt_snapshot_put(snap);
+			return -ENOMEM;
+		}
+		json_t *qs = have_q ? nt_nic_queues_json(t, &q) : NULL;
 		nt_nic_queues_free(&q);
 		json_object_set_new(resp->json, "queues", qs ? qs : json_null());
 		json_t *rss = nt_nic_rss_json(t, n);

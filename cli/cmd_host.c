@@ -9,6 +9,7 @@
 #include "cli/client.h"
 #include "cli/escape.h"
 #include "cli/output.h"
+#include "host/napi.h"
 #include "host/queues.h"
 #include "settings/setting.h"
 #include "host/rates.h"
@@ -481,8 +482,6 @@ static const char *str_or_dash(const json_t *o, const char *key)
 	return s ? (s[0] ? s : "(none)") : "-";
 }
 
-/* One table of queues (DIR "rx" or "tx"): each queue's IRQ, its CPUs and
- * the one serving it, and the two members A and B under their titles. */
 /* The flow rule table: one line a rule, with the IRQ serving its queue. */
 static void flow_rows(const json_t *flows)
 {
@@ -507,20 +506,80 @@ static void flow_rows(const json_t *flows)
 	}
 }
 
-static void queue_rows(const json_t *rows, const char *dir, const char *atitle, const char *a,
-		       const char *btitle, const char *b)
+/* The NAPI entry of NAPIS (the view's "napi" array) with id ID, or NULL. */
+static const json_t *napi_entry(const json_t *napis, const json_t *id)
+{
+	size_t i;
+	json_t *e;
+	if (!json_is_integer(id))
+		return NULL;
+	json_array_foreach(napis, i, e)
+		if (json_integer_value(json_object_get(e, "id")) == json_integer_value(id))
+			return e;
+	return NULL;
+}
+
+/* One table of queues (DIR "rx" or "tx"): each queue's IRQ, its CPUs and
+ * the one serving it, the two members A and B under their titles, and the
+ * queue's NAPI with the CPUs its thread may run on (NAPIS: the view's
+ * "napi" array). */
+static void queue_rows(const json_t *rows, const json_t *napis, const char *dir, const char *atitle,
+		       const char *a, const char *btitle, const char *b)
 {
 	size_t i;
 	json_t *e;
 	char updir[4] = { (char)(dir[0] - 32), (char)(dir[1] - 32), 0 };
-	printf("\n%-6s %6s %-14s %-10s %-14s %s\n", updir, "IRQ", "IRQ CPUS", "SERVED BY", atitle, btitle);
+	printf("\n%-6s %6s %-14s %-10s %-14s %-10s %-8s %s\n", updir, "IRQ", "IRQ CPUS", "SERVED BY", atitle, btitle,
+	       "NAPI", "THREAD CPUS");
 	json_array_foreach(rows, i, e) {
-		char irq[16], cpus[64], eff[64], av[64];
+		char irq[16], cpus[64], eff[64], av[64], bv[64], napi[16];
+		const json_t *ne = napi_entry(napis, json_object_get(e, "napi_id"));
 		snprintf(irq, sizeof(irq), "%s", str_or_dash(e, "irq"));
 		snprintf(cpus, sizeof(cpus), "%s", str_or_dash(e, "irq_cpus"));
 		snprintf(eff, sizeof(eff), "%s", str_or_dash(e, "effective_cpus"));
 		snprintf(av, sizeof(av), "%s", str_or_dash(e, a));
-		printf("%s-%-3zu %6s %-14s %-10s %-14s %s\n", dir, i, irq, cpus, eff, av, str_or_dash(e, b));
+		snprintf(bv, sizeof(bv), "%s", str_or_dash(e, b));
+		snprintf(napi, sizeof(napi), "%s", str_or_dash(e, "napi_id"));
+		/* No thread: the NAPI runs in softirq, on the CPU of its IRQ. */
+		const char *tc = !ne ? "-" : json_is_string(json_object_get(ne, "thread_cpus")) ?
+			str_or_dash(ne, "thread_cpus") : json_is_false(json_object_get(ne, "threaded")) ?
+			"(softirq)" : "-";
+		printf("%s-%-3zu %6s %-14s %-10s %-14s %-10s %-8s %s\n", dir, i, irq, cpus, eff, av, bv, napi, tc);
+	}
+}
+
+/* The NAPI lines: the device's values, where the queue->IRQ map came
+ * from, and each NAPI with its thread. */
+static void napi_rows(const json_t *doc)
+{
+	const json_t *napis = json_object_get(doc, "napi");
+	const char *src = json_string_value(json_object_get(doc, "irq_source"));
+	size_t i;
+	json_t *e;
+	if (!src)
+		return;
+	json_t *th = json_object_get(doc, "threaded");
+	printf("\nNAPI: threaded %s, napi_defer_hard_irqs %s, ", json_is_boolean(th) ? (json_is_true(th) ? "on" : "off") : "-",
+	       str_or_dash(doc, "napi_defer_hard_irqs"));
+	printf("gro_flush_timeout %s ns; queue IRQs from %s\n", str_or_dash(doc, "gro_flush_timeout_ns"),
+	       !strcmp(src, "netlink") ? "the kernel (netdev netlink)" : "IRQ names");
+	if (!json_array_size(napis))
+		return;
+	printf("%-8s %6s %-8s %-8s %-14s %-8s %-6s %-12s %s\n", "NAPI", "IRQ", "THREADED", "PID", "THREAD CPUS", "LAST CPU",
+	       "DEFER", "GRO FLUSH NS", "IRQ SUSPEND NS");
+	json_array_foreach(napis, i, e) {
+		char id[16], irq[16], pid[16], cpus[64], last[16], defer[16], gro[24];
+		json_t *t = json_object_get(e, "threaded");
+		snprintf(id, sizeof(id), "%s", str_or_dash(e, "id"));
+		snprintf(irq, sizeof(irq), "%s", str_or_dash(e, "irq"));
+		snprintf(pid, sizeof(pid), "%s", str_or_dash(e, "pid"));
+		snprintf(cpus, sizeof(cpus), "%s", str_or_dash(e, "thread_cpus"));
+		snprintf(last, sizeof(last), "%s", str_or_dash(e, "last_cpu"));
+		snprintf(defer, sizeof(defer), "%s", str_or_dash(e, "defer_hard_irqs"));
+		snprintf(gro, sizeof(gro), "%s", str_or_dash(e, "gro_flush_timeout_ns"));
+		printf("%-8s %6s %-8s %-8s %-14s %-8s %-6s %-12s %s\n", id, irq,
+		       json_is_boolean(t) ? (json_is_true(t) ? "yes" : "no") : "-", pid, cpus, last, defer, gro,
+		       str_or_dash(e, "irq_suspend_timeout_ns"));
 	}
 }
 
@@ -591,6 +650,11 @@ int nt_cmd_nics(const char *cmd, const cli_opts *o, int nargs, char **args)
 	}
 	json_t *doc = nt_nic_to_json(t, n);
 	int r = nt_nic_queues_read(t, n, &q);
+	/* NAPI first: the netdev family may name each queue's IRQ. */
+	if (doc && nt_nic_napi_report(t, n, r == 0 ? &q : NULL, doc) == -ENOMEM) {
+		json_decref(doc);
+		doc = NULL;
+	}
 	json_t *qs = r == 0 ? nt_nic_queues_json(t, &q) : NULL;
 	nt_nic_queues_free(&q);
 	if (doc) {
@@ -615,8 +679,11 @@ int nt_cmd_nics(const char *cmd, const cli_opts *o, int nargs, char **args)
 		link_line(doc);
 		if (r < 0)
 			printf("queues cannot be read: %s\n", nt_strerror(r));
-		queue_rows(json_object_get(qs, "rx"), "rx", "RPS CPUS", "rps_cpus", "RFS FLOWS", "rps_flow_cnt");
-		queue_rows(json_object_get(qs, "tx"), "tx", "XPS CPUS", "xps_cpus", "XPS RXQS", "xps_rxqs");
+		queue_rows(json_object_get(qs, "rx"), json_object_get(doc, "napi"), "rx", "RPS CPUS", "rps_cpus", "RFS FLOWS",
+			   "rps_flow_cnt");
+		queue_rows(json_object_get(qs, "tx"), json_object_get(doc, "napi"), "tx", "XPS CPUS", "xps_cpus", "XPS RXQS",
+			   "xps_rxqs");
+		napi_rows(doc);
 		json_t *rss = json_object_get(doc, "rss");
 		if (json_is_object(rss)) {
 			char *w = json_dumps(json_object_get(rss, "weights"), JSON_COMPACT);

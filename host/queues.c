@@ -68,6 +68,7 @@ int nt_nic_queues_read(const nt_topology *t, const nt_nic *n, nt_nic_queues *out
 		nt_rxq *x = &out->rx[i];
 		snprintf(q, sizeof(q), "rx-%d", i);
 		x->queue = i;
+		x->napi_id = -1;
 		x->irq = nt_nic_queue_irq(t, n, i, false);
 		x->rps_err = nt_queue_read_mask(&t->ctx, n->name, q, "rps_cpus", &x->rps_cpus, NULL);
 		x->flow_err = nt_queue_read_long(&t->ctx, n->name, q, "rps_flow_cnt", &x->rps_flow_cnt);
@@ -76,6 +77,7 @@ int nt_nic_queues_read(const nt_topology *t, const nt_nic *n, nt_nic_queues *out
 		nt_txq *x = &out->tx[i];
 		snprintf(q, sizeof(q), "tx-%d", i);
 		x->queue = i;
+		x->napi_id = -1;
 		x->irq = nt_nic_queue_irq(t, n, i, true);
 		x->xps_err = nt_queue_read_mask(&t->ctx, n->name, q, "xps_cpus", &x->xps_cpus, NULL);
 		x->rxqs_err = nt_queue_read_mask(&t->ctx, n->name, q, "xps_rxqs", &x->xps_rxqs, NULL);
@@ -110,6 +112,7 @@ json_t *nt_nic_queues_json(const nt_topology *t, const nt_nic_queues *q)
 		if (!e)
 			goto fail;
 		irq_members(t, x->irq, e);
+		json_object_set_new(e, "napi_id", x->napi_id < 0 ? json_null() : json_integer(x->napi_id));
 		json_object_set_new(e, "rps_cpus", set_or_null(x->rps_err, &x->rps_cpus));
 		json_object_set_new(e, "rps_flow_cnt",
 				    x->flow_err < 0 ? json_null() : json_integer(x->rps_flow_cnt));
@@ -121,6 +124,7 @@ json_t *nt_nic_queues_json(const nt_topology *t, const nt_nic_queues *q)
 		if (!e)
 			goto fail;
 		irq_members(t, x->irq, e);
+		json_object_set_new(e, "napi_id", x->napi_id < 0 ? json_null() : json_integer(x->napi_id));
 		json_object_set_new(e, "xps_cpus", set_or_null(x->xps_err, &x->xps_cpus));
 		json_object_set_new(e, "xps_rxqs", set_or_null(x->rxqs_err, &x->xps_rxqs));
 		json_array_append_new(tx, e);

@@ -20,6 +20,7 @@
 typedef struct nt_rxq {
 	int queue;
 	int irq; /* index into topology->irqs, -1 when no IRQ names the queue */
+	long long napi_id; /* the NAPI serving it (host/napi.h), -1 unknown */
 	nt_cpuset rps_cpus;
 	long rps_flow_cnt;
 	int rps_err, flow_err; /* 0, or why the file could not be read */
@@ -28,6 +29,7 @@ typedef struct nt_rxq {
 typedef struct nt_txq {
 	int queue;
 	int irq; /* as for nt_rxq */
+	long long napi_id; /* as for nt_rxq */
 	nt_cpuset xps_cpus, xps_rxqs;
 	int xps_err, rxqs_err;
 } nt_txq;
@@ -52,9 +54,10 @@ void nt_nic_queues_free(nt_nic_queues *q);
  * queue 0 of a NIC with one IRQ that names no queue, that IRQ. */
 int nt_nic_queue_irq(const nt_topology *t, const nt_nic *n, int queue, bool tx);
 
-/* {"rx": [{"queue", "irq", "irq_cpus", "effective_cpus", "rps_cpus",
- * "rps_flow_cnt"}], "tx": [{"queue", "irq", "irq_cpus", "effective_cpus",
- * "xps_cpus", "xps_rxqs"}]}: cpulists (xps_rxqs a list of RX queues), null
+/* {"rx": [{"queue", "irq", "irq_cpus", "effective_cpus", "napi_id",
+ * "rps_cpus", "rps_flow_cnt"}], "tx": [{"queue", "irq", "irq_cpus",
+ * "effective_cpus", "napi_id", "xps_cpus", "xps_rxqs"}]}: cpulists
+ * (xps_rxqs a list of RX queues), null
  * for what could not be read or is not there. New reference, NULL on
  * ENOMEM. */
 json_t *nt_nic_queues_json(const nt_topology *t, const nt_nic_queues *q);

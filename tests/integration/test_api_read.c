@@ -204,6 +204,16 @@ static void test_x460(void)
 			/* Nor a flow rule table. */
 			CHECK(json_is_null(json_object_get(one, "flows")));
 			json_object_del(one, "flows");
+			/* tg3 on a kernel whose netdev family says nothing of it
+			 * (no answers in its document): sysfs, no threads, the
+			 * IRQ names. */
+			CHECK_STR(json_string_value(json_object_get(one, "irq_source")), "irq-names");
+			CHECK(json_is_false(json_object_get(one, "threaded")));
+			CHECK_INT(json_array_size(json_object_get(one, "napi")), 0);
+			const char *napi_keys[] = { "irq_source", "threaded", "napi_defer_hard_irqs",
+						    "gro_flush_timeout_ns", "napi" };
+			for (size_t nk = 0; nk < sizeof(napi_keys) / sizeof(napi_keys[0]); nk++)
+				json_object_del(one, napi_keys[nk]);
 		}
 		CHECK_MSG(one && json_equal(one, nic), "GET %s differs from its /v1/nics entry", path);
 		CHECK_MSG(!json_object_get(nic, "queues"), "/v1/nics lists %s's queues", name);
@@ -268,6 +278,11 @@ static void test_epyc(void)
 	json_t *topo = get_json(&a, "/v1/topology");
 	if (topo) {
 		json_t *nodes = json_object_get(topo, "numa_nodes");
+		/* NAPI is read for the one NIC shown, never for the whole host. */
+		char *text = json_dumps(topo, JSON_COMPACT);
+		CHECK_MSG(text && !strstr(text, "\"napi\"") && !strstr(text, "napi_id") && !strstr(text, "irq_source"),
+			  "the topology reports NAPI");
+		free(text);
 		CHECK_INT(json_array_size(nodes), 2);
 		CHECK_STR(json_string_value(json_object_get(find_int(nodes, "id", 0), "cpus")),
 			  "0-31,64-95");
@@ -300,11 +315,32 @@ static void test_epyc(void)
 		CHECK_INT(json_integer_value(json_object_get(rx1, "queue")), 1);
 		CHECK_INT(json_integer_value(json_object_get(rx1, "irq")), 102);
 		CHECK_STR(json_string_value(json_object_get(rx1, "effective_cpus")), "3");
+		/* The fixture plays the netdev family: the queue's NAPI, the
+		 * IRQ through it, the device-wide values from sysfs. */
+		CHECK_STR(json_string_value(json_object_get(enos0, "irq_source")), "netlink");
+		CHECK_INT(json_integer_value(json_object_get(rx1, "napi_id")), 8194);
+		CHECK(json_is_false(json_object_get(enos0, "threaded")));
+		CHECK_INT(json_array_size(json_object_get(enos0, "napi")), 16);
 		json_decref(enos0);
+	}
+	json_t *enos1 = get_json(&a, "/v1/nics/enos1");
+	if (enos1) {
+		/* Threaded NAPI: each thread's pid, allowed CPUs, last CPU. */
+		json_t *e = json_array_get(json_object_get(enos1, "napi"), 1);
+		CHECK(json_is_true(json_object_get(enos1, "threaded")));
+		CHECK_INT(json_integer_value(json_object_get(e, "id")), 8210);
+		CHECK_INT(json_integer_value(json_object_get(e, "irq")), 122);
+		CHECK_INT(json_integer_value(json_object_get(e, "pid")), 3101);
+		CHECK_STR(json_string_value(json_object_get(e, "thread_cpus")), "0-127");
+		CHECK_INT(json_integer_value(json_object_get(e, "last_cpu")), 5);
+		CHECK(json_is_true(json_object_get(e, "threaded")));
+		json_decref(enos1);
 	}
 	json_t *enos2 = get_json(&a, "/v1/nics/enos2");
 	if (enos2) {
 		CHECK_INT(json_integer_value(json_object_get(enos2, "numa_node")), 1);
+		CHECK_INT(json_integer_value(json_object_get(enos2, "napi_defer_hard_irqs")), 10);
+		CHECK_INT(json_integer_value(json_object_get(enos2, "gro_flush_timeout_ns")), 20000);
 		json_decref(enos2);
 	}
 	json_t *b = get_json(&a, "/v1/nics/bond0");

@@ -4,6 +4,7 @@
  * (a restored file is byte for byte what it was), the kernel's replies
  * played on a fixture root (rps_cpus keeps the housekeeping CPUs only,
  * rps_flow_cnt rounds up to a power of two), and the JSON of one NIC. */
+#include "host/napi.h"
 #include "host/queues.h"
 #include "host/topology.h"
 #include "kernel/ctx.h"
@@ -183,6 +184,104 @@ static void test_x460(void)
 	nt_topology_free(t);
 }
 
+/* NAPI on the EPYC tree, whose documents play the netdev family: each
+ * queue's NAPI and, through it, its IRQ; enos1's threads from its /proc;
+ * enos2's deferral; and x460's tg3 ports without the family (sysfs only,
+ * the IRQ names). One NIC with its answers taken away falls back too. */
+static void test_napi(void)
+{
+	nt_ctx ctx;
+	nt_topology *t = NULL;
+	nt_nic_queues q;
+	char path[160];
+	CHECK_INT(nt_ctx_init(&ctx, root), 0);
+	CHECK_INT(nt_topology_read(&ctx, &t), 0);
+	const nt_nic *n = t ? nt_topology_nic(t, "enos1") : NULL;
+	CHECK(n != NULL);
+	if (n) {
+		json_t *doc = json_object();
+		CHECK_INT(nt_nic_queues_read(t, n, &q), 0);
+		/* The IRQ names would give the same here; take them away from
+		 * queue 3 to see the family's answer win. */
+		q.rx[3].irq = -1;
+		CHECK_INT(nt_nic_napi_report(t, n, &q, doc), 0);
+		CHECK_STR(json_string_value(json_object_get(doc, "irq_source")), "netlink");
+		CHECK_INT(q.rx[3].napi_id, 8212);
+		CHECK_INT(q.tx[3].napi_id, 8212);
+		CHECK(q.rx[3].irq >= 0 && t->irqs[q.rx[3].irq].irq == 124);
+		CHECK(json_is_true(json_object_get(doc, "threaded")));
+		json_t *napi = json_object_get(doc, "napi");
+		CHECK_INT(json_array_size(napi), 16);
+		json_t *e = json_array_get(napi, 1);
+		CHECK_INT(json_integer_value(json_object_get(e, "id")), 8210);
+		CHECK_INT(json_integer_value(json_object_get(e, "irq")), 122);
+		CHECK_INT(json_integer_value(json_object_get(e, "pid")), 3101);
+		CHECK_STR(json_string_value(json_object_get(e, "thread_cpus")), "0-127");
+		CHECK_INT(json_integer_value(json_object_get(e, "last_cpu")), 5);
+		CHECK(json_is_true(json_object_get(e, "threaded")));
+		json_t *qs = nt_nic_queues_json(t, &q);
+		CHECK_INT(json_integer_value(json_object_get(json_array_get(json_object_get(qs, "rx"), 3), "napi_id")),
+			  8212);
+		json_decref(qs);
+		json_decref(doc);
+		nt_nic_queues_free(&q);
+	}
+	n = t ? nt_topology_nic(t, "enos2") : NULL;
+	if (n) {
+		json_t *doc = json_object();
+		CHECK_INT(nt_nic_napi_report(t, n, NULL, doc), 0);
+		CHECK_INT(json_integer_value(json_object_get(doc, "napi_defer_hard_irqs")), 10);
+		CHECK_INT(json_integer_value(json_object_get(doc, "gro_flush_timeout_ns")), 20000);
+		json_t *e = json_array_get(json_object_get(doc, "napi"), 0);
+		CHECK_INT(json_integer_value(json_object_get(e, "gro_flush_timeout_ns")), 20000);
+		CHECK(json_is_false(json_object_get(e, "threaded")));
+		CHECK(json_is_null(json_object_get(e, "pid")));
+		json_decref(doc);
+	}
+	/* enos1 on an older kernel: its document without the answers. The
+	 * threads are still found by name, the IRQs from their names. */
+	snprintf(path, sizeof(path), "python3 -c \"import json;p='%s/ethtool/enos1.json';d=json.load(open(p));"
+		 "del d['netdev'];json.dump(d,open(p,'w'))\"", root);
+	CHECK_INT(system(path), 0);
+	n = t ? nt_topology_nic(t, "enos1") : NULL;
+	if (n) {
+		json_t *doc = json_object();
+		CHECK_INT(nt_nic_queues_read(t, n, &q), 0);
+		CHECK_INT(nt_nic_napi_report(t, n, &q, doc), 0);
+		CHECK_STR(json_string_value(json_object_get(doc, "irq_source")), "irq-names");
+		CHECK_INT(q.rx[3].napi_id, -1);
+		CHECK(q.rx[3].irq >= 0 && t->irqs[q.rx[3].irq].irq == 124);
+		json_t *napi = json_object_get(doc, "napi");
+		CHECK_INT(json_array_size(napi), 16);
+		json_t *e = json_array_get(napi, 1);
+		CHECK_INT(json_integer_value(json_object_get(e, "id")), 8210);
+		CHECK(json_is_null(json_object_get(e, "irq")));
+		CHECK_INT(json_integer_value(json_object_get(e, "pid")), 3101);
+		CHECK_STR(json_string_value(json_object_get(e, "thread_cpus")), "0-127");
+		CHECK(json_is_null(json_object_get(e, "gro_flush_timeout_ns")));
+		json_decref(doc);
+		nt_nic_queues_free(&q);
+	}
+	nt_topology_free(t);
+	t = NULL;
+	snprintf(path, sizeof(path), "%s/x460-4node-8nic", NT_FIXTURES);
+	CHECK_INT(nt_ctx_init(&ctx, path), 0);
+	CHECK_INT(nt_topology_read(&ctx, &t), 0);
+	n = t ? nt_topology_nic(t, "eth2") : NULL;
+	if (n) {
+		json_t *doc = json_object();
+		CHECK_INT(nt_nic_queues_read(t, n, &q), 0);
+		CHECK_INT(nt_nic_napi_report(t, n, &q, doc), 0);
+		CHECK_STR(json_string_value(json_object_get(doc, "irq_source")), "irq-names");
+		CHECK(json_is_false(json_object_get(doc, "threaded")));
+		CHECK_INT(json_array_size(json_object_get(doc, "napi")), 0);
+		CHECK(q.rx[0].irq == n->irqs[0]);
+		json_decref(doc);
+		nt_nic_queues_free(&q);
+	}
+	nt_topology_free(t);
+}
+
 int main(void)
 {
 	char cmd[256];
@@ -193,6 +292,7 @@ int main(void)
 	test_epyc();
 	test_rss();
 	test_x460();
+	test_napi();
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
 	system(cmd);
 	TEST_MAIN_END();
