@@ -364,6 +364,7 @@ async function loadNicPackets(name) {
     .map(([k, f]) => `${k} ${f.on ? "on" : "off"}`).join(", ") : "";
   const rss = d.rss && d.rss.indir_size ? d.rss : null;
   const rx = (d.queues && d.queues.rx) || [];
+  const napis = new Map((d.napi || []).map((n) => [n.id, n]));
   const rows = rx.map((q) => {
     const irqOn = q.effective_cpus || q.irq_cpus || "–";
     const packetsOn = q.rps_cpus ? `${q.rps_cpus} (RPS)` : irqOn;
@@ -372,6 +373,7 @@ async function loadNicPackets(name) {
       h("td", {}, `rx-${q.queue}`),
       h("td", {}, q.irq === null || q.irq === undefined ? "–" : String(q.irq)),
       h("td", {}, irqOn),
+      napiCell(napis.get(q.napi_id), d.name),
       h("td", {}, packetsOn),
       h("td.num", {}, w === null ? "–" : `${Math.round((100 * w) / rss.indir_size)}%`));
   });
@@ -380,9 +382,10 @@ async function loadNicPackets(name) {
   box.replaceChildren(...[
     link ? h("p", {}, link) : null,
     feats ? h("p", { title: "offload features the driver can change" }, `offloads: ${feats}`) : null,
+    napiLine(d),
     rows.length ?
       h("table.grid.queues", {},
-        h("thead", {}, h("tr", {}, ["RX queue", "IRQ", "interrupt on", "packets on", "RSS share"].map((t) => h("th", {}, t)))),
+        h("thead", {}, h("tr", {}, ["RX queue", "IRQ", "interrupt on", "NAPI thread may run on", "packets on", "RSS share"].map((t) => h("th", {}, t)))),
         h("tbody", {}, rows)) :
       h("p.hint", {}, "No per-queue files."),
     rules.length ?
@@ -390,6 +393,32 @@ async function loadNicPackets(name) {
         `loc ${r.location}: ${r.rule}` + (r.irq_cpus ? ` → CPU ${r.irq_cpus}` : "") + (r.by_nettune ? ` (nettune, transaction ${r.by_nettune})` : "")))) :
       null,
   ].filter(Boolean));
+}
+
+// The CPUs a queue's NAPI thread may run on (its Cpus_allowed_list), or
+// "softirq" when its NAPI is not threaded (the work then runs where the
+// interrupt fired), "–" when the kernel does not say.
+function napiCell(n, ifname) {
+  if (!n) return h("td", { title: "the kernel names no NAPI for this queue" }, "–");
+  if (n.thread_cpus) {
+    return h("td.napi-thread", { title: `thread napi/${ifname}-${n.id} (pid ${n.pid})` +
+      (n.last_cpu !== null ? `, last ran on CPU ${n.last_cpu}` : "") }, n.thread_cpus);
+  }
+  if (n.threaded === false) return h("td", { title: `NAPI ${n.id} runs in softirq, where its interrupt fired` }, "softirq");
+  return h("td", {}, "–");
+}
+
+// The device's NAPI values and where the queues' IRQs came from.
+function napiLine(d) {
+  if (!d.irq_source) return null;
+  const parts = [
+    d.threaded === null || d.threaded === undefined ? null : `threaded NAPI ${d.threaded ? "on" : "off"}`,
+    d.napi_defer_hard_irqs === null || d.napi_defer_hard_irqs === undefined ? null : `napi_defer_hard_irqs ${d.napi_defer_hard_irqs}`,
+    d.gro_flush_timeout_ns === null || d.gro_flush_timeout_ns === undefined ? null : `gro_flush_timeout ${d.gro_flush_timeout_ns} ns`,
+    `${(d.napi || []).length} NAPI`,
+    d.irq_source === "netlink" ? "queue IRQs from the kernel (netdev netlink)" : "queue IRQs from IRQ names",
+  ].filter(Boolean).join(" · ");
+  return h("p.napi", {}, parts);
 }
 
 // ---- live interrupt rates ----

@@ -137,8 +137,13 @@ async function checkNicClick(page: Page, topo: any, nicName: string, name: strin
     check(qrows.length === rx.length, `${name}: ${nicName} detail has a line per RX queue (${rx.length}, got ${qrows.length})`);
     const q0 = rx[0], r0 = qrows.find((r: any) => r[0] === q0.queue);
     const irqOn = q0.effective_cpus || q0.irq_cpus || "–";
-    check(!!r0 && r0[3] === irqOn && r0[4] === (q0.rps_cpus ? `${q0.rps_cpus} (RPS)` : irqOn),
+    check(!!r0 && r0[3] === irqOn && r0[5] === (q0.rps_cpus ? `${q0.rps_cpus} (RPS)` : irqOn),
       `${name}: ${nicName} rx-${q0.queue} shows its interrupt on ${irqOn} and its packets' CPUs (got ${r0})`);
+    // Beside the interrupt's CPU, the CPUs its NAPI thread may run on
+    // (softirq when not threaded; the EPYC tree's enos1 runs threaded).
+    const n0 = (detail.napi || []).find((n: any) => n.id === q0.napi_id);
+    const napiOn = !n0 ? "–" : n0.thread_cpus ? n0.thread_cpus : n0.threaded === false ? "softirq" : "–";
+    check(!!r0 && r0[4] === napiOn, `${name}: ${nicName} rx-${q0.queue} shows its NAPI thread's CPUs ${napiOn} (got ${r0})`);
   }
   check(await page.$eval(`#map .nic[data-nic="${nicName}"]`, (e) => e.getAttribute("aria-pressed")) === "true",
     `${name}: ${nicName} shown as selected`);
