@@ -181,6 +181,15 @@ static int engine_problem(nt_response *resp, int r, nt_txn_outcome *o)
 				set_list(resp->json, "moved", o->moved);
 			return 0;
 		}
+		if (o->changed) {
+			/* The same answer for a host that changed under the plan
+			 * (a CPU offline, a NIC gone or with other queues): the
+			 * plan no longer stands, whatever its targets read. */
+			nt_problem(resp, 409, "plan-moved", "Planned host changed", "%s", msg);
+			if (resp->json)
+				set_list(resp->json, "changed", o->changed);
+			return 0;
+		}
 		nt_problem(resp, 409,
 			   o->conflict_id || o->in_flight ? "transaction-in-flight" : "conflict",
 			   "Conflict", "%s", msg);

@@ -267,6 +267,7 @@ static const char *cli_words(char *buf, size_t size, const char *msg)
 		{ "give {\"force\":true} to roll back anyway", "use --force to roll back anyway" },
 		{ "PUT /v1/desired, or apply with \"persist\": true",
 		  "nettune desired set PROFILE.json, or nettune apply --persist" },
+		{ "plan again, or give \"replan\": true", "plan again (nettune plan, then nettune apply --plan ID)" },
 	};
 	snprintf(buf, size, "%s", msg);
 	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++) {
@@ -347,6 +348,31 @@ void nt_out_problem(nt_out *o, long status, const json_t *p, const char *body)
 		fprintf(o->f, "  being prepared: %s%s%s%s%s%s%s\n", op ? op : "a transaction",
 			prof ? " of profile " : "", prof ? prof : "", since ? " since " : "",
 			since ? since : "", who ? " by " : "", who ? who : "");
+	}
+	/* A plan id that no longer stands (409 plan-moved): each fact of the
+	 * host that changed under it, each target that moved. */
+	size_t i;
+	json_t *c;
+	json_array_foreach(json_object_get(p, "changed"), i, c) {
+		const char *fact = jstr(c, "fact"), *iface = jstr(c, "interface");
+		const char *planned = jstr(c, "planned"), *now = jstr(c, "now");
+		char *safe = nt_out_escape(iface ? iface : "", iface ? strlen(iface) : 0);
+		if (fact && !strcmp(fact, "present"))
+			fprintf(o->f, "  %s: gone since the plan\n", safe ? safe : "?");
+		else
+			fprintf(o->f, "  %s%s%s: %s when planned, %s now\n", safe && safe[0] ? safe : "",
+				safe && safe[0] ? " " : "",
+				fact && !strcmp(fact, "cpus_online") ? "online CPUs" : fact ? fact : "?",
+				planned ? planned : "?", now && now[0] ? now : "none");
+		free(safe);
+	}
+	json_array_foreach(json_object_get(p, "moved"), i, c) {
+		const char *kind = jstr(c, "kind"), *target = jstr(c, "target");
+		const char *planned = jstr(c, "planned"), *now = jstr(c, "now");
+		char *safe = nt_out_escape(target ? target : "", target ? strlen(target) : 0);
+		fprintf(o->f, "  %s %s: '%s' when planned, %s%s%s now\n", kind ? kind : "?", safe ? safe : "?",
+			planned ? planned : "?", now ? "'" : "", now ? now : "unreadable", now ? "'" : "");
+		free(safe);
 	}
 	/* A transaction rolled back already: the detail said so, and no advice
 	 * applies (--force changes nothing). */

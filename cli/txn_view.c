@@ -159,7 +159,7 @@ void nt_view_plan(nt_out *o, const json_t *plan, const json_t *nics)
 		char when[64];
 		fprintf(o->f, "plan %s: apply exactly these steps with\n  ", id);
 		nt_out_paint(o, NT_SGR_BOLD, "nettune apply --plan %s", id);
-		fprintf(o->f, "\n(once, until %s; nothing is applied if a target moved since)\n",
+		fprintf(o->f, "\n(once, until %s; nothing is applied if a target moved or the host changed since)\n",
 			nt_out_time(when, sizeof(when), jstr(plan, "expires")));
 	}
 }

@@ -22,6 +22,7 @@ void nt_plan_free(nt_plan *plan)
 	json_decref(plan->warnings);
 	json_decref(plan->reserved);
 	json_decref(plan->taken);
+	json_decref(plan->facts);
 	memset(plan, 0, sizeof(*plan));
 }
 

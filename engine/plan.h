@@ -31,6 +31,10 @@ typedef struct nt_plan {
 	 * steps: [{"kind","target","interface"?,"desired","current",
 	 * "message"}] (owned; NULL when none). */
 	json_t *taken;
+	/* A plan kept by id: the facts it rests on beyond its targets, read
+	 * when it was kept (engine/plan_facts.h), compared at its apply
+	 * (owned; NULL for a plan not kept). */
+	json_t *facts;
 } nt_plan;
 
 /* Validate PROFILE against host T and build its plan. T is the host read

@@ -66,13 +66,18 @@ typedef struct nt_txn_request {
 	int64_t desired_set_ms;
 	/* Apply the plan kept under this id (engine/plan_ids.h) instead of
 	 * planning PROFILE / PROFILE_NAME (both NULL then): exactly its steps,
-	 * with no new read of the host. Each step's target is read first (all
-	 * at once, as a rollback reads them); when one no longer reads as its
-	 * planned before-value nothing is applied and the answer is
-	 * NT_ECONFLICT with out->moved. The id is used up either way. */
+	 * with no new read of the whole host. The facts the plan rested on
+	 * are read again (engine/plan_facts.h: online CPUs, each interface's
+	 * ifindex, queues and IRQs); when one changed nothing is applied and
+	 * the answer is NT_ECONFLICT with out->changed. Then each step's
+	 * target is read (all at once, as a rollback reads them); when one no
+	 * longer reads as its planned before-value nothing is applied and the
+	 * answer is NT_ECONFLICT with out->moved. The id is used up either
+	 * way. */
 	const char *plan_id;
-	/* With PLAN_ID: when targets moved, plan again from the plan's profile
-	 * and apply that instead (its warnings say which moved). */
+	/* With PLAN_ID: when targets moved or the facts changed, plan again
+	 * from the plan's profile and apply that instead (its warnings say
+	 * what moved). */
 	bool replan;
 	/* nt_txn_plan: keep the plan under a new id for an apply (the doc
 	 * gets "id" and "expires"). */
@@ -107,6 +112,10 @@ typedef struct nt_txn_outcome {
 	 * target reads otherwise than planned, [{"kind","target","interface"?,
 	 * "planned","now"|null,"error"?}]. NULL otherwise. */
 	json_t *moved;
+	/* A plan_id apply whose host changed under it (NT_ECONFLICT): the
+	 * facts the plan rested on that differ now (engine/plan_facts.h),
+	 * [{"fact","interface"?,"planned","now"|null}]. NULL otherwise. */
+	json_t *changed;
 	/* A plan_id that cannot be applied is -ENOENT (unknown: never made
 	 * here, or evicted) or -ESTALE, with PLAN_GONE saying why: an
 	 * nt_plan_gone of engine/plan_ids.h (expired, used). */

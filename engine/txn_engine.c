@@ -21,6 +21,7 @@ void nt_txn_outcome_free(nt_txn_outcome *o)
 	json_decref(o->errors);
 	json_decref(o->in_flight);
 	json_decref(o->moved);
+	json_decref(o->changed);
 	memset(o, 0, sizeof(*o));
 }
 

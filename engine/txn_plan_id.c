@@ -1,9 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Plans kept by id (engine/plan_ids.h) on the engine's side: a plan kept
- * for an apply as POST /v1/plan answers it, and an apply of exactly such a
- * plan, once, without a new read of the host: each target is read first
- * (all at once, as a rollback reads them) and compared with the plan's
- * before-value, and if any moved nothing is applied. */
+ * for an apply as POST /v1/plan answers it, with the facts it rests on
+ * (engine/plan_facts.h: the online CPUs, each interface's ifindex, queues
+ * and IRQs), and an apply of exactly such a plan, once, without a new read
+ * of the whole host: the facts are read again and compared, then each
+ * target is read (all at once, as a rollback reads them) and compared with
+ * the plan's before-value, and if a fact changed or a target moved nothing
+ * is applied. */
+#include "engine/plan_facts.h"
 #include "engine/txn_int.h"
 #include "settings/setting.h"
 
@@ -25,6 +29,10 @@ int nt_txn_keep_plan(nt_txn_engine *e, nt_plan *plan, const json_t *profile, con
 	plan->warnings = w;
 	plan->reserved = res;
 	if (!w || !res)
+		return -ENOMEM;
+	/* Read now, a moment after the host read the plan was made from. */
+	json_decref(plan->facts);
+	if (!(plan->facts = nt_plan_facts(&e->ctx, plan)))
 		return -ENOMEM;
 	int r = nt_plan_ids_put(e->plans, plan, (json_t *)profile, profile_name, nt_store_now_ms(), id,
 				&expires);
@@ -142,6 +150,35 @@ int nt_txn_plan_from_id(nt_txn_engine *e, nt_ethtool *eh, const nt_txn_request *
 	if (r < 0)
 		return r;
 	*profile = json_incref(kept->profile);
+	/* The facts first: a plan that placed IRQs on a CPU gone offline, or
+	 * on the queues of a link made again, is no longer the plan reviewed,
+	 * even where every target still reads its before-value. */
+	char said[256];
+	json_t *now = nt_plan_facts(&e->ctx, &kept->plan);
+	json_t *changed = now && kept->plan.facts ? nt_plan_facts_diff(kept->plan.facts, now, said, sizeof(said))
+						 : now ? json_array() : NULL;
+	json_decref(now);
+	if (!changed)
+		return -ENOMEM;
+	int nc = (int)json_array_size(changed);
+	if (nc > 0 && !req->replan) {
+		snprintf(out->message, sizeof(out->message),
+			 "the host changed since plan %s was made: %s%s; nothing was applied: plan again, "
+			 "or give \"replan\": true", req->plan_id, said, nc > 1 ? ", and more" : "");
+		out->changed = changed;
+		return NT_ECONFLICT;
+	}
+	if (nc > 0) {
+		json_decref(changed);
+		if ((r = nt_txn_make_plan(e, eh, *profile, false, plan, out)) < 0)
+			return r;
+		char w[400];
+		snprintf(w, sizeof(w), "planned again: the host changed since plan %s was made (%s%s; "
+			 "\"replan\": true)", req->plan_id, said, nc > 1 ? ", and more" : "");
+		json_array_append_new(plan->warnings, json_string(w));
+		return 0;
+	}
+	json_decref(changed);
 	json_t *moved = NULL;
 	int n = moved_targets(e, eh, &kept->plan, &moved);
 	if (n < 0)

@@ -11,6 +11,7 @@
 #include "integration/nt_agent.h"
 #include "integration/test_txn_util.h"
 #include "tree_files.h"
+#include "base/cpuset.h"
 
 #define X460 NT_FIXTURES "/x460-4node-8nic"
 
@@ -258,6 +259,80 @@ static void test_plan_ids(void)
 	tu_sh("rm -rf '%s'", dir);
 }
 
+/* The facts a plan rested on (issue 43, item 3): a CPU the plan places an
+ * IRQ on taken offline after the plan (its sysfs online file and the
+ * online list, as the kernel changes both), then an apply by id: 409
+ * plan-moved naming the online CPUs, nothing applied, though every target
+ * still reads its before-value. A NIC's queue gone likewise. A plan made
+ * on the host as it is applies. */
+static void test_facts_changed(void)
+{
+	char dir[PATH_MAX], root[PATH_MAX], id[64], rel[128], buf[256];
+	nt_agent a;
+	if (start_on_copy(&a, dir, sizeof(dir), root, sizeof(root), NULL) < 0)
+		return;
+	long long before = history_total(&a);
+
+	json_t *p = plan(&a, id, sizeof(id));
+	/* The first CPU the first step places its IRQ on. */
+	nt_cpuset after, online;
+	CHECK_INT(nt_cpulist_parse(tu_str(json_array_get(json_object_get(p, "steps"), 0), "after"), &after), 0);
+	int cpu = nt_cpuset_next(&after, 0);
+	json_decref(p);
+	CHECK_MSG(cpu > 0, "the first step places its IRQ on no CPU but 0");
+	CHECK_INT(nt_cpulist_parse(tu_read(root, "sys/devices/system/cpu/online", buf, sizeof(buf)), &online), 0);
+	char was[256];
+	snprintf(was, sizeof(was), "%s", buf);
+	nt_cpuset_clear(&online, cpu);
+	CHECK(nt_cpulist_format(&online, buf, sizeof(buf)) > 0);
+	snprintf(rel, sizeof(rel), "sys/devices/system/cpu/cpu%d/online", cpu);
+	tu_put(root, rel, "0");
+	tu_put(root, "sys/devices/system/cpu/online", buf);
+	tu_sh("rm -rf '%1$s/snap' && cp -a '%1$s/root' '%1$s/snap'", dir);
+
+	json_t *doc = apply_id(&a, "/v1/transactions", id, NULL, 409);
+	check_problem(doc, "plan-moved", "nothing was applied");
+	char say[512];
+	snprintf(say, sizeof(say), "the online CPUs were %s and are %s", was, buf);
+	check_problem(doc, "plan-moved", say);
+	json_t *c = json_array_get(json_object_get(doc, "changed"), 0);
+	CHECK_INT(json_integer_value(json_object_get(doc, "changed_total")), 1);
+	CHECK_STR(tu_str(c, "fact"), "cpus_online");
+	CHECK_STR(tu_str(c, "planned"), was);
+	CHECK_STR(tu_str(c, "now"), buf);
+	CHECK(json_object_get(doc, "moved") == NULL);
+	json_decref(doc);
+	CHECK_MSG(unchanged(dir), "a plan whose CPU went offline changed the tree");
+	CHECK_INT(history_total(&a), before);
+
+	/* Planned on the host as it is now: applies. */
+	json_decref(plan(&a, id, sizeof(id)));
+	json_t *t = apply_id(&a, "/v1/transactions", id, NULL, 201);
+	CHECK_STR(tu_str(t, "status"), "applied");
+	json_int_t t1 = json_integer_value(json_object_get(t, "id"));
+	json_decref(t);
+	char url[96];
+	snprintf(url, sizeof(url), "/v1/transactions/%lld/rollback", (long long)t1);
+	json_decref(tu_post(&a, url, "{}", 201));
+	CHECK_MSG(unchanged(dir), "the rollback did not put the tree back");
+
+	/* eth0 loses its TX queue after the plan: 409 naming it. */
+	json_decref(plan(&a, id, sizeof(id)));
+	CHECK_INT(tu_sh("test -d '%s/sys/class/net/eth0/queues/tx-0' && mv '%s/sys/class/net/eth0/queues/tx-0' "
+			"'%s/tx-0.gone'", root, root, dir), 0);
+	tu_sh("rm -rf '%1$s/snap' && cp -a '%1$s/root' '%1$s/snap'", dir);
+	doc = apply_id(&a, "/v1/transactions", id, NULL, 409);
+	check_problem(doc, "plan-moved", "eth0 had");
+	c = json_array_get(json_object_get(doc, "changed"), 0);
+	CHECK_STR(tu_str(c, "fact"), "tx_queues");
+	CHECK_STR(tu_str(c, "interface"), "eth0");
+	json_decref(doc);
+	CHECK_MSG(unchanged(dir), "a plan whose NIC lost a queue changed the tree");
+	CHECK_INT(history_total(&a), before + 2);
+	nt_agent_stop(&a);
+	tu_sh("rm -rf '%s'", dir);
+}
+
 /* --plan-ttl: a plan past it is 410 with the reason, nothing applied. */
 static void test_expired(void)
 {
@@ -285,6 +360,7 @@ int main(void)
 	if (access(NT_BIN, X_OK) != 0)
 		SKIP("%s is not built", NT_BIN);
 	test_plan_ids();
+	test_facts_changed();
 	test_expired();
 	TEST_MAIN_END();
 }
