@@ -139,6 +139,11 @@ int nt_agent_load_profiles(nt_agent *a, const char *dir, json_t *from_files, jso
  * "set"|"unchanged"|"missing"|"invalid"|"error", "errors"?: [{path,
  * message}]}. Returns 0, or -errno when the engine failed. */
 int nt_agent_load_desired(nt_agent *a, const char *file, json_t **report);
+/* The file's bytes TEXT (LEN of them, not NUL-terminated) as a profile:
+ * JSON with no duplicate key, an object. Returns 0 with *PROFILE (the
+ * caller's), or NT_EINVALID with the reason in MSG and *PROFILE NULL.
+ * Nothing is validated against a host. */
+int nt_desired_file_read(const char *text, size_t len, json_t **profile, char *msg, size_t msgsize);
 
 /* Read FILE as the profile called NAME: a JSON object whose "name", if
  * any, is NAME (filled in when missing). Nothing is validated against a

@@ -21,10 +21,28 @@ static json_t *one_error(const char *path, const char *msg)
 	return json_pack("[{s:s,s:s}]", "path", path, "message", msg);
 }
 
+int nt_desired_file_read(const char *text, size_t len, json_t **profile, char *msg, size_t msgsize)
+{
+	json_error_t jerr;
+
+	*profile = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
+	if (!*profile) {
+		snprintf(msg, msgsize, "not valid JSON: line %d, column %d: %s", jerr.line, jerr.column,
+			 jerr.text);
+		return NT_EINVALID;
+	}
+	if (!json_is_object(*profile)) {
+		json_decref(*profile);
+		*profile = NULL;
+		snprintf(msg, msgsize, "a profile is a JSON object");
+		return NT_EINVALID;
+	}
+	return 0;
+}
+
 int nt_agent_load_desired(nt_agent *a, const char *file, json_t **report)
 {
 	nt_txn_engine *e = nt_agent_engine(a);
-	json_error_t jerr;
 	json_t *profile = NULL, *held = NULL, *errors = NULL;
 	nt_txn_outcome out = { 0 };
 	const char *result;
@@ -48,16 +66,8 @@ int nt_agent_load_desired(nt_agent *a, const char *file, json_t **report)
 		result = "invalid";
 		goto done;
 	}
-	profile = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
-	if (!profile) {
-		snprintf(msg, sizeof(msg), "not valid JSON: line %d, column %d: %s", jerr.line, jerr.column,
-			 jerr.text);
+	if (nt_desired_file_read(text, len, &profile, msg, sizeof(msg)) < 0) {
 		errors = one_error("$", msg);
-		result = "invalid";
-		goto done;
-	}
-	if (!json_is_object(profile)) {
-		errors = one_error("$", "a profile is a JSON object");
 		result = "invalid";
 		goto done;
 	}

@@ -130,11 +130,8 @@ static int parse_line(char *line, nt_token *t, char *why, size_t whysize)
 
 int nt_auth_load(const char *path, nt_auth **out, char *err, size_t errsize)
 {
-	nt_auth *a = NULL;
 	FILE *f = NULL;
-	char *line = NULL;
-	size_t cap = 0;
-	int lineno = 0, fd = -1, r;
+	int fd = -1, r;
 	struct stat st;
 
 	*out = NULL;
@@ -144,9 +141,8 @@ int nt_auth_load(const char *path, nt_auth **out, char *err, size_t errsize)
 	char opened[PATH_MAX + 128];
 	fd = nt_regfile_open(path, &st, opened, sizeof(opened));
 	if (fd < 0) {
-		r = fd;
 		snprintf(err, errsize, "token file %s", opened);
-		goto fail;
+		return fd;
 	}
 	/* Checked on the open descriptor, so the file read is the file checked. */
 	if (st.st_mode & (S_IRWXG | S_IRWXO)) {
@@ -174,6 +170,23 @@ int nt_auth_load(const char *path, nt_auth **out, char *err, size_t errsize)
 		goto fail;
 	}
 	fd = -1;
+	r = nt_auth_read(f, path, out, err, errsize);
+fail:
+	if (f)
+		fclose(f);
+	if (fd >= 0)
+		close(fd);
+	return r;
+}
+
+int nt_auth_read(FILE *f, const char *path, nt_auth **out, char *err, size_t errsize)
+{
+	nt_auth *a = NULL;
+	char *line = NULL;
+	size_t cap = 0;
+	int lineno = 0, r;
+
+	*out = NULL;
 	a = calloc(1, sizeof(*a));
 	if (!a) {
 		r = -ENOMEM;
@@ -251,7 +264,6 @@ int nt_auth_load(const char *path, nt_auth **out, char *err, size_t errsize)
 	if (line)
 		explicit_bzero(line, cap);
 	free(line);
-	fclose(f);
 	*out = a;
 	return 0;
 
@@ -259,10 +271,6 @@ fail:
 	if (line)
 		explicit_bzero(line, cap);
 	free(line);
-	if (f)
-		fclose(f);
-	if (fd >= 0)
-		close(fd);
 	nt_auth_free(a);
 	return r;
 }

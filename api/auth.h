@@ -23,6 +23,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 typedef enum nt_scope {
 	NT_SCOPE_NONE = 0,
@@ -41,6 +42,9 @@ typedef struct nt_auth nt_auth;
  * owned by the caller (nt_auth_free). A file with no token is an error:
  * the operator asked for authentication and would get none. */
 int nt_auth_load(const char *path, nt_auth **out, char *err, size_t errsize);
+/* The same from the open stream F (read to its end, not closed), PATH
+ * naming it in messages; no check of the file's mode or owner. */
+int nt_auth_read(FILE *f, const char *path, nt_auth **out, char *err, size_t errsize);
 void nt_auth_free(nt_auth *a);
 int nt_auth_count(const nt_auth *a);
 

@@ -98,6 +98,8 @@ const char *nt_query(const nt_request *req, const char *name);
 /* Integer query parameter NAME in [LO, HI]; DEF when absent. Returns 0,
  * or NT_EINVALID when present but not a plain decimal in range. */
 int nt_query_int(const nt_request *req, const char *name, int lo, int hi, int def, int *out);
+/* The same for the value S as MHD hands it over (NULL: absent, DEF). */
+int nt_query_parse_int(const char *s, int lo, int hi, int def, int *out);
 /* Read the host for one request (one nt_topology_read). On failure RESP
  * holds a 500 problem and *T stays NULL; returns 0 or -errno. */
 struct nt_topology;

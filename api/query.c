@@ -5,7 +5,11 @@
 
 int nt_query_int(const nt_request *req, const char *name, int lo, int hi, int def, int *out)
 {
-	const char *s = nt_query(req, name);
+	return nt_query_parse_int(nt_query(req, name), lo, hi, def, out);
+}
+
+int nt_query_parse_int(const char *s, int lo, int hi, int def, int *out)
+{
 	long v = 0;
 
 	if (!s) {

@@ -88,9 +88,7 @@ static void conn_free(struct nt_conn *c)
 	free(c);
 }
 
-/* Parameters in the query of URI ('&'-separated pieces, empty ones too:
- * MHD stores those as well), counting no further than LIMIT + 1. */
-static int count_query(const char *uri, int limit)
+int nt_srv_count_query(const char *uri, int limit)
 {
 	const char *q = strchr(uri, '?');
 	if (!q || !q[1])
@@ -110,7 +108,7 @@ static void *on_uri(void *cls, const char *uri, struct MHD_Connection *mc)
 	if (!c)
 		return NULL;
 	c->raw_uri = uri;
-	c->nquery = count_query(c->uri, NT_MAX_QUERY_PARAMS);
+	c->nquery = nt_srv_count_query(c->uri, NT_MAX_QUERY_PARAMS);
 	if (c->nquery > NT_MAX_QUERY_PARAMS) {
 		/* MHD calls this with the request line in its own (writable)
 		 * read buffer, having already found the '?', and then parses

@@ -164,6 +164,24 @@ const nt_route *nt_srv_find_route(const nt_area *const *areas, int n, struct nt_
 enum nt_query_fault { NT_QUERY_UNKNOWN, NT_QUERY_REPEATED, NT_QUERY_NUL };
 int nt_srv_check_query(struct MHD_Connection *mc, const nt_route *route, char *bad,
 		       size_t badsize, enum nt_query_fault *why);
+/* The check of one argument, for nt_srv_check_query and its fuzz target:
+ * Q starts with ROUTE, BAD and BADSIZE set and the rest zero, and is passed
+ * every argument in turn (KEY and VALUE must stay valid while Q is used).
+ * Returns 0, or NT_EINVALID with BAD and WHY set as above. */
+struct nt_query_check {
+	const nt_route *route;
+	char *bad; /* first offending parameter */
+	size_t badsize;
+	enum nt_query_fault why;
+	const char *seen[8];
+	int nseen;
+};
+int nt_srv_query_arg(struct nt_query_check *q, const char *key, size_t key_size, const char *value,
+		     size_t value_size);
+/* Parameters in the query of the request target URI ('&'-separated
+ * pieces, empty ones too: MHD stores those as well), counting no further
+ * than LIMIT + 1. */
+int nt_srv_count_query(const char *uri, int limit);
 
 /* ---- deadlines of the server's timer threads (api/server_defer.c) ---- */
 

@@ -139,54 +139,53 @@ const nt_route *nt_srv_find_route(const nt_area *const *areas, int n, struct nt_
 	return NULL;
 }
 
-struct query_check {
-	const nt_route *route;
-	char *bad; /* first offending parameter */
-	size_t badsize;
-	enum nt_query_fault why;
-	const char *seen[8];
-	int nseen;
-};
-
-static enum MHD_Result query_check_cb(void *cls, enum MHD_ValueKind kind, const char *key, size_t key_size,
-				      const char *value, size_t value_size)
+/* One argument as MHD hands it to the _n iterator (KEY_SIZE and
+ * VALUE_SIZE are the decoded lengths, so a %00 shows as a size larger than
+ * the string). */
+int nt_srv_query_arg(struct nt_query_check *q, const char *key, size_t key_size, const char *value,
+		     size_t value_size)
 {
-	struct query_check *q = cls;
 	bool allowed = false;
 
 	if (!key)
-		return MHD_YES;
+		return 0;
 	/* A %00 decodes to a NUL that would end the value early
 	 * (interval_ms=10%00 read as 10): refused, not cut. */
 	if (strlen(key) != key_size || (value && strlen(value) != value_size)) {
 		snprintf(q->bad, q->badsize, "%s", key);
 		q->why = NT_QUERY_NUL;
-		return MHD_NO;
+		return NT_EINVALID;
 	}
 	for (const char *const *a = q->route->query; a && *a; a++)
 		if (strcmp(*a, key) == 0)
 			allowed = true;
 	if (!allowed) {
 		snprintf(q->bad, q->badsize, "%s", key);
-		return MHD_NO;
+		return NT_EINVALID;
 	}
 	/* A repeated parameter is ambiguous (which one wins?): refused. */
 	for (int i = 0; i < q->nseen; i++) {
 		if (strcmp(q->seen[i], key) == 0) {
 			snprintf(q->bad, q->badsize, "%s", key);
 			q->why = NT_QUERY_REPEATED;
-			return MHD_NO;
+			return NT_EINVALID;
 		}
 	}
 	if (q->nseen < (int)(sizeof(q->seen) / sizeof(q->seen[0])))
 		q->seen[q->nseen++] = key;
-	return MHD_YES;
+	return 0;
+}
+
+static enum MHD_Result query_check_cb(void *cls, enum MHD_ValueKind kind, const char *key, size_t key_size,
+				      const char *value, size_t value_size)
+{
+	return nt_srv_query_arg(cls, key, key_size, value, value_size) < 0 ? MHD_NO : MHD_YES;
 }
 
 int nt_srv_check_query(struct MHD_Connection *mc, const nt_route *route, char *bad,
 		       size_t badsize, enum nt_query_fault *why)
 {
-	struct query_check q = { .route = route, .bad = bad, .badsize = badsize };
+	struct nt_query_check q = { .route = route, .bad = bad, .badsize = badsize };
 	bad[0] = '\0';
 	MHD_get_connection_values_n(mc, MHD_GET_ARGUMENT_KIND, query_check_cb, &q);
 	*why = q.why;

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Parse "CPU0 CPU1 CPU3" into column CPU numbers. */
 static int parse_header(const char *line, size_t len, int **cpus_out, int *n_out)
@@ -399,4 +400,71 @@ int nt_interrupts_column(const int *cpus, int n, int cpu)
 		if (cpus[i] == cpu)
 			return i;
 	return -1;
+}
+
+int nt_interrupts_read_fd(int fd, size_t block, int hint, nt_interrupts *in)
+{
+	size_t cap = block < 2 ? 2 : block, len = 0;
+	bool begun = false;
+	char *buf = NULL;
+	int r = 0;
+
+	memset(in, 0, sizeof(*in));
+	if (!(buf = malloc(cap)))
+		return -ENOMEM;
+	for (;;) {
+		if (len + 1 >= cap) {
+			/* A line longer than the buffer (thousands of CPUs). */
+			char *nb = cap < (size_t)1 << 28 ? realloc(buf, cap * 2) : NULL;
+			if (!nb) {
+				r = -ENOMEM;
+				goto out;
+			}
+			buf = nb;
+			cap *= 2;
+		}
+		ssize_t n = read(fd, buf + len, cap - 1 - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			r = -errno;
+			goto out;
+		}
+		len += (size_t)n;
+		buf[len] = '\0';
+		/* Whole lines go to the parser; the rest waits for the next
+		 * block. At the end, everything goes. */
+		char *last = n == 0 ? buf + len : memrchr(buf, '\n', len);
+		if (!last)
+			continue;
+		char *rest = last < buf + len ? last + 1 : last;
+		char keep = *rest;
+		*rest = '\0';
+		char *from = buf;
+		if (!begun) {
+			if ((r = nt_interrupts_begin(buf, in)) < 0)
+				goto out;
+			begun = true;
+			/* A little over the last count: an IRQ or two more does
+			 * not double megabytes. */
+			if (hint > 0 && (r = nt_interrupts_reserve(in, (size_t)hint + hint / 16 + 8)) < 0)
+				goto out;
+			char *nl = strchr(buf, '\n');
+			from = nl ? nl + 1 : rest;
+		}
+		if ((r = nt_interrupts_more(from, in)) < 0)
+			goto out;
+		*rest = keep;
+		len -= (size_t)(rest - buf);
+		memmove(buf, rest, len);
+		if (n == 0)
+			break;
+	}
+	if (!begun)
+		r = NT_EPARSE; /* empty */
+out:
+	if (r < 0)
+		nt_interrupts_free(in);
+	free(buf);
+	return r;
 }

@@ -54,6 +54,17 @@ int nt_interrupts_more(const char *text, nt_interrupts *out);
  * how many to expect (the last read's count) saves the copies of growing
  * megabytes of counts by doubling. Returns 0 or -ENOMEM. */
 int nt_interrupts_reserve(nt_interrupts *out, size_t lines);
+/* The block reader the host read uses: FD (not closed) read BLOCK bytes
+ * at a time at first (NT_INTERRUPTS_BLOCK; on a 256-CPU host the file is
+ * megabytes, and one buffer of its whole size, grown by doubling, cost
+ * more in page faults and copies than the parse), whole lines handed to
+ * begin and more, the buffer doubled for a line longer than it (thousands
+ * of CPUs). HINT (the last read's line count, 0 if none) reserves room a
+ * little over it. Results are nt_interrupts_parse's on the whole text.
+ * Returns 0, a -errno of the read, NT_EPARSE (empty, or no CPU header) or
+ * -ENOMEM; OUT needs no free after a failure. */
+#define NT_INTERRUPTS_BLOCK ((size_t)256 * 1024)
+int nt_interrupts_read_fd(int fd, size_t block, int hint, nt_interrupts *out);
 
 /* Parse one numbered line given the column count. Returns 0, NT_EPARSE for
  * an arch row or garbage. LINE->counts must hold NCOLS entries. */

@@ -237,80 +237,16 @@ static int irq_threads(int nirqs)
 	return n < 1 ? 1 : n;
 }
 
-/* /proc/interrupts, a block at a time: on a 256-CPU host it is megabytes,
- * and one buffer of its whole size (grown by doubling) cost more in page
- * faults and copies than the parse. Returns 0, a -errno of the read, or
- * the parser's error. */
+/* /proc/interrupts, a block at a time (nt_interrupts_read_fd). Returns 0,
+ * a -errno of the read, or the parser's error. */
 static int parse_interrupts_file(nt_topology *t, nt_interrupts *in, nt_irq_files *files)
 {
-	size_t cap = 256 * 1024, len = 0;
-	bool begun = false;
-	char *buf = NULL;
-	int r = 0;
-
 	memset(in, 0, sizeof(*in));
 	int fd = nt_open_read(&t->ctx, "/proc/interrupts");
 	if (fd < 0)
 		return fd;
-	if (!(buf = malloc(cap))) {
-		r = -ENOMEM;
-		goto out;
-	}
-	for (;;) {
-		if (len + 1 >= cap) {
-			/* A line longer than the buffer (thousands of CPUs). */
-			char *nb = cap < (size_t)1 << 28 ? realloc(buf, cap * 2) : NULL;
-			if (!nb) {
-				r = -ENOMEM;
-				goto out;
-			}
-			buf = nb;
-			cap *= 2;
-		}
-		ssize_t n = read(fd, buf + len, cap - 1 - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			r = -errno;
-			goto out;
-		}
-		len += (size_t)n;
-		buf[len] = '\0';
-		/* Whole lines go to the parser; the rest waits for the next
-		 * block. At the end, everything goes. */
-		char *last = n == 0 ? buf + len : memrchr(buf, '\n', len);
-		if (!last)
-			continue;
-		char *rest = last < buf + len ? last + 1 : last;
-		char keep = *rest;
-		*rest = '\0';
-		char *from = buf;
-		if (!begun) {
-			if ((r = nt_interrupts_begin(buf, in)) < 0)
-				goto out;
-			begun = true;
-			int hint = files ? __atomic_load_n(&files->interrupts_lines, __ATOMIC_RELAXED) : 0;
-			/* A little over the last count: an IRQ or two more does
-			 * not double megabytes. */
-			if (hint > 0 && (r = nt_interrupts_reserve(in, (size_t)hint + hint / 16 + 8)) < 0)
-				goto out;
-			char *nl = strchr(buf, '\n');
-			from = nl ? nl + 1 : rest;
-		}
-		if ((r = nt_interrupts_more(from, in)) < 0)
-			goto out;
-		*rest = keep;
-		len -= (size_t)(rest - buf);
-		memmove(buf, rest, len);
-		if (n == 0)
-			break;
-	}
-	if (!begun)
-		r = NT_EPARSE; /* empty */
-out:
-	if (r < 0)
-		nt_interrupts_free(in);
-	free(buf);
+	int hint = files ? __atomic_load_n(&files->interrupts_lines, __ATOMIC_RELAXED) : 0;
+	int r = nt_interrupts_read_fd(fd, NT_INTERRUPTS_BLOCK, hint, in);
 	close(fd);
 	return r;
 }

@@ -3,7 +3,8 @@
  * pre-scan, the JSON parser with duplicate keys refused (and the path of a
  * duplicate), then profile validation against a fixture host and, for a
  * valid profile, planning what it asks for. NT_FUZZ_ROOT (default the
- * x460 fixture) is the host. */
+ * x460 fixture) is the host; run.sh gives it a root whose NICs have every
+ * kind of ethtool setting (tests/fuzz/every_kind_root.py). */
 #include "api/jsonpath.h"
 #include "api/server_int.h"
 #include "engine/profile.h"

@@ -4,6 +4,9 @@
 #include "host/interrupts.h"
 #include "harness.h"
 
+#include <stdlib.h>
+#include <unistd.h>
+
 static const char sample[] =
 	"           CPU0       CPU1       CPU3       \n"
 	"  0:         44          0          0   IO-APIC   2-edge      timer\n"
@@ -46,6 +49,36 @@ static void check_in_pieces(const char *text, int k)
 	}
 	nt_interrupts_free(&whole);
 	nt_interrupts_free(&parts);
+}
+
+/* The host read's block reader (nt_interrupts_read_fd) with blocks of
+ * BLOCK bytes gives what one parse of the text gives: lines cut anywhere,
+ * a header longer than the block, a last line without its newline. */
+static void check_read_fd(const char *text, size_t block)
+{
+	nt_interrupts whole, read;
+	char path[] = "/tmp/nt-interrupts-XXXXXX";
+	int fd = mkstemp(path);
+	CHECK(fd >= 0);
+	if (fd < 0)
+		return;
+	unlink(path);
+	CHECK(write(fd, text, strlen(text)) == (ssize_t)strlen(text));
+	CHECK(lseek(fd, 0, SEEK_SET) == 0);
+	CHECK_INT(nt_interrupts_parse(text, &whole), 0);
+	CHECK_INT(nt_interrupts_read_fd(fd, block, block & 1 ? 5 : 0, &read), 0);
+	close(fd);
+	CHECK_INT(read.ncols, whole.ncols);
+	CHECK_INT(read.nlines, whole.nlines);
+	CHECK_INT(read.bad_lines, whole.bad_lines);
+	CHECK_INT(read.first_bad_line, whole.first_bad_line);
+	for (int i = 0; i < whole.nlines && i < read.nlines; i++) {
+		CHECK_INT(read.lines[i].irq, whole.lines[i].irq);
+		CHECK_STR(read.lines[i].name, whole.lines[i].name);
+		CHECK_INT(read.lines[i].total, whole.lines[i].total);
+	}
+	nt_interrupts_free(&whole);
+	nt_interrupts_free(&read);
 }
 
 /* Zero columns as the kernel prints them (a separator and a 10-wide
@@ -149,6 +182,9 @@ int main(void)
 	 * lines that the counts block moves while growing. */
 	for (int k = 1; k <= 12; k += 3)
 		check_in_pieces(sample, k);
+	for (size_t b = 2; b < 40; b++)
+		check_read_fd(sample, b);
+	check_read_fd("           CPU0       CPU1\n  0:         15          0   IO-APIC   2-edge      timer", 4);
 	char *big = malloc(200 * 80 + sizeof(sample));
 	if (big) {
 		size_t len = (size_t)sprintf(big, "%s", "  CPU0 CPU1 CPU3\n");
@@ -156,6 +192,8 @@ int main(void)
 			len += (size_t)sprintf(big + len, "%4d: %10d %10d %10d  PCI-MSI %d-edge q%d\n", i, i, 2 * i, 3 * i, i, i);
 		check_in_pieces(big, 7);
 		check_in_pieces(big, 1);
+		for (size_t b = 2; b < 80; b += 7)
+			check_read_fd(big, b);
 		free(big);
 	}
 	zero_columns();

@@ -1,0 +1,49 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""Make a fixture root whose NICs have every kind of ethtool setting, for
+fuzz_profile and fuzz_desired: a copy of the EPYC fixture (rings, channels,
+flows and RSS on enos0..enos3, a bond over them) with interrupt coalescing,
+offload features and flow control (pause) added to each NIC's
+ethtool/IFACE.json as the unit tests give them (test_coalesce, test_features,
+test_pause), so that profile validation gets past every section instead of
+stopping at "has no ... settings" (the x460 root's NICs have rings only).
+
+Usage: every_kind_root.py FIXTURES DEST (DEST is replaced)."""
+import json
+import os
+import shutil
+import sys
+
+COALESCE = {"rx_usecs": 8, "tx_usecs": 8, "rx_frames": 0, "tx_frames": 0,
+            "adaptive_rx": 1, "adaptive_tx": 0}
+FEATURES = {"tx-scatter-gather": {"on": True, "fixed": False},
+            "tx-tcp-segmentation": {"on": True, "needs": ["tx-scatter-gather"]},
+            "rx-gro": True, "rx-lro": {"on": False, "fixed": True},
+            "tx-generic-segmentation": {"on": True},
+            "tx-udp-segmentation": {"on": False, "needs": ["tx-gso-robust"]}}
+PAUSE = {"autoneg": False, "rx": True, "tx": True}
+
+
+def main():
+    fixtures, dest = sys.argv[1], sys.argv[2]
+    shutil.rmtree(dest, ignore_errors=True)
+    shutil.copytree(os.path.join(fixtures, "epyc7713-2node-bond"), dest, symlinks=True)
+    eth = os.path.join(dest, "ethtool")
+    kinds = set()
+    for name in sorted(os.listdir(eth)):
+        path = os.path.join(eth, name)
+        with open(path) as f:
+            doc = json.load(f)
+        doc.setdefault("coalesce", COALESCE)
+        doc.setdefault("features", FEATURES)
+        doc.setdefault("pause", PAUSE)
+        kinds |= set(doc)
+        with open(path, "w") as f:
+            json.dump(doc, f, indent=1)
+    want = {"rings", "channels", "flows", "rss", "coalesce", "features", "pause"}
+    if not want <= kinds:
+        sys.exit("every_kind_root: missing %s" % sorted(want - kinds))
+
+
+if __name__ == "__main__":
+    main()
