@@ -693,6 +693,42 @@ int nt_bench_exec(char **args, char **out, size_t *outlen, int *exit_status, int
 	return 0;
 }
 
+/* The report of a run whose apply failed says what is true, not null:
+ * COMMAND never ran (exit_status null, command_ran false), and whether
+ * the host is as before and by what: nothing was applied (the plan or the
+ * apply was refused: no transaction), the transaction's own rollback put
+ * it back (rolled_back, reverted, recovered), or it could not
+ * (rollback_failed: host_restored false). TXN is the transaction as the
+ * report holds it, or NULL. */
+static void apply_failed_report(json_t *report, const json_t *txn)
+{
+	const char *st = json_string_value(json_object_get(txn, "status"));
+	json_t *restored = json_null();
+	char by[256] = "";
+	if (!txn) {
+		restored = json_true();
+		snprintf(by, sizeof(by), "nothing was applied: the agent refused the profile or its plan");
+	} else if (st && (!strcmp(st, "rolled_back") || !strcmp(st, "reverted") || !strcmp(st, "recovered"))) {
+		restored = json_true();
+		snprintf(by, sizeof(by), "the rollback of transaction %lld (%s: every step it had applied put back "
+			 "and read back)", (long long)json_integer_value(json_object_get(txn, "id")), st);
+	} else if (st && !strcmp(st, "rollback_failed")) {
+		restored = json_false();
+		snprintf(by, sizeof(by), "transaction %lld ended rollback_failed: some step could not be put back "
+			 "(nettune show %lld says which)", (long long)json_integer_value(json_object_get(txn, "id")),
+			 (long long)json_integer_value(json_object_get(txn, "id")));
+	} else {
+		snprintf(by, sizeof(by), "unknown: transaction %lld ended %s",
+			 (long long)json_integer_value(json_object_get(txn, "id")), st ? st : "without a status");
+	}
+	json_object_set_new(report, "command_ran", json_false());
+	json_object_set_new(report, "exit_status", json_null());
+	json_object_set_new(report, "host_restored", restored);
+	json_object_set_new(report, "host_restored_by", json_string(by));
+	fprintf(stderr, "nettune: bench-run: COMMAND did not run; host restored: %s (%s)\n",
+		json_is_true(restored) ? "yes" : json_is_false(restored) ? "no" : "unknown", by);
+}
+
 int nt_cmd_bench_run(const char *cmd, const cli_opts *o, int nargs, char **args)
 {
 	const char *agent = o->agent ? o->agent : getenv("NETTUNE_AGENT") ? getenv("NETTUNE_AGENT") : NT_CLI_DEFAULT_AGENT;
@@ -745,8 +781,10 @@ int nt_cmd_bench_run(const char *cmd, const cli_opts *o, int nargs, char **args)
 		json_object_set_new(report, "transaction", txn);
 		nt_bench_netns_warning(&ctx, json_object_get(txn, "steps"), report);
 	}
-	if (ar < 0)
+	if (ar < 0) {
+		apply_failed_report(report, txn);
 		goto out;
+	}
 	/* Placement again, now that the profile may have moved the NIC's IRQs. */
 	if (o->near) {
 		if (nt_cli_bind_near(o, o->near, where, sizeof(where)) != 0)
@@ -783,6 +821,7 @@ undo:
 	} else {
 		json_object_set_new(report, "host_restored", json_true());
 	}
+	json_object_set_new(report, "command_ran", json_boolean(json_object_get(report, "exit_status") != NULL));
 	if (!json_object_get(report, "exit_status")) {
 		/* COMMAND never ran. */
 		json_object_set_new(report, "exit_status", json_null());

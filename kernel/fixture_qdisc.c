@@ -13,6 +13,8 @@
 
 #include <jansson.h>
 
+#include "kernel/qdisc_kinds.h"
+
 /* ---- the root qdisc: the "qdisc" object of ROOT/ethtool/IFACE.json ---- */
 
 /* The kinds a stock kernel has modules for, that a create may name;
@@ -197,12 +199,22 @@ static int qdisc_put_fq(json_t *sec, const nt_fq_params *fq)
 	return 0;
 }
 
+/* Whether the fixture's kernel has KIND: a stock kernel's kinds, less
+ * those the root's own configuration or module lists say it lacks
+ * (kernel/qdisc_kinds.h), so that a tree captured from a kernel without
+ * fq refuses it at the apply as that kernel did. */
+static bool fixture_has_kind(const nt_ctx *ctx, const char *kind)
+{
+	char how[200];
+	return qdisc_kind_known(kind) && nt_qdisc_kind_available(ctx, kind, how, sizeof(how)) != 0;
+}
+
 /* The kernel's checks of a create (net/sched/sch_api.c qdisc_create,
  * sch_mq.c mq_init), with its words. */
-static int qdisc_refused(uint32_t ntx, const nt_qdisc *q, char *err, size_t errsize)
+static int qdisc_refused(const nt_ctx *ctx, uint32_t ntx, const nt_qdisc *q, char *err, size_t errsize)
 {
 	bool mq_child = strcmp(q->kind, "mq") == 0 && q->child[0] && !q->child_dflt;
-	if (!qdisc_kind_known(q->kind) || (mq_child && !qdisc_kind_known(q->child))) {
+	if (!fixture_has_kind(ctx, q->kind) || (mq_child && !fixture_has_kind(ctx, q->child))) {
 		nt_fx_set_err(err, errsize, "Specified qdisc kind is unknown");
 		return -ENOENT;
 	}
@@ -218,7 +230,7 @@ int nt_fixture_qdisc_set(const nt_ctx *ctx, const char *ifname, uint32_t ntx, co
 {
 	json_t *root = NULL, *sec = NULL;
 	char dflt[16];
-	int r = q->dflt ? 0 : qdisc_refused(ntx, q, err, errsize);
+	int r = q->dflt ? 0 : qdisc_refused(ctx, ntx, q, err, errsize);
 
 	if (r < 0 || (r = doc_load_or_new(ctx, ifname, &root)) < 0)
 		return r;

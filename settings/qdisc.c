@@ -22,6 +22,7 @@
  * with "replace": true: a rollback then restores its kind with that kind's
  * defaults, not its classes, filters or parameters (docs/profiles.md#qdisc).
  * Through kernel/rtlink.h, which a fixture root emulates. */
+#include "kernel/qdisc_kinds.h"
 #include "kernel/rtlink.h"
 #include "settings/link_kind.h"
 
@@ -341,6 +342,20 @@ static void validate_qdisc(nt_section_check *c, const json_t *arr)
 		if (!ok) {
 			snprintf(path, sizeof(path), "%s.%s", base, field);
 			nt_sc_error(c, path, "%s", why);
+		}
+		/* A kind this kernel lacks is refused here, with what says so,
+		 * not at the apply ("Specified qdisc kind is unknown"), as a
+		 * sysctl key the kernel lacks is (kernel/qdisc_kinds.h: known
+		 * read-only, never by loading a module). Nothing tells: left
+		 * to the apply, whose failure rolls back. */
+		for (int w = 0; ok && c->t && w < 2; w++) {
+			const char *k = json_string_value(json_object_get(e, w ? "child" : "qdisc"));
+			char how[200];
+			if (!k || !strcmp(k, "default") || nt_qdisc_kind_available(&c->t->ctx, k, how, sizeof(how)) != 0)
+				continue;
+			snprintf(path, sizeof(path), "%s.%s", base, w ? "child" : "qdisc");
+			nt_sc_error(c, path, "this kernel has no qdisc kind '%s' (%s): it would fail at the apply", k,
+				    how);
 		}
 		json_t *rep = json_object_get(e, "replace");
 		if (rep && !json_is_boolean(rep)) {
