@@ -9,45 +9,13 @@
 #  - with a long interval, a link appearing in the namespace (an rtnetlink
 #    message) makes the agent check within a second or two (reason link-up).
 set -u
-pass=0; fail=0
-ok() { pass=$((pass+1)); }
-bad() { fail=$((fail+1)); echo "FAIL: $*"; }
-[ "$(id -u)" -eq 0 ] || { echo "SKIP: needs root for network namespaces"; exit 77; }
-for t in ip jq curl sysctl; do command -v $t >/dev/null || { echo "SKIP: $t is not installed"; exit 77; }; done
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+live_require ip jq curl sysctl
 
-ns=nt-desired-$$
-work=$(mktemp -d)
-agent=""
-cleanup() {
-	[ -n "$agent" ] && kill "$agent" 2>/dev/null
-	wait 2>/dev/null
-	ip netns del "$ns" 2>/dev/null
-	rm -rf "$work"
-}
-trap cleanup EXIT
-
-# start_agent EXTRA...: the agent in the namespace, state in $work/state; sets $url
-start_agent() {
-	: > "$work/out"
-	ip netns exec "$ns" "$NT_BIN" serve --listen 127.0.0.1:0 --root / --state-dir "$work/state" "$@" > "$work/out" 2>>"$work/err" &
-	agent=$!
-	url=""
-	for _ in $(seq 100); do grep -q listening "$work/out" && break; sleep 0.05; done
-	url=$(sed -n 's/^listening on //p' "$work/out")
-}
-stop_agent() { kill "$agent" 2>/dev/null; wait "$agent" 2>/dev/null; agent=""; }
-nscurl() { ip netns exec "$ns" curl -s "$@"; }
 somax() { ip netns exec "$ns" cat /proc/sys/net/core/somaxconn; }
-# wait_for SECONDS COMMAND...: until COMMAND succeeds
-wait_for() {
-	local s=$1; shift
-	for _ in $(seq $((s * 10))); do "$@" && return 0; sleep 0.1; done
-	return 1
-}
 newest() { nscurl "$url/v1/transactions?limit=1" | jq -r ".transactions[0].$1"; }
 
-ip netns add "$ns" || { echo "SKIP: cannot create a network namespace"; exit 77; }
-ip -n "$ns" link set lo up
+live_netns nt-desired
 host_somax=$(cat /proc/sys/net/core/somaxconn)
 want=$(( $(somax) + 101 ))
 other=$(( $(somax) + 7 ))
@@ -103,5 +71,4 @@ sleep 0.3
 stop_agent
 
 [ "$(cat /proc/sys/net/core/somaxconn)" = "$host_somax" ] && ok || bad "the host's somaxconn changed"
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+live_finish

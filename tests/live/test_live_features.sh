@@ -13,38 +13,9 @@
 #  - the desired state repairs a feature changed behind the agent's back by
 #    the kernel's ethtool notification, with a check interval of 600 s.
 set -u
-pass=0; fail=0
-ok() { pass=$((pass+1)); }
-bad() { fail=$((fail+1)); echo "FAIL: $*"; }
-[ "$(id -u)" -eq 0 ] || { echo "SKIP: needs root for network namespaces"; exit 77; }
-for t in ip jq curl ethtool; do command -v $t >/dev/null || { echo "SKIP: $t is not installed"; exit 77; }; done
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+live_require ip jq curl ethtool
 
-ns=nt-feat-$$
-work=$(mktemp -d)
-agent=""
-cleanup() {
-	[ -n "$agent" ] && kill "$agent" 2>/dev/null
-	wait 2>/dev/null
-	ip netns del "$ns" 2>/dev/null
-	rm -rf "$work"
-}
-trap cleanup EXIT
-
-start_agent() {
-	: > "$work/out"
-	ip netns exec "$ns" "$NT_BIN" serve --listen 127.0.0.1:0 --root / --state-dir "$work/state" "$@" > "$work/out" 2>>"$work/err" &
-	agent=$!
-	url=""
-	for _ in $(seq 100); do grep -q listening "$work/out" && break; sleep 0.05; done
-	url=$(sed -n 's/^listening on //p' "$work/out")
-}
-stop_agent() { kill "$agent" 2>/dev/null; wait "$agent" 2>/dev/null; agent=""; }
-nscurl() { ip netns exec "$ns" curl -s "$@"; }
-post() {   # post PATH BODY: sets $code and $body
-	local out
-	out=$(nscurl -w '\n%{http_code}' -H 'Content-Type: application/json' -d "$2" "$url$1")
-	code=${out##*$'\n'}; body=${out%$'\n'*}
-}
 k() { ip netns exec "$ns" ethtool -k va; }
 # feat NAME: "on" or "off" as ethtool -k shows the kernel's feature NAME of
 # va (ethtool prints a few under names of its own).
@@ -58,14 +29,8 @@ feat() {
 	k | sed -n "s/^[[:space:]]*$n: \(on\|off\).*/\1/p"
 }
 flip() { [ "$1" = on ] && echo false || echo true; }
-wait_for() {
-	local s=$1; shift
-	for _ in $(seq $((s * 10))); do "$@" && return 0; sleep 0.1; done
-	return 1
-}
 
-ip netns add "$ns" || { echo "SKIP: cannot create a network namespace"; exit 77; }
-ip -n "$ns" link set lo up
+live_netns nt-feat
 ip -n "$ns" link add va type veth peer name vb || { echo "SKIP: no veth"; exit 77; }
 ip -n "$ns" link set va up
 ip -n "$ns" link set vb up
@@ -144,5 +109,4 @@ echo "repair reason: $reason"
 [ "$reason" != null ] && [ "$reason" != "" ] && ok || bad "no repair transaction"
 stop_agent
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+live_finish

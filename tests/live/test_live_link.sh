@@ -14,51 +14,14 @@
 #  - an MTU changed behind the agent's back with a desired state set is
 #    repaired on the link message, long before the periodic check.
 set -u
-pass=0; fail=0; skipped=0
-ok() { pass=$((pass+1)); }
-bad() { fail=$((fail+1)); echo "FAIL: $*"; }
-skip() { skipped=$((skipped+1)); echo "SKIP (part): $*"; }
-[ "$(id -u)" -eq 0 ] || { echo "SKIP: needs root for network namespaces"; exit 77; }
-for t in ip tc jq curl; do command -v $t >/dev/null || { echo "SKIP: $t is not installed"; exit 77; }; done
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+live_require ip tc jq curl
 
-ns=nt-link-$$
-work=$(mktemp -d)
-agent=""
-cleanup() {
-	[ -n "$agent" ] && kill "$agent" 2>/dev/null
-	wait 2>/dev/null
-	ip netns del "$ns" 2>/dev/null
-	rm -rf "$work"
-}
-trap cleanup EXIT
-
-start_agent() {
-	: > "$work/out"
-	ip netns exec "$ns" "$NT_BIN" serve --listen 127.0.0.1:0 --root / --state-dir "$work/state" "$@" > "$work/out" 2>>"$work/err" &
-	agent=$!
-	url=""
-	for _ in $(seq 100); do grep -q listening "$work/out" && break; sleep 0.05; done
-	url=$(sed -n 's/^listening on //p' "$work/out")
-}
-stop_agent() { kill "$agent" 2>/dev/null; wait "$agent" 2>/dev/null; agent=""; }
-nscurl() { ip netns exec "$ns" curl -s "$@"; }
-# post PATH JSON: sets $code and $body
-post() {
-	local out
-	out=$(nscurl -w '\n%{http_code}' -H 'Content-Type: application/json' -d "$2" "$url$1")
-	code=${out##*$'\n'}; body=${out%$'\n'*}
-}
-wait_for() {
-	local s=$1; shift
-	for _ in $(seq $((s * 10))); do "$@" && return 0; sleep 0.1; done
-	return 1
-}
 nstc() { ip netns exec "$ns" tc "$@"; }
 # snap IF: what rollback must give back, byte for byte
 snap() { ip -n "$ns" -d link show "$1"; nstc -d qdisc show dev "$1"; }
 
-ip netns add "$ns" || { echo "SKIP: cannot create a network namespace"; exit 77; }
-ip -n "$ns" link set lo up
+live_netns nt-link
 ip -n "$ns" link add v0 numtxqueues 4 numrxqueues 4 type veth peer name v1 numtxqueues 4 numrxqueues 4 ||
 	{ echo "SKIP: cannot create a multi-queue veth pair"; exit 77; }
 ip -n "$ns" link add s0 numtxqueues 1 type veth peer name s1 numtxqueues 1
@@ -108,12 +71,12 @@ if $has_fq; then
 	layout fq-maxrate s0 '"qdisc":"fq","maxrate":"23gbit","flow_limit":50' '^qdisc fq [0-9a-f]+: root .*flow_limit 50p .*maxrate 23Gbit'
 	layout mq-fq v0 '"qdisc":"mq","child":"fq","maxrate":"10gbit"' 'qdisc fq [0-9a-f]+: parent [0-9a-f]+:4 .*maxrate 10Gbit'
 else
-	skip "fq with maxrate and mq with fq children: this kernel has no sch_fq (tc: Specified qdisc kind is unknown)"
+	skip_part "fq with maxrate and mq with fq children: this kernel has no sch_fq (tc: Specified qdisc kind is unknown)"
 fi
 if $has_codel; then
 	layout fq_codel s0 '"qdisc":"fq_codel"' '^qdisc fq_codel [0-9a-f]+: root'
 else
-	skip "fq_codel: this kernel has no sch_fq_codel"
+	skip_part "fq_codel: this kernel has no sch_fq_codel"
 fi
 
 # mq on a single-queue link is refused at validation, with its path.
@@ -131,7 +94,7 @@ if [ -n "$capped" ]; then
 	post /v1/plan '{"profile":{"name":"big","mtu":[{"interface":"'"$capped"'","mtu":'$((max + 1))'}]}}'
 	[ "$code" = 422 ] && grep -q "$max" <<<"$body" && ok || bad "MTU above $capped's maximum $max: $code $body"
 else
-	skip "MTU above a maximum: no link in the namespace has a maximum MTU below 65535"
+	skip_part "MTU above a maximum: no link in the namespace has a maximum MTU below 65535"
 fi
 # lo's maximum of 0 means no limit (issue 43, item 2): the largest MTU a
 # profile takes is planned on it, not refused.
@@ -170,13 +133,8 @@ if [ -n "$missing" ] && command -v unshare >/dev/null && { zcat /proc/config.gz 
 	grep -v -e "^# $sym is not set" -e "^$sym=" -e "CONFIG_MODULES[ =]" "$work/config" > "$work/boot/config-$rel"
 	printf '%s=m\nCONFIG_MODULES=y\n' "$sym" >> "$work/boot/config-$rel"
 	stop_agent
-	: > "$work/out"
-	unshare -m sh -c "mount --bind '$work/boot' /boot && { [ ! -d /lib/modules ] || mount --bind '$work/modules' /lib/modules; } &&
-		exec ip netns exec '$ns' '$NT_BIN' serve --listen 127.0.0.1:0 --root / --state-dir '$work/state'" > "$work/out" 2>>"$work/err" &
-	agent=$!
-	url=""
-	for _ in $(seq 100); do grep -q listening "$work/out" && break; sleep 0.05; done
-	url=$(sed -n 's/^listening on //p' "$work/out")
+	start_agent_cmd unshare -m sh -c "mount --bind '$work/boot' /boot && { [ ! -d /lib/modules ] || mount --bind '$work/modules' /lib/modules; } &&
+		exec ip netns exec '$ns' '$NT_BIN' serve --listen 127.0.0.1:0 --root / --state-dir '$work/state'"
 	snap s0 > "$work/before"
 	post /v1/transactions '{"profile":{"name":"refused","mtu":[{"interface":"s0","mtu":4000}],"qdisc":[{"interface":"s0","qdisc":"'$missing'"}]}}'
 	[ "$code" = 201 ] && [ "$(jq -r .status <<<"$body")" = rolled_back ] && ok || bad "refusal: $code $(jq -c '{status,error}' <<<"$body")"
@@ -189,7 +147,7 @@ if [ -n "$missing" ] && command -v unshare >/dev/null && { zcat /proc/config.gz 
 	stop_agent
 	start_agent
 else
-	skip "kernel refusal: this kernel has every qdisc a profile can ask for (or no configuration to copy, or no unshare)"
+	skip_part "kernel refusal: this kernel has every qdisc a profile can ask for (or no configuration to copy, or no unshare)"
 fi
 stop_agent
 
@@ -206,5 +164,4 @@ wait_for 5 mtu_is 9000 && ok || bad "MTU not repaired by event: $(ip -n "$ns" li
 echo "MTU repaired $(( ($(date +%s%N) - t0) / 1000000 )) ms after it was changed"
 stop_agent
 
-echo "$pass passed, $fail failed, $skipped parts skipped"
-[ "$fail" -eq 0 ]
+live_finish

@@ -12,47 +12,20 @@
 #  - and health stays "ok".
 # The host's own lo is compared before and after to show it was not touched.
 set -u
-pass=0; fail=0
-ok() { pass=$((pass+1)); }
-bad() { fail=$((fail+1)); echo "FAIL: $*"; }
-[ "$(id -u)" -eq 0 ] || { echo "SKIP: needs root for network namespaces"; exit 77; }
-for t in ip jq curl; do command -v $t >/dev/null || { echo "SKIP: $t is not installed"; exit 77; }; done
-[ -n "${NT_BIN:-}" ] && [ -x "$NT_BIN" ] || { echo "SKIP: NT_BIN is not set to the nettune binary"; exit 77; }
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+live_require ip jq curl
 
-ns=nt-mtulo-$$
-work=$(mktemp -d)
-agent=""
-cleanup() {
-	[ -n "$agent" ] && kill "$agent" 2>/dev/null
-	wait 2>/dev/null
-	ip netns del "$ns" 2>/dev/null
-	rm -rf "$work"
-}
-trap cleanup EXIT
-
-nscurl() { ip netns exec "$ns" curl -s "$@"; }
-# post PATH JSON: sets $code and $body
-post() {
-	local out
-	out=$(nscurl -w '\n%{http_code}' -H 'Content-Type: application/json' -d "$2" "$url$1")
-	code=${out##*$'\n'}; body=${out%$'\n'*}
-}
 lo_mtu() { ip netns exec "$ns" cat /sys/class/net/lo/mtu; }
 
 host_lo=$(cat /sys/class/net/lo/mtu)
-ip netns add "$ns" || { echo "SKIP: cannot create a network namespace"; exit 77; }
-ip -n "$ns" link set lo up
+live_netns nt-mtulo
 range=$(ip -n "$ns" -d link show lo | grep -o 'minmtu [0-9]* maxmtu [0-9]*')
 echo "lo in $ns: mtu $(lo_mtu), $range"
 [ "$(lo_mtu)" = 65536 ] || { echo "SKIP: lo of a fresh namespace is not 65536 here"; exit 77; }
 
 # Machine-wide kinds are not asked for, so the namespace's agent needs no
 # allow_machine_wide.
-ip netns exec "$ns" "$NT_BIN" serve --listen 127.0.0.1:0 --root / --state-dir "$work/state" > "$work/out" 2>"$work/err" &
-agent=$!
-url=""
-for _ in $(seq 100); do grep -q listening "$work/out" && break; sleep 0.05; done
-url=$(sed -n 's/^listening on //p' "$work/out")
+start_agent
 [ -n "$url" ] && ok || { bad "agent in $ns did not start: $(cat "$work/err")"; exit 1; }
 
 post /v1/plan '{"profile":{"name":"lo","mtu":[{"interface":"lo","mtu":1500}]}}'
@@ -81,5 +54,4 @@ health=$(nscurl "$url/v1/health")
 jq -e '.status == "ok" and (has("rollback_failed") | not)' <<<"$health" >/dev/null && ok || bad "health: $health"
 [ "$(cat /sys/class/net/lo/mtu)" = "$host_lo" ] && ok || bad "the host's lo changed: $(cat /sys/class/net/lo/mtu)"
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+live_finish

@@ -18,27 +18,11 @@
 #  - `nettune nics na0` prints the NAPI table.
 # The agent and the namespace are removed at the end.
 set -u
-pass=0; fail=0
-ok() { pass=$((pass+1)); }
-bad() { fail=$((fail+1)); echo "FAIL: $*"; }
-skip() { echo "SKIP: $*"; exit 77; }
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 check() { if [ "$2" = "$3" ]; then ok; else bad "$1: got '$2', want '$3'"; fi; }
-[ "$(id -u)" -eq 0 ] || skip "needs root for network namespaces"
-for t in ip jq curl python3 ethtool; do command -v $t >/dev/null || skip "$t is not installed"; done
-[ -n "${NT_BIN:-}" ] && [ -x "$NT_BIN" ] || skip "NT_BIN is not set to the nettune binary"
+live_require ip jq curl python3 ethtool
 
-ns=nt-napi-$$
-work=$(mktemp -d)
-agent=""
-cleanup() {
-	[ -n "$agent" ] && kill "$agent" 2>/dev/null
-	wait 2>/dev/null
-	ip netns del "$ns" 2>/dev/null
-	rm -rf "$work"
-}
-trap cleanup EXIT
-
-ip netns add "$ns" || skip "cannot create a network namespace"
+live_netns nt-napi
 in_ns() { ip netns exec "$ns" "$@"; }
 ip -n "$ns" link add na0 numtxqueues 4 numrxqueues 4 type veth peer name nb0 numtxqueues 4 numrxqueues 4 ||
 	{ bad "veth with 4 queues"; exit 1; }
@@ -101,13 +85,7 @@ print(json.dumps(out))
 PY
 family() { in_ns python3 "$work/dump.py" "$ifindex"; }
 
-: > "$work/out"
-# ip execs the command: $! is the agent itself, so the kill reaches it.
-ip netns exec "$ns" "$NT_BIN" serve --listen 127.0.0.1:0 --root / --state-dir "$work/state" > "$work/out" 2>>"$work/err" &
-agent=$!
-url=""
-for _ in $(seq 100); do grep -q listening "$work/out" && break; sleep 0.05; done
-url=$(sed -n 's/^listening on //p' "$work/out")
+start_agent
 [ -n "$url" ] && ok || { bad "agent did not start: $(cat "$work/err")"; exit 1; }
 report() { in_ns curl -sf "$url/v1/nics/na0"; }
 
@@ -172,5 +150,4 @@ check "threaded off" "$(jq -r .threaded "$work/r2")" "false"
 check "threads gone from the report" "$(jq -c '[.napi[] | select(.pid != null or .thread_cpus != null)] | length' "$work/r2")" "0"
 check "NAPIs stay" "$(jq -c '[.napi[].id]' "$work/r2")" "$(jq -c '[.napi[].id]' "$work/r0")"
 
-echo "$pass passed, $fail failed"
-[ $fail -eq 0 ]
+live_finish

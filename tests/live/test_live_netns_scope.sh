@@ -15,55 +15,17 @@
 # Plans only: nothing is applied, and every IRQ's affinity is compared
 # before and after to show it.
 set -u
-pass=0; fail=0
-ok() { pass=$((pass+1)); }
-bad() { fail=$((fail+1)); echo "FAIL: $*"; }
-[ "$(id -u)" -eq 0 ] || { echo "SKIP: needs root for network namespaces"; exit 77; }
-for t in ip jq curl; do command -v $t >/dev/null || { echo "SKIP: $t is not installed"; exit 77; }; done
-[ -n "${NT_BIN:-}" ] && [ -x "$NT_BIN" ] || { echo "SKIP: NT_BIN is not set to the nettune binary"; exit 77; }
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+live_require ip jq curl
 
-ns=nt-scope-$$
-work=$(mktemp -d)
-agent=""
-cleanup() {
-	[ -n "$agent" ] && kill "$agent" 2>/dev/null
-	wait 2>/dev/null
-	ip netns del "$ns" 2>/dev/null
-	rm -rf "$work"
-}
-trap cleanup EXIT
-
-# start_agent NETNS|"" ARGS...: sets $url and $agent
-start_agent() {
-	local where=$1; shift
-	: > "$work/out"
-	if [ -n "$where" ]; then
-		ip netns exec "$where" "$NT_BIN" serve --listen 127.0.0.1:0 --root / --state-dir "$work/state" "$@" > "$work/out" 2>>"$work/err" &
-	else
-		"$NT_BIN" serve --listen 127.0.0.1:0 --root / --state-dir "$work/state" "$@" > "$work/out" 2>>"$work/err" &
-	fi
-	agent=$!
-	url=""
-	for _ in $(seq 100); do grep -q listening "$work/out" && break; sleep 0.05; done
-	url=$(sed -n 's/^listening on //p' "$work/out")
-}
-stop_agent() { kill "$agent" 2>/dev/null; wait "$agent" 2>/dev/null; agent=""; }
-nscurl() { ip netns exec "$ns" curl -s "$@"; }
-# post PATH JSON: sets $code and $body
-post() {
-	local out
-	out=$(nscurl -w '\n%{http_code}' -H 'Content-Type: application/json' -d "$2" "$url$1")
-	code=${out##*$'\n'}; body=${out%$'\n'*}
-}
 irq_snapshot() { for f in /proc/irq/*/smp_affinity_list; do echo "$f $(cat "$f" 2>/dev/null)"; done; }
 
-ip netns add "$ns" || { echo "SKIP: cannot create a network namespace"; exit 77; }
-ip -n "$ns" link set lo up
+live_netns nt-scope
 irq_snapshot > "$work/irqs.before"
 [ "$(wc -l < "$work/irqs.before")" -gt 0 ] || { echo "SKIP: no IRQs under /proc/irq"; exit 77; }
 
 # The agent in the namespace, as docs/ci.md sets it up.
-start_agent "$ns"
+start_agent
 [ -n "$url" ] && ok || { bad "agent in $ns did not start: $(cat "$work/err")"; exit 1; }
 health=$(nscurl "$url/v1/health")
 jq -e '.netns_initial == false and .machine_wide == "refused" and .status == "ok"' <<<"$health" >/dev/null &&
@@ -88,7 +50,7 @@ stop_agent
 
 # Allowed by the operator, in the configuration file.
 printf 'allow_machine_wide = yes\n' > "$work/nettune.conf"
-start_agent "$ns" --config "$work/nettune.conf"
+start_agent --config "$work/nettune.conf"
 [ -n "$url" ] && ok || { bad "agent with allow_machine_wide did not start: $(cat "$work/err")"; exit 1; }
 [ "$(nscurl "$url/v1/health" | jq -r .machine_wide)" = allowed ] && ok || bad "health with allow_machine_wide: $(nscurl "$url/v1/health")"
 post /v1/plan '{"profile":{"name":"o","other_irqs":{"cpus":"1"}}}'
@@ -104,7 +66,7 @@ other=$(awk '$2 != "1"' "$work/irqs.before" | wc -l)
 stop_agent
 
 # On the host: the initial namespace.
-start_agent ""
+start_agent_in ""
 [ -n "$url" ] && ok || { bad "agent on the host did not start: $(cat "$work/err")"; exit 1; }
 health=$(curl -s "$url/v1/health")
 jq -e '.netns_initial == true and .machine_wide == "allowed"' <<<"$health" >/dev/null && ok || bad "health on the host: $health"
@@ -113,5 +75,4 @@ stop_agent
 irq_snapshot > "$work/irqs.after"
 cmp -s "$work/irqs.before" "$work/irqs.after" && ok || bad "IRQ affinity changed: $(diff "$work/irqs.before" "$work/irqs.after")"
 
-echo "$pass passed, $fail failed"
-[ "$fail" = 0 ]
+live_finish
