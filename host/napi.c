@@ -26,10 +26,15 @@ static json_t *bool_or_null(int v)
 static json_t *napi_json(const nt_topology *t, const nt_nd_napi *a, int dev_threaded)
 {
 	nt_task task;
-	bool have_task = a->pid > 0 && nt_task_read(&t->ctx, (int)a->pid, &task) == 0;
-	/* Before 6.17 the family has no "threaded"; a NAPI has a thread
-	 * exactly while it runs threaded, and none means the device's word. */
-	int threaded = a->threaded >= 0 ? a->threaded : a->pid > 0 ? 1 : dev_threaded == 0 ? 0 : -1;
+	/* Before 6.17 the family has no "threaded", and the device's word
+	 * decides: a kernel of that age keeps a NAPI's thread when threaded
+	 * is turned off (6.1 does; it sleeps and polls nothing), so a thread
+	 * beside a device not threaded is parked, not the NAPI's worker, and
+	 * not shown as one. Otherwise a thread means threaded. */
+	bool parked = a->threaded < 0 && dev_threaded == 0;
+	long long pid = parked ? -1 : a->pid;
+	bool have_task = pid > 0 && nt_task_read(&t->ctx, (int)pid, &task) == 0;
+	int threaded = a->threaded >= 0 ? a->threaded : parked ? 0 : pid > 0 ? 1 : -1;
 	json_t *cpus = json_null();
 	if (have_task && task.has_allowed) {
 		char list[NT_MAX_CPUS * 4];
@@ -37,7 +42,7 @@ static json_t *napi_json(const nt_topology *t, const nt_nd_napi *a, int dev_thre
 			cpus = json_string(list);
 	}
 	return json_pack("{s:I, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "id", (json_int_t)a->id, "irq",
-			 int_or_null(a->irq), "threaded", bool_or_null(threaded), "pid", int_or_null(a->pid),
+			 int_or_null(a->irq), "threaded", bool_or_null(threaded), "pid", int_or_null(pid),
 			 "thread_cpus", cpus, "last_cpu", int_or_null(have_task ? task.last_cpu : -1),
 			 "defer_hard_irqs", int_or_null(a->defer_hard_irqs), "gro_flush_timeout_ns",
 			 int_or_null(a->gro_flush_timeout), "irq_suspend_timeout_ns",
@@ -118,7 +123,9 @@ int nt_nic_napi_report(const nt_topology *t, const nt_nic *n, nt_nic_queues *q, 
 			r = -ENOMEM;
 			goto out;
 		}
-		for (int i = 0; i < nth; i++) {
+		/* A device not threaded has no NAPI working in a thread: the
+		 * threads named for it are parked ones (see napi_json). */
+		for (int i = 0; i < nth && dev.threaded != 0; i++) {
 			if (th[i].napi_id < 0)
 				continue; /* a name cut before its id: no NAPI to show */
 			nt_nd_napi *a = &mine[nmine++];

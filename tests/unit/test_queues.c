@@ -184,6 +184,16 @@ static void test_x460(void)
 	nt_topology_free(t);
 }
 
+/* Write TEXT to PATH: 0, or -1. */
+static int put(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+	if (!f)
+		return -1;
+	int r = fputs(text, f) < 0 ? -1 : 0;
+	return fclose(f) == 0 ? r : -1;
+}
+
 /* NAPI on the EPYC tree, whose documents play the netdev family: each
  * queue's NAPI and, through it, its IRQ; enos1's threads from its /proc;
  * enos2's deferral; and x460's tg3 ports without the family (sysfs only,
@@ -193,7 +203,7 @@ static void test_napi(void)
 	nt_ctx ctx;
 	nt_topology *t = NULL;
 	nt_nic_queues q;
-	char path[160];
+	char path[512];
 	CHECK_INT(nt_ctx_init(&ctx, root), 0);
 	CHECK_INT(nt_topology_read(&ctx, &t), 0);
 	const nt_nic *n = t ? nt_topology_nic(t, "enos1") : NULL;
@@ -238,6 +248,31 @@ static void test_napi(void)
 		CHECK(json_is_null(json_object_get(e, "pid")));
 		json_decref(doc);
 	}
+	/* threaded turned off on a kernel that keeps the threads (6.1 does;
+	 * the family before 6.17 has no per-NAPI "threaded" and still sends
+	 * their pids): they are parked, not the NAPIs' workers, and not shown
+	 * as such. */
+	snprintf(path, sizeof(path), "python3 -c \"import json;p='%s/ethtool/enos1.json';d=json.load(open(p));"
+		 "[a.pop('threaded',0) for a in d['netdev']['napis']];json.dump(d,open(p,'w'))\"", root);
+	CHECK_INT(system(path), 0);
+	snprintf(path, sizeof(path), "%s/sys/class/net/enos1/threaded", root);
+	CHECK_INT(put(path, "0\n"), 0);
+	n = t ? nt_topology_nic(t, "enos1") : NULL;
+	if (n) {
+		json_t *doc = json_object();
+		CHECK_INT(nt_nic_napi_report(t, n, NULL, doc), 0);
+		CHECK(json_is_false(json_object_get(doc, "threaded")));
+		json_t *napi = json_object_get(doc, "napi");
+		CHECK_INT(json_array_size(napi), 16);
+		json_t *e = json_array_get(napi, 1);
+		CHECK(json_is_false(json_object_get(e, "threaded")));
+		CHECK(json_is_null(json_object_get(e, "pid")));
+		CHECK(json_is_null(json_object_get(e, "thread_cpus")));
+		CHECK(json_is_null(json_object_get(e, "last_cpu")));
+		CHECK_INT(json_integer_value(json_object_get(e, "irq")), 122);
+		json_decref(doc);
+	}
+	CHECK_INT(put(path, "1\n"), 0);
 	/* enos1 on an older kernel: its document without the answers. The
 	 * threads are still found by name, the IRQs from their names. */
 	snprintf(path, sizeof(path), "python3 -c \"import json;p='%s/ethtool/enos1.json';d=json.load(open(p));"
@@ -261,6 +296,17 @@ static void test_napi(void)
 		CHECK(json_is_null(json_object_get(e, "gro_flush_timeout_ns")));
 		json_decref(doc);
 		nt_nic_queues_free(&q);
+	}
+	/* ... and with threaded off there, the threads left are parked: no
+	 * NAPI is shown working. */
+	snprintf(path, sizeof(path), "%s/sys/class/net/enos1/threaded", root);
+	CHECK_INT(put(path, "0\n"), 0);
+	if (n) {
+		json_t *doc = json_object();
+		CHECK_INT(nt_nic_napi_report(t, n, NULL, doc), 0);
+		CHECK(json_is_false(json_object_get(doc, "threaded")));
+		CHECK_INT(json_array_size(json_object_get(doc, "napi")), 0);
+		json_decref(doc);
 	}
 	nt_topology_free(t);
 	t = NULL;
