@@ -8,6 +8,9 @@
 #    configuration, the tokens file (mode 600) and the profiles; a second
 #    run changes nothing; a profile no longer listed is removed; a token
 #    with a short secret is refused before anything is written;
+#  - the monitoring role: the rules and dashboard the package ships, carried
+#    as files by the built collection and installed byte for byte, promtool
+#    validating the rules first (a refusing validator leaves the file);
 #  - what the role wrote works with the agent: `nettune serve --tokens` takes
 #    the tokens file and a token from it authenticates, and the profile
 #    file plans on a fixture host;
@@ -90,6 +93,37 @@ role -e @"$work/vars3.json"
 check "short secret refused" [ $? = 2 ]
 check "short secret: message names the token" grep -q 'nettune_tokens\[0\] wants' "$work/play.out"
 check "short secret: nothing written" [ ! -e "$work/etc2" ]
+
+# The monitoring role: the package's rules and dashboard, byte for byte, in
+# the built collection as files (the tree links them) and where the role puts
+# them; promtool validates the rules first (a broken promtool refuses them).
+for f in prometheus/nettune.rules.yml grafana/nettune-dashboard.json; do
+	b=$(basename "$f")
+	tar -xzf "$work/dist/nettune-agent-0.1.0.tar.gz" -C "$work" "roles/monitoring/files/$b" 2>/dev/null
+	check "the built collection carries $b as a file, as deploy/$f" \
+		bash -c "[ -f '$work/roles/monitoring/files/$b' ] && [ ! -L '$work/roles/monitoring/files/$b' ] && cmp -s '$work/roles/monitoring/files/$b' '$src/deploy/$f'"
+done
+mon() { ansible-playbook -i localhost, "$src/tests/ansible/monitoring.yml" -e nt_dir="$work/mon" "$@" > "$work/play.out" 2>&1; }
+if command -v promtool >/dev/null; then
+	mon -e nt_promtool=promtool --check
+	check "monitoring check mode ran: $(tail -5 "$work/play.out")" [ $? = 0 ]
+	check "monitoring check mode wrote nothing" [ ! -e "$work/mon" ]
+	mon -e nt_promtool=promtool
+	check "monitoring role ran: $(tail -5 "$work/play.out")" [ $? = 0 ]
+	check "rules installed as shipped" cmp -s "$work/mon/rules.d/nettune.rules.yml" "$src/deploy/prometheus/nettune.rules.yml"
+	check "dashboard installed as shipped" cmp -s "$work/mon/dashboards/nettune-dashboard.json" "$src/deploy/grafana/nettune-dashboard.json"
+	mon -e nt_promtool=promtool
+	check "monitoring second run changed=0" [ "$($result "$work/out.json" stats localhost changed)" = 0 ]
+	# A validator that refuses: the rules file is not replaced.
+	printf '#!/bin/sh\necho "rules refused" >&2; exit 1\n' > "$work/false-promtool"; chmod +x "$work/false-promtool"
+	echo "# changed" >> "$work/mon/rules.d/nettune.rules.yml"
+	cp "$work/mon/rules.d/nettune.rules.yml" "$work/rules.before"
+	mon -e nt_promtool="$work/false-promtool"
+	check "refused rules fail the task" [ $? = 2 ]
+	check "refused rules leave the file as it was" cmp -s "$work/mon/rules.d/nettune.rules.yml" "$work/rules.before"
+else
+	bad "promtool is not installed (Debian package prometheus)"
+fi
 
 # What the role wrote works with the agent: its configuration file (every key
 # one the agent knows), the tokens file it names and the profiles directory;
