@@ -256,7 +256,16 @@ static int desire_rps(nt_section_plan *p, const json_t *arr)
 	/* RFS needs the global socket table as well. */
 	const char *key = "net.core.rps_sock_flow_entries";
 	const nt_sysctl_value *cur = host_sysctl(p->t, key);
-	if (flows && !json_object_get(json_object_get(p->profile, "sysctl"), key) && cur && atol(cur->value) == 0)
+	if (!flows || json_object_get(json_object_get(p->profile, "sysctl"), key))
+		return 0;
+	if (p->t->ctx.netns_other)
+		/* The table is machine-wide and its sysctl exists only in the
+		 * initial namespace: from here it can be neither read nor set,
+		 * and the flow tables alone steer nothing. */
+		nt_desire_warn(p, "flow_cnt: RFS steers nothing while %s is 0, and that sysctl is machine-wide: this "
+				  "agent runs in a network namespace other than the initial one and can neither read "
+				  "nor set it; set it on the host (for example 32768)", key);
+	else if (cur && atol(cur->value) == 0)
 		nt_desire_warn(p, "flow_cnt: RFS steers nothing while %s is 0; give it in \"sysctl\" (for example "
 				  "32768)", key);
 	return 0;

@@ -10,6 +10,8 @@
 #    and the key that allows it; so is a host-wide sysctl
 #    (net.core.rps_sock_flow_entries), while a per-namespace one
 #    (net.core.somaxconn) is planned;
+#  - RFS flow tables (rps flow_cnt on lo) plan there with a warning that the
+#    machine-wide socket table they need cannot be read or set from it;
 #  - an agent whose configuration file says allow_machine_wide = yes plans
 #    other_irqs, with the warning, and health says "allowed".
 # Plans only: nothing is applied, and every IRQ's affinity is compared
@@ -43,6 +45,11 @@ jq -e '.errors[] | select(.path == "$.other_irqs.cpus" and (.message | test("mac
 post /v1/plan '{"profile":{"name":"s","sysctl":{"net.core.rps_sock_flow_entries":"32768"}}}'
 [ "$code" = 422 ] && jq -e '.errors[] | select(.path == "$.sysctl['"'"'net.core.rps_sock_flow_entries'"'"']" and (.message | test("machine-wide")))' <<<"$body" >/dev/null &&
 	ok || bad "a host-wide sysctl in $ns: $code $body"
+# RFS flow tables of a link here plan, but steer nothing without the
+# machine-wide socket table, which this namespace cannot see: said (item 9).
+post /v1/plan '{"profile":{"name":"f","rps":[{"interface":"lo","cpus":"0","flow_cnt":4096}]}}'
+[ "$code" = 200 ] && jq -e '.warnings[] | select(test("RFS steers nothing.*rps_sock_flow_entries.*machine-wide"))' <<<"$body" >/dev/null &&
+	ok || bad "RFS in $ns without the socket table's warning: $code $(jq -c '{warnings, errors}' <<<"$body")"
 somax=$(ip netns exec "$ns" cat /proc/sys/net/core/somaxconn)
 post /v1/plan '{"profile":{"name":"n","sysctl":{"net.core.somaxconn":"'$((somax + 1))'"}}}'
 [ "$code" = 200 ] && [ "$(jq '.steps | length' <<<"$body")" = 1 ] && ok || bad "a per-namespace sysctl in $ns: $code $body"
