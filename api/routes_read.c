@@ -20,6 +20,7 @@
 #include "diagnose/diagnose.h"
 #include "host/jsonw.h"
 #include "host/napi.h"
+#include "host/qstats.h"
 #include "host/queues.h"
 #include "host/topology.h"
 #include "settings/setting.h"
@@ -240,7 +241,8 @@ static int get_nic(const nt_request *req, nt_response *resp)
 		bool have_q = nt_nic_queues_read(t, n, &q) == 0;
 		/* NAPI before the queues' JSON: where the netdev family answers,
 		 * it names each queue's NAPI and IRQ (host/napi.h). */
-		if (nt_nic_napi_report(t, n, have_q ? &q : NULL, resp->json) == -ENOMEM) {
+		if (nt_nic_napi_report(t, n, have_q ? &q : NULL, resp->json) == -ENOMEM ||
+		    nt_nic_qstats_report(t, n, have_q ? &q : NULL, resp->json) == -ENOMEM) {
 			nt_nic_queues_free(&q);
 			json_decref(resp->json);
 			resp->json = NULL;

@@ -10,6 +10,7 @@
 #include "cli/escape.h"
 #include "cli/output.h"
 #include "host/napi.h"
+#include "host/qstats.h"
 #include "host/queues.h"
 #include "settings/setting.h"
 #include "host/rates.h"
@@ -583,6 +584,47 @@ static void napi_rows(const json_t *doc)
 	}
 }
 
+/* The per-queue counters (host/qstats.h): a row a queue with its packets
+ * and bytes, the other counters the driver keeps after them; or why there
+ * are none. */
+static void qstats_rows(const json_t *doc, const json_t *qs)
+{
+	const char *why = json_string_value(json_object_get(doc, "queue_stats_reason"));
+	if (!json_object_get(doc, "queue_stats_source"))
+		return; /* not read */
+	if (why) {
+		printf("\nqueue statistics: not supported: %s\n", why);
+		return;
+	}
+	printf("\nqueue statistics (netdev netlink):\n%-7s %14s %18s  %s\n", "QUEUE", "PACKETS", "BYTES", "OTHER");
+	for (int d = 0; d < 2; d++) {
+		const char *dir = d ? "tx" : "rx";
+		size_t i;
+		json_t *e;
+		json_array_foreach(json_object_get(qs, dir), i, e) {
+			json_t *st = json_object_get(e, "stats"), *v;
+			char pk[24], by[24], key[16], other[512];
+			const char *name;
+			size_t len = 0;
+			snprintf(key, sizeof(key), "%s_packets", dir);
+			snprintf(pk, sizeof(pk), "%s", str_or_dash(st, key));
+			snprintf(key, sizeof(key), "%s_bytes", dir);
+			snprintf(by, sizeof(by), "%s", str_or_dash(st, key));
+			other[0] = '\0';
+			json_object_foreach(json_is_object(st) ? (json_t *)st : NULL, name, v) {
+				if (!strcmp(name + 3, "packets") || !strcmp(name + 3, "bytes"))
+					continue;
+				int w = snprintf(other + len, sizeof(other) - len, "%s%s %lld", len ? ", " : "", name,
+						 (long long)json_integer_value(v));
+				if (w < 0 || (size_t)w >= sizeof(other) - len)
+					break;
+				len += (size_t)w;
+			}
+			printf("%s-%-4zu %14s %18s  %s\n", dir, i, pk, by, other[0] ? other : "-");
+		}
+	}
+}
+
 /* "features: rx-gro on, ... (N fixed)" for those the driver can change,
  * and the flow control line. */
 static void feature_lines(const json_t *features, const json_t *pause)
@@ -651,7 +693,8 @@ int nt_cmd_nics(const char *cmd, const cli_opts *o, int nargs, char **args)
 	json_t *doc = nt_nic_to_json(t, n);
 	int r = nt_nic_queues_read(t, n, &q);
 	/* NAPI first: the netdev family may name each queue's IRQ. */
-	if (doc && nt_nic_napi_report(t, n, r == 0 ? &q : NULL, doc) == -ENOMEM) {
+	if (doc && (nt_nic_napi_report(t, n, r == 0 ? &q : NULL, doc) == -ENOMEM ||
+		    nt_nic_qstats_report(t, n, r == 0 ? &q : NULL, doc) == -ENOMEM)) {
 		json_decref(doc);
 		doc = NULL;
 	}
@@ -684,6 +727,7 @@ int nt_cmd_nics(const char *cmd, const cli_opts *o, int nargs, char **args)
 		queue_rows(json_object_get(qs, "tx"), json_object_get(doc, "napi"), "tx", "XPS CPUS", "xps_cpus", "XPS RXQS",
 			   "xps_rxqs");
 		napi_rows(doc);
+		qstats_rows(doc, qs);
 		json_t *rss = json_object_get(doc, "rss");
 		if (json_is_object(rss)) {
 			char *w = json_dumps(json_object_get(rss, "weights"), JSON_COMPACT);

@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* A NIC's queues: see host/queues.h. */
 #include "host/queues.h"
+#include "kernel/netdev.h"
 #include "kernel/queues.h"
 #include "kernel/rss.h"
 
 #include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -15,6 +18,7 @@ void nt_nic_queues_free(nt_nic_queues *q)
 		return;
 	free(q->rx);
 	free(q->tx);
+	free(q->qstats);
 	memset(q, 0, sizeof(*q));
 }
 
@@ -69,6 +73,7 @@ int nt_nic_queues_read(const nt_topology *t, const nt_nic *n, nt_nic_queues *out
 		snprintf(q, sizeof(q), "rx-%d", i);
 		x->queue = i;
 		x->napi_id = -1;
+		x->stats = -1;
 		x->irq = nt_nic_queue_irq(t, n, i, false);
 		x->rps_err = nt_queue_read_mask(&t->ctx, n->name, q, "rps_cpus", &x->rps_cpus, NULL);
 		x->flow_err = nt_queue_read_long(&t->ctx, n->name, q, "rps_flow_cnt", &x->rps_flow_cnt);
@@ -78,6 +83,7 @@ int nt_nic_queues_read(const nt_topology *t, const nt_nic *n, nt_nic_queues *out
 		snprintf(q, sizeof(q), "tx-%d", i);
 		x->queue = i;
 		x->napi_id = -1;
+		x->stats = -1;
 		x->irq = nt_nic_queue_irq(t, n, i, true);
 		x->xps_err = nt_queue_read_mask(&t->ctx, n->name, q, "xps_cpus", &x->xps_cpus, NULL);
 		x->rxqs_err = nt_queue_read_mask(&t->ctx, n->name, q, "xps_rxqs", &x->xps_rxqs, NULL);
@@ -100,6 +106,29 @@ static void irq_members(const nt_topology *t, int idx, json_t *o)
 			    q && q->has_effective ? nt_cpuset_json(&q->effective) : json_null());
 }
 
+/* A queue's counters as the API names them: the spec's words with '_'
+ * for '-' ("rx_packets"), only those the kernel gave; null for none. */
+static json_t *stats_json(const nt_nic_queues *q, int idx)
+{
+	if (idx < 0 || idx >= q->nqstats)
+		return json_null();
+	const nt_nd_qstats *s = &q->qstats[idx];
+	json_t *o = json_object();
+	for (int i = 0; o && i < NT_NETDEV_QSTATS_N; i++) {
+		char key[40];
+		if (!(s->present & (1u << i)))
+			continue;
+		snprintf(key, sizeof(key), "%s", nt_netdev_qstat_names[i]);
+		for (char *c = key; *c; c++)
+			if (*c == '-')
+				*c = '_';
+		/* JSON integers here are signed 64-bit; a counter past that has
+		 * wrapped in all but name, and is shown at the cap. */
+		json_object_set_new(o, key, json_integer(s->v[i] > INT64_MAX ? INT64_MAX : (json_int_t)s->v[i]));
+	}
+	return o ? o : json_null();
+}
+
 json_t *nt_nic_queues_json(const nt_topology *t, const nt_nic_queues *q)
 {
 	json_t *rx = json_array(), *tx = json_array();
@@ -116,6 +145,7 @@ json_t *nt_nic_queues_json(const nt_topology *t, const nt_nic_queues *q)
 		json_object_set_new(e, "rps_cpus", set_or_null(x->rps_err, &x->rps_cpus));
 		json_object_set_new(e, "rps_flow_cnt",
 				    x->flow_err < 0 ? json_null() : json_integer(x->rps_flow_cnt));
+		json_object_set_new(e, "stats", stats_json(q, x->stats));
 		json_array_append_new(rx, e);
 	}
 	for (int i = 0; i < q->ntx; i++) {
@@ -127,6 +157,7 @@ json_t *nt_nic_queues_json(const nt_topology *t, const nt_nic_queues *q)
 		json_object_set_new(e, "napi_id", x->napi_id < 0 ? json_null() : json_integer(x->napi_id));
 		json_object_set_new(e, "xps_cpus", set_or_null(x->xps_err, &x->xps_cpus));
 		json_object_set_new(e, "xps_rxqs", set_or_null(x->rxqs_err, &x->xps_rxqs));
+		json_object_set_new(e, "stats", stats_json(q, x->stats));
 		json_array_append_new(tx, e);
 	}
 	return o;

@@ -17,10 +17,13 @@
 
 #include <jansson.h>
 
+struct nt_nd_qstats;
+
 typedef struct nt_rxq {
 	int queue;
 	int irq; /* index into topology->irqs, -1 when no IRQ names the queue */
 	long long napi_id; /* the NAPI serving it (host/napi.h), -1 unknown */
+	int stats; /* index into nt_nic_queues.qstats (host/qstats.h), -1 none */
 	nt_cpuset rps_cpus;
 	long rps_flow_cnt;
 	int rps_err, flow_err; /* 0, or why the file could not be read */
@@ -30,6 +33,7 @@ typedef struct nt_txq {
 	int queue;
 	int irq; /* as for nt_rxq */
 	long long napi_id; /* as for nt_rxq */
+	int stats; /* as for nt_rxq */
 	nt_cpuset xps_cpus, xps_rxqs;
 	int xps_err, rxqs_err;
 } nt_txq;
@@ -38,6 +42,10 @@ typedef struct nt_nic_queues {
 	nt_rxq *rx;
 	nt_txq *tx;
 	int nrx, ntx;
+	/* The queues' counters when nt_nic_qstats_report read them (owned,
+	 * freed with the rest), NULL otherwise. */
+	struct nt_nd_qstats *qstats;
+	int nqstats;
 } nt_nic_queues;
 
 /* Read N's queues on T's host (T->ctx). A file that cannot be read is
@@ -55,11 +63,12 @@ void nt_nic_queues_free(nt_nic_queues *q);
 int nt_nic_queue_irq(const nt_topology *t, const nt_nic *n, int queue, bool tx);
 
 /* {"rx": [{"queue", "irq", "irq_cpus", "effective_cpus", "napi_id",
- * "rps_cpus", "rps_flow_cnt"}], "tx": [{"queue", "irq", "irq_cpus",
- * "effective_cpus", "napi_id", "xps_cpus", "xps_rxqs"}]}: cpulists
- * (xps_rxqs a list of RX queues), null
- * for what could not be read or is not there. New reference, NULL on
- * ENOMEM. */
+ * "rps_cpus", "rps_flow_cnt", "stats"}], "tx": [{"queue", "irq",
+ * "irq_cpus", "effective_cpus", "napi_id", "xps_cpus", "xps_rxqs",
+ * "stats"}]}: cpulists (xps_rxqs a list of RX queues), "stats" the
+ * counters the kernel gave for the queue ({"rx_packets": N, ...}, only
+ * those it gave; host/qstats.h), null for what could not be read or is
+ * not there. New reference, NULL on ENOMEM. */
 json_t *nt_nic_queues_json(const nt_topology *t, const nt_nic_queues *q);
 
 /* N's RSS state for the per-NIC view: {"indir_size", "key_size",

@@ -131,5 +131,9 @@ int nt_fixture_qdisc_set(const nt_ctx *ctx, const char *ifname, uint32_t ntx, co
  * NT_EPARSE. */
 struct nt_netdev;
 int nt_fixture_netdev_get(const nt_ctx *ctx, const char *ifname, int ifindex, struct nt_netdev *nd);
+/* qstats-get's answer for IFNAME from the "qstats" member of the same
+ * object, appended to ND->qstats. Returns 0, -EOPNOTSUPP without the file,
+ * the object or the member (a kernel before 6.9), NT_EPARSE. */
+int nt_fixture_qstats_get(const nt_ctx *ctx, const char *ifname, int ifindex, struct nt_netdev *nd);
 
 #endif

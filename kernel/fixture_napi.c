@@ -13,7 +13,16 @@
  * A member left out is one the kernel does not send (an older kernel, a
  * NAPI without a thread); a NIC whose document has no such object is on a
  * kernel without the family's commands (-EOPNOTSUPP), and the report falls
- * back to sysfs and the thread names, as it does live. */
+ * back to sysfs and the thread names, as it does live.
+ *
+ * Per-queue counters (`qstats-get`, scope queue) are a "qstats" member of
+ * the same object, each entry a queue with the counters its driver keeps:
+ *
+ *     "qstats": [{"queue-type": "rx", "queue-id": 0, "rx-packets": 81104,
+ *                 "rx-bytes": 2002809049}, ...]
+ *
+ * An empty array is a driver that keeps none (veth), no member a kernel
+ * without the command (before 6.9). */
 #include "kernel/fixture.h"
 #include "kernel/fixture_int.h"
 #include "kernel/netdev.h"
@@ -108,6 +117,73 @@ int nt_fixture_netdev_get(const nt_ctx *ctx, const char *ifname, int ifindex, nt
 		if ((r = napi_entry(e, ifindex, &nd->napis[nd->nnapis])) < 0)
 			goto out;
 		nd->nnapis++;
+	}
+out:
+	json_decref(root);
+	return r;
+}
+
+static int qstats_entry(json_t *e, int ifindex, nt_nd_qstats *q)
+{
+	const char *type = json_string_value(json_object_get(e, "queue-type"));
+	const char *key;
+	json_t *v;
+	int64_t id;
+	memset(q, 0, sizeof(*q));
+	if (!json_is_object(e) || !type || !opt_int(e, "queue-id", UINT32_MAX, &id) || id < 0)
+		return NT_EPARSE;
+	if (!strcmp(type, "rx"))
+		q->type = NT_NETDEV_QUEUE_RX;
+	else if (!strcmp(type, "tx"))
+		q->type = NT_NETDEV_QUEUE_TX;
+	else
+		return NT_EPARSE;
+	json_object_foreach(e, key, v) {
+		int i;
+		for (i = 0; i < NT_NETDEV_QSTATS_N; i++)
+			if (!strcmp(key, nt_netdev_qstat_names[i]))
+				break;
+		if (i == NT_NETDEV_QSTATS_N)
+			continue; /* queue-type, queue-id */
+		/* The kernel's counters are u64; jansson's integers stop at
+		 * INT64_MAX, which no fixture needs to pass. */
+		if (!json_is_integer(v) || json_integer_value(v) < 0)
+			return NT_EPARSE;
+		q->v[i] = (uint64_t)json_integer_value(v);
+		q->present |= 1u << i;
+	}
+	q->id = (uint32_t)id;
+	q->ifindex = (uint32_t)ifindex;
+	return 0;
+}
+
+int nt_fixture_qstats_get(const nt_ctx *ctx, const char *ifname, int ifindex, nt_netdev *nd)
+{
+	json_t *root = NULL, *sec = NULL, *e;
+	size_t i;
+	int r = nt_fx_load(ctx, "netdev", ifname, &root, &sec);
+	if (r < 0)
+		return r;
+	json_t *qs = json_object_get(sec, "qstats");
+	if (!qs) {
+		r = -EOPNOTSUPP;
+		goto out;
+	}
+	if (!json_is_array(qs)) {
+		r = NT_EPARSE;
+		goto out;
+	}
+	nt_nd_qstats *p = realloc(nd->qstats, (nd->nqstats + json_array_size(qs) + 1) * sizeof(*p));
+	if (!p) {
+		r = -ENOMEM;
+		goto out;
+	}
+	nd->qstats = p;
+	nd->scap = nd->nqstats + json_array_size(qs) + 1;
+	json_array_foreach(qs, i, e) {
+		if ((r = qstats_entry(e, ifindex, &nd->qstats[nd->nqstats])) < 0)
+			goto out;
+		nd->nqstats++;
 	}
 out:
 	json_decref(root);

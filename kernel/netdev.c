@@ -14,12 +14,22 @@
 #include <linux/genetlink.h>
 #include <linux/netlink.h>
 
+const char *const nt_netdev_qstat_names[NT_NETDEV_QSTATS_N] = {
+	"rx-packets", "rx-bytes", "tx-packets", "tx-bytes", "rx-alloc-fail", "rx-hw-drops",
+	"rx-hw-drop-overruns", "rx-csum-complete", "rx-csum-unnecessary", "rx-csum-none", "rx-csum-bad",
+	"rx-hw-gro-packets", "rx-hw-gro-bytes", "rx-hw-gro-wire-packets", "rx-hw-gro-wire-bytes",
+	"rx-hw-drop-ratelimits", "tx-hw-drops", "tx-hw-drop-errors", "tx-csum-none", "tx-needs-csum",
+	"tx-hw-gso-packets", "tx-hw-gso-bytes", "tx-hw-gso-wire-packets", "tx-hw-gso-wire-bytes",
+	"tx-hw-drop-ratelimits", "tx-stop", "tx-wake",
+};
+
 void nt_netdev_free(nt_netdev *nd)
 {
 	if (!nd)
 		return;
 	free(nd->queues);
 	free(nd->napis);
+	free(nd->qstats);
 	memset(nd, 0, sizeof(*nd));
 }
 
@@ -189,6 +199,61 @@ static void napi_attr(void *ud, int type, const unsigned char *v, size_t n)
 	}
 }
 
+/* A qstats message: which queue (ifindex, type, id; bits 1, 4, 2 of
+ * HAVE) and its counters. */
+struct qs_ud {
+	nt_nd_qstats s;
+	unsigned have;
+};
+
+static void qstats_attr(void *ud, int type, const unsigned char *v, size_t n)
+{
+	struct qs_ud *e = ud;
+	uint64_t x;
+	if (!attr_uint(v, n, &x))
+		return;
+	switch (type) {
+	case NT_NETDEV_A_QSTATS_IFINDEX:
+		if (x <= UINT32_MAX) {
+			e->s.ifindex = (uint32_t)x;
+			e->have |= 1;
+		}
+		break;
+	case NT_NETDEV_A_QSTATS_QUEUE_ID:
+		if (x <= UINT32_MAX) {
+			e->s.id = (uint32_t)x;
+			e->have |= 2;
+		}
+		break;
+	case NT_NETDEV_A_QSTATS_QUEUE_TYPE:
+		if (x <= UINT32_MAX) {
+			e->s.type = (uint32_t)x;
+			e->have |= 4;
+		}
+		break;
+	default:
+		if (type >= NT_NETDEV_A_QSTATS_FIRST && type <= NT_NETDEV_A_QSTATS_LAST) {
+			e->s.v[type - NT_NETDEV_A_QSTATS_FIRST] = x;
+			e->s.present |= 1u << (type - NT_NETDEV_A_QSTATS_FIRST);
+		}
+		break; /* the scope, padding, counters newer than our table */
+	}
+}
+
+static int push_qstats(nt_netdev *nd, const nt_nd_qstats *s)
+{
+	if (nd->nqstats == nd->scap) {
+		size_t cap = nd->scap ? nd->scap * 2 : 16;
+		nt_nd_qstats *p = realloc(nd->qstats, cap * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		nd->qstats = p;
+		nd->scap = cap;
+	}
+	nd->qstats[nd->nqstats++] = *s;
+	return 0;
+}
+
 static int push_queue(nt_netdev *nd, const nt_nd_queue *q)
 {
 	if (nd->nqueues == nd->qcap) {
@@ -239,6 +304,17 @@ static int add_entry(nt_netdev *nd, int cmd, const unsigned char *a, size_t n)
 			return 0;
 		}
 		return push_napi(nd, &e.n);
+	}
+	if (cmd == NT_NETDEV_CMD_QSTATS_GET) {
+		struct qs_ud q;
+		memset(&q, 0, sizeof(q));
+		/* A device-scope answer (no queue id) is not a queue's. */
+		if (attrs_walk(a, n, qstats_attr, &q) < 0 || q.have != 7 ||
+		    (q.s.type != NT_NETDEV_QUEUE_RX && q.s.type != NT_NETDEV_QUEUE_TX)) {
+			nd->skipped++;
+			return 0;
+		}
+		return push_qstats(nd, &q.s);
 	}
 	return 0; /* a notification or another command: not ours */
 }
@@ -385,6 +461,59 @@ out:
 		close(fd);
 	free(buf);
 	return r;
+}
+
+/* The qstats-get dump for IFINDEX alone, scope queue. */
+static int read_qstats_live(int ifindex, nt_netdev *nd)
+{
+	unsigned char *buf = malloc(NT_NL_BUF);
+	unsigned char attrs[2 * (NLA_HDRLEN + 4)];
+	struct nlattr a = { .nla_len = NLA_HDRLEN + 4, .nla_type = NT_NETDEV_A_QSTATS_IFINDEX };
+	uint32_t v = (uint32_t)ifindex;
+	int fd = -1, family = 0, r;
+	struct timeval tv = { .tv_sec = 5 };
+	if (!buf)
+		return -ENOMEM;
+	memcpy(attrs, &a, sizeof(a));
+	memcpy(attrs + NLA_HDRLEN, &v, 4);
+	a.nla_type = NT_NETDEV_A_QSTATS_SCOPE;
+	v = NT_NETDEV_QSTATS_SCOPE_QUEUE;
+	memcpy(attrs + NLA_HDRLEN + 4, &a, sizeof(a));
+	memcpy(attrs + 2 * NLA_HDRLEN + 4, &v, 4);
+	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_GENERIC);
+	if (fd < 0) {
+		r = -errno;
+		goto out;
+	}
+	(void)setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	r = resolve_family(fd, buf, &family);
+	if (r < 0)
+		goto out;
+	r = nl_send(fd, (uint16_t)family, NLM_F_DUMP, 4, NT_NETDEV_CMD_QSTATS_GET, attrs, sizeof(attrs));
+	while (r == 0) {
+		ssize_t n = nl_recv(fd, buf);
+		if (n < 0) {
+			r = (int)n;
+			break;
+		}
+		r = nt_netdev_parse_dump(nd, family, buf, (size_t)n);
+	}
+	if (r > 0)
+		r = 0;
+out:
+	if (fd >= 0)
+		close(fd);
+	free(buf);
+	return r;
+}
+
+int nt_netdev_qstats_read(const nt_ctx *ctx, const char *ifname, int ifindex, nt_netdev *nd)
+{
+	if (!ctx->live)
+		return nt_fixture_qstats_get(ctx, ifname, ifindex, nd);
+	if (ifindex <= 0)
+		return -ENODEV;
+	return read_qstats_live(ifindex, nd);
 }
 
 int nt_netdev_read(const nt_ctx *ctx, const char *ifname, int ifindex, nt_netdev *nd)

@@ -55,6 +55,23 @@
 #define NT_NETDEV_QUEUE_RX 0
 #define NT_NETDEV_QUEUE_TX 1
 
+/* qstats-get (6.9): per-queue counters, dumped with scope "queue". The
+ * request may name one ifindex, so a read costs the one NIC shown. */
+#define NT_NETDEV_CMD_QSTATS_GET 12
+#define NT_NETDEV_A_QSTATS_IFINDEX 1
+#define NT_NETDEV_A_QSTATS_QUEUE_TYPE 2
+#define NT_NETDEV_A_QSTATS_QUEUE_ID 3
+#define NT_NETDEV_A_QSTATS_SCOPE 4 /* uint, flags: NT_NETDEV_QSTATS_SCOPE_QUEUE */
+#define NT_NETDEV_QSTATS_SCOPE_QUEUE 1
+/* The counters are attributes 8 (rx-packets) to 34 (tx-wake), each a
+ * "uint"; nt_netdev_qstat_names gives their names in the spec's words. A
+ * counter the driver does not keep is left out of the reply, and so is a
+ * queue for which it keeps none. Attributes past the last we know (a
+ * newer kernel) are skipped, never given a name we would have to guess. */
+#define NT_NETDEV_A_QSTATS_FIRST 8
+#define NT_NETDEV_A_QSTATS_LAST 34
+#define NT_NETDEV_QSTATS_N (NT_NETDEV_A_QSTATS_LAST - NT_NETDEV_A_QSTATS_FIRST + 1)
+
 typedef struct nt_nd_queue {
 	uint32_t ifindex, id;
 	uint32_t type; /* NT_NETDEV_QUEUE_RX or _TX; others are skipped */
@@ -69,12 +86,28 @@ typedef struct nt_nd_napi {
 	int threaded; /* -1 unknown (before 6.17), 0, 1 */
 } nt_nd_napi;
 
+/* One queue's counters from qstats-get: v[i] is attribute
+ * NT_NETDEV_A_QSTATS_FIRST + i, reported when bit i of PRESENT is set. */
+typedef struct nt_nd_qstats {
+	uint32_t ifindex, id;
+	uint32_t type; /* NT_NETDEV_QUEUE_RX or _TX */
+	uint32_t present;
+	uint64_t v[NT_NETDEV_QSTATS_N];
+} nt_nd_qstats;
+
+/* "rx-packets", ..., "tx-wake": the spec's names of the counters, by
+ * index (attribute - NT_NETDEV_A_QSTATS_FIRST). */
+extern const char *const nt_netdev_qstat_names[NT_NETDEV_QSTATS_N];
+
 /* The answers of one read: both dumps, in the kernel's order. */
 typedef struct nt_netdev {
 	nt_nd_queue *queues;
 	size_t nqueues, qcap;
 	nt_nd_napi *napis;
 	size_t nnapis, ncap;
+	/* qstats-get's answers, only after nt_netdev_qstats_read. */
+	nt_nd_qstats *qstats;
+	size_t nqstats, scap;
 	/* Messages of the family that were dropped: attributes running past
 	 * their message, or an entry without the attributes that identify
 	 * it. Counted for the tests; the read goes on. */
@@ -88,9 +121,10 @@ void nt_netdev_free(nt_netdev *nd);
  * NLMSG_ERROR (-ENOENT: no such family), or NT_EPARSE. */
 int nt_netdev_parse_family(const void *buf, size_t len, int *id);
 
-/* One datagram of a `queue-get` or `napi-get` dump of family FAMILY: each
- * message of that family and of either command adds an entry to ND (by its
- * command, whichever dump it arrived in); unknown attributes are ignored.
+/* One datagram of a `queue-get`, `napi-get` or `qstats-get` dump of
+ * family FAMILY: each message of that family and of one of those commands
+ * adds an entry to ND (by its command, whichever dump it arrived in);
+ * unknown attributes are ignored.
  * Returns 0 when more datagrams follow, 1 once NLMSG_DONE is seen, the
  * kernel's -errno from an NLMSG_ERROR or from the NLMSG_DONE of a dump
  * that failed part way (-EOPNOTSUPP: a kernel without the command),
@@ -104,6 +138,17 @@ int nt_netdev_parse_dump(nt_netdev *nd, int family, const void *buf, size_t len)
  * (or the fixture without the object), or -errno; ND is the caller's to
  * free either way. */
 int nt_netdev_read(const nt_ctx *ctx, const char *ifname, int ifindex, nt_netdev *nd);
+
+/* IFNAME's per-queue counters (qstats-get, scope queue) into ND->qstats:
+ * on a live root one dump for IFINDEX alone, on a fixture root the
+ * "qstats" member of the document's "netdev" object. Not part of
+ * nt_netdev_read: the counters are read for the one NIC a caller shows,
+ * never for a whole-host read. Returns 0 (no entries: the driver keeps no
+ * per-queue counters), -ENOENT without the family, -EOPNOTSUPP on a kernel
+ * without the command (before 6.9; a fixture without the member), -ENODEV,
+ * or -errno. ND is the caller's (zeroed or from nt_netdev_read) to free
+ * either way. */
+int nt_netdev_qstats_read(const nt_ctx *ctx, const char *ifname, int ifindex, nt_netdev *nd);
 
 /* Device-wide NAPI values in sysfs (/sys/class/net/IF/threaded,
  * napi_defer_hard_irqs, gro_flush_timeout; 5.12 and 5.8+): -1 each where
