@@ -135,5 +135,24 @@ int nt_fixture_netdev_get(const nt_ctx *ctx, const char *ifname, int ifindex, st
  * object, appended to ND->qstats. Returns 0, -EOPNOTSUPP without the file,
  * the object or the member (a kernel before 6.9), NT_EPARSE. */
 int nt_fixture_qstats_get(const nt_ctx *ctx, const char *ifname, int ifindex, struct nt_netdev *nd);
+/* napi-set on the same object: member ATTR (the spec's word) of the NAPI
+ * ID becomes V. A NAPI the object lacks is -ENOENT ("no such NAPI"), a
+ * member it lacks -EOPNOTSUPP (a kernel without it), text in ERR; a
+ * document without the object is a kernel without the family's commands
+ * (-EOPNOTSUPP). */
+int nt_fixture_netdev_napi_set(const nt_ctx *ctx, const char *ifname, uint32_t id, const char *attr,
+			       uint64_t v, char *err, size_t errsize);
+/* sysfs FILE of IFNAME ("threaded", "napi_defer_hard_irqs",
+ * "gro_flush_timeout") holds V, and the "netdev" object, when there is
+ * one, says what the kernel then says: "threaded" on gives each NAPI a
+ * thread napi/IF-ID (a "pid", and ROOT/proc/PID with comm, status and
+ * stat, allowed on the online CPUs as a new kernel thread is), off takes
+ * them away; the other two become every NAPI's value. "threaded" on a
+ * NIC whose object lists no NAPI is refused with -EOPNOTSUPP, as the
+ * kernel refuses it. */
+int nt_fixture_netdev_dev_write(const nt_ctx *ctx, const char *ifname, const char *file, uint64_t v);
+/* ROOT/proc/PID/status shows SET as Cpus_allowed_list (and
+ * Cpus_allowed), as sched_setaffinity leaves it. -ESRCH without the task. */
+int nt_fixture_task_set_allowed(const nt_ctx *ctx, int pid, const nt_cpuset *set);
 
 #endif

@@ -22,14 +22,25 @@
  *                 "rx-bytes": 2002809049}, ...]
  *
  * An empty array is a driver that keeps none (veth), no member a kernel
- * without the command (before 6.9). */
+ * without the command (before 6.9).
+ *
+ * Writes do what the kernel does: napi-set changes the NAPI's member; the
+ * device's sysfs "threaded" gives each NAPI a thread (ROOT/proc/PID, with
+ * the pid NT_FX_NAPI_PID0 + NAPI id, as a fixture's pids must not meet the
+ * captured ones) or takes it away; napi_defer_hard_irqs and
+ * gro_flush_timeout become every NAPI's value, as they do since 6.13; a
+ * thread's affinity is its status file's Cpus_allowed_list. */
 #include "kernel/fixture.h"
 #include "kernel/fixture_int.h"
 #include "kernel/netdev.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <jansson.h>
 
@@ -187,5 +198,190 @@ int nt_fixture_qstats_get(const nt_ctx *ctx, const char *ifname, int ifindex, nt
 	}
 out:
 	json_decref(root);
+	return r;
+}
+
+/* Pids of the threads a fixture's "threaded" write starts: above the
+ * captured ones (the seed hosts' run below 10^5). */
+#define NT_FX_NAPI_PID0 200000
+
+int nt_fixture_netdev_napi_set(const nt_ctx *ctx, const char *ifname, uint32_t id, const char *attr,
+			       uint64_t v, char *err, size_t errsize)
+{
+	json_t *root = NULL, *sec = NULL, *e, *found = NULL;
+	size_t i;
+	char text[160];
+	int r = nt_fx_load_edit(ctx, "netdev", ifname, &root, &sec);
+	if (r < 0)
+		return r;
+	json_array_foreach(json_object_get(sec, "napis"), i, e)
+		if (json_integer_value(json_object_get(e, "id")) == (json_int_t)id)
+			found = e;
+	if (!found) {
+		/* The kernel looks the id up in the namespace: none. */
+		snprintf(text, sizeof(text), "Unknown NAPI ID %u", id);
+		nt_fx_set_err(err, errsize, text);
+		r = -ENOENT;
+		goto out;
+	}
+	if (!json_object_get(found, attr)) {
+		snprintf(text, sizeof(text), "napi-set: the kernel has no %s", attr);
+		nt_fx_set_err(err, errsize, text);
+		r = -EOPNOTSUPP;
+		goto out;
+	}
+	if (v > INT64_MAX || json_object_set_new(found, attr, json_integer((json_int_t)v)) < 0) {
+		r = v > INT64_MAX ? -ERANGE : -ENOMEM;
+		goto out;
+	}
+	r = nt_fx_save(ctx, ifname, root);
+out:
+	json_decref(root);
+	return r;
+}
+
+/* Create ROOT + REL holding TEXT (a fixture's /proc file of a new thread). */
+static int put_file(const nt_ctx *ctx, const char *rel, const char *text)
+{
+	char path[PATH_MAX];
+	int r = nt_path(ctx, path, sizeof(path), "%s", rel);
+	if (r < 0)
+		return r;
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	size_t n = strlen(text);
+	r = write(fd, text, n) == (ssize_t)n ? 0 : -EIO;
+	close(fd);
+	return r;
+}
+
+/* The thread napi/IFNAME-ID as the kernel starts it: on the online CPUs. */
+static int thread_start(const nt_ctx *ctx, const char *ifname, json_int_t id, int pid)
+{
+	char online[1024] = "0", rel[64], name[64], text[2048], path[PATH_MAX];
+	int r;
+	if (nt_read_str(ctx, online, sizeof(online), "/sys/devices/system/cpu/online") < 0)
+		snprintf(online, sizeof(online), "0");
+	snprintf(name, sizeof(name), "napi/%s-%lld", ifname, (long long)id);
+	snprintf(rel, sizeof(rel), "/proc/%d", pid);
+	if ((r = nt_path(ctx, path, sizeof(path), "%s", rel)) < 0)
+		return r;
+	if (mkdir(path, 0755) < 0 && errno != EEXIST)
+		return -errno;
+	snprintf(rel, sizeof(rel), "/proc/%d/comm", pid);
+	if ((r = put_file(ctx, rel, name)) < 0)
+		return r;
+	snprintf(text, sizeof(text), "Name:\t%s\nState:\tS (sleeping)\nTgid:\t%d\nPid:\t%d\nPPid:\t2\n"
+		 "Cpus_allowed_list:\t%s\n", name, pid, pid, online);
+	snprintf(rel, sizeof(rel), "/proc/%d/status", pid);
+	if ((r = put_file(ctx, rel, text)) < 0)
+		return r;
+	/* stat: field 39 (the last CPU) 0; the others as an idle kthread's. */
+	snprintf(text, sizeof(text), "%d (%s) S 2 0 0 0 -1 2129984 0 0 0 0 0 0 0 0 20 0 1 0 1200 0 0 0 0 0 0 0 0 0 "
+		 "0 0 0 0 0 0 0 17 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n", pid, name);
+	snprintf(rel, sizeof(rel), "/proc/%d/stat", pid);
+	return put_file(ctx, rel, text);
+}
+
+static void thread_stop(const nt_ctx *ctx, int pid)
+{
+	static const char *const files[] = { "comm", "status", "stat", "cmdline", NULL };
+	char path[PATH_MAX];
+	for (int i = 0; files[i]; i++)
+		if (nt_path(ctx, path, sizeof(path), "/proc/%d/%s", pid, files[i]) == 0)
+			(void)unlink(path);
+	if (nt_path(ctx, path, sizeof(path), "/proc/%d", pid) == 0)
+		(void)rmdir(path);
+}
+
+int nt_fixture_netdev_dev_write(const nt_ctx *ctx, const char *ifname, const char *file, uint64_t v)
+{
+	json_t *root = NULL, *sec = NULL, *e;
+	size_t i;
+	char text[32], rel[PATH_MAX];
+	bool threaded = !strcmp(file, "threaded");
+	const char *member = !strcmp(file, "napi_defer_hard_irqs") ? "defer-hard-irqs" :
+			     !strcmp(file, "gro_flush_timeout") ? "gro-flush-timeout" : NULL;
+	if (!threaded && !member)
+		return -ENOENT;
+	int r = nt_fx_load_edit(ctx, "netdev", ifname, &root, &sec);
+	if (r < 0 && r != -EOPNOTSUPP)
+		return r;
+	json_t *napis = sec ? json_object_get(sec, "napis") : NULL;
+	/* The kernel refuses threaded NAPI for a device without NAPI. */
+	if (threaded && v && r == 0 && json_array_size(napis) == 0) {
+		r = -EOPNOTSUPP;
+		goto out;
+	}
+	snprintf(text, sizeof(text), "%llu", (unsigned long long)v);
+	snprintf(rel, sizeof(rel), "/sys/class/net/%s/%s", ifname, file);
+	if ((r = nt_fixture_write_attr(ctx, text, rel)) < 0 || !root)
+		goto out;
+	json_array_foreach(napis, i, e) {
+		json_int_t id = json_integer_value(json_object_get(e, "id"));
+		if (member) {
+			if (json_object_get(e, member))
+				json_object_set_new(e, member, json_integer((json_int_t)v));
+			continue;
+		}
+		if (json_object_get(e, "threaded"))
+			json_object_set_new(e, "threaded", json_string(v ? "enabled" : "disabled"));
+		json_t *pid = json_object_get(e, "pid");
+		if (v && !pid) {
+			int p = NT_FX_NAPI_PID0 + (int)(id & 0xfffff);
+			if ((r = thread_start(ctx, ifname, id, p)) < 0)
+				goto out;
+			json_object_set_new(e, "pid", json_integer(p));
+		} else if (!v && pid) {
+			thread_stop(ctx, (int)json_integer_value(pid));
+			json_object_del(e, "pid");
+		}
+	}
+	r = nt_fx_save(ctx, ifname, root);
+out:
+	json_decref(root);
+	return r;
+}
+
+int nt_fixture_task_set_allowed(const nt_ctx *ctx, int pid, const nt_cpuset *set)
+{
+	char *status = NULL, list[NT_MAX_CPUS * 4];
+	int r = nt_read_all(ctx, &status, "/proc/%d/status", pid);
+	if (r < 0)
+		return r == -ENOENT ? -ESRCH : r;
+	if (nt_cpuset_empty(set) || nt_cpulist_format(set, list, sizeof(list)) < 0) {
+		free(status);
+		return -EINVAL;
+	}
+	/* The status text with its Cpus_allowed_list line replaced, the
+	 * mask line (Cpus_allowed) dropped: readers take the list. */
+	size_t cap = strlen(status) + strlen(list) + 64;
+	char *out = malloc(cap), *p = status;
+	if (!out) {
+		free(status);
+		return -ENOMEM;
+	}
+	size_t len = 0;
+	bool put = false;
+	while (*p) {
+		size_t n = strcspn(p, "\n");
+		bool nl = p[n] == '\n';
+		if (!strncmp(p, "Cpus_allowed_list:", 18)) {
+			len += (size_t)snprintf(out + len, cap - len, "Cpus_allowed_list:\t%s\n", list);
+			put = true;
+		} else if (strncmp(p, "Cpus_allowed:", 13)) {
+			memcpy(out + len, p, n);
+			len += n;
+			out[len++] = '\n';
+		}
+		p += n + nl;
+	}
+	if (!put)
+		len += (size_t)snprintf(out + len, cap - len, "Cpus_allowed_list:\t%s\n", list);
+	out[len] = '\0';
+	r = nt_write_str(ctx, out, "/proc/%d/status", pid);
+	free(out);
+	free(status);
 	return r;
 }

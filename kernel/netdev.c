@@ -539,3 +539,71 @@ void nt_netdev_dev_read(const nt_ctx *ctx, const char *ifname, nt_nd_dev *out)
 	if (nt_read_long(ctx, &v, "/sys/class/net/%s/gro_flush_timeout", ifname) == 0)
 		out->gro_flush_timeout = v;
 }
+
+/* ---- lookups ---- */
+
+size_t nt_netdev_napi_count(const nt_netdev *nd, int ifindex)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < nd->nnapis; i++)
+		n += (int)nd->napis[i].ifindex == ifindex;
+	return n;
+}
+
+const nt_nd_napi *nt_netdev_rx_napi(const nt_netdev *nd, int ifindex, uint32_t queue)
+{
+	size_t nrx = 0;
+	bool linked = false;
+	for (size_t i = 0; i < nd->nqueues; i++) {
+		const nt_nd_queue *q = &nd->queues[i];
+		if ((int)q->ifindex != ifindex || q->type != NT_NETDEV_QUEUE_RX)
+			continue;
+		nrx++;
+		linked |= q->napi_id >= 0;
+		if (q->id != queue || q->napi_id < 0)
+			continue;
+		for (size_t k = 0; k < nd->nnapis; k++)
+			if ((int)nd->napis[k].ifindex == ifindex && nd->napis[k].id == q->napi_id)
+				return &nd->napis[k];
+		return NULL;
+	}
+	/* The queues name no NAPI: one a queue, in id order (see the header). */
+	if (linked || nrx == 0 || queue >= nrx || nt_netdev_napi_count(nd, ifindex) != nrx)
+		return NULL;
+	const nt_nd_napi *best = NULL;
+	for (size_t k = 0; k < nd->nnapis; k++) {
+		const nt_nd_napi *a = &nd->napis[k];
+		if ((int)a->ifindex != ifindex)
+			continue;
+		/* A's rank among the device's NAPIs by id. */
+		size_t below = 0;
+		for (size_t j = 0; j < nd->nnapis; j++)
+			below += (int)nd->napis[j].ifindex == ifindex && nd->napis[j].id < a->id;
+		if (below == queue)
+			best = a;
+	}
+	return best;
+}
+
+/* ---- writes ---- */
+
+const char *nt_napi_attr_name(nt_napi_attr a)
+{
+	switch (a) {
+	case NT_NAPI_DEFER_HARD_IRQS: return "defer-hard-irqs";
+	case NT_NAPI_GRO_FLUSH_TIMEOUT: return "gro-flush-timeout";
+	case NT_NAPI_IRQ_SUSPEND_TIMEOUT: return "irq-suspend-timeout";
+	}
+	return "?";
+}
+
+int nt_netdev_dev_write(const nt_ctx *ctx, const char *ifname, const char *file, uint64_t v)
+{
+	char text[24];
+	if (!nt_ifname_valid(ifname))
+		return NT_EINVALID;
+	if (!ctx->live)
+		return nt_fixture_netdev_dev_write(ctx, ifname, file, v);
+	snprintf(text, sizeof(text), "%llu", (unsigned long long)v);
+	return nt_write_str(ctx, text, "/sys/class/net/%s/%s", ifname, file);
+}

@@ -37,6 +37,10 @@
 #define NT_NETDEV_FAMILY_NAME "netdev"
 #define NT_NETDEV_CMD_QUEUE_GET 10
 #define NT_NETDEV_CMD_NAPI_GET 11
+/* 6.13: one NAPI's values by its id (a do, no dump); GENL_ADMIN_PERM.
+ * The command list of include/uapi/linux/netdev.h: ... QSTATS_GET 12,
+ * BIND_RX 13, NAPI_SET 14, BIND_TX 15. */
+#define NT_NETDEV_CMD_NAPI_SET 14
 
 #define NT_NETDEV_A_NAPI_IFINDEX 1
 #define NT_NETDEV_A_NAPI_ID 2
@@ -158,5 +162,46 @@ typedef struct nt_nd_dev {
 	int64_t defer_hard_irqs, gro_flush_timeout;
 } nt_nd_dev;
 void nt_netdev_dev_read(const nt_ctx *ctx, const char *ifname, nt_nd_dev *out);
+
+/* ---- lookups over one read (pure) ---- */
+
+/* The NAPI that serves RX queue QUEUE of the device IFINDEX in ND, or
+ * NULL. The family names it in the queue's `napi-id`; a driver that does
+ * not link its queues to NAPIs (netif_queue_set_napi; veth on 6.18) lists
+ * the queues without, and then, when the device has exactly as many NAPIs
+ * as RX queues, the N-th NAPI by id serves queue N: drivers add one NAPI a
+ * queue in queue order (veth_napi_add_range), and the kernel hands out
+ * NAPI ids in increasing order. */
+const nt_nd_napi *nt_netdev_rx_napi(const nt_netdev *nd, int ifindex, uint32_t queue);
+/* How many NAPIs ND lists for the device IFINDEX. */
+size_t nt_netdev_napi_count(const nt_netdev *nd, int ifindex);
+
+/* ---- writes ---- */
+
+/* The per-NAPI values napi-set writes, in the spec's words. */
+typedef enum {
+	NT_NAPI_DEFER_HARD_IRQS, /* "defer-hard-irqs", u32 up to S32_MAX */
+	NT_NAPI_GRO_FLUSH_TIMEOUT, /* "gro-flush-timeout", uint, ns */
+	NT_NAPI_IRQ_SUSPEND_TIMEOUT, /* "irq-suspend-timeout", uint, ns */
+} nt_napi_attr;
+/* The spec's word for A ("defer-hard-irqs"). */
+const char *nt_napi_attr_name(nt_napi_attr a);
+
+/* napi-set of NAPI ID (a NAPI of IFNAME): A to V. On a live root a request
+ * with an ACK on a socket of its own; the kernel's refusal comes back as
+ * its -errno with the extended-ack text in ERR (-EOPNOTSUPP: a kernel
+ * without the command, before 6.13). On a fixture root the NAPI's member
+ * of IFNAME's "netdev" object is changed (kernel/fixture_napi.c). Returns
+ * 0 or -errno. */
+int nt_netdev_napi_set(const nt_ctx *ctx, const char *ifname, uint32_t id, nt_napi_attr a, uint64_t v,
+		       char *err, size_t errsize);
+
+/* Write V to the device-wide sysfs file FILE of IFNAME ("threaded",
+ * "napi_defer_hard_irqs", "gro_flush_timeout"). A fixture root also does
+ * what the kernel does then: "threaded" starts (or stops) a thread
+ * napi/IF-ID for each NAPI, and the other two overwrite every NAPI's
+ * value. Returns 0 or the kernel's -errno (-EOPNOTSUPP: "threaded" on a
+ * device without NAPI). */
+int nt_netdev_dev_write(const nt_ctx *ctx, const char *ifname, const char *file, uint64_t v);
 
 #endif

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Kernel threads in /proc: see kernel/task.h. */
 #include "kernel/task.h"
+#include "kernel/fixture.h"
 
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -142,4 +144,23 @@ int nt_napi_threads_find(const nt_ctx *ctx, const char *ifname, nt_napi_thread *
 	closedir(d);
 	qsort(out, (size_t)n, sizeof(*out), by_pid);
 	return n;
+}
+
+int nt_task_set_allowed(const nt_ctx *ctx, int pid, const nt_cpuset *set)
+{
+	if (pid <= 0)
+		return -ESRCH;
+	if (!ctx->live)
+		return nt_fixture_task_set_allowed(ctx, pid, set);
+	/* A set as large as ours: glibc's cpu_set_t stops at 1024 CPUs. */
+	cpu_set_t *cs = CPU_ALLOC(NT_MAX_CPUS);
+	size_t size = CPU_ALLOC_SIZE(NT_MAX_CPUS);
+	if (!cs)
+		return -ENOMEM;
+	CPU_ZERO_S(size, cs);
+	for (int c = nt_cpuset_next(set, 0); c >= 0; c = nt_cpuset_next(set, c + 1))
+		CPU_SET_S((size_t)c, size, cs);
+	int r = sched_setaffinity(pid, size, cs) < 0 ? -errno : 0;
+	CPU_FREE(cs);
+	return r;
 }

@@ -39,6 +39,13 @@ typedef struct nt_task {
  * gone (both unknown then), or -errno. */
 int nt_task_read(const nt_ctx *ctx, int pid, nt_task *out);
 
+/* Allow PID on the CPUs of SET: sched_setaffinity on a live root (the
+ * kernel keeps what it can of SET: its online CPUs, the task's cpuset);
+ * on a fixture root its /proc/PID/status says SET. Read it back with
+ * nt_task_read. Returns 0, -ESRCH when the task is gone, -EINVAL for a set
+ * the kernel cannot use (no online CPU in it), or -errno. */
+int nt_task_set_allowed(const nt_ctx *ctx, int pid, const nt_cpuset *set);
+
 typedef struct nt_napi_thread {
 	int pid;
 	long napi_id; /* -1 when the name was cut */

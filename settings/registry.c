@@ -26,7 +26,10 @@
 	X(rss)                \
 	X(txqueuelen)         \
 	X(qdisc)              \
-	X(flows)
+	X(flows)              \
+	X(napi_device)        \
+	X(napi)               \
+	X(napi_thread)
 
 #define DECLARE(m) extern const nt_setting_module nt_module_##m;
 NT_SETTING_MODULES(DECLARE)

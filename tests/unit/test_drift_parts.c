@@ -152,6 +152,11 @@ static const struct {
 	{ "rss", NT_SETTING_EVENT(NT_EVENT_ETHTOOL) },
 	/* No event for a flow rule inserted or deleted: the periodic check. */
 	{ "flow", 0 },
+	/* No notification for the NAPI sysfs files, napi-set or a thread's
+	 * affinity: the periodic check. */
+	{ "napi_device", 0 },
+	{ "napi", 0 },
+	{ "napi_thread_cpus", 0 },
 };
 #define NKIND_EVENTS ((int)(sizeof(kind_events) / sizeof(kind_events[0])))
 

@@ -388,8 +388,109 @@ static void test_fixture(void)
 	CHECK_INT(system(cmd), 0);
 }
 
+/* Which NAPI serves an RX queue: named by the queue, or (veth on 6.18,
+ * which links none) the N-th by id when there are as many as RX queues. */
+static void test_rx_napi(void)
+{
+	nt_nd_queue q[] = {
+		{ .ifindex = 3, .id = 0, .type = NT_NETDEV_QUEUE_RX, .napi_id = 8194 },
+		{ .ifindex = 3, .id = 1, .type = NT_NETDEV_QUEUE_RX, .napi_id = 8193 },
+		{ .ifindex = 3, .id = 0, .type = NT_NETDEV_QUEUE_TX, .napi_id = 8193 },
+		{ .ifindex = 5, .id = 0, .type = NT_NETDEV_QUEUE_RX, .napi_id = -1 },
+		{ .ifindex = 5, .id = 1, .type = NT_NETDEV_QUEUE_RX, .napi_id = -1 },
+		{ .ifindex = 6, .id = 0, .type = NT_NETDEV_QUEUE_RX, .napi_id = -1 },
+		{ .ifindex = 6, .id = 1, .type = NT_NETDEV_QUEUE_RX, .napi_id = -1 },
+	};
+	nt_nd_napi n[] = {
+		{ .ifindex = 3, .id = 8193 }, { .ifindex = 3, .id = 8194 },
+		/* veth: listed newest first, as the kernel's list is */
+		{ .ifindex = 5, .id = 364 }, { .ifindex = 5, .id = 363 },
+		{ .ifindex = 6, .id = 400 },
+	};
+	nt_netdev nd = { .queues = q, .nqueues = 7, .napis = n, .nnapis = 5 };
+	const nt_nd_napi *a = nt_netdev_rx_napi(&nd, 3, 0);
+	CHECK(a && a->id == 8194);
+	a = nt_netdev_rx_napi(&nd, 3, 1);
+	CHECK(a && a->id == 8193);
+	CHECK(nt_netdev_rx_napi(&nd, 3, 2) == NULL);
+	a = nt_netdev_rx_napi(&nd, 5, 0);
+	CHECK(a && a->id == 363);
+	a = nt_netdev_rx_napi(&nd, 5, 1);
+	CHECK(a && a->id == 364);
+	CHECK(nt_netdev_rx_napi(&nd, 5, 2) == NULL);
+	/* One NAPI for two queues: no guess. */
+	CHECK(nt_netdev_rx_napi(&nd, 6, 0) == NULL);
+	CHECK(nt_netdev_rx_napi(&nd, 9, 0) == NULL);
+	CHECK_INT(nt_netdev_napi_count(&nd, 5), 2);
+	CHECK_STR(nt_napi_attr_name(NT_NAPI_GRO_FLUSH_TIMEOUT), "gro-flush-timeout");
+}
+
+/* The fixture does what the kernel does on a write: napi-set, the
+ * device's threaded (threads started and stopped), defer for every NAPI,
+ * a thread's affinity. */
+static void test_fixture_writes(void)
+{
+	char root[] = "/tmp/nt-netdev-w-XXXXXX", err[160];
+	nt_ctx ctx;
+	nt_netdev nd;
+	nt_task task;
+	nt_cpuset set;
+	if (!mkdtemp(root))
+		return;
+	put(root, "/ethtool/eth0.json",
+	    "{\"netdev\": {\"queues\": [{\"id\": 0, \"type\": \"rx\", \"napi-id\": 8193}],"
+	    " \"napis\": [{\"id\": 8193, \"irq\": 45, \"defer-hard-irqs\": 0, \"gro-flush-timeout\": 0,"
+	    " \"threaded\": \"disabled\"}, {\"id\": 8194, \"defer-hard-irqs\": 0}]}}");
+	put(root, "/ethtool/eth1.json", "{\"netdev\": {\"queues\": [], \"napis\": []}}");
+	put(root, "/sys/class/net/eth0/threaded", "0\n");
+	put(root, "/sys/class/net/eth0/napi_defer_hard_irqs", "0\n");
+	put(root, "/sys/class/net/eth1/threaded", "0\n");
+	put(root, "/sys/devices/system/cpu/online", "0-3\n");
+	put(root, "/proc/self", "");
+	CHECK_INT(nt_ctx_init(&ctx, root), 0);
+	CHECK_INT(nt_netdev_napi_set(&ctx, "eth0", 8193, NT_NAPI_GRO_FLUSH_TIMEOUT, 20000, err, sizeof(err)), 0);
+	CHECK_INT(nt_netdev_napi_set(&ctx, "eth0", 8193, NT_NAPI_IRQ_SUSPEND_TIMEOUT, 1, err, sizeof(err)),
+		  -EOPNOTSUPP);
+	CHECK(strstr(err, "irq-suspend-timeout") != NULL);
+	CHECK_INT(nt_netdev_napi_set(&ctx, "eth0", 9, NT_NAPI_DEFER_HARD_IRQS, 1, err, sizeof(err)), -ENOENT);
+	CHECK_INT(nt_netdev_napi_set(&ctx, "eth0", 8193, NT_NAPI_DEFER_HARD_IRQS, 1ull << 31, err, sizeof(err)),
+		  -ERANGE);
+	CHECK_INT(nt_netdev_dev_write(&ctx, "eth0", "threaded", 1), 0);
+	CHECK_INT(nt_netdev_dev_write(&ctx, "eth1", "threaded", 1), -EOPNOTSUPP);
+	CHECK_INT(nt_netdev_dev_write(&ctx, "eth0", "napi_defer_hard_irqs", 7), 0);
+	CHECK_INT(nt_netdev_read(&ctx, "eth0", 3, &nd), 0);
+	CHECK_INT(nd.nnapis, 2);
+	int pid = nd.nnapis == 2 ? (int)nd.napis[0].pid : -1;
+	if (nd.nnapis == 2) {
+		CHECK_INT(nd.napis[0].gro_flush_timeout, 20000);
+		CHECK_INT(nd.napis[0].defer_hard_irqs, 7);
+		CHECK_INT(nd.napis[1].defer_hard_irqs, 7);
+		CHECK_INT(nd.napis[0].threaded, 1);
+		CHECK(pid > 0 && nd.napis[1].pid > 0 && nd.napis[1].pid != pid);
+	}
+	nt_netdev_free(&nd);
+	CHECK_INT(nt_task_read(&ctx, pid, &task), 0);
+	CHECK_INT(nt_cpuset_count(&task.allowed), 4);
+	nt_cpuset_zero(&set);
+	nt_cpuset_set(&set, 2);
+	CHECK_INT(nt_task_set_allowed(&ctx, pid, &set), 0);
+	CHECK_INT(nt_task_read(&ctx, pid, &task), 0);
+	CHECK(nt_cpuset_equal(&task.allowed, &set));
+	CHECK_INT(nt_task_set_allowed(&ctx, 4321, &set), -ESRCH);
+	CHECK_INT(nt_netdev_dev_write(&ctx, "eth0", "threaded", 0), 0);
+	CHECK_INT(nt_task_read(&ctx, pid, &task), -ENOENT);
+	CHECK_INT(nt_netdev_read(&ctx, "eth0", 3, &nd), 0);
+	CHECK(nd.nnapis == 2 && nd.napis[0].pid == -1 && nd.napis[0].threaded == 0);
+	nt_netdev_free(&nd);
+	char cmd[128];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+	CHECK_INT(system(cmd), 0);
+}
+
 int main(void)
 {
+	test_rx_napi();
+	test_fixture_writes();
 	test_family();
 	test_queues();
 	test_napi();

@@ -1,0 +1,414 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Per-NAPI interrupt mitigation: target = "IF/rx-N/ATTR", the NAPI that
+ * serves RX queue N, ATTR the netdev family's word ("defer-hard-irqs",
+ * "gro-flush-timeout", "irq-suspend-timeout"); value = the number (a count,
+ * or nanoseconds).
+ *
+ * Profile section (this file's; it asks for the NAPI kinds of
+ * settings/napi_device.c and napi_thread.c as well):
+ *   "napi": [{"interface": "enos*", "threaded": true, "thread_cpus": "irq",
+ *             "defer_hard_irqs": 10, "gro_flush_timeout_ns": 20000,
+ *             "irq_suspend_timeout_ns": 0, "queues": "0-7"}]
+ * "threaded" is the device's (/sys/class/net/IF/threaded: every NAPI);
+ * "thread_cpus" pins each NAPI thread, to the CPUs its IRQ is placed on
+ * ("irq": by this profile's irq_affinity, else as it is now) or to a
+ * cpulist; the three numbers go to each NAPI through the family's
+ * napi-set (6.13), keyed by (interface, queue), not by NAPI id, which a
+ * link reset changes. On kernels without napi-set, defer_hard_irqs and
+ * gro_flush_timeout_ns go to the device-wide sysfs files (5.8: every NAPI
+ * at once; not with "queues"), and irq_suspend_timeout_ns, which has no
+ * such file, is refused. Eric Dumazet's pair: defer 10 with gro 20000. */
+#include "settings/napi_kind.h"
+#include "settings/queue_kind.h"
+#include "host/queues.h"
+#include "kernel/queues.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- the per-NAPI kind ---- */
+
+static int attr_of(const char *word, nt_napi_attr *a)
+{
+	for (int i = NT_NAPI_DEFER_HARD_IRQS; i <= NT_NAPI_IRQ_SUSPEND_TIMEOUT; i++)
+		if (!strcmp(word, nt_napi_attr_name((nt_napi_attr)i))) {
+			*a = (nt_napi_attr)i;
+			return 0;
+		}
+	return NT_EINVALID;
+}
+
+static int64_t napi_value(const nt_nd_napi *n, nt_napi_attr a)
+{
+	return a == NT_NAPI_DEFER_HARD_IRQS ? n->defer_hard_irqs :
+	       a == NT_NAPI_GRO_FLUSH_TIMEOUT ? n->gro_flush_timeout : n->irq_suspend_timeout;
+}
+
+/* TARGET's interface, queue, attribute and NAPI as the kernel says now. */
+static int resolve(const nt_ctx *ctx, const char *target, char *ifname, uint32_t *queue, nt_napi_attr *a,
+		   nt_nd_napi *n)
+{
+	char word[32];
+	if (nt_nk_target(target, ifname, queue, word, sizeof(word)) < 0 || attr_of(word, a) < 0)
+		return NT_EINVALID;
+	return nt_nk_napi(ctx, ifname, *queue, n);
+}
+
+static int napi_read(const nt_ctx *ctx, nt_ethtool *eh, const char *target, nt_value *out)
+{
+	char ifname[IF_NAMESIZE];
+	uint32_t queue;
+	nt_napi_attr a;
+	nt_nd_napi n;
+	memset(out, 0, sizeof(*out));
+	int r = resolve(ctx, target, ifname, &queue, &a, &n);
+	if (r < 0)
+		return r;
+	/* napi-get without the value: a kernel before 6.13. */
+	if (napi_value(&n, a) < 0)
+		return -EOPNOTSUPP;
+	nt_nk_set_u64(out, (uint64_t)napi_value(&n, a));
+	return 0;
+}
+
+static int napi_check(const nt_ctx *ctx, nt_ethtool *eh, const nt_topology *t, const char *target,
+		      const nt_value *v, char *why, size_t whysize)
+{
+	char ifname[IF_NAMESIZE];
+	uint32_t queue = 0;
+	nt_napi_attr a = NT_NAPI_DEFER_HARD_IRQS;
+	nt_nd_napi n;
+	int r = resolve(ctx, target, ifname, &queue, &a, &n);
+	if (r == NT_EINVALID) {
+		snprintf(why, whysize, "'%s' is not IFACE/rx-N/defer-hard-irqs, gro-flush-timeout or "
+				       "irq-suspend-timeout", target);
+		return NT_EINVALID;
+	}
+	if (r < 0) {
+		snprintf(why, whysize, "%s rx-%u: the kernel names no NAPI for it (%s)", ifname, queue,
+			 r == -ENOENT ? "no NAPI serves the queue" : nt_strerror(r));
+		return NT_EINVALID;
+	}
+	if (napi_value(&n, a) < 0) {
+		snprintf(why, whysize, "%s rx-%u: %s is set per NAPI through the netdev family's napi-set, "
+				       "which this kernel lacks (Linux 6.13 or later)", ifname, queue,
+			 nt_napi_attr_name(a));
+		return NT_EINVALID;
+	}
+	if (a == NT_NAPI_DEFER_HARD_IRQS && nt_nk_u64(v) > INT32_MAX) {
+		snprintf(why, whysize, "%s rx-%u: defer-hard-irqs %llu is above %d", ifname, queue,
+			 (unsigned long long)nt_nk_u64(v), INT32_MAX);
+		return NT_EINVALID;
+	}
+	return 0;
+}
+
+static int napi_apply(const nt_ctx *ctx, nt_ethtool *eh, const char *target, const nt_value *v, char *err,
+		      size_t errsize)
+{
+	char ifname[IF_NAMESIZE] = "?", kerr[256] = "";
+	uint32_t queue = 0;
+	nt_napi_attr a = NT_NAPI_DEFER_HARD_IRQS;
+	nt_nd_napi n = { .id = 0 };
+	int r = resolve(ctx, target, ifname, &queue, &a, &n);
+	/* Read, compare, write only what differs. */
+	if (r == 0 && napi_value(&n, a) >= 0 && (uint64_t)napi_value(&n, a) == nt_nk_u64(v))
+		return 0;
+	if (r == 0)
+		r = nt_netdev_napi_set(ctx, ifname, n.id, a, nt_nk_u64(v), kerr, sizeof(kerr));
+	if (r < 0 && err && errsize)
+		snprintf(err, errsize, "%s rx-%u (NAPI %u) %s %llu: %s%s%s", ifname, queue, n.id,
+			 nt_napi_attr_name(a), (unsigned long long)nt_nk_u64(v), nt_strerror(r), kerr[0] ? ": " : "",
+			 kerr);
+	return r;
+}
+
+const nt_setting_kind nt_setting_napi = {
+	.name = "napi",
+	/* The family answers for the links of the requester's namespace. */
+	.scope = NT_SCOPE_NETNS,
+	.scope_why = "the NAPI is a link's of this namespace",
+	.parse = nt_nk_parse_u64,
+	.format = nt_nk_format_u64,
+	.equal = nt_nk_equal_u64,
+	.read = napi_read,
+	.check = napi_check,
+	.apply = napi_apply,
+	/* After the device's files (37): where both are given, the device's
+	 * napi_defer_hard_irqs would overwrite every NAPI's value. */
+	.order = 38,
+	.events = 0,
+};
+
+/* ---- "napi": [...] ---- */
+
+/* The profile's numbers, their napi-set words and their device-wide files
+ * (NULL: none), with their bounds. */
+static const struct {
+	const char *field, *attr, *file;
+	json_int_t max;
+} numbers[] = {
+	/* The kernel's policy for defer-hard-irqs: 0..S32_MAX. */
+	{ "defer_hard_irqs", "defer-hard-irqs", "napi_defer_hard_irqs", INT32_MAX },
+	{ "gro_flush_timeout_ns", "gro-flush-timeout", "gro_flush_timeout", INT64_MAX },
+	{ "irq_suspend_timeout_ns", "irq-suspend-timeout", NULL, INT64_MAX },
+};
+#define NNUMBERS (sizeof(numbers) / sizeof(numbers[0]))
+
+/* Whether the entry E at BASE leaves NIC's threads existing after the
+ * plan: it turns threaded on, or leaves on what is on. */
+static bool threaded_after(const json_t *e, const nt_nk_facts *f)
+{
+	json_t *th = json_object_get(e, "threaded");
+	return th ? json_is_true(th) : f->threaded > 0;
+}
+
+/* The checks of entry E (BASE, its IFACE pattern) against NIC. */
+static void check_nic(nt_section_check *c, const json_t *e, const char *base, const nt_nic *nic, bool named)
+{
+	char path[NT_JSONPATH_MAX];
+	nt_nk_facts f;
+	nt_cpuset queues;
+	if (nt_nk_facts_read(&c->t->ctx, nic, &f) < 0)
+		return;
+	bool no_napi = f.family == 0 && f.nnapis == 0;
+	/* A glob passes over NICs without NAPI (the plan says so). */
+	if (no_napi && !named)
+		goto out;
+	if (no_napi) {
+		snprintf(path, sizeof(path), "%s.interface", base);
+		nt_sc_error(c, path, "%s has no NAPI instance, so it has no NAPI to set or thread to run (veth "
+				     "gets one per RX queue with GRO or XDP on)", nic->name);
+		goto out;
+	}
+	bool per_queue = json_object_get(e, "queues") != NULL;
+	for (size_t i = 0; i < NNUMBERS; i++) {
+		if (!json_object_get(e, numbers[i].field) || f.napi_set)
+			continue;
+		snprintf(path, sizeof(path), "%s.%s", base, numbers[i].field);
+		if (!numbers[i].file)
+			nt_sc_error(c, path, "%s: %s is set per NAPI through the netdev family's napi-set (%s), "
+					     "which this kernel lacks (Linux 6.13 or later); it has no device-wide "
+					     "file", nic->name, numbers[i].field, numbers[i].attr);
+		else if (per_queue)
+			nt_sc_error(c, path, "%s: %s for some queues is set per NAPI through the netdev family's "
+					     "napi-set, which this kernel lacks (Linux 6.13 or later); without "
+					     "'queues' it goes to the device-wide /sys/class/net/%s/%s, for every NAPI",
+				    nic->name, numbers[i].field, nic->name, numbers[i].file);
+	}
+	const char *tc = json_string_value(json_object_get(e, "thread_cpus"));
+	if (!tc)
+		goto out;
+	snprintf(path, sizeof(path), "%s.thread_cpus", base);
+	if (!threaded_after(e, &f)) {
+		nt_sc_error(c, path, "%s: thread_cpus needs threaded NAPI, and /sys/class/net/%s/threaded is %s "
+				     "and this entry does not turn it on (add \"threaded\": true)",
+			    nic->name, nic->name, f.threaded < 0 ? "missing" : "0");
+		goto out;
+	}
+	if (f.family < 0) {
+		nt_sc_error(c, path, "%s: thread_cpus finds each queue's NAPI thread through the netdev family's "
+				     "napi-get, which this kernel lacks (Linux 6.8 or later)", nic->name);
+		goto out;
+	}
+	nt_qk_queues(e, f.nrx < 0 ? 0 : f.nrx, &queues);
+	for (int q = nt_cpuset_next(&queues, 0); q >= 0 && q < f.nrx; q = nt_cpuset_next(&queues, q + 1)) {
+		const nt_nd_napi *a = nt_netdev_rx_napi(&f.nd, nic->ifindex, (uint32_t)q);
+		if (!a) {
+			nt_sc_error(c, path, "%s rx-%d: the kernel names no NAPI for the queue", nic->name, q);
+			break;
+		}
+		if (!strcmp(tc, "irq") && a->irq < 0 && nt_nic_queue_irq(c->t, nic, q, false) < 0) {
+			nt_sc_error(c, path, "%s rx-%d: its NAPI (%u) has no IRQ to follow; give a cpulist",
+				    nic->name, q, a->id);
+			break;
+		}
+	}
+out:
+	nt_nk_facts_free(&f);
+}
+
+static void validate_napi(nt_section_check *c, const json_t *arr)
+{
+	static const char *const known[] = { "interface", "queues", "threaded", "thread_cpus", "defer_hard_irqs",
+					     "gro_flush_timeout_ns", "irq_suspend_timeout_ns", NULL };
+	size_t i;
+	json_t *e;
+	char base[NT_JSONPATH_MAX], path[NT_JSONPATH_MAX];
+	json_array_foreach(arr, i, e) {
+		if (!nt_sc_entry(c, "napi", i, e, base, sizeof(base)))
+			continue;
+		nt_sc_unknown_fields(c, e, base, known);
+		const char *iface = nt_sc_str(c, e, base, "interface", true);
+		const char *tc = nt_sc_str(c, e, base, "thread_cpus", false);
+		json_t *th = json_object_get(e, "threaded");
+		bool ok = true, any = th || tc;
+		if (th && !json_is_boolean(th)) {
+			snprintf(path, sizeof(path), "%s.threaded", base);
+			nt_sc_error(c, path, "'threaded' must be true or false");
+			ok = false;
+		}
+		for (size_t k = 0; k < NNUMBERS; k++) {
+			json_t *x = json_object_get(e, numbers[k].field);
+			if (!x)
+				continue;
+			any = true;
+			snprintf(path, sizeof(path), "%s.%s", base, numbers[k].field);
+			if (!json_is_integer(x) || json_integer_value(x) < 0 || json_integer_value(x) > numbers[k].max) {
+				nt_sc_error(c, path, "'%s' must be an integer from 0 to %lld%s", numbers[k].field,
+					    (long long)numbers[k].max,
+					    numbers[k].max == INT32_MAX ? "" : " (nanoseconds)");
+				ok = false;
+			}
+		}
+		if (!any)
+			nt_sc_error(c, base, "give at least one of 'threaded', 'thread_cpus', 'defer_hard_irqs', "
+					     "'gro_flush_timeout_ns', 'irq_suspend_timeout_ns'");
+		if (tc) {
+			snprintf(path, sizeof(path), "%s.thread_cpus", base);
+			if (th && json_is_false(th)) {
+				nt_sc_error(c, path, "thread_cpus needs threaded NAPI, and this entry turns it off");
+				ok = false;
+			} else if (strcmp(tc, "irq")) {
+				size_t before = json_array_size(c->errors);
+				nt_sc_cpulist(c, tc, path, true);
+				ok &= json_array_size(c->errors) == before;
+			}
+		}
+		nt_qk_validate_queues(c, e, base, iface, false);
+		if (!iface)
+			continue;
+		snprintf(path, sizeof(path), "%s.interface", base);
+		if (nt_sc_iface(c, iface, path, false) <= 0 || !c->t || !ok)
+			continue;
+		for (int k = 0; k < c->t->nnics; k++)
+			if (!c->t->nics[k].is_bond && nt_iface_match(iface, c->t->nics[k].name))
+				check_nic(c, e, base, &c->t->nics[k], !nt_iface_is_glob(iface));
+	}
+}
+
+/* The CPUs of the IRQ serving NAPI A (RX queue Q of NIC) after this
+ * profile's placement: what pass 0 desired for it, else what it is.
+ * False when the NAPI has no IRQ the host model knows. */
+static bool irq_cpus(const nt_section_plan *p, const nt_nic *nic, const nt_nd_napi *a, int q, nt_cpuset *out)
+{
+	char target[16];
+	const nt_irq *irq = a->irq >= 0 && a->irq <= INT32_MAX ? nt_topology_irq(p->t, (int)a->irq) : NULL;
+	if (!irq) {
+		int idx = nt_nic_queue_irq(p->t, nic, q, false);
+		irq = idx >= 0 ? &p->t->irqs[idx] : NULL;
+	}
+	if (!irq)
+		return false;
+	snprintf(target, sizeof(target), "%d", irq->irq);
+	const nt_desired *d = nt_desire_get(p, &nt_setting_irq_affinity, target);
+	*out = d ? d->value.cpus : irq->affinity;
+	return !nt_cpuset_empty(out);
+}
+
+/* The values entry E (index I) asks of NIC. */
+static int desire_nic(nt_section_plan *p, const json_t *e, size_t i, const nt_nic *nic, bool named)
+{
+	char path[NT_JSONPATH_MAX], target[NT_TARGET_MAX];
+	nt_nk_facts f;
+	nt_cpuset queues;
+	nt_value v;
+	int r = nt_nk_facts_read(&p->t->ctx, nic, &f);
+	if (r < 0)
+		return r;
+	if (f.family == 0 && f.nnapis == 0) {
+		if (!named)
+			nt_desire_warn(p, "%s: no NAPI instance; left out of napi[%zu]", nic->name, i);
+		goto out;
+	}
+	json_t *th = json_object_get(e, "threaded");
+	if (th) {
+		memset(&v, 0, sizeof(v));
+		/* A device already threaded keeps its own word: 6.18's 2
+		 * (busy-poll) is on as well. */
+		nt_nk_set_u64(&v, json_is_true(th) ? (f.threaded > 0 ? (uint64_t)f.threaded : 1) : 0);
+		snprintf(target, sizeof(target), "%s/threaded", nic->name);
+		snprintf(path, sizeof(path), "$.napi[%zu].threaded", i);
+		if ((r = nt_desire_put(p, &nt_setting_napi_device, target, nic->name, &v, path)) < 0)
+			goto out;
+	}
+	nt_qk_queues(e, f.nrx < 0 ? 0 : f.nrx, &queues);
+	for (size_t k = 0; k < NNUMBERS; k++) {
+		json_t *x = json_object_get(e, numbers[k].field);
+		if (!x)
+			continue;
+		memset(&v, 0, sizeof(v));
+		nt_nk_set_u64(&v, (uint64_t)json_integer_value(x));
+		snprintf(path, sizeof(path), "$.napi[%zu].%s", i, numbers[k].field);
+		if (!f.napi_set) {
+			/* Validated: only the two with a device-wide file. */
+			snprintf(target, sizeof(target), "%s/%s", nic->name, numbers[k].file);
+			nt_desire_warn(p, "%s: %s goes to /sys/class/net/%s/%s, for every NAPI of the device: the "
+					  "kernel has no per-NAPI napi-set (Linux 6.13)",
+				       nic->name, numbers[k].field, nic->name, numbers[k].file);
+			if ((r = nt_desire_put(p, &nt_setting_napi_device, target, nic->name, &v, path)) < 0)
+				goto out;
+			continue;
+		}
+		for (int q = nt_cpuset_next(&queues, 0); q >= 0 && q < f.nrx; q = nt_cpuset_next(&queues, q + 1)) {
+			snprintf(target, sizeof(target), "%s/rx-%d/%s", nic->name, q, numbers[k].attr);
+			if ((r = nt_desire_put(p, &nt_setting_napi, target, nic->name, &v, path)) < 0)
+				goto out;
+		}
+	}
+	const char *tc = json_string_value(json_object_get(e, "thread_cpus"));
+	snprintf(path, sizeof(path), "$.napi[%zu].thread_cpus", i);
+	for (int q = nt_cpuset_next(&queues, 0); tc && q >= 0 && q < f.nrx; q = nt_cpuset_next(&queues, q + 1)) {
+		const nt_nd_napi *a = nt_netdev_rx_napi(&f.nd, nic->ifindex, (uint32_t)q);
+		memset(&v, 0, sizeof(v));
+		if (!a)
+			continue; /* refused by the check (named) */
+		if (strcmp(tc, "irq"))
+			nt_cpulist_parse(tc, &v.cpus);
+		else if (!irq_cpus(p, nic, a, q, &v.cpus)) {
+			nt_desire_warn(p, "%s rx-%d: its NAPI has no IRQ to follow; thread left as it is", nic->name, q);
+			continue;
+		}
+		snprintf(target, sizeof(target), "%s/rx-%d", nic->name, q);
+		if ((r = nt_desire_put(p, &nt_setting_napi_thread_cpus, target, nic->name, &v, path)) < 0)
+			goto out;
+	}
+	r = 0;
+out:
+	nt_nk_facts_free(&f);
+	return r;
+}
+
+static int desire_napi(nt_section_plan *p, const json_t *arr)
+{
+	size_t i;
+	json_t *e;
+	json_array_foreach(arr, i, e) {
+		const char *pattern = json_string_value(json_object_get(e, "interface"));
+		for (int k = 0; k < p->t->nnics; k++) {
+			const nt_nic *nic = &p->t->nics[k];
+			if (nic->is_bond || !nt_iface_match(pattern, nic->name))
+				continue;
+			int r = desire_nic(p, e, i, nic, !nt_iface_is_glob(pattern));
+			if (r < 0)
+				return r;
+		}
+	}
+	return 0;
+}
+
+static const nt_profile_section section_napi = {
+	.key = "napi",
+	.type = JSON_ARRAY,
+	.validate = validate_napi,
+	.desire = desire_napi,
+	/* After irq_affinity's placement (pass 0): "irq" follows it. */
+	.pass = 1,
+};
+
+const nt_setting_module nt_module_napi = {
+	.kinds = (const nt_setting_kind *const[]){ &nt_setting_napi, NULL },
+	.sections = (const nt_profile_section *const[]){ &section_napi, NULL },
+};
