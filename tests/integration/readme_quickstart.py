@@ -21,6 +21,7 @@ Exit status: 0 pass, 1 fail, 77 skipped (with the reason) when a tool is missing
 import json
 import os
 import re
+import select
 import shutil
 import signal
 import socket
@@ -176,8 +177,20 @@ def run_commands(name, qs, cwd, env):
                 p = subprocess.Popen(["script", "-qec", "bash " + path, "/dev/null"], cwd=cwd,
                                      env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.STDOUT)
-                time.sleep(2)
+                # ENTER once the prompt has counted down at least once: the
+                # README's line is the prompt followed by its next count,
+                # which a fixed sleep missed when the CLI started slowly
+                # (under ASan, 2 s held one count only).
+                got, deadline = b"", time.time() + 60
+                while got.count(b"keep these changes?") < 2 and time.time() < deadline:
+                    if not select.select([p.stdout], [], [], 0.5)[0]:
+                        continue
+                    chunk = os.read(p.stdout.fileno(), 65536)
+                    if not chunk:
+                        break
+                    got += chunk
                 out, _ = p.communicate(b"\n", timeout=120)
+                out = got + out
                 err = b""
             else:
                 p = subprocess.run(["bash", path], cwd=cwd, env=env, capture_output=True,
