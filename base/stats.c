@@ -345,3 +345,235 @@ out:
 	free(d);
 	return r;
 }
+
+static int cmp_abs(const void *pa, const void *pb)
+{
+	double a = fabs(*(const double *)pa), b = fabs(*(const double *)pb);
+	return (a > b) - (a < b);
+}
+
+/* The signed-rank picture of D (N values): the non-zero ones sorted by
+ * absolute value into *NZ (owned by the caller), *M of them, each one's
+ * doubled midrank in *R2, and the sum of t^3 - t over the tie groups of
+ * their absolute values into *TIE_SUM. 0 or -ENOMEM. */
+static int signed_ranks(const double *d, size_t n, double **nz, size_t *m, long **r2, double *tie_sum)
+{
+	*nz = malloc((n ? n : 1) * sizeof(**nz));
+	*r2 = malloc((n ? n : 1) * sizeof(**r2));
+	if (!*nz || !*r2) {
+		free(*nz);
+		free(*r2);
+		*nz = NULL;
+		*r2 = NULL;
+		return -ENOMEM;
+	}
+	*m = 0;
+	for (size_t i = 0; i < n; i++)
+		if (d[i] != 0)
+			(*nz)[(*m)++] = d[i];
+	qsort(*nz, *m, sizeof(**nz), cmp_abs);
+	*tie_sum = 0;
+	for (size_t i = 0; i < *m;) {
+		size_t j = i;
+		while (j < *m && fabs((*nz)[j]) == fabs((*nz)[i]))
+			j++;
+		for (size_t k = i; k < j; k++)
+			(*r2)[k] = (long)(i + 1 + j); /* twice the midrank of ranks i+1..j */
+		double t = (double)(j - i);
+		*tie_sum += t * t * t - t;
+		i = j;
+	}
+	return 0;
+}
+
+/* The number of sign assignments of the M doubled ranks R2 for each
+ * doubled T+ from 0 to M(M+1): each rank is on the positive side or not,
+ * one at a time (the sums downwards, so each is taken once). Counts as
+ * doubles: 2^50 is exact in one. Returns the M(M+1)+1 counts (owned by the
+ * caller) or NULL. */
+static double *t_counts(const long *r2, size_t m)
+{
+	size_t smax = m * (m + 1);
+	double *f = calloc(smax + 1, sizeof(*f));
+	if (!f)
+		return NULL;
+	f[0] = 1;
+	size_t top = 0;
+	for (size_t i = 0; i < m; i++) {
+		top += (size_t)r2[i];
+		for (size_t s = top; s >= (size_t)r2[i]; s--) {
+			f[s] += f[s - (size_t)r2[i]];
+			if (s == 0)
+				break;
+		}
+	}
+	return f;
+}
+
+double nt_stats_signed_rank_cdf(size_t n, double t)
+{
+	if (n == 0 || n > NT_STATS_EXACT_MAX)
+		return -1;
+	long *r2 = malloc(n * sizeof(*r2));
+	if (!r2)
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		r2[i] = 2 * (long)(i + 1);
+	double *f = t_counts(r2, n);
+	free(r2);
+	if (!f)
+		return -1;
+	double below = 0, all = 0;
+	for (size_t s = 0; s <= n * (n + 1); s++) {
+		all += f[s];
+		if ((double)s <= 2 * t + 1e-9)
+			below += f[s];
+	}
+	free(f);
+	return below / all;
+}
+
+int nt_stats_signed_rank(const double *d, size_t n, nt_wsr *out)
+{
+	int r;
+	if ((r = check(d, n)) < 0)
+		return r;
+	double *nz;
+	long *r2;
+	size_t m;
+	double tie_sum;
+	if ((r = signed_ranks(d, n, &nz, &m, &r2, &tie_sum)) < 0)
+		return r;
+	memset(out, 0, sizeof(*out));
+	out->n = m;
+	out->zeros = n - m;
+	out->ties = tie_sum > 0;
+	long t2 = 0;
+	for (size_t i = 0; i < m; i++)
+		if (nz[i] > 0)
+			t2 += r2[i];
+	out->t_plus = (double)t2 / 2;
+	out->p = 1;
+	if (m == 0) {
+		r = 0; /* every difference 0: no evidence either way */
+		goto out;
+	}
+	if (m <= NT_STATS_EXACT_MAX) {
+		double *f = t_counts(r2, m);
+		if (!f) {
+			r = -ENOMEM;
+			goto out;
+		}
+		double all = 0, below = 0, above = 0;
+		for (size_t s = 0; s <= m * (m + 1); s++) {
+			all += f[s];
+			if ((long)s <= t2)
+				below += f[s];
+			if ((long)s >= t2)
+				above += f[s];
+		}
+		free(f);
+		out->p = fmin(1.0, 2 * fmin(below, above) / all);
+		out->exact = true;
+		r = 0;
+		goto out;
+	}
+	double mm = (double)m;
+	double var = mm * (mm + 1) * (2 * mm + 1) / 24 - tie_sum / 48;
+	if (var > 0) {
+		double z = (fabs(out->t_plus - mm * (mm + 1) / 4) - 0.5) / sqrt(var);
+		out->p = fmin(1.0, erfc((z > 0 ? z : 0) / sqrt(2.0)));
+	}
+	r = 0;
+out:
+	free(nz);
+	free(r2);
+	return r;
+}
+
+double nt_stats_signed_rank_min_p(size_t n)
+{
+	return n >= 64 ? 0 : fmin(1.0, 2 / ldexp(1.0, (int)n));
+}
+
+size_t nt_stats_min_pairs(double confidence)
+{
+	size_t k = 1;
+	while (k < 64 && nt_stats_signed_rank_min_p(k) > 1 - confidence + 1e-12)
+		k++;
+	return k;
+}
+
+int nt_stats_hl_paired(const double *d, size_t n, double confidence, nt_shift *out)
+{
+	int r;
+	if ((r = check(d, n)) < 0)
+		return r;
+	if (!(confidence >= 0.5 && confidence <= 0.9999))
+		return -EINVAL;
+	if ((double)n * ((double)n + 1) / 2 > 1e7)
+		return -E2BIG;
+	size_t mw = n * (n + 1) / 2, k = 0;
+	double *w = malloc(mw * sizeof(*w)), *nz = NULL, tie_sum;
+	long *r2 = NULL;
+	size_t m;
+	if (!w)
+		return -ENOMEM;
+	size_t q = 0;
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = i; j < n; j++)
+			w[q++] = d[i] / 2 + d[j] / 2; /* halves first: no overflow */
+	qsort(w, mw, sizeof(*w), cmp_double);
+	memset(out, 0, sizeof(*out));
+	out->estimate = mw % 2 ? w[mw / 2] : (w[mw / 2 - 1] + w[mw / 2]) / 2;
+	double alpha = 1 - confidence;
+	if ((r = signed_ranks(d, n, &nz, &m, &r2, &tie_sum)) < 0)
+		goto out;
+	if (m == n && tie_sum == 0 && n <= NT_STATS_EXACT_MAX) {
+		/* The largest k with P(T+ <= k-1) <= alpha/2. */
+		double *f = t_counts(r2, n);
+		if (!f) {
+			r = -ENOMEM;
+			goto out;
+		}
+		double all = 0, cum = 0;
+		for (size_t s = 0; s <= n * (n + 1); s++)
+			all += f[s];
+		/* Doubled ranks without ties are even: T+ = u sits at f[2u]. */
+		for (size_t u = 0; u < mw / 2 + 1; u++) {
+			cum += f[2 * u];
+			if (cum / all > alpha / 2 + 1e-12)
+				break;
+			k = u + 1;
+			out->confidence = 1 - 2 * cum / all;
+		}
+		free(f);
+		out->exact = true;
+	} else {
+		/* Zeros are one more tie group of the absolute values. */
+		double nn = (double)n, z0 = (double)(n - m);
+		double var = nn * (nn + 1) * (2 * nn + 1) / 24 - (tie_sum + z0 * z0 * z0 - z0) / 48;
+		double z = nt_stats_norm_quantile(1 - alpha / 2);
+		double kk = floor((double)mw / 2 - z * sqrt(var > 0 ? var : 0));
+		k = kk >= 1 ? (size_t)kk : 0;
+		if (k > (mw + 1) / 2)
+			k = (mw + 1) / 2;
+		if (k)
+			out->confidence = confidence;
+	}
+	if (k) {
+		out->lo = w[k - 1];
+		out->hi = w[mw - k];
+		out->bounded = true;
+	} else {
+		out->lo = -INFINITY;
+		out->hi = INFINITY;
+		out->confidence = 0;
+	}
+	r = 0;
+out:
+	free(w);
+	free(nz);
+	free(r2);
+	return r;
+}

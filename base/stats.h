@@ -87,4 +87,53 @@ int nt_stats_hl_shift(const double *a, size_t na, const double *b, size_t nb, do
  * NT_STATS_EXACT_MAX, or memory ran out. */
 double nt_stats_mwu_cdf(size_t m, size_t n, double u);
 
+/* Paired samples (bench-run --compare --paired: one candidate/baseline
+ * log-ratio per block of rounds). The two-sided Wilcoxon signed-rank test
+ * of N differences D against 0. Differences of 0 are dropped (Wilcoxon's
+ * own rule; "zeros" says how many) and the others ranked by their absolute
+ * value, equal ones at their midrank. Exact when at most
+ * NT_STATS_EXACT_MAX differences remain: p = 2 min(P(T+ <= t),
+ * P(T+ >= t)), at most 1, over the 2^n ways to give the ranks signs, ties
+ * as they are (the exact conditional test, as nt_stats_mwu's). Otherwise
+ * the normal approximation with the tie correction of the variance and a
+ * continuity correction of 0.5. No difference left: p = 1. */
+typedef struct nt_wsr {
+	double t_plus; /* the sum of the (mid)ranks of the positive differences */
+	double p; /* two-sided */
+	size_t n; /* the differences ranked (not 0) */
+	size_t zeros;
+	bool exact;
+	bool ties; /* some absolute value occurs twice */
+} nt_wsr;
+
+/* Returns 0, -EINVAL (N == 0, a value not finite), -E2BIG or -ENOMEM. */
+int nt_stats_signed_rank(const double *d, size_t n, nt_wsr *out);
+
+/* The exact P(T+ <= t) for N differences without ties or zeros (ranks
+ * 1..N). Returns a probability, or a negative number when N is 0 or over
+ * NT_STATS_EXACT_MAX, or memory ran out. */
+double nt_stats_signed_rank_cdf(size_t n, double t);
+
+/* The smallest two-sided p-value the exact signed-rank test can give N
+ * differences: 2 / 2^N, at most 1 (5 blocks: 0.0625, 6: 0.03125). */
+double nt_stats_signed_rank_min_p(size_t n);
+
+/* The fewest differences with which the signed-rank test can reach
+ * CONFIDENCE (0.5 to 0.9999): 6 for 0.95, 8 for 0.99. */
+size_t nt_stats_min_pairs(double confidence);
+
+/* The centre of N paired differences D with its confidence interval, the
+ * Hodges-Lehmann way: the estimate is the median of the N(N+1)/2 Walsh
+ * averages (d_i + d_j) / 2, i <= j, and the interval runs from the k-th
+ * smallest to the k-th largest of them, k taken from the distribution of
+ * the signed-rank T+ so that the interval holds the true centre with at
+ * least CONFIDENCE. Every difference counts, zeros too. Exact when no
+ * difference is 0, no two have the same absolute value and N <=
+ * NT_STATS_EXACT_MAX ("confidence" is then the level reached); otherwise
+ * the normal approximation with the tie correction (zeros one tie group).
+ * Too few differences to reach CONFIDENCE: unbounded, as nt_stats_hl_shift.
+ * Returns 0, -EINVAL (N == 0, a value not finite, CONFIDENCE outside
+ * 0.5..0.9999), -E2BIG (over 10^7 Walsh averages) or -ENOMEM. */
+int nt_stats_hl_paired(const double *d, size_t n, double confidence, nt_shift *out);
+
 #endif

@@ -93,6 +93,56 @@ out:
 	return r;
 }
 
+int nt_bench_effect_paired(const double *base, const double *cand, size_t n, double confidence,
+			   nt_bench_effect *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->ratio = out->lo = out->hi = NAN;
+	out->paired = true;
+	if (!n)
+		return -EINVAL;
+	out->rounds = n;
+	for (size_t i = 0; i < n; i++)
+		if (!(base[i] > 0) || !isfinite(base[i]) || !(cand[i] > 0) || !isfinite(cand[i]))
+			return 0;
+	double *d = malloc(n * sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	double mean = 0, ss = 0;
+	for (size_t i = 0; i < n; i++) {
+		d[i] = log(cand[i]) - log(base[i]);
+		mean += d[i] / (double)n;
+	}
+	for (size_t i = 0; i < n; i++)
+		ss += (d[i] - mean) * (d[i] - mean);
+	nt_shift s;
+	int r = nt_stats_hl_paired(d, n, confidence, &s);
+	free(d);
+	if (r < 0)
+		return r;
+	out->defined = true;
+	out->ratio = exp(s.estimate);
+	out->lo = s.bounded ? exp(s.lo) : 0;
+	out->hi = s.bounded ? exp(s.hi) : INFINITY;
+	out->confidence = s.confidence;
+	out->bounded = s.bounded;
+	out->exact = s.exact;
+	out->log_sd = n > 1 ? sqrt(ss / (double)(n - 1)) : 0;
+	return 0;
+}
+
+/* The smallest p the effect's rounds (or blocks) can give, and the fewest
+ * that can reach CONFIDENCE. */
+static double min_p(const nt_bench_effect *e)
+{
+	return e->paired ? nt_stats_signed_rank_min_p(e->rounds) : nt_stats_mwu_min_p(e->rounds, e->rounds);
+}
+
+static size_t min_rounds(const nt_bench_effect *e, double confidence)
+{
+	return e->paired ? nt_stats_min_pairs(confidence) : nt_stats_min_rounds(confidence);
+}
+
 /* A gain interval end as text: "+3.1%", "-inf" for unbounded. */
 static const char *pct(char *buf, size_t size, double g)
 {
@@ -125,9 +175,9 @@ static size_t rounds_for(const nt_bench_effect *e, const nt_bench_gates *g, doub
 	if (e->bounded)
 		h = g->lower_is_better ? log(e->hi) - est : est - log(e->lo);
 	else
-		h = z * e->log_sd * sqrt(2.0 / n);
+		h = z * e->log_sd * sqrt((e->paired ? 1.0 : 2.0) / n);
 	double need = h > 0 ? ceil(n * (h / d) * (h / d)) : n;
-	size_t floor_n = nt_stats_min_rounds(g->confidence);
+	size_t floor_n = min_rounds(e, g->confidence);
 	if (need <= n)
 		need = n + 1;
 	if (need < (double)floor_n)
@@ -161,18 +211,23 @@ static int gate(const nt_bench_effect *e, const nt_bench_gates *g, const nt_benc
 		return below;
 	}
 	size_t n = rounds_for(e, g, t);
+	char what[64];
+	if (e->paired)
+		snprintf(what, sizeof(what), "%zu blocks", e->rounds);
+	else
+		snprintf(what, sizeof(what), "%zu + %zu rounds", e->rounds, e->rounds);
 	if (!*need)
 		*need = n;
 	if (!e->bounded && n)
 		snprintf(buf, size,
-			 "%s: NOT SHOWN: %zu + %zu rounds cannot reach %.4g%% confidence (the smallest p they can give is "
+			 "%s: NOT SHOWN: %s cannot reach %.4g%% confidence (the smallest p they can give is "
 			 "%.3g); the spread seen would need about %zu rounds per arm",
-			 name, e->rounds, e->rounds, conf, nt_stats_mwu_min_p(e->rounds, e->rounds), n);
+			 name, what, conf, min_p(e), n);
 	else if (!e->bounded)
 		snprintf(buf, size,
-			 "%s: NOT SHOWN: %zu + %zu rounds cannot reach %.4g%% confidence (the smallest p they can give is "
+			 "%s: NOT SHOWN: %s cannot reach %.4g%% confidence (the smallest p they can give is "
 			 "%.3g), and the estimate %s is not above %s",
-			 name, e->rounds, e->rounds, conf, nt_stats_mwu_min_p(e->rounds, e->rounds),
+			 name, what, conf, min_p(e),
 			 pct(b, sizeof(b), v->gain_est), c);
 	else if (n)
 		snprintf(buf, size,

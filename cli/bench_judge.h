@@ -34,8 +34,10 @@ typedef struct nt_bench_effect {
 	double ratio, lo, hi; /* lo 0 and hi +inf when unbounded */
 	double confidence; /* the level the interval has; 0 when unbounded */
 	bool bounded, exact;
-	size_t rounds; /* the smaller arm's */
-	double log_sd; /* the logs' spread within the arms (pooled standard deviation) */
+	size_t rounds; /* the smaller arm's; paired: the blocks */
+	double log_sd; /* the logs' spread within the arms (pooled standard deviation);
+			* paired: the standard deviation of the blocks' log-ratios */
+	bool paired; /* over blocks (nt_bench_effect_paired) */
 } nt_bench_effect;
 
 /* The effect of CAND (NC figures) against BASE (NB) at CONFIDENCE.
@@ -43,6 +45,16 @@ typedef struct nt_bench_effect {
  * error: OUT->defined is false. */
 int nt_bench_effect_of(const double *base, size_t nb, const double *cand, size_t nc, double confidence,
 		       nt_bench_effect *out);
+
+/* The effect over N blocks, each with one baseline figure BASE[i] and one
+ * candidate figure CAND[i]: the Hodges-Lehmann centre (Walsh averages) of
+ * the blocks' log-ratios log(CAND[i] / BASE[i]) with its interval from the
+ * signed-rank distribution (base/stats.h, nt_stats_hl_paired). A drift
+ * shared by a block's two rounds falls out of its ratio, so on a drifting
+ * machine this interval is narrower than the two-sample one. Returns as
+ * nt_bench_effect_of. */
+int nt_bench_effect_paired(const double *base, const double *cand, size_t n, double confidence,
+			   nt_bench_effect *out);
 
 typedef struct nt_bench_verdict {
 	double ratio; /* candidate median / baseline median; NAN when the baseline's is 0 */

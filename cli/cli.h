@@ -50,6 +50,8 @@ typedef struct cli_opts {
 	const char *loss_margin, *confidence; /* bench-run --compare's gates */
 	int metric; /* --metric: 0 auto, 1 iperf3, 2 netperf */
 	bool lower_is_better, higher_is_better, require_no_loss;
+	const char *seed; /* the order of the blocks (cli/bench_design.h) */
+	bool warmup, paired;
 	bool force;
 	const char *status;
 	long limit;

@@ -1,9 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* nettune bench-run --compare ROUNDS --profile P.json [--baseline B.json]
- * -- COMMAND: did the profile help? COMMAND runs 2 x ROUNDS times,
- * alternating a baseline round (the host as it is, or B applied) and a
- * candidate round (P applied), A B A B ..., so that a slow drift of the
- * host (a warming NIC, a neighbour's load) falls on both arms alike. Each
+ * -- COMMAND: did the profile help? COMMAND runs 2 x ROUNDS times, a
+ * baseline round (the host as it is, or B applied) and a candidate round
+ * (P applied) in each block, the blocks in mirrored couples AB BA or BA AB
+ * drawn from a printed seed (cli/bench_design.h), so that a slow drift of
+ * the host (a warming NIC, a neighbour's load) falls on both arms alike;
+ * --warmup runs one baseline round first and discards its figure;
+ * --paired judges the blocks' log-ratios (signed-rank test, Walsh
+ * interval) instead of the two arms as samples. Each
  * applied round is its own transaction with a confirm window, rolled back
  * (reverted in place) as soon as COMMAND ends, exactly as a single
  * bench-run (cli/cmd_bench.c): a SIGKILL leaves at most one round's
@@ -17,6 +21,7 @@
  * (--json on stdout, --report FILE) and an SVG chart (--plot FILE). */
 #include "base/stats.h"
 #include "cli/bench.h"
+#include "cli/bench_design.h"
 #include "cli/bench_judge.h"
 #include "cli/bench_plot.h"
 #include "cli/escape.h"
@@ -32,6 +37,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <time.h>
 #include <unistd.h>
 
 enum { ARM_BASE, ARM_CAND };
@@ -52,6 +59,9 @@ typedef struct compare {
 	char unit[32], reader[16];
 	json_t *report, *rounds;
 	bool restored; /* every round put back so far */
+	uint64_t seed;
+	unsigned char *arm; /* the design: round i's arm and block */
+	size_t *block;
 } compare;
 
 /* What a round's counter delta says in a few numbers: drops and misses
@@ -75,11 +85,13 @@ static json_t *round_counters(const json_t *delta)
 			 json_integer_value(json_object_get(json_object_get(delta, "softirq_net_rx"), "total")));
 }
 
-/* One round of ARM, number K (from 1), recorded in c->rounds and, when
- * its figure was read, c->values. Returns 0, or NT_BENCH_FAILED or 128+N
- * (signal N) to stop; the host is put back before either. */
-static int one_round(compare *c, int arm, int k)
+/* One round of ARM, number K (from 1; 0 the warm-up round, whose figure
+ * counts in no arm) in block BLOCK (from 0), recorded in c->rounds and,
+ * when its figure was read, c->values. Returns 0, or NT_BENCH_FAILED or
+ * 128+N (signal N) to stop; the host is put back before either. */
+static int one_round(compare *c, int arm, int k, size_t block)
 {
+	bool warmup = k == 0;
 	char err[2048];
 	long long id = 0;
 	json_t *txn = NULL, *before = NULL, *after = NULL, *rr;
@@ -89,12 +101,17 @@ static int one_round(compare *c, int arm, int k)
 	double dur = 0;
 	bool counted = false;
 
-	rr = json_pack("{s:i,s:s,s:n,s:n,s:n,s:n,s:n}", "round", k, "arm", arm_name[arm], "value", "exit_status",
-		       "duration_s", "transaction", "rollback");
+	rr = json_pack("{s:i,s:s,s:o,s:b,s:n,s:n,s:n,s:n,s:n}", "round", k, "arm", arm_name[arm], "block",
+		       warmup ? json_null() : json_integer((json_int_t)block + 1), "warmup", warmup, "value",
+		       "exit_status", "duration_s", "transaction", "rollback");
 	if (!rr || json_array_append_new(c->rounds, rr) < 0)
 		return NT_BENCH_FAILED;
-	fprintf(stderr, "nettune: bench-run: round %d of %zu, %s%s\n", k, 2 * (size_t)c->o->compare, arm_name[arm],
-		c->profile[arm] ? "" : " (the host as it is)");
+	if (warmup)
+		fprintf(stderr, "nettune: bench-run: warm-up round, %s%s, its figure discarded\n", arm_name[arm],
+			c->profile[arm] ? "" : " (the host as it is)");
+	else
+		fprintf(stderr, "nettune: bench-run: round %d of %zu, block %zu, %s%s\n", k, 2 * (size_t)c->o->compare,
+			block + 1, arm_name[arm], c->profile[arm] ? "" : " (the host as it is)");
 	if (c->profile[arm]) {
 		int ar = nt_bench_apply(c->agent, c->profile[arm], c->ct, &id, &txn);
 		if (txn)
@@ -163,8 +180,10 @@ static int one_round(compare *c, int arm, int k)
 							   isfinite(m.value) ? json_real(m.value) : json_null()));
 		goto undo;
 	}
-	c->values[arm][c->n[arm]++] = m.value;
-	counted = true;
+	if (!warmup) {
+		c->values[arm][c->n[arm]++] = m.value;
+		counted = true;
+	}
 	snprintf(c->unit, sizeof(c->unit), "%s", m.unit);
 	snprintf(c->reader, sizeof(c->reader), "%s", m.source);
 	json_object_set_new(rr, "value", json_real(m.value));
@@ -247,16 +266,35 @@ static json_t *effect_json(const nt_bench_effect *e, const nt_bench_verdict *v, 
 			 "gain_lo", real_or_null(v->gain_lo), "gain_hi", real_or_null(v->gain_hi));
 }
 
+static void print_effect(const char *what, const nt_bench_effect *eff, const nt_bench_gates *g)
+{
+	double sign = g->lower_is_better ? -1 : 1, base = g->lower_is_better ? 1 : -1;
+	if (!eff->defined)
+		fprintf(stderr, "%s: no ratio interval: some figure is not positive\n", what);
+	else if (!eff->bounded)
+		fprintf(stderr, "%s: candidate/baseline %.4g (Hodges-Lehmann); %zu %s cannot reach %.4g%% "
+				"confidence: no interval\n", what, eff->ratio, eff->rounds,
+			eff->paired ? "blocks" : "rounds per arm", 100 * g->confidence);
+	else
+		fprintf(stderr, "%s: candidate/baseline %.4g, %.4g%% CI [%.4g, %.4g] (Hodges-Lehmann, %s): gain %+.1f%% "
+				"[%+.1f%%, %+.1f%%]\n", what, eff->ratio, 100 * eff->confidence, eff->lo, eff->hi,
+			eff->exact ? "exact" : "normal approximation", 100 * (sign * eff->ratio + base),
+			100 * (g->lower_is_better ? 1 - eff->hi : eff->lo - 1),
+			100 * (g->lower_is_better ? 1 - eff->lo : eff->hi - 1));
+}
+
 static void print_table(const compare *c, const nt_summary *s, const nt_mwu *u, const nt_bench_verdict *v,
-			const nt_bench_effect *eff)
+			const nt_bench_effect *eff, const nt_wsr *w, const nt_bench_effect *peff)
 {
 	char a[48], b[48], d[48], e[48];
 	size_t i;
 	json_t *r;
-	fprintf(stderr, "\nbench-run --compare: %ld rounds per arm, A B A B ...; figure: %s (%s, %s is better)\n\n",
-		c->o->compare, c->reader, *c->unit ? c->unit : "no unit", c->gates.lower_is_better ? "lower" : "higher");
-	fprintf(stderr, "%5s  %-9s  %16s  %8s  %10s  %9s  %10s  %s\n", "round", "arm", "value", "dropped", "NIC IRQs",
-		"off-node", "NET_RX", "rollback");
+	fprintf(stderr,
+		"\nbench-run --compare: %ld rounds per arm in ABBA blocks, seed %llu%s; figure: %s (%s, %s is better)\n\n",
+		c->o->compare, (unsigned long long)c->seed, c->o->warmup ? ", a warm-up round first" : "", c->reader,
+		*c->unit ? c->unit : "no unit", c->gates.lower_is_better ? "lower" : "higher");
+	fprintf(stderr, "%5s  %5s  %-9s  %16s  %8s  %10s  %9s  %10s  %s\n", "round", "block", "arm", "value", "dropped",
+		"NIC IRQs", "off-node", "NET_RX", "rollback");
 	json_array_foreach(c->rounds, i, r) {
 		const json_t *ct = json_object_get(r, "counters");
 		const json_t *val = json_object_get(r, "value");
@@ -270,8 +308,14 @@ static void print_table(const compare *c, const nt_summary *s, const nt_mwu *u, 
 			snprintf(b, sizeof(b), "%.1f%%", 100 * json_number_value(share));
 		else
 			snprintf(b, sizeof(b), "-");
-		fprintf(stderr, "%5lld  %-9s  %16s  %8lld  %10lld  %9s  %10lld  %s\n",
-			(long long)json_integer_value(json_object_get(r, "round")),
+		const json_t *blk = json_object_get(r, "block");
+		char bb[24];
+		if (json_is_integer(blk))
+			snprintf(bb, sizeof(bb), "%lld", (long long)json_integer_value(blk));
+		else
+			snprintf(bb, sizeof(bb), "warm");
+		fprintf(stderr, "%5lld  %5s  %-9s  %16s  %8lld  %10lld  %9s  %10lld  %s\n",
+			(long long)json_integer_value(json_object_get(r, "round")), bb,
 			json_string_value(json_object_get(r, "arm")), a,
 			(long long)json_integer_value(json_object_get(ct, "dropped")),
 			(long long)json_integer_value(json_object_get(ct, "nic_interrupts")), b,
@@ -291,16 +335,12 @@ static void print_table(const compare *c, const nt_summary *s, const nt_mwu *u, 
 	fprintf(stderr, "\ncandidate/baseline: %.4g (%s %+.1f%%); Mann-Whitney U = %g, two-sided p = %.3g (%s): %s\n",
 		v->ratio, "gain", 100 * v->gain, u->u, u->p, u->exact ? "exact" : "normal approximation",
 		v->verdict);
-	if (!eff->defined)
-		fprintf(stderr, "effect: no ratio interval: some figure is not positive\n");
-	else if (!eff->bounded)
-		fprintf(stderr, "effect: candidate/baseline %.4g (Hodges-Lehmann); %zu + %zu rounds cannot reach %.4g%% "
-				"confidence: no interval\n", eff->ratio, eff->rounds, eff->rounds, 100 * c->gates.confidence);
-	else
-		fprintf(stderr, "effect: candidate/baseline %.4g, %.4g%% CI [%.4g, %.4g] (Hodges-Lehmann, %s): gain %+.1f%% "
-				"[%+.1f%%, %+.1f%%]\n", eff->ratio, 100 * eff->confidence, eff->lo, eff->hi,
-			eff->exact ? "exact" : "normal approximation", 100 * v->gain_est, 100 * v->gain_lo,
-			100 * v->gain_hi);
+	print_effect(c->o->paired ? "effect (arms as samples)" : "effect", eff, &c->gates);
+	fprintf(stderr, "paired over %zu blocks: Wilcoxon signed-rank T+ = %g, two-sided p = %.3g (%s%s)\n", w->n + w->zeros,
+		w->t_plus, w->p, w->exact ? "exact" : "normal approximation",
+		w->zeros ? ", blocks of ratio 1 left out" : "");
+	print_effect(c->o->paired ? "effect (paired, judged)" : "effect (paired, --paired judges by it)", peff,
+		     &c->gates);
 	if (v->gate[0])
 		fprintf(stderr, "%s\n", v->gate);
 }
@@ -435,20 +475,41 @@ int nt_bench_compare(const cli_opts *o, int nargs, char **args)
 	}
 	/* Rounds that cannot reach the confidence cannot show anything: a
 	 * gate on them could only end "not shown", so it is refused before
-	 * a round runs; without a gate the table is still worth a warning. */
+	 * a round runs; without a gate the table is still worth a warning.
+	 * Paired, the blocks are the sample: 2/2^n is the smallest p. */
 	{
-		size_t need = nt_stats_min_rounds(c.gates.confidence);
-		double minp = nt_stats_mwu_min_p((size_t)o->compare, (size_t)o->compare);
+		size_t need = o->paired ? nt_stats_min_pairs(c.gates.confidence) : nt_stats_min_rounds(c.gates.confidence);
+		double minp = o->paired ? nt_stats_signed_rank_min_p((size_t)o->compare) :
+					  nt_stats_mwu_min_p((size_t)o->compare, (size_t)o->compare);
 		if ((size_t)o->compare < need) {
 			bool gated = c.gates.require_no_loss || c.gates.require_gain >= 0;
+			char what[64];
+			if (o->paired)
+				snprintf(what, sizeof(what), "%ld blocks (--paired)", o->compare);
+			else
+				snprintf(what, sizeof(what), "%ld + %ld rounds", o->compare, o->compare);
 			fprintf(stderr,
-				"nettune: bench-run: %s%ld + %ld rounds cannot reach %.4g%% confidence (the smallest "
+				"nettune: bench-run: %s%s cannot reach %.4g%% confidence (the smallest "
 				"two-sided p they can give is %.3g): %s --compare %zu or more\n",
-				gated ? "" : "warning: ", o->compare, o->compare, 100 * c.gates.confidence, minp,
+				gated ? "" : "warning: ", what, 100 * c.gates.confidence, minp,
 				gated ? "a gate needs" : "nothing will be shown either way; use", need);
 			if (gated)
 				return NT_EXIT_USAGE;
 		}
+	}
+	/* The order of the blocks: from --seed, or drawn now and printed,
+	 * so that a run can be repeated exactly. */
+	if (o->seed) {
+		if (nt_bench_parse_seed(o->seed, &c.seed) < 0) {
+			fprintf(stderr, "nettune: bench-run: --seed wants a number from 0 to 18446744073709551615, not "
+					"'%s'\n", o->seed);
+			return NT_EXIT_USAGE;
+		}
+	} else if (getrandom(&c.seed, sizeof(c.seed), GRND_NONBLOCK) != (ssize_t)sizeof(c.seed)) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		uint64_t st = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20) ^ (uint64_t)getpid();
+		c.seed = nt_bench_splitmix64(&st);
 	}
 	/* A bad expression or path is found now, not after the first round. */
 	if (c.source == NT_METRIC_JSON || c.source == NT_METRIC_REGEX) {
@@ -467,6 +528,11 @@ int nt_bench_compare(const cli_opts *o, int nargs, char **args)
 		goto out;
 	c.values[0] = calloc((size_t)o->compare, sizeof(double));
 	c.values[1] = calloc((size_t)o->compare, sizeof(double));
+	c.arm = calloc(2 * (size_t)o->compare, sizeof(*c.arm));
+	c.block = calloc(2 * (size_t)o->compare, sizeof(*c.block));
+	if (!c.arm || !c.block)
+		goto out;
+	nt_bench_design((size_t)o->compare, c.seed, c.arm, c.block);
 	c.report = json_pack("{s:s,s:I,s:O,s:O,s:s,s:[],s:[]}", "mode", "compare", "rounds_per_arm",
 			     (json_int_t)o->compare, "profile", json_object_get(c.profile[ARM_CAND], "name") ?: json_null(),
 			     "baseline",
@@ -474,6 +540,17 @@ int nt_bench_compare(const cli_opts *o, int nargs, char **args)
 			     "agent", c.agent, "command", "rounds");
 	if (!c.values[0] || !c.values[1] || !c.report)
 		goto out;
+	json_t *order = json_array();
+	for (size_t i = 0; i < 2 * (size_t)o->compare; i++)
+		json_array_append_new(order, json_string(c.arm[i] ? "B" : "A"));
+	/* The seed as text: a 64-bit number is past JSON's safe integers. */
+	char seed_text[32];
+	snprintf(seed_text, sizeof(seed_text), "%llu", (unsigned long long)c.seed);
+	json_object_set_new(c.report, "design",
+			    json_pack("{s:s,s:s,s:o,s:b,s:b}", "blocks", "ABBA", "seed", seed_text, "order", order,
+				      "warmup", o->warmup, "paired", o->paired));
+	fprintf(stderr, "nettune: bench-run: %ld blocks in ABBA order, seed %llu (--seed %llu repeats it)\n", o->compare,
+		(unsigned long long)c.seed, (unsigned long long)c.seed);
 	c.rounds = json_object_get(c.report, "rounds");
 	for (int i = 0; i < nargs; i++)
 		json_array_append_new(json_object_get(c.report, "command"), json_string(args[i]));
@@ -487,8 +564,10 @@ int nt_bench_compare(const cli_opts *o, int nargs, char **args)
 
 	nt_bench_catch_signals();
 	int stop = 0;
+	if (o->warmup)
+		stop = one_round(&c, ARM_BASE, 0, 0);
 	for (long r = 0; r < 2 * o->compare && !stop; r++)
-		stop = one_round(&c, (int)(r % 2), (int)r + 1);
+		stop = one_round(&c, c.arm[r], (int)r + 1, c.block[r]);
 	json_object_set_new(c.report, "host_restored", json_boolean(c.restored));
 	json_object_set_new(c.report, "interrupted_by",
 			    nt_bench_signal() ? json_string(strsignal(nt_bench_signal())) : json_null());
@@ -497,7 +576,7 @@ int nt_bench_compare(const cli_opts *o, int nargs, char **args)
 				      c.gates.lower_is_better ? "lower" : "higher"));
 	if (stop) {
 		rc = stop;
-		print_table(&c, NULL, NULL, NULL, NULL);
+		print_table(&c, NULL, NULL, NULL, NULL, NULL, NULL);
 		goto out;
 	}
 	if (nt_stats_summary(c.values[ARM_BASE], c.n[ARM_BASE], &s[ARM_BASE]) < 0 ||
@@ -512,7 +591,39 @@ int nt_bench_compare(const cli_opts *o, int nargs, char **args)
 		fprintf(stderr, "nettune: bench-run: the figures cannot be compared\n");
 		goto out;
 	}
-	nt_bench_judge(s[ARM_BASE].median, s[ARM_CAND].median, u.p, &eff, &c.gates, &v);
+	/* The blocks: the k-th round of each arm is block k's (every round
+	 * before the last counted, or the comparison stopped). */
+	nt_bench_effect peff;
+	nt_wsr w;
+	double *ld = malloc((size_t)o->compare * sizeof(*ld));
+	bool logs = ld != NULL;
+	for (size_t i = 0; ld && i < c.n[ARM_BASE]; i++) {
+		if (!(c.values[ARM_BASE][i] > 0) || !(c.values[ARM_CAND][i] > 0))
+			logs = false;
+		else
+			ld[i] = log(c.values[ARM_CAND][i]) - log(c.values[ARM_BASE][i]);
+	}
+	/* Without logs (a figure of 0) the signed-rank test is of the
+	 * differences: which way the blocks lean still means something. */
+	for (size_t i = 0; ld && !logs && i < c.n[ARM_BASE]; i++)
+		ld[i] = c.values[ARM_CAND][i] - c.values[ARM_BASE][i];
+	int pr = !ld || c.n[ARM_BASE] != c.n[ARM_CAND] ? -EINVAL : nt_stats_signed_rank(ld, c.n[ARM_BASE], &w);
+	free(ld);
+	if (pr < 0 || nt_bench_effect_paired(c.values[ARM_BASE], c.values[ARM_CAND], c.n[ARM_BASE], c.gates.confidence,
+					     &peff) < 0) {
+		fprintf(stderr, "nettune: bench-run: the blocks cannot be compared\n");
+		goto out;
+	}
+	if (o->paired)
+		nt_bench_judge(s[ARM_BASE].median, s[ARM_CAND].median, w.p, &peff, &c.gates, &v);
+	else
+		nt_bench_judge(s[ARM_BASE].median, s[ARM_CAND].median, u.p, &eff, &c.gates, &v);
+	/* The other analysis' gains, for the report. */
+	nt_bench_verdict other;
+	if (o->paired)
+		nt_bench_judge(s[ARM_BASE].median, s[ARM_CAND].median, u.p, &eff, &c.gates, &other);
+	else
+		nt_bench_judge(s[ARM_BASE].median, s[ARM_CAND].median, w.p, &peff, &c.gates, &other);
 	judged = true;
 	json_object_set_new(c.report, "arms",
 			    json_pack("{s:o,s:o}", "baseline", arm_json(&s[ARM_BASE], c.profile[ARM_BASE]), "candidate",
@@ -523,7 +634,15 @@ int nt_bench_compare(const cli_opts *o, int nargs, char **args)
 			    json_pack("{s:s,s:f,s:f,s:b,s:b,s:f}", "name", "mann-whitney-u", "u", u.u, "p_value", u.p,
 				      "exact", u.exact, "ties", u.ties, "alpha", NT_BENCH_ALPHA));
 	json_object_set_new(c.report, "verdict", json_string(v.verdict));
-	json_object_set_new(c.report, "effect", effect_json(&eff, &v, &c.gates));
+	json_object_set_new(c.report, "effect", effect_json(&eff, o->paired ? &other : &v, &c.gates));
+	json_t *pj = effect_json(&peff, o->paired ? &v : &other, &c.gates);
+	json_object_set_new(pj, "method", json_string("hodges-lehmann-walsh-log-ratio"));
+	json_object_set_new(pj, "blocks", json_integer((json_int_t)c.n[ARM_BASE]));
+	json_object_set_new(pj, "test", json_pack("{s:s,s:f,s:f,s:b,s:b,s:I,s:s}", "name", "wilcoxon-signed-rank",
+						  "t_plus", w.t_plus, "p_value", w.p, "exact", w.exact, "ties", w.ties,
+						  "zeros", (json_int_t)w.zeros, "of", logs ? "log-ratios" : "differences"));
+	json_object_set_new(pj, "judged", json_boolean(o->paired));
+	json_object_set_new(c.report, "paired", pj);
 	json_t *gates = json_object();
 	if (c.gates.require_gain >= 0)
 		json_object_set_new(gates, "require_gain", json_real(c.gates.require_gain));
@@ -535,7 +654,7 @@ int nt_bench_compare(const cli_opts *o, int nargs, char **args)
 	json_object_set_new(gates, "result", json_string(v.gate));
 	json_object_set_new(gates, "exit_status", json_integer(v.exit_code));
 	json_object_set_new(c.report, "gates", gates);
-	print_table(&c, s, &u, &v, &eff);
+	print_table(&c, s, &u, &v, &eff, &w, &peff);
 	rc = v.exit_code;
 	if (o->plot && write_svg(&c, s, o->plot) < 0 && rc == 0)
 		rc = NT_BENCH_FAILED;
@@ -559,5 +678,7 @@ out:
 	json_decref(c.profile[1]);
 	free(c.values[0]);
 	free(c.values[1]);
+	free(c.arm);
+	free(c.block);
 	return rc;
 }

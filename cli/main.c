@@ -167,11 +167,15 @@ static const char usage[] =
 	"  bench-run --compare ROUNDS --profile P.json [--baseline B.json] [--metric auto|iperf3|netperf]\n"
 	"            [--metric-json PATH | --metric-regex RE] [--higher-is-better | --lower-is-better]\n"
 	"            [--require-gain PCT] [--require-no-loss] [--loss-margin PCT] [--confidence C]\n"
-	"            [--plot FILE.svg] [--report FILE] [--json]\n"
+	"            [--plot FILE.svg] [--report FILE] [--json] [--seed N] [--warmup] [--paired]\n"
 	"            [--near IFACE] [--cpus N] [--confirm-timeout S] -- COMMAND [ARGS...]\n"
 	"                                     A/B rounds: COMMAND ROUNDS times with the host as it is\n"
-	"                                     (or B applied) and ROUNDS times with P applied, A B A B,\n"
-	"                                     each applied round reverted as it ends; its figure from\n"
+	"                                     (or B applied) and ROUNDS times with P applied, in blocks\n"
+	"                                     of one of each, mirrored in pairs (AB BA or BA AB) from a\n"
+	"                                     printed seed (--seed N repeats the order; --warmup runs one\n"
+	"                                     discarded baseline round first; --paired judges by the\n"
+	"                                     blocks' ratios, Wilcoxon signed-rank), each applied round\n"
+	"                                     reverted as it ends; its figure from\n"
 	"                                     its stdout (iperf3 --json, netperf, a JSON path, the\n"
 	"                                     group of a POSIX ERE); each arm's median, IQR, min/max,\n"
 	"                                     the candidate/baseline ratio (Hodges-Lehmann) with its\n"
@@ -275,7 +279,7 @@ static const struct command {
 	{ "run", nt_cmd_run, true, "root agent near cpus cpus-list", false },
 	{ "bench-run", nt_cmd_bench_run, true,
 	  "agent root profile near cpus cpus-list report confirm-timeout compare baseline metric metric-json "
-	  "metric-regex higher-is-better lower-is-better require-gain require-no-loss loss-margin confidence plot json "
+	  "metric-regex higher-is-better lower-is-better require-gain require-no-loss loss-margin confidence plot json seed warmup paired "
 	  "output",
 	  false },
 	{ "placement", nt_cmd_placement, false, HOST_OPTS " agent cpus cpus-list", false },

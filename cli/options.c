@@ -86,6 +86,9 @@ const nt_cli_option nt_cli_options[] = {
 	{ "loss-margin", NT_OPT_STR, F(loss_margin), 0, 0, "a percentage", NULL, 0 },
 	{ "confidence", NT_OPT_STR, F(confidence), 0, 0, "a level such as 0.95 or 95%", NULL, 0 },
 	{ "plot", NT_OPT_STR, F(plot), 0, 0, "a file", NULL, 0 },
+	{ "seed", NT_OPT_STR, F(seed), 0, 0, "a number from 0 to 2^64-1", NULL, 0 },
+	{ "warmup", NT_OPT_FLAG, F(warmup), 0, 0, NULL, NULL, 0 },
+	{ "paired", NT_OPT_FLAG, F(paired), 0, 0, NULL, NULL, 0 },
 	{ "window", NT_OPT_STR, F(window), 0, 0, "a duration", NULL, 0 },
 	{ NULL, 0, 0, 0, 0, NULL, NULL, 0 },
 };

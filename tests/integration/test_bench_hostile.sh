@@ -95,7 +95,8 @@ check "ignored SIGTERM: report says so" jqe '.interrupted_by == "Terminated" and
 
 # 4. The agent reverted a candidate round before COMMAND ended: void.
 start window-closed
-"$NT_BIN" bench-run --agent "$url" --compare 2 --profile "$work/p.json" --report "$work/r4.json" -- \
+# --seed 7: the first block runs the baseline, then the candidate (round 2).
+"$NT_BIN" bench-run --agent "$url" --compare 2 --seed 7 --profile "$work/p.json" --report "$work/r4.json" -- \
 	echo "$fig" > /dev/null 2> "$work/r4.err"
 rc=$?
 check "reverted round: exit 125 ($rc): $(tail -2 "$work/r4.err")" [ $rc = 125 ]
@@ -116,9 +117,10 @@ check "negative figure: host put back" jqe '.host_restored == true' "$work/r5.js
 # 6. Figures of 1e308 beside 1: the arms and the chart stay finite.
 cat > "$work/alt.sh" <<SH
 n=\$(cat "$work/n" 2>/dev/null || echo 0); echo \$((n + 1)) > "$work/n"
-case \$((n % 4)) in 0) echo 'v 1e308';; 1) echo 'v 1';; 2) echo 'v 1.7e308';; 3) echo 'v 2';; esac
+case \$((n % 4)) in 0) echo 'v 1e308';; 1) echo 'v 1';; 2) echo 'v 2';; 3) echo 'v 1.7e308';; esac
 SH
-"$NT_BIN" bench-run --agent "$url" --compare 4 --profile "$work/p.json" --metric-regex 'v ([0-9.e+]+)' \
+# --seed 7 orders the rounds A B B A A B B A: the baseline gets the 1e308s.
+"$NT_BIN" bench-run --agent "$url" --compare 4 --seed 7 --profile "$work/p.json" --metric-regex 'v ([0-9.e+]+)' \
 	--higher-is-better --report "$work/r6.json" --plot "$work/r6.svg" -- sh "$work/alt.sh" > /dev/null 2> "$work/r6.err"
 rc=$?
 check "1e308: exit 0 ($rc): $(tail -2 "$work/r6.err")" [ $rc = 0 ]

@@ -90,8 +90,13 @@ rc=$?
 echo "harmful candidate: exit $rc in $(($(date +%s) - start)) s"
 sed -n '/^bench-run --compare/,$p' "$work/r1.err"
 check "harmful: exit 12, --require-no-loss failed ($rc): $(tail -3 "$work/r1.err")" [ $rc = 12 ]
-check "harmful: 10 rounds, A B A B" [ "$(jq -r '[.rounds[].arm] | join(" ")' "$work/r1.json")" = \
-	"baseline candidate baseline candidate baseline candidate baseline candidate baseline candidate" ]
+# 10 rounds in 5 blocks of one of each arm, blocks mirrored in pairs (AB BA
+# or BA AB) as the printed seed says.
+check "harmful: 10 rounds in ABBA blocks ($(jq -c '[.rounds[].arm[0:1]] | join("")' "$work/r1.json"), seed $(jq .design.seed "$work/r1.json"))" jqe '
+	[.rounds[] | .arm] as $a | ($a | length == 10)
+	and ([range(0; 10; 2) | $a[.] != $a[. + 1]] | all)
+	and ([range(0; 8; 4) | $a[.] == $a[. + 3]] | all)
+	and ([.rounds[].block] == [1, 1, 2, 2, 3, 3, 4, 4, 5, 5])' "$work/r1.json"
 check "harmful: every round has a figure from iperf3" jqe '[.rounds[].value | numbers] | length == 10' "$work/r1.json"
 check "harmful: read by the iperf3 reader, in bits/s" [ "$(jq -r '.metric.reader + " " + .metric.unit' "$work/r1.json")" = "iperf3 bits/s" ]
 check "harmful: verdict worse" [ "$(jq -r .verdict "$work/r1.json")" = worse ]

@@ -207,8 +207,46 @@ static void test_plot(void)
 	free(svg);
 }
 
+
+/* A machine drifting by 5% a block, the candidate 3% better in every
+ * block: the arms as samples overlap (not shown), the blocks' ratios
+ * agree (shown: every one is 1.03, and six blocks reach 95%). */
+static void test_paired(void)
+{
+	double base[8], cand[8];
+	for (int i = 0; i < 8; i++) {
+		double drift = 1 + 0.05 * i;
+		base[i] = 100 * drift * (1 + 0.0003 * i * (i % 2 ? 1 : -1));
+		cand[i] = 103 * drift;
+	}
+	nt_bench_gates g = gates(false, 0.01, false);
+	nt_bench_effect e, p;
+	nt_bench_verdict v;
+	CHECK_INT(nt_bench_effect_of(base, 8, cand, 8, g.confidence, &e), 0);
+	nt_bench_judge(100, 103, 0.5, &e, &g, &v);
+	CHECK_INT(v.exit_code, NT_EXIT_NOT_SHOWN);
+	CHECK_INT(nt_bench_effect_paired(base, cand, 8, g.confidence, &p), 0);
+	CHECK(p.paired && p.defined && p.bounded && p.exact && p.rounds == 8);
+	CHECK_MSG(p.lo > 1.027 && p.hi < 1.033, "[%g, %g]", p.lo, p.hi);
+	nt_bench_judge(100, 103, 0.0078, &p, &g, &v);
+	CHECK_INT(v.exit_code, 0);
+	CHECK_MSG(strstr(v.gate, "--require-gain 1%: passed") != NULL, "%s", v.gate);
+	/* Five blocks cannot reach 95%: not shown, said in blocks. */
+	CHECK_INT(nt_bench_effect_paired(base, cand, 5, g.confidence, &p), 0);
+	CHECK(!p.bounded);
+	nt_bench_judge(100, 103, 0.0625, &p, &g, &v);
+	CHECK_INT(v.exit_code, NT_EXIT_NOT_SHOWN);
+	CHECK_MSG(strstr(v.gate, "5 blocks cannot reach 95% confidence (the smallest p they can give is 0.0625)"),
+		  "%s", v.gate);
+	/* A figure of 0: no ratio. */
+	base[2] = 0;
+	CHECK_INT(nt_bench_effect_paired(base, cand, 8, g.confidence, &p), 0);
+	CHECK(!p.defined);
+}
+
 int main(void)
 {
+	test_paired();
 	test_parse_confidence();
 	test_judge();
 	test_parse_gain();

@@ -292,8 +292,187 @@ static void test_hl(void)
 	CHECK_INT(nt_stats_hl_shift(a, 3, b, 3, 0.2, &h), -EINVAL);
 }
 
+
+/* The signed-rank test by brute force: every way to give the non-zero
+ * differences' absolute values signs (at most 2^20), each one's midrank
+ * counted directly, T+ of each assignment against the observed one. */
+static double brute_sr_p(const double *d, size_t n, double *t_obs)
+{
+	double a[64], rank[64];
+	size_t m = 0;
+	for (size_t i = 0; i < n; i++)
+		if (d[i] != 0)
+			a[m++] = d[i];
+	for (size_t i = 0; i < m; i++) {
+		double below = 0, same = 0;
+		for (size_t j = 0; j < m; j++) {
+			below += fabs(a[j]) < fabs(a[i]);
+			same += fabs(a[j]) == fabs(a[i]);
+		}
+		rank[i] = below + (same + 1) / 2;
+	}
+	double obs = 0;
+	for (size_t i = 0; i < m; i++)
+		if (a[i] > 0)
+			obs += rank[i];
+	*t_obs = obs;
+	if (!m)
+		return 1;
+	double all = 0, lo = 0, hi = 0;
+	for (unsigned long mask = 0; mask < (1ul << m); mask++) {
+		double t = 0;
+		for (size_t i = 0; i < m; i++)
+			if (mask & (1ul << i))
+				t += rank[i];
+		all++;
+		lo += t <= obs + 1e-9;
+		hi += t >= obs - 1e-9;
+	}
+	double p = 2 * fmin(lo, hi) / all;
+	return p > 1 ? 1 : p;
+}
+
+static void check_sr(const double *d, size_t n)
+{
+	double t;
+	double p = brute_sr_p(d, n, &t);
+	nt_wsr w;
+	CHECK_INT(nt_stats_signed_rank(d, n, &w), 0);
+	CHECK(w.exact);
+	NEAR(w.t_plus, t, 1e-12);
+	NEAR(w.p, p, 1e-12);
+}
+
+/* The Walsh-average estimate and its exact interval against a second
+ * algorithm: every average sorted here, and k from the distribution of T+
+ * enumerated assignment by assignment. */
+static void check_walsh_exact(const double *d, size_t n, double conf)
+{
+	double w[64 * 65 / 2];
+	size_t mw = 0;
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = i; j < n; j++)
+			w[mw++] = (d[i] + d[j]) / 2;
+	qsort(w, mw, sizeof(*w), cmp_d);
+	double med = mw % 2 ? w[mw / 2] : (w[mw / 2 - 1] + w[mw / 2]) / 2;
+	double count[64 * 65 / 2 + 1] = { 0 }, all = 0;
+	for (unsigned long mask = 0; mask < (1ul << n); mask++) {
+		size_t t = 0;
+		for (size_t i = 0; i < n; i++)
+			if (mask & (1ul << i))
+				t += i + 1;
+		count[t]++;
+		all++;
+	}
+	size_t k = 0;
+	double cum = 0, reached = 0;
+	for (size_t u = 0; u <= mw; u++) {
+		cum += count[u];
+		if (cum / all > (1 - conf) / 2 + 1e-12)
+			break;
+		k = u + 1;
+		reached = 1 - 2 * cum / all;
+	}
+	nt_shift h;
+	CHECK_INT(nt_stats_hl_paired(d, n, conf, &h), 0);
+	NEAR(h.estimate, med, 1e-12);
+	CHECK(h.exact);
+	CHECK_MSG(h.bounded == (k > 0), "%zu at %g: bounded %d, k %zu", n, conf, h.bounded, k);
+	if (k) {
+		NEAR(h.lo, w[k - 1], 1e-15);
+		NEAR(h.hi, w[mw - k], 1e-15);
+		NEAR(h.confidence, reached, 1e-12);
+		CHECK(h.confidence >= conf - 1e-12);
+	} else {
+		CHECK(isinf(h.lo) && h.lo < 0 && isinf(h.hi) && h.hi > 0 && h.confidence == 0);
+	}
+}
+
+static void test_signed_rank(void)
+{
+	/* Without ties, every prefix of 1..14 differences against brute force,
+	 * and the CDF's ends. */
+	const double d[] = { 0.031, -0.012, 0.054, 0.007, 0.022, -0.041, 0.018, 0.063, -0.003, 0.029, 0.011, -0.026,
+			     0.047, 0.015 };
+	for (size_t n = 1; n <= 14; n++)
+		check_sr(d, n);
+	NEAR(nt_stats_signed_rank_cdf(6, 0), 1.0 / 64, 1e-15);
+	NEAR(nt_stats_signed_rank_cdf(6, 21), 1, 1e-15);
+	CHECK(nt_stats_signed_rank_cdf(0, 0) < 0 && nt_stats_signed_rank_cdf(NT_STATS_EXACT_MAX + 1, 0) < 0);
+	/* By symmetry around 27.5 for 10 ranks: P(T <= 27) = 1/2. */
+	NEAR(nt_stats_signed_rank_cdf(10, 27), 0.5, 1e-15);
+	/* All six positive: T+ = 21, p = 2/64 (the smallest six can give). */
+	const double up[] = { 0.1, 0.2, 0.3, 0.4, 0.5, 0.6 };
+	nt_wsr w;
+	CHECK_INT(nt_stats_signed_rank(up, 6, &w), 0);
+	NEAR(w.t_plus, 21, 0);
+	NEAR(w.p, 2.0 / 64, 1e-15);
+	NEAR(nt_stats_signed_rank_min_p(6), 2.0 / 64, 1e-15);
+	NEAR(nt_stats_signed_rank_min_p(5), 0.0625, 1e-15);
+	CHECK_INT((long)nt_stats_min_pairs(0.95), 6);
+	CHECK_INT((long)nt_stats_min_pairs(0.99), 8);
+	/* Ties and zeros, exact as they are, against brute force. */
+	const double t1[] = { 0.5, -0.5, 0.5, 0, 1.0, 1.0, -0.25, 0.25, 0, 0.75, 0.5 };
+	for (size_t n = 1; n <= 11; n++)
+		check_sr(t1, n);
+	/* Every difference equal: five positive ties, p = 2/32, exact. */
+	const double eq[] = { 0.2, 0.2, 0.2, 0.2, 0.2 };
+	CHECK_INT(nt_stats_signed_rank(eq, 5, &w), 0);
+	CHECK(w.exact && w.ties);
+	NEAR(w.p, 2.0 / 32, 1e-15);
+	/* Every difference 0: no evidence, p = 1. */
+	const double z[] = { 0, 0, 0 };
+	CHECK_INT(nt_stats_signed_rank(z, 3, &w), 0);
+	CHECK(w.n == 0 && w.zeros == 3);
+	NEAR(w.p, 1, 0);
+	/* Past the exact limit: 60 differences 1..60, the odd ones negative;
+	 * Python (the formula): T+ = 930, z = (|930 - 915| - 0.5) /
+	 * sqrt(60*61*121/24), p = 0.9149926751975315. */
+	double big[60];
+	for (int i = 0; i < 60; i++)
+		big[i] = (i + 1) * (i % 2 ? 1 : -1);
+	CHECK_INT(nt_stats_signed_rank(big, 60, &w), 0);
+	CHECK(!w.exact && !w.ties);
+	NEAR(w.t_plus, 930, 0);
+	NEAR(w.p, erfc((15 - 0.5) / sqrt(60.0 * 61 * 121 / 24) / sqrt(2.0)), 1e-12);
+	NEAR(w.p, 0.9149926751975315, 1e-9);
+	CHECK_INT(nt_stats_signed_rank(d, 0, &w), -EINVAL);
+	const double bad[] = { 1, INFINITY };
+	CHECK_INT(nt_stats_signed_rank(bad, 2, &w), -EINVAL);
+
+	/* The Walsh estimate and exact interval: every prefix of 1..14 at five
+	 * levels against enumeration. */
+	const double levels[] = { 0.5, 0.8, 0.9, 0.95, 0.99 };
+	for (size_t n = 1; n <= 14; n++)
+		for (size_t l = 0; l < 5; l++)
+			check_walsh_exact(d, n, levels[l]);
+	/* Five blocks cannot reach 95%: unbounded; six can, at 1 - 2/64. */
+	nt_shift h;
+	CHECK_INT(nt_stats_hl_paired(up, 5, 0.95, &h), 0);
+	CHECK(!h.bounded);
+	CHECK_INT(nt_stats_hl_paired(up, 6, 0.95, &h), 0);
+	CHECK(h.bounded && h.exact);
+	NEAR(h.confidence, 1 - 2.0 / 64, 1e-12);
+	NEAR(h.lo, 0.1, 1e-15);
+	NEAR(h.hi, 0.6, 1e-15);
+	NEAR(h.estimate, 0.35, 1e-15);
+	/* Ties: the normal approximation; Python (the formula) for 1, 1, 2,
+	 * 2, 3, 3, 4, 4 (var = 8*9*17/24 - 4*6/48 = 50.5, k = floor(18 -
+	 * 1.95996*sqrt(50.5)) = 4): the 4th smallest and largest of the 36
+	 * Walsh averages, 1.5 and 3.5; the estimate 2.5. */
+	const double tied[] = { 1, 1, 2, 2, 3, 3, 4, 4 };
+	CHECK_INT(nt_stats_hl_paired(tied, 8, 0.95, &h), 0);
+	CHECK(!h.exact && h.bounded);
+	NEAR(h.estimate, 2.5, 0);
+	NEAR(h.lo, 1.5, 0);
+	NEAR(h.hi, 3.5, 0);
+	CHECK_INT(nt_stats_hl_paired(d, 0, 0.95, &h), -EINVAL);
+	CHECK_INT(nt_stats_hl_paired(d, 6, 1.0, &h), -EINVAL);
+}
+
 int main(void)
 {
+	test_signed_rank();
 	test_hl();
 	test_summary();
 	test_mwu_exact();
