@@ -166,6 +166,16 @@ static void queue_attr(void *ud, int type, const unsigned char *v, size_t n)
 	}
 }
 
+/* *DST = X and BIT into *HAVE when X fits a u32 (the identifying
+ * attributes of napi-get and qstats-get, sent as uints). */
+static void take_u32(uint32_t *dst, uint64_t x, unsigned *have, unsigned bit)
+{
+	if (x <= UINT32_MAX) {
+		*dst = (uint32_t)x;
+		*have |= bit;
+	}
+}
+
 static void napi_attr(void *ud, int type, const unsigned char *v, size_t n)
 {
 	struct ent_ud *e = ud;
@@ -174,16 +184,10 @@ static void napi_attr(void *ud, int type, const unsigned char *v, size_t n)
 		return;
 	switch (type) {
 	case NT_NETDEV_A_NAPI_IFINDEX:
-		if (x <= UINT32_MAX) {
-			e->n.ifindex = (uint32_t)x;
-			e->have |= 1;
-		}
+		take_u32(&e->n.ifindex, x, &e->have, 1);
 		break;
 	case NT_NETDEV_A_NAPI_ID:
-		if (x <= UINT32_MAX) {
-			e->n.id = (uint32_t)x;
-			e->have |= 2;
-		}
+		take_u32(&e->n.id, x, &e->have, 2);
 		break;
 	/* The u32s are kept as the kernel sent them; the 64-bit timeouts are
 	 * capped where a signed value would wrap (no kernel sends those). */
@@ -214,22 +218,13 @@ static void qstats_attr(void *ud, int type, const unsigned char *v, size_t n)
 		return;
 	switch (type) {
 	case NT_NETDEV_A_QSTATS_IFINDEX:
-		if (x <= UINT32_MAX) {
-			e->s.ifindex = (uint32_t)x;
-			e->have |= 1;
-		}
+		take_u32(&e->s.ifindex, x, &e->have, 1);
 		break;
 	case NT_NETDEV_A_QSTATS_QUEUE_ID:
-		if (x <= UINT32_MAX) {
-			e->s.id = (uint32_t)x;
-			e->have |= 2;
-		}
+		take_u32(&e->s.id, x, &e->have, 2);
 		break;
 	case NT_NETDEV_A_QSTATS_QUEUE_TYPE:
-		if (x <= UINT32_MAX) {
-			e->s.type = (uint32_t)x;
-			e->have |= 4;
-		}
+		take_u32(&e->s.type, x, &e->have, 4);
 		break;
 	default:
 		if (type >= NT_NETDEV_A_QSTATS_FIRST && type <= NT_NETDEV_A_QSTATS_LAST) {
