@@ -109,7 +109,10 @@ int nt_qdisc_kind_available(const nt_ctx *ctx, const char *kind, char *how, size
 	int r = -ENOENT;
 
 	how[0] = '\0';
-	if (!strcmp(kind, "pfifo_fast") || !strcmp(kind, "noqueue") || !strcmp(kind, "noop")) {
+	/* sch_generic.c and sch_mq.c are net/sched/Makefile's obj-y: in every
+	 * kernel, with no configuration symbol of their own, no module and no
+	 * line in modules.builtin, so no file below could tell. */
+	if (!strcmp(kind, "pfifo_fast") || !strcmp(kind, "noqueue") || !strcmp(kind, "noop") || !strcmp(kind, "mq")) {
 		snprintf(how, howsize, "%s is part of every kernel", kind);
 		return 1;
 	}
@@ -123,15 +126,10 @@ int nt_qdisc_kind_available(const nt_ctx *ctx, const char *kind, char *how, size
 		snprintf(how, howsize, "%s is loaded (/sys/module/%s)", mod, mod);
 		return 1;
 	}
-	/* mq is built with the scheduler itself (net/sched/Makefile). */
-	if (!strcmp(kind, "mq")) {
-		snprintf(sym, sizeof(sym), "CONFIG_NET_SCHED");
-	} else {
-		int n = snprintf(sym, sizeof(sym), "CONFIG_NET_SCH_");
-		for (const char *k = kind; *k && n < (int)sizeof(sym) - 1; k++)
-			sym[n++] = (char)toupper((unsigned char)*k);
-		sym[n] = '\0';
-	}
+	int n = snprintf(sym, sizeof(sym), "CONFIG_NET_SCH_");
+	for (const char *k = kind; *k && n < (int)sizeof(sym) - 1; k++)
+		sym[n++] = (char)toupper((unsigned char)*k);
+	sym[n] = '\0';
 	if (nt_read_str(ctx, rel, sizeof(rel), "/proc/sys/kernel/osrelease") < 0 || !rel[0] || strchr(rel, '/'))
 		rel[0] = '\0';
 

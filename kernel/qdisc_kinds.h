@@ -19,8 +19,9 @@
  *   3. without a configuration, /lib/modules/RELEASE/modules.builtin and
  *      modules.dep: listed in either, there; both read and in neither,
  *      lacking.
- * RELEASE is /proc/sys/kernel/osrelease. pfifo_fast, noqueue and noop are
- * part of every kernel; mq of every kernel with CONFIG_NET_SCHED. */
+ * RELEASE is /proc/sys/kernel/osrelease. pfifo_fast, noqueue, noop and mq
+ * are part of every kernel (net/sched/Makefile's obj-y: no symbol, module
+ * or modules.builtin line of their own tells). */
 #ifndef NT_QDISC_KINDS_H
 #define NT_QDISC_KINDS_H
 

@@ -96,6 +96,27 @@ plan "$fq"
 check "/sys/module/sch_fq: planned ($code $body)" [ "$code" = 200 ]
 rmdir "$root/sys/module/sch_fq"
 
+# No configuration at all, only /lib/modules' lists, as in the lab's guest
+# (an initramfs with Debian's modules and no /boot): mq is built into every
+# kernel (net/sched/Makefile's obj-y), never a module nor in
+# modules.builtin, so it is planned (it was refused, and the lab's mq-fq
+# check failed on it); fq, listed nowhere, is refused.
+mv "$root/boot/config-$rel" "$work/config.kept"
+mv "$root/proc/config.gz" "$work/config.gz.kept"
+echo "kernel/net/sched/sch_htb.ko:" > "$root/lib/modules/$rel/modules.dep"
+echo "kernel/net/sched/sch_fq_codel.ko" > "$root/lib/modules/$rel/modules.builtin"
+# eth0 with four transmit queues, as mq needs.
+mkdir "$root"/sys/class/net/eth0/queues/tx-{1,2,3}
+plan '{"name":"q","qdisc":[{"interface":"eth0","qdisc":"mq"}]}'
+check "modules lists only: mq planned ($code $body)" [ "$code" = 200 ]
+plan "$fq"
+check "modules lists only: fq refused, named ($code)" jq -e '.errors[0].message | test("lists no sch_fq")' <<<"$body" >/dev/null
+plan '{"name":"q","qdisc":[{"interface":"eth0","qdisc":"mq","child":"fq_codel"}]}'
+check "modules lists only: mq with fq_codel children planned ($code $body)" [ "$code" = 200 ]
+rmdir "$root"/sys/class/net/eth0/queues/tx-{1,2,3}
+mv "$work/config.kept" "$root/boot/config-$rel"
+mv "$work/config.gz.kept" "$root/proc/config.gz"
+
 # bench-run: refused at plan time.
 "$NT_BIN" bench-run --agent "$url" --root "$root" --profile <(echo "$fq") --report "$work/r1.json" -- \
 	touch "$work/ran1" 2> "$work/r1.err"
