@@ -117,6 +117,28 @@ int diag_check_irq_info(diag *d)
 /* Out of the box, a 4-node server served every NIC's interrupts on node 0,
  * wherever the NIC sat, and its CPU use grew faster than its throughput
  * with every node added (docs/field-reports.md#irq-remote-node). */
+/* The fix that puts NIC's IRQs on its own node: {"interface", "policy":
+ * "local"}, with CPU 0 kept out of the mask, as the x460 report did because
+ * that CPU usually carries much of the other work
+ * (docs/field-reports.md#cpu0-kept-free). Only worth saying when CPU 0 is on
+ * this NIC's node and is not its only CPU. Every finding whose fix places a
+ * NIC's IRQs uses this one rule: the fix profile keeps the first entry for
+ * an interface, so two findings with two rules would give whichever came
+ * first. New reference, or NULL. */
+static json_t *local_rule(const nt_topology *t, const nt_nic *nic)
+{
+	json_t *rule = json_pack("{s:s, s:s}", "interface", nic->name, "policy", "local");
+	const nt_numa_node *node = NULL;
+
+	for (int n = 0; n < t->nnodes; n++)
+		if (t->nodes[n].id == nic->numa_node)
+			node = &t->nodes[n];
+	if (rule && nic->numa_node >= 0 && cpu_node(t, 0) == nic->numa_node &&
+		(!node || nt_cpuset_count(&node->cpus) > 1))
+		json_object_set_new(rule, "exclude_cpus", json_string("0"));
+	return rule;
+}
+
 int diag_check_irq_remote_node(diag *d)
 {
 	const nt_topology *t = d->t;
@@ -174,18 +196,7 @@ int diag_check_irq_remote_node(diag *d)
 			continue;
 		}
 
-		json_t *rule = json_pack("{s:s, s:s}", "interface", nic->name, "policy", "local");
-		/* CPU 0 is kept out of the NIC masks, as the x460 report did
-		 * because that CPU usually carries much of the other work
-		 * (docs/field-reports.md#cpu0-kept-free). Only worth saying when
-		 * CPU 0 is on this NIC's node and is not its only CPU. */
-		const nt_numa_node *node = NULL;
-		for (int n = 0; n < t->nnodes; n++)
-			if (t->nodes[n].id == nic->numa_node)
-				node = &t->nodes[n];
-		if (rule && cpu_node(t, 0) == nic->numa_node &&
-			(!node || nt_cpuset_count(&node->cpus) > 1))
-			json_object_set_new(rule, "exclude_cpus", json_string("0"));
+		json_t *rule = local_rule(t, nic);
 		json_t *fix = json_pack("{s:[o]}", "irq_affinity", rule);
 		if (!fix) {
 			json_decref(irqs);
@@ -263,9 +274,7 @@ static int shared_first_cpu_finding(diag *d, const first_cpu_ref *g, int ng)
 		}
 		/* policy "local" gives NICs that share a node different first
 		 * CPUs; a NIC of unknown locality is not guessed at. */
-		if (nic->numa_node >= 0 &&
-			json_array_append_new(rules, json_pack("{s:s, s:s}", "interface", nic->name,
-				"policy", "local")) < 0)
+		if (nic->numa_node >= 0 && json_array_append_new(rules, local_rule(t, nic)) < 0)
 			goto out;
 	}
 

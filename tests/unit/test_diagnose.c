@@ -293,6 +293,10 @@ static void test_shared_first_cpu(void)
 		CHECK_STR(JS(f, "evidence.nics.1"), "eth1");
 		CHECK_INT(json_array_size(J(f, "evidence.irqs")), 3);
 		CHECK_INT(json_array_size(J(f, "fix.irq_affinity")), 2);
+		/* Both NICs are on node 0, CPU 0's, which has more CPUs: the
+		 * fix keeps CPU 0 out, as irq-remote-node's does. */
+		CHECK_STR(JS(f, "fix.irq_affinity.0.exclude_cpus"), "0");
+		CHECK_STR(JS(f, "fix.irq_affinity.1.exclude_cpus"), "0");
 		check_cites(f, "first-cpu-serves");
 	}
 	json_decref(r);
@@ -797,6 +801,21 @@ static void test_fixture_x460(void)
 	if (f) {
 		CHECK(json_array_size(J(f, "evidence.nics")) >= 2);
 		CHECK_INT(JI(f, "evidence.node"), 0);
+		/* The fix keeps CPU 0 out for the node-0 NICs, as the
+		 * irq-remote-node fix does (seed 000's masks left CPU 0 out):
+		 * before, "Fix all" put eth0's IRQ on CPU 0 beside this very
+		 * finding (issue 43, item 17). */
+		json_t *rule;
+		size_t k;
+		int node0 = 0;
+		json_array_foreach(J(f, "fix.irq_affinity"), k, rule) {
+			const char *ifn = JS(rule, "interface");
+			if (ifn && (!strcmp(ifn, "eth0") || !strcmp(ifn, "eth1"))) {
+				node0++;
+				CHECK_STR(JS(rule, "exclude_cpus"), "0");
+			}
+		}
+		CHECK(node0 >= 1);
 	}
 	/* the same host read twice gives the same document */
 	json_t *r2 = diagnose(t, 0);

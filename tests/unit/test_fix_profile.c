@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* diagnose's fixes merged into one profile that validates on the host it
  * came from, and whose plan fixes what was found. */
+#include "base/cpuset.h"
 #include "kernel/ctx.h"
 #include "diagnose/diagnose.h"
 #include "engine/plan.h"
@@ -43,6 +44,24 @@ static void check_host(const char *root, int min_entries)
 	json_t *perr = json_array();
 	if (nt_plan_build(&ctx, NULL, t, p, &plan, perr) == 0) {
 		CHECK(plan.nsteps > 0);
+		/* No NIC IRQ goes to CPU 0 (docs/field-reports.md#cpu0-kept-free):
+		 * on both hosts CPU 0 is one of many on its node. */
+		int moved = 0;
+		for (int s = 0; s < plan.nsteps; s++) {
+			const nt_step *st = &plan.steps[s];
+			if (strcmp(st->kind->name, "irq_affinity") || !st->interface[0])
+				continue;
+			json_t *doc = nt_step_to_json(st);
+			nt_cpuset after;
+			const char *to = json_string_value(json_object_get(doc, "after"));
+			CHECK_MSG(to && nt_cpulist_parse(to, &after) == 0, "%s: step %s after", root, st->target);
+			if (to && nt_cpulist_parse(to, &after) == 0)
+				CHECK_MSG(!nt_cpuset_isset(&after, 0), "%s: %s %s -> %s includes CPU 0", root,
+					  st->interface, st->target, to);
+			moved++;
+			json_decref(doc);
+		}
+		CHECK_MSG(moved > 0, "%s: no NIC IRQ step", root);
 		nt_plan_free(&plan);
 	} else {
 		CHECK_MSG(0, "plan failed on %s", root);
