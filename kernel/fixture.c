@@ -241,11 +241,44 @@ static int ethtool_check(const nt_ethtool_group *g, const nt_ethtool_values *cur
 	return 0;
 }
 
+/* The layout ROOT/ethtool/IFNAME.json is written in, as jansson flags, and
+ * whether it ends with a newline: a write keeps it, so that a rollback that
+ * restores every value restores the file byte for byte (the fixture
+ * generator writes one line with ", " and ": ", as Python's json.dumps and
+ * jansson's default do; a test may write one compact, or indented). A file
+ * that cannot be read gets the generator's layout. */
+static size_t fx_layout(const nt_ctx *ctx, const char *ifname, bool *final_nl)
+{
+	char *text = NULL;
+	size_t flags = 0;
+
+	*final_nl = true;
+	if (nt_read_all(ctx, &text, "/ethtool/%s.json", ifname) < 0 || !text[0]) {
+		free(text);
+		return 0;
+	}
+	size_t len = strlen(text);
+	*final_nl = text[len - 1] == '\n';
+	const char *nl = memchr(text, '\n', len);
+	if (nl && nl != text + len - 1) {
+		flags = JSON_INDENT(2);
+	} else {
+		/* The separator after the first key: ":" alone is
+		 * JSON_COMPACT. */
+		const char *colon = strstr(text, "\":");
+		if (colon && colon[2] != ' ')
+			flags = JSON_COMPACT;
+	}
+	free(text);
+	return flags;
+}
+
 /* ROOT/ethtool/IFNAME.json replaced by ROOT, as the kernel changes a
- * device's settings all at once. */
+ * device's settings all at once, in the layout the file had. */
 int nt_fx_save(const nt_ctx *ctx, const char *ifname, json_t *root)
 {
-	char *text = json_dumps(root, JSON_INDENT(2)), *nl;
+	bool final_nl;
+	char *text = json_dumps(root, fx_layout(ctx, ifname, &final_nl)), *nl;
 	int r;
 
 	if (!text)
@@ -256,7 +289,7 @@ int nt_fx_save(const nt_ctx *ctx, const char *ifname, json_t *root)
 		return -ENOMEM;
 	}
 	text = nl;
-	memcpy(text + n, "\n", 2);
+	memcpy(text + n, final_nl ? "\n" : "", final_nl ? 2 : 1);
 	r = nt_fx_write_atomic(ctx, ifname, text);
 	free(text);
 	return r;

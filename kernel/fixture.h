@@ -7,7 +7,14 @@
  * number, refuse a ring size above its maximum) is imitated here and
  * nowhere else, so the code above kernel/ runs the same on both. The live
  * side of each call is in kernel/kernel.c and kernel/ethtool.c, which call
- * these only when the context is not live. */
+ * these only when the context is not live.
+ *
+ * A write to ROOT/ethtool/IFACE.json keeps the file's layout (one line as
+ * the generator writes it, compact, or indented) and writes each entry in
+ * its shortest spelling (a feature as wanted is a bare boolean; RSS's
+ * "configured" only while true), so a rollback that puts every value back
+ * leaves the file byte for byte as it was, as the kernel's own state would
+ * be. */
 #ifndef NT_FIXTURE_H
 #define NT_FIXTURE_H
 

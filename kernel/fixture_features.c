@@ -86,16 +86,43 @@ static int feature_show(json_t *sec, const char *name, json_t *e, bool on)
 	return json_object_set_new(e, "on", json_boolean(on)) == 0 ? 0 : -ENOMEM;
 }
 
+/* Entry E of NAME in its shortest spelling: "wanted" left out when it is
+ * "on" (its default), and an entry that was a bare boolean when the write
+ * read the document (WAS_BARE) and is left with "on" alone a bare boolean
+ * again. An entry written {"on": B} stays so. */
+static int feature_shorten(json_t *sec, const char *name, json_t *e, bool was_bare)
+{
+	json_t *wanted = json_object_get(e, "wanted");
+
+	if (!json_is_object(e))
+		return 0;
+	if (wanted && json_equal(wanted, json_object_get(e, "on")) && json_object_del(e, "wanted") < 0)
+		return -ENOMEM;
+	if (was_bare && json_object_size(e) == 1 && json_is_boolean(json_object_get(e, "on")))
+		return json_object_set(sec, name, json_object_get(e, "on")) == 0 ? 0 : -ENOMEM;
+	return 0;
+}
+
 int nt_fixture_features_set(const nt_ctx *ctx, const char *ifname, const char *name, bool on, char *err,
 			    size_t errsize)
 {
-	json_t *root = NULL, *sec = NULL, *e;
+	json_t *root = NULL, *sec = NULL, *e, *bare = NULL;
 	const char *key;
 	nt_feature f = { 0 };
 	int r = nt_fx_load_edit(ctx, "features", ifname, &root, &sec);
 
 	if (r < 0)
 		return r;
+	/* The entries spelled as bare booleans, to spell them so again. */
+	if (!(bare = json_object())) {
+		r = -ENOMEM;
+		goto out;
+	}
+	json_object_foreach(sec, key, e)
+		if (json_is_boolean(e) && json_object_set(bare, key, json_true()) < 0) {
+			r = -ENOMEM;
+			goto out;
+		}
 	e = json_object_get(sec, name);
 	if (!e) {
 		nt_fx_set_err(err, errsize, "unrecognized bit name");
@@ -136,8 +163,16 @@ int nt_fixture_features_set(const nt_ctx *ctx, const char *ifname, const char *n
 			moved = 1;
 		}
 	}
+	/* Each entry back in its shortest spelling, so that a feature turned
+	 * off and on again leaves the document as it was, byte for byte
+	 * (a rollback on a fixture root ends with the file it started from). */
+	json_object_foreach(sec, key, e) {
+		if ((r = feature_shorten(sec, key, e, json_object_get(bare, key) != NULL)) < 0)
+			goto out;
+	}
 	r = nt_fx_save(ctx, ifname, root);
 out:
+	json_decref(bare);
 	json_decref(root);
 	return r;
 }

@@ -86,12 +86,7 @@ out:
 
 static int flows_store(const nt_ctx *ctx, const char *ifname, json_t *root)
 {
-	char *text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-	if (!text)
-		return -ENOMEM;
-	int r = nt_fx_write_atomic(ctx, ifname, text);
-	free(text);
-	return r;
+	return nt_fx_save(ctx, ifname, root);
 }
 
 /* The index in RULES of the rule at LOC, or -1. */

@@ -97,10 +97,16 @@ int nt_fixture_rss_set_indir(const nt_ctx *ctx, const char *ifname, const uint32
 			goto out;
 		}
 	}
-	r = json_object_set(rss, "indir", arr) < 0 ||
-		    json_object_set_new(rss, "configured", json_boolean(!nt_rss_indir_is_default(indir, n, rings))) < 0
-		    ? -ENOMEM
-		    : nt_fx_save(ctx, ifname, root);
+	/* "configured" is written only while true (absent reads as false),
+	 * so a table set and then sent back as the default leaves the
+	 * document as it was. */
+	bool configured = !nt_rss_indir_is_default(indir, n, rings);
+	if (json_object_set(rss, "indir", arr) < 0 ||
+	    (configured ? json_object_set_new(rss, "configured", json_true()) < 0
+			: (json_object_get(rss, "configured") && json_object_del(rss, "configured") < 0)))
+		r = -ENOMEM;
+	else
+		r = nt_fx_save(ctx, ifname, root);
 out:
 	json_decref(arr);
 	json_decref(root);

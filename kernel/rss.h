@@ -10,8 +10,8 @@
  *           "rx_rings": 4, "hash_fields": {"tcp4": "sdfn", "udp4": "sd"},
  *           "configured": false}
  * ("rx_rings" absent: the "channels" object's combined + rx; "configured"
- * is what a write leaves: true for a table set entry by entry, false for
- * one sent as default, as the kernel's IFF_RXFH_CONFIGURED). */
+ * is what a write leaves: true for a table set entry by entry, absent
+ * (false) for one sent as default, as the kernel's IFF_RXFH_CONFIGURED). */
 #ifndef NT_RSS_H
 #define NT_RSS_H
 

@@ -115,11 +115,15 @@ static json_t *snapshot(const char *root)
 					      "proc/irq/101/smp_affinity_list", "sys/class/net/enos2/queues/tx-3/xps_cpus",
 					      "proc/sys/net/ipv4/tcp_rmem", "proc/sys/net/core/wmem_max" };
 	json_t *snap = json_object();
+	/* The documents as text: a rollback writes back the file that was
+	 * there, not only a document equal to it (issue 43, item 22: it
+	 * came back indented, with "wanted" and "configured" added). */
 	for (int p = 0; p < 4; p++) {
-		char path[PATH_MAX], key[32];
-		snprintf(path, sizeof(path), "%s/ethtool/enos%d.json", root, p);
-		snprintf(key, sizeof(key), "ethtool/enos%d", p);
-		json_object_set_new(snap, key, json_load_file(path, 0, NULL) ?: json_null());
+		char rel[32];
+		snprintf(rel, sizeof(rel), "ethtool/enos%d.json", p);
+		char *t = tree_read(root, rel);
+		json_object_set_new(snap, rel, t ? json_string(t) : json_null());
+		free(t);
 	}
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
 		char *t = tree_read(root, files[i]);

@@ -220,14 +220,15 @@ static void test_plan(const nt_ctx *ctx, const nt_topology *t)
 }
 
 /* The "configured" flag the fixture keeps, as the kernel's
- * IFF_RXFH_CONFIGURED: -1 when absent. */
+ * IFF_RXFH_CONFIGURED: absent is false; -1 when it is not a boolean or the
+ * document cannot be read. */
 static int configured(const char *iface)
 {
 	char path[256];
 	snprintf(path, sizeof(path), "%s/ethtool/%s.json", root, iface);
 	json_t *doc = json_load_file(path, 0, NULL);
 	json_t *c = json_object_get(json_object_get(doc, "rss"), "configured");
-	int r = json_is_boolean(c) ? json_is_true(c) : -1;
+	int r = !doc ? -1 : !c ? 0 : json_is_boolean(c) ? json_is_true(c) : -1;
 	json_decref(doc);
 	return r;
 }
@@ -239,6 +240,7 @@ static void test_transaction(const nt_ctx *ctx)
 	const char *prof = "{\"name\":\"t\",\"rss\":[{\"interface\":\"enos0\",\"equal\":2,"
 			   "\"hash_fields\":{\"tcp4\":\"sd\",\"udp4\":\"sdfn\"}}]}";
 	CHECK_INT(nt_rss_read(ctx, "enos0", &before), 0);
+	char *text_before = tree_read(root, "ethtool/enos0.json");
 	CHECK_INT(nt_txn_engine_open(ctx, state, &e), 0);
 	if (!e)
 		goto out;
@@ -283,11 +285,20 @@ static void test_transaction(const nt_ctx *ctx)
 	/* The table put back is the driver's default: sent as default, not
 	 * pinned, so a later channel change is not refused. */
 	CHECK_INT(configured("enos0"), 0);
+	/* ...and the document is the one that was there, byte for byte, not
+	 * an equal one re-indented with "configured" added (issue 43, item
+	 * 22). */
+	char *text_after = tree_read(root, "ethtool/enos0.json");
+	CHECK(text_before && text_after);
+	CHECK_MSG(text_before && text_after && !strcmp(text_before, text_after), "after the rollback:\n%.300s",
+		  text_after ? text_after : "(none)");
+	free(text_after);
 	uint32_t rr[8] = { 0, 1, 2, 0, 1, 2, 0, 1 };
 	CHECK(nt_rss_indir_is_default(rr, 8, 3) && !nt_rss_indir_is_default(rr, 8, 4) &&
 	      !nt_rss_indir_is_default(rr, 8, 0));
 	json_decref(profile);
 out:
+	free(text_before);
 	nt_rss_free(&before);
 	nt_txn_engine_close(e);
 }
