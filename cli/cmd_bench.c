@@ -154,9 +154,10 @@ static int get_doc(const char *agent, const char *path, json_t **doc, char *err,
 json_t *nt_bench_snapshot(const char *agent, const nt_ctx *ctx, char *err, size_t errsize)
 {
 	json_t *topo = NULL, *nics = NULL, *irqs = NULL, *snap = NULL;
-	char *text = NULL;
-	int *cpus = NULL, ncols = 0;
+	char *text = NULL, *stat = NULL;
+	int *cpus = NULL, ncols = 0, nct = 0;
 	uint64_t *rx = NULL, *tx = NULL;
+	nt_cpu_time *ct = NULL;
 
 	if (get_doc(agent, "/v1/topology", &topo, err, errsize) < 0 ||
 	    get_doc(agent, "/v1/nics", &nics, err, errsize) < 0 ||
@@ -166,11 +167,19 @@ json_t *nt_bench_snapshot(const char *agent, const nt_ctx *ctx, char *err, size_
 	 * rather than losing the rest of the report. */
 	if (nt_read_all(ctx, &text, "/proc/softirqs") >= 0 && nt_softirqs_parse(text, &cpus, &rx, &tx, &ncols) < 0)
 		ncols = 0;
-	snap = nt_counters_snapshot(topo, nics, irqs, cpus, rx, ncols);
+	/* The same for the CPU time: without it the round's cost is null. */
+	if (nt_read_all(ctx, &stat, "/proc/stat") >= 0 && nt_cpustat_parse(stat, &ct, &nct) < 0)
+		nct = 0;
+	nt_counters_input in = { .topology = topo, .nics = nics, .irqs = irqs, .soft_cpus = cpus, .net_rx = rx,
+				 .net_tx = tx, .nsoft = ncols, .cpu_time = ct, .ncpu_time = nct,
+				 .hz = sysconf(_SC_CLK_TCK) };
+	snap = nt_counters_snapshot(&in);
 	if (!snap)
 		snprintf(err, errsize, "out of memory");
 out:
 	free(text);
+	free(stat);
+	free(ct);
 	free(cpus);
 	free(rx);
 	free(tx);
@@ -313,10 +322,17 @@ static void print_table(const json_t *report_raw)
 		geti(json_object_get(report, "transaction"), "id"));
 	if (geti(json_object_get(report, "transaction"), "id") == 0)
 		fprintf(stderr, "nothing to change");
-	else if (json_is_object(rb))
-		fprintf(stderr, geti(rb, "id") == geti(json_object_get(report, "transaction"), "id") ? "reverted at once (%lld, %s)"
-													   : "rolled back by %lld (%s)",
-			geti(rb, "id"), json_string_value(json_object_get(rb, "status")));
+	else if (json_is_object(rb)) {
+		/* Reverted in place, the rollback is the transaction itself:
+		 * its id and status again would say nothing new. */
+		const char *st = json_string_value(json_object_get(rb, "status"));
+		if (geti(rb, "id") != geti(json_object_get(report, "transaction"), "id"))
+			fprintf(stderr, "rolled back by %lld (%s)", geti(rb, "id"), st ? st : "?");
+		else if (st && strcmp(st, "reverted"))
+			fprintf(stderr, "reverted at once, ended %s", st);
+		else
+			fprintf(stderr, "reverted at once");
+	}
 	else if (json_is_true(json_object_get(report, "reverted_by_agent")))
 		fprintf(stderr, "reverted by the agent");
 	else
@@ -341,34 +357,60 @@ static void print_table(const json_t *report_raw)
 			geti(row, "rx_errors"));
 	}
 	const json_t *in = json_object_get(c, "interrupts");
-	const json_t *sr = json_object_get(c, "softirq_net_rx");
-	fprintf(stderr, "\n%5s %5s %12s %12s %12s\n", "CPU", "NODE", "IRQs", "NIC IRQs", "NET_RX");
+	const json_t *sr = json_object_get(c, "softirq_net_rx"), *st = json_object_get(c, "softirq_net_tx");
+	const json_t *ct = json_object_get(c, "cpu_time");
+	fprintf(stderr, "\n%5s %5s %12s %12s %12s %12s %6s %6s\n", "CPU", "NODE", "IRQs", "NIC IRQs", "NET_RX", "NET_TX",
+		"busy", "sirq");
 	long long max_cpu = -1;
-	json_array_foreach(json_object_get(in, "cpus"), i, row)
-		if (geti(row, "cpu") > max_cpu)
-			max_cpu = geti(row, "cpu");
-	json_array_foreach(json_object_get(sr, "cpus"), i, row)
-		if (geti(row, "cpu") > max_cpu)
-			max_cpu = geti(row, "cpu");
+	const json_t *lists[] = { json_object_get(in, "cpus"), json_object_get(sr, "cpus"), json_object_get(st, "cpus"),
+				  json_object_get(ct, "cpus") };
+	for (size_t l = 0; l < sizeof(lists) / sizeof(lists[0]); l++)
+		json_array_foreach(lists[l], i, row)
+			if (geti(row, "cpu") > max_cpu)
+				max_cpu = geti(row, "cpu");
 	for (long long cpu = 0; cpu <= max_cpu; cpu++) {
-		json_t *ir = NULL, *sx = NULL;
-		json_array_foreach(json_object_get(in, "cpus"), i, row)
-			if (geti(row, "cpu") == cpu)
-				ir = row;
-		json_array_foreach(json_object_get(sr, "cpus"), i, row)
-			if (geti(row, "cpu") == cpu)
-				sx = row;
-		if ((!ir || (!geti(ir, "all") && !geti(ir, "nic"))) && (!sx || !geti(sx, "count")))
+		json_t *found[4] = { NULL };
+		for (size_t l = 0; l < 4; l++)
+			json_array_foreach(lists[l], i, row)
+				if (geti(row, "cpu") == cpu)
+					found[l] = row;
+		json_t *ir = found[0], *sx = found[1], *tx = found[2], *cx = found[3];
+		double busy = cx ? json_number_value(json_object_get(cx, "busy_share")) : 0;
+		/* A CPU that did nothing worth a line: no interrupt, no
+		 * softirq, under 1% busy. */
+		if ((!ir || (!geti(ir, "all") && !geti(ir, "nic"))) && (!sx || !geti(sx, "count")) &&
+		    (!tx || !geti(tx, "count")) && busy < 0.01)
 			continue;
-		json_t *node = ir ? json_object_get(ir, "node") : NULL;
-		char nb[16] = "-";
+		json_t *node = ir ? json_object_get(ir, "node") : cx ? json_object_get(cx, "node") : NULL;
+		char nb[16] = "-", bb[16] = "-", sb[16] = "-";
 		if (json_is_integer(node))
 			snprintf(nb, sizeof(nb), "%lld", (long long)json_integer_value(node));
-		fprintf(stderr, "%5lld %5s %12lld %12lld %12lld\n", cpu, nb, ir ? geti(ir, "all") : 0,
-			ir ? geti(ir, "nic") : 0, sx ? geti(sx, "count") : 0);
+		double all = cx ? json_number_value(json_object_get(cx, "busy_s")) + json_number_value(json_object_get(cx, "idle_s")) +
+					  json_number_value(json_object_get(cx, "steal_s"))
+				: 0;
+		if (cx && all > 0) {
+			snprintf(bb, sizeof(bb), "%.0f%%", 100 * busy);
+			snprintf(sb, sizeof(sb), "%.0f%%",
+				 100 * (json_number_value(json_object_get(cx, "softirq_s")) +
+					json_number_value(json_object_get(cx, "irq_s"))) / all);
+		}
+		fprintf(stderr, "%5lld %5s %12lld %12lld %12lld %12lld %6s %6s\n", cpu, nb, ir ? geti(ir, "all") : 0,
+			ir ? geti(ir, "nic") : 0, sx ? geti(sx, "count") : 0, tx ? geti(tx, "count") : 0, bb, sb);
 	}
 	json_array_foreach(json_object_get(in, "nodes"), i, row)
 		fprintf(stderr, "%5s %5lld %12lld %12lld\n", "all", geti(row, "node"), geti(row, "all"), geti(row, "nic"));
+	const json_t *tot = json_object_get(ct, "total");
+	if (json_is_object(tot)) {
+		const json_t *nic = json_object_get(json_object_get(ct, "classes"), "nic_irq");
+		fprintf(stderr,
+			"\nCPU time: %.2f s busy on %lld CPUs over %.1f s (user %.2f, system %.2f, irq %.2f, softirq %.2f); "
+			"on the %lld CPUs that served NIC interrupts %.2f s\n",
+			json_number_value(json_object_get(tot, "busy_s")), geti(tot, "cpus"),
+			json_number_value(json_object_get(ct, "seconds")), json_number_value(json_object_get(tot, "user_s")),
+			json_number_value(json_object_get(tot, "system_s")), json_number_value(json_object_get(tot, "irq_s")),
+			json_number_value(json_object_get(tot, "softirq_s")), geti(nic, "cpus"),
+			json_number_value(json_object_get(nic, "busy_s")));
+	}
 	json_t *share = json_object_get(in, "off_node_share");
 	if (json_is_real(share))
 		fprintf(stderr, "\nNIC interrupts served off their NIC's node: %lld of %lld (%.1f%%)\n",

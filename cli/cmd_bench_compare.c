@@ -78,11 +78,17 @@ static json_t *round_counters(const json_t *delta)
 		missed += json_integer_value(json_object_get(row, "rx_missed"));
 	}
 	const json_t *in = json_object_get(delta, "interrupts");
-	return json_pack("{s:I,s:I,s:I,s:I,s:O,s:I}", "dropped", dropped, "rx_missed", missed, "interrupts",
+	const json_t *ct = json_object_get(delta, "cpu_time");
+	const json_t *tot = json_object_get(ct, "total"), *nic = json_object_get(json_object_get(ct, "classes"), "nic_irq");
+	return json_pack("{s:I,s:I,s:I,s:I,s:O,s:I,s:I,s:O,s:O}", "dropped", dropped, "rx_missed", missed, "interrupts",
 			 json_integer_value(json_object_get(in, "all")), "nic_interrupts",
 			 json_integer_value(json_object_get(in, "nic")), "off_node_share",
 			 json_object_get(in, "off_node_share") ?: json_null(), "net_rx_softirqs",
-			 json_integer_value(json_object_get(json_object_get(delta, "softirq_net_rx"), "total")));
+			 json_integer_value(json_object_get(json_object_get(delta, "softirq_net_rx"), "total")),
+			 "net_tx_softirqs",
+			 json_integer_value(json_object_get(json_object_get(delta, "softirq_net_tx"), "total")),
+			 "cpu_busy_s", json_object_get(tot, "busy_s") ?: json_null(), "cpu_busy_nic_irq_s",
+			 json_object_get(nic, "busy_s") ?: json_null());
 }
 
 /* One round of ARM, number K (from 1; 0 the warm-up round, whose figure
@@ -283,6 +289,85 @@ static void print_effect(const char *what, const nt_bench_effect *eff, const nt_
 			100 * (g->lower_is_better ? 1 - eff->lo : eff->hi - 1));
 }
 
+/* The rounds' cost (issue 42: a profile that buys 3% for 40% more CPU is
+ * no plain win): the busy CPU-seconds each counted round burned
+ * (/proc/stat, the whole host), and where the figure is a rate, the figure
+ * per busy CPU-second; each arm's median and the candidate/baseline
+ * effect with its interval, as the figure's. Printed when PRINT. Returns
+ * the report's "cost" (null without CPU time in every round), a new
+ * reference. */
+static json_t *cost_of(const compare *c, bool print)
+{
+	double *busy[2] = { NULL, NULL }, *per[2] = { NULL, NULL };
+	size_t n[2] = { 0, 0 }, rounds = json_array_size(c->rounds), i;
+	json_t *r, *out = NULL;
+	bool rate = !c->gates.lower_is_better;
+
+	for (int k = 0; k < 2; k++)
+		if (!(busy[k] = calloc(rounds + 1, sizeof(double))) || !(per[k] = calloc(rounds + 1, sizeof(double))))
+			goto out;
+	json_array_foreach(c->rounds, i, r) {
+		const char *arm = json_string_value(json_object_get(r, "arm"));
+		const json_t *b = json_object_get(json_object_get(r, "counters"), "cpu_busy_s");
+		const json_t *val = json_object_get(r, "value");
+		/* The warm-up round (no block) counts in no arm. */
+		if (!arm || !json_is_integer(json_object_get(r, "block")) || !json_is_number(val) || !json_is_number(b) ||
+		    !(json_number_value(b) > 0))
+			continue;
+		int k = !strcmp(arm, arm_name[ARM_CAND]) ? ARM_CAND : ARM_BASE;
+		busy[k][n[k]] = json_number_value(b);
+		per[k][n[k]] = json_number_value(val) / json_number_value(b);
+		n[k]++;
+	}
+	if (!n[0] || !n[1]) {
+		out = json_null();
+		goto out;
+	}
+	out = json_object();
+	for (int what = 0; out && what < (rate ? 2 : 1); what++) {
+		double **x = what ? per : busy;
+		nt_summary sm[2];
+		nt_bench_effect e;
+		if (nt_stats_summary(x[0], n[0], &sm[0]) < 0 || nt_stats_summary(x[1], n[1], &sm[1]) < 0 ||
+		    nt_bench_effect_of(x[0], n[0], x[1], n[1], c->gates.confidence, &e) < 0)
+			continue;
+		json_t *row = json_pack("{s:o,s:o,s:I,s:I,s:o,s:o,s:o,s:f,s:b}", "baseline_median",
+					real_or_null(sm[0].median), "candidate_median", real_or_null(sm[1].median),
+					"baseline_rounds", (json_int_t)n[0], "candidate_rounds", (json_int_t)n[1], "ratio",
+					e.defined ? real_or_null(e.ratio) : json_null(), "ratio_lo",
+					e.defined && e.bounded ? real_or_null(e.lo) : json_null(), "ratio_hi",
+					e.defined && e.bounded ? real_or_null(e.hi) : json_null(), "confidence",
+					e.confidence, "exact", e.exact);
+		json_object_set_new(out, what ? "figure_per_cpu_second" : "cpu_busy_s", row);
+		if (!print)
+			continue;
+		char a[48], b[48], unit[48];
+		snprintf(unit, sizeof(unit), "%s per CPU-s", *c->unit ? c->unit : "figure");
+		if (what) {
+			fmt_value(a, sizeof(a), sm[0].median, c->unit);
+			fmt_value(b, sizeof(b), sm[1].median, c->unit);
+		} else {
+			snprintf(a, sizeof(a), "%.3g s", sm[0].median);
+			snprintf(b, sizeof(b), "%.3g s", sm[1].median);
+		}
+		fprintf(stderr, "%s: baseline median %s, candidate %s", what ? unit : "CPU busy a round (host-wide)", a,
+			b);
+		if (e.defined && e.bounded)
+			fprintf(stderr, "; candidate/baseline %.3g, %.0f%% CI [%.3g, %.3g] (%s)\n", e.ratio,
+				100 * e.confidence, e.lo, e.hi, e.exact ? "exact" : "normal approximation");
+		else if (e.defined)
+			fprintf(stderr, "; candidate/baseline %.3g (too few rounds for an interval)\n", e.ratio);
+		else
+			fprintf(stderr, "\n");
+	}
+out:
+	for (int k = 0; k < 2; k++) {
+		free(busy[k]);
+		free(per[k]);
+	}
+	return out;
+}
+
 static void print_table(const compare *c, const nt_summary *s, const nt_mwu *u, const nt_bench_verdict *v,
 			const nt_bench_effect *eff, const nt_wsr *w, const nt_bench_effect *peff)
 {
@@ -293,8 +378,8 @@ static void print_table(const compare *c, const nt_summary *s, const nt_mwu *u, 
 		"\nbench-run --compare: %ld rounds per arm in ABBA blocks, seed %llu%s; figure: %s (%s, %s is better)\n\n",
 		c->o->compare, (unsigned long long)c->seed, c->o->warmup ? ", a warm-up round first" : "", c->reader,
 		*c->unit ? c->unit : "no unit", c->gates.lower_is_better ? "lower" : "higher");
-	fprintf(stderr, "%5s  %5s  %-9s  %16s  %8s  %10s  %9s  %10s  %s\n", "round", "block", "arm", "value", "dropped",
-		"NIC IRQs", "off-node", "NET_RX", "rollback");
+	fprintf(stderr, "%5s  %5s  %-9s  %16s  %8s  %10s  %9s  %10s  %10s  %8s  %s\n", "round", "block", "arm", "value",
+		"dropped", "NIC IRQs", "off-node", "NET_RX", "NET_TX", "CPU s", "rollback");
 	json_array_foreach(c->rounds, i, r) {
 		const json_t *ct = json_object_get(r, "counters");
 		const json_t *val = json_object_get(r, "value");
@@ -314,12 +399,17 @@ static void print_table(const compare *c, const nt_summary *s, const nt_mwu *u, 
 			snprintf(bb, sizeof(bb), "%lld", (long long)json_integer_value(blk));
 		else
 			snprintf(bb, sizeof(bb), "warm");
-		fprintf(stderr, "%5lld  %5s  %-9s  %16s  %8lld  %10lld  %9s  %10lld  %s\n",
+		const json_t *busy = json_object_get(ct, "cpu_busy_s");
+		char cb[24] = "-";
+		if (json_is_number(busy))
+			snprintf(cb, sizeof(cb), "%.2f", json_number_value(busy));
+		fprintf(stderr, "%5lld  %5s  %-9s  %16s  %8lld  %10lld  %9s  %10lld  %10lld  %8s  %s\n",
 			(long long)json_integer_value(json_object_get(r, "round")), bb,
 			json_string_value(json_object_get(r, "arm")), a,
 			(long long)json_integer_value(json_object_get(ct, "dropped")),
 			(long long)json_integer_value(json_object_get(ct, "nic_interrupts")), b,
 			(long long)json_integer_value(json_object_get(ct, "net_rx_softirqs")),
+			(long long)json_integer_value(json_object_get(ct, "net_tx_softirqs")), cb,
 			json_is_object(rb) ? json_string_value(json_object_get(rb, "status")) ?: "?" : "-");
 	}
 	if (!s)
@@ -341,6 +431,7 @@ static void print_table(const compare *c, const nt_summary *s, const nt_mwu *u, 
 		w->zeros ? ", blocks of ratio 1 left out" : "");
 	print_effect(c->o->paired ? "effect (paired, judged)" : "effect (paired, --paired judges by it)", peff,
 		     &c->gates);
+	json_decref(cost_of(c, true));
 	if (v->gate[0])
 		fprintf(stderr, "%s\n", v->gate);
 }
@@ -654,6 +745,7 @@ int nt_bench_compare(const cli_opts *o, int nargs, char **args)
 	json_object_set_new(gates, "result", json_string(v.gate));
 	json_object_set_new(gates, "exit_status", json_integer(v.exit_code));
 	json_object_set_new(c.report, "gates", gates);
+	json_object_set_new(c.report, "cost", cost_of(&c, false));
 	print_table(&c, s, &u, &v, &eff, &w, &peff);
 	rc = v.exit_code;
 	if (o->plot && write_svg(&c, s, o->plot) < 0 && rc == 0)

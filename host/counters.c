@@ -2,6 +2,7 @@
 #include "host/counters.h"
 #include "base/cpuset.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,17 +74,39 @@ static json_t *irq_map(const json_t *irqs)
 	return map;
 }
 
-json_t *nt_counters_snapshot(const json_t *topology, const json_t *nics, const json_t *irqs,
-			     const int *soft_cpus, const uint64_t *net_rx, int nsoft)
+/* {CPU: n} of the N softirq columns CPUS, counts V. */
+static json_t *softirq_map(const int *cpus, const uint64_t *v, int n)
 {
-	json_t *rx = json_object();
-	for (int i = 0; rx && i < nsoft; i++) {
+	json_t *map = json_object();
+	for (int i = 0; map && v && i < n; i++) {
 		char key[16];
-		snprintf(key, sizeof(key), "%d", soft_cpus[i]);
-		json_object_set_new(rx, key, json_integer((json_int_t)net_rx[i]));
+		snprintf(key, sizeof(key), "%d", cpus[i]);
+		json_object_set_new(map, key, json_integer((json_int_t)v[i]));
 	}
-	return json_pack("{s:o,s:o,s:o,s:o}", "cpu_node", cpu_node_map(topology), "nics", nic_map(nics), "irqs",
-			 irq_map(irqs), "net_rx", rx);
+	return map;
+}
+
+static json_t *cpu_time_map(const nt_cpu_time *t, int n)
+{
+	json_t *map = json_object();
+	for (int i = 0; map && t && i < n; i++) {
+		char key[16];
+		snprintf(key, sizeof(key), "%d", t[i].cpu);
+		json_object_set_new(map, key,
+				    json_pack("[I,I,I,I,I,I,I,I]", (json_int_t)t[i].user, (json_int_t)t[i].nice,
+					      (json_int_t)t[i].system, (json_int_t)t[i].idle, (json_int_t)t[i].iowait,
+					      (json_int_t)t[i].irq, (json_int_t)t[i].softirq, (json_int_t)t[i].steal));
+	}
+	return map;
+}
+
+json_t *nt_counters_snapshot(const nt_counters_input *in)
+{
+	return json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:I}", "cpu_node", cpu_node_map(in->topology), "nics",
+			 nic_map(in->nics), "irqs", irq_map(in->irqs), "net_rx",
+			 softirq_map(in->soft_cpus, in->net_rx, in->nsoft), "net_tx",
+			 softirq_map(in->soft_cpus, in->net_tx, in->nsoft), "cpu_time",
+			 cpu_time_map(in->cpu_time, in->ncpu_time), "hz", (json_int_t)in->hz);
 }
 
 /* B - A of two counters; a counter that went down restarted from zero. */
@@ -232,7 +255,8 @@ static json_t *nics_delta(const json_t *a, const json_t *b)
 	return out;
 }
 
-static json_t *net_rx_delta(const json_t *a, const json_t *b)
+/* The change of the softirq row KEY ("net_rx", "net_tx"). */
+static json_t *softirq_delta(const json_t *a, const json_t *b, const char *key)
 {
 	json_t *cpus = json_array();
 	json_int_t total = 0;
@@ -240,8 +264,8 @@ static json_t *net_rx_delta(const json_t *a, const json_t *b)
 	json_t *v;
 	if (!cpus)
 		return NULL;
-	json_object_foreach(json_object_get(b, "net_rx"), cpu, v) {
-		json_t *av = json_object_get(json_object_get(a, "net_rx"), cpu);
+	json_object_foreach(json_object_get(b, key), cpu, v) {
+		json_t *av = json_object_get(json_object_get(a, key), cpu);
 		if (!av)
 			continue;
 		json_int_t d = diff(av, v);
@@ -251,8 +275,112 @@ static json_t *net_rx_delta(const json_t *a, const json_t *b)
 	return json_pack("{s:o,s:I}", "cpus", cpus, "total", total);
 }
 
+/* The fields of a cpu_time row (nt_counters_snapshot's order). */
+enum { CT_USER, CT_NICE, CT_SYSTEM, CT_IDLE, CT_IOWAIT, CT_IRQ, CT_SOFTIRQ, CT_STEAL, CT_N };
+
+/* Seconds by class, summed over CPUs. */
+typedef struct cpu_secs {
+	double busy, user, system, irq, softirq, idle, steal;
+	int cpus;
+} cpu_secs;
+
+static void secs_add(cpu_secs *s, const json_int_t *d, double hz)
+{
+	s->user += (double)(d[CT_USER] + d[CT_NICE]) / hz;
+	s->system += (double)d[CT_SYSTEM] / hz;
+	s->irq += (double)d[CT_IRQ] / hz;
+	s->softirq += (double)d[CT_SOFTIRQ] / hz;
+	s->idle += (double)(d[CT_IDLE] + d[CT_IOWAIT]) / hz;
+	s->steal += (double)d[CT_STEAL] / hz;
+	s->busy += (double)(d[CT_USER] + d[CT_NICE] + d[CT_SYSTEM] + d[CT_IRQ] + d[CT_SOFTIRQ]) / hz;
+	s->cpus++;
+}
+
+static json_t *secs_json(const cpu_secs *s)
+{
+	return json_pack("{s:i,s:f,s:f,s:f,s:f,s:f,s:f,s:f}", "cpus", s->cpus, "busy_s", s->busy, "user_s", s->user,
+			 "system_s", s->system, "irq_s", s->irq, "softirq_s", s->softirq, "idle_s", s->idle, "steal_s",
+			 s->steal);
+}
+
+/* Whether CPU served NIC interrupts in the interrupts delta IN. */
+static bool served_nic(const json_t *in, int cpu)
+{
+	size_t i;
+	json_t *row;
+	json_array_foreach(json_object_get(in, "cpus"), i, row)
+		if (json_integer_value(json_object_get(row, "cpu")) == cpu)
+			return json_integer_value(json_object_get(row, "nic")) > 0;
+	return false;
+}
+
+static json_t *cpu_time_delta(const json_t *a, const json_t *b, const json_t *interrupts)
+{
+	json_int_t hz = json_integer_value(json_object_get(b, "hz"));
+	const json_t *ta = json_object_get(a, "cpu_time"), *tb = json_object_get(b, "cpu_time");
+	json_t *cpus = NULL, *out = NULL, *irq_list = json_array(), *other_list = json_array();
+	cpu_secs total = { 0 }, nic = { 0 }, other = { 0 };
+	double longest = 0;
+	const char *cpu;
+	json_t *vb;
+
+	if (hz <= 0 || json_object_size(ta) == 0 || json_object_size(tb) == 0) {
+		out = json_null();
+		goto out;
+	}
+	if (!(cpus = json_array()) || !irq_list || !other_list)
+		goto out;
+	json_object_foreach((json_t *)tb, cpu, vb) {
+		json_t *va = json_object_get(ta, cpu);
+		json_int_t d[CT_N], all = 0;
+		if (json_array_size(va) != CT_N || json_array_size(vb) != CT_N)
+			continue;
+		for (int k = 0; k < CT_N; k++) {
+			d[k] = diff(json_array_get(va, k), json_array_get(vb, k));
+			all += d[k];
+		}
+		int c = atoi(cpu);
+		cpu_secs one = { 0 };
+		secs_add(&one, d, (double)hz);
+		secs_add(&total, d, (double)hz);
+		if ((double)all / (double)hz > longest)
+			longest = (double)all / (double)hz;
+		bool in_irq = served_nic(interrupts, c);
+		secs_add(in_irq ? &nic : &other, d, (double)hz);
+		if (json_array_append_new(in_irq ? irq_list : other_list, json_integer(c)) < 0)
+			goto out;
+		long node = node_of(json_object_get(b, "cpu_node"), c);
+		json_t *row = json_pack("{s:i,s:o,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:o}", "cpu", c, "node",
+					node >= 0 ? json_integer(node) : json_null(), "busy_s", one.busy, "user_s",
+					one.user, "system_s", one.system, "irq_s", one.irq, "softirq_s", one.softirq,
+					"idle_s", one.idle, "steal_s", one.steal, "busy_share",
+					all > 0 ? json_real(one.busy * (double)hz / (double)all) : json_null());
+		if (json_array_append_new(cpus, row) < 0)
+			goto out;
+	}
+	json_t *tj = secs_json(&total), *nj = secs_json(&nic), *oj = secs_json(&other);
+	if (nj)
+		json_object_set(nj, "list", irq_list);
+	if (oj)
+		json_object_set(oj, "list", other_list);
+	out = json_pack("{s:I,s:f,s:O,s:o*,s:{s:o*,s:o*}}", "hz", hz, "seconds", longest, "cpus", cpus, "total", tj,
+			"classes", "nic_irq", nj, "other", oj);
+out:
+	json_decref(cpus);
+	json_decref(irq_list);
+	json_decref(other_list);
+	return out;
+}
+
 json_t *nt_counters_delta(const json_t *a, const json_t *b)
 {
-	return json_pack("{s:o*,s:o*,s:o*}", "nics", nics_delta(a, b), "interrupts", interrupts_delta(a, b),
-			 "softirq_net_rx", net_rx_delta(a, b));
+	json_t *in = interrupts_delta(a, b);
+	json_t *out = json_pack("{s:o*,s:O*,s:o*,s:o*}", "nics", nics_delta(a, b), "interrupts", in, "softirq_net_rx",
+				softirq_delta(a, b, "net_rx"), "softirq_net_tx", softirq_delta(a, b, "net_tx"));
+	if (out && json_object_set_new(out, "cpu_time", in ? cpu_time_delta(a, b, in) : json_null()) < 0) {
+		json_decref(out);
+		out = NULL;
+	}
+	json_decref(in);
+	return out;
 }

@@ -6,30 +6,61 @@
 #ifndef NT_HOST_COUNTERS_H
 #define NT_HOST_COUNTERS_H
 
+#include "host/cpustat.h"
+
 #include <jansson.h>
 #include <stdint.h>
 
+/* What a snapshot is made of; any part may be NULL (or its count 0): that
+ * part is left empty. Documents and arrays are borrowed. */
+typedef struct nt_counters_input {
+	const json_t *topology; /* GET /v1/topology: numa_nodes[].cpus */
+	const json_t *nics; /* GET /v1/nics: nics[].stats, numa_node */
+	const json_t *irqs; /* GET /v1/irqs: irqs[].owner, per_cpu */
+	/* /proc/softirqs: NSOFT columns, CPU numbers SOFT_CPUS, the NET_RX
+	 * and NET_TX rows (host/interrupts.h) */
+	const int *soft_cpus;
+	const uint64_t *net_rx, *net_tx;
+	int nsoft;
+	/* /proc/stat: NCPU_TIME rows (host/cpustat.h), in ticks of HZ a
+	 * second */
+	const nt_cpu_time *cpu_time;
+	int ncpu_time;
+	long hz;
+} nt_counters_input;
+
 /* A new snapshot document
  *   {"cpu_node": {CPU: NODE}, "nics": {NAME: {"numa_node": N|null, COUNTER: n, ...}},
- *    "irqs": {IRQ: {"nic": NAME|null, "per_cpu": {CPU: n}}}, "net_rx": {CPU: n}}
- * from TOPOLOGY (numa_nodes[].cpus), NICS (nics[].stats, numa_node), IRQS
- * (irqs[].owner, per_cpu) and NSOFT softirq columns (CPU numbers SOFT_CPUS,
- * counts NET_RX). Any of them may be NULL (or NSOFT 0): that part is left
- * empty. Returns NULL only when out of memory. The caller owns it. */
-json_t *nt_counters_snapshot(const json_t *topology, const json_t *nics, const json_t *irqs,
-			     const int *soft_cpus, const uint64_t *net_rx, int nsoft);
+ *    "irqs": {IRQ: {"nic": NAME|null, "per_cpu": {CPU: n}}}, "net_rx": {CPU: n},
+ *    "net_tx": {CPU: n}, "cpu_time": {CPU: [user, nice, system, idle, iowait, irq,
+ *    softirq, steal]}, "hz": HZ}
+ * from IN. Returns NULL only when out of memory. The caller owns it. */
+json_t *nt_counters_snapshot(const nt_counters_input *in);
 
 /* The change from snapshot A to snapshot B:
  *   {"nics": [{"name", "numa_node", COUNTER: delta, ...}],
  *    "interrupts": {"cpus": [{"cpu", "node", "all", "nic"}], "nodes": [{"node", "all", "nic"}],
  *                   "nic": n, "nic_off_node": n, "off_node_share": fraction|null},
- *    "softirq_net_rx": {"cpus": [{"cpu", "count"}], "total": n}}
+ *    "softirq_net_rx": {"cpus": [{"cpu", "count"}], "total": n},
+ *    "softirq_net_tx": the same of NET_TX,
+ *    "cpu_time": {"hz", "seconds", "cpus": [{"cpu", "node", "busy_s", "user_s", "system_s",
+ *                 "irq_s", "softirq_s", "idle_s", "steal_s", "busy_share"}],
+ *                 "total": {"cpus", "busy_s", "user_s", ...},
+ *                 "classes": {"nic_irq": {"cpus": n, "list": [CPU...], "busy_s", ...},
+ *                             "other": {...}}} or null}
  * NICs and IRQs present in both only. "all" counts every IRQ, "nic" those of
  * a NIC; an interrupt of a NIC with a known node served by a CPU of another
  * node is off-node (its share is of the NIC interrupts of NICs with a known
  * node; null when there were none). A counter that went down (the NIC was
- * re-created, the counter wrapped) counts from zero. Returns NULL only when
- * out of memory. The caller owns it. */
+ * re-created, the counter wrapped) counts from zero. CPU time is in
+ * seconds: user_s holds nice, busy_s is user, system, irq and softirq
+ * (not idle, iowait or steal), busy_share busy_s of the CPU's whole time
+ * over the interval ("seconds", the longest CPU's); the classes split the
+ * CPUs into those that served NIC interrupts over the interval and the
+ * rest, which is what a round burned for the NIC against what it burned
+ * elsewhere (the application, mostly). cpu_time is null without CPU time
+ * in both snapshots. Returns NULL only when out of memory. The caller
+ * owns it. */
 json_t *nt_counters_delta(const json_t *a, const json_t *b);
 
 #endif

@@ -113,6 +113,13 @@ check "harmful: each candidate round applied and reverted at once" jqe '
 check "harmful: baseline rounds apply nothing" jqe '[.rounds[] | select(.arm == "baseline") | .transaction] | all(. == null)' "$work/r1.json"
 check "harmful: per-round counters (NET_RX softirqs > 0 in every round)" \
 	jqe '[.rounds[].counters.net_rx_softirqs] | length == 10 and all(. > 0)' "$work/r1.json"
+check "harmful: per-round CPU cost (busy CPU-seconds > 0 in every round)" \
+	jqe '[.rounds[].counters.cpu_busy_s] | length == 10 and all(type == "number" and . > 0)' "$work/r1.json"
+check "harmful: the cost of each arm with its ratio ($(jq -c .cost.cpu_busy_s "$work/r1.json"))" \
+	jqe '.cost.cpu_busy_s | .baseline_rounds == 5 and .candidate_rounds == 5 and .baseline_median > 0 and
+	     .candidate_median > 0 and (.ratio | type == "number")' "$work/r1.json"
+check "harmful: the figure per CPU-second, a rate's" jqe '.cost.figure_per_cpu_second.baseline_median > 0' "$work/r1.json"
+check "harmful: the table shows the cost" grep -q '^CPU busy a round (host-wide): baseline median' "$work/r1.err"
 check "harmful: --json on stdout is the report" cmp -s <(jq -S . "$work/r1.stdout") <(jq -S . "$work/r1.json")
 check "harmful: the table says which gate failed" grep -q -- '--require-no-loss 2%: FAILED' "$work/r1.err"
 check "harmful: the effect's 95% interval lies below 0.98 ($(jq -c '.effect | [.ratio_lo, .ratio, .ratio_hi, .confidence]' "$work/r1.json"))" \

@@ -130,6 +130,19 @@ if [ -e "$work/disk-read" ]; then
 	check "report: the disk read's interrupts counted per CPU" jqe '.counters.interrupts.cpus | length > 0' "$work/r1.json"
 fi
 check "the table is printed" grep -q 'NET_RX' "$work/bench1.err"
+# What the run cost (issue 42; issue 43 item 16): NET_TX beside NET_RX and
+# the CPU time per CPU from /proc/stat, busy within what the CPUs had.
+ncpu=$(grep -c '^cpu[0-9]' /proc/stat)
+check "report: NET_TX softirqs over the run, a count" jqe '.counters.softirq_net_tx.total | type == "number" and . >= 0' "$work/r1.json"
+check "report: CPU time of every CPU ($(jq -c '.counters.cpu_time.total' "$work/r1.json"))" \
+	jqe --argjson n "$ncpu" '.counters.cpu_time.cpus | length == $n' "$work/r1.json"
+check "report: iperf3 kept the host busy, within what its CPUs had" jqe --argjson n "$ncpu" '
+	.counters.cpu_time as $c | $c.total.busy_s > 0.05 and $c.total.busy_s <= $c.seconds * $n + 0.05 and
+	([$c.cpus[].busy_share] | all(. >= 0 and . <= 1)) and
+	($c.classes.nic_irq.cpus + $c.classes.other.cpus == $n)' "$work/r1.json"
+check "the table shows NET_TX and the CPU time" grep -q '^CPU time: .* s busy on' "$work/bench1.err"
+check "the first line says reverted at once, once" \
+	grep -Eq '^bench-run: profile .*, transaction [0-9]+, reverted at once; COMMAND exit 0' "$work/bench1.err"
 values > "$work/values1"
 check "host values byte-identical after run 1" cmp -s "$work/values1" "$work/values0"
 id1=$(jq .transaction.id "$work/r1.json")

@@ -55,9 +55,26 @@ int main(void)
 			    "{\"irq\":99,\"owner\":\"eth0\",\"per_cpu\":{\"3\":100000}}]}");
 	int cpus[] = { 0, 1, 3 };
 	uint64_t rx1[] = { 100, 200, 300 }, rx2[] = { 150, 200, 1300 };
+	uint64_t tx1[] = { 7, 8, 9 }, tx2[] = { 17, 8, 10 };
+	/* CPU time at HZ 100 over one second: CPU 0 (which serves eth0's
+	 * IRQ 30) 60 ticks busy of 100, 30 of them softirq; CPU 2 (the other
+	 * one that serves it) 10 user, 10 irq, 2 steal; CPU 1 and 3 idle but
+	 * for 4 system (CPU 1) and 20 user + 5 nice (CPU 3). */
+	nt_cpu_time ct1[] = { { 0, 1000, 0, 500, 9000, 10, 0, 200, 0 },
+			      { 1, 100, 0, 100, 9000, 0, 0, 0, 0 },
+			      { 2, 100, 0, 100, 9000, 0, 0, 0, 5 },
+			      { 3, 100, 50, 100, 9000, 0, 0, 0, 0 } };
+	nt_cpu_time ct2[] = { { 0, 1020, 0, 510, 9040, 10, 0, 230, 0 },
+			      { 1, 100, 0, 104, 9096, 0, 0, 0, 0 },
+			      { 2, 110, 0, 100, 9078, 0, 10, 0, 7 },
+			      { 3, 120, 55, 100, 9075, 0, 0, 0, 0 } };
 
-	json_t *a = nt_counters_snapshot(topo, nics1, irqs1, cpus, rx1, 3);
-	json_t *b = nt_counters_snapshot(topo, nics2, irqs2, cpus, rx2, 3);
+	nt_counters_input i1 = { .topology = topo, .nics = nics1, .irqs = irqs1, .soft_cpus = cpus, .net_rx = rx1,
+				 .net_tx = tx1, .nsoft = 3, .cpu_time = ct1, .ncpu_time = 4, .hz = 100 };
+	nt_counters_input i2 = { .topology = topo, .nics = nics2, .irqs = irqs2, .soft_cpus = cpus, .net_rx = rx2,
+				 .net_tx = tx2, .nsoft = 3, .cpu_time = ct2, .ncpu_time = 4, .hz = 100 };
+	json_t *a = nt_counters_snapshot(&i1);
+	json_t *b = nt_counters_snapshot(&i2);
 	CHECK(a && b);
 	CHECK_INT(geti(json_object_get(a, "cpu_node"), "3"), 1);
 	CHECK(json_is_null(json_object_get(json_object_get(json_object_get(a, "nics"), "veth0"), "numa_node")));
@@ -94,11 +111,47 @@ int main(void)
 	json_t *s3 = find(json_object_get(sr, "cpus"), "cpu", 3);
 	CHECK(s3 && geti(s3, "count") == 1000);
 
-	/* No NIC interrupts of a known node: the share is null, not 0. */
-	json_t *e1 = nt_counters_snapshot(NULL, NULL, NULL, NULL, NULL, 0);
+	json_t *st = json_object_get(d, "softirq_net_tx");
+	CHECK_INT(geti(st, "total"), 10 + 0 + 1);
+	json_t *t0 = find(json_object_get(st, "cpus"), "cpu", 0);
+	CHECK(t0 && geti(t0, "count") == 10);
+
+	/* CPU time in seconds: busy is user + nice + system + irq + softirq,
+	 * not idle, iowait or steal. */
+	json_t *ct = json_object_get(d, "cpu_time");
+	CHECK_INT(geti(ct, "hz"), 100);
+	json_t *tc0 = find(json_object_get(ct, "cpus"), "cpu", 0);
+	json_t *tc2 = find(json_object_get(ct, "cpus"), "cpu", 2);
+	json_t *tc3 = find(json_object_get(ct, "cpus"), "cpu", 3);
+#define NEAR(x, want) (fabs((x) - (want)) < 1e-9)
+#define NUM(o, k) json_number_value(json_object_get((o), (k)))
+	CHECK(tc0 && NEAR(NUM(tc0, "busy_s"), 0.60) && NEAR(NUM(tc0, "softirq_s"), 0.30) && NEAR(NUM(tc0, "user_s"), 0.20) &&
+	      NEAR(NUM(tc0, "idle_s"), 0.40) && NEAR(NUM(tc0, "busy_share"), 0.60) && geti(tc0, "node") == 0);
+	CHECK(tc2 && NEAR(NUM(tc2, "busy_s"), 0.20) && NEAR(NUM(tc2, "irq_s"), 0.10) && NEAR(NUM(tc2, "steal_s"), 0.02) &&
+	      NEAR(NUM(tc2, "busy_share"), 0.20));
+	CHECK(tc3 && NEAR(NUM(tc3, "user_s"), 0.25) && NEAR(NUM(tc3, "busy_s"), 0.25)); /* nice counts as user */
+	json_t *tot = json_object_get(ct, "total");
+	CHECK_INT(geti(tot, "cpus"), 4);
+	CHECK_MSG(NEAR(NUM(tot, "busy_s"), 0.60 + 0.04 + 0.20 + 0.25), "busy %f", NUM(tot, "busy_s"));
+	CHECK(NEAR(NUM(ct, "seconds"), 1.0));
+	/* CPUs 0 and 2 served eth0's interrupts; CPU 1 served veth0's (a NIC
+	 * too), CPU 3 only the timer. */
+	json_t *nic = json_object_get(json_object_get(ct, "classes"), "nic_irq");
+	json_t *other = json_object_get(json_object_get(ct, "classes"), "other");
+	CHECK_INT(geti(nic, "cpus"), 3);
+	CHECK_MSG(NEAR(NUM(nic, "busy_s"), 0.60 + 0.04 + 0.20), "nic_irq busy %f", NUM(nic, "busy_s"));
+	CHECK_INT(geti(other, "cpus"), 1);
+	CHECK_INT(json_integer_value(json_array_get(json_object_get(other, "list"), 0)), 3);
+	CHECK(NEAR(NUM(other, "busy_s"), 0.25));
+
+	/* No NIC interrupts of a known node: the share is null, not 0; no
+	 * CPU time: null. */
+	nt_counters_input none = { 0 };
+	json_t *e1 = nt_counters_snapshot(&none);
 	json_t *de = nt_counters_delta(e1, e1);
 	CHECK(de && json_is_null(json_object_get(json_object_get(de, "interrupts"), "off_node_share")));
 	CHECK_INT(json_array_size(json_object_get(de, "nics")), 0);
+	CHECK(json_is_null(json_object_get(de, "cpu_time")));
 
 	json_decref(de);
 	json_decref(e1);
