@@ -52,6 +52,14 @@ test_pkgs=(iproute2 ethtool irqbalance sqlite3 python3 jq numactl hwloc-nox proc
 	# by mmdebstrap, booted by systemd-nspawn; the bash-completion check
 	mmdebstrap systemd-container bash-completion)
 
+# What the unit tests alone use (tests/unit): the fixture and docs checks'
+# python3 and jq, promtool (the alerting rules), man and groff (the man
+# pages), systemd-analyze (the unit file's sandbox). `test -L unit` installs
+# only these with the build dependencies; any other selection installs
+# everything above, since which packages a label or a -R pattern needs is
+# not cheap to know.
+unit_pkgs=(python3 jq prometheus man-db groff-base systemd)
+
 as_root() {
 	if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
 }
@@ -73,6 +81,24 @@ install_pkgs() {
 	echo "installing Debian packages: ${missing[*]}"
 	as_root apt-get update -qq
 	as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
+}
+
+# unit_only ARGS: whether the ctest arguments select the unit label and
+# nothing else (-L unit, -Lunit, --label-regex unit, -L '^unit$'), with no
+# other selecting option beside it.
+unit_only() {
+	local label="" other=0
+	while [ $# -gt 0 ]; do
+		case "$1" in
+		-R | -E | -LE | --label-exclude | --tests-regex | --exclude-regex | -I | --tests-information) other=1; shift ;;
+		-R* | -E* | -LE* | -I* | --tests-regex=* | --exclude-regex=* | --label-exclude=*) other=1 ;;
+		-L | --label-regex) label=${2:-}; shift ;;
+		-L*) label=${1#-L} ;;
+		--label-regex=*) label=${1#*=} ;;
+		esac
+		shift
+	done
+	[ "$other" = 0 ] && { [ "$label" = unit ] || [ "$label" = '^unit$' ]; }
 }
 
 # build [TARGET]: configure and build everything, or only TARGET.
@@ -118,7 +144,11 @@ serve)
 	as_root "$build/nettune" serve --listen 127.0.0.1:8470 --root / --state-dir "$here/state" "$@"
 	;;
 test)
-	install_pkgs "${build_pkgs[@]}" "${test_pkgs[@]}" "${deb_pkgs[@]}"
+	if unit_only "$@"; then
+		install_pkgs "${build_pkgs[@]}" "${unit_pkgs[@]}"
+	else
+		install_pkgs "${build_pkgs[@]}" "${test_pkgs[@]}" "${deb_pkgs[@]}"
+	fi
 	build
 	cd "$build"
 	exec ctest --output-on-failure --timeout 1800 "$@"
