@@ -82,6 +82,7 @@ typedef struct cli_opts {
 	bool persist; /* make the profile the desired state once it took effect */
 	const char *plan_id; /* apply --plan ID: the plan POST /v1/plan kept */
 	const char *window; /* verify --window: a duration (cli/args.c) */
+	bool verbose; /* plan, apply, try, rollback, show: every warning, not alike ones as one line */
 	/* Which options were given, by row of nt_cli_options: the
 	 * command line's override the configuration file's. */
 	bool set[NT_CLI_NOPTS];

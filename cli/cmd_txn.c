@@ -144,18 +144,22 @@ static json_t *load_profile(const char *path)
 /* The agent's NICs (GET /v1/nics), for colouring IRQ CPUs off their NIC's
  * node; only asked for when stdout has colour, and NULL when that fails
  * (the table is then plain, which loses nothing but colour). */
-static json_t *nics_for_colour(const cli_opts *o, const nt_out *out)
+/* GET /v1/nics, for a view of DOC: to colour IRQ CPUs off their NIC's node
+ * on a terminal, and to name a bond's ports in DOC's grouped warnings
+ * (cli/warn_group.h). NULL when neither needs it, or it cannot be read. */
+static json_t *nics_for_view(const cli_opts *o, const nt_out *out, const json_t *doc)
 {
 	nt_cli_reply r;
-	json_t *doc = NULL;
-	if (!out->color || o->json)
+	json_t *nics = NULL;
+	bool group = !o->verbose && json_array_size(json_object_get(doc, "warnings")) >= 2;
+	if (o->json || !(out->color || group))
 		return NULL;
 	if (nt_cli_request(agent_url(o), "GET", "/v1/nics", NULL, NULL, &r) == 0 && r.status == 200) {
-		doc = r.doc;
+		nics = r.doc;
 		r.doc = NULL;
 	}
 	nt_cli_reply_free(&r);
-	return doc;
+	return nics;
 }
 
 /* The options that make "nettune confirm ID" reach the same agent. */
@@ -287,8 +291,8 @@ int nt_cmd_profile(const char *cmd, const cli_opts *o, int nargs, char **args)
 	if (plan) {
 		code = nt_cli_exchange_as(o, "POST", "/v1/plan", text, "planning", "plan", &r, &render);
 		if (render) {
-			json_t *nics = nics_for_colour(o, &out);
-			nt_view_plan(&out, r.doc, nics);
+			json_t *nics = nics_for_view(o, &out, r.doc);
+			nt_view_plan(&out, r.doc, nics, o->verbose);
 			json_decref(nics);
 		}
 	} else {
@@ -296,8 +300,11 @@ int nt_cmd_profile(const char *cmd, const cli_opts *o, int nargs, char **args)
 					 "applying", "txn", &r, &render),
 				&r);
 		agent_hint(o, hint, sizeof(hint));
-		if (render)
-			nt_view_outcome(&out, r.doc, hint);
+		if (render) {
+			json_t *nics = nics_for_view(o, &out, r.doc);
+			nt_view_outcome(&out, r.doc, hint, nics, o->verbose);
+			json_decref(nics);
+		}
 	}
 	free(text);
 	nt_cli_reply_free(&r);
@@ -382,7 +389,9 @@ int nt_cmd_txn_id(const char *cmd, const cli_opts *o, int nargs, char **args)
 			nt_out_printf(&out, "transaction %s: reverted before its confirm deadline, %zu step%s put back\n",
 				      args[0], put, put == 1 ? "" : "s");
 		} else if (render) {
-			nt_view_outcome(&out, r.doc, hint);
+			json_t *nics = nics_for_view(o, &out, r.doc);
+			nt_view_outcome(&out, r.doc, hint, nics, o->verbose);
+			json_decref(nics);
 		}
 		if (render && code == NT_EXIT_OK)
 			desired_note(o, atoll(args[0]), hint);
@@ -390,8 +399,8 @@ int nt_cmd_txn_id(const char *cmd, const cli_opts *o, int nargs, char **args)
 		snprintf(path, sizeof(path), "/v1/transactions/%s", args[0]);
 		code = nt_cli_exchange_as(o, "GET", path, NULL, NULL, "txn", &r, &render);
 		if (render) {
-			json_t *nics = nics_for_colour(o, &out);
-			nt_view_txn(&out, r.doc, nics);
+			json_t *nics = nics_for_view(o, &out, r.doc);
+			nt_view_txn(&out, r.doc, nics, o->verbose);
 			json_decref(nics);
 		}
 	}
@@ -570,7 +579,9 @@ int nt_cmd_try(const char *cmd, const cli_opts *o, int nargs, char **args)
 		nt_cli_reply_free(&r);
 		return code;
 	}
-	nt_view_outcome(&out, r.doc, hint);
+	json_t *nics = nics_for_view(o, &out, r.doc);
+	nt_view_outcome(&out, r.doc, hint, nics, o->verbose);
+	json_decref(nics);
 	const char *status = json_string_value(json_object_get(r.doc, "status"));
 	long long id = json_integer_value(json_object_get(r.doc, "id"));
 	long long deadline = json_integer_value(json_object_get(r.doc, "confirm_deadline_ms"));

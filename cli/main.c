@@ -109,12 +109,16 @@ static const char usage[] =
 	"They print for people, the agent's strings with control characters and bidi overrides\n"
 	"escaped (\\x1b, \\u202e); --json (or -o json) prints the agent's JSON answer unchanged\n"
 	"on stdout instead, error documents included:\n"
-	"  plan PROFILE.json | --name NAME    the steps a profile would take, by interface and kind,\n"
-	"                                     with its warnings, and the plan's id; changes nothing\n"
+	"  plan PROFILE.json | --name NAME [--verbose]\n"
+	"                                     the steps a profile would take, by interface and kind,\n"
+	"                                     with its warnings, and the plan's id; changes nothing;\n"
+	"                                     warnings alike but for their interface, queue or\n"
+	"                                     numbers are one line (plan, apply, try, rollback, show),\n"
+	"                                     --verbose lists each as the agent sent it\n"
 	"                                     (plan and apply read the profile from standard input\n"
 	"                                     when it is -; --name: the agent's stored profile NAME,\n"
 	"                                     else the shipped NAME.json, see below)\n"
-	"  apply PROFILE.json | --name NAME [--confirm-timeout S] [--persist]\n"
+	"  apply PROFILE.json | --name NAME [--confirm-timeout S] [--persist] [--verbose]\n"
 	"                                     apply a profile as one transaction; with a timeout the\n"
 	"                                     agent reverts it unless 'nettune confirm ID' comes in time;\n"
 	"                                     --persist makes it the desired state once it took effect\n"
@@ -123,13 +127,13 @@ static const char usage[] =
 	"                                     nothing is applied if a target moved since, or the host\n"
 	"                                     under the plan changed: a CPU offline, a NIC gone or with\n"
 	"                                     other queues or IRQs (plan again)\n"
-	"  try PROFILE.json | --name NAME [--confirm-timeout S]\n"
+	"  try PROFILE.json | --name NAME [--confirm-timeout S] [--verbose]\n"
 	"                                     apply, then ask at the terminal: ENTER keeps it; unless\n"
 	"                                     confirmed within S s (default 120) the agent puts it back\n"
 	"  confirm ID                         confirm a transaction applied with --confirm-timeout\n"
-	"  rollback ID [--force]              undo a transaction, as a new transaction; one still\n"
+	"  rollback ID [--force] [--verbose]  undo a transaction, as a new transaction; one still\n"
 	"                                     waiting for confirmation is reverted at once\n"
-	"  show ID                            one transaction with its steps and their results\n"
+	"  show ID [--verbose]                one transaction with its steps and their results\n"
 	"  history [--status S] [--limit N] [--since WHEN]\n"
 	"                                     past transactions, newest first (default 20; WHEN is\n"
 	"                                     30m, 12h, 7d or a UTC time such as 2026-11-30T16:00)\n"
@@ -283,13 +287,13 @@ static const struct command {
 	  "output",
 	  false },
 	{ "placement", nt_cmd_placement, false, HOST_OPTS " agent cpus cpus-list", false },
-	{ "plan", nt_cmd_profile, false, AGENT_OPTS " name", false },
-	{ "apply", nt_cmd_profile, false, AGENT_OPTS " name confirm-timeout persist plan", false },
-	{ "try", nt_cmd_try, false, AGENT_OPTS " name confirm-timeout", false },
+	{ "plan", nt_cmd_profile, false, AGENT_OPTS " name verbose", false },
+	{ "apply", nt_cmd_profile, false, AGENT_OPTS " name confirm-timeout persist plan verbose", false },
+	{ "try", nt_cmd_try, false, AGENT_OPTS " name confirm-timeout verbose", false },
 	{ "profiles", nt_cmd_profiles, false, AGENT_OPTS, false },
 	{ "confirm", nt_cmd_txn_id, false, AGENT_OPTS, false },
-	{ "rollback", nt_cmd_txn_id, false, AGENT_OPTS " force", false },
-	{ "show", nt_cmd_txn_id, false, AGENT_OPTS, false },
+	{ "rollback", nt_cmd_txn_id, false, AGENT_OPTS " force verbose", false },
+	{ "show", nt_cmd_txn_id, false, AGENT_OPTS " verbose", false },
 	{ "history", nt_cmd_history, false, AGENT_OPTS " status limit since", false },
 	{ "desired", nt_cmd_desired, false, AGENT_OPTS, false },
 	{ "drift", nt_cmd_drift, false, AGENT_OPTS, false },

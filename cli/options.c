@@ -74,6 +74,7 @@ const nt_cli_option nt_cli_options[] = {
 	{ "plan-ttl", NT_OPT_LONG, F(plan_ttl), 1, 86400, "seconds", NULL, NT_OPT_CONF },
 	{ "allow-machine-wide", NT_OPT_FLAG, F(allow_machine_wide), 0, 0, NULL, NULL, NT_OPT_CONF },
 	{ "plan", NT_OPT_STR, F(plan_id), 0, 0, "a plan id", NULL, 0 },
+	{ "verbose", NT_OPT_FLAG, F(verbose), 0, 0, NULL, NULL, 0 },
 	{ "compare", NT_OPT_LONG, F(compare), 2, 1000, "a number of rounds per arm", NULL, 0 },
 	{ "baseline", NT_OPT_STR, F(baseline), 0, 0, "a file", NULL, 0 },
 	{ "metric", NT_OPT_ENUM, F(metric), 0, 0, NULL, metric_readers, 0 },

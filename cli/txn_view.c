@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "cli/txn_view.h"
+#include "cli/warn_group.h"
 #include "base/cpuset.h"
 #include "settings/setting.h"
 
@@ -87,7 +88,31 @@ static void warning_line(nt_out *o, const char *w, bool windowed)
 	}
 }
 
-void nt_view_plan(nt_out *o, const json_t *plan, const json_t *nics)
+static void field(nt_out *o, const char *name, const char *value);
+
+/* WARNINGS, alike ones as one line (cli/warn_group.h) unless VERBOSE, each
+ * by LINE (warning_line's or a field's); then, when some were grouped, how
+ * many there are and how to see each. */
+static void warnings_shown(nt_out *o, const json_t *warnings, const json_t *nics, bool verbose, bool windowed,
+			   bool as_field)
+{
+	size_t i, n = json_array_size(warnings);
+	json_t *w, *grouped = verbose || n < 2 ? NULL : nt_warn_group(warnings, nics);
+	const json_t *shown = grouped ? grouped : warnings;
+	json_array_foreach(shown, i, w) {
+		const char *s = json_string_value(w);
+		if (as_field)
+			field(o, "warning", s ? s : "?");
+		else
+			warning_line(o, s ? s : "?", windowed);
+	}
+	if (grouped && json_array_size(grouped) < n)
+		nt_out_paint(o, NT_SGR_DIM, "%s(%zu warnings as %zu line%s, alike ones together; --verbose lists each)\n",
+			     as_field ? "  " : "", n, json_array_size(grouped), json_array_size(grouped) == 1 ? "" : "s");
+	json_decref(grouped);
+}
+
+void nt_view_plan(nt_out *o, const json_t *plan, const json_t *nics, bool verbose)
 {
 	json_t *steps = json_object_get(plan, "steps");
 	size_t n = json_array_size(steps);
@@ -140,12 +165,9 @@ void nt_view_plan(nt_out *o, const json_t *plan, const json_t *nics)
 		nt_table_free(t);
 		free(done);
 	}
-	size_t i;
-	json_t *w;
 	if (n && json_array_size(json_object_get(plan, "warnings")))
 		fputc('\n', o->f);
-	json_array_foreach(json_object_get(plan, "warnings"), i, w)
-		warning_line(o, or(json_string_value(w), "?"), false);
+	warnings_shown(o, json_object_get(plan, "warnings"), nics, verbose, false, false);
 	const char *iface;
 	json_t *cpus;
 	json_object_foreach(json_object_get(plan, "reserved"), iface, cpus)
@@ -246,7 +268,8 @@ static void step_line(nt_out *o, const json_t *s, const char *label, const char 
 }
 
 /* WARNINGS: the plan's warnings too (shown once, with the apply). */
-static void outcome(nt_out *o, const json_t *txn, const char *confirm_hint, bool warnings)
+static void outcome(nt_out *o, const json_t *txn, const char *confirm_hint, bool warnings, const json_t *nics,
+		    bool verbose)
 {
 	const char *status = or(jstr(txn, "status"), "?");
 	json_t *steps = json_object_get(txn, "steps");
@@ -319,21 +342,19 @@ static void outcome(nt_out *o, const json_t *txn, const char *confirm_hint, bool
 			fprintf(o->f, "the host is as it was before\n");
 		}
 	}
-	size_t i;
-	json_t *w;
 	bool windowed = jint(txn, "confirm_timeout_s", 0) > 0;
-	json_array_foreach(warnings ? json_object_get(txn, "warnings") : NULL, i, w)
-		warning_line(o, or(json_string_value(w), "?"), windowed);
+	if (warnings)
+		warnings_shown(o, json_object_get(txn, "warnings"), nics, verbose, windowed, false);
 }
 
-void nt_view_outcome(nt_out *o, const json_t *txn, const char *confirm_hint)
+void nt_view_outcome(nt_out *o, const json_t *txn, const char *confirm_hint, const json_t *nics, bool verbose)
 {
-	outcome(o, txn, confirm_hint, true);
+	outcome(o, txn, confirm_hint, true, nics, verbose);
 }
 
 void nt_view_outcome_later(nt_out *o, const json_t *txn, const char *confirm_hint)
 {
-	outcome(o, txn, confirm_hint, false);
+	outcome(o, txn, confirm_hint, false, NULL, false);
 }
 
 static void field(nt_out *o, const char *name, const char *value)
@@ -360,7 +381,7 @@ static const char *profile_name(const json_t *txn)
 	return n;
 }
 
-void nt_view_txn(nt_out *o, const json_t *txn, const json_t *nics)
+void nt_view_txn(nt_out *o, const json_t *txn, const json_t *nics, bool verbose)
 {
 	const char *status = or(jstr(txn, "status"), "?");
 	char buf[1024], t1[64], d[64];
@@ -395,9 +416,7 @@ void nt_view_txn(nt_out *o, const json_t *txn, const json_t *nics)
 	if (jstr(txn, "error"))
 		field(o, !strcmp(status, "reverted") ? "reason" : "error", nt_out_oneline(buf, sizeof(buf), jstr(txn, "error")));
 	size_t i;
-	json_t *w;
-	json_array_foreach(json_object_get(txn, "warnings"), i, w)
-		field(o, "warning", or(json_string_value(w), "?"));
+	warnings_shown(o, json_object_get(txn, "warnings"), nics, verbose, false, true);
 	const char *iface;
 	json_t *cpus;
 	json_object_foreach(json_object_get(txn, "reserved"), iface, cpus) {

@@ -13,8 +13,13 @@
 /* A plan: the steps grouped by interface and kind (target, before → after),
  * then its warnings and reserved CPUs, then "N steps; nothing applied" or
  * "already tuned: nothing to do". NICS (GET /v1/nics, or NULL) lets a
- * colour terminal show IRQ CPUs off their NIC's local CPUs in red. */
-void nt_view_plan(nt_out *o, const json_t *plan, const json_t *nics);
+ * colour terminal show IRQ CPUs off their NIC's local CPUs in red, and the
+ * warnings name a bond's ports as "every port of bond0".
+ *
+ * Warnings, in every view here: alike ones as one line (cli/warn_group.h),
+ * followed by how many there are, unless VERBOSE, which shows each as the
+ * agent sent it. */
+void nt_view_plan(nt_out *o, const json_t *plan, const json_t *nics, bool verbose);
 
 /* What a request that ran a transaction (apply, confirm, rollback) did:
  * its id and status, how many steps changed and how long it took; for a
@@ -22,16 +27,16 @@ void nt_view_plan(nt_out *o, const json_t *plan, const json_t *nics);
  * (or could not be); for pending_confirm the deadline and the command that
  * confirms it. CONFIRM_HINT is appended to "nettune confirm ID" (the
  * --agent option when not the default, or ""). */
-void nt_view_outcome(nt_out *o, const json_t *txn, const char *confirm_hint);
+void nt_view_outcome(nt_out *o, const json_t *txn, const char *confirm_hint, const json_t *nics, bool verbose);
 /* The same for what a later request did to a transaction already shown
  * (its confirmation, its revert at the deadline): without the plan's
  * warnings, which belong to the plan and were shown with the apply. */
 void nt_view_outcome_later(nt_out *o, const json_t *txn, const char *confirm_hint);
 
 /* One transaction: a header (status, profile, who, when, duration, error)
- * and its steps with their results, in the order they ran. NICS as for
- * nt_view_plan. */
-void nt_view_txn(nt_out *o, const json_t *txn, const json_t *nics);
+ * and its steps with their results, in the order they ran. NICS and
+ * VERBOSE as for nt_view_plan. */
+void nt_view_txn(nt_out *o, const json_t *txn, const json_t *nics, bool verbose);
 
 /* A list of transactions, one line each, newest first; TOTAL the number
  * the agent holds (-1: unknown), for the "showing N of TOTAL" line. */

@@ -254,7 +254,11 @@ static void test_session(const char *dir, const char *root)
 	CHECK_HAS(c.out, "layer2+3");
 	CHECK_HAS(c.out, "layer3+4");
 	CHECK_HAS(c.out, "net.ipv4.tcp_rmem");
-	CHECK_HAS(c.out, "warning: enos0: changing rings or channels may reset the NIC");
+	/* The four ports' reset warnings, alike but for the port: one line
+	 * naming the bond (its ports from GET /v1/nics), and how many. */
+	CHECK_HAS(c.out, "warning: every port of bond0 (enos0..enos3): changing rings or channels may reset the NIC");
+	CHECK_HAS(c.out, "(4 warnings as 1 line, alike ones together; --verbose lists each)");
+	CHECK_HASNT(c.out, "warning: enos1:");
 	CHECK_HAS(c.out, "6 steps; nothing applied");
 	CHECK_HAS(c.out, "nettune apply --plan p-");
 	CHECK_HASNT(c.out, "\033");
@@ -262,6 +266,13 @@ static void test_session(const char *dir, const char *root)
 	/* Each interface's rings sit on one line: the group shows the interface
 	 * once, on its first row. */
 	CHECK_MSG(strstr(c.out, "bond0") && strstr(c.out, "host"), "groups:\n%s", c.out);
+	run_free(&c);
+	/* --verbose: each warning as the agent sent it. */
+	c = CLI("plan", good, "--verbose", "--agent", base);
+	CHECK_INT(c.code, 0);
+	CHECK_HAS(c.out, "warning: enos0: changing rings or channels may reset the NIC");
+	CHECK_HAS(c.out, "warning: enos3: changing rings or channels may reset the NIC");
+	CHECK_HASNT(c.out, "every port of");
 	run_free(&c);
 	/* "-" is standard input: the same plan. */
 	c = cli_env_in(NULL, (const char *const[]){ "plan", "-", "--agent", base, NULL }, good);
@@ -311,6 +322,7 @@ static void test_session(const char *dir, const char *root)
 	c = CLI("apply", "--plan", plan_id, "--confirm-timeout", "600", "--agent", base);
 	CHECK_INT(c.code, 0);
 	CHECK_HAS(c.out, "transaction 1: pending_confirm, 6 steps changed (rings ×4, bond ×1, sysctl ×1)");
+	CHECK_HAS(c.out, "warning: every port of bond0 (enos0..enos3): changing rings or channels may reset the NIC");
 	CHECK_HAS(c.out, "reverts at ");
 	char want[256];
 	snprintf(want, sizeof(want), "nettune confirm 1 --agent %s", base);
@@ -364,6 +376,7 @@ static void test_session(const char *dir, const char *root)
 	c = CLI("show", "1", "--agent", base);
 	CHECK_INT(c.code, 0);
 	CHECK_HAS(c.out, "transaction 1  applied");
+	CHECK_HAS(c.out, "every port of bond0 (enos0..enos3): changing rings or channels may reset the NIC");
 	CHECK_HAS(c.out, "epyc-fix");
 	CHECK_HAS(c.out, "127.0.0.1");
 	CHECK_HAS(c.out, "RESULT");
@@ -873,7 +886,7 @@ static void test_without_agent(void)
 	/* help COMMAND: the same list, on stdout. */
 	c = CLI("help", "rollback");
 	CHECK_INT(c.code, 0);
-	CHECK_STR(c.out, "rollback options: --json --agent --force --output\n");
+	CHECK_STR(c.out, "rollback options: --json --agent --force --output --verbose\n");
 	run_free(&c);
 	c = CLI("help", "nosuch");
 	CHECK_INT(c.code, 2);

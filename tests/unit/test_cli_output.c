@@ -255,7 +255,7 @@ static void test_plan(void)
 		"{\"kind\":\"sysctl\",\"target\":\"net.ipv4.tcp_rmem\",\"before\":\"1\\t2\\t3\",\"after\":\"4 5 6\"}]}",
 		0, NULL);
 	mem_open(&m, false);
-	nt_view_plan(&m.o, plan, NULL);
+	nt_view_plan(&m.o, plan, NULL, false);
 	const char *s = mem_text(&m);
 	/* eth0's rings come right after eth0's IRQ, before eth1: grouped. */
 	const char *r = strstr(s, "rings"), *e1 = strstr(s, "eth1");
@@ -274,7 +274,7 @@ static void test_plan(void)
 	json_t *nics = json_loads("{\"nics\":[{\"name\":\"eth0\",\"local_cpus\":\"0-7\"},"
 				  "{\"name\":\"eth1\",\"local_cpus\":null}]}", 0, NULL);
 	mem_open(&m, true);
-	nt_view_plan(&m.o, plan, nics);
+	nt_view_plan(&m.o, plan, nics, false);
 	s = mem_text(&m);
 	CHECK_HAS(s, "\033[31m0-15\033[0m");
 	CHECK_HAS(s, "\033[32m1\033[0m");
@@ -286,7 +286,7 @@ static void test_plan(void)
 
 	plan = json_loads("{\"profile\":{},\"steps\":[],\"warnings\":[]}", 0, NULL);
 	mem_open(&m, false);
-	nt_view_plan(&m.o, plan, NULL);
+	nt_view_plan(&m.o, plan, NULL, false);
 	CHECK_STR(mem_text(&m), "already tuned: nothing to do\n");
 	mem_close(&m);
 	json_decref(plan);
@@ -303,7 +303,7 @@ static void test_mtu_warning(void)
 	mem m;
 	json_t *plan = json_pack("{s:[], s:[s]}", "steps", "warnings", w);
 	mem_open(&m, false);
-	nt_view_plan(&m.o, plan, NULL);
+	nt_view_plan(&m.o, plan, NULL, false);
 	CHECK_HAS(mem_text(&m), "does not take it; apply with --confirm-timeout S (or use try) so that it rolls back "
 				"unless confirmed\n");
 	CHECK_HASNT(mem_text(&m), "confirm_timeout_s");
@@ -312,7 +312,7 @@ static void test_mtu_warning(void)
 	json_t *t = json_pack("{s:i, s:s, s:i, s:[], s:[s]}", "id", 3, "status", "pending_confirm", "confirm_timeout_s",
 			      60, "steps", "warnings", w);
 	mem_open(&m, false);
-	nt_view_outcome(&m.o, t, "");
+	nt_view_outcome(&m.o, t, "", NULL, false);
 	CHECK_HAS(mem_text(&m), "warning: mtu: a new MTU can cut this host off when a peer or switch on the path does "
 				"not take it\n");
 	CHECK_HASNT(mem_text(&m), "apply with");
@@ -329,12 +329,12 @@ static void test_reverted(void)
 	json_t *t = json_pack("{s:i, s:s, s:s, s:[], s:[]}", "id", 4, "status", "reverted", "error",
 			      "rolled back before its confirm deadline by ci; reverted", "steps", "warnings");
 	mem_open(&m, false);
-	nt_view_outcome(&m.o, t, "");
+	nt_view_outcome(&m.o, t, "", NULL, false);
 	CHECK_HAS(mem_text(&m), "  reason: rolled back before its confirm deadline by ci; reverted\n");
 	CHECK_HASNT(mem_text(&m), "error");
 	mem_close(&m);
 	mem_open(&m, false);
-	nt_view_txn(&m.o, t, NULL);
+	nt_view_txn(&m.o, t, NULL, false);
 	CHECK_HAS(mem_text(&m), "  reason      rolled back before its confirm deadline by ci; reverted\n");
 	CHECK_HASNT(mem_text(&m), "error");
 	mem_close(&m);
@@ -355,7 +355,7 @@ static void test_outcomes(void)
 		"\"after\":\"2\",\"result\":\"failed\",\"error\":\"Invalid argument\"}]}",
 		0, NULL);
 	mem_open(&m, false);
-	nt_view_outcome(&m.o, t, "");
+	nt_view_outcome(&m.o, t, "", NULL, false);
 	const char *s = mem_text(&m);
 	CHECK_HAS(s, "transaction 12: rollback_failed after 2.4 s\n");
 	CHECK_HAS(s, "failed: step 2, sysctl net.core.rmem_max (1 → 2): Invalid argument\n");
@@ -366,13 +366,13 @@ static void test_outcomes(void)
 	mem_close(&m);
 
 	mem_open(&m, true);
-	nt_view_outcome(&m.o, t, "");
+	nt_view_outcome(&m.o, t, "", NULL, false);
 	CHECK_HAS(mem_text(&m), "\033[1;31mrollback_failed\033[0m");
 	mem_close(&m);
 
 	/* The same document in full: header and every step with its result. */
 	mem_open(&m, false);
-	nt_view_txn(&m.o, t, NULL);
+	nt_view_txn(&m.o, t, NULL, false);
 	s = mem_text(&m);
 	CHECK_HAS(s, "transaction 12  rollback_failed\n");
 	CHECK_HAS(s, "step 2 failed");
@@ -383,7 +383,7 @@ static void test_outcomes(void)
 
 	t = json_loads("{\"id\":3,\"status\":\"applied\",\"duration_ms\":5,\"steps\":[],\"warnings\":[]}", 0, NULL);
 	mem_open(&m, false);
-	nt_view_outcome(&m.o, t, "");
+	nt_view_outcome(&m.o, t, "", NULL, false);
 	CHECK_STR(mem_text(&m), "transaction 3: applied, nothing to change: already tuned in 5 ms\n");
 	mem_close(&m);
 	json_decref(t);
@@ -393,7 +393,7 @@ static void test_outcomes(void)
 	t = json_loads("{\"id\":5,\"status\":\"applied\",\"duration_ms\":7,\"steps\":[],"
 		       "\"warnings\":[\"eth0: CPU 9 is on node 1\"]}", 0, NULL);
 	mem_open(&m, false);
-	nt_view_outcome(&m.o, t, "");
+	nt_view_outcome(&m.o, t, "", NULL, false);
 	CHECK_HAS(mem_text(&m), "warning: eth0: CPU 9 is on node 1\n");
 	mem_close(&m);
 	mem_open(&m, false);
@@ -408,7 +408,7 @@ static void test_outcomes(void)
 		       "\"nsteps\":76,\"step_counts\":{\"applied\":{\"bond\":1,\"irq_affinity\":67,"
 		       "\"rings\":4,\"sysctl\":4,\"xps_cpus\":2,\"rps_cpus\":3}}}", 0, NULL);
 	mem_open(&m, false);
-	nt_view_outcome(&m.o, t, "");
+	nt_view_outcome(&m.o, t, "", NULL, false);
 	CHECK_HAS(mem_text(&m), "(irq_affinity ×67, rings ×4, rps_cpus ×3, xps_cpus ×2, bond ×1, sysctl ×4)");
 	mem_close(&m);
 	json_decref(t);
