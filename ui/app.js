@@ -23,6 +23,7 @@ const state = {
   plan: null, // the last plan previewed: {body, result}
   pending: null, // what the confirm dialog asks about: {kind: "apply"} or {kind: "rollback", id, force}
   rateTimer: 0,
+  countdownTimer: 0, // the open transaction's confirm countdown
 };
 
 const $ = (sel, root = document) => root.querySelector(sel);
@@ -109,6 +110,103 @@ function explain(e) {
     return errs ? `${e.message}: ${errs}` : e.message;
   }
   return `cannot reach the agent (${e.message})`;
+}
+
+// ---- warnings: alike ones as one line ----
+// The rule of cli/warn_group.h (the CLI's), written once more here: a
+// warning's subject is what comes before its first ": " when that is one
+// word (an interface) or an interface and a queue ("eth0 rx-3"); numbers in
+// the rest (1, 1-17, 18-31,64-66, 101..116; not one inside a word such as
+// bond0) are its values. Warnings with a subject whose texts are equal but
+// for their values are one line: "eth0..eth7: TEXT", "every port of bond0
+// (enos0..enos3): TEXT" when they are exactly a bond's ports, a value they
+// share written once and one that differs as "[a | b | c]", one per line in
+// the subjects' order (the first 4 and "… N in all" past 8). Identical
+// warnings without a subject are one line, "(×N)". "Show all" lists each.
+const WARN_SHOW_VALUES = 8;
+const WARN_VALUE = /(?<![A-Za-z0-9_.])\d+(?:(?:-|\.\.)\d+)?(?:,\d+(?:(?:-|\.\.)\d+)?)*/g;
+
+function warnParse(w) {
+  const i = w.indexOf(": ");
+  const head = i < 0 ? "" : w.slice(0, i);
+  const subject = /^[A-Za-z0-9_.@-]+(?:[ /][rt]x-\d+)?$/.test(head) ? head : null;
+  const text = subject === null ? w : w.slice(i + 2);
+  const vals = [];
+  const tmpl = text.replace(WARN_VALUE, (v) => { vals.push(v); return "\u0001"; });
+  return { orig: w, subject, tmpl, vals };
+}
+
+// NAMES with runs of three or more consecutive numbers as "eth0..eth7"
+// ("eth0 rx-0..rx-3": the last written from its queue).
+function warnCompact(names) {
+  const tail = (s) => { const m = s.match(/^(.*?)(\d+)$/); return m && m[2].length <= 9 ? [m[1], Number(m[2])] : [null, -1]; };
+  const out = [];
+  for (let i = 0; i < names.length;) {
+    const [p, a] = tail(names[i]);
+    let j = i + 1;
+    while (p !== null && j < names.length) {
+      const [q, b] = tail(names[j]);
+      if (q !== p || b !== a + (j - i)) break;
+      j++;
+    }
+    if (j - i >= 3) {
+      const cut = Math.max(p.lastIndexOf(" "), p.lastIndexOf("/"));
+      out.push(`${names[i]}..${names[j - 1].slice(cut + 1)}`);
+      i = j;
+    } else {
+      out.push(names[i++]);
+    }
+  }
+  return out.join(", ");
+}
+
+// WARNINGS (strings) grouped: [{text, lines: [the warnings it stands for]}].
+// NICS (the topology's) name the bonds' ports.
+function groupWarnings(warnings, nics) {
+  const groups = [];
+  for (const w of warnings.filter((x) => typeof x === "string")) {
+    const it = warnParse(w);
+    const g = groups.find((x) => (it.subject === null ?
+      x.items[0].subject === null && x.items[0].orig === it.orig :
+      x.items[0].subject !== null && x.items[0].tmpl === it.tmpl));
+    if (g) g.items.push(it);
+    else groups.push({ items: [it] });
+  }
+  const masterOf = new Map((nics || []).map((n) => [n.name, n.master || null]));
+  return groups.map(({ items }) => {
+    const lines = items.map((x) => x.orig);
+    if (items.length === 1) return { text: items[0].orig, lines };
+    if (items[0].subject === null) return { text: `${items[0].orig} (×${items.length})`, lines };
+    const names = [...new Set(items.map((x) => x.subject))];
+    const bond = names.length >= 2 ? masterOf.get(names[0]) : null;
+    const ports = bond && names.every((n) => masterOf.get(n) === bond) ?
+      [...masterOf.values()].filter((m) => m === bond).length : 0;
+    let who = ports === names.length ? `every port of ${bond} (${warnCompact(names)})` : warnCompact(names);
+    if (names.length < items.length) who += ` (${items.length} lines)`;
+    let k = 0;
+    const text = items[0].tmpl.replace(/\u0001/g, () => {
+      const vs = items.map((x) => x.vals[k]);
+      k++;
+      if (vs.every((v) => v === vs[0])) return vs[0];
+      const shown = vs.length <= WARN_SHOW_VALUES ? vs : vs.slice(0, WARN_SHOW_VALUES / 2);
+      return `[${shown.join(" | ")}${shown.length < vs.length ? ` | … ${vs.length} in all` : ""}]`;
+    });
+    return { text: `${who}: ${text}`, lines };
+  });
+}
+
+// A list of WARNINGS for people: one line per group, and when that is
+// fewer lines than warnings, "Show all N warnings" with each as the agent
+// sent it. Strings go in as text (h()), never as markup.
+function warningsBlock(warnings, id) {
+  const list = (warnings || []).filter((x) => typeof x === "string");
+  const groups = groupWarnings(list, state.topo ? state.topo.nics : []);
+  const ul = h("ul.warnings.grouped", { id, dataset: { count: list.length } },
+    groups.map((g) => h("li", { dataset: { lines: g.lines.length } }, g.text)));
+  if (groups.length === list.length) return [ul];
+  return [ul, h("details.all-warnings", { id: id ? `${id}-all` : null },
+    h("summary", {}, `Show all ${list.length} warnings (${groups.length} line${groups.length === 1 ? "" : "s"} above, alike ones together)`),
+    h("ul.warnings", {}, list.map((w) => h("li", {}, w))))];
 }
 
 // ---- the host model ----
@@ -289,7 +387,7 @@ function selectNic(name, root, placement) {
     state.selected = same ? null : name;
     if (same) {
       markIrqs(root, [], null);
-      $("#nic-detail").replaceChildren(h("p.hint", {}, "Select a NIC."));
+      showDetailPanel(false);
       return;
     }
     showNicDetail(nic);
@@ -308,7 +406,17 @@ function fmtRate(v) {
   return v >= 10000 ? `${(v / 1000).toFixed(0)}k` : v >= 1000 ? `${(v / 1000).toFixed(1)}k` : v.toFixed(0);
 }
 
+// The NIC panel beside the map, only while a NIC is selected: without one
+// the map takes the whole width rather than sit beside an empty panel.
+function showDetailPanel(on) {
+  const aside = $("#nic-detail");
+  aside.hidden = !on;
+  if (!on) aside.replaceChildren();
+  $(".map-layout").classList.toggle("no-detail", !on);
+}
+
 function showNicDetail(nic) {
+  showDetailPanel(true);
   const rows = nic.irqs.map((q) => {
     const cpus = irqCpus(q, null);
     const off = nic.numa_node >= 0 && cpus.some((c) => state.cpuNode.get(c) !== nic.numa_node);
@@ -611,15 +719,21 @@ async function loadDesired() {
       if (!(e instanceof ApiError && e.status === 404)) throw e;
     }
   }
+  const note = state.desiredNote;
+  state.desiredNote = null;
   if (!d) {
     box.replaceChildren(h("p.hint", { id: "no-desired" }, "No desired state: the agent holds the host to nothing. " +
-      "Apply with “keep as the desired state”, nettune apply --persist or nettune desired set PROFILE.json sets one."));
+      "Apply a previewed plan with “Keep it as the desired state” (Plan preview, below), " +
+      "nettune apply --persist or nettune desired set PROFILE.json sets one."), ...[note].filter(Boolean));
   } else {
     const name = d.profile_name || (d.profile && d.profile.name) || "(unnamed)";
     box.replaceChildren(h("p", { id: "desired-line" }, "Profile ", h("b", {}, name), ` set ${d.set}`,
       d.identity ? ` by ${d.identity}` : "", d.client ? ` (${d.client})` : "",
       d.source === "transaction" && d.txn_id ? ` from transaction #${d.txn_id}` : "",
-      ` · policy ${d.policy === "repair" ? "repair drift as transactions" : "report drift only"}`));
+      ` · policy ${d.policy === "repair" ? "repair drift as transactions" : "report drift only"}`),
+    h("div.desired-actions", {},
+      h("button", { type: "button", id: "desired-clear", onclick: () => askClearDesired(name) }, "Stop holding it…"),
+      h("span.hint", {}, "changes nothing on the host; the agent stops reporting and repairing drift")), ...[note].filter(Boolean));
   }
   const targets = r.targets || [];
   const count = (st) => targets.filter((t) => t.state === st).length;
@@ -642,6 +756,56 @@ async function loadDesired() {
     }))));
 }
 
+// The drift watcher's check count (-1 when it cannot be read), and a wait
+// (at most 3 s) for the check the agent makes once the desired state was
+// set (HELD) or cleared: the drift view then shows the new state, and
+// GET /v1/desired is asked only when there is one.
+async function driftChecks() {
+  try { return (await api("/v1/drift")).checks; } catch { return -1; }
+}
+
+async function driftSettled(c0, held) {
+  for (let i = 0; i < 15; i++) {
+    let r = null;
+    try { r = await api("/v1/drift"); } catch { return; }
+    if (r.checks > c0 && (r.status !== "none") === held) return;
+    await new Promise((res) => setTimeout(res, 200));
+  }
+}
+
+// Clearing the desired state: asked first, as applying is.
+function askClearDesired(name) {
+  state.pending = { kind: "clear-desired" };
+  $("#confirm-h").textContent = "Stop holding the desired state?";
+  $("#confirm-text").textContent = `The agent stops holding the host to profile ${name}: drift is no longer ` +
+    "reported or repaired. Nothing on the host changes; the change is recorded in the desired state's history.";
+  $("#confirm-warnings").replaceChildren();
+  $("#confirm-window-row").hidden = true;
+  $("#confirm-persist-row").hidden = true;
+  $("#confirm-apply").textContent = "Stop holding it";
+  const d = $("#confirm-dialog");
+  d.returnValue = "";
+  d.showModal();
+}
+
+// DELETE /v1/desired, then the desired state and drift read again. A token
+// without scope apply (403) or none (401) is said in the section itself.
+async function doClearDesired() {
+  try {
+    const c0 = await driftChecks();
+    await api("/v1/desired", { method: "DELETE" });
+    await driftSettled(c0, false);
+    state.desiredNote = h("p.ok", { id: "desired-msg" }, "The desired state is cleared: the agent holds the host to nothing.");
+  } catch (e) {
+    state.desiredNote = h("p.error", { id: "desired-msg" }, `Not cleared: ${explain(e)}`);
+  }
+  try {
+    await loadDesired();
+  } catch (e) {
+    $("#desired").append(h("p.error", {}, explain(e)));
+  }
+}
+
 // An overridden target's changed_by ({txn, client, identity}, or null) as
 // words: "changed by transaction #7 (alice, 10.0.0.5)".
 function changedBy(c) {
@@ -657,16 +821,45 @@ async function loadHistory() {
   state.history = list;
   const tb = $("#history tbody");
   if (!list.length) {
-    tb.replaceChildren(h("tr", {}, h("td.hint", { colspan: "6" }, "No transactions yet.")));
+    tb.replaceChildren(h("tr", {}, h("td.hint", { colspan: "7" }, "No transactions yet.")));
     return;
   }
-  tb.replaceChildren(...list.map((t) => h("tr", { dataset: { txn: t.id } },
+  // A rollback applies no profile of its own: its row names what it rolled
+  // back (that transaction's id and profile, and why that one was made or
+  // failed, when it says). Those older than the list are asked for.
+  const byId = new Map(list.map((t) => [t.id, t]));
+  const missing = [...new Set(list.filter((t) => t.rollback_of && !byId.has(t.rollback_of)).map((t) => t.rollback_of))];
+  await Promise.all(missing.map(async (id) => {
+    try { byId.set(id, await api(`/v1/transactions/${id}`)); } catch { /* pruned: named by id alone */ }
+  }));
+  tb.replaceChildren(...list.map((t) => h("tr", { dataset: t.rollback_of ? { txn: t.id, rollbackOf: t.rollback_of } : { txn: t.id } },
     h("td", {}, h("button.link", { type: "button", onclick: () => openTxn(t.id), "aria-label": `open transaction ${t.id}` }, `#${t.id}`)),
     h("td", {}, h("span.status." + t.status, {}, t.status)),
-    h("td", {}, t.profile_name || ""),
+    h("td.profile", {}, t.rollback_of ? rolledBackCell(t.rollback_of, byId.get(t.rollback_of)) : profileOf(t)),
+    h("td.reason", {}, txnReason(t)),
     h("td", {}, t.created),
     h("td", {}, t.identity || t.client || ""),
     h("td.num", {}, String(t.nsteps)))));
+}
+
+function profileOf(t) {
+  return t.profile_name || (t.profile && t.profile.name) || "";
+}
+
+// Why transaction T was made or how it ended, in words: the agent's own
+// reason (boot, drift, link-up) and its error (a failure, or why it was
+// reverted).
+function txnReason(t) {
+  const made = { boot: "holding the desired state at start", drift: "drift repair", "link-up": "repair after a link came up" };
+  return [t.reason ? made[t.reason] || t.reason : null, t.error].filter(Boolean).join("; ");
+}
+
+// "rollback of #3 · local-irqs (its reason)", #3 opening that transaction.
+function rolledBackCell(id, r) {
+  const why = r ? txnReason(r) : "";
+  return h("span.rollback-of", {}, "rollback of ",
+    h("button.link", { type: "button", onclick: () => openTxn(id), "aria-label": `open rolled-back transaction ${id}` }, `#${id}`),
+    r && profileOf(r) ? ` · ${profileOf(r)}` : "", why ? ` (${why})` : "");
 }
 
 function stepsTable(steps, withResult) {
@@ -706,16 +899,25 @@ async function openTxn(id) {
   try {
     const t = await api(`/v1/transactions/${id}`);
     for (const tr of $$("#history tbody tr")) tr.classList.toggle("open", tr.dataset.txn === String(id));
+    stopCountdown();
     const head = h("h3", { tabindex: "-1" }, `Transaction #${t.id} · `, h("span.status." + t.status, {}, t.status),
-      ` · ${t.profile_name || ""}`);
+      ` · ${t.rollback_of ? `rollback of #${t.rollback_of}` : profileOf(t)}`);
     // A revert (not confirmed in time, or rolled back early on purpose) is
     // no failure: its error member says why, as a note.
     const reverted = t.status === "reverted";
+    let rolled = null;
+    if (t.rollback_of) {
+      rolled = (state.history || []).find((x) => x.id === t.rollback_of) || null;
+      if (!rolled) try { rolled = await api(`/v1/transactions/${t.rollback_of}`); } catch { rolled = null; }
+    }
     const extra = [t.error ? h(reverted ? "p.hint" : "p.error", { id: "txn-reason" }, reverted ? `Reverted: ${t.error}` : t.error) : null,
-      t.rollback_of ? h("p", {}, `Rolls back #${t.rollback_of}`) : null,
-      ...(t.warnings || []).map((w) => h("p.warning", {}, w))];
+      t.rollback_of ? h("p", { id: "txn-rollback-of" }, "This is a ", rolledBackCell(t.rollback_of, rolled), ".") : null];
     const ba = h("div");
-    box.replaceChildren(head, ...extra.filter(Boolean), txnActions(t), stepsTable(t.steps, true), ba);
+    // What to do about it comes first (confirm before the deadline, roll
+    // back), then what the agent warned of, then the steps.
+    box.replaceChildren(head, txnActions(t), ...extra.filter(Boolean),
+      ...((t.warnings || []).length ? warningsBlock(t.warnings, "txn-warnings") : []), stepsTable(t.steps, true), ba);
+    if (t.status === "pending_confirm") startCountdown(t);
     const irqMoves = t.steps.some((s) => s.kind === "irq_affinity");
     if (irqMoves) {
       ba.append(h("button", {
@@ -734,8 +936,10 @@ async function openTxn(id) {
 function txnActions(t) {
   const bar = h("div.txn-actions", { id: "txn-actions" });
   if (t.status === "pending_confirm") {
-    bar.append(h("button", { type: "button", id: "txn-confirm", onclick: () => confirmTxn(t.id) }, "Keep it (confirm)"),
-      h("span.warning", {}, `reverts at ${t.confirm_deadline} unless confirmed`));
+    bar.append(h("button", { type: "button", id: "txn-confirm", onclick: () => confirmTxn(t.id, t.persist) }, "Keep it (confirm)"),
+      h("button", { type: "button", id: "txn-rollback", onclick: () => askRollback(t, false) }, "Roll back now…"),
+      h("span.warning", { id: "txn-countdown", role: "timer" }, countdownText(t)));
+    return bar;
   }
   // A rollback in the history already undid it: say by which, rather than
   // offer what the agent would refuse.
@@ -748,9 +952,47 @@ function txnActions(t) {
   return bar.childNodes.length ? bar : null;
 }
 
-async function confirmTxn(id) {
+// The confirm deadline in the viewer's own time zone, and the time left
+// by this browser's clock (the agent's deadline is wall-clock time).
+function countdownText(t) {
+  const at = new Date(t.confirm_deadline_ms ?? Date.parse(t.confirm_deadline));
+  if (Number.isNaN(at.getTime())) return `reverts at ${t.confirm_deadline} unless confirmed`;
+  const when = at.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit", second: "2-digit", timeZoneName: "short" });
+  const left = Math.ceil((at.getTime() - Date.now()) / 1000);
+  if (left <= 0) return `the deadline (${when}) has passed: the agent reverts it unless it was confirmed`;
+  const m = Math.floor(left / 60), sec = left % 60;
+  return `reverts at ${when} unless confirmed: ${m ? `${m} min ` : ""}${sec} s left`;
+}
+
+function stopCountdown() {
+  clearInterval(state.countdownTimer);
+  state.countdownTimer = 0;
+}
+
+// Counts down each second while T's detail is shown; at the deadline, reads
+// T again (the agent has reverted it, unless confirmed meanwhile).
+function startCountdown(t) {
+  stopCountdown();
+  state.countdownTimer = setInterval(async () => {
+    const el = $("#txn-countdown");
+    if (!el) return stopCountdown();
+    el.textContent = countdownText(t);
+    if (Date.now() > (t.confirm_deadline_ms ?? Date.parse(t.confirm_deadline)) + 1500) {
+      stopCountdown();
+      if ($("#txn-detail h3")?.textContent.startsWith(`Transaction #${t.id} ·`)) {
+        await refresh();
+        await openTxn(t.id);
+      }
+    }
+  }, 1000);
+}
+
+async function confirmTxn(id, persist) {
   try {
+    const c0 = persist ? await driftChecks() : -1;
     const t = await api(`/v1/transactions/${id}/confirm`, { method: "POST", body: {} });
+    // Confirmed with persist: it is the desired state now.
+    if (persist && t.status === "applied") await driftSettled(c0, true);
     setStatus(`Transaction #${t.id}: ${t.status}`);
   } catch (e) {
     setStatus(`Not confirmed: ${explain(e)}`, "error");
@@ -762,11 +1004,15 @@ async function confirmTxn(id) {
 function askRollback(t, force) {
   state.pending = { kind: "rollback", id: t.id, force };
   $("#confirm-h").textContent = force ? `Roll back #${t.id} anyway?` : `Roll back transaction #${t.id}?`;
-  $("#confirm-text").textContent = `Put back the ${t.steps.length} step${t.steps.length === 1 ? "" : "s"} of #${t.id}` +
-    ` (${t.profile_name || "profile"}) as a new transaction, journaled like any other.` +
+  $("#confirm-text").textContent = t.status === "pending_confirm" ?
+    `Put back the ${t.steps.length} step${t.steps.length === 1 ? "" : "s"} of #${t.id} (${profileOf(t) || "profile"}) now, ` +
+      "without waiting for its confirm deadline: it ends reverted." :
+    `Put back the ${t.steps.length} step${t.steps.length === 1 ? "" : "s"} of #${t.id}` +
+    ` (${profileOf(t) || "profile"}) as a new transaction, journaled like any other.` +
     (force ? " A later transaction changed some of the same targets: those go back too." : "");
   $("#confirm-warnings").replaceChildren();
   $("#confirm-window-row").hidden = true;
+  $("#confirm-persist-row").hidden = true;
   $("#confirm-apply").textContent = "Roll back";
   const d = $("#confirm-dialog");
   d.returnValue = "";
@@ -779,7 +1025,9 @@ async function doRollback(p) {
     const t = await api(`/v1/transactions/${p.id}/rollback`, { method: "POST", body: p.force ? { force: true } : {} });
     await refresh();
     await openTxn(t.id);
-    $("#txn-detail").prepend(h("p.ok", {}, `Transaction #${t.id} (rollback of #${p.id}): ${t.status}`));
+    // One waiting for confirmation is reverted in place (the same id).
+    $("#txn-detail").prepend(h("p.ok", {}, t.id === p.id ? `Transaction #${t.id}: ${t.status} before its confirm deadline` :
+      `Transaction #${t.id} (rollback of #${p.id}): ${t.status}`));
   } catch (e) {
     const later = e instanceof ApiError && e.problem ? e.problem.later : null;
     const msg = h("p.error", { id: "rollback-error" }, `Not rolled back: ${explain(e)}`);
@@ -843,7 +1091,7 @@ async function runPlan() {
     const res = await api("/v1/plan", { method: "POST", body: body.profile || body.ref });
     state.plan = { body, res };
     const parts = [h("h3", { tabindex: "-1" }, `Plan: ${res.steps.length} step${res.steps.length === 1 ? "" : "s"}`)];
-    for (const w of res.warnings || []) parts.push(h("p.warning", {}, w));
+    if ((res.warnings || []).length) parts.push(...warningsBlock(res.warnings, "plan-warnings"));
     const reserved = Object.entries(res.reserved || {});
     if (reserved.length) parts.push(h("p", {}, "Kept free for applications: " + reserved.map(([k, v]) => `${k} ${v}`).join(", ")));
     if (!res.steps.length) parts.push(h("p.hint", {}, "Nothing to change: the host already matches."));
@@ -873,10 +1121,12 @@ function askApply() {
   $("#confirm-h").textContent = "Apply this profile?";
   $("#confirm-apply").textContent = "Apply";
   $("#confirm-window-row").hidden = false;
+  $("#confirm-persist-row").hidden = false;
+  $("#confirm-persist").checked = false;
   $("#confirm-text").textContent = `Apply ${state.plan.body.label} to ${state.topo.host.hostname}: ` +
     `${state.plan.res.steps.length} steps, journaled and rolled back on failure.`;
   const warnings = state.plan.res.warnings || [];
-  $("#confirm-warnings").replaceChildren(...warnings.map((w) => h("li", {}, w)));
+  $("#confirm-warnings").replaceChildren(...(warnings.length ? warningsBlock(warnings, "confirm-warning-lines") : []));
   d.returnValue = "";
   d.showModal();
 }
@@ -886,6 +1136,7 @@ async function onConfirmClose() {
   state.pending = null;
   if ($("#confirm-dialog").returnValue !== "apply" || !p) return;
   if (p.kind === "rollback") return doRollback(p);
+  if (p.kind === "clear-desired") return doClearDesired();
   if (!state.plan) return;
   const out = $("#plan-result");
   // By default as `nettune try`: the agent puts it back unless confirmed.
@@ -894,10 +1145,16 @@ async function onConfirmClose() {
   const body = state.plan.res.id ? { plan_id: state.plan.res.id } : { ...state.plan.body.ref };
   const secs = Number($("#confirm-seconds").value);
   if ($("#confirm-window").checked && secs >= 1 && secs <= 86400) body.confirm_timeout_s = Math.round(secs);
+  // Held as the desired state once applied (with a window: once confirmed).
+  if ($("#confirm-persist").checked) body.persist = true;
   try {
     $("#plan-apply").disabled = true;
+    const c0 = body.persist ? await driftChecks() : -1;
     const t = await api("/v1/transactions?steps=failed", { method: "POST", body });
-    out.prepend(h("p.ok", {}, `Transaction #${t.id}: ${t.status}`));
+    if (body.persist && t.status === "applied") await driftSettled(c0, true);
+    const held = !body.persist ? "" : t.status === "applied" ? "; it is now the desired state" :
+      t.status === "pending_confirm" ? "; it becomes the desired state once confirmed" : "";
+    out.prepend(h("p.ok", {}, `Transaction #${t.id}: ${t.status}${held}`));
     await refresh();
     await openTxn(t.id);
   } catch (e) {
@@ -918,6 +1175,9 @@ async function refresh() {
       const s = state.selected;
       state.selected = null;
       selectNic(s, null, null);
+    } else if (state.selected) {
+      state.selected = null; // gone from the host
+      showDetailPanel(false);
     }
     // Measured for the page's users and its tests: fetching and drawing the map.
     document.body.dataset.mapMs = String(Math.round(performance.now() - t0));

@@ -263,8 +263,17 @@ async function x460() {
   const legendHeight = await page.$eval("#legend", (e) => (e as HTMLElement).offsetHeight);
   const topo = await api(a, "/v1/topology");
 
+  // No NIC selected: no empty panel beside the map, which has the width.
+  const widths = () => page.evaluate(() => [document.querySelector<HTMLElement>("#map")!.offsetWidth,
+    document.querySelector<HTMLElement>(".map-layout")!.offsetWidth, document.querySelector<HTMLElement>("#nic-detail")!.offsetWidth]);
+  const [mapW, layoutW, asideW] = await widths();
+  check(asideW === 0 && mapW >= 0.97 * layoutW,
+    `${name}: without a selected NIC the map takes the width (map ${mapW} of ${layoutW} px, NIC panel ${asideW} px)`);
+
   // The remote-node finding names eth2: its IRQ on CPU 0 (node 0) is marked off-node.
   const { off } = await checkNicClick(page, topo, "eth2", name);
+  const [mapW2, , asideW2] = await widths();
+  check(asideW2 > 0 && mapW2 < 0.8 * layoutW, `${name}: a selected NIC's panel takes its place beside the map (map ${mapW2} px, panel ${asideW2} px)`);
   check(off.includes(0), `${name}: eth2's IRQ on CPU 0 is marked off-node (node 1 NIC)`);
   check(await page.$eval('#map .nic[data-nic="eth2"] .badge.off', (e) => e.textContent) === "✕ 1 off-node",
     `${name}: eth2 carries an off-node badge`);
@@ -329,6 +338,19 @@ async function x460() {
   await page.waitForSelector('#plan-result table.steps tr[data-kind="irq_affinity"]');
   const all = JSON.parse(await page.$eval("#plan-text", (e) => (e as HTMLTextAreaElement).value));
   check(all.name === "diagnose-fixes" && all.rings?.length === 8 && all.irq_affinity?.length > 0, `${name}: "Preview the fix of every finding" holds the rings and the IRQ placement`);
+  // Its 17 warnings (8 "rps_cpus leave out", 8 ring resets, irqbalance)
+  // as 3 lines; "Show all" lists each as the agent sent it.
+  const fixPlan = await api(a, "/v1/plan", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(all) });
+  const lines = await page.$$eval("#plan-warnings > li", (els) => els.map((e) => [e.textContent ?? "", Number((e as HTMLElement).dataset.lines)]));
+  check(fixPlan.warnings.length >= 17 && lines.length < fixPlan.warnings.length && lines.reduce((n, l) => n + (l[1] as number), 0) === fixPlan.warnings.length,
+    `${name}: the fix plan's ${fixPlan.warnings.length} warnings are ${lines.length} lines, standing for all of them (got ${JSON.stringify(lines)})`);
+  check(lines.some((l) => l[0] === "eth0..eth7: changing rings or channels may reset the NIC and briefly drop its link") &&
+    lines.some((l) => (l[0] as string).startsWith("eth0..eth7: rps_cpus leave out CPU [0 | 1 | 16 | 17 | 32 | 33 | 48 | 49], where")),
+  `${name}: alike warnings read "eth0..eth7: ...", the CPUs that differ each named (got ${JSON.stringify(lines.map((l) => l[0]))})`);
+  check(!(await page.$eval("#plan-warnings-all", (e) => (e as HTMLDetailsElement).open)), `${name}: every warning is folded under "Show all"`);
+  await page.click("#plan-warnings-all summary");
+  const allShown = await page.$$eval("#plan-warnings-all li", (els) => els.filter((e) => (e as HTMLElement).offsetHeight > 0).map((e) => e.textContent));
+  check(JSON.stringify(allShown) === JSON.stringify(fixPlan.warnings), `${name}: "Show all" lists the ${fixPlan.warnings.length} warnings as sent (got ${allShown.length})`);
   // Cleared, so the next plan's table is the next plan's.
   await page.$eval("#plan-result", (e) => e.replaceChildren());
 
@@ -359,8 +381,13 @@ async function x460() {
   // waits for "Keep it".
   await page.click("#plan-apply");
   check(await page.$eval("#confirm-dialog", (e) => (e as HTMLDialogElement).open), `${name}: Apply asks for confirmation`);
-  const dlgWarnings = await page.$$eval("#confirm-warnings li", (els) => els.map((e) => e.textContent));
+  // Each warning: the grouped lines, or when some were grouped, "Show all".
+  const dlgWarnings = await page.$$eval("#confirm-warnings", (els) => {
+    const all = els[0].querySelector("#confirm-warning-lines-all");
+    return Array.from((all ?? els[0]).querySelectorAll(all ? "li" : "#confirm-warning-lines > li")).map((e) => e.textContent);
+  });
   check(plan.warnings.length > 0 && JSON.stringify(dlgWarnings) === JSON.stringify(plan.warnings), `${name}: the dialog shows the plan's warnings (${plan.warnings.length}, got ${dlgWarnings.length})`);
+  check(await page.$eval("#confirm-persist", (e) => !(e as HTMLInputElement).checked), `${name}: "Keep it as the desired state" is off by default`);
   check(await page.$eval("#confirm-window", (e) => (e as HTMLInputElement).checked), `${name}: the confirm window is on by default`);
   await page.click('#confirm-dialog button[value="cancel"]');
   await new Promise((r) => setTimeout(r, 300));
@@ -423,6 +450,11 @@ async function x460() {
   await page.waitForFunction((id) => /rollback of #/.test(document.querySelector("#txn-detail")?.textContent ?? "") && document.querySelector("#txn-detail h3")?.textContent?.includes(`#${id + 1}`), { timeout: 15000 }, t.id);
   const rb = await api(a, `/v1/transactions/${t.id + 1}`);
   check(rb.rollback_of === t.id && rb.status === "applied", `${name}: the rollback is transaction #${t.id + 1}, applied`);
+  // Its history row names what it rolled back: that transaction and its profile.
+  const rbRow = await page.$eval(`#history tr[data-txn="${t.id + 1}"] td.profile`, (e) => e.textContent ?? "");
+  check(rbRow.startsWith(`rollback of #${t.id} · local-irqs`), `${name}: the rollback's history row names #${t.id} and its profile (got '${rbRow}')`);
+  check((await page.$eval("#txn-rollback-of", (e) => e.textContent ?? "")).includes(`rollback of #${t.id} · local-irqs`),
+    `${name}: the rollback's detail names what it rolled back`);
   check(readFileSync(join(a.root, "proc/irq/193/smp_affinity_list"), "utf8").trim() === "0-15", `${name}: the rollback put eth2's IRQ back on 0-15`);
   await page.click(`#history button[aria-label="open transaction ${t.id}"]`);
   await page.waitForFunction((id) => document.querySelector("#txn-detail h3")?.textContent?.startsWith(`Transaction #${id} ·`), { timeout: 15000 }, t.id);
@@ -468,6 +500,78 @@ async function x460() {
   const [cls, reason] = await page.$eval("#txn-reason", (e) => [e.className, e.textContent ?? ""]);
   check(cls === "hint" && reason.startsWith("Reverted: rolled back before its confirm deadline"),
     `${name}: an early rollback's reason is a note, not an error (got ${cls} '${reason}')`);
+  // Its history row says why it ended.
+  const pendRow = await page.$eval(`#history tr[data-txn="${pend.id}"] td.reason`, (e) => e.textContent ?? "");
+  check(pendRow.startsWith("rolled back before its confirm deadline"), `${name}: the history row says why #${pend.id} was reverted (got '${pendRow}')`);
+
+  // The fix of every finding applied from the page with a confirm window:
+  // Keep it and Roll back come first, with the time left to the deadline in
+  // the viewer's time zone, then the 17 warnings as 3 lines.
+  await page.click("#fix-all");
+  await page.waitForSelector("#plan-warnings");
+  await page.click("#plan-apply");
+  await page.click("#confirm-apply");
+  await page.waitForSelector("#txn-detail #txn-confirm", { timeout: 15000 });
+  const fixTxn = (await api(a, "/v1/transactions?limit=1")).transactions[0];
+  check(fixTxn.status === "pending_confirm" && fixTxn.warnings.length >= 17, `${name}: the fix is applied, waiting for confirmation, with ${fixTxn.warnings.length} warnings`);
+  const order = await page.evaluate(() => {
+    const actions = document.querySelector("#txn-actions")!, warns = document.querySelector("#txn-warnings");
+    return [!!warns && !!(actions.compareDocumentPosition(warns) & Node.DOCUMENT_POSITION_FOLLOWING),
+      document.querySelector("#txn-confirm")!.getBoundingClientRect().top, warns ? warns.getBoundingClientRect().top : -1,
+      !!document.querySelector("#txn-actions #txn-rollback")];
+  });
+  check(order[0] === true && (order[1] as number) < (order[2] as number) && order[3] === true,
+    `${name}: "Keep it" and "Roll back now" sit above the warnings (got ${JSON.stringify(order)})`);
+  const txnLines = await page.$$eval("#txn-warnings > li", (els) => els.length);
+  const txnAll = await page.$$eval("#txn-warnings-all li", (els) => els.map((e) => e.textContent));
+  check(txnLines < fixTxn.warnings.length && JSON.stringify(txnAll) === JSON.stringify(fixTxn.warnings),
+    `${name}: the transaction's ${fixTxn.warnings.length} warnings are ${txnLines} lines, each kept under "Show all"`);
+  const left = async () => {
+    const [text, want] = await page.$eval("#txn-countdown", (e, ms) => [e.textContent ?? "",
+      new Date(ms as number).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit", second: "2-digit", timeZoneName: "short" })], fixTxn.confirm_deadline_ms);
+    const m = text.match(/^reverts at (.+) unless confirmed: (?:(\d+) min )?(\d+) s left$/);
+    check(!!m && m[1] === want, `${name}: the countdown names the deadline in the viewer's time zone, ${want} (got '${text}')`);
+    return m ? Number(m[2] ?? 0) * 60 + Number(m[3]) : -1;
+  };
+  const left1 = await left();
+  await new Promise((r) => setTimeout(r, 2100));
+  const left2 = await left();
+  check(left1 > 100 && left1 <= 120 && left2 < left1, `${name}: the countdown counts down (${left1} s, then ${left2} s)`);
+  await page.$eval("#txn-detail", (e) => e.scrollIntoView());
+  await shot(page, "x460-pending", false);
+  await page.click("#txn-rollback");
+  check(await page.$eval("#confirm-h", (e) => e.textContent ?? "") === `Roll back transaction #${fixTxn.id}?`, `${name}: Roll back now asks first`);
+  await page.click("#confirm-apply");
+  await page.waitForFunction((id) => document.querySelector("#txn-detail h3")?.textContent?.startsWith(`Transaction #${id} · reverted`), { timeout: 15000 }, fixTxn.id);
+  check((await api(a, `/v1/transactions/${fixTxn.id}`)).status === "reverted", `${name}: Roll back now reverts the waiting transaction`);
+
+  // The desired state from the page: applied with "Keep it as the desired
+  // state" (persist), then cleared, each asked first.
+  const before = await api(a, "/v1/desired");
+  const keep = { name: "keep-wmem", sysctl: { "net.core.wmem_max": "8388608" } };
+  await page.select("#plan-profile", "");
+  await page.$eval("#plan-text", (e, v) => { (e as HTMLTextAreaElement).value = v; }, JSON.stringify(keep));
+  await page.click("#plan-run");
+  await page.waitForSelector("#plan-result table.steps");
+  await page.click("#plan-apply");
+  await page.click("#confirm-persist");
+  await page.click("#confirm-window"); // off: applied at once, so held at once
+  await page.click("#confirm-apply");
+  await page.waitForFunction(() => document.querySelector("#desired-line")?.textContent?.includes("keep-wmem"), { timeout: 15000 });
+  const after = await api(a, "/v1/desired");
+  check(before.profile_name === "want-rmem" && after.profile.name === "keep-wmem" && after.source === "transaction",
+    `${name}: applied with persist, keep-wmem replaced want-rmem as the desired state (got ${before.profile_name} → ${after.profile.name}, ${after.source})`);
+  await page.click("#desired-clear");
+  check(await page.$eval("#confirm-h", (e) => e.textContent ?? "") === "Stop holding the desired state?", `${name}: clearing asks first`);
+  await page.click('#confirm-dialog button[value="cancel"]');
+  await new Promise((r) => setTimeout(r, 300));
+  check((await fetch(`${a.direct}/v1/desired`)).status === 200, `${name}: Cancel keeps the desired state`);
+  await page.click("#desired-clear");
+  await page.click("#confirm-apply");
+  await page.waitForSelector("#no-desired", { timeout: 15000 });
+  const cleared = await fetch(`${a.direct}/v1/desired`);
+  check(cleared.status === 404, `${name}: "Stop holding it" cleared the desired state (GET /v1/desired: ${cleared.status})`);
+  check((await page.$eval("#drift-summary", (e) => e.textContent ?? "")).includes("none"), `${name}: the drift view is read again: no desired state`);
   await page.$eval("#desired-section", (e) => e.scrollIntoView());
   await shot(page, "x460-desired", false);
   check(errors.length === 0, `${name}: no console errors\n${errors.join("\n")}`);
@@ -533,6 +637,25 @@ async function tokens() {
   check(t.total === 1 && t.transactions[0].identity === "ops", `${name}: applied as 'ops' (got ${JSON.stringify(t.transactions.map((x: any) => x.identity))})`);
   check(readFileSync(join(a.root, "sys/class/net/bond0/bonding/xmit_hash_policy"), "utf8").trim().startsWith("layer3+4"),
     `${name}: the bond's hash policy is now layer3+4`);
+  // Clearing the desired state with the read token: refused, and said so
+  // where the button is; the state is still held.
+  const auth = (tok: string) => ({ Authorization: `Bearer ${tok}`, "content-type": "application/json" });
+  const put = await fetch(`${a.direct}/v1/desired`, { method: "PUT", headers: auth(applyTok),
+    body: JSON.stringify({ name: "held", sysctl: { "net.core.rmem_max": "16777216" } }) });
+  check(put.ok, `${name}: the apply token sets a desired state (got ${put.status})`);
+  // The page asks GET /v1/desired once the drift report says there is one.
+  for (let i = 0; i < 50 && (await fetch(`${a.direct}/v1/drift`, { headers: auth(readTok) }).then((r) => r.json())).status === "none"; i++)
+    await new Promise((r) => setTimeout(r, 100));
+  await page.$eval("#token", (e) => { (e as HTMLInputElement).value = ""; });
+  await page.type("#token", readTok);
+  await page.click('#token-form button[type="submit"]');
+  await page.waitForSelector("#desired-clear", { timeout: 15000 });
+  await page.click("#desired-clear");
+  await page.click("#confirm-apply");
+  await page.waitForSelector("#desired-msg.error", { timeout: 15000 });
+  const denied = await page.$eval("#desired-msg", (e) => e.textContent ?? "");
+  check(/scope 'apply'/.test(denied), `${name}: a read token's clear is refused, saying it needs scope 'apply' (got '${denied}')`);
+  check((await fetch(`${a.direct}/v1/desired`, { headers: auth(readTok) })).status === 200, `${name}: the desired state is still held`);
   await shot(page, "epyc-tokens");
   check(errors.length === 0, `${name}: no console errors besides the 401s\n${errors.join("\n")}`);
   await page.close();
