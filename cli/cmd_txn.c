@@ -141,9 +141,6 @@ static json_t *load_profile(const char *path)
 	return p;
 }
 
-/* The agent's NICs (GET /v1/nics), for colouring IRQ CPUs off their NIC's
- * node; only asked for when stdout has colour, and NULL when that fails
- * (the table is then plain, which loses nothing but colour). */
 /* GET /v1/nics, for a view of DOC: to colour IRQ CPUs off their NIC's node
  * on a terminal, and to name a bond's ports in DOC's grouped warnings
  * (cli/warn_group.h). NULL when neither needs it, or it cannot be read. */
