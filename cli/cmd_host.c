@@ -651,6 +651,32 @@ static void feature_lines(const json_t *features, const json_t *pause)
 		       json_is_true(json_object_get(pause, "tx")) ? "on" : "off");
 }
 
+/* The parameters only ethtool netlink reaches (settings/ring_params.c,
+ * coalesce.c): one line a field, its value and maximum, or why it is not
+ * supported. TITLE heads the block; nothing when OBJ is not an object. */
+static void netlink_param_rows(const char *title, const json_t *obj)
+{
+	const char *name;
+	json_t *f;
+	if (!json_is_object(obj))
+		return;
+	printf("\n%s (ethtool netlink):\n", title);
+	json_object_foreach((json_t *)obj, name, f) {
+		json_t *v = json_object_get(f, "value"), *max = json_object_get(f, "max");
+		if (!json_is_true(json_object_get(f, "supported"))) {
+			printf("  %-20s not supported: %s\n", name, str_or_dash(f, "reason"));
+			continue;
+		}
+		if (json_is_boolean(v))
+			printf("  %-20s %s", name, json_is_true(v) ? "on" : "off");
+		else
+			printf("  %-20s %s", name, str_or_dash(f, "value"));
+		if (json_is_integer(max))
+			printf(" (max %lld)", (long long)json_integer_value(max));
+		printf("\n");
+	}
+}
+
 /* "link: mtu 9000 (68..9216), txqueuelen 1000, qdisc mq fq (mq fq)" from
  * what settings/mtu.c and qdisc.c report, the parts that are there. */
 static void link_line(const json_t *doc)
@@ -740,6 +766,8 @@ int nt_cmd_nics(const char *cmd, const cli_opts *o, int nargs, char **args)
 			free(h);
 		}
 		feature_lines(json_object_get(doc, "features"), json_object_get(doc, "pause"));
+		netlink_param_rows("ring parameters", json_object_get(doc, "ring_params"));
+		netlink_param_rows("coalescing parameters", json_object_get(doc, "coalesce_params"));
 		flow_rows(json_object_get(doc, "flows"));
 	}
 	json_decref(doc);

@@ -29,6 +29,8 @@
 
 #include <linux/ethtool.h>
 #include <linux/ethtool_netlink.h>
+#include <linux/genetlink.h>
+#include <linux/netlink.h>
 #include <linux/sockios.h>
 #include <net/if.h>
 
@@ -187,6 +189,40 @@ static int group_valid(const nt_ethtool_group *g)
 	return 0;
 }
 
+/* ---- kernel releases ---- */
+
+/* "6.14.2+deb13-amd64" as 6 and 14; -1 when it does not start so. */
+static int release_parts(const char *s, long *major, long *minor)
+{
+	char *e;
+	if (!s || s[0] < '0' || s[0] > '9')
+		return -1;
+	*major = strtol(s, &e, 10);
+	if (*e != '.' || e[1] < '0' || e[1] > '9')
+		return -1;
+	*minor = strtol(e + 1, &e, 10);
+	return 0;
+}
+
+bool nt_ethtool_release_lacks(const char *release, const char *since)
+{
+	long rmaj, rmin, smaj, smin;
+	if (!since || release_parts(release, &rmaj, &rmin) < 0 || release_parts(since, &smaj, &smin) < 0)
+		return false;
+	return rmaj < smaj || (rmaj == smaj && rmin < smin);
+}
+
+void nt_ethtool_absent_why(const nt_ethtool_field *f, const char *since, const char *release, bool netlink,
+			   char *out, size_t size)
+{
+	if (nt_ethtool_release_lacks(release, since))
+		snprintf(out, size, "needs Linux %s or later (this kernel is %s)", since, release);
+	else if (!netlink && f->ioc_off == NT_ETHTOOL_NO_IOCTL)
+		snprintf(out, size, "only ethtool netlink carries it, and this kernel has none");
+	else
+		snprintf(out, size, "the driver does not report it");
+}
+
 /* ---- ethtool netlink ---- */
 
 /* A request message with the device header filled in. */
@@ -219,36 +255,83 @@ typedef struct get_reply {
 	bool seen;
 } get_reply;
 
-/* The kernel puts in the reply only what the driver reports (see
- * rings_fill_reply, coalesce_fill_reply); attributes newer than our
- * table, and the header, are skipped. */
+/* The attributes of one GET reply into OUT. The kernel puts in the reply
+ * only what the driver reports (see rings_fill_reply, coalesce_fill_reply);
+ * attributes newer than our table, and the header, are skipped. */
+static int parse_attrs(const nt_ethtool_group *g, const unsigned char *p, size_t len, nt_ethtool_values *out)
+{
+	while (len >= NLA_HDRLEN) {
+		struct nlattr a;
+		memcpy(&a, p, sizeof(a));
+		if (a.nla_len < NLA_HDRLEN || a.nla_len > len)
+			return NT_EPARSE;
+		uint16_t type = a.nla_type & NLA_TYPE_MASK;
+		size_t plen = a.nla_len - NLA_HDRLEN;
+		for (int i = 0; i < g->nfields; i++) {
+			const nt_ethtool_field *f = &g->fields[i];
+			if (type != f->attr)
+				continue;
+			if (f->width == NT_ETHTOOL_U8) {
+				if (plen < 1)
+					return NT_EPARSE;
+				out->v[i] = p[NLA_HDRLEN];
+			} else {
+				uint32_t v;
+				if (plen < sizeof(v))
+					return NT_EPARSE;
+				memcpy(&v, p + NLA_HDRLEN, sizeof(v));
+				out->v[i] = v;
+			}
+			out->present |= 1u << i;
+		}
+		size_t step = NLA_ALIGN(a.nla_len);
+		if (step >= len)
+			break;
+		p += step;
+		len -= step;
+	}
+	return 0;
+}
+
+int nt_ethtool_parse_reply(const nt_ethtool_group *g, const void *buf, size_t len, nt_ethtool_values *out)
+{
+	const unsigned char *p = buf;
+	struct nlmsghdr h;
+
+	memset(out, 0, sizeof(*out));
+	if (!g || !buf || group_valid(g) < 0)
+		return -EINVAL;
+	if (len < NLMSG_HDRLEN)
+		return NT_EPARSE;
+	memcpy(&h, p, sizeof(h));
+	if (h.nlmsg_len < NLMSG_HDRLEN || h.nlmsg_len > len)
+		return NT_EPARSE;
+	if (h.nlmsg_type == NLMSG_ERROR) {
+		struct nlmsgerr e;
+		if (h.nlmsg_len < NLMSG_LENGTH(sizeof(e)))
+			return NT_EPARSE;
+		memcpy(&e, p + NLMSG_HDRLEN, sizeof(e));
+		/* An ACK where the reply should be: no reply at all. */
+		return e.error < 0 ? e.error : -EIO;
+	}
+	if (h.nlmsg_type == NLMSG_DONE || h.nlmsg_type < NLMSG_MIN_TYPE ||
+	    h.nlmsg_len < NLMSG_LENGTH(GENL_HDRLEN))
+		return NT_EPARSE;
+	int r = parse_attrs(g, p + NLMSG_LENGTH(GENL_HDRLEN), h.nlmsg_len - NLMSG_LENGTH(GENL_HDRLEN), out);
+	if (r < 0)
+		memset(out, 0, sizeof(*out));
+	return r;
+}
+
+/* libnl's callback for the reply: the pure parser above over its bytes. */
 static int parse_get_reply(struct nl_msg *msg, void *arg)
 {
 	get_reply *gr = arg;
 	struct nlmsghdr *nlh = nlmsg_hdr(msg);
-	struct genlmsghdr *gnlh = nlmsg_data(nlh);
-	struct nlattr *a;
-	int rem;
+	int r = nt_ethtool_parse_reply(gr->g, nlh, nlh->nlmsg_len, gr->out);
 
-	if (!genlmsg_valid_hdr(nlh, 0))
-		return NT_EPARSE;
-	nla_for_each_attr(a, genlmsg_attrdata(gnlh, 0), genlmsg_attrlen(gnlh, 0), rem) {
-		for (int i = 0; i < gr->g->nfields; i++) {
-			const nt_ethtool_field *f = &gr->g->fields[i];
-			if (nla_type(a) != f->attr)
-				continue;
-			if (f->width == NT_ETHTOOL_U8) {
-				if (nla_len(a) < 1)
-					return NT_EPARSE;
-				gr->out->v[i] = nla_get_u8(a);
-			} else {
-				if (nla_len(a) < 4)
-					return NT_EPARSE;
-				gr->out->v[i] = nla_get_u32(a);
-			}
-			gr->out->present |= 1u << i;
-		}
-	}
+	if (r < 0)
+		return r;
 	gr->seen = true;
 	return 0;
 }

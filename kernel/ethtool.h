@@ -92,6 +92,28 @@ int nt_ethtool_set_group(nt_ethtool *h, const nt_ctx *ctx, const nt_ethtool_grou
 			 const char *ifname, const nt_ethtool_values *want, char *err,
 			 size_t errsize);
 
+/* One GET reply of G as the kernel sends it: BUF holds LEN bytes
+ * received from the socket, whose first netlink message is the reply (its
+ * attributes fill OUT as nt_ethtool_get_group says; the header and
+ * attributes G does not name are skipped) or an NLMSG_ERROR. Pure, so the
+ * unit test feeds it replies built by hand. Returns 0, the kernel's
+ * -errno (-EIO for an ACK without a reply), NT_EPARSE (truncated message
+ * or attribute, a value shorter than its width), or -EINVAL (bad table). */
+int nt_ethtool_parse_reply(const nt_ethtool_group *g, const void *buf, size_t len, nt_ethtool_values *out);
+
+/* Whether a kernel of RELEASE ("6.1.0-27-amd64", /proc/sys/kernel/osrelease)
+ * is older than SINCE ("6.14"), a field's first release. False when either
+ * is NULL or does not start with MAJOR.MINOR: nothing is claimed then. */
+bool nt_ethtool_release_lacks(const char *release, const char *since);
+/* Why field F is not in a reply, as a clause: "needs Linux 6.14 or later
+ * (this kernel is 6.1.0-27-amd64)" when RELEASE is older than SINCE, the
+ * field's first release (NULL: as old as ethtool netlink); "only ethtool
+ * netlink carries it, and this kernel has none" when the handle talks
+ * through the ioctl (NETLINK false) and the ioctl struct has no such
+ * field; else "the driver does not report it". */
+void nt_ethtool_absent_why(const nt_ethtool_field *f, const char *since, const char *release, bool netlink,
+			   char *out, size_t size);
+
 /* The two groups nettune models as structs. */
 extern const nt_ethtool_group nt_ethtool_rings_group;
 extern const nt_ethtool_group nt_ethtool_channels_group;

@@ -14,7 +14,12 @@
  * Through ethtool netlink (ETHTOOL_MSG_COALESCE_GET/SET; the kernel's reply
  * carries only the parameters the driver supports) with the
  * ETHTOOL_GCOALESCE/SCOALESCE ioctl as fallback, and the "coalesce" object
- * of ROOT/ethtool/IFACE.json on a fixture root. */
+ * of ROOT/ethtool/IFACE.json on a fixture root. CQE mode (cqe_mode_rx/tx,
+ * 5.15) and TX aggregation (tx_aggr_max_bytes/_frames/_time_usecs, 6.3)
+ * exist only over netlink; GET /v1/nics/{name} shows them as
+ * "coalesce_params", and a plan asking a kernel older than one of them
+ * names the release it needs. */
+#include "kernel/ethtool_nlattrs.h"
 #include "settings/group_kind.h"
 
 #include <errno.h>
@@ -27,8 +32,12 @@
 
 #define FIELD(name, attr, width, ioc) \
 	{ name, ETHTOOL_A_COALESCE_##attr, NT_ETHTOOL_##width, offsetof(struct ethtool_coalesce, ioc), false, NULL }
+/* Only ethtool netlink carries these (kernel/ethtool_nlattrs.h). */
+#define NL_FIELD(name, attr, width) \
+	{ name, NT_ETHTOOL_A_COALESCE_##attr, NT_ETHTOOL_##width, NT_ETHTOOL_NO_IOCTL, false, NULL }
 
-/* The profile's names, in the order values are written. */
+/* The profile's names, in the order values are written: the six the
+ * ioctl has too, then those only ethtool netlink reaches. */
 static const nt_ethtool_field fields[] = {
 	FIELD("rx_usecs", RX_USECS, U32, rx_coalesce_usecs),
 	FIELD("tx_usecs", TX_USECS, U32, tx_coalesce_usecs),
@@ -36,8 +45,19 @@ static const nt_ethtool_field fields[] = {
 	FIELD("tx_frames", TX_MAX_FRAMES, U32, tx_max_coalesced_frames),
 	FIELD("adaptive_rx", USE_ADAPTIVE_RX, U8, use_adaptive_rx_coalesce),
 	FIELD("adaptive_tx", USE_ADAPTIVE_TX, U8, use_adaptive_tx_coalesce),
+	NL_FIELD("cqe_mode_rx", USE_CQE_MODE_RX, U8),
+	NL_FIELD("cqe_mode_tx", USE_CQE_MODE_TX, U8),
+	NL_FIELD("tx_aggr_max_bytes", TX_AGGR_MAX_BYTES, U32),
+	NL_FIELD("tx_aggr_max_frames", TX_AGGR_MAX_FRAMES, U32),
+	NL_FIELD("tx_aggr_time_usecs", TX_AGGR_TIME_USECS, U32),
 };
-enum { NFIELDS = sizeof(fields) / sizeof(fields[0]) };
+enum { NFIELDS = sizeof(fields) / sizeof(fields[0]), NCLASSIC = 6 };
+/* The first release of each netlink-only field (kernel/ethtool_nlattrs.h);
+ * NULL for the classic ones, which ethtool netlink has had from 5.6. */
+static const char *const since[NFIELDS] = { [6] = "5.15", [7] = "5.15", [8] = "6.3", [9] = "6.3", [10] = "6.3" };
+/* The fields GET /v1/topology shows: the classic six, as before the
+ * netlink-only ones came; those are in GET /v1/nics/{name} only. */
+#define CLASSIC ((1u << NCLASSIC) - 1)
 _Static_assert(NFIELDS <= NT_VALUE_FIELDS, "fields fit a value");
 
 static const nt_ethtool_group group = {
@@ -101,24 +121,54 @@ static int coalesce_read(const nt_ctx *ctx, nt_ethtool *eh, const char *target, 
 	return read_values(eh, ctx, target, out);
 }
 
-/* Every field asked for must be one the NIC reports. */
+/* The running kernel's release ("" when unknown) and whether EH (or a
+ * handle of CTX's) speaks ethtool netlink: what says why a field is
+ * missing. */
+static void kernel_of(const nt_ctx *ctx, nt_ethtool *eh, char *release, size_t size, bool *netlink)
+{
+	nt_ethtool *tmp = NULL;
+	if (nt_read_str(ctx, release, size, "/proc/sys/kernel/osrelease") < 0)
+		release[0] = '\0';
+	*netlink = true;
+	if (!eh && nt_ethtool_open(ctx, &tmp) == 0)
+		eh = tmp;
+	if (eh)
+		*netlink = nt_ethtool_backend_of(eh) != NT_ETHTOOL_IOCTL;
+	nt_ethtool_close(tmp);
+}
+
+/* Every field asked for must be one the NIC reports; for one newer than
+ * the running kernel, the release that has it is named. */
 static int coalesce_check(const nt_ctx *ctx, nt_ethtool *eh, const nt_topology *t, const char *target,
 			  const nt_value *v, char *why, size_t whysize)
 {
 	nt_value cur;
-	char names[128];
+	char names[256];
 	int r = read_values(eh, ctx, target, &cur);
+	(void)t;
 	if (r < 0) {
 		snprintf(why, whysize, "%s: interrupt coalescing cannot be read: %s", target, nt_strerror(r));
 		return NT_EINVALID;
 	}
 	uint32_t missing = v->f.present & ~cur.f.present;
 	if (missing) {
-		char have[128];
+		char have[256], release[64], reason[160] = "";
+		bool netlink;
 		names_of(missing, names, sizeof(names));
 		names_of(cur.f.present, have, sizeof(have));
-		snprintf(why, whysize, "%s does not support coalescing %s (its driver reports %s)", target, names,
-			 have[0] ? have : "none");
+		kernel_of(ctx, eh, release, sizeof(release), &netlink);
+		/* One reason, the first missing field's that is more than "the
+		 * driver does not report it" (a kernel too old, or no netlink). */
+		for (int i = 0; i < NFIELDS && !reason[0]; i++)
+			if ((missing & (1u << i)) &&
+			    (nt_ethtool_release_lacks(release, since[i]) ||
+			     (!netlink && fields[i].ioc_off == NT_ETHTOOL_NO_IOCTL))) {
+				char w[128];
+				nt_ethtool_absent_why(&fields[i], since[i], release, netlink, w, sizeof(w));
+				snprintf(reason, sizeof(reason), "; %s %s", fields[i].name, w);
+			}
+		snprintf(why, whysize, "%s does not support coalescing %s (its driver reports %s)%s", target, names,
+			 have[0] ? have : "none", reason);
 		return NT_EINVALID;
 	}
 	return 0;
@@ -158,7 +208,7 @@ const nt_setting_kind nt_setting_coalesce = {
 
 static void validate_coalesce(nt_section_check *c, const json_t *arr)
 {
-	static const char *known[NFIELDS + 2] = { "interface" };
+	const char *known[NFIELDS + 2] = { "interface" };
 	size_t i;
 	json_t *e;
 	char base[NT_JSONPATH_MAX], path[NT_JSONPATH_MAX];
@@ -184,9 +234,11 @@ static void validate_coalesce(nt_section_check *c, const json_t *arr)
 								: "'%s' must be an integer from 0 to 4294967295",
 					    fields[k].name);
 		}
-		if (!any)
-			nt_sc_error(c, base, "give at least one of rx_usecs, tx_usecs, rx_frames, tx_frames, "
-					     "adaptive_rx, adaptive_tx");
+		if (!any) {
+			char names[256];
+			names_of((1u << NFIELDS) - 1, names, sizeof(names));
+			nt_sc_error(c, base, "give at least one of %s", names);
+		}
 		if (iface) {
 			snprintf(path, sizeof(path), "%s.interface", base);
 			nt_sc_iface(c, iface, path, false);
@@ -225,20 +277,56 @@ static const nt_profile_section section_coalesce = {
 	.desire = desire_coalesce,
 };
 
-/* "coalesce": {"rx_usecs": 50, ..., "adaptive_rx": true} with the fields
- * the NIC supports; nothing when it has none. */
+/* "coalesce": {"rx_usecs": 50, ..., "adaptive_rx": true} with the classic
+ * fields the NIC supports; nothing when it has none. The netlink-only
+ * fields come from the same reply but are left to the per-NIC view, so
+ * GET /v1/topology stays as it was. */
 static int report_coalesce(const nt_ctx *ctx, nt_ethtool *eh, const nt_nic *nic, json_t *out)
 {
 	nt_value v;
 	int r = read_values(eh, ctx, nic->name, &v);
 	if (r < 0)
 		return r == -EOPNOTSUPP ? 0 : r;
+	v.f.present &= CLASSIC;
 	json_t *o = nt_gk_json(&group, &v);
 	return o ? json_object_set_new(out, "coalesce", o) : -ENOMEM;
+}
+
+/* "coalesce_params": {"cqe_mode_rx": {"supported": true, "value": false},
+ * "tx_aggr_max_bytes": {"supported": false, "reason": "needs Linux 6.3 or
+ * later (this kernel is 6.1.0-27-amd64)"}, ...}: the fields only ethtool
+ * netlink reaches, or null when the NIC has no coalescing; for GET
+ * /v1/nics/{name} and nettune nics IF only. */
+static int report_coalesce_params(const nt_ctx *ctx, nt_ethtool *eh, const nt_nic *nic, json_t *out)
+{
+	nt_value v;
+	char release[64], reason[160];
+	bool netlink;
+	int r = read_values(eh, ctx, nic->name, &v);
+	if (r < 0)
+		return r == -EOPNOTSUPP || r == -ENODEV ? json_object_set_new(out, "coalesce_params", json_null()) : r;
+	kernel_of(ctx, eh, release, sizeof(release), &netlink);
+	json_t *o = json_object();
+	for (int i = NCLASSIC; o && i < NFIELDS; i++) {
+		json_t *f;
+		if (v.f.present & (1u << i)) {
+			f = json_pack("{s:b,s:o}", "supported", 1, "value",
+				      is_flag(i) ? json_boolean(v.f.v[i]) : json_integer(v.f.v[i]));
+		} else {
+			nt_ethtool_absent_why(&fields[i], since[i], release, netlink, reason, sizeof(reason));
+			f = json_pack("{s:b,s:s}", "supported", 0, "reason", reason);
+		}
+		if (!f || json_object_set_new(o, fields[i].name, f) < 0) {
+			json_decref(o);
+			o = NULL;
+		}
+	}
+	return o ? json_object_set_new(out, "coalesce_params", o) : -ENOMEM;
 }
 
 const nt_setting_module nt_module_coalesce = {
 	.kinds = (const nt_setting_kind *const[]){ &nt_setting_coalesce, NULL },
 	.sections = (const nt_profile_section *const[]){ &section_coalesce, NULL },
 	.report_nic = report_coalesce,
+	.report_nic_detail = report_coalesce_params,
 };

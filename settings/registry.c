@@ -15,6 +15,7 @@
 	X(irqbalance)         \
 	X(features)           \
 	X(rings)              \
+	X(ring_params)        \
 	X(channels)           \
 	X(coalesce)           \
 	X(pause)              \

@@ -4,10 +4,14 @@
  *
  * Profile section:
  *   "rings": [{"interface": "enos*", "rx": 4096, "tx": "max"}]
+ * An entry may also give the ring parameters only ethtool netlink reaches
+ * (tcp_data_split, hds_thresh, ...): those are the kind of
+ * settings/ring_params.c, which this section's entries feed.
  * A ring too small for a burst drops packets that a larger one holds
  * (docs/field-reports.md#ring-rx-drops). Through kernel/ethtool.h, which talks
  * to the kernel live and to ROOT/ethtool/IFACE.json in a fixture. */
 #include "kernel/ethtool.h"
+#include "settings/ring_params.h"
 #include "settings/section.h"
 
 #include <errno.h>
@@ -161,18 +165,21 @@ static void check_ring_value(nt_section_check *c, const json_t *e, const char *b
 
 static void validate_rings(nt_section_check *c, const json_t *arr)
 {
-	static const char *const known[] = { "interface", "rx", "tx", NULL };
+	const char *known[16] = { "interface", "rx", "tx" };
 	size_t i;
 	json_t *e;
 	char base[NT_JSONPATH_MAX], path[NT_JSONPATH_MAX];
 
+	for (int k = 0; nt_ring_params_keys[k] && k + 4 < 16; k++)
+		known[k + 3] = nt_ring_params_keys[k];
 	json_array_foreach(arr, i, e) {
 		if (!nt_sc_entry(c, "rings", i, e, base, sizeof(base)))
 			continue;
 		nt_sc_unknown_fields(c, e, base, known);
 		const char *iface = nt_sc_str(c, e, base, "interface", true);
-		if (!json_object_get(e, "rx") && !json_object_get(e, "tx"))
-			nt_sc_error(c, base, "give 'rx', 'tx' or both");
+		if (!json_object_get(e, "rx") && !json_object_get(e, "tx") && !nt_ring_params_in(e))
+			nt_sc_error(c, base, "give 'rx', 'tx' or a ring parameter (%s, ...)", nt_ring_params_keys[0]);
+		nt_ring_params_validate(c, e, base, iface);
 		if (!iface)
 			continue;
 		snprintf(path, sizeof(path), "%s.interface", base);
@@ -200,6 +207,12 @@ static int desire_rings(nt_section_plan *p, const json_t *arr)
 	json_array_foreach(arr, i, e) {
 		const char *pattern = json_string_value(json_object_get(e, "interface"));
 		snprintf(path, sizeof(path), "$.rings[%zu]", i);
+		int r = nt_ring_params_desire(p, e, pattern, path);
+		if (r < 0)
+			return r;
+		/* Only ring parameters: no ring size step. */
+		if (!json_object_get(e, "rx") && !json_object_get(e, "tx"))
+			continue;
 		for (int k = 0; k < p->t->nnics; k++) {
 			const nt_nic *nic = &p->t->nics[k];
 			nt_value v;
@@ -212,7 +225,7 @@ static int desire_rings(nt_section_plan *p, const json_t *arr)
 			memset(&v, 0, sizeof(v));
 			nt_value_field_set(&v, RX, ring_value(json_object_get(e, "rx"), nic->rings.rx, nic->rings.rx_max));
 			nt_value_field_set(&v, TX, ring_value(json_object_get(e, "tx"), nic->rings.tx, nic->rings.tx_max));
-			int r = nt_desire_put(p, &nt_setting_rings, nic->name, nic->name, &v, path);
+			r = nt_desire_put(p, &nt_setting_rings, nic->name, nic->name, &v, path);
 			if (r < 0)
 				return r;
 		}

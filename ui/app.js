@@ -490,6 +490,8 @@ async function loadNicPackets(name) {
   box.replaceChildren(...[
     link ? h("p", {}, link) : null,
     feats ? h("p", { title: "offload features the driver can change" }, `offloads: ${feats}`) : null,
+    netlinkParams("ring parameters", d.ring_params),
+    netlinkParams("coalescing", d.coalesce_params),
     napiLine(d),
     rows.length ?
       h("table.grid.queues", {},
@@ -514,6 +516,20 @@ function napiCell(n, ifname) {
   }
   if (n.threaded === false) return h("td", { title: `NAPI ${n.id} runs in softirq, where its interrupt fired` }, "softirq");
   return h("td", {}, "–");
+}
+
+// The ring or coalescing parameters only ethtool netlink reaches: each
+// supported one with its value (and maximum), then those the NIC or kernel
+// lacks, with the reasons in the tooltip.
+function netlinkParams(title, params) {
+  if (!params) return null;
+  const entries = Object.entries(params);
+  const shown = entries.filter(([, f]) => f.supported).map(([k, f]) =>
+    `${k} ${f.value === true ? "on" : f.value === false ? "off" : f.value}` + (f.max !== undefined ? ` (max ${f.max})` : ""));
+  const missing = entries.filter(([, f]) => !f.supported);
+  const text = `${title}: ${shown.length ? shown.join(", ") : "none supported"}` +
+    (missing.length ? `; not supported: ${missing.map(([k]) => k).join(", ")}` : "");
+  return h("p.netlink-params", { title: missing.map(([k, f]) => `${k}: ${f.reason}`).join("\n") }, text);
 }
 
 // The device's NAPI values and where the queues' IRQs came from.

@@ -134,6 +134,8 @@ static const struct {
 	{ "irqbalance_ban", 0 },
 	{ "irqbalance_service", 0 },
 	{ "rings", NT_SETTING_EVENT(NT_EVENT_ETHTOOL) },
+	/* The same RINGS_SET, so the same ETHTOOL_MSG_RINGS_NTF. */
+	{ "ring_params", NT_SETTING_EVENT(NT_EVENT_ETHTOOL) },
 	{ "channels", NT_SETTING_EVENT(NT_EVENT_ETHTOOL) },
 	{ "coalesce", NT_SETTING_EVENT(NT_EVENT_ETHTOOL) },
 	{ "bond", NT_SETTING_EVENT(NT_EVENT_LINK) }, /* NETDEV_CHANGEINFODATA */

@@ -149,7 +149,7 @@ static void test_validation(const nt_topology *t)
 	EXPECT_ERROR(t, "{\"name\":\"x\",\"rings\":[{\"interface\":\"enos0\",\"rx\":0}]}",
 		     "$.rings[0].rx", "not a positive ring size");
 	EXPECT_ERROR(t, "{\"name\":\"x\",\"rings\":[{\"interface\":\"enos0\"}]}", "$.rings[0]",
-		     "give 'rx', 'tx' or both");
+		     "give 'rx', 'tx' or a ring parameter");
 	EXPECT_ERROR(t, "{\"name\":\"x\",\"rings\":[{\"interface\":\"eth0\",\"rx\":64}]}",
 		     "$.rings[0].interface", "no ring settings");
 	EXPECT_ERROR(t, "{\"name\":\"x\",\"bonds\":[{\"interface\":\"bond0\","

@@ -145,6 +145,17 @@ async function checkNicClick(page: Page, topo: any, nicName: string, name: strin
     const napiOn = !n0 ? "–" : n0.thread_cpus ? n0.thread_cpus : n0.threaded === false ? "softirq" : "–";
     check(!!r0 && r0[4] === napiOn, `${name}: ${nicName} rx-${q0.queue} shows its NAPI thread's CPUs ${napiOn} (got ${r0})`);
   }
+  // The ring parameters only ethtool netlink reaches: those supported with
+  // their value, the others named as not supported (the EPYC tree's ports:
+  // split off, push modes off, no hds-thresh on their 6.12).
+  if (detail.ring_params) {
+    await page.waitForSelector("#nic-detail p.netlink-params", { timeout: 5000 }).catch(() => null);
+    const line = await page.$eval("#nic-detail p.netlink-params", (e) => e.textContent).catch(() => null);
+    const tds = detail.ring_params.tcp_data_split;
+    check(!!line && (!tds.supported || line.includes(`tcp_data_split ${tds.value}`)) &&
+      (detail.ring_params.hds_thresh.supported || /not supported: .*hds_thresh/.test(line)),
+      `${name}: ${nicName} shows its ring parameters as GET /v1/nics says (got ${line})`);
+  }
   check(await page.$eval(`#map .nic[data-nic="${nicName}"]`, (e) => e.getAttribute("aria-pressed")) === "true",
     `${name}: ${nicName} shown as selected`);
   return { on, off };
