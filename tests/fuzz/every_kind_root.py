@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """Make a fixture root whose NICs have every kind of ethtool setting, for
 fuzz_profile and fuzz_desired: a copy of the EPYC fixture (rings, channels,
-flows and RSS on enos0..enos3, a bond over them) with interrupt coalescing,
-offload features and flow control (pause) added to each NIC's
+flows and RSS on enos0..enos3, a bond over them) with interrupt coalescing
+(CQE mode too), hds-thresh, offload features and flow control (pause) added to each NIC's
 ethtool/IFACE.json as the unit tests give them (test_coalesce, test_features,
 test_pause), so that profile validation gets past every section instead of
 stopping at "has no ... settings" (the x460 root's NICs have rings only).
@@ -15,7 +15,10 @@ import shutil
 import sys
 
 COALESCE = {"rx_usecs": 8, "tx_usecs": 8, "rx_frames": 0, "tx_frames": 0,
-            "adaptive_rx": 1, "adaptive_tx": 0}
+            "adaptive_rx": 1, "adaptive_tx": 0, "cqe_mode_rx": 0, "cqe_mode_tx": 0}
+# The ring parameters only ethtool netlink reaches, as 7.3's netdevsim
+# reports them (the generator's ports have split and push modes already).
+RING_PARAMS = {"hds_thresh": 0, "hds_thresh_max": 1024}
 FEATURES = {"tx-scatter-gather": {"on": True, "fixed": False},
             "tx-tcp-segmentation": {"on": True, "needs": ["tx-scatter-gather"]},
             "rx-gro": True, "rx-lro": {"on": False, "fixed": True},
@@ -37,6 +40,8 @@ def main():
         doc.setdefault("coalesce", COALESCE)
         doc.setdefault("features", FEATURES)
         doc.setdefault("pause", PAUSE)
+        for k, v in RING_PARAMS.items():
+            doc.get("rings", {}).setdefault(k, v)
         kinds |= set(doc)
         with open(path, "w") as f:
             json.dump(doc, f, indent=1)

@@ -5,7 +5,8 @@
 # the host read's block-wise /proc/interrupts reader against the whole-text
 # parse (fuzz_irqread), /proc/net/softnet_stat (fuzz_softnet), irqbalance's
 # setup reply (fuzz_irqbalance), the netdev family's netlink replies cut
-# into datagrams (fuzz_netdev), request bodies through the JSON pre-scan,
+# into datagrams (fuzz_netdev), an ethtool netlink GET reply
+# (fuzz_ethtool_reply), request bodies through the JSON pre-scan,
 # the parser, profile validation and planning (fuzz_profile), request
 # targets through path splitting and route matching (fuzz_request), their
 # query strings (fuzz_query), the files the agent reads at start: its
@@ -32,7 +33,7 @@ src=${NT_SRC:?NT_SRC: the source tree}
 build=${NT_FUZZ_BUILD:?NT_FUZZ_BUILD: the build tree to use}
 secs=${NT_FUZZ_SECONDS:-6}
 targets=${NT_FUZZ_TARGETS:-fuzz_cpuset fuzz_interrupts fuzz_irqread fuzz_softnet fuzz_irqbalance
-	fuzz_netdev fuzz_profile fuzz_request fuzz_query fuzz_config fuzz_tokens fuzz_desired fuzz_metric}
+	fuzz_netdev fuzz_ethtool_reply fuzz_profile fuzz_request fuzz_query fuzz_config fuzz_tokens fuzz_desired fuzz_metric}
 
 command -v clang >/dev/null || { echo "SKIP: clang is not installed"; exit 77; }
 probe=$(mktemp /tmp/nt-fuzz-probe-XXXXXX)
