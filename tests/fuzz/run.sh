@@ -6,7 +6,9 @@
 # parse (fuzz_irqread), /proc/net/softnet_stat (fuzz_softnet), irqbalance's
 # setup reply (fuzz_irqbalance), the netdev family's netlink replies cut
 # into datagrams (fuzz_netdev), an ethtool netlink GET reply
-# (fuzz_ethtool_reply), request bodies through the JSON pre-scan,
+# (fuzz_ethtool_reply), a fixture root's NIC document through every reader
+# of the fixture's kernel and a write each (fuzz_fixture), request bodies
+# through the JSON pre-scan,
 # the parser, profile validation and planning (fuzz_profile), request
 # targets through path splitting and route matching (fuzz_request), their
 # query strings (fuzz_query), the files the agent reads at start: its
@@ -33,7 +35,8 @@ src=${NT_SRC:?NT_SRC: the source tree}
 build=${NT_FUZZ_BUILD:?NT_FUZZ_BUILD: the build tree to use}
 secs=${NT_FUZZ_SECONDS:-6}
 targets=${NT_FUZZ_TARGETS:-fuzz_cpuset fuzz_interrupts fuzz_irqread fuzz_softnet fuzz_irqbalance
-	fuzz_netdev fuzz_ethtool_reply fuzz_profile fuzz_request fuzz_query fuzz_config fuzz_tokens fuzz_desired fuzz_metric}
+	fuzz_netdev fuzz_ethtool_reply fuzz_fixture fuzz_profile fuzz_request fuzz_query fuzz_config fuzz_tokens fuzz_desired
+	fuzz_metric}
 
 command -v clang >/dev/null || { echo "SKIP: clang is not installed"; exit 77; }
 probe=$(mktemp /tmp/nt-fuzz-probe-XXXXXX)
@@ -92,6 +95,10 @@ for t in $targets; do
 		# The shipped file as it is, and with every key set.
 		cp -f "$src/deploy/nettune.conf" "$c/nettune.conf"
 		sed 's/^#\([a-z_]* =\)/\1/' "$src/deploy/nettune.conf" >"$c/nettune.conf-set" ;;
+	fuzz_fixture)
+		for f in "$fx"/*/ethtool/*.json "$every"/ethtool/*.json; do
+			[ -f "$f" ] && cp -f "$f" "$c/$(echo "$f" | md5sum | cut -c1-16)"
+		done ;;
 	fuzz_profile | fuzz_desired)
 		for f in "$src"/profiles/*.json "$src"/tests/fuzz/seeds/fuzz_profile/*; do
 			[ -f "$f" ] && cp -f "$f" "$c/$(echo "$f" | md5sum | cut -c1-16)"
