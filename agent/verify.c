@@ -6,6 +6,7 @@
  * transaction too, so a host held to a desired state is covered. */
 #include "agent/agent.h"
 #include "host/delivery.h"
+#include "host/napi.h"
 #include "store/status.h"
 
 #include <errno.h>
@@ -137,10 +138,12 @@ static json_t *check_once(const nt_ctx *ctx, const nt_delivery_placed *placed, i
 {
 	nt_topology *t0 = NULL, *t1 = NULL;
 	nt_delivery_sample a, b;
+	nt_host_napi napi;
 	json_t *doc = NULL;
 
 	memset(&a, 0, sizeof(a));
 	memset(&b, 0, sizeof(b));
+	memset(&napi, 0, sizeof(napi));
 	*settle_ms = 0;
 	for (;;) {
 		if (nt_topology_read(ctx, &t0) < 0)
@@ -153,6 +156,9 @@ static json_t *check_once(const nt_ctx *ctx, const nt_delivery_placed *placed, i
 		sleep_ms(50);
 		*settle_ms += 50;
 	}
+	/* The family's queue->IRQ map, one read for the host. */
+	if (nt_host_napi_read(t0, NULL, 0, &napi) < 0)
+		goto out;
 	if (nt_delivery_sample_read(ctx, &a) < 0)
 		goto out;
 	sleep_ms(window_ms);
@@ -160,9 +166,10 @@ static json_t *check_once(const nt_ctx *ctx, const nt_delivery_placed *placed, i
 		goto out;
 	if (nt_topology_read(ctx, &t1) < 0)
 		t1 = NULL;
-	nt_delivery_in in = { .t0 = t0, .t1 = t1, .a = &a, .b = &b, .placed = placed, .nplaced = n };
+	nt_delivery_in in = { .t0 = t0, .t1 = t1, .a = &a, .b = &b, .placed = placed, .nplaced = n, .napi = &napi };
 	doc = nt_delivery_compute(&in);
 out:
+	nt_host_napi_free(&napi);
 	nt_delivery_sample_free(&a);
 	nt_delivery_sample_free(&b);
 	nt_topology_free(t0);

@@ -308,7 +308,13 @@ static int get_diagnostics(const nt_request *req, nt_response *resp)
 	if (nt_agent_placement_hint(nt_server_agent(req->server), nt_snapshot_topology(snap), NULL, &reserved,
 				    &exclude, source, sizeof(source)) == 0)
 		opt.reserved = reserved;
+	/* The NAPIs of every NIC: one read of the netdev family for the host
+	 * (never part of the shared host read that /v1/topology serves). */
+	nt_host_napi napi;
+	if (nt_host_napi_read(nt_snapshot_topology(snap), NULL, 0, &napi) == 0)
+		opt.napi = &napi;
 	resp->json = nt_diagnose(nt_snapshot_topology(snap), &opt);
+	nt_host_napi_free(&napi);
 	json_decref(reserved);
 	json_decref(recent);
 	nt_snapshot_put(snap);

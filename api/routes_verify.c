@@ -11,6 +11,7 @@
 #include "api/http.h"
 #include "api/server.h"
 #include "host/delivery.h"
+#include "host/napi.h"
 #include "host/topology.h"
 #include "store/store.h"
 
@@ -25,6 +26,7 @@ struct verify_wait {
 	int nplaced;
 	nt_delivery_rxq *rxq;
 	int nrxq;
+	nt_host_napi napi; /* t0's NAPIs: the family's queue->IRQ map */
 };
 
 static void verify_wait_free(void *p)
@@ -34,6 +36,7 @@ static void verify_wait_free(void *p)
 	nt_topology_free(w->t0);
 	free(w->placed);
 	free(w->rxq);
+	nt_host_napi_free(&w->napi);
 	free(w);
 }
 
@@ -55,7 +58,7 @@ static int verify_finish(const nt_request *req, nt_response *resp)
 	if (nt_topology_read(ctx, &t1) < 0)
 		t1 = NULL;
 	nt_delivery_in in = { .t0 = w->t0, .t1 = t1, .a = &w->a, .b = &b, .placed = w->placed,
-			      .nplaced = w->nplaced, .rxq = w->rxq, .nrxq = w->nrxq };
+			      .nplaced = w->nplaced, .rxq = w->rxq, .nrxq = w->nrxq, .napi = &w->napi };
 	resp->json = nt_delivery_compute(&in);
 	if (resp->json)
 		nt_agent_note_delivery(nt_server_agent(req->server), resp->json, nt_store_now_ms());
@@ -88,7 +91,8 @@ static int get_verify(const nt_request *req, nt_response *resp)
 		return r;
 	}
 	if (nt_agent_placed_irqs(nt_server_agent(req->server), w->t0, &w->placed, &w->nplaced) < 0 ||
-	    nt_delivery_rps_queues(w->t0, &w->rxq, &w->nrxq) < 0) {
+	    nt_delivery_rps_queues(w->t0, &w->rxq, &w->nrxq) < 0 ||
+	    nt_host_napi_read(w->t0, NULL, 0, &w->napi) < 0) {
 		verify_wait_free(w);
 		return -ENOMEM;
 	}

@@ -13,6 +13,7 @@
 #include "cli/exit.h"
 #include "diagnose/diagnose.h"
 #include "host/dropwin.h"
+#include "host/napi.h"
 #include "host/topology.h"
 
 #include <stdio.h>
@@ -166,7 +167,11 @@ int nt_cmd_diagnose(const char *cmd, const cli_opts *o, int nargs, char **args)
 	if (nt_cli_read_host(o, &t) < 0)
 		return NT_EXIT_ERROR;
 	nt_diag_options dopt = { .rtt_ms = o->rtt_ms ? o->rtt_ms : 10 };
+	nt_host_napi napi;
+	if (nt_host_napi_read(t, NULL, 0, &napi) == 0)
+		dopt.napi = &napi;
 	json_t *doc = nt_diagnose(t, &dopt);
+	nt_host_napi_free(&napi);
 	nt_topology_free(t);
 	if (!doc) {
 		fprintf(stderr, "nettune: out of memory\n");

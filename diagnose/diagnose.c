@@ -6,11 +6,13 @@
  * This file collects the findings and builds the document; the checks are
  * in one file per family of finding (see diagnose/diagnose_int.h).
  *
- * Everything here reads only the nt_topology it is given: no file, no
- * kernel call, so a hand-built model in a unit test is a complete host. The
+ * Everything here reads only the nt_topology it is given, and the NAPI read
+ * beside it (nt_diag_options.napi): no file, no kernel call, so hand-built
+ * models in a unit test are a complete host. The
  * output is deterministic (sorted by severity, then subject in natural order,
  * then id) so two reads of the same host give byte-identical documents. */
 #include "diagnose/diagnose_int.h"
+#include "host/napi.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -74,6 +76,12 @@ out:
 	return err;
 }
 
+/* See diagnose/diagnose_int.h. */
+int diag_queue_irq(const diag *d, const nt_nic *nic, int queue, bool tx, const char **source)
+{
+	return nt_host_napi_queue_irq(d->napi, d->t, nic, queue, tx, source);
+}
+
 /* Natural order, so "eth2" sorts before "eth10" and "irq 185" before
  * "irq 1000": runs of digits compare by value. */
 static int natural_cmp(const char *a, const char *b)
@@ -124,8 +132,10 @@ json_t *nt_diagnose(const nt_topology *t, const nt_diag_options *opt)
 
 	if (opt && opt->rtt_ms > 0)
 		d.rtt_ms = opt->rtt_ms;
-	if (opt)
+	if (opt) {
 		d.recent_drops = opt->recent_drops;
+		d.napi = opt->napi;
+	}
 
 	if (diag_check_irq_info(&d) || diag_check_irq_remote_node(&d) || diag_check_irq_shared_first_cpu(&d) ||
 		diag_check_irqbalance(&d) || diag_check_rings(&d) || diag_check_bonds(&d) || diag_check_features(&d) || diag_check_link(&d) ||

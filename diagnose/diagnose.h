@@ -6,6 +6,8 @@
 
 #include "host/topology.h"
 
+struct nt_host_napi;
+
 typedef struct nt_diag_options {
 	int rtt_ms; /* RTT for the bandwidth-delay product of tcp-buffers-small; default 10 */
 	/* RX drops over a recent window (host/dropwin.h): NIC -> {"drops",
@@ -17,12 +19,18 @@ typedef struct nt_diag_options {
 	/* Interface -> cpulist of CPUs kept for applications (a plan's
 	 * "reserved"), for rps-reserved-cpus; NULL: none known. Borrowed. */
 	const json_t *reserved;
+	/* The NAPIs of the host's NICs (host/napi.h, nt_host_napi_read), or
+	 * NULL: then the steering findings map queues to IRQs by the IRQs'
+	 * names. Where it holds the family's map of a NIC,
+	 * that map is used and the evidence says "irq_source": "netlink".
+	 * Borrowed. */
+	const struct nt_host_napi *napi;
 } nt_diag_options;
 
 /* Returns a new {"findings":[...], "rtt_ms":N, ...} object, never NULL on
  * success; NULL only when out of memory. Reads T, and for the steering
  * findings the queue files of T's physical NICs (host/queues.h) through
- * T's context. */
+ * T's context, and OPT->napi for the queue->IRQ map. */
 json_t *nt_diagnose(const nt_topology *t, const nt_diag_options *opt);
 
 /* Add to DIAGNOSIS (nt_diagnose's document) a "drift" finding for each

@@ -47,6 +47,7 @@ typedef struct diag {
 	const nt_topology *t;
 	int rtt_ms;
 	const json_t *recent_drops; /* nt_diag_options' */
+	const struct nt_host_napi *napi; /* nt_diag_options', may be NULL */
 	diag_item *items;
 	int n, cap;
 } diag;
@@ -65,6 +66,12 @@ const char *diag_sysctl(const nt_topology *t, const char *key);
  * by severity, and count it in its summary (diagnose/drift_findings.c).
  * Returns 0 or -ENOMEM. */
 int diag_insert_finding(json_t *diagnosis, int sev, json_t *f);
+
+/* The IRQ (index into d->t->irqs, -1 none) serving queue QUEUE of NIC:
+ * by the netdev family's map where the host NAPI read holds it, else by
+ * the IRQs' names (host/napi.h, nt_host_napi_queue_irq); *SOURCE gets
+ * "netlink" or "irq-names" when not NULL. */
+int diag_queue_irq(const diag *d, const nt_nic *nic, int queue, bool tx, const char **source);
 
 static inline bool diag_nic_is_physical(const nt_nic *n)
 {

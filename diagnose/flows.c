@@ -24,13 +24,14 @@
 #include <string.h>
 
 /* The CPUs serving RX queue Q of NIC now (effective, else allowed), or
- * false when no IRQ names it. */
-static bool queue_cpus(const nt_topology *t, const nt_nic *nic, uint32_t q, nt_cpuset *out, int *irq)
+ * false when no IRQ serves it (by the netdev family's map, else by the
+ * IRQs' names: diag_queue_irq). */
+static bool queue_cpus(const diag *d, const nt_nic *nic, uint32_t q, nt_cpuset *out, int *irq)
 {
-	int idx = nt_nic_queue_irq(t, nic, (int)q, false);
+	int idx = diag_queue_irq(d, nic, (int)q, false, NULL);
 	if (idx < 0)
 		return false;
-	const nt_irq *ir = &t->irqs[idx];
+	const nt_irq *ir = &d->t->irqs[idx];
 	*irq = ir->irq;
 	*out = ir->has_effective && !nt_cpuset_empty(&ir->effective) ? ir->effective : ir->affinity;
 	return !nt_cpuset_empty(out);
@@ -41,7 +42,7 @@ static int check_queue(diag *d, const nt_nic *nic, const nt_flow_rule *fr, const
 	nt_cpuset cpus, local, res, hit;
 	char text[NT_FLOW_TEXT_MAX], cl[256];
 	int irq = -1, r = 0;
-	if (fr->drop || !queue_cpus(d->t, nic, fr->queue, &cpus, &irq))
+	if (fr->drop || !queue_cpus(d, nic, fr->queue, &cpus, &irq))
 		return 0;
 	nt_flow_rule_format(fr, text, sizeof(text));
 	nt_cpulist_format(&cpus, cl, sizeof(cl));

@@ -17,7 +17,11 @@
  *                      received far from the NIC or on an application's
  *                      CPU, whatever the placement of the other queues.
  * The queue files and RSS tables are read here for the physical NICs only
- * (two files a queue, one ioctl a NIC), not by the host read. */
+ * (two files a queue, one ioctl a NIC), not by the host read. Which IRQ
+ * serves a queue is the netdev family's answer where the caller's NAPI
+ * read holds it (nt_diag_options.napi), else the IRQs' names; the
+ * evidence of xps-irq-mismatch and rss-queues-misplaced says which
+ * ("irq_source"). */
 #include "diagnose/diagnose_int.h"
 #include "host/queues.h"
 #include "placement/irq.h"
@@ -63,7 +67,7 @@ static int check_rps_missing(diag *d, const nt_nic *nic, const nt_nic_queues *q)
 				q->nrx == 1 ? "" : "s");
 }
 
-static int check_xps(diag *d, const nt_nic *nic, const nt_nic_queues *q)
+static int check_xps(diag *d, const nt_nic *nic, const nt_nic_queues *q, const char *source)
 {
 	if (q->ntx < 2)
 		return 0;
@@ -102,7 +106,8 @@ static int check_xps(diag *d, const nt_nic *nic, const nt_nic_queues *q)
 				     nic->name, q->ntx);
 	} else if (json_array_size(off) > 0) {
 		size_t n = json_array_size(off);
-		r = diag_add_finding(d, "xps-irq-mismatch", SEV_WARNING, nic->name, json_pack("{s:o}", "queues", off),
+		r = diag_add_finding(d, "xps-irq-mismatch", SEV_WARNING, nic->name,
+				     json_pack("{s:o, s:s}", "queues", off, "irq_source", source),
 				     fix,
 				     "%s: XPS of %zu TX queue%s names other CPUs than those serving the queue's "
 				     "IRQ, so its transmit completions interrupt CPUs that did not send.",
@@ -168,8 +173,9 @@ static int check_rss(diag *d, const nt_nic *nic, const json_t *reserved)
 	}
 	for (uint32_t i = 0; i < rss.indir_size; i++)
 		w[rss.indir[i]]++;
+	const char *source = "irq-names";
 	for (uint32_t q = 0; q < top; q++) {
-		int idx = w[q] ? nt_nic_queue_irq(d->t, nic, (int)q, false) : -1;
+		int idx = w[q] ? diag_queue_irq(d, nic, (int)q, false, &source) : -1;
 		if (idx < 0 || !d->t->irqs[idx].has_affinity)
 			continue;
 		const nt_irq *irq = &d->t->irqs[idx];
@@ -189,8 +195,9 @@ static int check_rss(diag *d, const nt_nic *nic, const json_t *reserved)
 		json_decref(off);
 		goto out;
 	}
-	json_t *ev = json_pack("{s:o, s:I, s:I, s:o}", "queues", off, "indir_size", (json_int_t)rss.indir_size,
-			       "entries_misplaced", (json_int_t)sent, "local_cpus", list_json(&local));
+	json_t *ev = json_pack("{s:o, s:I, s:I, s:o, s:s}", "queues", off, "indir_size", (json_int_t)rss.indir_size,
+			       "entries_misplaced", (json_int_t)sent, "local_cpus", list_json(&local), "irq_source",
+			       source);
 	json_t *fix = json_pack("{s:[{s:s, s:s}]}", "rss", "interface", nic->name, "queues", "placed");
 	if (!ev || !fix) {
 		json_decref(ev);
@@ -215,10 +222,17 @@ int diag_check_steering(diag *d, const json_t *reserved)
 		if (!diag_nic_is_physical(nic))
 			continue;
 		int r = nt_nic_queues_read(d->t, nic, &q);
+		const char *source = "irq-names";
+		/* The read names each queue's IRQ by name; the family's map,
+		 * where the NAPI read holds it, replaces that. */
+		for (int k = 0; r == 0 && k < q.ntx; k++)
+			q.tx[k].irq = diag_queue_irq(d, nic, k, true, &source);
+		for (int k = 0; r == 0 && k < q.nrx; k++)
+			q.rx[k].irq = diag_queue_irq(d, nic, k, false, &source);
 		if (r == 0)
 			r = check_rps_missing(d, nic, &q);
 		if (r == 0)
-			r = check_xps(d, nic, &q);
+			r = check_xps(d, nic, &q, source);
 		if (r == 0 && reserved)
 			r = check_rps_reserved(d, nic, &q, reserved);
 		if (r == 0)

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "host/delivery.h"
+#include "host/napi.h"
 #include "host/queues.h"
 #include "kernel/ctx.h"
 
@@ -256,9 +257,18 @@ static json_t *irq_entry(const nt_delivery_in *in, const nt_irq *q, const nt_irq
 	sum->elsewhere += outside;
 	sum->irqs_elsewhere += *verdict == NT_DELIVERED_ELSEWHERE;
 	sum->seen = true;
-	o = json_pack("{s:i, s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:I, s:s, s:o}", "irq", q->irq, "name",
+	/* The queue: the netdev family's answer where the NAPI read holds
+	 * its map of the NIC, else the number in the IRQ's name. */
+	int queue = q->queue, fam = -2;
+	if (q->nic >= 0)
+		fam = nt_host_napi_irq_queue(in->napi, t0, &t0->nics[q->nic], (int)(q - t0->irqs));
+	if (fam != -2)
+		queue = fam;
+	const char *qsource = q->nic < 0 ? NULL : fam != -2 ? "netlink" : "irq-names";
+	o = json_pack("{s:i, s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:I, s:s, s:o}", "irq", q->irq, "name",
 		      lb->name, "nic", q->nic >= 0 ? json_string(t0->nics[q->nic].name) : json_null(), "queue",
-		      q->queue >= 0 ? json_integer(q->queue) : json_null(), "affinity",
+		      queue >= 0 ? json_integer(queue) : json_null(), "queue_source",
+		      qsource ? json_string(qsource) : json_null(), "affinity",
 		      cpulist_json(&q->affinity, q->has_affinity), "effective",
 		      cpulist_json(&q->effective, q->has_effective), "placed",
 		      pl ? cpulist_json(&pl->cpus, true) : json_null(), "placed_by",

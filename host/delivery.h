@@ -26,6 +26,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+struct nt_host_napi;
+
 /* The window a check may ask for: long enough for a quiet NIC to fire,
  * short enough that a caller's timeout outlasts it (a request waits the
  * window suspended, holding no thread). */
@@ -111,6 +113,10 @@ typedef struct nt_delivery_in {
 	int nplaced;
 	const nt_delivery_rxq *rxq; /* NRXQ entries */
 	int nrxq;
+	/* The NAPIs of t0's NICs (host/napi.h), or NULL: an IRQ's "queue" is
+	 * then the number in its name; where this holds the netdev family's
+	 * map of its NIC, the queue whose NAPI that IRQ serves. */
+	const struct nt_host_napi *napi;
 } nt_delivery_in;
 
 /* The verdicts, in the order of their names. */
@@ -119,7 +125,10 @@ const char *nt_delivery_verdict_name(nt_delivery_verdict v); /* "delivered", "el
 
 /* The check's document:
  *   {"window_ms", "verdicts": {"delivered": n, "elsewhere": n, "not_observed": n},
- *    "irqs": [{"irq", "name", "nic" (null for an IRQ of no NIC), "queue", "affinity", "affinity_end"?,
+ *    "irqs": [{"irq", "name", "nic" (null for an IRQ of no NIC), "queue",
+ *              "queue_source" ("netlink": the netdev family's queue->NAPI->IRQ
+ *              map; "irq-names": the number in the IRQ's name; null for an
+ *              IRQ of no NIC), "affinity", "affinity_end"?,
  *              "effective", "placed", "placed_by", "counts": {CPU: n}, "total",
  *              "verdict", "elsewhere": [{"cpu", "count", "outside"}]}],
  *    "nics": [{"nic", "interrupts", "elsewhere", "irqs_elsewhere"}],

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* A NIC's NAPI instances: see host/napi.h. */
+/* A NIC's NAPI instances, and those of several NICs read at once: see
+ * host/napi.h. */
 #include "host/napi.h"
 #include "kernel/netdev.h"
 #include "kernel/task.h"
@@ -12,6 +13,279 @@
  * channel; 4096 queues is NT_QUEUES_MAX). */
 #define NT_NAPI_THREADS_MAX 4096
 
+/* ---- reading ---- */
+
+/* Room for one more entry of SIZE bytes in *V (N used, *CAP allocated). */
+static int room(void **v, size_t n, size_t *cap, size_t size)
+{
+	if (n < *cap)
+		return 0;
+	size_t c = *cap ? *cap * 2 : 16;
+	void *g = realloc(*v, c * size);
+	if (!g)
+		return -ENOMEM;
+	*v = g;
+	*cap = c;
+	return 0;
+}
+
+static int add_queue(nt_netdev *nd, const nt_nd_queue *q)
+{
+	if (room((void **)&nd->queues, nd->nqueues, &nd->qcap, sizeof(*q)) < 0)
+		return -ENOMEM;
+	nd->queues[nd->nqueues++] = *q;
+	return 0;
+}
+
+static int add_napi(nt_netdev *nd, const nt_nd_napi *a)
+{
+	if (room((void **)&nd->napis, nd->nnapis, &nd->ncap, sizeof(*a)) < 0)
+		return -ENOMEM;
+	nd->napis[nd->nnapis++] = *a;
+	return 0;
+}
+
+/* NIC's part of SRC (one NIC's document, or the host's dumps) into H. */
+static int take_nic(nt_host_napi *h, const nt_netdev *src, int ifindex)
+{
+	for (size_t i = 0; i < src->nqueues; i++)
+		if ((int)src->queues[i].ifindex == ifindex && add_queue(&h->nd, &src->queues[i]) < 0)
+			return -ENOMEM;
+	for (size_t i = 0; i < src->nnapis; i++)
+		if ((int)src->napis[i].ifindex == ifindex && add_napi(&h->nd, &src->napis[i]) < 0)
+			return -ENOMEM;
+	return 0;
+}
+
+/* No family (before 6.8, or a fixture without its answers): the NAPI
+ * threads by name, all the kernel shows of NAPI then. A device not
+ * threaded has no NAPI working in a thread: the threads named for it are
+ * parked ones (see derive). */
+static int by_name(nt_host_napi *h, const nt_topology *t, const nt_nic *n, const nt_nd_dev *dev)
+{
+	if (dev->threaded == 0)
+		return 0;
+	nt_napi_thread *th = calloc(NT_NAPI_THREADS_MAX, sizeof(*th));
+	if (!th)
+		return -ENOMEM;
+	int nth = nt_napi_threads_find(&t->ctx, n->name, th, NT_NAPI_THREADS_MAX);
+	int r = 0;
+	for (int i = 0; i < nth && r == 0; i++) {
+		if (th[i].napi_id < 0)
+			continue; /* a name cut before its id: no NAPI to show */
+		nt_nd_napi a = { .ifindex = (uint32_t)n->ifindex, .id = (uint32_t)th[i].napi_id, .pid = th[i].pid,
+				 .threaded = 1, .irq = -1, .defer_hard_irqs = -1, .gro_flush_timeout = -1,
+				 .irq_suspend_timeout = -1 };
+		r = add_napi(&h->nd, &a);
+	}
+	free(th);
+	return r;
+}
+
+static int nic_of(const nt_topology *t, uint32_t ifindex)
+{
+	for (int i = 0; i < t->nnics; i++)
+		if (t->nics[i].ifindex == (int)ifindex)
+			return i;
+	return -1;
+}
+
+/* What the report shows of each NAPI beyond the family's answer. */
+static void derive(nt_host_napi *h, const nt_topology *t)
+{
+	for (size_t i = 0; i < h->nd.nnapis; i++) {
+		const nt_nd_napi *a = &h->nd.napis[i];
+		nt_napi *x = &h->napis[i];
+		x->nd = *a;
+		x->nic = nic_of(t, a->ifindex);
+		x->rx_queue = -1;
+		x->last_cpu = -1;
+		int dev_threaded = x->nic >= 0 ? h->nics[x->nic].dev.threaded : -1;
+		/* Before 6.17 the family has no "threaded", and the device's
+		 * word decides: a kernel of that age keeps a NAPI's thread when
+		 * threaded is turned off (6.1 does; it sleeps and polls nothing),
+		 * so a thread beside a device not threaded is parked, not the
+		 * NAPI's worker, and not shown as one. Otherwise a thread means
+		 * threaded. */
+		bool parked = a->threaded < 0 && dev_threaded == 0;
+		x->pid = parked ? -1 : a->pid;
+		x->threaded = a->threaded >= 0 ? a->threaded : parked ? 0 : x->pid > 0 ? 1 : -1;
+		nt_task task;
+		if (x->pid > 0 && x->pid <= INT32_MAX && nt_task_read(&t->ctx, (int)x->pid, &task) == 0) {
+			x->has_cpus = task.has_allowed;
+			if (task.has_allowed)
+				x->thread_cpus = task.allowed;
+			x->last_cpu = task.last_cpu;
+		}
+	}
+	/* Each RX queue's NAPI, as the profile's kinds find it
+	 * (nt_netdev_rx_napi: by the queue's napi-id, or one NAPI a queue in
+	 * id order where the driver names none). */
+	for (size_t i = 0; i < h->nd.nqueues; i++) {
+		const nt_nd_queue *q = &h->nd.queues[i];
+		if (q->type != NT_NETDEV_QUEUE_RX)
+			continue;
+		const nt_nd_napi *a = nt_netdev_rx_napi(&h->nd, (int)q->ifindex, q->id);
+		nt_napi *x = a ? &h->napis[a - h->nd.napis] : NULL;
+		if (x && (x->rx_queue < 0 || (uint32_t)x->rx_queue > q->id))
+			x->rx_queue = (int)q->id;
+	}
+}
+
+/* The family is the truth for which IRQ serves which queue when it names
+ * the queues' NAPIs and IRQs for those NAPIs, or the NIC has no IRQ at all.
+ * A driver that does not tell the kernel its NAPIs' IRQs
+ * (netif_napi_set_irq) leaves the names of /proc/interrupts as the better
+ * answer; one that does not link its queues to NAPIs
+ * (netif_queue_set_napi; veth on 6.18) lists them without, which answers
+ * nothing of the map. */
+static bool netlink_map(const nt_host_napi *h, const nt_nic *n)
+{
+	bool answered = false, irqs = false;
+	for (size_t i = 0; i < h->nd.nqueues; i++)
+		answered |= (int)h->nd.queues[i].ifindex == n->ifindex && h->nd.queues[i].napi_id >= 0;
+	for (size_t i = 0; i < h->nd.nnapis; i++)
+		irqs |= (int)h->nd.napis[i].ifindex == n->ifindex && h->nd.napis[i].irq >= 0;
+	return answered && (irqs || n->nirqs == 0);
+}
+
+int nt_host_napi_read(const nt_topology *t, const nt_nic *only, unsigned flags, nt_host_napi *out)
+{
+	nt_netdev host, own;
+	int host_r = 1; /* 1: the live dumps not made yet */
+	int r = -ENOMEM;
+
+	memset(out, 0, sizeof(*out));
+	memset(&host, 0, sizeof(host));
+	out->nics = calloc(t->nnics ? (size_t)t->nnics : 1, sizeof(*out->nics));
+	if (!out->nics)
+		goto out;
+	out->nnics = t->nnics;
+	for (int i = 0; i < t->nnics; i++) {
+		const nt_nic *n = &t->nics[i];
+		nt_napi_nic *c = &out->nics[i];
+		if (only ? n != only : n->is_bond)
+			continue;
+		c->read = true;
+		nt_netdev_dev_read(&t->ctx, n->name, &c->dev);
+		const nt_netdev *src = &own;
+		if (t->ctx.live) {
+			/* One socket and the two dumps for the whole host, whatever
+			 * the number of NICs asked about. */
+			if (host_r == 1)
+				host_r = nt_netdev_read(&t->ctx, n->name, n->ifindex, &host);
+			c->family = host_r;
+			src = &host;
+		} else {
+			c->family = nt_netdev_read(&t->ctx, n->name, n->ifindex, &own);
+		}
+		int e = c->family == -ENOMEM ? -ENOMEM :
+			c->family == 0	     ? take_nic(out, src, n->ifindex) :
+			(flags & NT_NAPI_BY_NAME) ? by_name(out, t, n, &c->dev) :
+						    0;
+		if (!t->ctx.live)
+			nt_netdev_free(&own);
+		if (e < 0)
+			goto out;
+	}
+	out->napis = calloc(out->nd.nnapis ? out->nd.nnapis : 1, sizeof(*out->napis));
+	if (!out->napis)
+		goto out;
+	derive(out, t);
+	for (int i = 0; i < t->nnics; i++)
+		if (out->nics[i].read && out->nics[i].family == 0)
+			out->nics[i].netlink_map = netlink_map(out, &t->nics[i]);
+	r = 0;
+out:
+	nt_netdev_free(&host);
+	return r;
+}
+
+void nt_host_napi_free(nt_host_napi *h)
+{
+	if (!h)
+		return;
+	nt_netdev_free(&h->nd);
+	free(h->napis);
+	free(h->nics);
+	memset(h, 0, sizeof(*h));
+}
+
+const nt_napi_nic *nt_host_napi_nic(const nt_host_napi *h, const nt_topology *t, const nt_nic *n)
+{
+	if (!h || !h->nics || n < t->nics || n >= t->nics + t->nnics)
+		return NULL;
+	const nt_napi_nic *c = &h->nics[n - t->nics];
+	return n - t->nics < h->nnics && c->read ? c : NULL;
+}
+
+/* The topology's index of IRQ number IRQ, -1 when it has none. */
+static int irq_index(const nt_topology *t, long long irq)
+{
+	const nt_irq *q = irq >= 0 && irq <= 0x7fffffff ? nt_topology_irq(t, (int)irq) : NULL;
+	return q ? (int)(q - t->irqs) : -1;
+}
+
+static const nt_nd_napi *napi_by_id(const nt_netdev *nd, int ifindex, long long id)
+{
+	for (size_t i = 0; i < nd->nnapis; i++)
+		if ((int)nd->napis[i].ifindex == ifindex && nd->napis[i].id == id)
+			return &nd->napis[i];
+	return NULL;
+}
+
+/* The NAPI id the family names for queue QUEUE of IFINDEX, -1 none. */
+static long long queue_napi(const nt_netdev *nd, int ifindex, int queue, bool tx)
+{
+	uint32_t type = tx ? NT_NETDEV_QUEUE_TX : NT_NETDEV_QUEUE_RX;
+	for (size_t i = 0; i < nd->nqueues; i++) {
+		const nt_nd_queue *e = &nd->queues[i];
+		if ((int)e->ifindex == ifindex && e->type == type && queue >= 0 && e->id == (uint32_t)queue)
+			return e->napi_id;
+	}
+	return -1;
+}
+
+int nt_host_napi_queue_irq(const nt_host_napi *h, const nt_topology *t, const nt_nic *n, int queue, bool tx,
+			   const char **source)
+{
+	const nt_napi_nic *c = nt_host_napi_nic(h, t, n);
+	if (c && c->netlink_map) {
+		if (source)
+			*source = "netlink";
+		const nt_nd_napi *a = napi_by_id(&h->nd, n->ifindex, queue_napi(&h->nd, n->ifindex, queue, tx));
+		return a ? irq_index(t, a->irq) : -1;
+	}
+	if (source)
+		*source = "irq-names";
+	return nt_nic_queue_irq(t, n, queue, tx);
+}
+
+int nt_host_napi_irq_queue(const nt_host_napi *h, const nt_topology *t, const nt_nic *n, int irq)
+{
+	const nt_napi_nic *c = nt_host_napi_nic(h, t, n);
+	if (!c || !c->netlink_map)
+		return -2;
+	/* RX queues first: a channel's NAPI serves RX and TX queue K alike. */
+	for (int pass = 0; pass < 2; pass++) {
+		int best = -1;
+		uint32_t type = pass ? NT_NETDEV_QUEUE_TX : NT_NETDEV_QUEUE_RX;
+		for (size_t i = 0; i < h->nd.nqueues; i++) {
+			const nt_nd_queue *e = &h->nd.queues[i];
+			if ((int)e->ifindex != n->ifindex || e->type != type || e->napi_id < 0)
+				continue;
+			const nt_nd_napi *a = napi_by_id(&h->nd, n->ifindex, e->napi_id);
+			if (a && irq_index(t, a->irq) == irq && (best < 0 || e->id < (uint32_t)best))
+				best = (int)e->id;
+		}
+		if (best >= 0)
+			return best;
+	}
+	return -1;
+}
+
+/* ---- the per-NIC view ---- */
+
 static json_t *int_or_null(long long v)
 {
 	return v < 0 ? json_null() : json_integer(v);
@@ -22,137 +296,63 @@ static json_t *bool_or_null(int v)
 	return v < 0 ? json_null() : json_boolean(v);
 }
 
-/* The NAPI entry of the view; its thread read from /proc when it has one. */
-static json_t *napi_json(const nt_topology *t, const nt_nd_napi *a, int dev_threaded)
+/* The NAPI entry of the view. */
+static json_t *napi_json(const nt_napi *x)
 {
-	nt_task task;
-	/* Before 6.17 the family has no "threaded", and the device's word
-	 * decides: a kernel of that age keeps a NAPI's thread when threaded
-	 * is turned off (6.1 does; it sleeps and polls nothing), so a thread
-	 * beside a device not threaded is parked, not the NAPI's worker, and
-	 * not shown as one. Otherwise a thread means threaded. */
-	bool parked = a->threaded < 0 && dev_threaded == 0;
-	long long pid = parked ? -1 : a->pid;
-	bool have_task = pid > 0 && nt_task_read(&t->ctx, (int)pid, &task) == 0;
-	int threaded = a->threaded >= 0 ? a->threaded : parked ? 0 : pid > 0 ? 1 : -1;
 	json_t *cpus = json_null();
-	if (have_task && task.has_allowed) {
+	if (x->has_cpus) {
 		char list[NT_MAX_CPUS * 4];
-		if (nt_cpulist_format(&task.allowed, list, sizeof(list)) >= 0)
+		if (nt_cpulist_format(&x->thread_cpus, list, sizeof(list)) >= 0)
 			cpus = json_string(list);
 	}
-	return json_pack("{s:I, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "id", (json_int_t)a->id, "irq",
-			 int_or_null(a->irq), "threaded", bool_or_null(threaded), "pid", int_or_null(pid),
-			 "thread_cpus", cpus, "last_cpu", int_or_null(have_task ? task.last_cpu : -1),
-			 "defer_hard_irqs", int_or_null(a->defer_hard_irqs), "gro_flush_timeout_ns",
-			 int_or_null(a->gro_flush_timeout), "irq_suspend_timeout_ns",
-			 int_or_null(a->irq_suspend_timeout));
+	return json_pack("{s:I, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "id", (json_int_t)x->nd.id, "irq",
+			 int_or_null(x->nd.irq), "threaded", bool_or_null(x->threaded), "pid", int_or_null(x->pid),
+			 "thread_cpus", cpus, "last_cpu", int_or_null(x->last_cpu), "defer_hard_irqs",
+			 int_or_null(x->nd.defer_hard_irqs), "gro_flush_timeout_ns",
+			 int_or_null(x->nd.gro_flush_timeout), "irq_suspend_timeout_ns",
+			 int_or_null(x->nd.irq_suspend_timeout));
 }
 
 static int by_id(const void *x, const void *y)
 {
-	const nt_nd_napi *a = x, *b = y;
-	return (a->id > b->id) - (a->id < b->id);
-}
-
-/* The topology's index of IRQ number IRQ, -1 when it has none. */
-static int irq_index(const nt_topology *t, long long irq)
-{
-	const nt_irq *q = irq >= 0 && irq <= 0x7fffffff ? nt_topology_irq(t, (int)irq) : NULL;
-	return q ? (int)(q - t->irqs) : -1;
-}
-
-static const nt_nd_napi *napi_by_id(const nt_nd_napi *v, size_t n, long long id)
-{
-	for (size_t i = 0; i < n; i++)
-		if (v[i].id == id)
-			return &v[i];
-	return NULL;
+	const nt_napi *a = *(const nt_napi *const *)x, *b = *(const nt_napi *const *)y;
+	return (a->nd.id > b->nd.id) - (a->nd.id < b->nd.id);
 }
 
 int nt_nic_napi_report(const nt_topology *t, const nt_nic *n, nt_nic_queues *q, json_t *doc)
 {
-	nt_netdev nd;
-	nt_nd_dev dev;
-	nt_nd_napi *mine = NULL;
+	nt_host_napi h;
+	const nt_napi **mine = NULL;
 	size_t nmine = 0;
-	bool answered = false, netlink_irqs = false;
-	int r = 0;
-
-	nt_netdev_dev_read(&t->ctx, n->name, &dev);
-	int nr = nt_netdev_read(&t->ctx, n->name, n->ifindex, &nd);
-	if (nr == -ENOMEM) {
+	int r = nt_host_napi_read(t, n, NT_NAPI_BY_NAME, &h);
+	const nt_napi_nic *c = r == 0 ? nt_host_napi_nic(&h, t, n) : NULL;
+	if (!c) {
 		r = -ENOMEM;
 		goto out;
 	}
-	if (nr == 0) {
-		/* The host's answers, this NIC's part. */
-		mine = calloc(nd.nnapis + 1, sizeof(*mine));
-		if (!mine) {
-			r = -ENOMEM;
-			goto out;
-		}
-		for (size_t i = 0; i < nd.nnapis; i++)
-			if ((int)nd.napis[i].ifindex == n->ifindex) {
-				mine[nmine++] = nd.napis[i];
-				netlink_irqs |= nd.napis[i].irq >= 0;
-			}
-		for (size_t i = 0; i < nd.nqueues; i++) {
-			const nt_nd_queue *e = &nd.queues[i];
-			if ((int)e->ifindex != n->ifindex)
-				continue;
-			/* A driver that does not link its queues to NAPIs
-			 * (netif_queue_set_napi; veth on 6.18) lists them
-			 * without: that answers nothing of the map. */
-			answered |= e->napi_id >= 0;
-			if (!q)
-				continue;
-			if (e->type == NT_NETDEV_QUEUE_RX && e->id < (uint32_t)q->nrx)
-				q->rx[e->id].napi_id = e->napi_id;
-			else if (e->type == NT_NETDEV_QUEUE_TX && e->id < (uint32_t)q->ntx)
-				q->tx[e->id].napi_id = e->napi_id;
-		}
-	} else {
-		/* No family (before 6.8, or a fixture without its answers): the
-		 * NAPI threads by name, all the kernel shows of NAPI then. */
-		nt_napi_thread *th = calloc(NT_NAPI_THREADS_MAX, sizeof(*th));
-		int nth = th ? nt_napi_threads_find(&t->ctx, n->name, th, NT_NAPI_THREADS_MAX) : -ENOMEM;
-		mine = calloc(nth > 0 ? (size_t)nth : 1, sizeof(*mine));
-		if (!th || !mine) {
-			free(th);
-			r = -ENOMEM;
-			goto out;
-		}
-		/* A device not threaded has no NAPI working in a thread: the
-		 * threads named for it are parked ones (see napi_json). */
-		for (int i = 0; i < nth && dev.threaded != 0; i++) {
-			if (th[i].napi_id < 0)
-				continue; /* a name cut before its id: no NAPI to show */
-			nt_nd_napi *a = &mine[nmine++];
-			a->ifindex = (uint32_t)n->ifindex;
-			a->id = (uint32_t)th[i].napi_id;
-			a->pid = th[i].pid;
-			a->threaded = 1;
-			a->irq = a->defer_hard_irqs = a->gro_flush_timeout = a->irq_suspend_timeout = -1;
-		}
-		free(th);
+	for (size_t i = 0; q && c->family == 0 && i < h.nd.nqueues; i++) {
+		const nt_nd_queue *e = &h.nd.queues[i];
+		if ((int)e->ifindex != n->ifindex)
+			continue;
+		if (e->type == NT_NETDEV_QUEUE_RX && e->id < (uint32_t)q->nrx)
+			q->rx[e->id].napi_id = e->napi_id;
+		else if (e->type == NT_NETDEV_QUEUE_TX && e->id < (uint32_t)q->ntx)
+			q->tx[e->id].napi_id = e->napi_id;
 	}
-	/* The family is the truth for which IRQ serves which queue when it
-	 * names the queues' NAPIs and IRQs for those NAPIs, or the NIC has no
-	 * IRQ at all. A driver that does not tell the kernel its NAPIs' IRQs
-	 * (netif_napi_set_irq) leaves the names of /proc/interrupts as the
-	 * better answer. */
-	bool netlink = answered && (netlink_irqs || n->nirqs == 0);
-	if (netlink && q) {
-		for (int i = 0; i < q->nrx; i++) {
-			const nt_nd_napi *a = napi_by_id(mine, nmine, q->rx[i].napi_id);
-			q->rx[i].irq = a ? irq_index(t, a->irq) : -1;
-		}
-		for (int i = 0; i < q->ntx; i++) {
-			const nt_nd_napi *a = napi_by_id(mine, nmine, q->tx[i].napi_id);
-			q->tx[i].irq = a ? irq_index(t, a->irq) : -1;
-		}
+	if (c->netlink_map && q) {
+		for (int i = 0; i < q->nrx; i++)
+			q->rx[i].irq = nt_host_napi_queue_irq(&h, t, n, i, false, NULL);
+		for (int i = 0; i < q->ntx; i++)
+			q->tx[i].irq = nt_host_napi_queue_irq(&h, t, n, i, true, NULL);
 	}
+	mine = calloc(h.nd.nnapis + 1, sizeof(*mine));
+	if (!mine) {
+		r = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < h.nd.nnapis; i++)
+		if ((int)h.nd.napis[i].ifindex == n->ifindex)
+			mine[nmine++] = &h.napis[i];
 	qsort(mine, nmine, sizeof(*mine), by_id);
 	json_t *arr = json_array();
 	if (!arr || json_object_set_new(doc, "napi", arr) < 0) {
@@ -160,19 +360,19 @@ int nt_nic_napi_report(const nt_topology *t, const nt_nic *n, nt_nic_queues *q, 
 		goto out;
 	}
 	for (size_t i = 0; i < nmine; i++) {
-		json_t *e = napi_json(t, &mine[i], dev.threaded);
+		json_t *e = napi_json(mine[i]);
 		if (!e || json_array_append_new(arr, e) < 0) {
 			r = -ENOMEM;
 			goto out;
 		}
 	}
-	if (json_object_set_new(doc, "irq_source", json_string(netlink ? "netlink" : "irq-names")) < 0 ||
-	    json_object_set_new(doc, "threaded", bool_or_null(dev.threaded)) < 0 ||
-	    json_object_set_new(doc, "napi_defer_hard_irqs", int_or_null(dev.defer_hard_irqs)) < 0 ||
-	    json_object_set_new(doc, "gro_flush_timeout_ns", int_or_null(dev.gro_flush_timeout)) < 0)
+	if (json_object_set_new(doc, "irq_source", json_string(c->netlink_map ? "netlink" : "irq-names")) < 0 ||
+	    json_object_set_new(doc, "threaded", bool_or_null(c->dev.threaded)) < 0 ||
+	    json_object_set_new(doc, "napi_defer_hard_irqs", int_or_null(c->dev.defer_hard_irqs)) < 0 ||
+	    json_object_set_new(doc, "gro_flush_timeout_ns", int_or_null(c->dev.gro_flush_timeout)) < 0)
 		r = -ENOMEM;
 out:
 	free(mine);
-	nt_netdev_free(&nd);
+	nt_host_napi_free(&h);
 	return r;
 }

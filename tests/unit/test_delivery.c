@@ -4,6 +4,7 @@
  * from two hand-made samples against the virtio VM fixture's host. */
 #include "diagnose/diagnose.h"
 #include "host/delivery.h"
+#include "host/napi.h"
 #include "kernel/ctx.h"
 #include "harness.h"
 
@@ -348,9 +349,64 @@ static void findings(void)
 	json_decref(check);
 }
 
+/* An IRQ's queue: the netdev family's map where the NAPI read holds it
+ * (here it says IRQ 38 serves RX queue 3, whatever its name says), the
+ * number in the name otherwise; "queue_source" says which. */
+static void queue_source(void)
+{
+	nt_ctx ctx;
+	nt_topology *t = NULL;
+	nt_delivery_sample a, b;
+
+	CHECK_INT(nt_ctx_init(&ctx, NT_FIXTURES "/vm-virtio-2cpu"), 0);
+	CHECK_INT(nt_topology_read(&ctx, &t), 0);
+	const nt_nic *eth0 = t ? nt_topology_nic(t, "eth0") : NULL;
+	CHECK(eth0 != NULL);
+	if (!eth0) {
+		nt_topology_free(t);
+		return;
+	}
+	nt_host_napi h;
+	memset(&h, 0, sizeof(h));
+	h.nnics = t->nnics;
+	h.nics = calloc((size_t)t->nnics, sizeof(*h.nics));
+	nt_napi_nic *c = &h.nics[eth0 - t->nics];
+	c->read = true;
+	c->netlink_map = true;
+	h.nd.queues = calloc(1, sizeof(*h.nd.queues));
+	h.nd.queues[0] = (nt_nd_queue){ .ifindex = (uint32_t)eth0->ifindex, .id = 3, .type = NT_NETDEV_QUEUE_RX,
+					.napi_id = 8196 };
+	h.nd.nqueues = h.nd.qcap = 1;
+	h.nd.napis = calloc(1, sizeof(*h.nd.napis));
+	h.nd.napis[0] = (nt_nd_napi){ .ifindex = (uint32_t)eth0->ifindex, .id = 8196, .irq = 38, .pid = -1,
+				      .defer_hard_irqs = -1, .gro_flush_timeout = -1, .irq_suspend_timeout = -1,
+				      .threaded = 0 };
+	h.nd.nnapis = h.nd.ncap = 1;
+
+	sample(&a, 1000, 5, 100, 7, 7, 0, 0);
+	sample(&b, 3000, 5, 140, 7, 7, 0, 0);
+	nt_delivery_in in = { .t0 = t, .a = &a, .b = &b, .napi = &h };
+	json_t *d = nt_delivery_compute(&in);
+	CHECK_INT(json_integer_value(json_object_get(irq_of(d, 38), "queue")), 3);
+	CHECK_STR(json_string_value(json_object_get(irq_of(d, 38), "queue_source")), "netlink");
+	/* The family names no queue for IRQ 39: none, not the name's 0. */
+	CHECK(json_is_null(json_object_get(irq_of(d, 39), "queue")));
+	json_decref(d);
+	in.napi = NULL;
+	d = nt_delivery_compute(&in);
+	CHECK_INT(json_integer_value(json_object_get(irq_of(d, 38), "queue")), 0);
+	CHECK_STR(json_string_value(json_object_get(irq_of(d, 38), "queue_source")), "irq-names");
+	json_decref(d);
+	nt_delivery_sample_free(&a);
+	nt_delivery_sample_free(&b);
+	nt_host_napi_free(&h);
+	nt_topology_free(t);
+}
+
 int main(void)
 {
 	findings();
+	queue_source();
 	softnet();
 	verdicts();
 	read_fixture();
