@@ -20,8 +20,8 @@ typedef struct nt_diag_options {
 	 * "reserved"), for rps-reserved-cpus; NULL: none known. Borrowed. */
 	const json_t *reserved;
 	/* The NAPIs of the host's NICs (host/napi.h, nt_host_napi_read), or
-	 * NULL: then the steering findings map queues to IRQs by the IRQs'
-	 * names. Where it holds the family's map of a NIC,
+	 * NULL: then no NAPI finding, and the steering findings map queues to
+	 * IRQs by the IRQs' names. Where it holds the family's map of a NIC,
 	 * that map is used and the evidence says "irq_source": "netlink".
 	 * Borrowed. */
 	const struct nt_host_napi *napi;
@@ -30,7 +30,7 @@ typedef struct nt_diag_options {
 /* Returns a new {"findings":[...], "rtt_ms":N, ...} object, never NULL on
  * success; NULL only when out of memory. Reads T, and for the steering
  * findings the queue files of T's physical NICs (host/queues.h) through
- * T's context, and OPT->napi for the queue->IRQ map. */
+ * T's context; the NAPI findings read only OPT->napi. */
 json_t *nt_diagnose(const nt_topology *t, const nt_diag_options *opt);
 
 /* Add to DIAGNOSIS (nt_diagnose's document) a "drift" finding for each
@@ -50,7 +50,9 @@ int nt_diagnose_add_delivery(json_t *diagnosis, const json_t *check, int64_t now
 
 /* One profile made of every finding's fix, ready for plan/apply:
  * irq_affinity, rings and bonds entries concatenated (one per interface,
- * first finding wins), sysctl and irqbalance merged. NAME names it.
+ * first finding wins), napi entries concatenated (one per interface and
+ * queue list: they pin different queues' threads), sysctl and irqbalance
+ * merged. NAME names it.
  * Returns a new profile (with no entries when nothing is fixable), or NULL
  * when out of memory. Pure. */
 json_t *nt_diagnose_fix_profile(const json_t *diagnosis, const char *name);

@@ -20,6 +20,10 @@
  *                              rss-queues-misplaced
  *   diagnose/flows.c           flow rules: flow-queue-remote,
  *                              flow-queue-reserved, flow-rules-overlap
+ *   diagnose/napi.c            NAPI threads and interrupt mitigation:
+ *                              napi-thread-unpinned, napi-thread-apart,
+ *                              napi-defer-without-timeout,
+ *                              irq-suspend-without-defer
  *   diagnose/fix_profile.c     nt_diagnose_fix_profile
  *   diagnose/drift_findings.c  nt_diagnose_add_drift
  *   diagnose/delivery.c        nt_diagnose_add_delivery: irq-delivered-elsewhere */
@@ -93,5 +97,6 @@ int diag_check_link(diag *d);
 /* RESERVED: interface -> cpulist kept for applications, or NULL. */
 int diag_check_steering(diag *d, const json_t *reserved);
 int diag_check_flows(diag *d, const json_t *reserved);
+int diag_check_napi(diag *d);
 
 #endif

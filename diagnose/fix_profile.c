@@ -26,11 +26,34 @@ static int merge_entries(json_t *out, const json_t *fix, const char *key)
 	return 0;
 }
 
+/* Append the entries of FIX["napi"] to OUT["napi"], skipping one already
+ * there for the same interface and queues: napi[] fixes pin the threads
+ * of different queues of one NIC, each its own entry. */
+static int merge_napi(json_t *out, const json_t *fix)
+{
+	json_t *src = json_object_get(fix, "napi"), *dst = json_object_get(out, "napi");
+	size_t i, k;
+	json_t *e, *d;
+
+	if (!json_is_array(src))
+		return 0;
+	json_array_foreach(src, i, e) {
+		bool dup = false;
+		json_array_foreach(dst, k, d)
+			if (json_equal(json_object_get(d, "interface"), json_object_get(e, "interface")) &&
+			    json_equal(json_object_get(d, "queues"), json_object_get(e, "queues")))
+				dup = true;
+		if (!dup && json_array_append(dst, e) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
 json_t *nt_diagnose_fix_profile(const json_t *diagnosis, const char *name)
 {
-	json_t *p = json_pack("{s:s, s:s, s:[], s:[], s:[], s:[], s:[], s:{}}", "name", name, "description",
+	json_t *p = json_pack("{s:s, s:s, s:[], s:[], s:[], s:[], s:[], s:[], s:{}}", "name", name, "description",
 			      "fixes for the findings of nettune diagnose", "irq_affinity", "rings", "bonds",
-			      "rps", "xps", "sysctl");
+			      "rps", "xps", "napi", "sysctl");
 	size_t i;
 	json_t *f;
 
@@ -42,7 +65,7 @@ json_t *nt_diagnose_fix_profile(const json_t *diagnosis, const char *name)
 			continue;
 		if (merge_entries(p, fix, "irq_affinity") < 0 || merge_entries(p, fix, "rings") < 0 ||
 		    merge_entries(p, fix, "bonds") < 0 || merge_entries(p, fix, "rps") < 0 ||
-		    merge_entries(p, fix, "xps") < 0)
+		    merge_entries(p, fix, "xps") < 0 || merge_napi(p, fix) < 0)
 			goto fail;
 		json_t *sys = json_object_get(fix, "sysctl");
 		if (json_is_object(sys) && json_object_update_missing(json_object_get(p, "sysctl"), sys) < 0)
@@ -52,7 +75,7 @@ json_t *nt_diagnose_fix_profile(const json_t *diagnosis, const char *name)
 			json_object_set(p, "irqbalance", ib);
 	}
 	/* A profile lists only what it changes. */
-	static const char *const keys[] = { "irq_affinity", "rings", "bonds", "rps", "xps" };
+	static const char *const keys[] = { "irq_affinity", "rings", "bonds", "rps", "xps", "napi" };
 	for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
 		if (json_array_size(json_object_get(p, keys[k])) == 0)
 			json_object_del(p, keys[k]);

@@ -600,17 +600,19 @@ async function pollRates(gen) {
 // ---- findings ----
 // Fix fragments merged as `nettune diagnose --fix-profile` merges them
 // (diagnose/fix_profile.c): every section that is a list (irq_affinity,
-// rings, bonds, rps, xps, ...) keeps one entry per interface, sysctls first
+// rings, bonds, rps, xps, ...) keeps one entry per interface, napi one per
+// interface and queue list (each pins other queues' threads), sysctls first
 // value wins, the first irqbalance mode.
 function mergeFixes(findings, name) {
   const out = { name, description: "fixes for the findings of nettune diagnose" };
+  const same = (key, d, e) => d.interface === e.interface && (key !== "napi" || d.queues === e.queues);
   for (const f of findings) {
     const fix = f.fix || {};
     for (const key of Object.keys(fix)) {
       if (!Array.isArray(fix[key])) continue;
       out[key] = out[key] || [];
       for (const e of fix[key])
-        if (!e.interface || !out[key].some((d) => d.interface === e.interface)) out[key].push(e);
+        if (!e.interface || !out[key].some((d) => same(key, d, e))) out[key].push(e);
     }
     if (fix.sysctl) out.sysctl = { ...fix.sysctl, ...(out.sysctl || {}) };
     if (fix.irqbalance && !out.irqbalance) out.irqbalance = fix.irqbalance;

@@ -1,0 +1,175 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The NAPI findings through GET /v1/diagnostics on a copy of the EPYC
+ * tree, whose NIC documents carry the netdev family's answers
+ * (kernel/fixture_napi.c): enos1 runs threaded NAPI with its 16 threads
+ * on every CPU (napi-thread-unpinned); here enos3's first four NAPIs are
+ * given defer-hard-irqs 10 without a gro-flush-timeout
+ * (napi-defer-without-timeout) and enos0's first an irq-suspend-timeout
+ * alone (irq-suspend-without-defer); enos2 keeps Eric Dumazet's pair (no
+ * finding). The fix profile's irq_affinity and napi[] parts, applied
+ * through the agent, put each IRQ on its NIC's node and each thread on its
+ * IRQ's CPU ("irq" follows the placement of the same profile): no thread
+ * finding is left, and the thread's Cpus_allowed_list is its IRQ's
+ * smp_affinity_list; the rollback gives the thread every CPU again and the
+ * finding is back. The steering findings and the delivery check
+ * (GET /v1/verify) map queues to IRQs through the family there and say
+ * so. */
+#include "diagnose/diagnose.h"
+#include "harness.h"
+#include "integration/nt_agent.h"
+#include "test_json.h"
+#include "tree_files.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define EPYC NT_FIXTURES "/epyc7713-2node-bond"
+
+static json_t *get(nt_agent *a, const char *path)
+{
+	long st = 0;
+	json_t *doc = NULL;
+	CHECK_INT(nt_http("GET", nt_url(a, path), NULL, &st, &doc, NULL, 0), 0);
+	CHECK_MSG(st == 200, "GET %s: %ld", path, st);
+	return doc;
+}
+
+/* Set MEMBER of the first N NAPIs of IFACE's document in ROOT to V. */
+static void set_napis(const char *root, const char *iface, int n, const char *member, json_int_t v)
+{
+	char path[PATH_MAX];
+	snprintf(path, sizeof(path), "%s/ethtool/%s.json", root, iface);
+	json_t *doc = json_load_file(path, 0, NULL);
+	json_t *napis = json_object_get(json_object_get(doc, "netdev"), "napis");
+	CHECK(json_array_size(napis) >= (size_t)n);
+	for (int i = 0; i < n; i++)
+		json_object_set_new(json_array_get(napis, (size_t)i), member, json_integer(v));
+	CHECK_INT(json_dump_file(doc, path, JSON_INDENT(1)), 0);
+	json_decref(doc);
+}
+
+static size_t napis_of(const json_t *f)
+{
+	return json_array_size(json_object_get(json_object_get(f, "evidence"), "napis"));
+}
+
+/* "Cpus_allowed_list" of ROOT/proc/PID/status, into BUF. */
+static void allowed(const char *root, int pid, char *buf, size_t size)
+{
+	char rel[64];
+	snprintf(rel, sizeof(rel), "proc/%d/status", pid);
+	char *s = tree_read(root, rel);
+	const char *p = s ? strstr(s, "Cpus_allowed_list:") : NULL;
+	buf[0] = 0;
+	if (p)
+		sscanf(p + strlen("Cpus_allowed_list:"), " %63s", buf);
+	free(s);
+}
+
+int main(void)
+{
+	char root[] = "/tmp/nt-diagnapi-XXXXXX", cmd[PATH_MAX + 128], cpus[64], irqcpus[64];
+	nt_agent a;
+	if (access(EPYC, F_OK) != 0)
+		SKIP("fixture %s is not present", EPYC);
+	CHECK(mkdtemp(root) != NULL);
+	snprintf(cmd, sizeof(cmd), "cp -a %s/. %s/", EPYC, root);
+	CHECK_INT(system(cmd), 0);
+	set_napis(root, "enos3", 4, "defer-hard-irqs", 10);
+	set_napis(root, "enos0", 1, "irq-suspend-timeout", 1000000);
+	if (nt_agent_start(&a, root, NULL, NULL) < 0) {
+		CHECK_MSG(0, "agent did not start on %s", root);
+		goto out;
+	}
+
+	json_t *doc = get(&a, "/v1/diagnostics");
+	const json_t *f = doc ? finding(doc, "napi-thread-unpinned", "enos1") : NULL;
+	CHECK_MSG(f && napis_of(f) == 16, "enos1: napi-thread-unpinned with its 16 threads");
+	const char *m = f ? json_string_value(json_object_get(f, "message")) : NULL;
+	CHECK_MSG(m && strstr(m, "NAPI 8209 (rx-0, thread pid 3100) on CPUs 0-127, its IRQ 121 on 48 (effective)"),
+		  "message: %s", m ? m : "?");
+	json_t *fix = f ? json_object_get(f, "fix") : NULL;
+	char *ft = json_dumps(fix, JSON_COMPACT);
+	CHECK_MSG(ft && !strcmp(ft, "{\"napi\":[{\"interface\":\"enos1\",\"queues\":\"0-15\",\"thread_cpus\":\"irq\"}]}"),
+		  "fix: %s", ft ? ft : "?");
+	free(ft);
+	CHECK(!finding(doc, "napi-thread-unpinned", "enos0") && !finding(doc, "napi-thread-apart", "enos1"));
+	f = doc ? finding(doc, "napi-defer-without-timeout", "enos3") : NULL;
+	CHECK_MSG(f && napis_of(f) == 4, "enos3: napi-defer-without-timeout for its 4 NAPIs");
+	CHECK(!finding(doc, "napi-defer-without-timeout", "enos2"));
+	f = doc ? finding(doc, "irq-suspend-without-defer", "enos0") : NULL;
+	CHECK_MSG(f && napis_of(f) == 1, "enos0: irq-suspend-without-defer for one NAPI");
+	/* Steering findings that name queue IRQs say where the map came
+	 * from: the family, for the mlx5 ports. */
+	size_t i, with_source = 0;
+	json_t *e;
+	json_array_foreach(json_object_get(doc, "findings"), i, e) {
+		const char *src = json_string_value(json_object_get(json_object_get(e, "evidence"), "irq_source"));
+		if (!src)
+			continue;
+		with_source++;
+		CHECK_MSG(!strcmp(src, "netlink"), "%s %s: irq_source %s",
+			  json_string_value(json_object_get(e, "id")), json_string_value(json_object_get(e, "subject")), src);
+	}
+	CHECK_MSG(with_source > 0, "no steering finding says its irq_source");
+
+	/* The fix profile's placement and pinning, applied together. */
+	json_t *all = doc ? nt_diagnose_fix_profile(doc, "fixes") : NULL;
+	json_t *p = json_pack("{s:{s:s, s:O, s:O}}", "profile", "name", "napi-fix", "irq_affinity",
+			      json_object_get(all, "irq_affinity"), "napi", json_object_get(all, "napi"));
+	CHECK(p != NULL);
+	json_decref(all);
+	json_decref(doc);
+	char *body = p ? json_dumps(p, JSON_COMPACT) : NULL;
+	json_decref(p);
+	long st = 0;
+	json_t *txn = NULL;
+	CHECK_INT(nt_http("POST", nt_url(&a, "/v1/transactions"), body, &st, &txn, NULL, 0), 0);
+	free(body);
+	CHECK_MSG(st == 201 && !strcmp(json_string_value(json_object_get(txn, "status")) ?: "", "applied"),
+		  "apply: %ld %s", st, json_string_value(json_object_get(txn, "status")) ?: "?");
+	json_int_t id = json_integer_value(json_object_get(txn, "id"));
+	json_decref(txn);
+	allowed(root, 3100, cpus, sizeof(cpus));
+	char *aff = tree_read(root, "proc/irq/121/smp_affinity_list");
+	snprintf(irqcpus, sizeof(irqcpus), "%s", aff ? aff : "?");
+	irqcpus[strcspn(irqcpus, "\n")] = 0;
+	free(aff);
+	CHECK_MSG(!strcmp(cpus, irqcpus) && strcmp(cpus, "48"), "thread 3100 on %s, its IRQ on %s (was 48)", cpus,
+		  irqcpus);
+	doc = get(&a, "/v1/diagnostics");
+	CHECK_MSG(doc && !finding(doc, "napi-thread-unpinned", "enos1") && !finding(doc, "napi-thread-apart", "enos1"),
+		  "a thread finding for enos1 after the fix");
+	json_decref(doc);
+
+	/* The delivery check maps each IRQ to its queue through the family. */
+	doc = get(&a, "/v1/verify?window_ms=100");
+	int netlink_queues = 0;
+	json_array_foreach(json_object_get(doc, "irqs"), i, e) {
+		if (strcmp(json_string_value(json_object_get(e, "nic")) ?: "", "enos1"))
+			continue;
+		CHECK_STR(json_string_value(json_object_get(e, "queue_source")), "netlink");
+		netlink_queues += json_is_integer(json_object_get(e, "queue"));
+	}
+	CHECK_INT(netlink_queues, 16);
+	json_decref(doc);
+
+	char url[64];
+	snprintf(url, sizeof(url), "/v1/transactions/%lld/rollback", (long long)id);
+	txn = NULL;
+	CHECK_INT(nt_http("POST", nt_url(&a, url), "{}", &st, &txn, NULL, 0), 0);
+	CHECK_MSG(st == 201, "rollback: %ld", st);
+	json_decref(txn);
+	allowed(root, 3100, cpus, sizeof(cpus));
+	CHECK_STR(cpus, "0-127");
+	doc = get(&a, "/v1/diagnostics");
+	CHECK(doc && finding(doc, "napi-thread-unpinned", "enos1"));
+	json_decref(doc);
+	CHECK_INT(nt_agent_stop(&a), 0);
+out:
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
+	system(cmd);
+	TEST_MAIN_END();
+}
