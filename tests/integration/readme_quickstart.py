@@ -196,8 +196,13 @@ def run_commands(name, qs, cwd, env):
                 p = subprocess.run(["bash", path], cwd=cwd, env=env, capture_output=True,
                                    timeout=300)
                 out, err = p.stdout, p.stderr
-            text = (out + b"\n" + err).decode("utf-8", "replace").replace("\r", "")
-            # A terminal's progress lines overwrite each other with \r: each is a line here.
+            text = (out + b"\n" + err).decode("utf-8", "replace")
+            # The CLI's progress line ("\rapplying… 1 s", then "\r<spaces>\r"
+            # once the answer came) is gone from a terminal when the next
+            # line prints: drop it, or a slow run (under ASan the 220-step
+            # apply took over a second) glues it before the README's line.
+            text = re.sub(r"(\r[^\r\n]*… \d+ s)+\r *\r", "", text).replace("\r", "")
+            # The prompt's counts overwrite each other with \r: one line here.
             outlines = text.split("\n")
             check(p.returncode == 0, "%s: `%s` exited %s:\n%s" % (name, cmd, p.returncode, text[-2000:]))
             missing = matches(shown, outlines)
