@@ -2,7 +2,10 @@
 # SPDX-License-Identifier: Apache-2.0
 # The two commands of the README:
 #   deploy/dev.sh serve [nettune serve options]   build, then run the agent on this host
-#   deploy/dev.sh test                            build, then run every test (ctest)
+#   deploy/dev.sh test                            build, fetch what the tests need
+#                                                 (tests/prepare.sh), then run every
+#                                                 test (ctest), which sends nothing
+#                                                 off the machine
 # and the package:
 #   deploy/dev.sh deb                             build the Debian package (build-deb/)
 # Both install the Debian 12 packages they need first (as root, or via sudo).
@@ -150,6 +153,10 @@ test)
 		install_pkgs "${build_pkgs[@]}" "${test_pkgs[@]}" "${deb_pkgs[@]}"
 	fi
 	build
+	# Everything the selected tests need from outside this machine (lab
+	# kernels, npm packages, the systemd test's Debian root) is fetched
+	# here, before ctest: no test sends a packet off the machine.
+	unit_only "$@" || bash "$here/tests/prepare.sh" "$build" "$@"
 	cd "$build"
 	exec ctest --output-on-failure --timeout 1800 "$@"
 	;;

@@ -16,10 +16,10 @@
 #   run.sh property             fast-check requests generated from the document
 # Environment (set by ctest): NT_BIN, NT_FIXTURES, NT_SRC.
 #
-# The npm packages come from package-lock.json (`npm ci`) into
-# tests/contract/node_modules, once, under a lock so parallel ctest runs
-# share one install. Exit 77 (skipped) only when they cannot be installed
-# at all: no node/npm, or the registry cannot be reached.
+# The npm packages come from package-lock.json into tests/contract/node_modules
+# by tests/prepare.sh (set-up, which deploy/dev.sh test runs before ctest);
+# the tests download nothing. Exit 77 (skipped) when they are not installed
+# for this package-lock.json, or node is missing.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -28,30 +28,11 @@ src=$NT_SRC
 doc=$src/openapi/openapi.yaml
 
 skip() { echo "SKIP: $*"; exit 77; }
+# shellcheck source=../npm_ready.sh
+. "$here/../npm_ready.sh"
 
 ensure_modules() {
-	command -v node >/dev/null 2>&1 || skip "node is not installed (Debian: apt-get install nodejs npm; deploy/dev.sh test does)"
-	command -v npm >/dev/null 2>&1 || skip "npm is not installed (Debian: apt-get install npm; deploy/dev.sh test does)"
-	local want have=""
-	want=$(sha256sum "$here/package-lock.json" | cut -d' ' -f1)
-	exec 9>"$here/.npm-install.lock"
-	flock 9
-	[ -f "$here/node_modules/.nt-lock-sha256" ] && have=$(cat "$here/node_modules/.nt-lock-sha256")
-	if [ "$want" != "$have" ]; then
-		echo "contract: npm ci in $here (node $(node --version), npm $(npm --version))"
-		if ! (cd "$here" && npm ci --no-audit --no-fund --loglevel=error) >"$here/.npm-ci.log" 2>&1; then
-			cat "$here/.npm-ci.log" >&2
-			# Only an unreachable registry is a reason to skip; any other
-			# install failure is a real failure.
-			if ! (cd "$here" && timeout 30 npm ping) >/dev/null 2>&1; then
-				skip "npm packages cannot be installed: the npm registry ($(cd "$here" && npm config get registry)) is unreachable"
-			fi
-			echo "contract: npm ci failed although the registry answers" >&2
-			exit 1
-		fi
-		echo "$want" >"$here/node_modules/.nt-lock-sha256"
-	fi
-	flock -u 9
+	npm_ready "$here" contract
 	export PATH="$here/node_modules/.bin:$PATH"
 }
 

@@ -312,7 +312,7 @@ static inline int nt_prism_start(nt_agent *a)
 	e = getenv("NT_OPENAPI");
 	snprintf(doc, sizeof(doc), "%s", e && *e ? e : NT_FIXTURES "/../../openapi/openapi.yaml");
 	if (access(prism, X_OK) != 0) {
-		fprintf(stderr, "nt_agent: NT_VIA_PRISM is set but %s is missing (npm ci in tests/contract)\n",
+		fprintf(stderr, "nt_agent: NT_VIA_PRISM is set but %s is missing (tests/prepare.sh BUILD_DIR -L contract installs it)\n",
 			prism);
 		return -1;
 	}

@@ -39,10 +39,15 @@ flock 9
 # half-way (kill -9, power loss): it is never trusted, only removed.
 rm -rf "$CACHE"/kernels/.work-* "$CACHE"/debs/.dl.* 2>/dev/null || true
 
+patchfile="$(cd "$(dirname "$0")" && pwd)/netdevsim-rxnfc.patch"
+[ -f "$patchfile" ] || die "$patchfile missing"
+phash=$(sha256sum "$patchfile" | cut -d' ' -f1)
+# A kernel prepared with this netdevsim patch (offline, an older one would
+# boot a netdevsim the guest tests do not expect).
 newest_cached() {
     local d best=
     for d in "$CACHE"/kernels/*/; do
-        [ -f "$d/.complete" ] && best=${d%/}
+        [ -f "$d/.complete" ] && [ "$(cat "$d/netdevsim.patch-sha256" 2>/dev/null)" = "$phash" ] && best=${d%/}
     done
     [ -n "$best" ] && echo "$best"
 }
@@ -62,7 +67,11 @@ if [ "${NETTUNE_LAB_OFFLINE:-0}" != 1 ]; then
 fi
 if [ -z "$kpkg" ]; then
     if cached=$(newest_cached); then
-        log "registry unavailable; using cached kernel $(basename "$cached")"
+        if [ "${NETTUNE_LAB_OFFLINE:-0}" = 1 ]; then
+            log "NETTUNE_LAB_OFFLINE=1; using the cached kernel $(basename "$cached")"
+        else
+            log "registry unavailable; using cached kernel $(basename "$cached")"
+        fi
         echo "$cached"; exit 0
     fi
     skip "cannot resolve linux-image-amd64 through apt (no package registry?) and nothing cached in $CACHE"
@@ -70,9 +79,6 @@ fi
 
 kver=${kpkg#linux-image-}                      # e.g. 6.1.0-57-amd64
 kdir="$CACHE/kernels/$kver"
-patchfile="$(cd "$(dirname "$0")" && pwd)/netdevsim-rxnfc.patch"
-[ -f "$patchfile" ] || die "$patchfile missing"
-phash=$(sha256sum "$patchfile" | cut -d' ' -f1)
 if [ -f "$kdir/.complete" ] && [ "$(cat "$kdir/netdevsim.patch-sha256" 2>/dev/null)" = "$phash" ]; then
     log "cached: $kdir"
     echo "$kdir"; exit 0

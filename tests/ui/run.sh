@@ -9,8 +9,9 @@
 # (screenshots go there); CHROMIUM, FIREFOX override the browser found on PATH.
 #
 # Exit 77 (skipped) with the reason when the browser or the npm packages
-# cannot be had: no browser, no node/npm, an unreachable npm registry, or a
-# browser that cannot start here.
+# are not there: no browser, no node, npm packages not installed by
+# tests/prepare.sh (the test downloads nothing), or a browser that cannot
+# start here.
 #
 # No process outlives the run: as root the test runs as PID 1 of its own PID
 # namespace (unshare --kill-child), so when it ends, however it ends (a
@@ -34,26 +35,10 @@ export NT_UI_BROWSER_BIN=$bin
 command -v node >/dev/null 2>&1 || skip "node is not installed (Debian: apt-get install nodejs npm; deploy/dev.sh test does)"
 command -v npm >/dev/null 2>&1 || skip "npm is not installed (Debian: apt-get install npm; deploy/dev.sh test does)"
 
-# npm ci once per package-lock.json, under a lock so parallel runs share it.
-want=$(sha256sum "$here/package-lock.json" | cut -d' ' -f1)
-have=""
-exec 9>"$here/.npm-install.lock"
-flock 9
-[ -f "$here/node_modules/.nt-lock-sha256" ] && have=$(cat "$here/node_modules/.nt-lock-sha256")
-if [ "$want" != "$have" ]; then
-	echo "ui: npm ci in $here (node $(node --version), npm $(npm --version))"
-	if ! (cd "$here" && npm ci --no-audit --no-fund --loglevel=error) >"$here/.npm-ci.log" 2>&1; then
-		cat "$here/.npm-ci.log" >&2
-		if ! (cd "$here" && timeout 30 npm ping) >/dev/null 2>&1; then
-			skip "npm packages cannot be installed: the npm registry ($(cd "$here" && npm config get registry)) is unreachable"
-		fi
-		echo "ui: npm ci failed although the registry answers" >&2
-		exit 1
-	fi
-	echo "$want" >"$here/node_modules/.nt-lock-sha256"
-fi
-flock -u 9
-exec 9>&-
+# The npm packages: installed by tests/prepare.sh (set-up), never here.
+# shellcheck source=../npm_ready.sh
+. "$here/../npm_ready.sh"
+npm_ready "$here" ui
 
 export NT_ARTIFACTS=${NT_ARTIFACTS:-$PWD/ui-artifacts}
 mkdir -p "$NT_ARTIFACTS"

@@ -13,14 +13,18 @@ and names each place that could send elsewhere:
   time) or to an address that is not allowed;
 - a network client (curl, wget, ping, iperf3, nc, socat, netperf, neper,
   ssh, telnet) on a line with an IPv4 address that is not allowed, or with
-  a URL naming a host other than loopback.
+  a URL naming a host other than loopback;
+- a download (npm ci/install, npx, apt-get update/download/install without
+  --no-download or systemd-nspawn's --private-network on its line, mmdebstrap, debootstrap, pip install, git clone/fetch/pull,
+  wget) outside the set-up: the scripts named prepare*.sh (tests/prepare.sh
+  and what it runs, before ctest) and deploy/.
 
 Allowed: 127.0.0.0/8, ::1, localhost and 0.0.0.0 (a listening address); an
 address the same file gives an interface of its own namespaces (`ip ...
 addr add ADDR`); under tests/lab/, qemu's user-mode network inside the
 guest (10.0.2.0/24), which never reaches the host's network; the Debian
-mirror for set-up (apt, mmdebstrap), as the README's commands install from
-it. Usage: no_outside_traffic.py ROOT [FOLDER...]; prints one line a
+mirror and the npm registry for the set-up alone, as the README's commands
+install from them. Usage: no_outside_traffic.py ROOT [FOLDER...]; prints one line a
 finding, exits 1 when there is one."""
 import os
 import re
@@ -36,6 +40,12 @@ IPV4 = re.compile(r"(?<![\d.])((?:\d{1,3}\.){3}\d{1,3})(?![\d.])")
 URL_HOST = re.compile(r"\bhttps?://([A-Za-z0-9.-]+|\[[0-9a-fA-F:]+\])")
 ADDR_ADD = re.compile(r"\baddr(?:ess)?\s+(?:add|replace)\s+((?:\d{1,3}\.){3}\d{1,3})")
 MIRRORS = {"deb.debian.org"}
+DOWNLOAD = re.compile(r"(?<![\w./-])(npm\s+(ci|install|i|update)\b|npx\s|apt-get\b[^\n]*?\s(update|download|install|upgrade|source)\b"
+                      r"|apt\s+(update|install|download)\b|mmdebstrap\s|debootstrap\s|pip3?\s+install\b"
+                      r"|git\s+(clone|fetch|pull)\b|wget\s)")
+# The text of a message (skip "...", echo "...") names commands, runs none.
+MESSAGE = re.compile(r"\b(skip|fail|echo|die|log|pass|check|offline|printf|print|console\.log)\s*\(?\s*"
+                     r"(\"[^\"]*\"|'[^']*'|`[^`]*`)")
 
 
 def loopback(host):
@@ -53,14 +63,26 @@ def allowed(host, own, lab):
     return lab and host.startswith("10.0.2.")
 
 
+def setup_script(path):
+    """The set-up may download: deploy/ and the prepare*.sh scripts."""
+    return path.startswith("deploy/") or os.path.basename(path).startswith("prepare")
+
+
 def check_text(path, text, lab):
     """Findings of one file as (line number, what) pairs."""
     found = []
     own = own_addresses(text)
+    setup = setup_script(path)
     for n, line in enumerate(text.splitlines(), 1):
         code = line.strip()
         if code.startswith("#") or code.startswith("//") or code.startswith("*"):
             continue
+        if not setup:
+            cmd = MESSAGE.sub("", line)
+            m = DOWNLOAD.search(cmd)
+            # apt-get offline, or in a container without a network
+            if m and "--no-download" not in cmd and "--private-network" not in cmd:
+                found.append((n, "downloads (%s) outside the set-up (tests/prepare.sh)" % m.group(1).strip()))
         if ROUTE.search(line):
             found.append((n, "reads the default route or gateway"))
         for _, host in DEVNET.findall(line):
