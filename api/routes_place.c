@@ -50,8 +50,13 @@ static int get_placement(const nt_request *req, nt_response *resp)
 			return -ENOMEM;
 		}
 		hint.reserved = reserved;
+		/* Pinned NAPI threads keep their CPUs as IRQs do (placement/app.h). */
+		nt_host_napi napi;
+		if (nt_host_napi_read(t, NULL, 0, &napi) == 0)
+			hint.napi = &napi;
 		nt_placement_for(t, n, want, &hint, &p);
 		resp->json = nt_placement_to_json(t, n, &p, source[0] ? source : NULL);
+		nt_host_napi_free(&napi);
 		json_decref(reserved);
 	}
 	nt_topology_free(t);

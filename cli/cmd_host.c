@@ -428,7 +428,11 @@ static int placement_doc(const cli_opts *o, const char *ifname, json_t **doc)
 		return 2;
 	}
 	nt_placement_hint hint = { .given = o->cpus_list ? &given : NULL };
+	nt_host_napi napi;
+	if (nt_host_napi_read(t, NULL, 0, &napi) == 0)
+		hint.napi = &napi;
 	nt_placement_for(t, n, (int)o->cpus, &hint, &p);
+	nt_host_napi_free(&napi);
 	if (note[0] && p.known && strcmp(p.rule, "given"))
 		snprintf(p.reason + strlen(p.reason), sizeof(p.reason) - strlen(p.reason), "%s", note);
 	*doc = nt_placement_to_json(t, n, &p, NULL);
@@ -459,11 +463,14 @@ int nt_cmd_placement(const char *cmd, const cli_opts *o, int nargs, char **args)
 	} else if (!known) {
 		fprintf(stderr, "nettune: %s\n", jstr(doc, "reason"));
 	} else {
-		printf("%s: node %s%s%s\n  irq cpus  %s\n  app cpus  %s\n  rule      %s: %s\n  %s\n  %s\n", ifname,
-		       jstr(doc, "nodes"), json_is_string(json_object_get(doc, "ports")) ? ", ports " : "",
-		       json_is_string(json_object_get(doc, "ports")) ? jstr(doc, "ports") : "",
-		       jstr(doc, "irq_cpus"), jstr(doc, "app_cpus"), jstr(doc, "rule"), jstr(doc, "reason"),
-		       jstr(doc, "numactl"), jstr(doc, "iperf3"));
+		const char *napi = json_string_value(json_object_get(doc, "napi_cpus"));
+		printf("%s: node %s%s%s\n  irq cpus  %s\n", ifname, jstr(doc, "nodes"),
+		       json_is_string(json_object_get(doc, "ports")) ? ", ports " : "",
+		       json_is_string(json_object_get(doc, "ports")) ? jstr(doc, "ports") : "", jstr(doc, "irq_cpus"));
+		if (napi && *napi)
+			printf("  napi cpus %s (pinned NAPI threads, among the irq cpus)\n", napi);
+		printf("  app cpus  %s\n  rule      %s: %s\n  %s\n  %s\n", jstr(doc, "app_cpus"), jstr(doc, "rule"),
+		       jstr(doc, "reason"), jstr(doc, "numactl"), jstr(doc, "iperf3"));
 	}
 	json_decref(doc);
 	/* Nothing to recommend is a failure a script must see. */

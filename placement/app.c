@@ -25,6 +25,19 @@ static void serving(const nt_topology *t, const nt_irq *q, nt_cpuset *out)
 		nt_cpuset_or(out, out, &q->affinity);
 }
 
+/* The CPUs the NAPI threads of the NIC at index NIC (every NIC: -1) are
+ * pinned to, into OUT: a thread allowed on more than one node is not
+ * placed (the kernel's default is every CPU). */
+static void napi_serving(const nt_topology *t, const nt_host_napi *h, int nic, nt_cpuset *out)
+{
+	for (size_t i = 0; h && i < h->nd.nnapis; i++) {
+		const nt_napi *n = &h->napis[i];
+		if (n->pid <= 0 || !n->has_cpus || (nic >= 0 && n->nic != nic) || spans_nodes(t, &n->thread_cpus))
+			continue;
+		nt_cpuset_or(out, out, &n->thread_cpus);
+	}
+}
+
 /* Up to LIMIT CPUs of FREE into P->app_cpus, those sharing a core with a
  * CPU of BUSY last. */
 static void take(const nt_topology *t, const nt_cpuset *free_cpus, const nt_cpuset *busy, int limit,
@@ -104,6 +117,7 @@ int nt_placement_for(const nt_topology *t, const nt_nic *nic, int want, const nt
 		nt_cpuset_or(&p->node_cpus, &p->node_cpus, &node->cpus);
 		for (int q = 0; q < mem[i]->nirqs; q++)
 			serving(t, &t->irqs[mem[i]->irqs[q]], &p->irq_cpus);
+		napi_serving(t, hint->napi, (int)(mem[i] - t->nics), &p->napi_cpus);
 		const char *r = json_string_value(json_object_get(hint->reserved, mem[i]->name));
 		nt_cpuset res;
 		if (r && nt_cpulist_parse(r, &res) == 0) {
@@ -112,6 +126,8 @@ int nt_placement_for(const nt_topology *t, const nt_nic *nic, int want, const nt
 		}
 	}
 
+	nt_cpuset_or(&p->irq_cpus, &p->irq_cpus, &p->napi_cpus);
+	p->napi_known = hint->napi != NULL;
 	if (hint->given) {
 		nt_cpuset_and(&p->app_cpus, hint->given, &t->cpus_online);
 		nt_cpuset_zero(&p->nodes);
@@ -154,14 +170,20 @@ int nt_placement_for(const nt_topology *t, const nt_nic *nic, int want, const nt
 		return 0;
 	}
 
-	/* CPUs serving any NIC's interrupts, and the excluded ones, are not
-	 * free: the application would compete with another NIC's softirqs
-	 * or with what the operator kept for housekeeping. */
+	/* CPUs serving any NIC's interrupts or running its NAPI threads, and
+	 * the excluded ones, are not free: the application would compete with
+	 * another NIC's packet processing or with what the operator kept for
+	 * housekeeping. */
 	nt_cpuset busy, free_cpus;
 	nt_cpuset_zero(&busy);
 	for (int i = 0; i < t->nirqs; i++)
 		if (t->irqs[i].nic >= 0)
 			serving(t, &t->irqs[i], &busy);
+	nt_cpuset threads;
+	nt_cpuset_zero(&threads);
+	napi_serving(t, hint->napi, -1, &threads);
+	nt_cpuset_or(&busy, &busy, &threads);
+	const char *or_threads = nt_cpuset_empty(&threads) ? "" : " or run NAPI threads";
 	nt_cpuset_andnot(&free_cpus, &p->node_cpus, &busy);
 	if (hint->exclude)
 		nt_cpuset_andnot(&free_cpus, &free_cpus, hint->exclude);
@@ -169,8 +191,8 @@ int nt_placement_for(const nt_topology *t, const nt_nic *nic, int want, const nt
 		take(t, &free_cpus, &busy, limit, p);
 		p->rule = "node-free";
 		snprintf(p->reason, sizeof(p->reason),
-			 "CPUs of node %d%s that serve no NIC's interrupts%s, hyper-thread siblings of those last",
-			 p->node, nt_cpuset_count(&p->nodes) > 1 ? " and the other nodes of its ports" : "",
+			 "CPUs of node %d%s that serve no NIC's interrupts%s%s, hyper-thread siblings of those last",
+			 p->node, nt_cpuset_count(&p->nodes) > 1 ? " and the other nodes of its ports" : "", or_threads,
 			 hint->exclude && !nt_cpuset_empty(hint->exclude) ? " and are not excluded (exclude_cpus)" : "");
 		return 0;
 	}
@@ -182,12 +204,13 @@ int nt_placement_for(const nt_topology *t, const nt_nic *nic, int want, const nt
 		/* Every CPU of the node serves the NIC (small hosts): share. */
 		free_cpus = p->node_cpus;
 		snprintf(p->reason, sizeof(p->reason),
-			 "every CPU of node %d serves %s's interrupts; the application shares them", p->node,
-			 nic->name);
+			 "every CPU of node %d serves %s's interrupts%s; the application shares them", p->node,
+			 nic->name, nt_cpuset_empty(&p->napi_cpus) ? "" : " or NAPI threads");
 	} else {
 		snprintf(p->reason, sizeof(p->reason),
-			 "every CPU of node %d serves some NIC's interrupts; these serve none of %s's, "
-			 "hyper-thread siblings of those last", p->node, nic->name);
+			 "every CPU of node %d serves some NIC's interrupts%s; these serve none of %s's%s, "
+			 "hyper-thread siblings of those last", p->node, or_threads, nic->name,
+			 nt_cpuset_empty(&p->napi_cpus) ? "" : " nor run its NAPI threads");
 	}
 	take(t, &free_cpus, &p->irq_cpus, limit, p);
 	return 0;
@@ -204,6 +227,7 @@ json_t *nt_placement_to_json(const nt_topology *t, const nt_nic *nic, const nt_p
 		json_object_set_new(o, "nodes", json_null());
 		json_object_set_new(o, "node_cpus", json_null());
 		json_object_set_new(o, "irq_cpus", json_null());
+		json_object_set_new(o, "napi_cpus", json_null());
 		json_object_set_new(o, "app_cpus", json_null());
 		json_object_set_new(o, "numactl", json_null());
 		json_object_set_new(o, "iperf3", json_null());
@@ -215,6 +239,7 @@ json_t *nt_placement_to_json(const nt_topology *t, const nt_nic *nic, const nt_p
 	json_object_set_new(o, "nodes", json_string(nodes));
 	json_object_set_new(o, "node_cpus", nt_cpuset_json(&p->node_cpus));
 	json_object_set_new(o, "irq_cpus", nt_cpuset_json(&p->irq_cpus));
+	json_object_set_new(o, "napi_cpus", p->napi_known ? nt_cpuset_json(&p->napi_cpus) : json_null());
 	json_object_set_new(o, "app_cpus", json_string(app));
 	char buf[8400];
 	if (nodes[0])

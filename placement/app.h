@@ -13,10 +13,17 @@
  *   "node-shared" none is free: CPUs of the node that serve none of this
  *               NIC's interrupts, else the whole node (small hosts).
  * Hyper-thread siblings of CPUs serving interrupts are taken last.
- * A bond stands for its ports: their CPUs and nodes together. */
+ * A bond stands for its ports: their CPUs and nodes together.
+ *
+ * With threaded NAPI the receive work runs in the NAPI threads, not in the
+ * softirq of the CPU the interrupt fired on: a CPU a NAPI thread is pinned
+ * to (allowed on CPUs of one node at most, as an IRQ's placement) counts as
+ * serving the NIC, like its IRQs' CPUs. A thread allowed everywhere says
+ * nothing about where it runs and keeps no CPU busy. */
 #ifndef NT_PLACEMENT_H
 #define NT_PLACEMENT_H
 
+#include "host/napi.h"
 #include "host/topology.h"
 
 /* What the edge knows beyond the host model: the profile in effect, and
@@ -26,6 +33,7 @@ typedef struct nt_placement_hint {
 	const nt_cpuset *exclude; /* the profile's exclude_cpus for the NIC */
 	const nt_cpuset *given; /* --cpus-list */
 	const char *source; /* where RESERVED and EXCLUDE come from ("transaction 3") */
+	const nt_host_napi *napi; /* every NIC's NAPI threads (nt_host_napi_read) */
 } nt_placement_hint;
 
 typedef struct nt_placement {
@@ -33,7 +41,9 @@ typedef struct nt_placement {
 	int node; /* the (first) node, -1 unknown */
 	nt_cpuset nodes; /* every node of the NIC (a bond's ports may span several) */
 	nt_cpuset node_cpus; /* online CPUs of those nodes */
-	nt_cpuset irq_cpus; /* CPUs serving the NIC's IRQs */
+	nt_cpuset irq_cpus; /* CPUs serving the NIC's IRQs and its pinned NAPI threads */
+	nt_cpuset napi_cpus; /* of those, the NAPI threads' */
+	bool napi_known; /* the hint had the NAPI threads read */
 	nt_cpuset app_cpus; /* recommended for the application */
 	const char *rule; /* "given", "reserved", "node-free", "node-shared", "unknown" */
 	char ports[256]; /* a bond's ports, comma-separated; "" otherwise */
@@ -47,8 +57,8 @@ typedef struct nt_placement {
 int nt_placement_for(const nt_topology *t, const nt_nic *nic, int want, const nt_placement_hint *hint,
 		     nt_placement *p);
 
-/* {"nic","node","nodes","known","rule","source","ports","irq_cpus","app_cpus",
- *  "numactl","iperf3",...}; SOURCE as in the hint, or NULL. */
+/* {"nic","node","nodes","known","rule","source","ports","irq_cpus","napi_cpus",
+ *  "app_cpus","numactl","iperf3",...}; SOURCE as in the hint, or NULL. */
 json_t *nt_placement_to_json(const nt_topology *t, const nt_nic *nic, const nt_placement *p,
 			     const char *source);
 

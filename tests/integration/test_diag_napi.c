@@ -144,6 +144,25 @@ int main(void)
 		  "a thread finding for enos1 after the fix");
 	json_decref(doc);
 
+	/* An application near enos1 keeps off its pinned NAPI threads' CPUs
+	 * as off its IRQs' (placement/app.h): thread 3100's CPU is among
+	 * napi_cpus and not among app_cpus. */
+	doc = get(&a, "/v1/nics/enos1/placement");
+	nt_cpuset napi_set, app_set;
+	int thread_cpu = atoi(cpus);
+	CHECK_MSG(doc && nt_cpulist_parse(json_string_value(json_object_get(doc, "napi_cpus")) ?: "x", &napi_set) == 0 &&
+			  nt_cpulist_parse(json_string_value(json_object_get(doc, "app_cpus")) ?: "x", &app_set) == 0,
+		  "placement: napi_cpus %s, app_cpus %s",
+		  doc ? json_string_value(json_object_get(doc, "napi_cpus")) ?: "null" : "-",
+		  doc ? json_string_value(json_object_get(doc, "app_cpus")) ?: "null" : "-");
+	if (doc) {
+		CHECK_MSG(nt_cpuset_isset(&napi_set, thread_cpu), "thread 3100's CPU %d not in napi_cpus", thread_cpu);
+		CHECK_MSG(!nt_cpuset_intersects(&napi_set, &app_set) && !nt_cpuset_empty(&app_set),
+			  "app_cpus %s and napi_cpus %s", json_string_value(json_object_get(doc, "app_cpus")),
+			  json_string_value(json_object_get(doc, "napi_cpus")));
+	}
+	json_decref(doc);
+
 	/* The delivery check maps each IRQ to its queue through the family. */
 	doc = get(&a, "/v1/verify?window_ms=100");
 	int netlink_queues = 0;

@@ -7,6 +7,8 @@
 #include "host/topology.h"
 #include "harness.h"
 
+#include <string.h>
+
 static nt_topology *load(const char *root)
 {
 	nt_ctx ctx;
@@ -23,6 +25,56 @@ static const char *cl(const nt_cpuset *s)
 	k ^= 1;
 	nt_cpulist_format(s, buf[k], sizeof(buf[k]));
 	return buf[k];
+}
+
+/* Issue 39: with threaded NAPI the receive work runs in the NAPI threads;
+ * a CPU a thread is pinned to is kept from the application like an IRQ's
+ * CPU. T is the x460 copy (eth2 on node 1, CPUs 16-31, its IRQ on CPU 0). */
+static void napi_threads(const nt_topology *t)
+{
+	const nt_nic *eth2 = nt_topology_nic(t, "eth2"), *eth0 = nt_topology_nic(t, "eth0");
+	nt_napi nap[4];
+	nt_host_napi h;
+	nt_placement p;
+	memset(nap, 0, sizeof(nap));
+	memset(&h, 0, sizeof(h));
+	h.napis = nap;
+	h.nd.nnapis = 4;
+	const char *cpus[4] = { "16", "17", "0-63", "20" }; /* the last is eth0's */
+	for (int i = 0; i < 4; i++) {
+		nap[i].nic = (int)((i == 3 ? eth0 : eth2) - t->nics);
+		nap[i].pid = 3100 + i;
+		nap[i].has_cpus = true;
+		nap[i].rx_queue = nap[i].last_cpu = -1;
+		nt_cpulist_parse(cpus[i], &nap[i].thread_cpus);
+	}
+	nt_placement_hint hint = { .napi = &h };
+	CHECK_INT(nt_placement_for(t, eth2, 0, &hint, &p), 0);
+	CHECK_STR(p.rule, "node-free");
+	/* Its threads on 16 and 17 (the one allowed everywhere pins nothing),
+	 * eth0's on 20: none of them for the application. */
+	CHECK_STR(cl(&p.napi_cpus), "16-17");
+	CHECK(nt_cpuset_isset(&p.irq_cpus, 16) && nt_cpuset_isset(&p.irq_cpus, 17));
+	CHECK_MSG(!nt_cpuset_isset(&p.app_cpus, 16) && !nt_cpuset_isset(&p.app_cpus, 17) &&
+			  !nt_cpuset_isset(&p.app_cpus, 20),
+		  "app %s", cl(&p.app_cpus));
+	CHECK_INT(nt_cpuset_count(&p.app_cpus), nt_cpuset_count(&p.node_cpus) - 3);
+	CHECK(strstr(p.reason, "or run NAPI threads") != NULL);
+	json_t *j = nt_placement_to_json(t, eth2, &p, NULL);
+	CHECK_STR(json_string_value(json_object_get(j, "napi_cpus")), "16-17");
+	json_decref(j);
+	/* Every CPU of node 1 runs a thread of eth2: the application shares
+	 * the node, off nothing but what it must share. */
+	nt_cpulist_parse("16-31", &nap[0].thread_cpus);
+	CHECK_INT(nt_placement_for(t, eth2, 0, &hint, &p), 0);
+	CHECK_STR(p.rule, "node-shared");
+	CHECK(strstr(p.reason, "or NAPI threads") != NULL);
+	/* A thread that is no NAPI's worker (pid -1) or unread pins nothing. */
+	for (int i = 0; i < 4; i++)
+		nap[i].pid = -1;
+	CHECK_INT(nt_placement_for(t, eth2, 0, &hint, &p), 0);
+	CHECK_STR(cl(&p.app_cpus), "16-31");
+	CHECK_STR(cl(&p.napi_cpus), "");
 }
 
 static void placement(void)
@@ -50,7 +102,9 @@ static void placement(void)
 	json_t *j = nt_placement_to_json(t, nt_topology_nic(t, "eth0"), &p, NULL);
 	CHECK(strstr(json_string_value(json_object_get(j, "numactl")), "--membind=0") != NULL);
 	CHECK_STR(json_string_value(json_object_get(j, "rule")), "node-free");
+	CHECK(json_is_null(json_object_get(j, "napi_cpus"))); /* not read */
 	json_decref(j);
+	napi_threads(t);
 	nt_topology_free(t);
 
 	t = load(NT_FIXTURES "/epyc7713-2node-bond");
