@@ -27,8 +27,18 @@ int nt_bench_call(const char *agent, const char *method, const char *path, const
 		  json_t **doc, char *err, size_t errsize);
 
 /* A counter snapshot (host/counters.h) of the agent's host and CTX's
- * /proc/softirqs. Returns NULL with ERR set. */
-json_t *nt_bench_snapshot(const char *agent, const nt_ctx *ctx, char *err, size_t errsize);
+ * /proc/softirqs, with the per-queue counters (GET /v1/nics/{name}) of
+ * every NIC with a device of its own and of NEAR (may be NULL). Returns
+ * NULL with ERR set. */
+json_t *nt_bench_snapshot(const char *agent, const nt_ctx *ctx, const char *near, char *err, size_t errsize);
+
+/* The per-queue part of a counter delta C (host/counters.h) on stderr:
+ * without ROUND, each queue that moved (packets and bytes), the lines of
+ * a queue that took (nearly) all of its NIC's packets, and the NICs
+ * without per-queue counters once per reason; with ROUND ("round 3"), only
+ * the skew lines, each after ROUND. Strings already escaped for the
+ * terminal. */
+void nt_bench_print_queues(const json_t *c, const char *round);
 
 /* Plan PROFILE and apply the plan by its id with a confirm window of CT
  * seconds. *ID: the transaction to put back (0 when the host already had

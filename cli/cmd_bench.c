@@ -13,9 +13,11 @@
  * SIGHUP are passed to COMMAND's process group and then the rollback runs
  * as usual.
  *
- * Counters are read from the agent (/v1/topology, /v1/nics, /v1/irqs) and
- * /proc/softirqs (through the --root prefix) right before COMMAND starts and
- * right after it ends; host/counters.c turns them into deltas. */
+ * Counters are read from the agent (/v1/topology, /v1/nics, /v1/irqs, and
+ * /v1/nics/{name} of each NIC with a device and the --near one, for the
+ * per-queue counters of the netdev family's qstats-get) and /proc/softirqs
+ * (through the --root prefix) right before COMMAND starts and right after
+ * it ends; host/counters.c turns them into deltas. */
 #include "cli/bench.h"
 #include "cli/cli.h"
 #include "cli/client.h"
@@ -151,9 +153,59 @@ static int get_doc(const char *agent, const char *path, json_t **doc, char *err,
 	return 0;
 }
 
-json_t *nt_bench_snapshot(const char *agent, const nt_ctx *ctx, char *err, size_t errsize)
+/* Whether bench-run reads NIC's per-queue counters: a NIC with a device
+ * of its own (virtual false), whose queues are the hardware's and whose
+ * IRQs a profile places, and the --near interface, whatever it is. Not
+ * every veth of a container host: each costs a request to the agent. */
+static bool queues_looked_at(const json_t *nic, const char *near)
 {
-	json_t *topo = NULL, *nics = NULL, *irqs = NULL, *snap = NULL;
+	const char *name = json_string_value(json_object_get(nic, "name"));
+	return name && (json_is_false(json_object_get(nic, "virtual")) || (near && !strcmp(near, name)));
+}
+
+/* GET /v1/nics/{name} of each NIC bench-run looks at, into an array. A
+ * NIC gone meanwhile (404) or a name the path cannot carry is left out;
+ * any other failure fails the snapshot, as the other reads do. */
+static json_t *nic_queue_docs(const char *agent, const json_t *nics, const char *near, char *err, size_t errsize)
+{
+	json_t *out = json_array(), *nic;
+	size_t i;
+	if (!out)
+		return NULL;
+	json_array_foreach(json_object_get(nics, "nics"), i, nic) {
+		const char *name = json_string_value(json_object_get(nic, "name"));
+		char path[128];
+		long status;
+		json_t *doc = NULL;
+		if (!queues_looked_at(nic, near))
+			continue;
+		/* Interface names are short and the agent checks them; one
+		 * with a character a path would have to escape is skipped. */
+		if (strlen(name) > 32 || strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") !=
+					      strlen(name))
+			continue;
+		snprintf(path, sizeof(path), "/v1/nics/%s", name);
+		if (nt_bench_call(agent, "GET", path, NULL, &status, &doc, err, errsize) < 0) {
+			json_decref(out);
+			return NULL;
+		}
+		if (status == 200 && json_is_object(doc))
+			json_array_append(out, doc);
+		else if (status != 404) {
+			if (status == 200)
+				snprintf(err, errsize, "GET %s: the answer is not JSON", path);
+			json_decref(doc);
+			json_decref(out);
+			return NULL;
+		}
+		json_decref(doc);
+	}
+	return out;
+}
+
+json_t *nt_bench_snapshot(const char *agent, const nt_ctx *ctx, const char *near, char *err, size_t errsize)
+{
+	json_t *topo = NULL, *nics = NULL, *irqs = NULL, *snap = NULL, *queues = NULL;
 	char *text = NULL, *stat = NULL;
 	int *cpus = NULL, ncols = 0, nct = 0;
 	uint64_t *rx = NULL, *tx = NULL;
@@ -161,7 +213,8 @@ json_t *nt_bench_snapshot(const char *agent, const nt_ctx *ctx, char *err, size_
 
 	if (get_doc(agent, "/v1/topology", &topo, err, errsize) < 0 ||
 	    get_doc(agent, "/v1/nics", &nics, err, errsize) < 0 ||
-	    get_doc(agent, "/v1/irqs", &irqs, err, errsize) < 0)
+	    get_doc(agent, "/v1/irqs", &irqs, err, errsize) < 0 ||
+	    !(queues = nic_queue_docs(agent, nics, near, err, errsize)))
 		goto out;
 	/* Without /proc/softirqs (a damaged tree) the NET_RX part stays empty
 	 * rather than losing the rest of the report. */
@@ -172,7 +225,7 @@ json_t *nt_bench_snapshot(const char *agent, const nt_ctx *ctx, char *err, size_
 		nct = 0;
 	nt_counters_input in = { .topology = topo, .nics = nics, .irqs = irqs, .soft_cpus = cpus, .net_rx = rx,
 				 .net_tx = tx, .nsoft = ncols, .cpu_time = ct, .ncpu_time = nct,
-				 .hz = sysconf(_SC_CLK_TCK) };
+				 .hz = sysconf(_SC_CLK_TCK), .nic_queues = queues };
 	snap = nt_counters_snapshot(&in);
 	if (!snap)
 		snprintf(err, errsize, "out of memory");
@@ -186,6 +239,7 @@ out:
 	json_decref(topo);
 	json_decref(nics);
 	json_decref(irqs);
+	json_decref(queues);
 	return snap;
 }
 
@@ -303,6 +357,55 @@ static long long geti(const json_t *o, const char *k)
 	return json_integer_value(json_object_get(o, k));
 }
 
+/* A counter of a per-queue row for the table: "-" where the kernel
+ * keeps no such counter. */
+static void queue_cell(char *buf, size_t size, const json_t *v)
+{
+	if (json_is_integer(v))
+		snprintf(buf, size, "%lld", (long long)json_integer_value(v));
+	else
+		snprintf(buf, size, "-");
+}
+
+void nt_bench_print_queues(const json_t *c, const char *round)
+{
+	size_t i, k;
+	json_t *row, *q;
+	bool head = false;
+	/* The queues that moved: a queue that carried nothing is no news. */
+	json_array_foreach(json_object_get(c, "queues"), i, row) {
+		for (int d = 0; d < 2 && !round; d++) {
+			const char *dir = d ? "tx" : "rx";
+			json_array_foreach(json_object_get(row, dir), k, q) {
+				if (!json_integer_value(json_object_get(q, "packets")) &&
+				    !json_integer_value(json_object_get(q, "bytes")))
+					continue;
+				if (!head) {
+					fprintf(stderr, "\n%-15s %3s %6s %14s %16s\n", "NIC", "dir", "queue", "packets",
+						"bytes");
+					head = true;
+				}
+				char p[32], b[32];
+				queue_cell(p, sizeof(p), json_object_get(q, "packets"));
+				queue_cell(b, sizeof(b), json_object_get(q, "bytes"));
+				fprintf(stderr, "%-15s %3s %6lld %14s %16s\n", json_string_value(json_object_get(row, "nic")),
+					dir, (long long)json_integer_value(json_object_get(q, "queue")), p, b);
+			}
+		}
+	}
+	json_array_foreach(json_object_get(c, "queue_skew"), i, q)
+		fprintf(stderr, "%s%s%s\n", round ? round : i ? "" : "\n", round ? ": " : "", json_string_value(q));
+	if (round)
+		return;
+	/* Said once per reason, never guessed at. */
+	json_array_foreach(json_object_get(c, "queue_stats_missing"), i, row) {
+		fprintf(stderr, "per-queue counters: none for ");
+		json_array_foreach(json_object_get(row, "nics"), k, q)
+			fprintf(stderr, "%s%s", k ? ", " : "", json_string_value(q));
+		fprintf(stderr, ": %s\n", json_string_value(json_object_get(row, "reason")));
+	}
+}
+
 /* The short table, on stderr: stdout belongs to COMMAND. */
 static void print_table(const json_t *report_raw)
 {
@@ -356,6 +459,7 @@ static void print_table(const json_t *report_raw)
 			geti(row, "rx_bytes"), geti(row, "tx_bytes"), geti(row, "rx_dropped"), geti(row, "rx_missed"),
 			geti(row, "rx_errors"));
 	}
+	nt_bench_print_queues(c, NULL);
 	const json_t *in = json_object_get(c, "interrupts");
 	const json_t *sr = json_object_get(c, "softirq_net_rx"), *st = json_object_get(c, "softirq_net_tx");
 	const json_t *ct = json_object_get(c, "cpu_time");
@@ -835,7 +939,7 @@ int nt_cmd_bench_run(const char *cmd, const cli_opts *o, int nargs, char **args)
 		json_object_set_new(report, "near", json_pack("{s:s,s:s}", "interface", o->near, "placement", where));
 		fprintf(stderr, "nettune: bench-run: COMMAND runs near %s (%s)\n", o->near, where);
 	}
-	if (!(before = nt_bench_snapshot(agent, &ctx, err, sizeof(err)))) {
+	if (!(before = nt_bench_snapshot(agent, &ctx, o->near, err, sizeof(err)))) {
 		fprintf(stderr, "nettune: bench-run: cannot read the counters: %s\n", err);
 		goto undo;
 	}
@@ -851,7 +955,7 @@ int nt_cmd_bench_run(const char *cmd, const cli_opts *o, int nargs, char **args)
 	json_object_set_new(report, "exit_status", json_integer(exit_status));
 	json_object_set_new(report, "signal", sig ? json_string(strsignal(sig)) : json_null());
 	json_object_set_new(report, "duration_s", json_real(dur));
-	if ((after = nt_bench_snapshot(agent, &ctx, err, sizeof(err))))
+	if ((after = nt_bench_snapshot(agent, &ctx, o->near, err, sizeof(err))))
 		json_object_set_new(report, "counters", nt_counters_delta(before, after));
 	else
 		fprintf(stderr, "nettune: bench-run: cannot read the counters after COMMAND: %s\n", err);

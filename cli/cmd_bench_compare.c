@@ -80,7 +80,11 @@ static json_t *round_counters(const json_t *delta)
 	const json_t *in = json_object_get(delta, "interrupts");
 	const json_t *ct = json_object_get(delta, "cpu_time");
 	const json_t *tot = json_object_get(ct, "total"), *nic = json_object_get(json_object_get(ct, "classes"), "nic_irq");
-	return json_pack("{s:I,s:I,s:I,s:I,s:O,s:I,s:I,s:O,s:O}", "dropped", dropped, "rx_missed", missed, "interrupts",
+	/* Per queue, as a single run's report has them: which queue carried a
+	 * round's packets is what a placement changes. */
+	return json_pack("{s:I,s:I,s:O,s:O,s:I,s:I,s:O,s:I,s:I,s:O,s:O}", "dropped", dropped, "rx_missed", missed,
+			 "queues", json_object_get(delta, "queues") ?: json_null(), "queue_skew",
+			 json_object_get(delta, "queue_skew") ?: json_null(), "interrupts",
 			 json_integer_value(json_object_get(in, "all")), "nic_interrupts",
 			 json_integer_value(json_object_get(in, "nic")), "off_node_share",
 			 json_object_get(in, "off_node_share") ?: json_null(), "net_rx_softirqs",
@@ -131,7 +135,7 @@ static int one_round(compare *c, int arm, int k, size_t block)
 	/* Placement again: this arm's profile may have moved the NIC's IRQs. */
 	if (c->o->near && nt_cli_bind_near(c->o, c->o->near, NULL, 0) != 0)
 		goto undo;
-	if (!(before = nt_bench_snapshot(c->agent, &c->ctx, err, sizeof(err)))) {
+	if (!(before = nt_bench_snapshot(c->agent, &c->ctx, c->o->near, err, sizeof(err)))) {
 		fprintf(stderr, "nettune: bench-run: cannot read the counters: %s\n", err);
 		goto undo;
 	}
@@ -141,9 +145,14 @@ static int one_round(compare *c, int arm, int k, size_t block)
 		goto undo;
 	json_object_set_new(rr, "exit_status", json_integer(status));
 	json_object_set_new(rr, "duration_s", json_real(dur));
-	if ((after = nt_bench_snapshot(c->agent, &c->ctx, err, sizeof(err)))) {
+	if ((after = nt_bench_snapshot(c->agent, &c->ctx, c->o->near, err, sizeof(err)))) {
 		json_t *delta = nt_counters_delta(before, after);
 		json_object_set_new(rr, "counters", delta ? round_counters(delta) : json_null());
+		/* The NICs without per-queue counters are said once for the
+		 * run, not in every round. */
+		if (delta && !json_object_get(c->report, "queue_stats_missing"))
+			json_object_set(c->report, "queue_stats_missing",
+					json_object_get(delta, "queue_stats_missing") ?: json_null());
 		json_decref(delta);
 	} else {
 		fprintf(stderr, "nettune: bench-run: cannot read the counters after COMMAND: %s\n", err);
@@ -412,6 +421,32 @@ static void print_table(const compare *c, const nt_summary *s, const nt_mwu *u, 
 			(long long)json_integer_value(json_object_get(ct, "net_tx_softirqs")), cb,
 			json_is_object(rb) ? json_string_value(json_object_get(rb, "status")) ?: "?" : "-");
 	}
+	/* A round where one queue took (nearly) all of a NIC's packets, and
+	 * the NICs without per-queue counters, in the agent's words shown as
+	 * text (cli/escape.h). */
+	json_t *safe = json_deep_copy(c->report);
+	if (safe && nt_out_escape_doc(safe) == 0) {
+		bool first = true;
+		json_array_foreach(json_object_get(safe, "rounds"), i, r) {
+			const json_t *ct = json_object_get(r, "counters");
+			char what[32];
+			if (!json_array_size(json_object_get(ct, "queue_skew")))
+				continue;
+			if (first)
+				fputc('\n', stderr);
+			first = false;
+			snprintf(what, sizeof(what), "round %lld", (long long)json_integer_value(json_object_get(r, "round")));
+			nt_bench_print_queues(ct, what);
+		}
+		json_t *missing = json_object_get(safe, "queue_stats_missing");
+		json_t *only = json_pack("{s:O}", "queue_stats_missing", missing ?: json_null());
+		if (only && json_array_size(missing)) {
+			fputc('\n', stderr);
+			nt_bench_print_queues(only, NULL);
+		}
+		json_decref(only);
+	}
+	json_decref(safe);
 	if (!s)
 		return;
 	fprintf(stderr, "\n%-9s  %6s  %16s  %16s  %16s  %16s\n", "arm", "rounds", "median", "IQR", "min", "max");

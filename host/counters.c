@@ -100,13 +100,64 @@ static json_t *cpu_time_map(const nt_cpu_time *t, int n)
 	return map;
 }
 
+/* One direction's queues of a NIC document ("rx" or "tx" of its
+ * "queues"): [{"queue", "packets", "bytes"}] of the queues the kernel
+ * counted, each counter only where it gave it (PK and BK, "rx_packets"
+ * and "rx_bytes" for RX). */
+static json_t *queue_dir_map(const json_t *list, const char *pk, const char *bk)
+{
+	json_t *out = json_array();
+	size_t i;
+	json_t *q;
+	json_array_foreach(list, i, q) {
+		const json_t *st = json_object_get(q, "stats"), *num = json_object_get(q, "queue");
+		if (!out || !json_is_object(st) || !json_is_integer(num))
+			continue;
+		json_t *row = json_pack("{s:O}", "queue", num);
+		if (json_is_integer(json_object_get(st, pk)))
+			json_object_set(row, "packets", json_object_get(st, pk));
+		if (json_is_integer(json_object_get(st, bk)))
+			json_object_set(row, "bytes", json_object_get(st, bk));
+		json_array_append_new(out, row);
+	}
+	return out;
+}
+
+static json_t *queues_map(const json_t *docs)
+{
+	json_t *map = json_object();
+	size_t i;
+	json_t *d;
+	json_array_foreach(docs, i, d) {
+		const char *name = json_string_value(json_object_get(d, "name"));
+		if (!map || !name)
+			continue;
+		json_t *src = json_object_get(d, "queue_stats_source"), *why = json_object_get(d, "queue_stats_reason");
+		const json_t *qs = json_object_get(d, "queues");
+		json_t *row;
+		if (!src)
+			/* An agent from before the per-queue counters: never
+			 * guessed at, said. */
+			row = json_pack("{s:n,s:s}", "source", "reason",
+					"the agent does not report per-queue statistics (an older nettune)");
+		else
+			row = json_pack("{s:O,s:O,s:o,s:o}", "source", json_is_string(src) ? src : json_null(),
+					"reason", json_is_string(why) ? why : json_null(), "rx",
+					queue_dir_map(json_object_get(qs, "rx"), "rx_packets", "rx_bytes"), "tx",
+					queue_dir_map(json_object_get(qs, "tx"), "tx_packets", "tx_bytes"));
+		json_object_set_new(map, name, row);
+	}
+	return map;
+}
+
 json_t *nt_counters_snapshot(const nt_counters_input *in)
 {
-	return json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:I}", "cpu_node", cpu_node_map(in->topology), "nics",
+	return json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:I,s:o}", "cpu_node", cpu_node_map(in->topology), "nics",
 			 nic_map(in->nics), "irqs", irq_map(in->irqs), "net_rx",
 			 softirq_map(in->soft_cpus, in->net_rx, in->nsoft), "net_tx",
 			 softirq_map(in->soft_cpus, in->net_tx, in->nsoft), "cpu_time",
-			 cpu_time_map(in->cpu_time, in->ncpu_time), "hz", (json_int_t)in->hz);
+			 cpu_time_map(in->cpu_time, in->ncpu_time), "hz", (json_int_t)in->hz, "queues",
+			 queues_map(in->nic_queues));
 }
 
 /* B - A of two counters; a counter that went down restarted from zero. */
@@ -372,12 +423,143 @@ out:
 	return out;
 }
 
+/* N packets for people: "870", "12.5k", "1.2M", "3.4G". */
+static void fmt_count(char *buf, size_t size, json_int_t n)
+{
+	if (n < 1000)
+		snprintf(buf, size, "%lld", (long long)n);
+	else if (n < 1000000)
+		snprintf(buf, size, "%.1fk", (double)n / 1e3);
+	else if (n < 1000000000)
+		snprintf(buf, size, "%.1fM", (double)n / 1e6);
+	else
+		snprintf(buf, size, "%.1fG", (double)n / 1e9);
+}
+
+/* One direction's change: the queues of B also in A, with their deltas,
+ * into ROW's DIR ("rx"), its total ("rx_packets", null without any
+ * packet counter) and its busiest queue ("rx_top"); a skewed round's line
+ * into SKEW. */
+static int queue_dir_delta(json_t *row, const char *nic, const char *dir, const json_t *qa, const json_t *qb,
+			   json_t *skew)
+{
+	json_t *list = json_array();
+	json_int_t total = 0, top = -1;
+	long long top_q = -1;
+	int counted = 0;
+	size_t i, k;
+	json_t *eb, *ea;
+	if (!list)
+		return -1;
+	json_array_foreach(qb, i, eb) {
+		json_int_t q = json_integer_value(json_object_get(eb, "queue"));
+		const json_t *found = NULL;
+		json_array_foreach(qa, k, ea)
+			if (json_integer_value(json_object_get(ea, "queue")) == q)
+				found = ea;
+		if (!found)
+			continue;
+		json_t *e = json_pack("{s:I}", "queue", q);
+		const char *keys[] = { "packets", "bytes" };
+		for (int j = 0; e && j < 2; j++) {
+			const json_t *va = json_object_get(found, keys[j]), *vb = json_object_get(eb, keys[j]);
+			json_object_set_new(e, keys[j], json_is_integer(va) && json_is_integer(vb) ?
+							json_integer(diff(va, vb)) : json_null());
+		}
+		if (!e || json_array_append_new(list, e) < 0) {
+			json_decref(list);
+			return -1;
+		}
+		if (!json_is_integer(json_object_get(e, "packets")))
+			continue;
+		json_int_t d = json_integer_value(json_object_get(e, "packets"));
+		counted++;
+		total += d;
+		if (d > top) {
+			top = d;
+			top_q = (long long)q;
+		}
+	}
+	char key[32];
+	json_object_set_new(row, dir, list);
+	snprintf(key, sizeof(key), "%s_packets", dir);
+	json_object_set_new(row, key, counted ? json_integer(total) : json_null());
+	snprintf(key, sizeof(key), "%s_top", dir);
+	if (!counted || total <= 0) {
+		json_object_set_new(row, key, json_null());
+		return 0;
+	}
+	double share = (double)top / (double)total;
+	json_object_set_new(row, key, json_pack("{s:I,s:I,s:f}", "queue", (json_int_t)top_q, "packets", top, "share",
+						share));
+	if (counted >= 2 && total >= NT_COUNTERS_SKEW_MIN && share >= NT_COUNTERS_SKEW_SHARE) {
+		char line[320], n[32];
+		fmt_count(n, sizeof(n), total);
+		/* Rounded down: "100%" only when no other queue took any. */
+		snprintf(line, sizeof(line), "%s: %s queue %lld took %d%% of %s packets", nic, strcmp(dir, "rx") ? "TX" : "RX",
+			 top_q, (int)(share * 100), n);
+		json_array_append_new(skew, json_string(line));
+	}
+	return 0;
+}
+
+/* "queues", "queue_skew" and "queue_stats_missing" of the delta into OUT. */
+static int queues_delta(json_t *out, const json_t *a, const json_t *b)
+{
+	json_t *rows = json_array(), *skew = json_array(), *missing = json_array();
+	const char *name;
+	json_t *qb;
+	int r = -1;
+	if (!rows || !skew || !missing)
+		goto out;
+	json_object_foreach(json_object_get(b, "queues"), name, qb) {
+		const json_t *qa = json_object_get(json_object_get(a, "queues"), name);
+		if (!qa)
+			continue;
+		const json_t *src = json_object_get(qb, "source"), *why = json_object_get(qb, "reason");
+		bool counted = json_is_string(src) && json_is_string(json_object_get(qa, "source"));
+		json_t *row = json_pack("{s:s,s:O,s:O}", "nic", name, "source", counted ? src : json_null(), "reason",
+					json_is_string(why) ? why : json_null());
+		if (!row || json_array_append_new(rows, row) < 0)
+			goto out;
+		if (counted) {
+			if (queue_dir_delta(row, name, "rx", json_object_get(qa, "rx"), json_object_get(qb, "rx"), skew) < 0 ||
+			    queue_dir_delta(row, name, "tx", json_object_get(qa, "tx"), json_object_get(qb, "tx"), skew) < 0)
+				goto out;
+			continue;
+		}
+		/* Gathered by reason: each said once, with the NICs it is of. */
+		const char *text = json_is_string(why) ? json_string_value(why) : "no per-queue statistics";
+		json_t *group = NULL, *g;
+		size_t i;
+		json_array_foreach(missing, i, g)
+			if (!strcmp(json_string_value(json_object_get(g, "reason")), text))
+				group = g;
+		if (!group) {
+			group = json_pack("{s:s,s:[]}", "reason", text, "nics");
+			if (!group || json_array_append_new(missing, group) < 0)
+				goto out;
+		}
+		json_array_append_new(json_object_get(group, "nics"), json_string(name));
+	}
+	if (json_object_set(out, "queues", rows) < 0 || json_object_set(out, "queue_skew", skew) < 0 ||
+	    json_object_set(out, "queue_stats_missing", missing) < 0)
+		goto out;
+	r = 0;
+out:
+	json_decref(rows);
+	json_decref(skew);
+	json_decref(missing);
+	return r;
+}
+
 json_t *nt_counters_delta(const json_t *a, const json_t *b)
 {
 	json_t *in = interrupts_delta(a, b);
 	json_t *out = json_pack("{s:o*,s:O*,s:o*,s:o*}", "nics", nics_delta(a, b), "interrupts", in, "softirq_net_rx",
 				softirq_delta(a, b, "net_rx"), "softirq_net_tx", softirq_delta(a, b, "net_tx"));
-	if (out && json_object_set_new(out, "cpu_time", in ? cpu_time_delta(a, b, in) : json_null()) < 0) {
+	if (out && (json_object_set_new(out, "cpu_time", in ? cpu_time_delta(a, b, in) : json_null()) < 0 ||
+		    queues_delta(out, a, b) < 0)) {
 		json_decref(out);
 		out = NULL;
 	}

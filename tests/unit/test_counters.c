@@ -28,6 +28,84 @@ static long long geti(json_t *o, const char *key)
 	return json_integer_value(json_object_get(o, key));
 }
 
+/* Per-queue counters (GET /v1/nics/{name} documents): eth0 4 RX queues,
+ * queue 2 taking 980 of 1000... too few for a skew line; enos0 RX queue 3
+ * 98% of 1.2M, TX spread evenly; mlx1 at 89% (under the share); one0 a
+ * single queue with all (no skew: one queue); veth0 and bond0 keep none
+ * for one reason, old0 from an agent that reports none; a counter that
+ * went down counts from zero; a queue only in B is left out; bytes the
+ * kernel does not give are null. */
+static void test_queues(void)
+{
+	json_t *d1 = doc("[{\"name\":\"eth0\",\"queue_stats_source\":\"netlink\",\"queue_stats_reason\":null,"
+			 "\"queues\":{\"rx\":[{\"queue\":0,\"stats\":{\"rx_packets\":10,\"rx_bytes\":100}},"
+			 "{\"queue\":1,\"stats\":{\"rx_packets\":10}},{\"queue\":2,\"stats\":{\"rx_packets\":10}},"
+			 "{\"queue\":3,\"stats\":null}],\"tx\":[]}},"
+			 "{\"name\":\"enos0\",\"queue_stats_source\":\"netlink\",\"queues\":{\"rx\":["
+			 "{\"queue\":0,\"stats\":{\"rx_packets\":0}},{\"queue\":3,\"stats\":{\"rx_packets\":5}}],"
+			 "\"tx\":[{\"queue\":0,\"stats\":{\"tx_packets\":0}},{\"queue\":1,\"stats\":{\"tx_packets\":0}}]}},"
+			 "{\"name\":\"mlx1\",\"queue_stats_source\":\"netlink\",\"queues\":{\"rx\":["
+			 "{\"queue\":0,\"stats\":{\"rx_packets\":0}},{\"queue\":1,\"stats\":{\"rx_packets\":0}}]}},"
+			 "{\"name\":\"one0\",\"queue_stats_source\":\"netlink\",\"queues\":{\"rx\":["
+			 "{\"queue\":0,\"stats\":{\"rx_packets\":0}}]}},"
+			 "{\"name\":\"veth0\",\"queue_stats_source\":null,\"queue_stats_reason\":\"keeps none\"},"
+			 "{\"name\":\"bond0\",\"queue_stats_source\":null,\"queue_stats_reason\":\"keeps none\"},"
+			 "{\"name\":\"old0\"}]");
+	json_t *d2 = doc("[{\"name\":\"eth0\",\"queue_stats_source\":\"netlink\",\"queue_stats_reason\":null,"
+			 "\"queues\":{\"rx\":[{\"queue\":0,\"stats\":{\"rx_packets\":4,\"rx_bytes\":160}},"
+			 "{\"queue\":1,\"stats\":{\"rx_packets\":20}},{\"queue\":2,\"stats\":{\"rx_packets\":990}},"
+			 "{\"queue\":3,\"stats\":null},{\"queue\":4,\"stats\":{\"rx_packets\":7}}],\"tx\":[]}},"
+			 "{\"name\":\"enos0\",\"queue_stats_source\":\"netlink\",\"queues\":{\"rx\":["
+			 "{\"queue\":0,\"stats\":{\"rx_packets\":24000}},{\"queue\":3,\"stats\":{\"rx_packets\":1176005}}],"
+			 "\"tx\":[{\"queue\":0,\"stats\":{\"tx_packets\":5000}},{\"queue\":1,\"stats\":{\"tx_packets\":5000}}]}},"
+			 "{\"name\":\"mlx1\",\"queue_stats_source\":\"netlink\",\"queues\":{\"rx\":["
+			 "{\"queue\":0,\"stats\":{\"rx_packets\":110}},{\"queue\":1,\"stats\":{\"rx_packets\":890}}]}},"
+			 "{\"name\":\"one0\",\"queue_stats_source\":\"netlink\",\"queues\":{\"rx\":["
+			 "{\"queue\":0,\"stats\":{\"rx_packets\":50000}}]}},"
+			 "{\"name\":\"veth0\",\"queue_stats_source\":null,\"queue_stats_reason\":\"keeps none\"},"
+			 "{\"name\":\"bond0\",\"queue_stats_source\":null,\"queue_stats_reason\":\"keeps none\"},"
+			 "{\"name\":\"old0\"}]");
+	nt_counters_input i1 = { .nic_queues = d1 }, i2 = { .nic_queues = d2 };
+	json_t *a = nt_counters_snapshot(&i1), *b = nt_counters_snapshot(&i2);
+	json_t *d = a && b ? nt_counters_delta(a, b) : NULL;
+	CHECK(d != NULL);
+	json_t *rows = json_object_get(d, "queues");
+	CHECK_INT(json_array_size(rows), 7);
+	json_t *eth0 = json_array_get(rows, 0);
+	CHECK_STR(json_string_value(json_object_get(eth0, "nic")), "eth0");
+	CHECK_STR(json_string_value(json_object_get(eth0, "source")), "netlink");
+	json_t *rx = json_object_get(eth0, "rx");
+	CHECK_INT(json_array_size(rx), 3); /* queue 3 counted nothing, queue 4 only in B */
+	CHECK_INT(geti(json_array_get(rx, 0), "packets"), 4); /* went down: from zero */
+	CHECK_INT(geti(json_array_get(rx, 0), "bytes"), 60);
+	CHECK(json_is_null(json_object_get(json_array_get(rx, 1), "bytes")));
+	CHECK_INT(geti(eth0, "rx_packets"), 4 + 10 + 980);
+	CHECK(json_is_null(json_object_get(eth0, "tx_packets")));
+	CHECK_INT(geti(json_object_get(eth0, "rx_top"), "queue"), 2);
+	json_t *enos0 = json_array_get(rows, 1);
+	CHECK_INT(geti(enos0, "rx_packets"), 1200000);
+	CHECK_INT(geti(enos0, "tx_packets"), 10000);
+	double sh = json_number_value(json_object_get(json_object_get(enos0, "rx_top"), "share"));
+	CHECK_MSG(fabs(sh - 0.98) < 1e-9, "share %f", sh);
+	json_t *skew = json_object_get(d, "queue_skew");
+	CHECK_INT(json_array_size(skew), 1);
+	CHECK_STR(json_string_value(json_array_get(skew, 0)), "enos0: RX queue 3 took 98% of 1.2M packets");
+	json_t *missing = json_object_get(d, "queue_stats_missing");
+	CHECK_INT(json_array_size(missing), 2);
+	json_t *g0 = json_array_get(missing, 0), *g1 = json_array_get(missing, 1);
+	CHECK_STR(json_string_value(json_object_get(g0, "reason")), "keeps none");
+	CHECK_INT(json_array_size(json_object_get(g0, "nics")), 2);
+	CHECK_STR(json_string_value(json_array_get(json_object_get(g0, "nics"), 1)), "bond0");
+	CHECK_STR(json_string_value(json_array_get(json_object_get(g1, "nics"), 0)), "old0");
+	CHECK(strstr(json_string_value(json_object_get(g1, "reason")) ?: "", "older nettune") != NULL);
+	CHECK(json_is_null(json_object_get(json_array_get(rows, 4), "source")));
+	json_decref(d);
+	json_decref(a);
+	json_decref(b);
+	json_decref(d1);
+	json_decref(d2);
+}
+
 int main(void)
 {
 	/* Two nodes: CPUs 0-1 on node 0, 2-3 on node 1. eth0 on node 1,
@@ -153,6 +231,10 @@ int main(void)
 	CHECK_INT(json_array_size(json_object_get(de, "nics")), 0);
 	CHECK(json_is_null(json_object_get(de, "cpu_time")));
 
+	CHECK_INT(json_array_size(json_object_get(de, "queues")), 0);
+	CHECK_INT(json_array_size(json_object_get(de, "queue_skew")), 0);
+
+	test_queues();
 	json_decref(de);
 	json_decref(e1);
 	json_decref(d);
