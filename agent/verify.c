@@ -159,10 +159,12 @@ static json_t *check_once(const nt_ctx *ctx, const nt_delivery_placed *placed, i
 	/* The family's queue->IRQ map, one read for the host. */
 	if (nt_host_napi_read(t0, NULL, 0, &napi) < 0)
 		goto out;
-	if (nt_delivery_sample_read(ctx, &a) < 0)
+	/* Each queue's packets beside the interrupts: a silent IRQ is then
+	 * told apart as no traffic or traffic taken without it. */
+	if (nt_delivery_sample_read(ctx, &a) < 0 || nt_delivery_sample_qstats(t0, &a) < 0)
 		goto out;
 	sleep_ms(window_ms);
-	if (nt_delivery_sample_read(ctx, &b) < 0)
+	if (nt_delivery_sample_read(ctx, &b) < 0 || nt_delivery_sample_qstats(t0, &b) < 0)
 		goto out;
 	if (nt_topology_read(ctx, &t1) < 0)
 		t1 = NULL;
@@ -187,15 +189,23 @@ static json_t *irq_entry_of(const json_t *check, int irq)
 	return NULL;
 }
 
-/* "delivered 1:40", "elsewhere 0:7 (placed 1)", "not observed". */
+/* "delivered 1:40", "elsewhere 0:7 (placed 1)", "not observed", and of
+ * a silent IRQ whose queues were counted "not observed (no traffic)" or
+ * "not observed (1200 packets without an interrupt)". */
 static void verdict_text(const json_t *e, char *buf, size_t size)
 {
 	const char *v = e ? json_string_value(json_object_get(e, "verdict")) : NULL;
+	const char *traffic = e ? json_string_value(json_object_get(e, "traffic")) : NULL;
 	size_t len;
 	const char *k;
 	json_t *c;
 
 	snprintf(buf, size, "%s", v ? v : "not observed");
+	if (traffic && !strcmp(traffic, "none"))
+		snprintf(buf, size, "not observed (no traffic)");
+	else if (traffic)
+		snprintf(buf, size, "not observed (%lld packets without an interrupt)",
+			 (long long)json_integer_value(json_object_get(e, "queue_packets")));
 	if (!e || !v || !strcmp(v, "not observed"))
 		return;
 	json_object_foreach(json_object_get(e, "counts"), k, c) {

@@ -48,6 +48,11 @@ static int verify_finish(const nt_request *req, nt_response *resp)
 	nt_topology *t1 = NULL;
 
 	int r = nt_delivery_sample_read(ctx, &b);
+	/* The same NICs' queues as at the window's start. */
+	if (r == 0 && nt_delivery_sample_qstats(w->t0, &b) < 0) {
+		nt_delivery_sample_free(&b);
+		return -ENOMEM;
+	}
 	if (r < 0) {
 		nt_delivery_sample_free(&b);
 		return nt_problem(resp, 503, "no-irq-information", "No interrupt information",
@@ -101,6 +106,12 @@ static int get_verify(const nt_request *req, nt_response *resp)
 		verify_wait_free(w);
 		return nt_problem(resp, 503, "no-irq-information", "No interrupt information",
 				  "/proc/interrupts could not be read: %s", nt_strerror(r));
+	}
+	/* Each queue's packets (qstats-get), which tell a silent IRQ's no
+	 * traffic from traffic taken without it. */
+	if (nt_delivery_sample_qstats(w->t0, &w->a) < 0) {
+		verify_wait_free(w);
+		return -ENOMEM;
 	}
 	resp->defer_ms = (unsigned)window;
 	resp->then = verify_finish;

@@ -272,6 +272,24 @@ int nt_cmd_verify(const char *cmd, const cli_opts *o, int nargs, char **args)
 	}
 	if (json_integer_value(json_object_get(vs, "not_observed")) > 0)
 		nt_out_printf(&out, "not observed: the IRQ did not fire in the window, which shows nothing either way\n");
+	/* What its queues' packets (qstats-get) say of a silent IRQ: no
+	 * traffic, or traffic the kernel took without it. */
+	int quiet = 0;
+	json_array_foreach(json_object_get(d, "irqs"), i, e) {
+		const char *traffic = json_string_value(json_object_get(e, "traffic"));
+		if (traffic && !strcmp(traffic, "none"))
+			quiet++;
+		else if (traffic)
+			nt_out_printf(&out, "IRQ %lld (%s queue %lld): %lld packets on its queues and not one interrupt: "
+					    "polled without it (busy polling, deferred or suspended interrupts, "
+					    "completions reaped without it)\n",
+				      (long long)json_integer_value(json_object_get(e, "irq")),
+				      json_string_value(json_object_get(e, "nic")) ?: "-",
+				      (long long)json_integer_value(json_object_get(e, "queue")),
+				      (long long)json_integer_value(json_object_get(e, "queue_packets")));
+	}
+	if (quiet)
+		nt_out_printf(&out, "no traffic: %d silent IRQ%s whose queues counted no packet\n", quiet, quiet == 1 ? "" : "s");
 	nt_cli_reply_free(&r);
 	return code;
 }

@@ -50,14 +50,16 @@ int nt_diagnose_add_delivery(json_t *diagnosis, const json_t *check, int64_t now
 			 json_is_string(placed) ? "placed on" : "allowed", where ? where : "?", outside,
 			 (long long)json_integer_value(json_object_get(e, "total")),
 			 json_real_value(json_object_get(check, "window_ms")), ago_s, cpus);
-		json_t *f = json_pack("{s:s, s:s, s:s, s:s, s:{s:O, s:O, s:O, s:O, s:O, s:O, s:O}, s:n}", "id",
+		/* The packets its queues carried (qstats-get), null where the
+		 * kernel keeps none: interrupts elsewhere with traffic moving. */
+		json_t *f = json_pack("{s:s, s:s, s:s, s:s, s:{s:O, s:O, s:O, s:O, s:O, s:O, s:O, s:O}, s:n}", "id",
 				      "irq-delivered-elsewhere", "severity", diag_sev_names[SEV_WARNING], "subject",
 				      nic, "message", msg, "evidence", "irq", json_object_get(e, "irq"), "placed",
 				      placed ? placed : json_null(), "affinity", json_object_get(e, "affinity"),
 				      "counts", json_object_get(e, "counts"), "elsewhere", json_object_get(e, "elsewhere"),
 				      "window_ms", json_object_get(check, "window_ms"), "at_ms",
 				      json_object_get(check, "at_ms") ? json_object_get(check, "at_ms") : json_null(),
-				      "fix");
+				      "queue_packets", json_object_get(e, "queue_packets") ?: json_null(), "fix");
 		if (diag_insert_finding(diagnosis, SEV_WARNING, f) < 0)
 			return -ENOMEM;
 	}

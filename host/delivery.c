@@ -3,6 +3,7 @@
 #include "host/napi.h"
 #include "host/queues.h"
 #include "kernel/ctx.h"
+#include "kernel/netdev.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -120,6 +121,85 @@ void nt_delivery_sample_free(nt_delivery_sample *s)
 {
 	nt_rates_sample_free(&s->irq);
 	nt_softnet_free(&s->softnet);
+	free(s->qstats);
+	s->qstats = NULL;
+	s->nqstats = 0;
+}
+
+int nt_delivery_sample_qstats(const nt_topology *t, nt_delivery_sample *s)
+{
+	nt_netdev nd;
+	memset(&nd, 0, sizeof(nd));
+	for (int i = 0; i < t->nnics; i++) {
+		const nt_nic *n = &t->nics[i];
+		/* The check judges the IRQs of NICs: one without has no queue
+		 * it could tell about. */
+		if (!n->nirqs)
+			continue;
+		if (nt_netdev_qstats_read(&t->ctx, n->name, n->ifindex, &nd) == -ENOMEM) {
+			nt_netdev_free(&nd);
+			return -ENOMEM;
+		}
+	}
+	free(s->qstats);
+	s->qstats = nd.qstats;
+	s->nqstats = nd.nqstats;
+	nd.qstats = NULL;
+	nt_netdev_free(&nd);
+	return 0;
+}
+
+/* The packets counter of a qstats entry: rx-packets of an RX queue,
+ * tx-packets of a TX queue (their bits in nt_nd_qstats.present). */
+static bool queue_pkts(const nt_nd_qstats *e, uint64_t *v)
+{
+	int bit = e->type == NT_NETDEV_QUEUE_TX ? 2 : 0;
+	if (!(e->present & (1u << bit)))
+		return false;
+	*v = e->v[bit];
+	return true;
+}
+
+/* Per IRQ of IN->t0 (by index): the packets the queues it serves counted
+ * between the two samples, -1 where none of its queues was counted in
+ * both. A malloc'd array of t0->nirqs entries, NULL when out of memory. */
+static int64_t *irq_queue_packets(const nt_delivery_in *in)
+{
+	const nt_topology *t0 = in->t0;
+	int64_t *v = malloc(sizeof(*v) * (size_t)(t0->nirqs ? t0->nirqs : 1));
+	if (!v)
+		return NULL;
+	for (int i = 0; i < t0->nirqs; i++)
+		v[i] = -1;
+	for (size_t i = 0; i < in->b->nqstats; i++) {
+		const nt_nd_qstats *eb = &in->b->qstats[i], *ea = NULL;
+		uint64_t pb, pa;
+		if (!queue_pkts(eb, &pb))
+			continue;
+		for (size_t k = 0; k < in->a->nqstats && !ea; k++) {
+			const nt_nd_qstats *x = &in->a->qstats[k];
+			if (x->ifindex == eb->ifindex && x->type == eb->type && x->id == eb->id)
+				ea = x;
+		}
+		if (!ea || !queue_pkts(ea, &pa))
+			continue;
+		const nt_nic *nic = NULL;
+		for (int n = 0; n < t0->nnics && !nic; n++)
+			if (t0->nics[n].ifindex == (int)eb->ifindex)
+				nic = &t0->nics[n];
+		if (!nic || eb->id > INT32_MAX)
+			continue;
+		int idx = nt_host_napi_queue_irq(in->napi, t0, nic, (int)eb->id, eb->type == NT_NETDEV_QUEUE_TX, NULL);
+		if (idx < 0 || idx >= t0->nirqs)
+			continue;
+		/* A counter that went down (the queue was re-created) counts
+		 * from zero. */
+		uint64_t d = pb >= pa ? pb - pa : pb;
+		if (v[idx] < 0)
+			v[idx] = 0;
+		v[idx] += d > INT64_MAX - (uint64_t)v[idx] ? INT64_MAX - v[idx] : (int64_t)d;
+	}
+	return v;
 }
 
 int nt_delivery_rps_queues(const nt_topology *t, nt_delivery_rxq **out, int *n)
@@ -208,7 +288,7 @@ struct nic_sum {
 /* One IRQ's entry; adds its interrupts per CPU column of B to CPU_NIC
  * (NULL for an IRQ of no NIC). */
 static json_t *irq_entry(const nt_delivery_in *in, const nt_irq *q, const nt_irq_line *la,
-			 const nt_irq_line *lb, uint64_t *cpu_nic, struct nic_sum *sum,
+			 const nt_irq_line *lb, uint64_t *cpu_nic, struct nic_sum *sum, int64_t qpkts,
 			 nt_delivery_verdict *verdict)
 {
 	const nt_topology *t0 = in->t0;
@@ -277,6 +357,14 @@ static json_t *irq_entry(const nt_delivery_in *in, const nt_irq *q, const nt_irq
 	counts = elsewhere = NULL;
 	if (o && changed)
 		json_object_set_new(o, "affinity_end", cpulist_json(&q1->affinity, true));
+	/* A silent IRQ: no traffic, or traffic the kernel took without it.
+	 * Neither shows where its interrupts would go. */
+	const char *traffic = *verdict != NT_NOT_OBSERVED || qpkts < 0 ? NULL : qpkts ? "without-interrupt" : "none";
+	if (o && (json_object_set_new(o, "queue_packets", qpkts < 0 ? json_null() : json_integer(qpkts)) < 0 ||
+		  json_object_set_new(o, "traffic", traffic ? json_string(traffic) : json_null()) < 0)) {
+		json_decref(o);
+		o = NULL;
+	}
 out:
 	json_decref(counts);
 	json_decref(elsewhere);
@@ -343,8 +431,9 @@ json_t *nt_delivery_compute(const nt_delivery_in *in)
 	struct nic_sum *sums = calloc((size_t)(t0->nnics ? t0->nnics : 1), sizeof(*sums));
 	int nv[3] = { 0, 0, 0 };
 	json_t *irqs = json_array(), *nics = json_array(), *cpus = json_array(), *rps = NULL, *out = NULL;
+	int64_t *qpkts = irq_queue_packets(in);
 
-	if (!cpu_nic || !sums || !irqs || !nics || !cpus)
+	if (!cpu_nic || !sums || !irqs || !nics || !cpus || !qpkts)
 		goto done;
 	for (int i = 0; i < t0->nirqs; i++) {
 		const nt_irq *q = &t0->irqs[i];
@@ -359,7 +448,7 @@ json_t *nt_delivery_compute(const nt_delivery_in *in)
 			continue;
 		nt_delivery_verdict v;
 		json_t *e = irq_entry(in, q, la, lb, q->nic >= 0 ? cpu_nic : NULL,
-				     q->nic >= 0 ? &sums[q->nic] : &other, &v);
+				     q->nic >= 0 ? &sums[q->nic] : &other, q->nic >= 0 ? qpkts[i] : -1, &v);
 		if (!e || json_array_append_new(irqs, e) < 0)
 			goto done;
 		nv[v]++;
@@ -401,5 +490,6 @@ done:
 	json_decref(rps);
 	free(cpu_nic);
 	free(sums);
+	free(qpkts);
 	return out;
 }

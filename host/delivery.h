@@ -27,6 +27,7 @@
 #include <stdint.h>
 
 struct nt_host_napi;
+struct nt_nd_qstats;
 
 /* The window a check may ask for: long enough for a quiet NIC to fire,
  * short enough that a caller's timeout outlasts it (a request waits the
@@ -71,16 +72,27 @@ static inline uint64_t nt_softnet_delta(uint64_t a, uint64_t b)
 	return (uint32_t)((uint32_t)b - (uint32_t)a);
 }
 
-/* One sample of the three files. */
+/* One sample of the three files, and of the queues' counters. */
 typedef struct nt_delivery_sample {
 	nt_irq_sample irq; /* /proc/interrupts and /proc/softirqs */
 	nt_softnet softnet; /* n 0 when unreadable */
+	/* qstats-get's counters of each queue of the NICs with IRQs
+	 * (nt_delivery_sample_qstats; kernel/netdev.h), NQSTATS entries, NULL
+	 * when not read or none kept. */
+	struct nt_nd_qstats *qstats;
+	size_t nqstats;
 } nt_delivery_sample;
 
 /* Read the three files under CTX. Only /proc/interrupts is required.
  * Returns 0 or -errno / NT_EPARSE; free S in every case. */
 int nt_delivery_sample_read(const nt_ctx *ctx, nt_delivery_sample *s);
 void nt_delivery_sample_free(nt_delivery_sample *s);
+
+/* Add to S the per-queue counters (qstats-get, Linux 6.9+) of each NIC of
+ * T with IRQs: one dump a NIC (a fixture root: its document), read right
+ * after the sample's files. A NIC whose kernel or driver keeps none adds
+ * nothing. Returns 0 or -ENOMEM. */
+int nt_delivery_sample_qstats(const nt_topology *t, nt_delivery_sample *s);
 
 /* Where the agent put an IRQ: the CPUs and who put it there ("transaction
  * 12"). */
@@ -130,7 +142,8 @@ const char *nt_delivery_verdict_name(nt_delivery_verdict v); /* "delivered", "el
  *              map; "irq-names": the number in the IRQ's name; null for an
  *              IRQ of no NIC), "affinity", "affinity_end"?,
  *              "effective", "placed", "placed_by", "counts": {CPU: n}, "total",
- *              "verdict", "elsewhere": [{"cpu", "count", "outside"}]}],
+ *              "verdict", "elsewhere": [{"cpu", "count", "outside"}],
+ *              "queue_packets", "traffic"}],
  *    "nics": [{"nic", "interrupts", "elsewhere", "irqs_elsewhere"}],
  *    "rps": {"verdict", "cpus", "received_rps", "elsewhere": [{"cpu", "count"}],
  *            "queues": [{"nic", "queue", "rps_cpus", "verdict"}]} or null when no
@@ -144,6 +157,16 @@ const char *nt_delivery_verdict_name(nt_delivery_verdict v); /* "delivered", "el
  * affinity reads now. One of an IRQ not placed is elsewhere when its CPU
  * is outside the affinity at both ends of the window ("affinity"). A CPU
  * column missing from a sample and counters that went down count 0.
+ * "queue_packets" is what the queues this IRQ serves (the same map as
+ * "queue", RX and TX) counted over the window (rx-packets, tx-packets),
+ * from both samples' qstats; null where the kernel or driver keeps none.
+ * "traffic" tells a silent IRQ's two cases apart, and says nothing of the
+ * others (null): "none" when its queues counted no packet (there was
+ * nothing to deliver), "without-interrupt" when they carried packets and
+ * the IRQ fired on no CPU (busy polling, interrupts deferred by
+ * napi_defer_hard_irqs or suspended, TX completions reaped without their
+ * interrupt); the verdict stays "not observed": no delivery was seen,
+ * whichever it was.
  * Returns a new object, NULL when out of memory. */
 json_t *nt_delivery_compute(const nt_delivery_in *in);
 

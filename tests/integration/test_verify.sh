@@ -188,6 +188,53 @@ apply_checked 1 6 eval 'sleep 1.6; add 38 1 6'
 check "on-delivery looks again while nothing fired ($(jq -c '.delivery | [.checks, .verdict, .confirmed]' "$work/t"))" jqe \
 	'.status == "applied" and .delivery.checks == 2 and .delivery.verdict == "delivered" and .delivery.confirmed == true' "$work/t"
 
+# A silent IRQ's queue (qstats-get, issue 41): the fixture's eth0 given
+# the netdev family's answers, as virtio_net on 6.9+ gives them (RX queue
+# 0 on IRQ 38's NAPI, TX queue 0 on IRQ 39's, each queue's counters).
+# No packet moved: not observed, traffic "none"; packets on RX queue 0 and
+# no interrupt: still not observed, with the packets and traffic
+# "without-interrupt"; with interrupts delivered as before; the config
+# IRQ 37 serves no queue (null).
+mkdir -p "$root/ethtool"
+cat > "$root/ethtool/eth0.json" <<'EOF2'
+{"netdev": {"queues": [{"id": 0, "type": "rx", "napi-id": 8193}, {"id": 0, "type": "tx", "napi-id": 8194}],
+ "napis": [{"id": 8193, "irq": 38}, {"id": 8194, "irq": 39}],
+ "qstats": [{"queue-type": "rx", "queue-id": 0, "rx-packets": 1000, "rx-bytes": 1500000},
+            {"queue-type": "tx", "queue-id": 0, "tx-packets": 500, "tx-bytes": 40000}]}}
+EOF2
+# qbump N: N more packets on eth0's RX queue 0.
+qbump() {
+	jq --argjson n "$1" '.netdev.qstats[0]["rx-packets"] += $n' "$root/ethtool/eth0.json" > "$work/e.new" &&
+		mv "$work/e.new" "$root/ethtool/eth0.json"
+}
+field() { jq -c --argjson i "$1" ".irqs[] | select(.irq == \$i) | [.verdict, .queue_packets, .traffic]" "$work/v"; }
+during 600 true
+check "no traffic: IRQ 38 not observed, 0 packets, none ($(field 38))" [ "$(field 38)" = '["not observed",0,"none"]' ]
+check "no traffic: IRQ 39 the same ($(field 39))" [ "$(field 39)" = '["not observed",0,"none"]' ]
+check "IRQ 37 serves no queue ($(field 37))" [ "$(field 37)" = '["not observed",null,null]' ]
+during 1200 qbump 4000
+check "packets, no interrupt: IRQ 38 ($(field 38))" [ "$(field 38)" = '["not observed",4000,"without-interrupt"]' ]
+check "the verdicts unchanged: 3 not observed" jqe '.verdicts == {"delivered": 0, "elsewhere": 0, "not_observed": 3}' "$work/v"
+during 1200 eval 'qbump 300; add 38 1 5'
+check "packets and interrupts: delivered ($(field 38))" [ "$(field 38)" = '["delivered",300,null]' ]
+"$NT_BIN" verify --agent "$url" --window 1200ms > "$work/cli" 2>&1 &
+c=$!
+sleep 0.5; qbump 250
+wait $c
+check "CLI: IRQ 38's packets without an interrupt" \
+	grep -q '^IRQ 38 (eth0 queue 0): 250 packets on its queues and not one interrupt: polled without it' "$work/cli"
+check "CLI: the silent IRQ without traffic counted (39; 37 serves no queue)" grep -q '^no traffic: 1 silent IRQ whose queues counted no packet' "$work/cli"
+apply_checked 0 2 qbump 700
+check "on-delivery, polled: step observed says so ($(jq -c '[.steps[] | select(.target == "38") | .observed]' "$work/t"))" jqe \
+	'.delivery.verdict == "not observed" and (.steps[] | select(.target == "38") | .observed | endswith("not observed (700 packets without an interrupt)"))' "$work/t"
+check "on-delivery, quiet IRQ 39: no traffic" jqe \
+	'.steps[] | select(.target == "39") | .observed | endswith("not observed (no traffic)")' "$work/t"
+tid=$(jq -r .id "$work/t")
+for _ in $(seq 40); do
+	[ "$(curl -s "$url/v1/transactions/$tid" | jq -r .status)" = reverted ] && break
+	sleep 0.1
+done
+
 for body in '"verify_window_ms": 50' '"confirm": "on-delivery"' '"confirm": "yes", "confirm_timeout_s": 9' \
 	'"confirm": "on-delivery", "confirm_timeout_s": 1, "verify_window_ms": 1000'; do
 	code=$(curl -s -o "$work/p" -w '%{http_code}' -X POST -H 'Content-Type: application/json' \

@@ -6,6 +6,7 @@
 #include "host/delivery.h"
 #include "host/napi.h"
 #include "kernel/ctx.h"
+#include "kernel/netdev.h"
 #include "harness.h"
 
 #include <errno.h>
@@ -323,7 +324,8 @@ static void findings(void)
 	json_t *check = json_loads("{\"window_ms\": 2000.0, \"at_ms\": 1000000, \"irqs\": ["
 				   "{\"irq\": 38, \"nic\": \"eth0\", \"verdict\": \"elsewhere\", \"placed\": \"1\","
 				   " \"affinity\": \"1\", \"total\": 9, \"counts\": {\"0\": 7, \"1\": 2},"
-				   " \"elsewhere\": [{\"cpu\": 0, \"count\": 7, \"outside\": \"placement\"}]},"
+				   " \"elsewhere\": [{\"cpu\": 0, \"count\": 7, \"outside\": \"placement\"}],"
+				   " \"queue_packets\": 900},"
 				   "{\"irq\": 34, \"nic\": null, \"name\": \"virtio4-input\", \"verdict\": \"elsewhere\","
 				   " \"placed\": \"1\", \"affinity\": \"0\", \"total\": 5, \"counts\": {\"0\": 5},"
 				   " \"elsewhere\": [{\"cpu\": 0, \"count\": 5, \"outside\": \"placement\"}]},"
@@ -343,6 +345,8 @@ static void findings(void)
 	CHECK_STR(json_string_value(json_object_get(e, "subject")), "eth0");
 	CHECK(strstr(json_string_value(json_object_get(e, "message")), "7 of its 9 interrupts") != NULL);
 	CHECK(strstr(json_string_value(json_object_get(e, "message")), "30000s ago") != NULL);
+	CHECK_INT(json_integer_value(json_object_get(json_object_get(e, "evidence"), "queue_packets")), 900);
+	CHECK(json_is_null(json_object_get(json_object_get(o, "evidence"), "queue_packets")));
 	CHECK(json_is_null(json_object_get(e, "fix")));
 	CHECK_INT(json_integer_value(json_object_get(json_object_get(diag, "summary"), "warning")), 2);
 	json_decref(diag);
@@ -403,8 +407,133 @@ static void queue_source(void)
 	nt_topology_free(t);
 }
 
+/* A qstats entry of IFINDEX: TYPE queue ID with its packets counter
+ * (rx-packets or tx-packets) at PKTS. */
+static nt_nd_qstats qs(int ifindex, uint32_t type, uint32_t id, uint64_t pkts)
+{
+	nt_nd_qstats q;
+	memset(&q, 0, sizeof(q));
+	q.ifindex = (uint32_t)ifindex;
+	q.type = type;
+	q.id = id;
+	int bit = type == NT_NETDEV_QUEUE_TX ? 2 : 0;
+	q.present = 1u << bit | 1u << (bit + 1);
+	q.v[bit] = pkts;
+	q.v[bit + 1] = pkts * 1500;
+	return q;
+}
+
+/* A queue's packets beside a silent IRQ (qstats-get): eth0's RX queue 0
+ * (IRQ 38, input.0) carried 4,000 packets while IRQ 38 fired nowhere:
+ * not observed, traffic "without-interrupt"; its TX queue 0 (IRQ 39,
+ * output.0) none: "none"; the config IRQ 37 serves no queue: null. With
+ * interrupts the verdict is delivered and "traffic" says nothing. Without
+ * qstats, or a queue only in one sample, null. A counter that went down
+ * counts from zero. The family's map, where it says IRQ 38 serves RX
+ * queue 3, takes queue 3's packets instead. */
+static void queue_packets(void)
+{
+	nt_ctx ctx;
+	nt_topology *t = NULL;
+	nt_delivery_sample a, b;
+
+	CHECK_INT(nt_ctx_init(&ctx, NT_FIXTURES "/vm-virtio-2cpu"), 0);
+	CHECK_INT(nt_topology_read(&ctx, &t), 0);
+	const nt_nic *eth0 = t ? nt_topology_nic(t, "eth0") : NULL;
+	CHECK(eth0 != NULL);
+	if (!eth0) {
+		nt_topology_free(t);
+		return;
+	}
+	int ix = eth0->ifindex;
+	sample(&a, 1000, 5, 100, 7, 7, 0, 0);
+	sample(&b, 3000, 5, 100, 7, 7, 0, 0);
+	a.qstats = calloc(3, sizeof(*a.qstats));
+	b.qstats = calloc(3, sizeof(*b.qstats));
+	a.qstats[0] = qs(ix, NT_NETDEV_QUEUE_RX, 0, 100);
+	a.qstats[1] = qs(ix, NT_NETDEV_QUEUE_TX, 0, 50);
+	a.qstats[2] = qs(ix, NT_NETDEV_QUEUE_RX, 3, 9000);
+	a.nqstats = 3;
+	b.qstats[0] = qs(ix, NT_NETDEV_QUEUE_RX, 0, 4100);
+	b.qstats[1] = qs(ix, NT_NETDEV_QUEUE_TX, 0, 50);
+	b.qstats[2] = qs(ix, NT_NETDEV_QUEUE_RX, 3, 20);
+	b.nqstats = 3;
+	nt_delivery_in in = { .t0 = t, .a = &a, .b = &b };
+	json_t *d = nt_delivery_compute(&in);
+	CHECK_STR(verdict(d, 38), "not observed");
+	CHECK_INT(json_integer_value(json_object_get(irq_of(d, 38), "queue_packets")), 4000);
+	CHECK_STR(json_string_value(json_object_get(irq_of(d, 38), "traffic")), "without-interrupt");
+	CHECK_STR(verdict(d, 39), "not observed");
+	CHECK_INT(json_integer_value(json_object_get(irq_of(d, 39), "queue_packets")), 0);
+	CHECK(json_is_integer(json_object_get(irq_of(d, 39), "queue_packets")));
+	CHECK_STR(json_string_value(json_object_get(irq_of(d, 39), "traffic")), "none");
+	CHECK(json_is_null(json_object_get(irq_of(d, 37), "queue_packets")));
+	CHECK(json_is_null(json_object_get(irq_of(d, 37), "traffic")));
+	CHECK_INT(json_integer_value(json_object_get(json_object_get(d, "verdicts"), "not_observed")), 3);
+	json_decref(d);
+
+	/* IRQ 38 fired: delivered, its packets kept, nothing to tell apart. */
+	nt_delivery_sample_free(&b);
+	sample(&b, 3000, 5, 140, 7, 7, 0, 0);
+	b.qstats = calloc(1, sizeof(*b.qstats));
+	b.qstats[0] = qs(ix, NT_NETDEV_QUEUE_RX, 0, 4100);
+	b.nqstats = 1;
+	d = nt_delivery_compute(&in);
+	CHECK_STR(verdict(d, 38), "delivered");
+	CHECK_INT(json_integer_value(json_object_get(irq_of(d, 38), "queue_packets")), 4000);
+	CHECK(json_is_null(json_object_get(irq_of(d, 38), "traffic")));
+	/* TX queue 0 only in the first sample: unknown, not 0. */
+	CHECK(json_is_null(json_object_get(irq_of(d, 39), "queue_packets")));
+	CHECK(json_is_null(json_object_get(irq_of(d, 39), "traffic")));
+	json_decref(d);
+
+	/* The family's map: IRQ 38 serves RX queue 3, whose counter went
+	 * down (re-created): 20 from zero. */
+	nt_host_napi h;
+	memset(&h, 0, sizeof(h));
+	h.nnics = t->nnics;
+	h.nics = calloc((size_t)t->nnics, sizeof(*h.nics));
+	h.nics[eth0 - t->nics].read = true;
+	h.nics[eth0 - t->nics].netlink_map = true;
+	h.nd.queues = calloc(1, sizeof(*h.nd.queues));
+	h.nd.queues[0] = (nt_nd_queue){ .ifindex = (uint32_t)ix, .id = 3, .type = NT_NETDEV_QUEUE_RX, .napi_id = 8196 };
+	h.nd.nqueues = h.nd.qcap = 1;
+	h.nd.napis = calloc(1, sizeof(*h.nd.napis));
+	h.nd.napis[0] = (nt_nd_napi){ .ifindex = (uint32_t)ix, .id = 8196, .irq = 38, .pid = -1, .defer_hard_irqs = -1,
+				      .gro_flush_timeout = -1, .irq_suspend_timeout = -1, .threaded = 0 };
+	h.nd.nnapis = h.nd.ncap = 1;
+	nt_delivery_sample_free(&b);
+	sample(&b, 3000, 5, 100, 7, 7, 0, 0);
+	b.qstats = calloc(2, sizeof(*b.qstats));
+	b.qstats[0] = qs(ix, NT_NETDEV_QUEUE_RX, 0, 4100);
+	b.qstats[1] = qs(ix, NT_NETDEV_QUEUE_RX, 3, 20);
+	b.nqstats = 2;
+	in.napi = &h;
+	d = nt_delivery_compute(&in);
+	CHECK_INT(json_integer_value(json_object_get(irq_of(d, 38), "queue_packets")), 20);
+	CHECK_STR(json_string_value(json_object_get(irq_of(d, 38), "traffic")), "without-interrupt");
+	json_decref(d);
+
+	/* No qstats in either sample: null, as on a kernel before 6.9. */
+	nt_delivery_sample_free(&a);
+	nt_delivery_sample_free(&b);
+	sample(&a, 1000, 5, 100, 7, 7, 0, 0);
+	sample(&b, 3000, 5, 100, 7, 7, 0, 0);
+	in.napi = NULL;
+	d = nt_delivery_compute(&in);
+	CHECK(json_is_null(json_object_get(irq_of(d, 38), "queue_packets")));
+	CHECK(json_is_null(json_object_get(irq_of(d, 38), "traffic")));
+	CHECK_STR(verdict(d, 38), "not observed");
+	json_decref(d);
+	nt_delivery_sample_free(&a);
+	nt_delivery_sample_free(&b);
+	nt_host_napi_free(&h);
+	nt_topology_free(t);
+}
+
 int main(void)
 {
+	queue_packets();
 	findings();
 	queue_source();
 	softnet();
