@@ -87,7 +87,10 @@ stop_load() { [ -n "$load" ] && { kill "$load" 2>/dev/null; wait "$load" 2>/dev/
 # 1. The plain check, nothing placed: NIC IRQs only, so the source (no
 # NIC's) is not judged; a NIC IRQ that did not fire is `not observed`.
 background 3
+judge=$(dirname "$0")/qstats_judge.py
+command -v python3 > /dev/null && python3 "$judge" > "$state/q0" 2>/dev/null
 curl -s -o "$state/v1" "$url/v1/verify?window_ms=1500"
+command -v python3 > /dev/null && python3 "$judge" > "$state/q1" 2>/dev/null
 stop_load
 check "the check answered ($(head -c 200 "$state/v1"))" jqe '.verdicts and (.irqs | type == "array")' "$state/v1"
 check "IRQ $src, of no NIC and never placed, is not judged" jqe --argjson i "$src" '[.irqs[] | select(.irq == $i)] | length == 0' "$state/v1"
@@ -98,6 +101,28 @@ else
 	echo "note: every NIC IRQ fired; no quiet one to show 'not observed'"
 fi
 check "softnet read: processed per CPU" jqe '[.cpus[].processed | numbers] | length >= 2' "$state/v1"
+# Each NIC IRQ's queue packets (qstats-get, issue 41) where the kernel
+# answers for its NIC (eth0, virtio_net, read only): a count no larger than
+# what the judge saw its queue number carry (RX and TX) over the check, and
+# a silent IRQ said to have had no traffic or traffic without it, as the
+# count says; the verdict words unchanged.
+if [ -s "$state/q1" ] && jqe 'type == "array"' "$state/q1"; then
+	for ifindex in $(jq -r '[.[].ifindex] | unique | .[]' "$state/q1"); do
+		dev=$(basename "$(dirname "$(grep -lx "$ifindex" /sys/class/net/*/ifindex | head -1)")")
+		for irq in $(jq -r --arg d "$dev" '.irqs[] | select(.nic == $d and .queue != null) | .irq' "$state/v1"); do
+			e=$(jq -c --argjson i "$irq" '.irqs[] | select(.irq == $i) | {queue, verdict, queue_packets, traffic}' "$state/v1")
+			most=$(jq -n --slurpfile a "$state/q0" --slurpfile b "$state/q1" --argjson i "$ifindex" --argjson q "$(jq .queue <<<"$e")" '
+				[ $b[0][] | select(.ifindex == $i and .id == $q) | . as $x
+				  | ($a[0][] | select(.ifindex == $i and .type == $x.type and .id == $q) | .c) as $lo
+				  | ($x.c[$x.type + "_packets"] // 0) - ($lo[$x.type + "_packets"] // 0) ] | add // 0')
+			check "$dev IRQ $irq: queue packets within the judge's 0..$most ($e)" \
+				jqe --argjson m "$most" '.queue_packets | type == "number" and . >= 0 and . <= $m' <<<"$e"
+			check "$dev IRQ $irq: traffic as its verdict and packets say ($e)" jqe '
+				if .verdict == "not observed" then .traffic == (if .queue_packets == 0 then "none" else "without-interrupt" end)
+				else .traffic == null end' <<<"$e"
+		done
+	done
+fi
 
 # 2. Every IRQ of no NIC (other_irqs; no irq_affinity section: every IRQ)
 # on the CPU that did not serve the source, with the work running for as
