@@ -30,6 +30,10 @@
  *       keeps changing (or took), which the agent no longer writes over
  *   nettune_drift_repair_failing_targets            gauge, desired targets whose last
  *       repair failed
+ *   nettune_queue_<counter>_total{nic,queue}        counters, only with --metrics-queues
+ *       (metrics_queues): each queue's counters from the kernel's qstats-get, the spec's
+ *       names with '_' ("rx_packets", "tx_wake"), only those the kernel reports; off by
+ *       default for their cardinality (a series per queue and counter)
  *
  * The host is read fresh for each scrape, like every read route. The
  * transaction counts and request counters are the agent's: its one store
@@ -40,6 +44,7 @@
 #include "api/http.h"
 #include "api/server.h"
 #include "host/topology.h"
+#include "kernel/netdev.h"
 #include "store/status.h"
 #include "store/store.h"
 
@@ -156,6 +161,61 @@ static void host_metrics(FILE *f, const nt_topology *t)
 	}
 }
 
+/* Each queue's counters (qstats-get), one family a counter the kernel
+ * reports for some queue of a NIC of T, one sample a queue: read once for
+ * the namespace (kernel/netdev.h). Nothing when the kernel or driver keeps
+ * none, or the read fails: the families are absent, never zero. */
+static void queue_metrics(FILE *f, const nt_topology *t)
+{
+	const char **names = calloc((size_t)(t->nnics ? t->nnics : 1), sizeof(*names));
+	int *ifindexes = calloc((size_t)(t->nnics ? t->nnics : 1), sizeof(*ifindexes));
+	nt_netdev nd;
+	memset(&nd, 0, sizeof(nd));
+	if (!names || !ifindexes)
+		goto out;
+	for (int i = 0; i < t->nnics; i++) {
+		names[i] = t->nics[i].name;
+		ifindexes[i] = t->nics[i].ifindex;
+	}
+	if (nt_netdev_qstats_read_all(&t->ctx, names, ifindexes, t->nnics, &nd) < 0)
+		goto out;
+	for (int c = 0; c < NT_NETDEV_QSTATS_N; c++) {
+		char name[96], help[256], num[16];
+		bool head = false;
+		snprintf(name, sizeof(name), "nettune_queue_%s_total", nt_netdev_qstat_names[c]);
+		for (char *p = name; *p; p++)
+			if (*p == '-')
+				*p = '_';
+		for (size_t k = 0; k < nd.nqstats; k++) {
+			const nt_nd_qstats *q = &nd.qstats[k];
+			const nt_nic *nic = NULL;
+			if (!(q->present & (1u << c)))
+				continue;
+			for (int i = 0; i < t->nnics && !nic; i++)
+				if (t->nics[i].ifindex == (int)q->ifindex)
+					nic = &t->nics[i];
+			if (!nic)
+				continue; /* a device the host read does not show */
+			if (!head) {
+				snprintf(help, sizeof(help),
+					 "The queue's %s counter (the kernel's qstats-get, netdev family), where its "
+					 "driver keeps it.", nt_netdev_qstat_names[c]);
+				family(f, name, "counter", help);
+				head = true;
+			}
+			fprintf(f, "%s{", name);
+			put_label(f, "nic", nic->name, true);
+			snprintf(num, sizeof(num), "%u", q->id);
+			put_label(f, "queue", num, false);
+			fprintf(f, "} %" PRIu64 "\n", q->v[c]);
+		}
+	}
+out:
+	nt_netdev_free(&nd);
+	free(names);
+	free(ifindexes);
+}
+
 /* Without a database (none configured, or it could not be opened: the
  * agent reported that at start) or when it cannot be read now, the
  * transaction families are left out; nettune_store_up says which, so an
@@ -265,6 +325,9 @@ static int get_metrics(const nt_request *req, nt_response *resp)
 	put_label(f, "version", NETTUNE_VERSION, true);
 	fputs("} 1\n", f);
 	host_metrics(f, t);
+	/* Opt-in for their cardinality (nettune.conf(5) metrics_queues). */
+	if (nt_server_cfg(req->server)->metrics_queues)
+		queue_metrics(f, t);
 	nt_topology_free(t);
 	nt_agent *agent = nt_server_agent(req->server);
 	txn_metrics(f, nt_agent_store(agent));

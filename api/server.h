@@ -38,6 +38,10 @@ typedef struct nt_server_config {
 	 * connections whose request head arrived (api/server_limits.c). */
 	unsigned max_connections;
 	unsigned max_per_client; /* ... from one client address (half of max_connections) */
+
+	/* GET /metrics serves each queue's counters (qstats-get): a series
+	 * per queue and counter, off by default (api/metrics.c). */
+	bool metrics_queues;
 } nt_server_config;
 
 /* The access log goes to the agent's log sink, one event per request:

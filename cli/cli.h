@@ -78,6 +78,7 @@ typedef struct cli_opts {
 	long history_keep; /* transactions kept in the history; unset: 1000, 0 all */
 	long plan_ttl; /* seconds a plan is kept for an apply by id; unset: 600 */
 	bool allow_machine_wide; /* in another network namespace: plan machine-wide kinds anyway */
+	bool metrics_queues; /* GET /metrics: each queue's counters (a series a queue and counter) */
 	/* apply */
 	bool persist; /* make the profile the desired state once it took effect */
 	const char *plan_id; /* apply --plan ID: the plan POST /v1/plan kept */

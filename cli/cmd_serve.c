@@ -264,6 +264,7 @@ static int make_config(const cli_opts *o, nt_server_config *cfg, nt_agent_config
 	cfg->client_timeout_s = (unsigned)o->client_timeout;
 	cfg->max_connections = (unsigned)o->max_connections;
 	cfg->max_per_client = (unsigned)o->max_per_client;
+	cfg->metrics_queues = o->metrics_queues;
 	acfg->drift.policy = o->drift_policy == 1 ? NT_DRIFT_REPORT : NT_DRIFT_REPAIR;
 	acfg->drift.interval_ms = (int)(o->drift_interval ? o->drift_interval : 30) * 1000;
 	acfg->held_files = given(o, "held-files") ? (int)o->held_files : NT_AGENT_HELD_FILES;

@@ -73,6 +73,7 @@ const nt_cli_option nt_cli_options[] = {
 	{ "name", NT_OPT_STR, F(name), 0, 0, "a profile name", NULL, 0 },
 	{ "plan-ttl", NT_OPT_LONG, F(plan_ttl), 1, 86400, "seconds", NULL, NT_OPT_CONF },
 	{ "allow-machine-wide", NT_OPT_FLAG, F(allow_machine_wide), 0, 0, NULL, NULL, NT_OPT_CONF },
+	{ "metrics-queues", NT_OPT_FLAG, F(metrics_queues), 0, 0, NULL, NULL, NT_OPT_CONF },
 	{ "plan", NT_OPT_STR, F(plan_id), 0, 0, "a plan id", NULL, 0 },
 	{ "verbose", NT_OPT_FLAG, F(verbose), 0, 0, NULL, NULL, 0 },
 	{ "compare", NT_OPT_LONG, F(compare), 2, 1000, "a number of rounds per arm", NULL, 0 },

@@ -73,6 +73,11 @@ const nt_cli_option_doc nt_cli_option_docs[] = {
 	  "(net.core.rmem_max, netdev_budget, rps_sock_flow_entries, tcp_mem, ...). yes plans them "
 	  "anyway, with a warning. No effect in the initial namespace. GET /v1/health says which "
 	  "namespace the agent runs in." },
+	{ "metrics-queues", "no",
+	  "yes: GET /metrics also serves each queue's counters from the kernel's qstats-get (Linux 6.9+, "
+	  "drivers that keep them), nettune_queue_rx_packets_total{nic,queue} and the like, only the "
+	  "counters the kernel reports. Off by default: a series per queue and counter, so a host of 8 "
+	  "NICs of 64 queues serves thousands of series with the packets and bytes alone." },
 	{ NULL, NULL, NULL },
 };
 

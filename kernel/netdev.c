@@ -458,23 +458,28 @@ out:
 	return r;
 }
 
-/* The qstats-get dump for IFINDEX alone, scope queue. */
+/* The qstats-get dump for IFINDEX alone, scope queue; every device of the
+ * namespace for IFINDEX 0. */
 static int read_qstats_live(int ifindex, nt_netdev *nd)
 {
 	unsigned char *buf = malloc(NT_NL_BUF);
 	unsigned char attrs[2 * (NLA_HDRLEN + 4)];
-	struct nlattr a = { .nla_len = NLA_HDRLEN + 4, .nla_type = NT_NETDEV_A_QSTATS_IFINDEX };
-	uint32_t v = (uint32_t)ifindex;
+	struct nlattr a = { .nla_len = NLA_HDRLEN + 4, .nla_type = NT_NETDEV_A_QSTATS_SCOPE };
+	uint32_t v = NT_NETDEV_QSTATS_SCOPE_QUEUE;
+	size_t alen = NLA_HDRLEN + 4;
 	int fd = -1, family = 0, r;
 	struct timeval tv = { .tv_sec = 5 };
 	if (!buf)
 		return -ENOMEM;
 	memcpy(attrs, &a, sizeof(a));
 	memcpy(attrs + NLA_HDRLEN, &v, 4);
-	a.nla_type = NT_NETDEV_A_QSTATS_SCOPE;
-	v = NT_NETDEV_QSTATS_SCOPE_QUEUE;
-	memcpy(attrs + NLA_HDRLEN + 4, &a, sizeof(a));
-	memcpy(attrs + 2 * NLA_HDRLEN + 4, &v, 4);
+	if (ifindex > 0) {
+		a.nla_type = NT_NETDEV_A_QSTATS_IFINDEX;
+		v = (uint32_t)ifindex;
+		memcpy(attrs + alen, &a, sizeof(a));
+		memcpy(attrs + alen + NLA_HDRLEN, &v, 4);
+		alen += NLA_HDRLEN + 4;
+	}
 	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_GENERIC);
 	if (fd < 0) {
 		r = -errno;
@@ -484,7 +489,7 @@ static int read_qstats_live(int ifindex, nt_netdev *nd)
 	r = resolve_family(fd, buf, &family);
 	if (r < 0)
 		goto out;
-	r = nl_send(fd, (uint16_t)family, NLM_F_DUMP, 4, NT_NETDEV_CMD_QSTATS_GET, attrs, sizeof(attrs));
+	r = nl_send(fd, (uint16_t)family, NLM_F_DUMP, 4, NT_NETDEV_CMD_QSTATS_GET, attrs, alen);
 	while (r == 0) {
 		ssize_t n = nl_recv(fd, buf);
 		if (n < 0) {
@@ -509,6 +514,17 @@ int nt_netdev_qstats_read(const nt_ctx *ctx, const char *ifname, int ifindex, nt
 	if (ifindex <= 0)
 		return -ENODEV;
 	return read_qstats_live(ifindex, nd);
+}
+
+int nt_netdev_qstats_read_all(const nt_ctx *ctx, const char *const *ifnames, const int *ifindexes, int n,
+			      nt_netdev *nd)
+{
+	if (ctx->live)
+		return read_qstats_live(0, nd);
+	for (int i = 0; i < n; i++)
+		if (nt_fixture_qstats_get(ctx, ifnames[i], ifindexes[i], nd) == -ENOMEM)
+			return -ENOMEM;
+	return 0;
 }
 
 int nt_netdev_read(const nt_ctx *ctx, const char *ifname, int ifindex, nt_netdev *nd)

@@ -154,6 +154,16 @@ int nt_netdev_read(const nt_ctx *ctx, const char *ifname, int ifindex, nt_netdev
  * either way. */
 int nt_netdev_qstats_read(const nt_ctx *ctx, const char *ifname, int ifindex, nt_netdev *nd);
 
+/* The per-queue counters of every device of the namespace at once, for a
+ * reader that wants them all (GET /metrics with --metrics-queues): on a
+ * live root ONE qstats-get dump without an ifindex (IFNAMES and IFINDEXES
+ * ignored), on a fixture root the document of each of the N names, with
+ * its ifindex (a document without counters adds nothing). Returns 0,
+ * -ENOENT without the family, -EOPNOTSUPP on a kernel without the command
+ * (live), -ENOMEM, or -errno; ND is the caller's to free either way. */
+int nt_netdev_qstats_read_all(const nt_ctx *ctx, const char *const *ifnames, const int *ifindexes, int n,
+			      nt_netdev *nd);
+
 /* Device-wide NAPI values in sysfs (/sys/class/net/IF/threaded,
  * napi_defer_hard_irqs, gro_flush_timeout; 5.12 and 5.8+): -1 each where
  * the file is missing or unreadable. */

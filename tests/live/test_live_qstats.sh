@@ -46,13 +46,13 @@ cp "$(dirname "$0")/qstats_judge.py" "$work/judge.py"
 
 # An agent in namespace NS (empty: this one), its URL in $url.
 start_agent() {
-	local ns=$1 tag=$2
+	local ns=$1 tag=$2; shift 2
 	: > "$work/out.$tag"
 	if [ -n "$ns" ]; then
 		ip netns exec "$ns" "$NT_BIN" serve --listen 127.0.0.1:0 --root / --state-dir "$work/state.$tag" \
 			> "$work/out.$tag" 2>>"$work/err.$tag" &
 	else
-		"$NT_BIN" serve --listen 127.0.0.1:0 --root / --state-dir "$work/state.$tag" \
+		"$NT_BIN" serve --listen 127.0.0.1:0 --root / --state-dir "$work/state.$tag" "$@" \
 			> "$work/out.$tag" 2>>"$work/err.$tag" &
 	fi
 	agents="$agents $!"
@@ -166,7 +166,7 @@ ip netns exec "$nb" curl -sf "$urlb/v1/topology" > "$work/topo" || bad "GET /v1/
 grep -q -e queue_stats -e rx_alloc_fail -e tx_wake "$work/topo" && bad "the topology carries per-queue counters" || ok
 
 # ---- the host's own NICs, read only ----
-start_agent "" host
+start_agent "" host --metrics-queues
 python3 "$work/judge.py" > "$work/h1"
 seen=0
 for ifindex in $(jq -r '[.[].ifindex] | unique | .[]' "$work/h1"); do
@@ -180,6 +180,23 @@ for ifindex in $(jq -r '[.[].ifindex] | unique | .[]' "$work/h1"); do
 	echo "host $dev ($(jq -r .driver "$work/h.$dev")): $n queues with counters, e.g. rx-0 $(jq -c '.queues.rx[0].stats' "$work/h.$dev")"
 	"$NT_BIN" nics "$dev" > "$work/hcli" 2>&1
 	grep -Eq "^rx-0 +[0-9]+ +[0-9]+" "$work/hcli" && ok || bad "nettune nics $dev lacks rx-0's counters"
+	# GET /metrics with --metrics-queues: each queue's packets between
+	# two dumps of the judge, one series a queue the judge lists.
+	python3 "$work/judge.py" > "$work/m0"
+	curl -sf "$url/metrics" > "$work/metrics" || bad "GET /metrics"
+	python3 "$work/judge.py" > "$work/m1"
+	for t in rx tx; do
+		for q in $(jq -r --argjson i "$ifindex" --arg t "$t" '.[] | select(.ifindex == $i and .type == $t) | .id' "$work/m1"); do
+			lo=$(jq --argjson i "$ifindex" --arg t "$t" --argjson q "$q" '.[] | select(.ifindex == $i and .type == $t and .id == $q) | .c[$t + "_packets"]' "$work/m0")
+			hi=$(jq --argjson i "$ifindex" --arg t "$t" --argjson q "$q" '.[] | select(.ifindex == $i and .type == $t and .id == $q) | .c[$t + "_packets"]' "$work/m1")
+			got=$(awk -v k="nettune_queue_${t}_packets_total{nic=\"$dev\",queue=\"$q\"}" 'index($0, k " ") == 1 { print $NF }' "$work/metrics")
+			[ -n "$got" ] && [ "$got" -ge "$lo" ] && [ "$got" -le "$hi" ] && ok ||
+				bad "host $dev: metric ${t}-$q packets '$got' outside $lo .. $hi"
+		done
+	done
+	if command -v promtool >/dev/null; then
+		promtool check metrics < "$work/metrics" > "$work/lint" 2>&1 && ok || bad "promtool: $(cat "$work/lint")"
+	fi
 	seen=$((seen + 1))
 	python3 "$work/judge.py" > "$work/h1"
 done

@@ -202,6 +202,17 @@ static void test_fixture(void)
 	nt_netdev_free(&nd);
 	CHECK_INT(nt_netdev_qstats_read(&ctx, "none0", 7, &nd), -EOPNOTSUPP);
 	nt_netdev_free(&nd);
+	/* Every NIC at once (GET /metrics): each document's counters with
+	 * its own ifindex; a NIC without counters, or a document that fails,
+	 * adds nothing and stops nothing. */
+	const char *names[] = { "eth0", "veth0", "old0", "bad0", "none0", "eth0" };
+	int ifx[] = { 3, 4, 5, 6, 7, 9 };
+	CHECK_INT(nt_netdev_qstats_read_all(&ctx, names, ifx, 6, &nd), 0);
+	CHECK_INT(nd.nqstats, 4);
+	if (nd.nqstats == 4)
+		CHECK(nd.qstats[0].ifindex == 3 && nd.qstats[1].ifindex == 3 && nd.qstats[2].ifindex == 9 &&
+		      nd.qstats[3].ifindex == 9);
+	nt_netdev_free(&nd);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
 	CHECK_INT(system(cmd), 0);
 }
