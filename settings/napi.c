@@ -17,7 +17,15 @@
  * link reset changes. On kernels without napi-set, defer_hard_irqs and
  * gro_flush_timeout_ns go to the device-wide sysfs files (5.8: every NAPI
  * at once; not with "queues"), and irq_suspend_timeout_ns, which has no
- * such file, is refused. Eric Dumazet's pair: defer 10 with gro 20000. */
+ * such file, is refused. Eric Dumazet's pair: defer 10 with gro 20000.
+ *
+ * A profile that places a NIC's IRQs (irq_affinity) on a NIC whose NAPI
+ * work runs in threads (threaded on now, and no napi[] entry for it saying
+ * "threaded" or "thread_cpus") places each NAPI thread with its IRQ as
+ * well, as if napi[] said "thread_cpus": "irq": otherwise the interrupt
+ * goes where the profile says while the packets are processed wherever the
+ * scheduler puts the thread (napi.rst: "pin each kernel thread to a single
+ * CPU, the same CPU as the CPU which services the interrupt"). */
 #include "settings/napi_kind.h"
 #include "settings/queue_kind.h"
 #include "host/queues.h"
@@ -308,6 +316,18 @@ static bool irq_cpus(const nt_section_plan *p, const nt_nic *nic, const nt_nd_na
 	return !nt_cpuset_empty(out);
 }
 
+/* Whether pass 0 of this profile placed one of NIC's IRQs. */
+static bool irqs_placed(const nt_section_plan *p, const nt_nic *nic)
+{
+	char target[16];
+	for (int q = 0; q < nic->nirqs; q++) {
+		snprintf(target, sizeof(target), "%d", p->t->irqs[nic->irqs[q]].irq);
+		if (nt_desire_get(p, &nt_setting_irq_affinity, target))
+			return true;
+	}
+	return false;
+}
+
 /* The values entry E (index I) asks of NIC. */
 static int desire_nic(nt_section_plan *p, const json_t *e, size_t i, const nt_nic *nic, bool named)
 {
@@ -360,6 +380,13 @@ static int desire_nic(nt_section_plan *p, const json_t *e, size_t i, const nt_ni
 	}
 	const char *tc = json_string_value(json_object_get(e, "thread_cpus"));
 	snprintf(path, sizeof(path), "$.napi[%zu].thread_cpus", i);
+	/* "threaded": true without "thread_cpus" in a profile that places the
+	 * NIC's IRQs: the threads go with them ("irq"), as for a NIC threaded
+	 * already (follow_irqs). */
+	if (!tc && json_is_true(th) && irqs_placed(p, nic)) {
+		tc = "irq";
+		snprintf(path, sizeof(path), "$.napi[%zu].threaded", i);
+	}
 	for (int q = nt_cpuset_next(&queues, 0); tc && q >= 0 && q < f.nrx; q = nt_cpuset_next(&queues, q + 1)) {
 		const nt_nd_napi *a = nt_netdev_rx_napi(&f.nd, nic->ifindex, (uint32_t)q);
 		memset(&v, 0, sizeof(v));
@@ -381,10 +408,65 @@ out:
 	return r;
 }
 
+/* Whether a napi[] entry of ARR (NULL: none) names NIC and says where its
+ * threads go or whether it has any ("thread_cpus", "threaded"). */
+static bool threads_chosen(const json_t *arr, const nt_nic *nic)
+{
+	size_t i;
+	json_t *e;
+	json_array_foreach(arr, i, e) {
+		if (nt_iface_match(json_string_value(json_object_get(e, "interface")), nic->name) &&
+		    (json_object_get(e, "thread_cpus") || json_object_get(e, "threaded")))
+			return true;
+	}
+	return false;
+}
+
+/* The threads of NIC placed with the IRQs this profile places (the file's
+ * comment says why), when its NAPI is threaded now. */
+static int follow_irqs(nt_section_plan *p, const nt_nic *nic)
+{
+	char target[NT_TARGET_MAX];
+	nt_nk_facts f;
+	nt_value v;
+	int n = 0, r = nt_nk_facts_read(&p->t->ctx, nic, &f);
+	if (r < 0)
+		return r;
+	for (int q = 0; f.threaded > 0 && f.family == 0 && q < f.nrx; q++) {
+		const nt_nd_napi *a = nt_netdev_rx_napi(&f.nd, nic->ifindex, (uint32_t)q);
+		memset(&v, 0, sizeof(v));
+		if (!a || !irq_cpus(p, nic, a, q, &v.cpus))
+			continue;
+		snprintf(target, sizeof(target), "%s/rx-%d", nic->name, q);
+		if ((r = nt_desire_put(p, &nt_setting_napi_thread_cpus, target, nic->name, &v, "$.irq_affinity")) < 0)
+			goto out;
+		n++;
+	}
+	if (n)
+		nt_desire_warn(p, "%s: threaded NAPI is on: its %d NAPI thread%s placed with %s IRQs (napi[] "
+				  "thread_cpus or threaded chooses otherwise)",
+			       nic->name, n, n == 1 ? "" : "s", n == 1 ? "its" : "their");
+	r = 0;
+out:
+	nt_nk_facts_free(&f);
+	return r;
+}
+
 static int desire_napi(nt_section_plan *p, const json_t *arr)
 {
 	size_t i;
 	json_t *e;
+	/* First the threads that follow the IRQs this profile places; an entry
+	 * for the same queue below would replace them, but none is made for a
+	 * NIC an entry speaks of. */
+	for (int k = 0; k < p->t->nnics; k++) {
+		const nt_nic *nic = &p->t->nics[k];
+		if (nic->is_bond || nic->nirqs == 0 || threads_chosen(arr, nic) || !irqs_placed(p, nic))
+			continue;
+		int r = follow_irqs(p, nic);
+		if (r < 0)
+			return r;
+	}
 	json_array_foreach(arr, i, e) {
 		const char *pattern = json_string_value(json_object_get(e, "interface"));
 		for (int k = 0; k < p->t->nnics; k++) {
@@ -406,6 +488,8 @@ static const nt_profile_section section_napi = {
 	.desire = desire_napi,
 	/* After irq_affinity's placement (pass 0): "irq" follows it. */
 	.pass = 1,
+	/* Also without napi[]: threads follow the IRQs a profile places. */
+	.always = true,
 };
 
 const nt_setting_module nt_module_napi = {

@@ -68,6 +68,50 @@ static void allowed(const char *root, int pid, char *buf, size_t size)
 	free(s);
 }
 
+/* POST /v1/plan PROFILE: the number of napi_thread_cpus steps, each
+ * checked to pin rx-N's thread to WANT (a cpulist), or, with WANT NULL,
+ * to what the plan places IRQ of rx-N on (irq_affinity step of IRQ
+ * 121 + N: enos1's queue IRQs in the fixture); *WARNED whether a warning
+ * says the threads follow the IRQs. */
+static int plan_threads(nt_agent *a, const char *profile, const char *want, bool *warned)
+{
+	long st = 0;
+	json_t *doc = NULL, *s;
+	size_t i;
+	int n = 0;
+	char irq_after[16][64];
+	memset(irq_after, 0, sizeof(irq_after));
+	CHECK_INT(nt_http("POST", nt_url(a, "/v1/plan"), profile, &st, &doc, NULL, 0), 0);
+	CHECK_MSG(st == 200, "plan %s: %ld", profile, st);
+	json_array_foreach(json_object_get(doc, "steps"), i, s) {
+		const char *kind = json_string_value(json_object_get(s, "kind")) ?: "";
+		int irq = atoi(json_string_value(json_object_get(s, "target")) ?: "0");
+		if (!strcmp(kind, "irq_affinity") && irq >= 121 && irq < 121 + 16)
+			snprintf(irq_after[irq - 121], sizeof(irq_after[0]), "%s",
+				 json_string_value(json_object_get(s, "after")) ?: "");
+	}
+	json_array_foreach(json_object_get(doc, "steps"), i, s) {
+		if (strcmp(json_string_value(json_object_get(s, "kind")) ?: "", "napi_thread_cpus"))
+			continue;
+		const char *target = json_string_value(json_object_get(s, "target")) ?: "";
+		const char *after = json_string_value(json_object_get(s, "after")) ?: "";
+		int q = -1;
+		CHECK_MSG(sscanf(target, "enos1/rx-%d", &q) == 1 && q >= 0 && q < 16, "thread step %s", target);
+		if (q >= 0 && q < 16)
+			CHECK_MSG(!strcmp(after, want ? want : irq_after[q]), "%s to %s, its IRQ to %s", target, after,
+				  want ? want : irq_after[q]);
+		n++;
+	}
+	*warned = false;
+	json_array_foreach(json_object_get(doc, "warnings"), i, s) {
+		const char *w = json_is_string(s) ? json_string_value(s)
+						  : json_string_value(json_object_get(s, "message"));
+		*warned |= w && strstr(w, "enos1: threaded NAPI is on: its 16 NAPI threads placed with their IRQs");
+	}
+	json_decref(doc);
+	return n;
+}
+
 int main(void)
 {
 	char root[] = "/tmp/nt-diagnapi-XXXXXX", cmd[PATH_MAX + 128], cpus[64], irqcpus[64];
@@ -114,6 +158,24 @@ int main(void)
 			  json_string_value(json_object_get(e, "id")), json_string_value(json_object_get(e, "subject")), src);
 	}
 	CHECK_MSG(with_source > 0, "no steering finding says its irq_source");
+
+	/* A profile that places enos1's IRQs places its threaded NAPI's
+	 * threads with them, unless napi[] chooses otherwise (issue 39). */
+	bool warned = false;
+	CHECK_INT(plan_threads(&a, "{\"name\":\"t\",\"irq_affinity\":[{\"interface\":\"enos1\",\"policy\":\"local\"}]}", NULL,
+			       &warned), 16);
+	CHECK_MSG(warned, "no warning that enos1's threads follow its IRQs");
+	CHECK_INT(plan_threads(&a, "{\"name\":\"t\",\"irq_affinity\":[{\"interface\":\"enos1\",\"policy\":\"local\"}],"
+				   "\"napi\":[{\"interface\":\"enos1\",\"threaded\":true}]}", NULL, &warned), 16);
+	CHECK(!warned);
+	CHECK_INT(plan_threads(&a, "{\"name\":\"t\",\"irq_affinity\":[{\"interface\":\"enos1\",\"policy\":\"local\"}],"
+				   "\"napi\":[{\"interface\":\"enos1\",\"threaded\":true,\"thread_cpus\":\"0-3\"}]}",
+			       "0-3", &warned), 16);
+	CHECK_INT(plan_threads(&a, "{\"name\":\"t\",\"irq_affinity\":[{\"interface\":\"enos1\",\"policy\":\"local\"}],"
+				   "\"napi\":[{\"interface\":\"enos1\",\"threaded\":false}]}", NULL, &warned), 0);
+	/* enos0's NAPI is not threaded: its IRQs alone. */
+	CHECK_INT(plan_threads(&a, "{\"name\":\"t\",\"irq_affinity\":[{\"interface\":\"enos0\",\"policy\":\"local\"}]}", NULL,
+			       &warned), 0);
 
 	/* The fix profile's placement and pinning, applied together. */
 	json_t *all = doc ? nt_diagnose_fix_profile(doc, "fixes") : NULL;
