@@ -140,7 +140,11 @@ static void on_event(void *ud, const nt_event *ev)
  * "own_failure"? (true: its own step failed in the last repair, so the
  * next repair leaves it out while others drift), "taken"? (true: contested
  * because the plan found another program's value there, engine/plan.h),
- * "drifting": bool}. */
+ * "instance"? (for a kind the kernel re-creates, settings/setting.h: the
+ * number of the object holding the target when it was last seen
+ * drifting, a NAPI thread's pid), "recreated"? (how many times the
+ * kernel made that object anew while the entry was kept: each time the
+ * repairs so far stop counting toward contested), "drifting": bool}. */
 
 static int repairs_in_window(nt_drift *d, json_t *e, int64_t now)
 {
@@ -222,7 +226,11 @@ static json_t *culprit(nt_drift *d, const char *kind, const char *target, const 
 			 "tuning daemon); the kernel sends no event for sysctls", target);
 		return json_string(buf);
 	}
-	snprintf(buf, sizeof(buf), "another program changes %s %s", kind, target);
+	const nt_setting_kind *k = nt_setting_find(kind);
+	if (k && k->culprit)
+		snprintf(buf, sizeof(buf), "another program changes %s %s (%s)", kind, target, k->culprit);
+	else
+		snprintf(buf, sizeof(buf), "another program changes %s %s", kind, target);
 	return json_string(buf);
 }
 
@@ -248,7 +256,41 @@ static json_t *entry_doc(const json_t *e)
 	json_object_set(o, "changed_by", cb ? cb : json_null());
 	if (json_is_true(json_object_get(e, "taken")))
 		json_object_set_new(o, "taken", json_true());
+	json_t *inst = json_object_get(e, "instance");
+	if (inst) {
+		json_object_set(o, "instance", inst);
+		json_object_set_new(o, "recreated",
+				    json_integer(json_integer_value(json_object_get(e, "recreated"))));
+	}
 	return o;
+}
+
+/* For a kind whose targets the kernel re-creates (a NAPI thread: toggling
+ * threaded NAPI, a link reset, a change of channels end it and start
+ * another, on every CPU again): the object holding drifting entry E's
+ * target now. A new one since the entry was last seen drifting is the
+ * kernel's doing, not another program's: the repairs so far stop
+ * counting toward contested, so a thread re-created any number of times
+ * is pinned again each time, while one moved again and again (the same
+ * pid) is still found contested. Lock held; one read of the family and
+ * of /proc, for drifting targets only. */
+static void note_instance(nt_drift *d, json_t *e, const char *kind, const char *target)
+{
+	const nt_setting_kind *k = nt_setting_find(kind);
+	long long id;
+	if (!k || !k->instance || k->instance(&d->ctx, target, &id) < 0)
+		return;
+	json_t *was = json_object_get(e, "instance");
+	if (json_is_integer(was) && json_integer_value(was) != id) {
+		json_array_clear(json_object_get(e, "repairs"));
+		json_object_set_new(e, "recreated",
+				    json_integer(json_integer_value(json_object_get(e, "recreated")) + 1));
+		/* The failure of a repair of the old object says nothing of
+		 * the new one. */
+		json_object_del(e, "repair_error");
+		json_object_del(e, "own_failure");
+	}
+	json_object_set_new(e, "instance", json_integer(id));
 }
 
 /* Who holds KIND TARGET now that the plan found CURRENT there, not the
@@ -461,6 +503,14 @@ int nt_drift_check(nt_drift *d, const char *reason)
 		const char *state = json_string_value(json_object_get(e, "state"));
 		const char *kind = json_string_value(json_object_get(e, "kind"));
 		const char *target = json_string_value(json_object_get(e, "target"));
+		note_instance(d, e, kind, target);
+		if (state && !strcmp(state, "contested") && !json_is_true(json_object_get(e, "taken")) &&
+		    json_array_size(json_object_get(e, "repairs")) == 0) {
+			/* Re-created by the kernel since it was found
+			 * contested: the fight was with the object gone. */
+			json_object_del(e, "culprit");
+			state = "drifted";
+		}
 		if (state && !strcmp(state, "contested")) {
 			json_object_set_new(skip, key, json_true());
 			continue;

@@ -26,8 +26,8 @@
  *
  * Writes do what the kernel does: napi-set changes the NAPI's member; the
  * device's sysfs "threaded" gives each NAPI a thread (ROOT/proc/PID, with
- * the pid NT_FX_NAPI_PID0 + NAPI id, as a fixture's pids must not meet the
- * captured ones) or takes it away; napi_defer_hard_irqs and
+ * a new pid from NT_FX_NAPI_PID0 up each time, as a fixture's pids must not
+ * meet the captured ones) or takes it away; napi_defer_hard_irqs and
  * gro_flush_timeout become every NAPI's value, as they do since 6.13; a
  * thread's affinity is its status file's Cpus_allowed_list. */
 #include "kernel/fixture.h"
@@ -256,6 +256,28 @@ static int put_file(const nt_ctx *ctx, const char *rel, const char *text)
 	return r;
 }
 
+/* A pid for a new thread of NAPI ID, as the kernel gives one: the next
+ * after the last it gave (ROOT/proc/sys/kernel/ns_last_pid, kept up to
+ * date here, at least NT_FX_NAPI_PID0), so a thread the fixture ends and
+ * starts again has a new pid, as a live one does. Where that file cannot
+ * be kept, NT_FX_NAPI_PID0 + ID: one pid a NAPI. */
+static int next_pid(const nt_ctx *ctx, json_int_t id)
+{
+	static const char *const dirs[] = { "/proc", "/proc/sys", "/proc/sys/kernel", NULL };
+	char text[32], path[PATH_MAX];
+	long last = 0;
+	for (int i = 0; dirs[i]; i++)
+		if (nt_path(ctx, path, sizeof(path), "%s", dirs[i]) == 0)
+			(void)mkdir(path, 0755);
+	if (nt_read_long(ctx, &last, "/proc/sys/kernel/ns_last_pid") < 0 || last < NT_FX_NAPI_PID0 ||
+	    last >= INT32_MAX - 1)
+		last = NT_FX_NAPI_PID0 - 1;
+	snprintf(text, sizeof(text), "%ld\n", last + 1);
+	if (put_file(ctx, "/proc/sys/kernel/ns_last_pid", text) < 0)
+		return NT_FX_NAPI_PID0 + (int)(id & 0xfffff);
+	return (int)(last + 1);
+}
+
 /* The thread napi/IFNAME-ID as the kernel starts it: on the online CPUs. */
 static int thread_start(const nt_ctx *ctx, const char *ifname, json_int_t id, int pid)
 {
@@ -329,7 +351,7 @@ int nt_fixture_netdev_dev_write(const nt_ctx *ctx, const char *ifname, const cha
 			json_object_set_new(e, "threaded", json_string(v ? "enabled" : "disabled"));
 		json_t *pid = json_object_get(e, "pid");
 		if (v && !pid) {
-			int p = NT_FX_NAPI_PID0 + (int)(id & 0xfffff);
+			int p = next_pid(ctx, id);
 			if ((r = thread_start(ctx, ifname, id, p)) < 0)
 				goto out;
 			json_object_set_new(e, "pid", json_integer(p));

@@ -161,6 +161,34 @@ static int tc_apply_read(const nt_ctx *ctx, nt_ethtool *eh, const char *target, 
 	return 0;
 }
 
+/* The thread's pid: a new one after threaded NAPI is toggled, the link
+ * is reset or the channels change (the kernel ends the thread and starts
+ * another on every CPU). 0 while the NAPI has none. */
+static int tc_instance(const nt_ctx *ctx, const char *target, long long *id)
+{
+	int pid;
+	uint32_t napi;
+	*id = 0;
+	int r = thread_of(ctx, target, &pid, &napi);
+	if (r == 0)
+		*id = pid;
+	return r;
+}
+
+/* For the record: which thread the step pinned, and of which NAPI, as
+ * the target names neither. */
+static int tc_observe(const nt_ctx *ctx, nt_ethtool *eh, const char *target, char *out, size_t size)
+{
+	int pid;
+	uint32_t id = 0;
+	int r = thread_of(ctx, target, &pid, &id);
+	if (r < 0)
+		return r;
+	int n = pid ? snprintf(out, size, "thread %d of NAPI %u", pid, id) :
+		      snprintf(out, size, "no thread (NAPI %u)", id);
+	return n < 0 || (size_t)n >= size ? -ENOSPC : 0;
+}
+
 const nt_setting_kind nt_setting_napi_thread_cpus = {
 	.name = "napi_thread_cpus",
 	/* The thread serves a link of this namespace; its CPUs are the
@@ -176,8 +204,12 @@ const nt_setting_kind nt_setting_napi_thread_cpus = {
 	.apply_read = tc_apply_read,
 	/* After the device's "threaded" (37), which starts the threads. */
 	.order = 39,
+	.observe = tc_observe,
 	/* No notification for a task's affinity: the periodic check. */
 	.events = 0,
+	.instance = tc_instance,
+	.culprit = "taskset or sched_setaffinity on the thread, a tuning daemon or a cgroup's cpuset "
+		   "moving kernel threads",
 };
 
 const nt_setting_module nt_module_napi_thread = {

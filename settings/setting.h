@@ -159,6 +159,23 @@ typedef struct nt_setting_kind {
 	 * such a change shows at the next periodic check. Ask through
 	 * nt_setting_changed_by_event. */
 	unsigned events;
+	/* Optional: the kernel object that holds TARGET's value now, as a
+	 * number that changes when the kernel makes the object anew: a NAPI
+	 * thread's pid, which toggling threaded NAPI, a link reset or a
+	 * change of channels ends and replaces, the new one with the
+	 * kernel's default value. The drift watcher tells by it a target
+	 * re-created since its last repair, which it holds again without
+	 * counting that toward "contested", from one that another program
+	 * keeps changing. The target stays keyed by what the profile names
+	 * (a queue); the number is evidence only. Returns 0 with *ID (0:
+	 * none now), or -errno. NULL: the kind's targets are not re-created
+	 * by the kernel. */
+	int (*instance)(const nt_ctx *ctx, const char *target, long long *id);
+	/* Who else changes a target of this kind, as a clause the drift
+	 * watcher's contested report ends with ("taskset or
+	 * sched_setaffinity on the thread, a cgroup's cpuset"); NULL: the
+	 * watcher's generic sentence. */
+	const char *culprit;
 } nt_setting_kind;
 
 /* The bit of nt_setting_kind.events for kernel events of kind EV. */
