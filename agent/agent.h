@@ -174,6 +174,15 @@ int nt_agent_placement_hint(nt_agent *a, const nt_topology *t, const nt_nic *nic
  * placed. Returns 0 or -ENOMEM. */
 struct nt_delivery_placed;
 int nt_agent_placed_irqs(nt_agent *a, const nt_topology *t, struct nt_delivery_placed **out, int *n);
+/* The same for NAPI threads (kind napi_thread_cpus): for each RX queue
+ * of H's NICs (host/napi.h, the NAPIs of T read at the window's start)
+ * whose thread's CPUs a standing transaction set, the target, the CPUs
+ * and "transaction N", resolved to the thread serving the queue now
+ * (nt_delivery_threads_resolve). *OUT as above. Returns 0 or -ENOMEM. */
+struct nt_delivery_thread;
+struct nt_host_napi;
+int nt_agent_placed_threads(nt_agent *a, const nt_topology *t, const struct nt_host_napi *h,
+			    struct nt_delivery_thread **out, int *n);
 
 /* The delivery check a transaction asked for (agent/verify.c): over
  * windows of WINDOW_MS after transaction ID applied, where its applied
@@ -183,7 +192,8 @@ int nt_agent_placed_irqs(nt_agent *a, const nt_topology *t, struct nt_delivery_p
  * confirmation): check again while no placed IRQ fired, the deadline is
  * more than a window away and the checks took less than a minute; confirm it once every placed IRQ that fired was
  * delivered where planned, leave it to be reverted at its deadline when
- * one was not. Blocks for the windows: run it on a thread that may wait.
+ * one was not. NAPI threads the transaction placed (napi_thread_cpus)
+ * count alike: where each ran in the window (host/delivery.h). Blocks for the windows: run it on a thread that may wait.
  * *DOC gets the transaction document after it (the caller's). Returns 0,
  * -ENOENT, NT_ESTORE or -ENOMEM. */
 int nt_agent_txn_verify(nt_agent *a, int64_t id, int window_ms, bool on_delivery, json_t **doc);

@@ -15,8 +15,8 @@
 #include <string.h>
 #include <time.h>
 
-/* The after-value of TXN's applied irq_affinity step for TARGET, or NULL. */
-static const char *step_after(const json_t *txn, const char *target)
+/* The after-value of TXN's applied KIND step for TARGET, or NULL. */
+static const char *step_after(const json_t *txn, const char *kind_want, const char *target)
 {
 	size_t i;
 	json_t *s;
@@ -24,11 +24,43 @@ static const char *step_after(const json_t *txn, const char *target)
 		const char *kind = json_string_value(json_object_get(s, "kind"));
 		const char *tg = json_string_value(json_object_get(s, "target"));
 		const char *res = json_string_value(json_object_get(s, "result"));
-		if (kind && tg && res && !strcmp(kind, "irq_affinity") && !strcmp(tg, target) &&
+		if (kind && tg && res && !strcmp(kind, kind_want) && !strcmp(tg, target) &&
 		    !strcmp(res, "applied"))
 			return json_string_value(json_object_get(s, "after"));
 	}
 	return NULL;
+}
+
+/* Where the newest transaction that changed KIND TARGET put it, while its
+ * changes stand: *CPUS and *ID. TXNS caches the transactions read (id ->
+ * document or null). Returns 1 when placed, 0 when not, -ENOMEM. */
+static int placed_by(nt_store *st, json_t *txns, const char *kind, const char *target, nt_cpuset *cpus,
+		     int64_t *id)
+{
+	json_t *lc = NULL, *txn;
+	char key[32];
+	if (nt_store_last_change(st, kind, target, &lc) < 0)
+		return 0; /* never changed by the agent, or the store failed: not placed */
+	*id = json_integer_value(json_object_get(lc, "txn"));
+	json_decref(lc);
+	snprintf(key, sizeof(key), "%lld", (long long)*id);
+	txn = json_object_get(txns, key);
+	if (!txn) {
+		json_t *doc = NULL;
+		if (nt_store_txn_get(st, *id, &doc) < 0)
+			doc = json_null();
+		if (json_object_set_new(txns, key, doc) < 0)
+			return -ENOMEM;
+		txn = doc;
+	}
+	int status = nt_txn_status_parse(json_string_value(json_object_get(txn, "status")));
+	if (status < 0 || !nt_txn_status_holds_changes((nt_txn_status)status))
+		return 0;
+	const char *after = step_after(txn, kind, target);
+	/* "none": the thread was left as it was (no thread then). */
+	if (!after || nt_cpulist_parse(after, cpus) < 0 || nt_cpuset_empty(cpus))
+		return 0;
+	return 1;
 }
 
 int nt_agent_placed_irqs(nt_agent *a, const nt_topology *t, nt_delivery_placed **out, int *n)
@@ -46,33 +78,18 @@ int nt_agent_placed_irqs(nt_agent *a, const nt_topology *t, nt_delivery_placed *
 		goto done;
 	for (int i = 0; i < t->nirqs; i++) {
 		const nt_irq *q = &t->irqs[i];
-		char target[16], key[32];
-		json_t *lc = NULL, *txn;
+		char target[16];
+		nt_cpuset cpus;
+		int64_t id;
 		/* Every IRQ, not only a NIC's: other_irqs places the rest,
 		 * and the check judges those it placed too. */
 		snprintf(target, sizeof(target), "%d", q->irq);
-		if (nt_store_last_change(st, "irq_affinity", target, &lc) < 0)
-			continue; /* never changed by the agent, or the store failed: not placed */
-		json_int_t id = json_integer_value(json_object_get(lc, "txn"));
-		json_decref(lc);
-		snprintf(key, sizeof(key), "%lld", (long long)id);
-		txn = json_object_get(txns, key);
-		if (!txn) {
-			json_t *doc = NULL;
-			if (nt_store_txn_get(st, id, &doc) < 0)
-				doc = json_null();
-			if (json_object_set_new(txns, key, doc) < 0) {
-				r = -ENOMEM;
-				goto done;
-			}
-			txn = doc;
+		int pr = placed_by(st, txns, "irq_affinity", target, &cpus, &id);
+		if (pr < 0) {
+			r = pr;
+			goto done;
 		}
-		int status = nt_txn_status_parse(json_string_value(json_object_get(txn, "status")));
-		if (status < 0 || !nt_txn_status_holds_changes((nt_txn_status)status))
-			continue;
-		const char *after = step_after(txn, target);
-		nt_cpuset cpus;
-		if (!after || nt_cpulist_parse(after, &cpus) < 0)
+		if (!pr)
 			continue;
 		if (np % 64 == 0) {
 			nt_delivery_placed *np2 = realloc(p, sizeof(*p) * (size_t)(np + 64));
@@ -87,6 +104,62 @@ int nt_agent_placed_irqs(nt_agent *a, const nt_topology *t, nt_delivery_placed *
 		snprintf(p[np].by, sizeof(p[np].by), "transaction %lld", (long long)id);
 		np++;
 	}
+done:
+	json_decref(txns);
+	if (r < 0) {
+		free(p);
+		return r;
+	}
+	*out = p;
+	*n = np;
+	return 0;
+}
+
+int nt_agent_placed_threads(nt_agent *a, const nt_topology *t, const nt_host_napi *h, nt_delivery_thread **out,
+			    int *n)
+{
+	nt_store *st = nt_agent_store(a);
+	nt_delivery_thread *p = NULL;
+	json_t *txns = json_object();
+	int np = 0, r = 0;
+
+	*out = NULL;
+	*n = 0;
+	if (!txns)
+		return -ENOMEM;
+	if (!st || !h)
+		goto done;
+	/* Each RX queue with a NAPI, as the kind keys its targets. */
+	for (size_t i = 0; i < h->nd.nnapis; i++) {
+		const nt_napi *x = &h->napis[i];
+		char target[64];
+		nt_cpuset cpus;
+		int64_t id;
+		if (x->nic < 0 || x->nic >= t->nnics || x->rx_queue < 0)
+			continue;
+		snprintf(target, sizeof(target), "%s/rx-%d", t->nics[x->nic].name, x->rx_queue);
+		int pr = placed_by(st, txns, "napi_thread_cpus", target, &cpus, &id);
+		if (pr < 0) {
+			r = pr;
+			goto done;
+		}
+		if (!pr)
+			continue;
+		if (np % 16 == 0) {
+			nt_delivery_thread *np2 = realloc(p, sizeof(*p) * (size_t)(np + 16));
+			if (!np2) {
+				r = -ENOMEM;
+				goto done;
+			}
+			p = np2;
+		}
+		memset(&p[np], 0, sizeof(p[np]));
+		snprintf(p[np].target, sizeof(p[np].target), "%s", target);
+		p[np].cpus = cpus;
+		snprintf(p[np].by, sizeof(p[np].by), "transaction %lld", (long long)id);
+		np++;
+	}
+	nt_delivery_threads_resolve(t, h, p, np);
 done:
 	json_decref(txns);
 	if (r < 0) {
@@ -133,8 +206,8 @@ static int moves_pending(const nt_topology *t, const nt_delivery_placed *placed,
  * window opens once every placed IRQ's effective affinity is inside its
  * placement, or after one window of waiting for it; *PENDING gets how
  * many moves were still pending then, *SETTLE_MS the wait. */
-static json_t *check_once(const nt_ctx *ctx, const nt_delivery_placed *placed, int n, int window_ms,
-			  int *pending, int *settle_ms)
+static json_t *check_once(const nt_ctx *ctx, const nt_delivery_placed *placed, int n, nt_delivery_thread *th,
+			  int nth, int window_ms, int *pending, int *settle_ms)
 {
 	nt_topology *t0 = NULL, *t1 = NULL;
 	nt_delivery_sample a, b;
@@ -159,6 +232,9 @@ static json_t *check_once(const nt_ctx *ctx, const nt_delivery_placed *placed, i
 	/* The family's queue->IRQ map, one read for the host. */
 	if (nt_host_napi_read(t0, NULL, 0, &napi) < 0)
 		goto out;
+	/* The threads serving the placed queues now, by the same read. */
+	nt_delivery_threads_resolve(t0, &napi, th, nth);
+	nt_delivery_threads_sample(ctx, th, nth, false);
 	/* Each queue's packets beside the interrupts: a silent IRQ is then
 	 * told apart as no traffic or traffic taken without it. */
 	if (nt_delivery_sample_read(ctx, &a) < 0 || nt_delivery_sample_qstats(t0, &a) < 0)
@@ -166,9 +242,11 @@ static json_t *check_once(const nt_ctx *ctx, const nt_delivery_placed *placed, i
 	sleep_ms(window_ms);
 	if (nt_delivery_sample_read(ctx, &b) < 0 || nt_delivery_sample_qstats(t0, &b) < 0)
 		goto out;
+	nt_delivery_threads_sample(ctx, th, nth, true);
 	if (nt_topology_read(ctx, &t1) < 0)
 		t1 = NULL;
-	nt_delivery_in in = { .t0 = t0, .t1 = t1, .a = &a, .b = &b, .placed = placed, .nplaced = n, .napi = &napi };
+	nt_delivery_in in = { .t0 = t0, .t1 = t1, .a = &a, .b = &b, .placed = placed, .nplaced = n, .napi = &napi,
+			      .threads = th, .nthreads = nth };
 	doc = nt_delivery_compute(&in);
 out:
 	nt_host_napi_free(&napi);
@@ -177,6 +255,44 @@ out:
 	nt_topology_free(t0);
 	nt_topology_free(t1);
 	return doc;
+}
+
+static json_t *thread_entry_of(const json_t *check, const char *target)
+{
+	size_t i;
+	json_t *e;
+	json_array_foreach(json_object_get(check, "threads"), i, e)
+		if (json_is_string(json_object_get(e, "target")) &&
+		    !strcmp(json_string_value(json_object_get(e, "target")), target))
+			return e;
+	return NULL;
+}
+
+/* "delivered: ran 3.2 ms, last on CPU 1", "elsewhere: last on CPU 0
+ * (placed 1)", "elsewhere: allowed 0-1 (placed 1)", "not observed: it did
+ * not run in the window". */
+static void thread_verdict_text(const json_t *e, char *buf, size_t size)
+{
+	const char *v = e ? json_string_value(json_object_get(e, "verdict")) : NULL;
+	const char *outside = json_string_value(json_object_get(e, "outside"));
+	const char *why = json_string_value(json_object_get(e, "why"));
+	long long pid = json_integer_value(json_object_get(e, "pid"));
+	long long cpu = json_integer_value(json_object_get(e, "last_cpu"));
+	double ms = (double)json_integer_value(json_object_get(e, "run_ns")) / 1e6;
+	const char *placed = json_string_value(json_object_get(e, "placed"));
+	const char *allowed = json_string_value(json_object_get(e, "allowed"));
+	if (!v)
+		snprintf(buf, size, "not observed");
+	else if (!strcmp(v, "delivered"))
+		snprintf(buf, size, "delivered: thread %lld ran %.1f ms, last on CPU %lld", pid, ms, cpu);
+	else if (outside && !strcmp(outside, "allowed"))
+		snprintf(buf, size, "elsewhere: thread %lld allowed on %s (placed %s)", pid, allowed ? allowed : "?",
+			 placed ? placed : "?");
+	else if (!strcmp(v, "elsewhere"))
+		snprintf(buf, size, "elsewhere: thread %lld ran %.1f ms, last on CPU %lld (placed %s)", pid, ms, cpu,
+			 placed ? placed : "?");
+	else
+		snprintf(buf, size, "%s%s%s", v, why ? ": " : "", why ? why : "");
 }
 
 static json_t *irq_entry_of(const json_t *check, int irq)
@@ -222,8 +338,10 @@ int nt_agent_txn_verify(nt_agent *a, int64_t id, int window_ms, bool on_delivery
 {
 	nt_store *st = nt_agent_store(a);
 	nt_txn_engine *e = nt_agent_engine(a);
-	json_t *txn = NULL, *check = NULL, *summary = NULL, *irqs = NULL;
+	json_t *txn = NULL, *check = NULL, *summary = NULL, *irqs = NULL, *threads = NULL;
 	nt_delivery_placed *placed = NULL;
+	nt_delivery_thread *th = NULL;
+	int *th_idx = NULL, nth = 0;
 	struct placed_step *steps = NULL;
 	nt_store_step_rec *recs = NULL;
 	char (*texts)[512] = NULL;
@@ -248,7 +366,9 @@ int nt_agent_txn_verify(nt_agent *a, int64_t id, int window_ms, bool on_delivery
 	steps = calloc(nsteps + 1, sizeof(*steps));
 	recs = calloc(nsteps + 1, sizeof(*recs));
 	texts = calloc(nsteps + 1, sizeof(*texts));
-	if (!placed || !steps || !recs || !texts) {
+	th = calloc(nsteps + 1, sizeof(*th));
+	th_idx = calloc(nsteps + 1, sizeof(*th_idx));
+	if (!placed || !steps || !recs || !texts || !th || !th_idx) {
 		r = -ENOMEM;
 		goto out;
 	}
@@ -257,14 +377,28 @@ int nt_agent_txn_verify(nt_agent *a, int64_t id, int window_ms, bool on_delivery
 		const char *res = json_string_value(json_object_get(s, "result"));
 		const char *target = json_string_value(json_object_get(s, "target"));
 		const char *after = json_string_value(json_object_get(s, "after"));
-		if (!kind || !res || !target || !after || strcmp(kind, "irq_affinity") || strcmp(res, "applied"))
+		if (!kind || !res || !target || !after || strcmp(res, "applied"))
+			continue;
+		int idx = json_is_integer(json_object_get(s, "index")) ? (int)json_integer_value(json_object_get(s, "index"))
+									: (int)i;
+		if (!strcmp(kind, "napi_thread_cpus")) {
+			/* A thread placed: judged by where it ran. "none" (no
+			 * thread then) placed nothing. */
+			if (nt_cpulist_parse(after, &th[nth].cpus) < 0 || nt_cpuset_empty(&th[nth].cpus))
+				continue;
+			snprintf(th[nth].target, sizeof(th[nth].target), "%s", target);
+			snprintf(th[nth].by, sizeof(th[nth].by), "transaction %lld", (long long)id);
+			th_idx[nth] = (int)i;
+			nth++;
+			continue;
+		}
+		if (strcmp(kind, "irq_affinity"))
 			continue;
 		if (nt_cpulist_parse(after, &placed[n].cpus) < 0)
 			continue;
 		placed[n].irq = atoi(target);
 		snprintf(placed[n].by, sizeof(placed[n].by), "transaction %lld", (long long)id);
-		steps[n].idx = json_is_integer(json_object_get(s, "index"))
-				       ? (int)json_integer_value(json_object_get(s, "index")) : (int)i;
+		steps[n].idx = idx;
 		steps[n].observed = json_string_value(json_object_get(s, "observed"));
 		n++;
 	}
@@ -273,9 +407,9 @@ int nt_agent_txn_verify(nt_agent *a, int64_t id, int window_ms, bool on_delivery
 	int nd = 0, ne = 0, nn = 0;
 	int64_t started = nt_store_now_ms();
 	/* Nothing placed: nothing to look at, and nothing proven. */
-	while (n > 0) {
+	while (n + nth > 0) {
 		json_decref(check);
-		check = check_once(nt_agent_ctx(a), placed, n, window_ms, &moves, &settle_ms);
+		check = check_once(nt_agent_ctx(a), placed, n, th, nth, window_ms, &moves, &settle_ms);
 		checks++;
 		if (!check) {
 			r = -ENOMEM;
@@ -285,6 +419,16 @@ int nt_agent_txn_verify(nt_agent *a, int64_t id, int window_ms, bool on_delivery
 		nd = ne = nn = 0;
 		for (int k = 0; k < n; k++) {
 			const char *v = json_string_value(json_object_get(irq_entry_of(check, placed[k].irq), "verdict"));
+			if (v && !strcmp(v, "delivered"))
+				nd++;
+			else if (v && !strcmp(v, "elsewhere"))
+				ne++;
+			else
+				nn++;
+		}
+		/* A placed thread counts as a placed IRQ does. */
+		for (int k = 0; k < nth; k++) {
+			const char *v = json_string_value(json_object_get(thread_entry_of(check, th[k].target), "verdict"));
 			if (v && !strcmp(v, "delivered"))
 				nd++;
 			else if (v && !strcmp(v, "elsewhere"))
@@ -324,17 +468,37 @@ int nt_agent_txn_verify(nt_agent *a, int64_t id, int window_ms, bool on_delivery
 			json_array_append_new(irqs, json_pack("{s:i, s:O}", "irq", placed[k].irq, "elsewhere",
 							      json_object_get(ent, "elsewhere")));
 	}
+	threads = json_array();
+	if (!threads) {
+		r = -ENOMEM;
+		goto out;
+	}
+	for (int k = 0; k < nth; k++) {
+		json_t *ent = thread_entry_of(check, th[k].target);
+		const json_t *s0 = json_array_get(json_object_get(txn, "steps"), (size_t)th_idx[k]);
+		const char *obs = json_string_value(json_object_get(s0, "observed"));
+		char v[400];
+		thread_verdict_text(ent, v, sizeof(v));
+		snprintf(texts[n + k], sizeof(texts[n + k]), "%s%s%s", obs ? obs : "", obs ? "; " : "", v);
+		recs[n + k].idx = json_is_integer(json_object_get(s0, "index")) ?
+					  (int)json_integer_value(json_object_get(s0, "index")) : th_idx[k];
+		recs[n + k].observed = texts[n + k];
+		if (ent && json_array_append(threads, ent) < 0) {
+			r = -ENOMEM;
+			goto out;
+		}
+	}
 	bool confirm = on_delivery && pending && !strcmp(verdict, "delivered");
-	summary = json_pack("{s:i, s:i, s:s, s:i, s:i, s:i, s:o, s:s?, s:b, s:i, s:i}", "window_ms", window_ms,
+	summary = json_pack("{s:i, s:i, s:s, s:i, s:i, s:i, s:o, s:o, s:s?, s:b, s:i, s:i}", "window_ms", window_ms,
 			    "checks", checks, "verdict", verdict, "delivered", nd, "elsewhere", ne, "not_observed", nn,
-			    "irqs_elsewhere", irqs, "confirm", on_delivery ? "on-delivery" : NULL, "confirmed", confirm,
-			    "settle_ms", settle_ms, "moves_pending", moves);
-	irqs = NULL;
+			    "irqs_elsewhere", irqs, "threads", threads, "confirm", on_delivery ? "on-delivery" : NULL,
+			    "confirmed", confirm, "settle_ms", settle_ms, "moves_pending", moves);
+	irqs = threads = NULL;
 	if (!summary) {
 		r = -ENOMEM;
 		goto out;
 	}
-	if ((r = nt_store_txn_set_delivery(st, id, summary, recs, n)) < 0)
+	if ((r = nt_store_txn_set_delivery(st, id, summary, recs, n + nth)) < 0)
 		goto out;
 	if (confirm) {
 		nt_txn_outcome o = { 0 };
@@ -352,6 +516,9 @@ out:
 	json_decref(check);
 	json_decref(summary);
 	json_decref(irqs);
+	json_decref(threads);
+	free(th);
+	free(th_idx);
 	free(placed);
 	free(steps);
 	free(recs);

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* GET /v1/verify?window_ms=N: the delivery check (host/delivery.h). The
+/* GET /v1/verify?window_ms=N: the delivery check (host/delivery.h), of
+ * the IRQs and of the NAPI threads the agent placed. The
  * first sample is taken at once, the request is then suspended for the
  * window without holding a worker thread (as GET /v1/irqs/rates is), and
  * the second sample, the host read again and the verdicts answer it.
@@ -27,6 +28,8 @@ struct verify_wait {
 	nt_delivery_rxq *rxq;
 	int nrxq;
 	nt_host_napi napi; /* t0's NAPIs: the family's queue->IRQ map */
+	nt_delivery_thread *threads; /* NAPI threads placed, sampled at the start */
+	int nthreads;
 };
 
 static void verify_wait_free(void *p)
@@ -36,6 +39,7 @@ static void verify_wait_free(void *p)
 	nt_topology_free(w->t0);
 	free(w->placed);
 	free(w->rxq);
+	free(w->threads);
 	nt_host_napi_free(&w->napi);
 	free(w);
 }
@@ -58,12 +62,14 @@ static int verify_finish(const nt_request *req, nt_response *resp)
 		return nt_problem(resp, 503, "no-irq-information", "No interrupt information",
 				  "/proc/interrupts could not be read: %s", nt_strerror(r));
 	}
+	nt_delivery_threads_sample(ctx, w->threads, w->nthreads, true);
 	/* The affinities at the window's end: a move in between allows both.
 	 * A failed read leaves only the start's. */
 	if (nt_topology_read(ctx, &t1) < 0)
 		t1 = NULL;
 	nt_delivery_in in = { .t0 = w->t0, .t1 = t1, .a = &w->a, .b = &b, .placed = w->placed,
-			      .nplaced = w->nplaced, .rxq = w->rxq, .nrxq = w->nrxq, .napi = &w->napi };
+			      .nplaced = w->nplaced, .rxq = w->rxq, .nrxq = w->nrxq, .napi = &w->napi,
+			      .threads = w->threads, .nthreads = w->nthreads };
 	resp->json = nt_delivery_compute(&in);
 	if (resp->json)
 		nt_agent_note_delivery(nt_server_agent(req->server), resp->json, nt_store_now_ms());
@@ -97,10 +103,12 @@ static int get_verify(const nt_request *req, nt_response *resp)
 	}
 	if (nt_agent_placed_irqs(nt_server_agent(req->server), w->t0, &w->placed, &w->nplaced) < 0 ||
 	    nt_delivery_rps_queues(w->t0, &w->rxq, &w->nrxq) < 0 ||
-	    nt_host_napi_read(w->t0, NULL, 0, &w->napi) < 0) {
+	    nt_host_napi_read(w->t0, NULL, 0, &w->napi) < 0 ||
+	    nt_agent_placed_threads(nt_server_agent(req->server), w->t0, &w->napi, &w->threads, &w->nthreads) < 0) {
 		verify_wait_free(w);
 		return -ENOMEM;
 	}
+	nt_delivery_threads_sample(ctx, w->threads, w->nthreads, false);
 	r = nt_delivery_sample_read(ctx, &w->a);
 	if (r < 0) {
 		verify_wait_free(w);

@@ -160,7 +160,8 @@ int nt_cmd_drift(const char *cmd, const cli_opts *o, int nargs, char **args)
 	return code;
 }
 
-/* `nettune verify`: GET /v1/verify, one row per NIC IRQ. The exit status
+/* `nettune verify`: GET /v1/verify, one row per NIC IRQ, then one per
+ * NAPI thread the agent placed. The exit status
  * says whether anything was delivered elsewhere, so a script can gate on
  * it; "not observed" is not a failure but neither a pass, and the text
  * says how many there were. */
@@ -218,7 +219,9 @@ int nt_cmd_verify(const char *cmd, const cli_opts *o, int nargs, char **args)
 	const json_t *rps = json_object_get(d, "rps");
 	const json_t *vs = json_object_get(d, "verdicts");
 	const char *rps_verdict = json_string_value(json_object_get(rps, "verdict"));
+	const json_t *tvs = json_object_get(d, "thread_verdicts");
 	bool elsewhere = json_integer_value(json_object_get(vs, "elsewhere")) > 0 ||
+			 json_integer_value(json_object_get(tvs, "elsewhere")) > 0 ||
 			 (rps_verdict && !strcmp(rps_verdict, "elsewhere"));
 	if (code == NT_EXIT_OK && json_is_object(d) && elsewhere)
 		code = NT_EXIT_ERROR;
@@ -256,6 +259,30 @@ int nt_cmd_verify(const char *cmd, const cli_opts *o, int nargs, char **args)
 					aff ? aff : "-", verdict, counts[0] ? counts : "-", outside[0] ? outside : "-" };
 		if (t && nt_table_add(t, cells) == 0)
 			nt_table_sgr(t, 5, verdict_sgr(verdict));
+	}
+	if (t && nt_table_rows(t))
+		nt_table_print(t, &out, 2);
+	nt_table_free(t);
+	/* The NAPI threads the agent placed: where each ran in the window. */
+	static const char *const thead[] = { "napi thread", "pid", "placed", "allowed", "ran ms", "last cpu",
+					     "verdict", "why" };
+	t = json_array_size(json_object_get(d, "threads")) ? nt_table_new(8, thead) : NULL;
+	json_array_foreach(json_object_get(d, "threads"), i, e) {
+		char pid[16], ran[32], cpu[16];
+		const json_t *run = json_object_get(e, "run_ns"), *last = json_object_get(e, "last_cpu");
+		const char *verdict = json_string_value(json_object_get(e, "verdict"));
+		const char *allowed = json_string_value(json_object_get(e, "allowed"));
+		const char *why = json_string_value(json_object_get(e, "why"));
+		const char *outside = json_string_value(json_object_get(e, "outside"));
+		snprintf(pid, sizeof(pid), "%lld", (long long)json_integer_value(json_object_get(e, "pid")));
+		snprintf(ran, sizeof(ran), json_is_integer(run) ? "%.1f" : "-", (double)json_integer_value(run) / 1e6);
+		snprintf(cpu, sizeof(cpu), json_is_integer(last) ? "%lld" : "-", (long long)json_integer_value(last));
+		const char *cells[] = { json_string_value(json_object_get(e, "target")),
+					json_is_integer(json_object_get(e, "pid")) ? pid : "-",
+					json_string_value(json_object_get(e, "placed")), allowed ? allowed : "-", ran, cpu,
+					verdict, why ? why : outside ? outside : "-" };
+		if (t && nt_table_add(t, cells) == 0)
+			nt_table_sgr(t, 6, verdict_sgr(verdict));
 	}
 	if (t && nt_table_rows(t))
 		nt_table_print(t, &out, 2);

@@ -430,7 +430,8 @@ json_t *nt_delivery_compute(const nt_delivery_in *in)
 	uint64_t *cpu_nic = calloc((size_t)(ncol ? ncol : 1), sizeof(*cpu_nic));
 	struct nic_sum *sums = calloc((size_t)(t0->nnics ? t0->nnics : 1), sizeof(*sums));
 	int nv[3] = { 0, 0, 0 };
-	json_t *irqs = json_array(), *nics = json_array(), *cpus = json_array(), *rps = NULL, *out = NULL;
+	json_t *irqs = json_array(), *nics = json_array(), *cpus = json_array(), *rps = NULL, *out = NULL,
+	       *threads = NULL;
 	int64_t *qpkts = irq_queue_packets(in);
 
 	if (!cpu_nic || !sums || !irqs || !nics || !cpus || !qpkts)
@@ -480,10 +481,25 @@ json_t *nt_delivery_compute(const nt_delivery_in *in)
 	rps = rps_entry(in);
 	if (!rps)
 		goto done;
-	out = json_pack("{s:f, s:{s:i, s:i, s:i}, s:O, s:O, s:O, s:O}", "window_ms", b->irq.t_ms - a->irq.t_ms,
-			"verdicts", "delivered", nv[NT_DELIVERED], "elsewhere", nv[NT_DELIVERED_ELSEWHERE],
-			"not_observed", nv[NT_NOT_OBSERVED], "irqs", irqs, "nics", nics, "rps", rps, "cpus", cpus);
+	/* Placed NAPI threads, beside their IRQs' entries (host/delivery_threads.c). */
+	int tv[3] = { 0, 0, 0 };
+	threads = json_array();
+	if (!threads)
+		goto done;
+	for (int i = 0; i < in->nthreads; i++) {
+		nt_delivery_verdict v;
+		json_t *e = nt_delivery_thread_json(t0, &in->threads[i], irqs, &v);
+		if (!e || json_array_append_new(threads, e) < 0)
+			goto done;
+		tv[v]++;
+	}
+	out = json_pack("{s:f, s:{s:i, s:i, s:i}, s:O, s:O, s:O, s:O, s:O, s:{s:i, s:i, s:i}}", "window_ms",
+			b->irq.t_ms - a->irq.t_ms, "verdicts", "delivered", nv[NT_DELIVERED], "elsewhere",
+			nv[NT_DELIVERED_ELSEWHERE], "not_observed", nv[NT_NOT_OBSERVED], "irqs", irqs, "nics", nics,
+			"rps", rps, "cpus", cpus, "threads", threads, "thread_verdicts", "delivered", tv[NT_DELIVERED],
+			"elsewhere", tv[NT_DELIVERED_ELSEWHERE], "not_observed", tv[NT_NOT_OBSERVED]);
 done:
+	json_decref(threads);
 	json_decref(irqs);
 	json_decref(nics);
 	json_decref(cpus);

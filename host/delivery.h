@@ -21,6 +21,7 @@
 
 #include "host/rates.h"
 #include "host/topology.h"
+#include "kernel/task.h"
 
 #include <jansson.h>
 #include <stdbool.h>
@@ -116,6 +117,35 @@ typedef struct nt_delivery_rxq {
  * Returns 0 or -ENOMEM. */
 int nt_delivery_rps_queues(const nt_topology *t, nt_delivery_rxq **out, int *n);
 
+/* A NAPI thread the agent placed (kind napi_thread_cpus), keyed as the
+ * step is by the queue it serves, and what the window saw of the thread
+ * serving that queue: its run time and last CPU at the window's start
+ * (A) and end (B). The thread is found at the start; one that ends in
+ * the window (threaded toggled, a link reset) is not the one judged. */
+typedef struct nt_delivery_thread {
+	char target[64]; /* "IF/rx-N" */
+	nt_cpuset cpus; /* the placement */
+	char by[48]; /* "transaction 12" */
+	/* Filled by nt_delivery_threads_resolve from the window's start: */
+	int nic; /* index into t0's nics, -1 when no such NIC */
+	int queue;
+	long long napi_id; /* -1 unknown */
+	int irq; /* the NAPI's IRQ, -1 none */
+	int pid; /* the NAPI's thread, 0 none */
+	/* By nt_delivery_threads_sample (kernel/task.h): */
+	bool has_a, has_b;
+	nt_task a, b;
+} nt_delivery_thread;
+
+/* Find each of TH's threads in H (the NAPIs of T's NICs, read at the
+ * window's start): its NIC, NAPI, IRQ and pid. Pure. */
+void nt_delivery_threads_resolve(const nt_topology *t, const struct nt_host_napi *h, nt_delivery_thread *th,
+				 int n);
+/* Read each thread's run time, last CPU and allowed CPUs (/proc/PID/stat,
+ * schedstat, status under CTX's root) into its A, or B when END. A
+ * thread gone leaves has_a/has_b false. */
+void nt_delivery_threads_sample(const nt_ctx *ctx, nt_delivery_thread *th, int n, bool end);
+
 typedef struct nt_delivery_in {
 	const nt_topology *t0; /* the host at the window's start: owners, affinities */
 	const nt_topology *t1; /* at its end, or NULL: an affinity that changed
@@ -129,11 +159,27 @@ typedef struct nt_delivery_in {
 	 * then the number in its name; where this holds the netdev family's
 	 * map of its NIC, the queue whose NAPI that IRQ serves. */
 	const struct nt_host_napi *napi;
+	const nt_delivery_thread *threads; /* NTHREADS NAPI threads placed, sampled */
+	int nthreads;
 } nt_delivery_in;
 
 /* The verdicts, in the order of their names. */
 typedef enum { NT_DELIVERED, NT_DELIVERED_ELSEWHERE, NT_NOT_OBSERVED } nt_delivery_verdict;
 const char *nt_delivery_verdict_name(nt_delivery_verdict v); /* "delivered", "elsewhere", "not observed" */
+
+/* Where a placed NAPI thread ran in the window, judged as an IRQ is
+ * (pure): it ran (its run time grew) and last ran on a CPU of its
+ * placement: delivered; its allowed CPUs at the end are not its
+ * placement, or it last ran outside it: elsewhere, with *OUTSIDE
+ * "allowed" or "placement"; it did not run, had no thread or its thread
+ * ended in the window: not observed, with *WHY saying which (else NULL).
+ * OUTSIDE and WHY may be NULL. */
+nt_delivery_verdict nt_delivery_thread_judge(const nt_delivery_thread *th, const char **outside, const char **why);
+/* TH's entry of the check's "threads" (see nt_delivery_compute), with
+ * IRQS (the check's "irqs", may be NULL) giving its IRQ's verdict and
+ * counts; *V its verdict. New reference, NULL when out of memory. */
+json_t *nt_delivery_thread_json(const nt_topology *t0, const nt_delivery_thread *th, const json_t *irqs,
+				nt_delivery_verdict *v);
 
 /* The check's document:
  *   {"window_ms", "verdicts": {"delivered": n, "elsewhere": n, "not_observed": n},
@@ -149,7 +195,13 @@ const char *nt_delivery_verdict_name(nt_delivery_verdict v); /* "delivered", "el
  *            "queues": [{"nic", "queue", "rps_cpus", "verdict"}]} or null when no
  *            queue has RPS on,
  *    "cpus": [{"cpu", "node", "nic_interrupts", "net_rx", "processed",
- *              "dropped", "time_squeeze", "received_rps"}]}
+ *              "dropped", "time_squeeze", "received_rps"}],
+ *    "threads": [{"target", "nic", "queue", "napi_id", "pid", "irq",
+ *                 "irq_verdict", "irq_counts", "placed", "placed_by",
+ *                 "allowed", "run_ns", "run_source", "last_cpu_start",
+ *                 "last_cpu", "verdict", "outside", "why"}] for each of
+ *              IN->threads (empty without), "thread_verdicts": {"delivered",
+ *              "elsewhere", "not_observed"}}
  * for every IRQ a NIC owns in IN->t0, and every other IRQ of IN->placed,
  * that both samples show. An interrupt
  * of a placed IRQ is elsewhere when its CPU is outside the placement

@@ -29,7 +29,9 @@
  * a new pid from NT_FX_NAPI_PID0 up each time, as a fixture's pids must not
  * meet the captured ones) or takes it away; napi_defer_hard_irqs and
  * gro_flush_timeout become every NAPI's value, as they do since 6.13; a
- * thread's affinity is its status file's Cpus_allowed_list. */
+ * thread's affinity is its status file's Cpus_allowed_list, its run time
+ * its schedstat's first field (0 at the start: a test writes more to make
+ * it run) and its last CPU its stat's field 39. */
 #include "kernel/fixture.h"
 #include "kernel/fixture_int.h"
 #include "kernel/netdev.h"
@@ -303,12 +305,18 @@ static int thread_start(const nt_ctx *ctx, const char *ifname, json_int_t id, in
 	snprintf(text, sizeof(text), "%d (%s) S 2 0 0 0 -1 2129984 0 0 0 0 0 0 0 0 20 0 1 0 1200 0 0 0 0 0 0 0 0 0 "
 		 "0 0 0 0 0 0 0 17 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n", pid, name);
 	snprintf(rel, sizeof(rel), "/proc/%d/stat", pid);
-	return put_file(ctx, rel, text);
+	if ((r = put_file(ctx, rel, text)) < 0)
+		return r;
+	/* schedstat: run and wait time in ns, timeslices: not run yet. A
+	 * test makes it run by writing a larger first field (the delivery
+	 * check compares it at a window's two ends). */
+	snprintf(rel, sizeof(rel), "/proc/%d/schedstat", pid);
+	return put_file(ctx, rel, "0 0 0\n");
 }
 
 static void thread_stop(const nt_ctx *ctx, int pid)
 {
-	static const char *const files[] = { "comm", "status", "stat", "cmdline", NULL };
+	static const char *const files[] = { "comm", "status", "stat", "schedstat", "cmdline", NULL };
 	char path[PATH_MAX];
 	for (int i = 0; files[i]; i++)
 		if (nt_path(ctx, path, sizeof(path), "/proc/%d/%s", pid, files[i]) == 0)

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 int nt_task_parse_allowed(const char *status, nt_cpuset *out)
 {
@@ -37,31 +38,70 @@ int nt_task_parse_allowed(const char *status, nt_cpuset *out)
 	return -ENOENT;
 }
 
-int nt_task_parse_last_cpu(const char *stat, int *cpu)
+/* Field N (1-based, N >= 3) of a /proc/PID/stat line as an unsigned
+ * number: counted after the last ')', as the command name in parentheses
+ * may hold spaces and ')'. Returns 0 or NT_EPARSE. */
+static int stat_field(const char *stat, int n, unsigned long long *out)
 {
-	const char *p = strrchr(stat, ')');
-	*cpu = -1;
+	const char *p = stat ? strrchr(stat, ')') : NULL;
 	if (!p)
 		return NT_EPARSE;
 	p++;
-	/* Field 3 (state) follows the name; field 39 is 36 fields further. */
-	for (int field = 2; field < 39; field++) {
+	/* Field 3 (state) follows the name. */
+	for (int field = 3; field <= n; field++) {
 		while (*p == ' ')
 			p++;
 		if (!*p || *p == '\n')
 			return NT_EPARSE;
-		if (field == 38) {
+		if (field == n) {
 			char *end;
 			errno = 0;
-			long v = strtol(p, &end, 10);
-			if (end == p || errno || v < 0 || v >= NT_MAX_CPUS || (*end && *end != ' ' && *end != '\n'))
+			if (*p < '0' || *p > '9')
 				return NT_EPARSE;
-			*cpu = (int)v;
+			unsigned long long v = strtoull(p, &end, 10);
+			if (end == p || errno || (*end && *end != ' ' && *end != '\n'))
+				return NT_EPARSE;
+			*out = v;
 			return 0;
 		}
 		p += strcspn(p, " \n");
 	}
 	return NT_EPARSE;
+}
+
+int nt_task_parse_last_cpu(const char *stat, int *cpu)
+{
+	unsigned long long v;
+	*cpu = -1;
+	if (stat_field(stat, 39, &v) < 0 || v >= NT_MAX_CPUS)
+		return NT_EPARSE;
+	*cpu = (int)v;
+	return 0;
+}
+
+int nt_task_parse_cpu_ticks(const char *stat, uint64_t *ticks)
+{
+	unsigned long long u, s;
+	*ticks = 0;
+	if (stat_field(stat, 14, &u) < 0 || stat_field(stat, 15, &s) < 0 || u > UINT64_MAX - s)
+		return NT_EPARSE;
+	*ticks = u + s;
+	return 0;
+}
+
+int nt_task_parse_schedstat(const char *text, uint64_t *run_ns)
+{
+	char *end;
+	*run_ns = 0;
+	/* "RUN_NS WAIT_NS TIMESLICES\n" (kernel/sched/stats.c, proc_pid_schedstat). */
+	if (!text || *text < '0' || *text > '9')
+		return NT_EPARSE;
+	errno = 0;
+	unsigned long long v = strtoull(text, &end, 10);
+	if (errno || (*end != ' ' && *end != '\n' && *end))
+		return NT_EPARSE;
+	*run_ns = v;
+	return 0;
 }
 
 int nt_task_napi_id(const char *comm, const char *ifname, long *id)
@@ -106,7 +146,35 @@ int nt_task_read(const nt_ctx *ctx, int pid, nt_task *out)
 	r = nt_read_all(ctx, &text, "/proc/%d/stat", pid);
 	if (r >= 0) {
 		(void)nt_task_parse_last_cpu(text, &out->last_cpu);
+		uint64_t ticks;
+		if (nt_task_parse_cpu_ticks(text, &ticks) == 0) {
+			long hz = sysconf(_SC_CLK_TCK);
+			out->stat_run_ns = ticks * (uint64_t)(hz > 0 ? 1000000000L / hz : 10000000L);
+			out->has_stat_run = true;
+		}
 		free(text);
+	}
+	return 0;
+}
+
+int nt_task_read_run(const nt_ctx *ctx, int pid, nt_task *out)
+{
+	char buf[128];
+	int r = nt_task_read(ctx, pid, out);
+	if (r < 0)
+		return r;
+	/* schedstat counts in nanoseconds what stat counts in ticks (utime and
+	 * stime of a kernel thread grow by whole ticks, when the timer tick
+	 * finds it running): the first where the kernel has it
+	 * (CONFIG_SCHED_INFO). */
+	if (nt_read_str(ctx, buf, sizeof(buf), "/proc/%d/schedstat", pid) >= 0 &&
+	    nt_task_parse_schedstat(buf, &out->run_ns) == 0) {
+		out->has_run = true;
+		out->run_source = "schedstat";
+	} else if (out->has_stat_run) {
+		out->run_ns = out->stat_run_ns;
+		out->has_run = true;
+		out->run_source = "stat";
 	}
 	return 0;
 }

@@ -14,6 +14,7 @@
 #include "base/cpuset.h"
 
 #include <stdbool.h>
+#include <stdint.h>
 
 /* The Cpus_allowed_list of a /proc/PID/status text. Returns 0, -ENOENT
  * without the line, NT_EPARSE for a list that is not one. */
@@ -22,6 +23,12 @@ int nt_task_parse_allowed(const char *status, nt_cpuset *out);
  * ')', as the command name in parentheses may hold spaces and ')'.
  * Returns 0 or NT_EPARSE. */
 int nt_task_parse_last_cpu(const char *stat, int *cpu);
+/* Fields 14 and 15 (utime and stime, in clock ticks) of a /proc/PID/stat
+ * line, summed into *TICKS. Returns 0 or NT_EPARSE. */
+int nt_task_parse_cpu_ticks(const char *stat, uint64_t *ticks);
+/* The first field of a /proc/PID/schedstat text: the nanoseconds the task
+ * has run on a CPU. Returns 0 or NT_EPARSE. */
+int nt_task_parse_schedstat(const char *text, uint64_t *run_ns);
 /* The NAPI id in thread name COMM when it is "napi/IFNAME-ID": 0 and *ID,
  * -ENOENT for another thread. Before 5.17 /proc showed a kernel thread's
  * name cut at 15 bytes (TASK_COMM_LEN): a name of 15 bytes cut inside or
@@ -33,11 +40,22 @@ typedef struct nt_task {
 	bool has_allowed;
 	nt_cpuset allowed;
 	int last_cpu; /* -1 when unknown */
+	/* utime + stime from /proc/PID/stat, in nanoseconds (whole ticks). */
+	bool has_stat_run;
+	uint64_t stat_run_ns;
+	/* nt_task_read_run only: the time it ran, from /proc/PID/schedstat
+	 * (RUN_SOURCE "schedstat"), else the stat's ("stat"). */
+	bool has_run;
+	uint64_t run_ns;
+	const char *run_source;
 } nt_task;
 
 /* PID's allowed CPUs and last CPU. Returns 0, -ENOENT when the task is
  * gone (both unknown then), or -errno. */
 int nt_task_read(const nt_ctx *ctx, int pid, nt_task *out);
+/* nt_task_read, and the time PID has run (one more file, schedstat):
+ * what the delivery check compares at a window's two ends. */
+int nt_task_read_run(const nt_ctx *ctx, int pid, nt_task *out);
 
 /* Allow PID on the CPUs of SET: sched_setaffinity on a live root (the
  * kernel keeps what it can of SET: its online CPUs, the task's cpuset);
