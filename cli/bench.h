@@ -8,11 +8,13 @@
 #define NT_CLI_BENCH_H
 
 #include "cli/cli.h"
+#include "cli/metric.h"
 #include "kernel/ctx.h"
 
 #include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* bench-run's own failures, kept apart from COMMAND's statuses as
  * timeout(1) and env(1) do. */
@@ -85,6 +87,51 @@ void nt_bench_netns_warning(const nt_ctx *ctx, const json_t *steps, json_t *repo
 /* Write REPORT to PATH through a temporary file, so a reader never sees
  * half of it. Returns 0 or -1 (said). */
 int nt_bench_write_report(const json_t *report, const char *path);
+
+/* What the rounds of bench-run --compare and tune share (cli/bench_round.c). */
+typedef struct nt_bench_rounds {
+	const cli_opts *o; /* --near, --cpus: COMMAND bound again after each apply */
+	const char *agent;
+	long ct; /* the confirm window of each applied round, seconds */
+	const nt_ctx *ctx;
+	char **args; /* COMMAND */
+	enum nt_metric_source source;
+	const char *metric_arg;
+	const char *who; /* "bench-run", "tune": the messages' prefix */
+	const char *run; /* "comparison", "search": what a failed round stops */
+	json_t *report; /* the run's report (borrowed, may be NULL): "queue_stats_missing" once */
+	char unit[32], reader[16]; /* the last figure's unit and reader */
+	double last_duration_s; /* COMMAND's time in the last round that ran it */
+	bool restored; /* every round put back so far (start it true) */
+} nt_bench_rounds;
+
+/* One round: PROFILE (NULL: the host as it is) applied by its plan id with
+ * B's confirm window, COMMAND run, its figure read into *VALUE, the
+ * counters around it, the profile reverted in place. WHAT names the
+ * profile for people ("candidate"), K the round. RR (borrowed) is the
+ * round's report object, filled with value, exit_status, duration_s,
+ * transaction, rollback, counters, and "void" when the agent reverted the
+ * profile before COMMAND ended. Returns 0 (*VALUE set), NT_BENCH_FAILED
+ * (no figure, a void round, the host not put back: b->restored false) or
+ * 128+N after signal N; the host is put back before either. */
+int nt_bench_round(nt_bench_rounds *b, const json_t *profile, const char *what, int k, json_t *rr, double *value);
+
+/* V in UNIT for people: bits/s scaled ("9.41 Gbit/s"). */
+void nt_bench_fmt_value(char *buf, size_t size, double v, const char *unit);
+/* A number of JSON, null when not finite (an unbounded end). New reference. */
+json_t *nt_bench_real_or_null(double x);
+/* PATH's JSON into *DOC (the caller's), or -1 after saying why as WHO. */
+int nt_bench_load(const char *who, const char *path, json_t **doc);
+/* TEXT into PATH through a temporary file; -1 after saying "cannot write
+ * WHAT PATH" as WHO. */
+int nt_bench_write_text(const char *who, const char *what, const char *text, const char *path);
+
+/* --metric, --metric-json, --metric-regex and the better direction into
+ * B's source and metric_arg (a bad path or expression found now). Returns
+ * 0, or -1 after saying why as WHO (a usage error). */
+int nt_bench_metric_setup(const cli_opts *o, const char *who, nt_bench_rounds *b);
+/* --seed into *SEED, or a seed drawn now. Returns 0, or -1 after saying why. */
+int nt_bench_seed(const cli_opts *o, const char *who, uint64_t *seed);
 
 /* A/B rounds (cli/cmd_bench_compare.c): bench-run --compare ROUNDS. */
 int nt_bench_compare(const cli_opts *o, int nargs, char **args);

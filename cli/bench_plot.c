@@ -98,15 +98,29 @@ static double tick_step(double range)
 
 char *nt_bench_svg(const char *title, const char *unit, const nt_plot_arm *a, const nt_plot_arm *b)
 {
+	nt_plot_arm arms[2] = { *a, *b };
+	arms[0].interval = arms[1].interval = false;
+	return nt_bench_svg_arms(title, unit, arms, 2);
+}
+
+char *nt_bench_svg_arms(const char *title, const char *unit, const nt_plot_arm *arms, size_t narms)
+{
 	buf out = { 0 };
-	const nt_plot_arm *arms[2] = { a, b };
-	static const char *const colour[2] = { "#4c72b0", "#dd8452" };
+	static const char *const colour[] = { "#4c72b0", "#dd8452", "#55a868", "#c44e52",
+					      "#8172b3", "#937860", "#da8bc3", "#8c8c8c" };
+	const size_t ncolour = sizeof(colour) / sizeof(colour[0]);
 	double lo = INFINITY, hi = -INFINITY;
-	for (int k = 0; k < 2; k++)
-		for (size_t i = 0; i < arms[k]->n; i++) {
-			lo = fmin(lo, arms[k]->values[i]);
-			hi = fmax(hi, arms[k]->values[i]);
+	for (size_t k = 0; k < narms; k++) {
+		for (size_t i = 0; i < arms[k].n; i++) {
+			lo = fmin(lo, arms[k].values[i]);
+			hi = fmax(hi, arms[k].values[i]);
 		}
+		/* An unbounded end (0 or +inf) is not drawn, and not scaled for. */
+		if (arms[k].interval && isfinite(arms[k].lo) && isfinite(arms[k].hi) && arms[k].lo > 0) {
+			lo = fmin(lo, arms[k].lo);
+			hi = fmax(hi, arms[k].hi);
+		}
+	}
 	if (!isfinite(lo)) {
 		lo = 0;
 		hi = 1;
@@ -163,30 +177,46 @@ char *nt_bench_svg(const char *title, const char *unit, const nt_plot_arm *a, co
 	put(&out, "</text>\n");
 	/* Each arm: a strip of dots (spread sideways by round, so equal values
 	 * stay visible), its median as a bar, its name and round count. */
-	for (int k = 0; k < 2; k++) {
-		const nt_plot_arm *arm = arms[k];
-		double cx = LEFT + pw * (k == 0 ? 0.3 : 0.7);
-		put(&out, "<g class=\"arm\" id=\"arm-%s\" data-name=\"", k == 0 ? "a" : "b");
+	/* Two arms where bench-run --compare always put them; more side by
+	 * side, each in a slot of its own. */
+	double slot = pw / (double)(narms ? narms : 1), half = fmin(50, slot * 0.35), spread = fmin(60, slot * 0.5);
+	for (size_t k = 0; k < narms; k++) {
+		const nt_plot_arm *arm = &arms[k];
+		const char *col = colour[k % ncolour];
+		double cx = narms == 2 ? LEFT + pw * (k == 0 ? 0.3 : 0.7) : LEFT + slot * ((double)k + 0.5);
+		if (k < 26)
+			put(&out, "<g class=\"arm\" id=\"arm-%c\" data-name=\"", (char)('a' + k));
+		else
+			put(&out, "<g class=\"arm\" id=\"arm-%zu\" data-name=\"", k);
 		put_text(&out, arm->name);
 		put(&out, "\" data-rounds=\"%zu\">\n", arm->n);
 		for (size_t i = 0; i < arm->n; i++) {
-			double dx = arm->n > 1 ? ((double)i / (double)(arm->n - 1) - 0.5) * 60 : 0;
+			double dx = arm->n > 1 ? ((double)i / (double)(arm->n - 1) - 0.5) * spread : 0;
 			put(&out, "<circle class=\"round\" cx=\"%.1f\" cy=\"%.1f\" r=\"5\" fill=\"%s\" fill-opacity=\"0.75\">"
 				  "<title>round %zu: %.6g %s</title></circle>\n",
-			    cx + dx, YPX(arm->values[i] / f), colour[k], i + 1, arm->values[i] / f, ulabel);
+			    cx + dx, YPX(arm->values[i] / f), col, i + 1, arm->values[i] / f, ulabel);
 		}
 		if (arm->n) {
 			double my = YPX(arm->median / f);
 			put(&out, "<line class=\"median\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" "
 				  "stroke-width=\"3\"/>\n",
-			    cx - 50, my, cx + 50, my, colour[k]);
-			put(&out, "<text x=\"%.1f\" y=\"%.1f\" fill=\"%s\">median %.4g</text>\n", cx + 54, my + 4, colour[k],
+			    cx - half, my, cx + half, my, col);
+			put(&out, "<text x=\"%.1f\" y=\"%.1f\" fill=\"%s\">median %.4g</text>\n", cx + half + 4, my + 4, col,
 			    arm->median / f);
+		}
+		if (arm->interval && isfinite(arm->lo) && isfinite(arm->hi) && arm->lo > 0) {
+			double ylo = YPX(arm->lo / f), yhi = YPX(arm->hi / f), x = cx + half * 0.6;
+			put(&out, "<g class=\"interval\" stroke=\"%s\" stroke-width=\"2\"><title>interval %.6g to %.6g %s"
+				  "</title>\n<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n"
+				  "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n"
+				  "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n</g>\n",
+			    col, arm->lo / f, arm->hi / f, ulabel, x, ylo, x, yhi, x - 5, ylo, x + 5, ylo, x - 5, yhi, x + 5,
+			    yhi);
 		}
 		put(&out, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">", cx, (int)(TOP + ph + 22));
 		put_text(&out, arm->name);
-		put(&out, "</text>\n<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\" fill=\"#666\">%zu round%s</text>\n</g>\n",
-		    cx, (int)(TOP + ph + 40), arm->n, arm->n == 1 ? "" : "s");
+		put(&out, "</text>\n<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\" fill=\"#666\">%zu round%s%s</text>\n</g>\n",
+		    cx, (int)(TOP + ph + 40), arm->n, arm->n == 1 ? "" : "s", arm->note ? arm->note : "");
 	}
 	put(&out, "</svg>\n");
 #undef YPX

@@ -37,8 +37,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
-#include <time.h>
 #include <unistd.h>
 
 enum { ARM_BASE, ARM_CAND };
@@ -51,49 +49,16 @@ typedef struct compare {
 	long ct;
 	nt_ctx ctx;
 	json_t *profile[2]; /* NULL: the baseline is the host as it is */
-	enum nt_metric_source source;
-	const char *metric_arg;
+	nt_bench_rounds run; /* the round runner's state (cli/bench.h) */
 	nt_bench_gates gates;
 	double *values[2];
 	size_t n[2];
-	char unit[32], reader[16];
+	const char *unit, *reader; /* run's */
 	json_t *report, *rounds;
-	bool restored; /* every round put back so far */
 	uint64_t seed;
 	unsigned char *arm; /* the design: round i's arm and block */
 	size_t *block;
 } compare;
-
-/* What a round's counter delta says in a few numbers: drops and misses
- * summed over the NICs, NIC interrupts and the share served off their
- * NIC's node, NET_RX softirqs. */
-static json_t *round_counters(const json_t *delta)
-{
-	json_int_t dropped = 0, missed = 0;
-	size_t i;
-	json_t *row;
-	json_array_foreach(json_object_get(delta, "nics"), i, row) {
-		dropped += json_integer_value(json_object_get(row, "rx_dropped")) +
-			   json_integer_value(json_object_get(row, "tx_dropped"));
-		missed += json_integer_value(json_object_get(row, "rx_missed"));
-	}
-	const json_t *in = json_object_get(delta, "interrupts");
-	const json_t *ct = json_object_get(delta, "cpu_time");
-	const json_t *tot = json_object_get(ct, "total"), *nic = json_object_get(json_object_get(ct, "classes"), "nic_irq");
-	/* Per queue, as a single run's report has them: which queue carried a
-	 * round's packets is what a placement changes. */
-	return json_pack("{s:I,s:I,s:O,s:O,s:I,s:I,s:O,s:I,s:I,s:O,s:O}", "dropped", dropped, "rx_missed", missed,
-			 "queues", json_object_get(delta, "queues") ?: json_null(), "queue_skew",
-			 json_object_get(delta, "queue_skew") ?: json_null(), "interrupts",
-			 json_integer_value(json_object_get(in, "all")), "nic_interrupts",
-			 json_integer_value(json_object_get(in, "nic")), "off_node_share",
-			 json_object_get(in, "off_node_share") ?: json_null(), "net_rx_softirqs",
-			 json_integer_value(json_object_get(json_object_get(delta, "softirq_net_rx"), "total")),
-			 "net_tx_softirqs",
-			 json_integer_value(json_object_get(json_object_get(delta, "softirq_net_tx"), "total")),
-			 "cpu_busy_s", json_object_get(tot, "busy_s") ?: json_null(), "cpu_busy_nic_irq_s",
-			 json_object_get(nic, "busy_s") ?: json_null());
-}
 
 /* One round of ARM, number K (from 1; 0 the warm-up round, whose figure
  * counts in no arm) in block BLOCK (from 0), recorded in c->rounds and,
@@ -102,14 +67,8 @@ static json_t *round_counters(const json_t *delta)
 static int one_round(compare *c, int arm, int k, size_t block)
 {
 	bool warmup = k == 0;
-	char err[2048];
-	long long id = 0;
-	json_t *txn = NULL, *before = NULL, *after = NULL, *rr;
-	char *out = NULL;
-	size_t outlen = 0;
-	int rc = NT_BENCH_FAILED, status = 0, sig = 0;
-	double dur = 0;
-	bool counted = false;
+	json_t *rr;
+	double value = 0;
 
 	rr = json_pack("{s:i,s:s,s:o,s:b,s:n,s:n,s:n,s:n,s:n}", "round", k, "arm", arm_name[arm], "block",
 		       warmup ? json_null() : json_integer((json_int_t)block + 1), "warmup", warmup, "value",
@@ -122,148 +81,19 @@ static int one_round(compare *c, int arm, int k, size_t block)
 	else
 		fprintf(stderr, "nettune: bench-run: round %d of %zu, block %zu, %s%s\n", k, 2 * (size_t)c->o->compare,
 			block + 1, arm_name[arm], c->profile[arm] ? "" : " (the host as it is)");
-	if (c->profile[arm]) {
-		int ar = nt_bench_apply(c->agent, c->profile[arm], c->ct, &id, &txn);
-		if (txn)
-			json_object_set_new(rr, "transaction",
-					    json_pack("{s:O,s:O}", "id", json_object_get(txn, "id"), "status",
-						      json_object_get(txn, "status")));
-		json_decref(txn);
-		if (ar < 0)
-			goto out;
-	}
-	/* Placement again: this arm's profile may have moved the NIC's IRQs. */
-	if (c->o->near && nt_cli_bind_near(c->o, c->o->near, NULL, 0) != 0)
-		goto undo;
-	if (!(before = nt_bench_snapshot(c->agent, &c->ctx, c->o->near, err, sizeof(err)))) {
-		fprintf(stderr, "nettune: bench-run: cannot read the counters: %s\n", err);
-		goto undo;
-	}
-	if (nt_bench_signal())
-		goto undo;
-	if (nt_bench_exec(c->args, &out, &outlen, &status, &sig, &dur) < 0)
-		goto undo;
-	json_object_set_new(rr, "exit_status", json_integer(status));
-	json_object_set_new(rr, "duration_s", json_real(dur));
-	if ((after = nt_bench_snapshot(c->agent, &c->ctx, c->o->near, err, sizeof(err)))) {
-		json_t *delta = nt_counters_delta(before, after);
-		json_object_set_new(rr, "counters", delta ? round_counters(delta) : json_null());
-		/* The NICs without per-queue counters are said once for the
-		 * run, not in every round. */
-		if (delta && !json_object_get(c->report, "queue_stats_missing"))
-			json_object_set(c->report, "queue_stats_missing",
-					json_object_get(delta, "queue_stats_missing") ?: json_null());
-		json_decref(delta);
-	} else {
-		fprintf(stderr, "nettune: bench-run: cannot read the counters after COMMAND: %s\n", err);
-	}
-	if (nt_bench_signal())
-		goto undo;
-	if (status != 0) {
-		fprintf(stderr, "nettune: bench-run: round %d: COMMAND %s %d; the comparison stops\n", k,
-			sig ? "was ended by signal" : "exited with", sig ? sig : status);
-		goto undo;
-	}
-	/* A NUL byte would end the text for every reader: the figure after
-	 * it would be lost without a word. Read as a space, and said. */
-	const char *nul = memchr(out, '\0', outlen);
-	if (nul) {
-		size_t count = 0;
-		for (size_t i = (size_t)(nul - out); i < outlen; i++)
-			if (!out[i]) {
-				out[i] = ' ';
-				count++;
-			}
-		fprintf(stderr, "nettune: bench-run: round %d: COMMAND's output holds %zu NUL byte%s (the first at byte "
-				"%zu), read as spaces\n",
-			k, count, count == 1 ? "" : "s", (size_t)(nul - out));
-	}
-	nt_metric m;
-	if (nt_metric_read(c->source, c->metric_arg, out, outlen, &m, err, sizeof(err)) < 0) {
-		char *safe = nt_out_escape(err, strlen(err));
-		fprintf(stderr, "nettune: bench-run: round %d: %s; the comparison stops\n", k, safe ? safe : err);
-		free(safe);
-		goto undo;
-	}
-	/* The comparison is of ratios of figures (rates, times, counts): a
-	 * negative one is no measurement (and would turn "more" into "less"). */
-	if (!(m.value >= 0) || !isfinite(m.value)) {
-		fprintf(stderr, "nettune: bench-run: round %d: the figure read is %g%s%s, which no benchmark measures (a "
-				"figure is a number of 0 or more); the comparison stops\n",
-			k, m.value, *m.unit ? " " : "", m.unit);
-		json_object_set_new(rr, "error", json_pack("{s:s,s:o}", "what", "figure out of range", "value",
-							   isfinite(m.value) ? json_real(m.value) : json_null()));
-		goto undo;
-	}
-	if (!warmup) {
-		c->values[arm][c->n[arm]++] = m.value;
-		counted = true;
-	}
-	snprintf(c->unit, sizeof(c->unit), "%s", m.unit);
-	snprintf(c->reader, sizeof(c->reader), "%s", m.source);
-	json_object_set_new(rr, "value", json_real(m.value));
-	rc = 0;
-undo:
-	/* The round's "rollback" (and "reverted_by_agent" when its confirm
-	 * window closed before COMMAND ended), as a single run's report has. */
-	if (nt_bench_undo(c->agent, id, rr) < 0) {
-		c->restored = false;
-		rc = NT_BENCH_FAILED;
-	}
-	/* The agent put the host back before COMMAND ended (the confirm
-	 * window was shorter than the round): part of the round ran on the
-	 * profile and part on the host as it was, so its figure is neither
-	 * arm's. Void, and the rounds after it would be too. */
-	if (json_is_true(json_object_get(rr, "reverted_by_agent"))) {
-		if (counted)
-			c->n[arm]--;
-		json_object_set_new(rr, "value", json_null());
-		json_object_set_new(rr, "void", json_true());
-		fprintf(stderr, "nettune: bench-run: round %d is void: the agent reverted the %s before COMMAND ended "
-				"(--confirm-timeout %ld s, the round %.1f s); the comparison stops: give a confirm "
-				"timeout longer than a round\n",
-			k, arm_name[arm], c->ct, dur);
-		if (rc == 0)
-			rc = NT_BENCH_FAILED;
-	}
-out:
-	if (nt_bench_signal())
-		rc = 128 + nt_bench_signal();
-	free(out);
-	json_decref(before);
-	json_decref(after);
+	int rc = nt_bench_round(&c->run, c->profile[arm], arm_name[arm], k, rr, &value);
+	if (rc == 0 && !warmup)
+		c->values[arm][c->n[arm]++] = value;
 	return rc;
-}
-
-/* V in UNIT for people: bits/s scaled ("9.41 Gbit/s"). */
-static void fmt_value(char *buf, size_t size, double v, const char *unit)
-{
-	if (!strcmp(unit, "bits/s")) {
-		static const struct { double f; const char *name; } s[] = {
-			{ 1e12, "Tbit/s" }, { 1e9, "Gbit/s" }, { 1e6, "Mbit/s" }, { 1e3, "kbit/s" }, { 1, "bit/s" },
-		};
-		for (size_t i = 0; i < sizeof(s) / sizeof(s[0]); i++)
-			if (fabs(v) >= s[i].f || i + 1 == sizeof(s) / sizeof(s[0])) {
-				snprintf(buf, size, "%.4g %s", v / s[i].f, s[i].name);
-				return;
-			}
-	}
-	snprintf(buf, size, "%.6g%s%s", v, *unit ? " " : "", unit);
-}
-
-/* A number of JSON, null when not finite (an unbounded end). */
-static json_t *real_or_null(double x)
-{
-	return isfinite(x) ? json_real(x) : json_null();
 }
 
 static json_t *arm_json(const nt_summary *s, const json_t *profile)
 {
 	return json_pack("{s:O,s:I,s:o,s:o,s:o,s:o,s:o,s:o}", "profile",
 			 profile ? json_object_get(profile, "name") ?: json_string("") : json_null(), "rounds",
-			 (json_int_t)s->n, "median", real_or_null(s->median), "q1", real_or_null(s->q1), "q3",
-			 real_or_null(s->q3), "iqr", real_or_null(s->iqr), "min", real_or_null(s->min), "max",
-			 real_or_null(s->max));
+			 (json_int_t)s->n, "median", nt_bench_real_or_null(s->median), "q1", nt_bench_real_or_null(s->q1), "q3",
+			 nt_bench_real_or_null(s->q3), "iqr", nt_bench_real_or_null(s->iqr), "min", nt_bench_real_or_null(s->min), "max",
+			 nt_bench_real_or_null(s->max));
 }
 
 /* The effect in the report: the ratio's estimate and interval, and the
@@ -274,11 +104,11 @@ static json_t *effect_json(const nt_bench_effect *e, const nt_bench_verdict *v, 
 		return json_pack("{s:s, s:n, s:f}", "method", "hodges-lehmann-log-ratio", "ratio", "confidence_asked",
 				 g->confidence);
 	return json_pack("{s:s, s:o, s:o, s:o, s:f, s:f, s:b, s:b, s:o, s:o, s:o}", "method",
-			 "hodges-lehmann-log-ratio", "ratio", real_or_null(e->ratio), "ratio_lo",
-			 e->bounded ? real_or_null(e->lo) : json_null(), "ratio_hi",
-			 e->bounded ? real_or_null(e->hi) : json_null(), "confidence_asked", g->confidence, "confidence",
-			 e->confidence, "bounded", e->bounded, "exact", e->exact, "gain", real_or_null(v->gain_est),
-			 "gain_lo", real_or_null(v->gain_lo), "gain_hi", real_or_null(v->gain_hi));
+			 "hodges-lehmann-log-ratio", "ratio", nt_bench_real_or_null(e->ratio), "ratio_lo",
+			 e->bounded ? nt_bench_real_or_null(e->lo) : json_null(), "ratio_hi",
+			 e->bounded ? nt_bench_real_or_null(e->hi) : json_null(), "confidence_asked", g->confidence, "confidence",
+			 e->confidence, "bounded", e->bounded, "exact", e->exact, "gain", nt_bench_real_or_null(v->gain_est),
+			 "gain_lo", nt_bench_real_or_null(v->gain_lo), "gain_hi", nt_bench_real_or_null(v->gain_hi));
 }
 
 static void print_effect(const char *what, const nt_bench_effect *eff, const nt_bench_gates *g)
@@ -341,11 +171,11 @@ static json_t *cost_of(const compare *c, bool print)
 		    nt_bench_effect_of(x[0], n[0], x[1], n[1], c->gates.confidence, &e) < 0)
 			continue;
 		json_t *row = json_pack("{s:o,s:o,s:I,s:I,s:o,s:o,s:o,s:f,s:b}", "baseline_median",
-					real_or_null(sm[0].median), "candidate_median", real_or_null(sm[1].median),
+					nt_bench_real_or_null(sm[0].median), "candidate_median", nt_bench_real_or_null(sm[1].median),
 					"baseline_rounds", (json_int_t)n[0], "candidate_rounds", (json_int_t)n[1], "ratio",
-					e.defined ? real_or_null(e.ratio) : json_null(), "ratio_lo",
-					e.defined && e.bounded ? real_or_null(e.lo) : json_null(), "ratio_hi",
-					e.defined && e.bounded ? real_or_null(e.hi) : json_null(), "confidence",
+					e.defined ? nt_bench_real_or_null(e.ratio) : json_null(), "ratio_lo",
+					e.defined && e.bounded ? nt_bench_real_or_null(e.lo) : json_null(), "ratio_hi",
+					e.defined && e.bounded ? nt_bench_real_or_null(e.hi) : json_null(), "confidence",
 					e.confidence, "exact", e.exact);
 		json_object_set_new(out, what ? "figure_per_cpu_second" : "cpu_busy_s", row);
 		if (!print)
@@ -353,8 +183,8 @@ static json_t *cost_of(const compare *c, bool print)
 		char a[48], b[48], unit[48];
 		snprintf(unit, sizeof(unit), "%s per CPU-s", *c->unit ? c->unit : "figure");
 		if (what) {
-			fmt_value(a, sizeof(a), sm[0].median, c->unit);
-			fmt_value(b, sizeof(b), sm[1].median, c->unit);
+			nt_bench_fmt_value(a, sizeof(a), sm[0].median, c->unit);
+			nt_bench_fmt_value(b, sizeof(b), sm[1].median, c->unit);
 		} else {
 			snprintf(a, sizeof(a), "%.3g s", sm[0].median);
 			snprintf(b, sizeof(b), "%.3g s", sm[1].median);
@@ -395,7 +225,7 @@ static void print_table(const compare *c, const nt_summary *s, const nt_mwu *u, 
 		const json_t *share = json_object_get(ct, "off_node_share");
 		const json_t *rb = json_object_get(r, "rollback");
 		if (json_is_number(val))
-			fmt_value(a, sizeof(a), json_number_value(val), c->unit);
+			nt_bench_fmt_value(a, sizeof(a), json_number_value(val), c->unit);
 		else
 			snprintf(a, sizeof(a), "-");
 		if (json_is_number(share))
@@ -451,10 +281,10 @@ static void print_table(const compare *c, const nt_summary *s, const nt_mwu *u, 
 		return;
 	fprintf(stderr, "\n%-9s  %6s  %16s  %16s  %16s  %16s\n", "arm", "rounds", "median", "IQR", "min", "max");
 	for (int k = 0; k < 2; k++) {
-		fmt_value(a, sizeof(a), s[k].median, c->unit);
-		fmt_value(b, sizeof(b), s[k].iqr, c->unit);
-		fmt_value(d, sizeof(d), s[k].min, c->unit);
-		fmt_value(e, sizeof(e), s[k].max, c->unit);
+		nt_bench_fmt_value(a, sizeof(a), s[k].median, c->unit);
+		nt_bench_fmt_value(b, sizeof(b), s[k].iqr, c->unit);
+		nt_bench_fmt_value(d, sizeof(d), s[k].min, c->unit);
+		nt_bench_fmt_value(e, sizeof(e), s[k].max, c->unit);
 		fprintf(stderr, "%-9s  %6zu  %16s  %16s  %16s  %16s\n", arm_name[k], s[k].n, a, b, d, e);
 	}
 	fprintf(stderr, "\ncandidate/baseline: %.4g (%s %+.1f%%); Mann-Whitney U = %g, two-sided p = %.3g (%s): %s\n",
@@ -469,17 +299,6 @@ static void print_table(const compare *c, const nt_summary *s, const nt_mwu *u, 
 	json_decref(cost_of(c, true));
 	if (v->gate[0])
 		fprintf(stderr, "%s\n", v->gate);
-}
-
-static int load(const char *path, json_t **doc)
-{
-	json_error_t jerr;
-	*doc = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
-	if (!*doc) {
-		fprintf(stderr, "nettune: bench-run: %s: line %d: %s\n", path, jerr.line, jerr.text);
-		return -1;
-	}
-	return 0;
 }
 
 /* Plan DOC once before any round, so that a profile the agent refuses
@@ -512,35 +331,21 @@ static int write_svg(const compare *c, const nt_summary *s, const char *path)
 	char na[300], nb[300];
 	snprintf(na, sizeof(na), "baseline (%s)", c->o->baseline ? c->o->baseline : "host as it is");
 	snprintf(nb, sizeof(nb), "candidate (%s)", c->o->profile);
-	nt_plot_arm a = { na, c->values[ARM_BASE], c->n[ARM_BASE], s[ARM_BASE].median };
-	nt_plot_arm b = { nb, c->values[ARM_CAND], c->n[ARM_CAND], s[ARM_CAND].median };
+	nt_plot_arm a = { .name = na, .values = c->values[ARM_BASE], .n = c->n[ARM_BASE], .median = s[ARM_BASE].median };
+	nt_plot_arm b = { .name = nb, .values = c->values[ARM_CAND], .n = c->n[ARM_CAND], .median = s[ARM_CAND].median };
 	char *svg = nt_bench_svg(title, c->unit, &a, &b);
 	if (!svg) {
 		fprintf(stderr, "nettune: bench-run: out of memory for the chart\n");
 		return -1;
 	}
-	char tmp[4096];
-	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid());
-	FILE *f = fopen(tmp, "w");
-	int rc = -1;
-	if (f && fputs(svg, f) >= 0 && fclose(f) == 0) {
-		f = NULL;
-		if (rename(tmp, path) == 0)
-			rc = 0;
-	}
-	if (rc < 0) {
-		fprintf(stderr, "nettune: bench-run: cannot write the chart %s: %s\n", path, strerror(errno));
-		if (f)
-			fclose(f);
-		unlink(tmp);
-	}
+	int rc = nt_bench_write_text("bench-run", "the chart", svg, path);
 	free(svg);
 	return rc;
 }
 
 int nt_bench_compare(const cli_opts *o, int nargs, char **args)
 {
-	compare c = { .o = o, .args = args, .restored = true };
+	compare c = { .o = o, .args = args };
 	int rc = NT_BENCH_FAILED;
 	nt_summary s[2];
 	nt_mwu u;
@@ -549,43 +354,29 @@ int nt_bench_compare(const cli_opts *o, int nargs, char **args)
 
 	c.agent = o->agent ? o->agent : getenv("NETTUNE_AGENT") ? getenv("NETTUNE_AGENT") : NT_CLI_DEFAULT_AGENT;
 	c.ct = o->confirm_timeout > 0 ? o->confirm_timeout : NT_BENCH_DEFAULT_CONFIRM_S;
+	c.run = (nt_bench_rounds){ .o = o, .agent = c.agent, .ct = c.ct, .ctx = &c.ctx, .args = args, .who = "bench-run",
+				   .run = "comparison", .restored = true };
+	c.unit = c.run.unit;
+	c.reader = c.run.reader;
 	c.gates.require_gain = -1;
-	c.gates.lower_is_better = o->lower_is_better;
-	if (!o->profile || nargs < 1) {
+		if (!o->profile || nargs < 1) {
 		fprintf(stderr, "nettune: bench-run --compare ROUNDS wants --profile P.json [--baseline B.json] -- COMMAND "
 				"[ARGS...]\n");
 		return NT_EXIT_USAGE;
 	}
-	if (o->lower_is_better && o->higher_is_better) {
-		fprintf(stderr, "nettune: bench-run: --lower-is-better and --higher-is-better exclude each other\n");
-		return NT_EXIT_USAGE;
-	}
-	if ((o->metric_json != NULL) + (o->metric_regex != NULL) + (o->metric != 0) > 1) {
-		fprintf(stderr, "nettune: bench-run: one of --metric, --metric-json and --metric-regex, not more\n");
-		return NT_EXIT_USAGE;
-	}
-	/* iperf3's and netperf's figures are rates: higher is better unless
-	 * said otherwise. A figure named by a path or an expression could be
-	 * a rate or a latency; which way is better must be said. */
 	if (o->json && fcntl(STDOUT_FILENO, F_GETFD) < 0) {
 		fprintf(stderr, "nettune: bench-run: --json writes the report to standard output, which is closed; give "
 				"--report FILE\n");
 		return NT_EXIT_USAGE;
 	}
-	if ((o->metric_json || o->metric_regex) && !o->lower_is_better && !o->higher_is_better) {
-		fprintf(stderr, "nettune: bench-run: %s names a figure whose better direction nettune cannot know: add "
-				"--higher-is-better (a rate) or --lower-is-better (a time, a loss)\n",
-			o->metric_json ? "--metric-json" : "--metric-regex");
+	if (nt_bench_metric_setup(o, "bench-run", &c.run) < 0)
 		return NT_EXIT_USAGE;
-	}
-	c.source = o->metric_json ? NT_METRIC_JSON : o->metric_regex ? NT_METRIC_REGEX :
-		   o->metric == 1 ? NT_METRIC_IPERF3 : o->metric == 2 ? NT_METRIC_NETPERF : NT_METRIC_AUTO;
-	c.metric_arg = o->metric_json ? o->metric_json : o->metric_regex;
 	if (o->require_gain && nt_bench_parse_gain(o->require_gain, &c.gates.require_gain) < 0) {
 		fprintf(stderr, "nettune: bench-run: --require-gain wants a percentage from 0%% to 1000%% such as 5%%, "
 				"not '%s'\n", o->require_gain);
 		return NT_EXIT_USAGE;
 	}
+	c.gates.lower_is_better = o->lower_is_better;
 	c.gates.require_no_loss = o->require_no_loss;
 	c.gates.loss_margin = NT_BENCH_LOSS_MARGIN;
 	c.gates.confidence = NT_BENCH_CONFIDENCE;
@@ -625,32 +416,14 @@ int nt_bench_compare(const cli_opts *o, int nargs, char **args)
 	}
 	/* The order of the blocks: from --seed, or drawn now and printed,
 	 * so that a run can be repeated exactly. */
-	if (o->seed) {
-		if (nt_bench_parse_seed(o->seed, &c.seed) < 0) {
-			fprintf(stderr, "nettune: bench-run: --seed wants a number from 0 to 18446744073709551615, not "
-					"'%s'\n", o->seed);
-			return NT_EXIT_USAGE;
-		}
-	} else if (getrandom(&c.seed, sizeof(c.seed), GRND_NONBLOCK) != (ssize_t)sizeof(c.seed)) {
-		struct timespec ts;
-		clock_gettime(CLOCK_REALTIME, &ts);
-		uint64_t st = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20) ^ (uint64_t)getpid();
-		c.seed = nt_bench_splitmix64(&st);
-	}
-	/* A bad expression or path is found now, not after the first round. */
-	if (c.source == NT_METRIC_JSON || c.source == NT_METRIC_REGEX) {
-		nt_metric m;
-		char err[512];
-		if (nt_metric_read(c.source, c.metric_arg, "{}", 2, &m, err, sizeof(err)) == -EINVAL) {
-			fprintf(stderr, "nettune: bench-run: %s\n", err);
-			return NT_EXIT_USAGE;
-		}
-	}
+	if (nt_bench_seed(o, "bench-run", &c.seed) < 0)
+		return NT_EXIT_USAGE;
 	if (nt_ctx_init(&c.ctx, o->root ? o->root : "/") < 0) {
 		fprintf(stderr, "nettune: bench-run: bad --root %s\n", o->root);
 		return NT_BENCH_FAILED;
 	}
-	if (load(o->profile, &c.profile[ARM_CAND]) < 0 || (o->baseline && load(o->baseline, &c.profile[ARM_BASE]) < 0))
+	if (nt_bench_load("bench-run", o->profile, &c.profile[ARM_CAND]) < 0 ||
+	    (o->baseline && nt_bench_load("bench-run", o->baseline, &c.profile[ARM_BASE]) < 0))
 		goto out;
 	c.values[0] = calloc((size_t)o->compare, sizeof(double));
 	c.values[1] = calloc((size_t)o->compare, sizeof(double));
@@ -666,6 +439,7 @@ int nt_bench_compare(const cli_opts *o, int nargs, char **args)
 			     "agent", c.agent, "command", "rounds");
 	if (!c.values[0] || !c.values[1] || !c.report)
 		goto out;
+	c.run.report = c.report;
 	json_t *order = json_array();
 	for (size_t i = 0; i < 2 * (size_t)o->compare; i++)
 		json_array_append_new(order, json_string(c.arm[i] ? "B" : "A"));
@@ -694,7 +468,7 @@ int nt_bench_compare(const cli_opts *o, int nargs, char **args)
 		stop = one_round(&c, ARM_BASE, 0, 0);
 	for (long r = 0; r < 2 * o->compare && !stop; r++)
 		stop = one_round(&c, c.arm[r], (int)r + 1, c.block[r]);
-	json_object_set_new(c.report, "host_restored", json_boolean(c.restored));
+	json_object_set_new(c.report, "host_restored", json_boolean(c.run.restored));
 	json_object_set_new(c.report, "interrupted_by",
 			    nt_bench_signal() ? json_string(strsignal(nt_bench_signal())) : json_null());
 	json_object_set_new(c.report, "metric",
@@ -786,7 +560,7 @@ int nt_bench_compare(const cli_opts *o, int nargs, char **args)
 	if (o->plot && write_svg(&c, s, o->plot) < 0 && rc == 0)
 		rc = NT_BENCH_FAILED;
 out:
-	if (c.report && !c.restored)
+	if (c.report && !c.run.restored)
 		rc = NT_BENCH_FAILED;
 	if (c.report && o->report && nt_bench_write_report(c.report, o->report) < 0 && rc == 0)
 		rc = NT_BENCH_FAILED;

@@ -177,8 +177,8 @@ static size_t count(const char *s, const char *needle)
 static void test_plot(void)
 {
 	const double a[] = { 9.1e9, 9.4e9, 9.2e9 }, b[] = { 1.5e8, 1.4e8, 1.6e8, 1.45e8 };
-	nt_plot_arm pa = { "baseline (host as it is)", a, 3, 9.2e9 };
-	nt_plot_arm pb = { "candidate <tiny> & \"small\"", b, 4, 1.475e8 };
+	nt_plot_arm pa = { .name = "baseline (host as it is)", .values = a, .n = 3, .median = 9.2e9 };
+	nt_plot_arm pb = { .name = "candidate <tiny> & \"small\"", .values = b, .n = 4, .median = 1.475e8 };
 	char *svg = nt_bench_svg("iperf3: a & b", "bits/s", &pa, &pb);
 	CHECK(svg != NULL);
 	if (!svg)
@@ -201,9 +201,41 @@ static void test_plot(void)
 
 	/* Another unit as given; one round an arm; the same values in both. */
 	const double c[] = { 12.5 };
-	nt_plot_arm pc = { "a", c, 1, 12.5 }, pd = { "b", c, 1, 12.5 };
+	nt_plot_arm pc = { .name = "a", .values = c, .n = 1, .median = 12.5 }, pd = { .name = "b", .values = c, .n = 1, .median = 12.5 };
 	svg = nt_bench_svg("t", "us", &pc, &pd);
 	CHECK(svg && strstr(svg, ">us<") && count(svg, "class=\"round\"") == 2 && strstr(svg, "1 round<"));
+	/* Two arms draw no interval even when one is given. */
+	pc.interval = true;
+	pc.lo = 10;
+	pc.hi = 14;
+	free(svg);
+	svg = nt_bench_svg("t", "us", &pc, &pd);
+	CHECK(svg && !strstr(svg, "class=\"interval\""));
+	free(svg);
+
+	/* nettune tune's chart: four arms side by side, the baseline without
+	 * an interval, two candidates with one (drawn in the values' scale,
+	 * and counted in the axis: 3e10 is past every dot), one unbounded
+	 * (not drawn), and a note after the round count. */
+	nt_plot_arm arms[4] = {
+		{ .name = "baseline", .values = a, .n = 3, .median = 9.2e9 },
+		{ .name = "candidate 1", .values = a, .n = 3, .median = 9.2e9, .interval = true, .lo = 2e10, .hi = 3e10 },
+		{ .name = "candidate 2", .values = b, .n = 4, .median = 1.475e8, .interval = true, .lo = 1e8, .hi = 2e8,
+		  .note = ", dropped" },
+		{ .name = "candidate 3", .values = b, .n = 4, .median = 1.475e8, .interval = true, .lo = 0, .hi = INFINITY },
+	};
+	svg = nt_bench_svg_arms("tune", "bits/s", arms, 4);
+	CHECK(svg != NULL);
+	if (!svg)
+		return;
+	CHECK_INT(count(svg, "class=\"arm\""), 4);
+	CHECK(strstr(svg, "id=\"arm-a\"") && strstr(svg, "id=\"arm-d\""));
+	CHECK_INT(count(svg, "class=\"interval\""), 2);
+	CHECK(strstr(svg, "<title>interval 20 to 30 Gbit/s</title>") != NULL);
+	CHECK(strstr(svg, "4 rounds, dropped<") != NULL);
+	/* The axis reaches the interval's top, 30 Gbit/s. */
+	CHECK(strstr(svg, ">30</text>") != NULL);
+	CHECK(!strstr(svg, "nan") && !strstr(svg, "inf"));
 	free(svg);
 }
 
