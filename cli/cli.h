@@ -28,7 +28,7 @@
 /* Room for a plan id ("p-" and 32 hex digits) with some to spare. */
 #define NT_CLI_PLAN_ID_MAX 64
 
-#define NT_CLI_NOPTS 64 /* rows of nt_cli_options, with room to grow */
+#define NT_CLI_NOPTS 80 /* rows of nt_cli_options, with room to grow */
 
 /* Every option of every command (each command reads those it has). The
  * fields are filled through nt_cli_options (cli/options.c): a string
@@ -52,6 +52,10 @@ typedef struct cli_opts {
 	bool lower_is_better, higher_is_better, require_no_loss;
 	const char *seed; /* the order of the blocks (cli/bench_design.h) */
 	bool warmup, paired;
+	/* tune (cli/cmd_tune.c) */
+	const char *space, *budget;
+	bool keep;
+	long max_rounds;
 	bool force;
 	const char *status;
 	long limit;
@@ -144,6 +148,9 @@ int nt_cmd_run(const char *cmd, const cli_opts *o, int nargs, char **args);
 /* bench-run --profile P.json [--near IFACE] [--cpus N] [--report FILE] -- COMMAND;
  * with --compare ROUNDS, A/B rounds against the host as it is or --baseline. */
 int nt_cmd_bench_run(const char *cmd, const cli_opts *o, int nargs, char **args);
+/* tune [--baseline B.json] CANDIDATE.json... | --space SPACE.json [--budget D]
+ * [--keep] -- COMMAND: race candidates against the baseline (cli/cmd_tune.c). */
+int nt_cmd_tune(const char *cmd, const cli_opts *o, int nargs, char **args);
 
 /* Bind this process to the CPUs and memory node placement recommends for
  * an application using IFNAME (o->cpus, o->root), as `run --near` does;

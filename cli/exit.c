@@ -17,6 +17,7 @@ const nt_exit_code nt_exit_codes[] = {
 	{ NT_EXIT_GAIN_TOO_SMALL, "bench-run --compare --require-gain: the gain's confidence interval lies below the gain asked" },
 	{ NT_EXIT_NOT_SHOWN, "bench-run --compare: a gate is not shown either way (the interval straddles it; more rounds may show it)" },
 	{ NT_EXIT_LOSS, "bench-run --compare --require-no-loss: the gain's confidence interval lies below minus the margin" },
+	{ NT_EXIT_NO_WINNER, "tune: no candidate was shown better than the baseline (Holm-corrected); the baseline is kept" },
 	{ NT_EXIT_INTERRUPTED, "interrupted at the try prompt: not confirmed, the agent puts it back at the deadline" },
 	{ -1, NULL },
 };

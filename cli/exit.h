@@ -21,6 +21,7 @@ enum nt_exit {
 	NT_EXIT_GAIN_TOO_SMALL = 10, /* --require-gain: the gain is shown below the gain asked */
 	NT_EXIT_NOT_SHOWN = 11, /* a gate is neither shown to hold nor to fail: the interval straddles it */
 	NT_EXIT_LOSS = 12, /* --require-no-loss: the candidate is shown worse by more than the margin */
+	NT_EXIT_NO_WINNER = 13, /* tune: no candidate shown better than the baseline; the baseline kept */
 	NT_EXIT_INTERRUPTED = 130, /* try: Ctrl-C at the prompt (128 + SIGINT, as shells say) */
 };
 

@@ -209,6 +209,25 @@ static const char usage[] =
 	"                                     figure, one below 0, or the agent reverted P before the\n"
 	"                                     round ended: void). --metric-json and --metric-regex\n"
 	"                                     need --higher-is-better or --lower-is-better\n"
+	"  tune [--baseline B.json] [--budget D] [--max-rounds N] [--keep] [--report FILE] [--plot FILE.svg]\n"
+	"       [--seed N] [--confidence C] [--metric ...] [--near IFACE] [--confirm-timeout S]\n"
+	"       CANDIDATE.json... -- COMMAND [ARGS...]\n"
+	"  tune --space SPACE.json [options as above] -- COMMAND [ARGS...]\n"
+	"                                     race candidates (the files, or SPACE's parameters expanded:\n"
+	"                                     every combination up to its cap, else one factor at a\n"
+	"                                     time) against the baseline (the host as it is, or B), each\n"
+	"                                     planned first (a refused one or a budget too small for the\n"
+	"                                     rounds a comparison needs: nothing applied; the same plans\n"
+	"                                     merged, said), in sweeps of one round each in an order from\n"
+	"                                     a printed seed, each applied round reverted as --compare's;\n"
+	"                                     a candidate shown worse than the best so far is dropped;\n"
+	"                                     within D (default 20m). The winner is the best shown better\n"
+	"                                     than the baseline at its Holm-corrected level (each\n"
+	"                                     comparison's level printed); the host ends as it started\n"
+	"                                     unless --keep applies the winner as the desired state.\n"
+	"                                     Exit status: 0 a winner, 13 none shown better (baseline\n"
+	"                                     kept), 4 a profile refused, 2 bad input, 125 a round\n"
+	"                                     failed or the host could not be put back, 128+N signal N\n"
 	"\n"
 	"Shipped profiles (plan, apply, try --name; profiles): in $NETTUNE_SHIPPED_PROFILES when\n"
 	"set, else in the source tree's profiles/ for a nettune run from its build tree, else in\n"
@@ -299,6 +318,10 @@ static const struct command {
 	  "agent root profile near cpus cpus-list report confirm-timeout compare baseline metric metric-json "
 	  "metric-regex higher-is-better lower-is-better require-gain require-no-loss loss-margin confidence plot json seed warmup paired "
 	  "output",
+	  false },
+	{ "tune", nt_cmd_tune, true,
+	  "agent root near cpus cpus-list baseline space budget keep max-rounds report plot seed confidence "
+	  "confirm-timeout metric metric-json metric-regex higher-is-better lower-is-better",
 	  false },
 	{ "placement", nt_cmd_placement, false, HOST_OPTS " agent cpus cpus-list", false },
 	{ "plan", nt_cmd_profile, false, AGENT_OPTS " name verbose", false },

@@ -49,7 +49,7 @@ while read -r code; do
 	check "nettune(8) has exit code $code" grep -qx "$code" "$page8"
 done < <("$NT_BIN" --help | sed -n '/^Exit status:/,$p' | awk '$1 ~ /^[0-9]+$/ {print $1}')
 check "nettune(8) names every command of --help" bash -c '
-	for c in topology diagnose irqs rates placement run serve plan apply try confirm rollback show history desired drift bench\\\\-run; do
+	for c in topology diagnose irqs rates placement run serve plan apply try confirm rollback show history desired drift bench\\\\-run tune; do
 		grep -q "^\\\\fB$c\\\\fR\|^\\\\fB$c \|^\\\\fB$c\\\\-" "$0" || { echo "missing $c"; exit 1; }
 	done' "$page8"
 

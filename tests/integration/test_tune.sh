@@ -1,0 +1,273 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# nettune tune against a real agent on a copy of the virtio VM fixture, with
+# a deterministic stand-in for the benchmark: fig.sh prints "figure: N", N
+# the third field of the root's net.ipv4.tcp_rmem / 1000 with a wobble of
+# up to 10% from a round counter, so the figure follows the profile applied:
+#  - baseline 4096 65536 65536 (about 65); candidates larger (262144:
+#    helpful), smaller still (16384: harmful), the baseline's buffers and
+#    somaxconn (neutral), and a copy of the helpful one under another name;
+#    the copy is merged (said), the harmful one dropped in the race, the
+#    neutral one not shown better, the helpful one the winner at its Holm
+#    level (three comparisons: 98.33%, 97.5%, 95%), exit 0; every raw
+#    figure, the seed, the profiles and each decision with its reason in the
+#    report; the chart has each arm and the candidates' intervals; the
+#    fixture's /proc/sys byte-identical afterwards; the same --seed gives
+#    the same order;
+#  - only the neutral candidate: exit 13, the baseline kept, said;
+#  - --keep: the winner applied as the desired state (GET /v1/desired);
+#  - refused candidates (an unknown field, a sysctl off the allowlist, a
+#    space's path the agent refuses): exit 4 naming each candidate and the
+#    JSON path, nothing applied; a bad space: exit 2 naming its JSON path;
+#  - a candidate planning no change (the host's values): merged into the
+#    baseline, said; a budget too small for the rounds: exit 2 after the
+#    baseline's timing round, no candidate applied;
+#  - SIGTERM in a round, a failed round, and the agent killed (-9) in a
+#    candidate round: the host is as it was (the last once the round's
+#    confirm window closes on the agent started again).
+set -u
+pass=0; fail=0
+ok() { pass=$((pass+1)); }
+bad() { fail=$((fail+1)); echo "FAIL: $*"; }
+check() { local what=$1; shift; if "$@"; then ok; else bad "$what"; fi; }
+jqe() { jq -e "$@" >/dev/null; }
+for t in curl jq python3; do
+	command -v $t >/dev/null || { echo "SKIP: $t is not installed"; exit 77; }
+done
+[ -n "${NT_BIN:-}" ] && [ -x "$NT_BIN" ] || { echo "SKIP: NT_BIN is not set"; exit 77; }
+
+work=$(mktemp -d)
+pid=
+cleanup() {
+	[ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+	rm -rf "$work"
+}
+trap cleanup EXIT
+root=$work/root
+cp -a "$NT_FIXTURES/vm-virtio-2cpu" "$root"
+cp -a "$root/proc/sys" "$work/sys0"
+start_agent() {
+	: > "$work/out"
+	"$NT_BIN" serve --listen "127.0.0.1:${1:-0}" --root "$root" --state-dir "$work/state" \
+		> "$work/out" 2> "$work/err" &
+	pid=$!
+	for _ in $(seq 150); do grep -q listening "$work/out" && break; sleep 0.1; done
+	url=$(sed -n 's/^listening on //p' "$work/out")
+	[ -n "$url" ] || { echo "FAIL: agent did not start"; cat "$work/err"; exit 1; }
+}
+start_agent
+port=${url##*:}
+same_sys() { diff -r "$work/sys0" "$root/proc/sys" > "$work/sysdiff" 2>&1; }
+txns() { curl -s "$url/v1/transactions?limit=500" | jq '.transactions | length'; }
+
+cat > "$work/fig.sh" <<'SH'
+#!/usr/bin/env bash
+root=$1 counter=$2
+n=$(( $(cat "$counter" 2>/dev/null || echo 0) + 1 )); echo $n > "$counter"
+read -r _ _ max < "$root/proc/sys/net/ipv4/tcp_rmem"
+[ -n "${FAIL_BELOW:-}" ] && [ "$max" -lt "$FAIL_BELOW" ] && exit 3
+[ -n "${SLEEP:-}" ] && sleep "$SLEEP"
+echo "figure: $(( max * (1000 + (n * 7919) % 97) / 1000000 ))"
+SH
+chmod +x "$work/fig.sh"
+fig=("$work/fig.sh" "$root" "$work/counter")
+metric=(--metric-regex 'figure: ([0-9.]+)' --higher-is-better)
+p() { echo "{\"name\": \"$2\", \"sysctl\": {$3}}" > "$work/$1.json"; }
+p base base '"net.ipv4.tcp_rmem": "4096 65536 65536"'
+p big big '"net.ipv4.tcp_rmem": "4096 131072 262144"'
+p big2 big-again '"net.ipv4.tcp_rmem": "4096 131072 262144"'
+p small small '"net.ipv4.tcp_rmem": "4096 16384 16384"'
+p neutral neutral '"net.ipv4.tcp_rmem": "4096 65536 65536", "net.core.somaxconn": "8192"'
+cd "$work"
+
+# 1. The race.
+"$NT_BIN" tune --agent "$url" --baseline base.json --budget 2m --max-rounds 8 --seed 11 "${metric[@]}" \
+	--report r1.json --plot r1.svg big.json small.json neutral.json big2.json -- "${fig[@]}" 2> r1.err
+rc=$?
+check "race: exit 0, a winner ($rc): $(tail -3 r1.err)" [ $rc = 0 ]
+check "race: the winner is candidate 1" jqe '.winner == 1 and .exit_status == 0' r1.json
+check "race: the copy merged into candidate 1, said" jqe '.candidates[3] | .merged_into == 1 and .decision == "merged"' r1.json
+check "race: merge said" grep -q 'candidate 4 (big2.json): merged: it plans the same changes as candidate 1 (big.json)' r1.err
+check "race: the harmful one dropped in the race, before the end" \
+	jqe '.candidates[1] | .decision == "dropped" and .dropped_after_round < 20 and .rounds < 8' r1.json
+check "race: the drop said, against the best so far, with its interval" \
+	grep -q 'candidate 2 (small.json): dropped: shown worse than the best so far, candidate 1 (big.json): .* CI \[' r1.err
+check "race: the neutral one not shown better" jqe '.candidates[2] | (.decision == "not shown better" or (.decision == "dropped" and .final == "not shown better"))' r1.json
+check "race: the helpful one raced to --max-rounds, its interval above 1" \
+	jqe '.candidates[0] | .rounds == 8 and .holm.ratio_lo > 1 and .holm.outcome == "shown better"' r1.json
+check "race: Holm levels 1 - 0.05/(4 - step) for 3 comparisons ($(jq -c '[.holm[] | [.step, .level]]' r1.json))" \
+	jqe '.holm_levels.comparisons == 3 and ([.holm[] | ((.level - (1 - 0.05 / (4 - .step))) | fabs) < 1e-12] | all)
+	     and ([.holm[].step] | sort == [1, 2, 3])' r1.json
+check "race: each comparison's level said" grep -q 'Holm step 1 of 3 at 98.33%' r1.err
+check "race: every round's figure in the report, as fig.sh printed it" \
+	jqe '[.rounds[] | .value | numbers] | length == (.|length) and length >= 20' r1.json
+check "race: baseline rounds near 65, the winner's near 262" \
+	jqe '([.rounds[] | select(.arm == "baseline") | .value] | all(. >= 65 and . <= 72)) and
+	     ([.rounds[] | select(.candidate == 1) | .value] | all(. >= 262 and . <= 288))' r1.json
+check "race: the seed and the candidates' profiles" \
+	jqe '.seed == "11" and .candidates[0].profile.sysctl["net.ipv4.tcp_rmem"] == "4096 131072 262144" and .candidates[0].file == "big.json"' r1.json
+check "race: every decision has a reason" jqe '(.decisions | length >= 4) and ([.decisions[] | .reason | length > 10] | all)' r1.json
+check "race: each applied round reverted in place" \
+	jqe '[.rounds[] | .rollback.status == "reverted"] | all' r1.json
+check "race: host restored" jqe '.host_restored == true and .interrupted_by == null' r1.json
+check "race: the fixture's /proc/sys as it was: $(head -3 sysdiff 2>/dev/null)" same_sys
+python3 - r1.svg "$(jq '[.holm[] | select(.ratio_lo != null)] | length' r1.json)" > svg.out 2>&1 <<'PY'
+import sys, xml.etree.ElementTree as ET
+ns = {"s": "http://www.w3.org/2000/svg"}
+root = ET.parse(sys.argv[1]).getroot()
+arms = root.findall("s:g[@class='arm']", ns)
+assert len(arms) == 4, len(arms)  # the baseline and three candidates (the copy merged)
+assert arms[0].get("data-name").startswith("baseline"), arms[0].get("data-name")
+assert arms[0].find("s:g[@class='interval']", ns) is None
+# An interval for each candidate whose comparison has one (bounded), the winner's among them.
+assert arms[1].find("s:g[@class='interval']", ns) is not None
+assert len(root.findall(".//s:g[@class='interval']", ns)) == int(sys.argv[2]), sys.argv[2]
+assert int(arms[1].get("data-rounds")) == len(arms[1].findall("s:circle[@class='round']", ns)) == 8
+print("svg ok")
+PY
+check "race: the chart: four arms, the candidates' intervals: $(cat svg.out)" grep -q '^svg ok' svg.out
+
+check "race: each candidate judged against the baseline's rounds of its own sweeps" \
+	jqe '.candidates[1].baseline_rounds_compared == .candidates[1].rounds and .candidates[0].baseline_rounds_compared == 8' r1.json
+
+# The same seed repeats the order.
+rm -f counter
+"$NT_BIN" tune --agent "$url" --baseline base.json --budget 2m --max-rounds 8 --seed 11 "${metric[@]}" \
+	--report r1b.json big.json small.json neutral.json big2.json -- "${fig[@]}" 2> r1b.err
+check "--seed 11 again: the same rounds in the same order" \
+	[ "$(jq -c '[.rounds[].arm]' r1.json)" = "$(jq -c '[.rounds[].arm]' r1b.json)" ]
+
+# 2. Nothing better: exit 13, the baseline kept.
+"$NT_BIN" tune --agent "$url" --baseline base.json --max-rounds 6 "${metric[@]}" --report r2.json \
+	neutral.json -- "${fig[@]}" 2> r2.err
+rc=$?
+check "neutral only: exit 13 ($rc): $(tail -2 r2.err)" [ $rc = 13 ]
+check "neutral only: said" grep -q 'no candidate was shown better than the baseline (base.json): the baseline is kept' r2.err
+check "neutral only: one comparison at 95%" jqe '.winner == null and .holm[0].level == 0.95 and .holm[0].outcome == "not shown better"' r2.json
+check "neutral only: /proc/sys as it was" same_sys
+
+# 3. Refused before anything is applied, each named with its JSON path.
+before=$(txns)
+echo '{"name": "typo", "ringz": []}' > typo.json
+p off off '"net.ipv4.tcp_bogus": "1"'
+"$NT_BIN" tune --agent "$url" "${metric[@]}" big.json typo.json off.json -- "${fig[@]}" 2> r3.err
+rc=$?
+check "refused: exit 4 ($rc)" [ $rc = 4 ]
+check "refused: the unknown field named" grep -q "candidate 2 (typo.json) was refused: .*\$.ringz: unknown field 'ringz'" r3.err
+check "refused: the sysctl named" grep -q "candidate 3 (off.json) was refused: .*\$.sysctl\['net.ipv4.tcp_bogus'\]" r3.err
+check "refused: nothing applied" [ "$(txns)" = "$before" ]
+cat > space-bad.json <<'JSON'
+{"base": {"name": "s"}, "parameters": [{"path": "sysctl.net.ipv4.tcp_rmem", "values": ["4096 65536 262144"]},
+ {"path": "sysctl.net.ipv4.tcp_bogus", "values": ["1"]}]}
+JSON
+"$NT_BIN" tune --agent "$url" --space space-bad.json "${metric[@]}" -- "${fig[@]}" 2> r3b.err
+rc=$?
+check "space refused: exit 4 ($rc)" [ $rc = 4 ]
+check "space refused: the candidate by its values and the path" \
+	grep -q "candidate 1 (sysctl.net.ipv4.tcp_rmem=4096 65536 262144, sysctl.net.ipv4.tcp_bogus=1) was refused: .*\$.sysctl\['net.ipv4.tcp_bogus'\]" r3b.err
+echo '{"parameters": [{"path": "rings[0].rx", "values": [1024]}]}' > space-path.json
+"$NT_BIN" tune --agent "$url" --space space-path.json "${metric[@]}" -- "${fig[@]}" 2> r3c.err
+rc=$?
+check "bad space: exit 2 ($rc)" [ $rc = 2 ]
+check "bad space: its JSON path named" grep -q 'space-path.json: \$.parameters\[0\].path: .*no .rings.' r3c.err
+check "refused: nothing applied by any" [ "$(txns)" = "$before" ]
+
+# 4. A space: each candidate from the base, the host's own value merged.
+cat > space.json <<'JSON'
+{"base": {"name": "s"}, "parameters": [{"path": "sysctl.net.ipv4.tcp_rmem",
+ "values": ["4096 131072 33554432", "4096 131072 262144", "4096 16384 16384"]}]}
+JSON
+"$NT_BIN" tune --agent "$url" --space space.json --max-rounds 5 "${metric[@]}" --report r4.json -- "${fig[@]}" 2> r4.err
+rc=$?
+check "space: 3 candidates, factorial, said" grep -q 'space.json: 3 candidates (factorial)' r4.err
+check "space: the host's own value merged into the baseline" \
+	grep -q 'candidate 1 (sysctl.net.ipv4.tcp_rmem=4096 131072 33554432): merged: it plans the same changes as the baseline (no change to this host)' r4.err
+check "space: two comparisons" jqe '.holm_levels.comparisons == 2 and (.candidates[1].assignment["sysctl.net.ipv4.tcp_rmem"] == "4096 131072 262144")' r4.json
+check "space: the smaller buffers are not the winner ($rc)" jqe '.winner != 3' r4.json
+check "space: /proc/sys as it was" same_sys
+
+# 5. A budget too small for the rounds: refused after the baseline's round.
+before=$(txns)
+SLEEP=0.4 "$NT_BIN" tune --agent "$url" --budget 3s "${metric[@]}" --report r5.json big.json small.json -- "${fig[@]}" 2> r5.err
+rc=$?
+check "small budget: exit 2 ($rc): $(tail -1 r5.err)" [ $rc = 2 ]
+check "small budget: said with the rounds needed" grep -q -- '--budget 3 s is too small: a round took .* and 5 rounds of each of the 3 arms' r5.err
+check "small budget: no candidate applied" [ "$(txns)" = "$before" ]
+check "small budget: one round, the baseline's" jqe '[.rounds[].arm] == ["baseline"]' r5.json
+
+# 6. SIGTERM in a candidate round: put back, 143, a report.
+SLEEP=0.3 "$NT_BIN" tune --agent "$url" --baseline base.json --max-rounds 8 "${metric[@]}" --report r6.json \
+	big.json small.json -- "${fig[@]}" 2> r6.err &
+tp=$!
+for _ in $(seq 100); do grep -q 'round 4,' r6.err 2>/dev/null && break; sleep 0.1; done
+sleep 0.1
+kill -TERM $tp
+wait $tp
+rc=$?
+check "SIGTERM: exit 143 ($rc): $(tail -2 r6.err)" [ $rc = 143 ]
+check "SIGTERM: the report says so" jqe '.interrupted_by == "Terminated" and .host_restored == true and .stopped_by == "signal"' r6.json
+check "SIGTERM: /proc/sys as it was" same_sys
+
+# 7. A failed round: the search stops, the host is as it was.
+FAIL_BELOW=20000 "$NT_BIN" tune --agent "$url" --max-rounds 6 "${metric[@]}" --report r7.json big.json small.json \
+	-- "${fig[@]}" 2> r7.err
+rc=$?
+check "failed round: exit 125 ($rc)" [ $rc = 125 ]
+check "failed round: said" grep -q 'COMMAND exited with 3; the search stops' r7.err
+check "failed round: the report says why it stopped" jqe '.stopped_by == "a failed round" and .host_restored == true' r7.json
+check "failed round: /proc/sys as it was" same_sys
+
+# 8. --keep: the winner becomes the desired state.
+"$NT_BIN" tune --agent "$url" --baseline base.json --max-rounds 5 --keep "${metric[@]}" --report r8.json \
+	big.json small.json -- "${fig[@]}" 2> r8.err
+rc=$?
+check "--keep: exit 0 ($rc): $(tail -2 r8.err)" [ $rc = 0 ]
+check "--keep: applied" jqe '.keep.status == "applied" and .keep.candidate == 1' r8.json
+check "--keep: the desired state is the winner" [ "$(curl -s "$url/v1/desired" | jq -r '.profile.name')" = big ]
+check "--keep: the host has its value" grep -q '262144' "$root/proc/sys/net/ipv4/tcp_rmem"
+curl -s -X DELETE "$url/v1/desired" > /dev/null
+"$NT_BIN" rollback --agent "$url" "$(jq .keep.transaction r8.json)" > /dev/null 2>&1
+check "--keep: rolled back by hand: /proc/sys as it was" same_sys
+
+# 9. The agent killed in a candidate round: the CLI fails (125); the round's
+# confirm window (4 s here) puts the host back once the agent runs again.
+SLEEP=1 "$NT_BIN" tune --agent "$url" --max-rounds 6 --confirm-timeout 4 "${metric[@]}" --report r9.json \
+	big.json small.json -- "${fig[@]}" 2> r9.err &
+tp=$!
+for _ in $(seq 200); do grep -q 'round [2-9], .*candidate' r9.err 2>/dev/null && break; sleep 0.05; done
+sleep 0.3
+check "dead agent: a candidate applied when the agent died" bash -c '! diff -rq "$0" "$1" > /dev/null' "$work/sys0" "$root/proc/sys"
+kill -9 "$pid"; wait "$pid" 2>/dev/null; pid=
+wait $tp
+rc=$?
+check "dead agent: exit 125 ($rc): $(tail -2 r9.err)" [ $rc = 125 ]
+check "dead agent: the report says the host is not known to be restored" jqe '.host_restored == false' r9.json
+start_agent "$port"
+for _ in $(seq 100); do same_sys && break; sleep 0.1; done
+check "dead agent: restarted, /proc/sys as it was once the window closed: $(head -3 sysdiff 2>/dev/null)" same_sys
+
+# 10. Usage.
+"$NT_BIN" tune --agent "$url" "${metric[@]}" big.json 2> r10.err
+check "no COMMAND: exit 2" [ $? = 2 ]
+"$NT_BIN" tune --agent "$url" "${metric[@]}" big.json --budget 1m -- true 2> r10.err
+check "an option after a candidate: exit 2" [ $? = 2 ]
+check "an option after a candidate: said" grep -q 'options go before the candidates' r10.err
+"$NT_BIN" tune --agent "$url" --max-rounds 4 "${metric[@]}" big.json small.json neutral.json -- true 2> r10.err
+check "--max-rounds below what Holm needs: exit 2" [ $? = 2 ]
+check "--max-rounds: said" grep -q -- '--max-rounds 4 cannot show anything: the first of 3 comparisons is judged at 98.33%' r10.err
+"$NT_BIN" tune --agent "$url" --space space.json "${metric[@]}" big.json -- true 2> r10.err
+check "--space with a candidate file: exit 2" [ $? = 2 ]
+check "--space with a candidate file: said" grep -q -- '--space takes no CANDIDATE.json' r10.err
+"$NT_BIN" help tune > r10.out
+check "help tune lists its options" grep -q -- '--space.*--budget.*--keep.*--max-rounds' r10.out
+"$NT_BIN" --help | grep -q '^  tune --space SPACE.json'
+check "--help shows tune" [ $? = 0 ]
+
+comp() { bash -c "source '$NT_SRC/deploy/nettune.bash-completion'; COMP_WORDS=($1); COMP_CWORD=$2; _nettune; echo \"\${COMPREPLY[*]}\""; }
+check "completion offers tune" grep -qw tune <<<"$(comp "'$NT_BIN' ''" 1)"
+check "completion offers tune --budget" [ "$(comp "'$NT_BIN' tune --bud" 2)" = --budget ]
+check "completion offers candidate files" [ "$(comp "'$NT_BIN' tune --keep bi" 3)" = "big.json big2.json" ]
+check "completion offers no candidate after --" [ -z "$(comp "'$NT_BIN' tune big.json -- bi" 4)" ]
+
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ]

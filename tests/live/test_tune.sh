@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# nettune tune on this machine's kernel, as test_bench_compare.sh measures:
+# the agent and the iperf3 client in one network namespace, the iperf3
+# server in another, a veth pair between them, iperf3 -R -t 1 so that the
+# client namespace receives; every sysctl the profiles touch is that
+# namespace's own (net.ipv4.tcp_rmem, net.core.somaxconn), the host's stay
+# as they are. The baseline has small receive buffers (4096 32768 32768,
+# about 5 Gbit/s here); three candidates:
+#  - larger buffers (4096 131072 6291456, about 14 Gbit/s): helpful;
+#  - smaller still (4096 4096 4096, about 0.3 Gbit/s): harmful;
+#  - the baseline's buffers and net.core.somaxconn 8192: neutral.
+# Holm over three comparisons needs 5 rounds an arm at 95%; with
+# --max-rounds 6: the harmful one is dropped after the fourth sweep (its
+# first chance: 4 + 4 rounds), the helpful one kept as the winner, the
+# neutral one not shown better; the namespace's and the host's values
+# byte-identical afterwards (no --keep). About 25 s.
+set -u
+pass=0; fail=0
+ok() { pass=$((pass+1)); }
+bad() { fail=$((fail+1)); echo "FAIL: $*"; }
+check() { local what=$1; shift; if "$@"; then ok; else bad "$what"; fi; }
+jqe() { jq -e "$@" >/dev/null; }
+skip() { echo "SKIP: $*"; exit 77; }
+[ "$(id -u)" -eq 0 ] || skip "needs root (ip netns)"
+for t in ip jq iperf3; do command -v $t >/dev/null || skip "$t is not installed"; done
+[ -n "${NT_BIN:-}" ] && [ -x "$NT_BIN" ] || skip "NT_BIN is not set to the nettune binary"
+
+work=$(mktemp -d)
+nsa=nt-tunea-$$
+nsb=nt-tuneb-$$
+pids=()
+keys=(net/ipv4/tcp_rmem net/ipv4/tcp_wmem net/core/somaxconn net/core/rmem_max net/core/wmem_max)
+values() {
+	for k in "${keys[@]}"; do printf 'host %s %s\n' "$k" "$(cat /proc/sys/$k)"; done
+	for k in "${keys[@]}"; do printf '%s %s %s\n' "$nsa" "$k" "$(ip netns exec "$nsa" cat /proc/sys/$k 2>/dev/null)"; done
+}
+cleanup() {
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+	for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
+	ip netns del "$nsa" 2>/dev/null
+	ip netns del "$nsb" 2>/dev/null
+	rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+ip netns add "$nsa" || skip "cannot create a network namespace"
+ip netns add "$nsb" || { bad "netns $nsb"; exit 1; }
+ip link add nttunea netns "$nsa" type veth peer name nttuneb netns "$nsb" || { bad "veth"; exit 1; }
+ip -n "$nsa" addr add 10.216.0.1/30 dev nttunea
+ip -n "$nsb" addr add 10.216.0.2/30 dev nttuneb
+for n in "$nsa" "$nsb"; do ip -n "$n" link set lo up; done
+ip -n "$nsa" link set nttunea up
+ip -n "$nsb" link set nttuneb up
+values > "$work/values0"
+
+ip netns exec "$nsb" iperf3 -s -B 10.216.0.2 > "$work/iperf3-server.out" 2>&1 &
+pids+=($!)
+ip netns exec "$nsa" "$NT_BIN" serve --listen 127.0.0.1:0 --root / --state-dir "$work/state" \
+	> "$work/agent.out" 2> "$work/agent.err" &
+pids+=($!)
+for _ in $(seq 100); do grep -q listening "$work/agent.out" && break; sleep 0.1; done
+url=$(sed -n 's/^listening on //p' "$work/agent.out")
+[ -n "$url" ] || { bad "agent did not start: $(cat "$work/agent.err")"; exit 1; }
+for _ in $(seq 50); do ip netns exec "$nsa" bash -c '</dev/tcp/10.216.0.2/5201' 2>/dev/null && break; sleep 0.1; done
+
+cd "$work"
+echo '{"name": "small-rcvbuf", "sysctl": {"net.ipv4.tcp_rmem": "4096 32768 32768"}}' > base.json
+echo '{"name": "large-rcvbuf", "sysctl": {"net.ipv4.tcp_rmem": "4096 131072 6291456"}}' > helpful.json
+echo '{"name": "tiny-rcvbuf", "sysctl": {"net.ipv4.tcp_rmem": "4096 4096 4096"}}' > harmful.json
+echo '{"name": "somaxconn", "sysctl": {"net.ipv4.tcp_rmem": "4096 32768 32768", "net.core.somaxconn": "8192"}}' > neutral.json
+
+start=$(date +%s)
+ip netns exec "$nsa" "$NT_BIN" tune --agent "$url" --baseline base.json --budget 100s --max-rounds 6 \
+	--report r.json --plot r.svg helpful.json harmful.json neutral.json -- \
+	iperf3 -c 10.216.0.2 -t 1 -R -J > r.stdout 2> r.err
+rc=$?
+echo "tune: exit $rc in $(($(date +%s) - start)) s"
+sed -n '/^tune: /,$p' r.err
+check "exit 0: a winner ($rc): $(tail -2 r.err)" [ $rc = 0 ]
+check "the helpful candidate kept as the winner" jqe '.winner == 1 and .candidates[0].decision == "winner"' r.json
+check "the winner shown better at its Holm level ($(jq -c '.candidates[0].holm | [.level, .ratio_lo, .ratio, .ratio_hi]' r.json))" \
+	jqe '.candidates[0].holm | .outcome == "shown better" and .ratio_lo > 1 and .level >= 0.975' r.json
+check "the harmful one dropped at its first chance, after round 16 ($(jq -c '.candidates[1] | [.decision, .dropped_after_round, .rounds]' r.json))" \
+	jqe '.candidates[1] | .decision == "dropped" and .dropped_after_round == 16 and .rounds == 4' r.json
+check "the harmful one's drop said" grep -q 'candidate 2 (harmful.json): dropped: shown worse than the best so far' r.err
+check "the neutral one not shown better ($(jq -c '.candidates[2] | [.decision, .final, .holm.ratio_lo, .holm.ratio_hi]' r.json))" \
+	jqe '.candidates[2] | .decision != "winner" and .holm.outcome != "shown better"' r.json
+check "each comparison's Holm level in the output" grep -q 'Holm step 1 of 3 at 98.33%' r.err
+check "every round read by iperf3's reader, in bits/s" \
+	jqe '.metric.reader == "iperf3" and .metric.unit == "bits/s" and ([.rounds[].value | numbers] | length) == (.rounds | length)' r.json
+check "every candidate round applied and reverted in place" \
+	jqe '[.rounds[] | select(.candidate > 0) | .transaction.status == "pending_confirm" and .rollback.status == "reverted"] | all' r.json
+check "host restored" jqe '.host_restored == true' r.json
+check "the chart has the baseline and three candidates" [ "$(grep -c '<g class="arm"' r.svg)" = 4 ]
+values > values1
+check "every sysctl as it was, in the namespace and on the host: $(diff values0 values1 | tr '\n' ' ')" cmp -s values0 values1
+
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ]
