@@ -30,6 +30,10 @@ live_require() {
 agent=""
 live_cleanup() {
 	[ -n "$agent" ] && kill "$agent" 2>/dev/null
+	# What still runs in the test's namespace (a server started through a
+	# function, so not the shell's own child) would keep the wait below,
+	# and the namespace, forever.
+	[ -n "${ns:-}" ] && ip netns pids "$ns" 2>/dev/null | xargs -r kill 2>/dev/null
 	wait 2>/dev/null
 	declare -F live_cleanup_more >/dev/null && live_cleanup_more
 	[ -n "${ns:-}" ] && ip netns del "$ns" 2>/dev/null

@@ -62,7 +62,9 @@ $(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' "/proc/$pid/status" 2>/dev/null)
 
 start_agent
 [ -n "$url" ] && ok || { bad "agent did not start: $(cat "$work/err")"; exit 1; }
-in_ns iperf3 -s -B 10.231.0.1 -p 5231 > "$work/srv" 2>&1 &
+# Started directly (not through in_ns, a function): $! is iperf3 itself,
+# which the kill below and the cleanup end; one client, then it exits.
+ip netns exec "$ns" iperf3 -s -1 -B 10.231.0.1 -p 5231 > "$work/srv" 2>&1 &
 srv=$!
 sleep 0.5
 ip netns exec "$nsb" iperf3 -c 10.231.0.1 -p 5231 -t 8 -P 4 > "$work/cli" 2>&1 &
