@@ -119,16 +119,16 @@ const cases: { method: string; path: string; template: string; status: number; b
   { method: "GET", path: "/v1/nics/eth1/placement", template: "/v1/nics/{name}/placement", status: 200,
     bad: false, what: "a placement of an unknown node", body: { nic: "eth1", known: false, node: -1, nodes: null,
       rule: "unknown", source: null, ports: null, reason: "x",
-      node_cpus: null, irq_cpus: null, app_cpus: null, numactl: null, iperf3: null, nettune_run: null } },
+      node_cpus: null, irq_cpus: null, napi_cpus: null, app_cpus: null, numactl: null, iperf3: null, nettune_run: null } },
   { method: "GET", path: "/v1/nics/bond0/placement", template: "/v1/nics/{name}/placement", status: 200,
     bad: false, what: "a bond's placement from a reservation", body: { nic: "bond0", known: true, node: 0,
       nodes: "0-1", rule: "reserved", source: "transaction 3", ports: "enos0,enos2", reason: "x",
-      node_cpus: "0-127", irq_cpus: "0-3", app_cpus: "30-31,62-63", numactl: "numactl --physcpubind=30-31,62-63 --membind=0-1",
+      node_cpus: "0-127", irq_cpus: "0-3", napi_cpus: "", app_cpus: "30-31,62-63", numactl: "numactl --physcpubind=30-31,62-63 --membind=0-1",
       iperf3: "iperf3 -A 30", nettune_run: "nettune run --near bond0 --" } },
   { method: "GET", path: "/v1/nics/eth1/placement", template: "/v1/nics/{name}/placement", status: 200,
     bad: true, what: "a placement rule not in the list", body: { nic: "eth1", known: false, node: -1, nodes: null,
       rule: "guess", source: null, ports: null, reason: "x",
-      node_cpus: null, irq_cpus: null, app_cpus: null, numactl: null, iperf3: null, nettune_run: null } },
+      node_cpus: null, irq_cpus: null, napi_cpus: null, app_cpus: null, numactl: null, iperf3: null, nettune_run: null } },
 ];
 // The stub answers the case named by the x-nt-case header (Prism passes it on).
 const stub = createServer((req, res) => {
