@@ -102,6 +102,25 @@ if ! systemd-nspawn "${nspawn_common[@]}" --private-network --pipe /bin/sh -c "D
 fi
 pass "apt-get install ./nettune.deb pulled its dependencies from the prepared cache, no network ($(($(date +%s) - t0)) s)"
 
+# The fleet's files (issue 40): the package carries the alerting rules and
+# the dashboard where docs/operations.md says, as they are in deploy/, and
+# the installed rules load.
+for f in prometheus/nettune.rules.yml grafana/nettune-dashboard.json; do
+	if cmp -s "$src/deploy/$f" "$work/root/usr/share/nettune/$f"; then
+		pass "the package installs /usr/share/nettune/$f, identical to deploy/$f"
+	else
+		fail "the package installs /usr/share/nettune/$f, identical to deploy/$f"
+	fi
+done
+if command -v promtool >/dev/null; then
+	if promtool check rules "$work/root/usr/share/nettune/prometheus/nettune.rules.yml" >"$work/promtool.log" 2>&1; then
+		pass "promtool check rules accepts the installed rules ($(grep -c 'alert:' "$work/root/usr/share/nettune/prometheus/nettune.rules.yml") alerts)"
+	else
+		cat "$work/promtool.log"
+		fail "promtool check rules accepts the installed rules"
+	fi
+fi
+
 # Test fixtures inside the root: profile files (one valid, one not) and a
 # shorter watchdog so its check fits in the test's time.
 mkdir -p "$work/root/etc/systemd/system/nettune.service.d"
