@@ -5,6 +5,7 @@ tmpfs, runs the agent on it, and prints each measurement side by side with
 its reference from the same run and the ratio.
 
   python3 bench/run.py [--build DIR] [--short] [--rounds N] [--json FILE] [--keep]
+                       [--against OLD_BUILD]
 
 --build   the build tree holding nettune, bench_http, bench_readloop and
           bench_writeloop
@@ -14,6 +15,12 @@ its reference from the same run and the ratio.
           each adds two transactions to the history a rollback checks
 --json    also write the results to FILE
 --keep    leave the work folder (tree, state, logs) in place and say where
+--against a build of an earlier commit (its nettune only): the host reads are
+          then also measured against it on the same tree, the two builds
+          alternating in rounds (GET /v1/topology, GET /v1/diagnostics and
+          `nettune topology` as a whole process), each row's ratio new/old
+          beside the goal of at most 1.05x (a change's cost on the 256-CPU
+          tree; docs/benchmarks.md)
 
 What it measures (docs/benchmarks.md):
   GET /v1/topology, warm agent, median latency    vs lstopo-no-graphics --input TREE --of xml
@@ -311,6 +318,7 @@ def main():
     ap.add_argument("--json", metavar="FILE")
     ap.add_argument("--keep", action="store_true")
     ap.add_argument("--rounds", type=int, metavar="N")
+    ap.add_argument("--against", metavar="OLD_BUILD")
     args = ap.parse_args()
     if args.rounds is not None and not 1 <= args.rounds <= 250:
         sys.exit("bench/run.py: --rounds takes 1 to 250 (the history check reads 500 transactions)")
@@ -319,6 +327,11 @@ def main():
     for b in ("nettune", "bench_http", "bench_readloop", "bench_writeloop"):
         if not os.access(os.path.join(build, b), os.X_OK):
             sys.exit("bench/run.py: %s/%s is missing: build first (cmake --build %s)" % (build, b, build))
+    old_nettune = None
+    if args.against:
+        old_nettune = os.path.join(os.path.abspath(args.against), "nettune")
+        if not os.access(old_nettune, os.X_OK):
+            sys.exit("bench/run.py: --against %s: no nettune there to compare with" % args.against)
 
     # Repetitions: (latency requests, CLI runs, throughput seconds, apply rounds, loop rounds)
     lat_n, cli_runs, tput_s, rounds, loop_rounds = (10, 5, 2, 2, 3) if args.short else (50, 20, 10, 5, 11)
@@ -529,6 +542,11 @@ def main():
             raise Failure("history: %d transactions (expected %d), unsettled %s" % (len(txs), 2 * rounds + 2, unsettled))
         checks.append("history: %d transactions, all settled" % len(txs))
 
+        # 8. The same host reads by an earlier build, alternating with this
+        # one on the same tree.
+        if old_nettune:
+            against_rows(row, build, nettune, old_nettune, tree, work, agents, agent, lat_n, cli_runs)
+
         # Goals as ratios to a floor measured in this same run:
         # each beside its floor, met or not; never a failure.
         def goal(name, value, unit, floor_name, floor_v, want, met, note=""):
@@ -590,7 +608,7 @@ def main():
     print_goals(goals)
     for c in checks:
         print("check: " + c)
-    expected_rows = 9
+    expected_rows = 9 + (len(AGAINST_READS) + 1 if old_nettune else 0)
     if ok and len(rows) != expected_rows:
         print("FAILED: %d rows measured, expected %d" % (len(rows), expected_rows), file=sys.stderr)
         ok = False
@@ -604,6 +622,41 @@ def main():
     print("%s: %d rows, %d of %d goals met (%s mode; goals are reported, not enforced)" %
           ("ok" if ok else "FAILED", len(rows), met, len(rows), "short" if args.short else "full"))
     return 0 if ok else 1
+
+
+# The reads --against compares: each a path of the API, measured warm.
+AGAINST_READS = ("/v1/topology", "/v1/diagnostics")
+
+
+def against_rows(row, build, nettune, old_nettune, tree, work, agents, agent, lat_n, cli_runs):
+    """Rows of this build's host reads against OLD_NETTUNE's on TREE: an
+    agent of the old build beside AGENT, the two asked in turn, which one
+    first alternating by round, so that the machine's drift falls on both;
+    each row the median of the rounds' medians and its ratio new/old."""
+    old = Agent(old_nettune, tree, work, "old")
+    agents.append(old)
+    old.wait_ready()
+    request(old.base, "GET", "/v1/health")
+    rounds = 6 if lat_n <= 10 else 12
+    per = max(5, lat_n // 5)
+    got = {(path, who): [] for path in AGAINST_READS for who in ("new", "old")}
+    cli = {"new": [], "old": []}
+    for r in range(rounds):
+        order = (("new", agent, nettune), ("old", old, old_nettune))
+        for who, a, binary in (order if r % 2 == 0 else order[::-1]):
+            for path in AGAINST_READS:
+                got[(path, who)].append(load(build, a.port, path, 1, requests=per, warmup=2)["p50_ms"])
+            cli[who].append(time_process([binary, "topology", "--root", tree, "--json"], max(1, cli_runs // 4)))
+    note = "%d rounds alternating which build goes first; medians of each round's median (%d requests)" % (
+        rounds, per)
+    for path in AGAINST_READS:
+        new_ms, old_ms = statistics.median(got[(path, "new")]), statistics.median(got[(path, "old")])
+        row("GET %s, this build against --against's" % path, new_ms, "ms", "the same read, old build", old_ms,
+            "ms", "<= 1.05x old", new_ms <= 1.05 * old_ms, note)
+    new_ms, old_ms = statistics.median(cli["new"]), statistics.median(cli["old"])
+    row("nettune topology --root TREE --json, this build against --against's", new_ms, "ms",
+        "the same command, old build", old_ms, "ms", "<= 1.05x old", new_ms <= 1.05 * old_ms,
+        "%d rounds alternating, whole processes" % rounds)
 
 
 def processes_naming(work):
