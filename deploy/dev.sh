@@ -158,7 +158,13 @@ test)
 	# here, before ctest: no test sends a packet off the machine.
 	unit_only "$@" || bash "$here/tests/prepare.sh" "$build" "$@"
 	cd "$build"
-	exec ctest --output-on-failure --timeout 1800 "$@"
+	# Two tests at a time on two CPUs (at most 4): the unit, integration and
+	# contract tests pair up; those that measure, boot a machine or build a
+	# tree of their own run alone (RUN_SERIAL in tests/CMakeLists.txt).
+	# NETTUNE_TEST_JOBS, or a -j among the arguments, says otherwise.
+	jobs=${NETTUNE_TEST_JOBS:-$(nproc)}
+	[ "$jobs" -gt 4 ] && jobs=4
+	exec ctest --output-on-failure --timeout 1800 --parallel "$jobs" "$@"
 	;;
 deb)
 	install_pkgs "${build_pkgs[@]}" "${deb_pkgs[@]}"
