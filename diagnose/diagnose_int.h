@@ -98,5 +98,6 @@ int diag_check_link(diag *d);
 int diag_check_steering(diag *d, const json_t *reserved);
 int diag_check_flows(diag *d, const json_t *reserved);
 int diag_check_napi(diag *d);
+int diag_check_ring_params(diag *d);
 
 #endif

@@ -5,8 +5,10 @@
 #include <errno.h>
 
 /* Append the entries of FIX[KEY] to OUT[KEY], skipping interfaces already
- * present: two findings about one NIC must not ask for two placements. */
-static int merge_entries(json_t *out, const json_t *fix, const char *key)
+ * present: two findings about one NIC must not ask for two placements.
+ * MERGE: an entry for an interface already present adds its keys to that
+ * entry instead (rings: one finding's ring size, another's buffer length). */
+static int merge_entries(json_t *out, const json_t *fix, const char *key, bool merge)
 {
 	json_t *src = json_object_get(fix, key), *dst = json_object_get(out, key);
 	size_t i, k;
@@ -16,10 +18,12 @@ static int merge_entries(json_t *out, const json_t *fix, const char *key)
 		return 0;
 	json_array_foreach(src, i, e) {
 		const char *ifname = json_string_value(json_object_get(e, "interface"));
-		bool dup = false;
+		json_t *dup = NULL;
 		json_array_foreach(dst, k, d)
 			if (ifname && json_equal(json_object_get(d, "interface"), json_object_get(e, "interface")))
-				dup = true;
+				dup = d;
+		if (dup && merge && json_object_update_missing(dup, e) < 0)
+			return -ENOMEM;
 		if (!dup && json_array_append(dst, e) < 0)
 			return -ENOMEM;
 	}
@@ -63,9 +67,9 @@ json_t *nt_diagnose_fix_profile(const json_t *diagnosis, const char *name)
 		json_t *fix = json_object_get(f, "fix");
 		if (!json_is_object(fix))
 			continue;
-		if (merge_entries(p, fix, "irq_affinity") < 0 || merge_entries(p, fix, "rings") < 0 ||
-		    merge_entries(p, fix, "bonds") < 0 || merge_entries(p, fix, "rps") < 0 ||
-		    merge_entries(p, fix, "xps") < 0 || merge_napi(p, fix) < 0)
+		if (merge_entries(p, fix, "irq_affinity", false) < 0 || merge_entries(p, fix, "rings", true) < 0 ||
+		    merge_entries(p, fix, "bonds", false) < 0 || merge_entries(p, fix, "rps", false) < 0 ||
+		    merge_entries(p, fix, "xps", false) < 0 || merge_napi(p, fix) < 0)
 			goto fail;
 		json_t *sys = json_object_get(fix, "sysctl");
 		if (json_is_object(sys) && json_object_update_missing(json_object_get(p, "sysctl"), sys) < 0)

@@ -63,6 +63,17 @@ int nt_setting_report_detail(const nt_ctx *ctx, nt_ethtool *eh, const nt_nic *ni
 	return r;
 }
 
+int nt_setting_report_detail_of(const char *kind, const nt_ctx *ctx, nt_ethtool *eh, const nt_nic *nic, json_t *out)
+{
+	for (int m = 0; kind && nt_setting_modules[m]; m++)
+		for (int i = 0; nt_setting_modules[m]->kinds && nt_setting_modules[m]->kinds[i]; i++)
+			if (strcmp(nt_setting_modules[m]->kinds[i]->name, kind) == 0)
+				return nt_setting_modules[m]->report_nic_detail ?
+					       nt_setting_modules[m]->report_nic_detail(ctx, eh, nic, out) :
+					       -ENOENT;
+	return -ENOENT;
+}
+
 const nt_setting_kind *nt_setting_find(const char *name)
 {
 	for (int m = 0; name && nt_setting_modules[m]; m++)

@@ -255,6 +255,12 @@ extern const nt_setting_module *const nt_setting_modules[];
  * members added before a failure are kept. */
 int nt_setting_report_detail(const nt_ctx *ctx, nt_ethtool *eh, const nt_nic *nic, json_t *out);
 
+/* The report_nic_detail of the module holding the kind called KIND alone
+ * (what GET /v1/nics/{name} shows of it), for a reader such as the
+ * diagnostics that wants one kind's facts in their documented form.
+ * Returns its result, or -ENOENT when no module has KIND or it reports
+ * no detail. */
+int nt_setting_report_detail_of(const char *kind, const nt_ctx *ctx, nt_ethtool *eh, const nt_nic *nic, json_t *out);
 /* The kind called NAME, or NULL. */
 const nt_setting_kind *nt_setting_find(const char *name);
 /* Whether the kernel tells of changes to targets of the kind called NAME

@@ -13,6 +13,7 @@
  * coalescing fields over the same validation, and a transaction applied
  * and rolled back to the same document. */
 #include "engine/plan.h"
+#include "diagnose/diagnose.h"
 #include "engine/txn.h"
 #include "host/topology.h"
 #include "kernel/ctx.h"
@@ -525,6 +526,83 @@ static void test_transaction(const nt_ctx *ctx)
 	nt_txn_engine_close(e);
 }
 
+
+/* ---- the findings (diagnose/ring_params.c) ---- */
+
+static long long ev_int(const json_t *f, const char *key)
+{
+	return json_integer_value(json_object_get(json_object_get(f, "evidence"), key));
+}
+
+static const char *str_of(const json_t *f, const char *key)
+{
+	const char *v = json_string_value(json_object_get(f, key));
+	return v ? v : "";
+}
+
+/* enos0 with RX buffers of 2048 bytes on its 9000-byte MTU, enos1 with
+ * header/data split on, enos2 with 1024-byte buffers and MTU 1500. */
+static void test_findings(void)
+{
+	nt_ctx ctx;
+	nt_topology *t = NULL;
+	give("enos0", "rings", "{\"rx_buf_len\":2048}");
+	give("enos1", "rings", "{\"tcp_data_split\":2}");
+	give("enos2", "rings", "{\"rx_buf_len\":1024}");
+	tree_write(root, "sys/class/net/enos2/mtu", "1500\n");
+	CHECK_INT(nt_ctx_init(&ctx, root), 0);
+	CHECK_INT(nt_topology_read(&ctx, &t), 0);
+	if (!t)
+		return;
+	json_t *r = nt_diagnose(t, NULL);
+	CHECK(r != NULL);
+	const json_t *f = finding(r, "rx-buf-len-below-mtu", "enos0");
+	CHECK(f != NULL);
+	if (f) {
+		CHECK_STR(str_of(f, "severity"), "warning");
+		CHECK_INT(ev_int(f, "mtu"), 9000);
+		CHECK_INT(ev_int(f, "rx_buf_len"), 2048);
+		CHECK_INT(ev_int(f, "frame_bytes"), 9022);
+		CHECK_INT(ev_int(f, "buffers_per_frame"), 5);
+		const json_t *fe = json_array_get(json_object_get(json_object_get(f, "fix"), "rings"), 0);
+		CHECK_INT(json_integer_value(json_object_get(fe, "rx_buf_len")), 16384);
+		CHECK_STR(str_of(fe, "interface"), "enos0");
+		CHECK(strstr(str_of(f, "message"), "spans 5 buffers") != NULL);
+	}
+	/* Not jumbo, or buffers the driver does not report: nothing. */
+	CHECK(finding(r, "rx-buf-len-below-mtu", "enos2") == NULL);
+	CHECK(finding(r, "rx-buf-len-below-mtu", "enos1") == NULL);
+	f = finding(r, "hds-off", "host");
+	CHECK(f != NULL);
+	if (f) {
+		CHECK_STR(str_of(f, "severity"), "info");
+		CHECK(json_is_null(json_object_get(f, "fix")));
+		const json_t *nics = json_object_get(json_object_get(f, "evidence"), "interfaces");
+		CHECK_INT((long long)json_array_size(nics), 3);
+		CHECK_STR(str_of(json_array_get(nics, 0), "interface"), "enos0");
+		CHECK_STR(str_of(json_array_get(nics, 1), "interface"), "enos2");
+		CHECK(strstr(str_of(f, "message"), "3 NICs report header/data split off") != NULL);
+		CHECK(strstr(str_of(f, "message"), "enos1") == NULL);
+	}
+	/* One rings entry for enos0 in the profile of all fixes: its ring
+	 * size (ring-below-max) and its buffer length together. */
+	json_t *p = nt_diagnose_fix_profile(r, "fix");
+	CHECK(p != NULL);
+	size_t i, n0 = 0;
+	const json_t *e, *e0 = NULL;
+	json_array_foreach(json_object_get(p, "rings"), i, e)
+		if (!strcmp(json_string_value(json_object_get(e, "interface")), "enos0")) {
+			n0++;
+			e0 = e;
+		}
+	CHECK_INT((long long)n0, 1);
+	CHECK_INT(json_integer_value(json_object_get(e0, "rx_buf_len")), 16384);
+	CHECK(json_object_get(e0, "rx") != NULL);
+	json_decref(p);
+	json_decref(r);
+	nt_topology_free(t);
+}
+
 int main(void)
 {
 	char cmd[512];
@@ -558,6 +636,7 @@ int main(void)
 		nt_topology_free(t);
 		test_transaction(&ctx);
 	}
+	test_findings();
 	snprintf(cmd, sizeof(cmd), "rm -rf %s %s", root, state);
 	system(cmd);
 	TEST_MAIN_END();
