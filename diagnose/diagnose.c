@@ -139,7 +139,7 @@ json_t *nt_diagnose(const nt_topology *t, const nt_diag_options *opt)
 
 	if (diag_check_irq_info(&d) || diag_check_irq_remote_node(&d) || diag_check_irq_shared_first_cpu(&d) ||
 		diag_check_irqbalance(&d) || diag_check_rings(&d) || diag_check_ring_params(&d) || diag_check_bonds(&d) || diag_check_features(&d) || diag_check_link(&d) ||
-		diag_check_tcp_buffers(&d) || diag_check_locality(&d) ||
+		diag_check_tcp_buffers(&d) || diag_check_busy_poll(&d) || diag_check_locality(&d) ||
 		diag_check_steering(&d, opt ? opt->reserved : NULL) ||
 		diag_check_flows(&d, opt ? opt->reserved : NULL) || diag_check_napi(&d))
 		goto out;

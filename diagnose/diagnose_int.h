@@ -15,6 +15,7 @@
  *   diagnose/link.c            MTU, queue length, root qdisc: bond-mtu-mismatch,
  *                              txqueuelen-small, qdisc-default-stale
  *   diagnose/tcp.c             sysctls: tcp-buffers-small
+ *   diagnose/busy_poll.c       busy-poll-global
  *   diagnose/steering.c        RPS/XPS/RSS: rps-missing, xps-unset,
  *                              xps-irq-mismatch, rps-reserved-cpus,
  *                              rss-queues-misplaced
@@ -93,6 +94,7 @@ int diag_check_rings(diag *d);
 int diag_check_bonds(diag *d);
 int diag_check_features(diag *d);
 int diag_check_tcp_buffers(diag *d);
+int diag_check_busy_poll(diag *d);
 int diag_check_link(diag *d);
 /* RESERVED: interface -> cpulist kept for applications, or NULL. */
 int diag_check_steering(diag *d, const json_t *reserved);

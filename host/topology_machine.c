@@ -35,6 +35,8 @@ static const char *const sysctl_keys[] = {
 	"net.core.somaxconn",
 	"net.core.default_qdisc",
 	"net.core.rps_sock_flow_entries",
+	"net.core.busy_poll",
+	"net.core.busy_read",
 	"net.ipv4.tcp_window_scaling",
 	"net.ipv4.tcp_timestamps",
 	"net.ipv4.tcp_sack",

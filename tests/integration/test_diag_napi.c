@@ -13,7 +13,9 @@
  * smp_affinity_list; the rollback gives the thread every CPU again and the
  * finding is back. The steering findings and the delivery check
  * (GET /v1/verify) map queues to IRQs through the family there and say
- * so. */
+ * so. The copy also busy-polls host-wide (net.core.busy_poll 50):
+ * busy-poll-global, whose sysctl fix goes in the same transaction and
+ * comes back with the rollback. */
 #include "diagnose/diagnose.h"
 #include "harness.h"
 #include "integration/nt_agent.h"
@@ -123,6 +125,7 @@ int main(void)
 	CHECK_INT(system(cmd), 0);
 	set_napis(root, "enos3", 4, "defer-hard-irqs", 10);
 	set_napis(root, "enos0", 1, "irq-suspend-timeout", 1000000);
+	tree_write(root, "proc/sys/net/core/busy_poll", "50\n");
 	if (nt_agent_start(&a, root, NULL, NULL) < 0) {
 		CHECK_MSG(0, "agent did not start on %s", root);
 		goto out;
@@ -158,6 +161,12 @@ int main(void)
 			  json_string_value(json_object_get(e, "id")), json_string_value(json_object_get(e, "subject")), src);
 	}
 	CHECK_MSG(with_source > 0, "no steering finding says its irq_source");
+	f = doc ? finding(doc, "busy-poll-global", "sysctl") : NULL;
+	CHECK_MSG(f && !strcmp(json_string_value(json_object_get(f, "severity")) ?: "", "info") &&
+			  !strcmp(json_string_value(json_object_get(json_object_get(json_object_get(f, "evidence"), "values"),
+								    "net.core.busy_poll")) ?: "", "50") &&
+			  json_object_size(json_object_get(json_object_get(f, "fix"), "sysctl")) == 1,
+		  "busy-poll-global with busy_poll 50 and its one-sysctl fix");
 
 	/* A profile that places enos1's IRQs places its threaded NAPI's
 	 * threads with them, unless napi[] chooses otherwise (issue 39). */
@@ -179,8 +188,10 @@ int main(void)
 
 	/* The fix profile's placement and pinning, applied together. */
 	json_t *all = doc ? nt_diagnose_fix_profile(doc, "fixes") : NULL;
-	json_t *p = json_pack("{s:{s:s, s:O, s:O}}", "profile", "name", "napi-fix", "irq_affinity",
-			      json_object_get(all, "irq_affinity"), "napi", json_object_get(all, "napi"));
+	json_t *p = json_pack("{s:{s:s, s:O, s:O, s:{s:s}}}", "profile", "name", "napi-fix", "irq_affinity",
+			      json_object_get(all, "irq_affinity"), "napi", json_object_get(all, "napi"), "sysctl",
+			      "net.core.busy_poll",
+			      json_string_value(json_object_get(json_object_get(all, "sysctl"), "net.core.busy_poll")) ?: "?");
 	CHECK(p != NULL);
 	json_decref(all);
 	json_decref(doc);
@@ -204,6 +215,10 @@ int main(void)
 	doc = get(&a, "/v1/diagnostics");
 	CHECK_MSG(doc && !finding(doc, "napi-thread-unpinned", "enos1") && !finding(doc, "napi-thread-apart", "enos1"),
 		  "a thread finding for enos1 after the fix");
+	CHECK_MSG(doc && !finding(doc, "busy-poll-global", "sysctl"), "busy-poll-global after the fix");
+	char *bp = tree_read(root, "proc/sys/net/core/busy_poll");
+	CHECK_MSG(bp && atoi(bp) == 0, "busy_poll %s after the fix", bp ? bp : "?");
+	free(bp);
 	json_decref(doc);
 
 	/* An application near enos1 keeps off its pinned NAPI threads' CPUs
@@ -247,6 +262,7 @@ int main(void)
 	CHECK_STR(cpus, "0-127");
 	doc = get(&a, "/v1/diagnostics");
 	CHECK(doc && finding(doc, "napi-thread-unpinned", "enos1"));
+	CHECK(doc && finding(doc, "busy-poll-global", "sysctl"));
 	json_decref(doc);
 	CHECK_INT(nt_agent_stop(&a), 0);
 out:

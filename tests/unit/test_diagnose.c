@@ -637,6 +637,77 @@ static void test_tcp_buffers(void)
 	topo_free(t);
 }
 
+/* ---- busy-poll-global ---- */
+
+/* Busy polling host-wide: busy_poll above 0 (every epoll_wait spins),
+ * busy_read above 0 (every socket's SO_BUSY_POLL default), each alone and
+ * both, info with the values and a fix setting only those set to 0; none
+ * at 0, absent, or unreadable. */
+static void test_busy_poll(void)
+{
+	nt_topology *t = topo_new(8, 2, two_nodes);
+	set_sysctl(t, "net.core.busy_poll", "0");
+	set_sysctl(t, "net.core.busy_read", "0");
+	json_t *r = diagnose(t, 10);
+	CHECK_INT(count_id(r, "busy-poll-global"), 0);
+	json_decref(r);
+
+	snprintf(t->sysctls[0].value, sizeof(t->sysctls[0].value), "50");
+	r = diagnose(t, 10);
+	check_shape(r);
+	json_t *f = find(r, "busy-poll-global", "sysctl");
+	CHECK(f != NULL);
+	if (f) {
+		CHECK_STR(JS(f, "severity"), "info");
+		CHECK_STR(json_string_value(json_object_get(J(f, "evidence.values"), "net.core.busy_poll")), "50");
+		CHECK_STR(json_string_value(json_object_get(J(f, "evidence.values"), "net.core.busy_read")), "0");
+		CHECK_INT(json_array_size(J(f, "evidence.set")), 1);
+		CHECK_STR(json_string_value(json_array_get(J(f, "evidence.set"), 0)), "net.core.busy_poll");
+		const json_t *sc = J(f, "fix.sysctl");
+		CHECK_INT(json_object_size(sc), 1);
+		CHECK_STR(json_string_value(json_object_get(sc, "net.core.busy_poll")), "0");
+		const char *m = JS(f, "message");
+		CHECK_MSG(m && strstr(m, "net.core.busy_poll is 50 us host-wide") &&
+				  strstr(m, "will cause all epoll-based applications to busy poll") &&
+				  strstr(m, "EPIOCSPARAMS") && strstr(m, "SO_BUSY_POLL") && !strstr(m, "busy_read \""),
+			  "message: %s", m ? m : "?");
+	}
+	CHECK_INT(JI(r, "summary.info"), 1);
+	json_decref(r);
+
+	/* busy_read alone: its own words, SO_BUSY_POLL's default. */
+	snprintf(t->sysctls[0].value, sizeof(t->sysctls[0].value), "0");
+	snprintf(t->sysctls[1].value, sizeof(t->sysctls[1].value), "50");
+	r = diagnose(t, 10);
+	f = find(r, "busy-poll-global", "sysctl");
+	CHECK(f && JS(f, "message") && strstr(JS(f, "message"), "net.core.busy_read is 50 us host-wide") &&
+	      strstr(JS(f, "message"), "sets the default value of the SO_BUSY_POLL socket option") &&
+	      !strstr(JS(f, "message"), "epoll_wait. This"));
+	CHECK(f && json_object_size(J(f, "fix.sysctl")) == 1 &&
+	      !strcmp(json_string_value(json_object_get(J(f, "fix.sysctl"), "net.core.busy_read")) ?: "", "0"));
+	json_decref(r);
+
+	/* Both: one finding, both in the fix, merged into the fix profile. */
+	snprintf(t->sysctls[0].value, sizeof(t->sysctls[0].value), "100");
+	r = diagnose(t, 10);
+	CHECK_INT(count_id(r, "busy-poll-global"), 1);
+	f = find(r, "busy-poll-global", "sysctl");
+	CHECK(f && json_array_size(J(f, "evidence.set")) == 2 && json_object_size(J(f, "fix.sysctl")) == 2);
+	json_t *p = nt_diagnose_fix_profile(r, "fixes");
+	CHECK(p && !strcmp(json_string_value(json_object_get(json_object_get(p, "sysctl"), "net.core.busy_poll")) ?: "", "0") &&
+	      !strcmp(json_string_value(json_object_get(json_object_get(p, "sysctl"), "net.core.busy_read")) ?: "", "0"));
+	json_decref(p);
+	json_decref(r);
+
+	/* Not a number: no evidence either way. */
+	snprintf(t->sysctls[0].value, sizeof(t->sysctls[0].value), "x");
+	snprintf(t->sysctls[1].value, sizeof(t->sysctls[1].value), "-1");
+	r = diagnose(t, 10);
+	CHECK_INT(count_id(r, "busy-poll-global"), 0);
+	json_decref(r);
+	topo_free(t);
+}
+
 /* ---- nic-locality-unknown ---- */
 
 static void test_locality(void)
@@ -943,6 +1014,7 @@ int main(void)
 	test_rings_window();
 	test_bonds();
 	test_tcp_buffers();
+	test_busy_poll();
 	test_locality();
 	test_irq_info_missing();
 	test_order();
