@@ -44,8 +44,12 @@ int nt_diagnose_add_drift(json_t *diagnosis, const json_t *drift);
 /* Add to DIAGNOSIS an "irq-delivered-elsewhere" finding (warning) for each
  * IRQ that CHECK, the agent's last delivery check (host/delivery.h's
  * document with "at_ms"), found delivered outside its placement or
- * affinity, with the CPUs and counts as evidence. NOW_MS says how long
- * ago. Pure. Returns 0 or -ENOMEM. */
+ * affinity, with the CPUs and counts as evidence, and a
+ * "napi-thread-elsewhere" finding (warning) for each NAPI thread it found
+ * elsewhere (its "threads"), with the thread's entry as evidence and, when
+ * its allowed CPUs were no longer its placement, the napi[] entry that
+ * pins it again as fix. NOW_MS says how long ago. Pure. Returns 0 or
+ * -ENOMEM. */
 int nt_diagnose_add_delivery(json_t *diagnosis, const json_t *check, int64_t now_ms);
 
 /* One profile made of every finding's fix, ready for plan/apply:

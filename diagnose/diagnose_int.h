@@ -27,7 +27,8 @@
  *                              irq-suspend-without-defer
  *   diagnose/fix_profile.c     nt_diagnose_fix_profile
  *   diagnose/drift_findings.c  nt_diagnose_add_drift
- *   diagnose/delivery.c        nt_diagnose_add_delivery: irq-delivered-elsewhere */
+ *   diagnose/delivery.c        nt_diagnose_add_delivery: irq-delivered-elsewhere,
+ *                              napi-thread-elsewhere */
 #ifndef NT_DIAGNOSE_INT_H
 #define NT_DIAGNOSE_INT_H
 

@@ -11,7 +11,9 @@
  * IRQ's CPU ("irq" follows the placement of the same profile): no thread
  * finding is left, and the thread's Cpus_allowed_list is its IRQ's
  * smp_affinity_list; the rollback gives the thread every CPU again and the
- * finding is back. The steering findings and the delivery check
+ * finding is back. A taskset behind the agent's back after the fix makes
+ * the delivery check judge that thread elsewhere, and the diagnostics
+ * say napi-thread-elsewhere. The steering findings and the delivery check
  * (GET /v1/verify) map queues to IRQs through the family there and say
  * so. The copy also busy-polls host-wide (net.core.busy_poll 50):
  * busy-poll-global, whose sysctl fix goes in the same transaction and
@@ -240,6 +242,15 @@ int main(void)
 	}
 	json_decref(doc);
 
+	/* A taskset behind the agent's back: rx-0's thread allowed on every
+	 * CPU again. The delivery check judges it elsewhere (outside
+	 * "allowed"), and the diagnostics say so with the napi[] entry that
+	 * pins it again. */
+	char st_text[256];
+	snprintf(st_text, sizeof(st_text), "Name:\tnapi/enos1-8209\nState:\tS (sleeping)\nTgid:\t3100\nPid:\t3100\n"
+		 "PPid:\t2\nCpus_allowed:\tffffffff,ffffffff,ffffffff,ffffffff\nCpus_allowed_list:\t0-127\n");
+	tree_write(root, "proc/3100/status", st_text);
+
 	/* The delivery check maps each IRQ to its queue through the family. */
 	doc = get(&a, "/v1/verify?window_ms=100");
 	int netlink_queues = 0;
@@ -250,6 +261,35 @@ int main(void)
 		netlink_queues += json_is_integer(json_object_get(e, "queue"));
 	}
 	CHECK_INT(netlink_queues, 16);
+	const json_t *th = NULL;
+	json_array_foreach(json_object_get(doc, "threads"), i, e)
+		if (!strcmp(json_string_value(json_object_get(e, "target")) ?: "", "enos1/rx-0"))
+			th = e;
+	CHECK_MSG(th && !strcmp(json_string_value(json_object_get(th, "verdict")) ?: "", "elsewhere") &&
+			  !strcmp(json_string_value(json_object_get(th, "outside")) ?: "", "allowed"),
+		  "enos1/rx-0's thread elsewhere, outside allowed");
+	json_decref(doc);
+	doc = get(&a, "/v1/diagnostics");
+	int moved = 0;
+	json_array_foreach(json_object_get(doc, "findings"), i, e) {
+		if (strcmp(json_string_value(json_object_get(e, "id")) ?: "", "napi-thread-elsewhere"))
+			continue;
+		moved++;
+		const json_t *ev = json_object_get(e, "evidence");
+		char *fx = json_dumps(json_object_get(e, "fix"), JSON_COMPACT), want[160];
+		snprintf(want, sizeof(want), "{\"napi\":[{\"interface\":\"enos1\",\"queues\":\"0\",\"thread_cpus\":\"%s\"}]}",
+			 irqcpus);
+		CHECK_MSG(!strcmp(json_string_value(json_object_get(e, "subject")) ?: "", "enos1") &&
+				  json_integer_value(json_object_get(ev, "pid")) == 3100 &&
+				  json_integer_value(json_object_get(ev, "napi_id")) == 8209 &&
+				  !strcmp(json_string_value(json_object_get(ev, "placed")) ?: "", irqcpus) &&
+				  !strcmp(json_string_value(json_object_get(ev, "allowed")) ?: "", "0-127") && fx &&
+				  !strcmp(fx, want),
+			  "napi-thread-elsewhere: %s, fix %s", json_string_value(json_object_get(e, "message")) ?: "?",
+			  fx ? fx : "?");
+		free(fx);
+	}
+	CHECK_INT(moved, 1);
 	json_decref(doc);
 
 	char url[64];

@@ -353,6 +353,81 @@ static void findings(void)
 	json_decref(check);
 }
 
+/* A NAPI thread the check found elsewhere: napi-thread-elsewhere, one a
+ * thread, after the IRQs' findings of its severity. Moved (allowed CPUs no
+ * longer its placement): its napi[] entry pins it again; ran outside a
+ * placement its affinity still reads: no fix. Delivered and not observed
+ * threads: none. */
+static void thread_findings(void)
+{
+	json_t *diag = json_pack("{s:[], s:{s:i, s:i, s:i}}", "findings", "summary", "error", 0, "warning", 0, "info", 0);
+	json_t *check = json_loads(
+		"{\"window_ms\": 2000.0, \"at_ms\": 1000000, \"irqs\": [], \"threads\": ["
+		"{\"target\": \"enos1/rx-0\", \"nic\": \"enos1\", \"queue\": 0, \"napi_id\": 8209, \"pid\": 3100,"
+		" \"irq\": 121, \"irq_verdict\": \"delivered\", \"placed\": \"48\", \"placed_by\": \"transaction 1\","
+		" \"allowed\": \"0-127\", \"run_ns\": null, \"run_source\": null, \"last_cpu_start\": 48,"
+		" \"last_cpu\": 48, \"verdict\": \"elsewhere\", \"outside\": \"allowed\", \"why\": null},"
+		"{\"target\": \"enos1/rx-1\", \"nic\": \"enos1\", \"queue\": 1, \"napi_id\": 8210, \"pid\": 3101,"
+		" \"irq\": 122, \"placed\": \"49\", \"placed_by\": \"transaction 1\", \"allowed\": \"49\","
+		" \"run_ns\": 12300000, \"run_source\": \"schedstat\", \"last_cpu_start\": 49, \"last_cpu\": 5,"
+		" \"verdict\": \"elsewhere\", \"outside\": \"placement\", \"why\": null},"
+		"{\"target\": \"enos1/rx-2\", \"nic\": \"enos1\", \"queue\": 2, \"pid\": 3102, \"placed\": \"50\","
+		" \"verdict\": \"delivered\"},"
+		"{\"target\": \"enos1/rx-3\", \"nic\": \"enos1\", \"queue\": 3, \"pid\": null, \"placed\": \"51\","
+		" \"verdict\": \"not observed\", \"why\": \"no thread: threaded NAPI is off\"}]}",
+		0, NULL);
+	CHECK(diag && check);
+	CHECK_INT(nt_diagnose_add_delivery(diag, check, 31000000), 0);
+	json_t *fs = json_object_get(diag, "findings");
+	CHECK_INT(json_array_size(fs), 2);
+	CHECK_INT(json_integer_value(json_object_get(json_object_get(diag, "summary"), "warning")), 2);
+	json_t *moved = NULL, *ran = NULL, *f;
+	size_t i;
+	json_array_foreach(fs, i, f) {
+		CHECK_STR(json_string_value(json_object_get(f, "id")), "napi-thread-elsewhere");
+		CHECK_STR(json_string_value(json_object_get(f, "subject")), "enos1");
+		CHECK_STR(json_string_value(json_object_get(f, "severity")), "warning");
+		json_int_t q = json_integer_value(json_object_get(json_object_get(f, "evidence"), "queue"));
+		if (q == 0)
+			moved = f;
+		else if (q == 1)
+			ran = f;
+	}
+	CHECK(moved && ran);
+	if (moved) {
+		const json_t *ev = json_object_get(moved, "evidence");
+		CHECK_INT(json_integer_value(json_object_get(ev, "napi_id")), 8209);
+		CHECK_INT(json_integer_value(json_object_get(ev, "pid")), 3100);
+		CHECK_STR(json_string_value(json_object_get(ev, "placed")), "48");
+		CHECK_STR(json_string_value(json_object_get(ev, "allowed")), "0-127");
+		CHECK_STR(json_string_value(json_object_get(ev, "outside")), "allowed");
+		CHECK_INT(json_integer_value(json_object_get(ev, "at_ms")), 1000000);
+		const char *m = json_string_value(json_object_get(moved, "message"));
+		CHECK_MSG(m && strstr(m, "NAPI thread pid 3100 of enos1/rx-0 (NAPI 8209) is placed on CPU(s) 48, but in the "
+					 "delivery check of 2000 ms 30000s ago it was allowed on CPU(s) 0-127, last on CPU 48") &&
+				  strstr(m, "taskset") && strstr(m, "/proc/3100/cpuset"),
+			  "message: %s", m ? m : "?");
+		char *fix = json_dumps(json_object_get(moved, "fix"), JSON_COMPACT);
+		CHECK_MSG(fix && !strcmp(fix, "{\"napi\":[{\"interface\":\"enos1\",\"queues\":\"0\",\"thread_cpus\":\"48\"}]}"),
+			  "fix: %s", fix ? fix : "?");
+		free(fix);
+	}
+	if (ran) {
+		const char *m = json_string_value(json_object_get(ran, "message"));
+		CHECK_MSG(m && strstr(m, "NAPI thread pid 3101 of enos1/rx-1 (NAPI 8210) is placed on CPU(s) 49 and its "
+					 "affinity reads so") && strstr(m, "ran 12.3 ms, last on CPU 5, outside it"),
+			  "message: %s", m ? m : "?");
+		CHECK(json_is_null(json_object_get(ran, "fix")));
+		CHECK_INT(json_integer_value(json_object_get(json_object_get(ran, "evidence"), "last_cpu")), 5);
+	}
+	/* Both in the fix profile: only the moved thread's entry. */
+	json_t *p = nt_diagnose_fix_profile(diag, "fixes");
+	CHECK(p && json_array_size(json_object_get(p, "napi")) == 1);
+	json_decref(p);
+	json_decref(diag);
+	json_decref(check);
+}
+
 /* An IRQ's queue: the netdev family's map where the NAPI read holds it
  * (here it says IRQ 38 serves RX queue 3, whatever its name says), the
  * number in the name otherwise; "queue_source" says which. */
@@ -535,6 +610,7 @@ int main(void)
 {
 	queue_packets();
 	findings();
+	thread_findings();
 	queue_source();
 	softnet();
 	verdicts();
