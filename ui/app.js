@@ -350,7 +350,9 @@ function markIrqs(root, irqs, placement) {
 }
 
 // Mark the CPUs the agent's last delivery check saw serve interrupts of an
-// IRQ placed (or allowed) elsewhere: the irq-delivered-elsewhere findings.
+// IRQ placed (or allowed) elsewhere (the irq-delivered-elsewhere findings),
+// and the CPU a NAPI thread it pinned last ran on outside its placement
+// (napi-thread-elsewhere: that queue's packets were processed there).
 // A "!" and the title say it, not colour alone.
 function markDeliveredElsewhere(root, diag) {
   if (!root) return;
@@ -366,6 +368,17 @@ function markDeliveredElsewhere(root, diag) {
       const text = `IRQ ${f.evidence.irq} (${f.subject}): ${e.count} interrupts here, outside its ${e.outside} ${f.evidence.placed || f.evidence.affinity || ""}`;
       notes.set(c, (notes.has(c) ? notes.get(c) + "\n" : "") + text);
     }
+  }
+  for (const f of (diag && diag.findings) || []) {
+    const e = f.evidence;
+    if (f.id !== "napi-thread-elsewhere" || !e || e.last_cpu === null || e.last_cpu === undefined) continue;
+    // The kernel keeps a thread's last CPU only: one inside the placement
+    // (its allowed CPUs changed) leaves nothing to mark; its finding says it.
+    if (parseCpulist(e.placed).includes(e.last_cpu)) continue;
+    const c = String(e.last_cpu);
+    const text = `NAPI thread pid ${e.pid} (${e.target}): last ran here, outside its placement ${e.placed}` +
+      (e.outside === "allowed" ? ` (allowed on ${e.allowed})` : "");
+    notes.set(c, (notes.has(c) ? notes.get(c) + "\n" : "") + text);
   }
   for (const [c, text] of notes) {
     const el = $(`.cpu[data-cpu="${c}"]`, root);
@@ -889,6 +902,32 @@ function stepsTable(steps, withResult) {
       withResult ? h("td", {}, h("span.status." + s.result, {}, s.result), s.error ? ` ${s.error}` : "") : null))));
 }
 
+// The delivery check the apply asked for (verify_window_ms): its verdict,
+// and a row per NAPI thread the transaction pinned, where it ran in the
+// window beside where it was placed (docs/api.md#the-delivery-check).
+function deliveryBlock(d) {
+  if (!d) return null;
+  const threads = d.threads || [];
+  const summary = `Delivery check over ${d.window_ms} ms` + (d.checks > 1 ? ` (${d.checks} windows)` : "") +
+    `: ${d.verdict} · ${d.delivered} delivered, ${d.elsewhere} elsewhere, ${d.not_observed} not observed` +
+    (d.confirmed ? " · confirmed on it" : "");
+  return h("div.delivery", { id: "txn-delivery" }, h("h4", {}, "Where it was delivered"), h("p", {}, summary),
+    threads.length ? threadsTable(threads) : null);
+}
+
+function threadsTable(threads) {
+  const dash = (v) => (v === null || v === undefined ? "–" : String(v));
+  return h("table.grid.threads", {},
+    h("thead", {}, h("tr", {}, ["NAPI thread", "pid", "placed", "allowed", "ran ms", "last CPU", "verdict"].map((t) => h("th", {}, t)))),
+    h("tbody", {}, threads.map((x) => h("tr", { dataset: { target: x.target } },
+      h("td", { title: x.napi_id === null ? null : `NAPI ${x.napi_id}, ` + (x.irq === null ? "no IRQ" : `IRQ ${x.irq}: ${x.irq_verdict || "not in the check"}`) }, x.target),
+      h("td", {}, dash(x.pid)), h("td", {}, x.placed), h("td", {}, dash(x.allowed)),
+      h("td.num", {}, x.run_ns === null || x.run_ns === undefined ? "–" : (x.run_ns / 1e6).toFixed(1)),
+      h("td", {}, dash(x.last_cpu)),
+      h("td", { title: x.why || null },
+        h("span.verdict." + x.verdict.replace(/ /g, "-"), {}, x.verdict + (x.outside ? ` (outside ${x.outside})` : "")))))));
+}
+
 // Placement of the IRQ steps' before- or after-values (irq -> cpulist).
 function placementOf(steps, which) {
   const m = new Map();
@@ -934,7 +973,8 @@ async function openTxn(id) {
     // What to do about it comes first (confirm before the deadline, roll
     // back), then what the agent warned of, then the steps.
     box.replaceChildren(head, txnActions(t), ...extra.filter(Boolean),
-      ...((t.warnings || []).length ? warningsBlock(t.warnings, "txn-warnings") : []), stepsTable(t.steps, true), ba);
+      ...((t.warnings || []).length ? warningsBlock(t.warnings, "txn-warnings") : []), stepsTable(t.steps, true),
+      ...[deliveryBlock(t.delivery)].filter(Boolean), ba);
     if (t.status === "pending_confirm") startCountdown(t);
     const irqMoves = t.steps.some((s) => s.kind === "irq_affinity");
     if (irqMoves) {

@@ -254,8 +254,41 @@ async function seedHost(fixture: string) {
   const nics = topo.nics.filter((n: any) => n.irqs.length).sort((x: any, y: any) => y.irqs.length - x.irqs.length);
   if (check(nics.length > 0, `${fixture}: has NICs with IRQs`)) await checkNicClick(page, topo, nics[0].name, fixture);
   await shot(page, `${fixture}`);
+  if (fixture === "epyc7713-2node-bond") await napiThreads(a, page, fixture);
   check(errors.length === 0, `${fixture}: no console errors\n${errors.join("\n")}`);
   await page.close();
+}
+
+// A NAPI thread pinned with a delivery check (verify_window_ms): the
+// transaction opens with a row per thread it pinned, as its delivery says.
+// Then a taskset behind the agent's back (rx-0's thread allowed on every
+// CPU again, last on CPU 0): GET /v1/verify judges it elsewhere, and the
+// map marks CPU 0 with a "!" naming the thread (napi-thread-elsewhere).
+async function napiThreads(a: Agent, page: Page, name: string) {
+  const t = await api(a, "/v1/transactions", { method: "POST", headers: { "content-type": "application/json" },
+    body: JSON.stringify({ profile: { name: "pin-rx0", napi: [{ interface: "enos1", queues: "0", thread_cpus: "48" }] }, verify_window_ms: 100 }) });
+  const th = t.delivery?.threads ?? [];
+  check(th.length === 1 && th[0].target === "enos1/rx-0", `${name}: the transaction's delivery has rx-0's thread (got ${JSON.stringify(th)})`);
+  const status = join(a.root, "proc", "3100", "status");
+  writeFileSync(status, readFileSync(status, "utf8").replace(/Cpus_allowed_list:.*$/m, "Cpus_allowed_list:\t0-127"));
+  const v = await api(a, "/v1/verify?window_ms=100");
+  check(v.threads.some((x: any) => x.target === "enos1/rx-0" && x.verdict === "elsewhere" && x.last_cpu === 0),
+    `${name}: rx-0's thread elsewhere, last on CPU 0 (got ${JSON.stringify(v.threads)})`);
+  await page.reload();
+  await ready(page);
+  await page.waitForSelector('#map .cpu[data-cpu="0"].delivered-elsewhere', { timeout: 5000 }).catch(() => null);
+  const title = await page.$eval('#map .cpu[data-cpu="0"]', (x) => x.getAttribute("title") ?? "");
+  check(/NAPI thread pid 3100 \(enos1\/rx-0\): last ran here, outside its placement 48/.test(title),
+    `${name}: CPU 0 marked as where rx-0's pinned thread ran (title '${title}')`);
+  await page.click(`#history button[aria-label="open transaction ${t.id}"]`);
+  await page.waitForSelector("#txn-delivery table.threads tbody tr", { timeout: 5000 }).catch(() => null);
+  const rows = await page.$$eval("#txn-delivery table.threads tbody tr", (els) => els.map((e) => Array.from(e.children).map((c) => c.textContent)));
+  const x = th[0] ?? {};
+  check(rows.length === 1 && rows[0][0] === "enos1/rx-0" && rows[0][1] === String(x.pid) && rows[0][2] === "48" &&
+    rows[0][6]?.startsWith(x.verdict ?? "?"),
+    `${name}: transaction #${t.id} shows rx-0's thread row, pid ${x.pid}, placed 48, ${x.verdict} (got ${JSON.stringify(rows)})`);
+  await page.$eval("#txn-delivery", (e) => e.scrollIntoView());
+  await shot(page, "napi-thread-delivery", false);
 }
 
 async function x460() {
