@@ -14,7 +14,8 @@
 #     busiest thread's run time as /proc's schedstat shows it.
 #  3. That thread moved to CPU 0 with taskset: GET /v1/verify says
 #     elsewhere (allowed no longer the placement) while the others stay
-#     as they were; the rollback ends threaded NAPI.
+#     as they were, and GET /v1/diagnostics has its napi-thread-elsewhere;
+#     the rollback ends threaded NAPI.
 # What it adds over the unit test test_delivery_threads: the kernel's own
 # run time and last CPU of real NAPI threads under traffic.
 set -u
@@ -109,6 +110,11 @@ check "thread $busy moved: elsewhere, outside allowed" \
 	"$(jq -r --argjson p "$busy" '.threads[] | select(.pid == $p) | "\(.verdict) \(.outside) \(.allowed)"' "$work/v3")" \
 	"elsewhere allowed 0"
 check "the others not elsewhere" "$(jq --argjson p "$busy" '[.threads[] | select(.pid != $p and .verdict == "elsewhere")] | length' "$work/v3")" 0
+# GET /v1/diagnostics says it: napi-thread-elsewhere, its fix pinning the
+# thread's queue to its placement again.
+nscurl "$url/v1/diagnostics" > "$work/d3"
+check "napi-thread-elsewhere for thread $busy, its fix its placement" \
+	"$(jq --argjson p "$busy" '[.findings[] | select(.id == "napi-thread-elsewhere" and .subject == "na0" and .evidence.pid == $p and .fix.napi[0].thread_cpus == .evidence.placed and .fix.napi[0].queues == (.evidence.queue | tostring))] | length' "$work/d3")" 1
 wait "$cli" 2>/dev/null; cli=""
 jqe '.end.sum_received.bytes > 0' "$work/cli" 2>/dev/null || grep -q receiver "$work/cli" && ok || bad "iperf3: $(tail -3 "$work/cli")"
 
