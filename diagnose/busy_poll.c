@@ -4,7 +4,10 @@
  * the sockets or epoll contexts that asked for it. Informational: whether
  * every application here wants to spin is not something the host shows
  * (the shipped latency profile sets both on purpose), so this says what the
- * kernel does with them and where the per-application switch is. The
+ * kernel does with them and where the per-application switch is, and
+ * names the fragment that turns them off in its message rather than as a
+ * fix (which --fix-profile and the web view's "Fix all" would apply, undoing
+ * a profile that chose them). The
  * messages quote Documentation/networking/napi.rst ("Busy polling",
  * "epoll-based busy polling") and Documentation/admin-guide/sysctl/net.rst. */
 #include "diagnose/diagnose_int.h"
@@ -44,8 +47,8 @@ static long long sysctl_ll(const nt_topology *t, const char *key, const char **t
 	"Per application instead: SO_BUSY_POLL (with SO_PREFER_BUSY_POLL and SO_BUSY_POLL_BUDGET) on the "      \
 	"sockets that want it, or the EPIOCSPARAMS ioctl on an epoll context (busy_poll_usecs, "               \
 	"prefer_busy_poll; Linux 6.9+). Informational: nettune cannot tell whether every application here "    \
-	"wants to spin (the latency profile sets both on purpose); the fix sets them back to 0, the kernel's "  \
-	"default."
+	"wants to spin (the latency profile sets both on purpose), so the finding has no fix and "             \
+	"--fix-profile leaves them alone; where none needs it, "
 
 int diag_check_busy_poll(diag *d)
 {
@@ -77,11 +80,18 @@ int diag_check_busy_poll(diag *d)
 	else
 		snprintf(what, sizeof(what), "net.core.busy_read is %lld us", rd);
 	json_t *ev = json_pack("{s:O, s:O}", "values", values, "set", set);
-	json_t *fix = json_pack("{s:O}", "sysctl", sysctl);
-	err = diag_add_finding(d, "busy-poll-global", SEV_INFO, "sysctl", ev, fix,
-			       "%s host-wide: busy polling is on for every application, not only those that ask "
-			       "for it. %s%s" ALTERNATIVE,
-			       what, poll > 0 ? POLL_RULE : "", rd > 0 ? READ_RULE : "");
+	json_t *fragment = json_pack("{s:O}", "sysctl", sysctl);
+	char *frag = fragment ? json_dumps(fragment, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+	json_decref(fragment);
+	err = frag ? diag_add_finding(d, "busy-poll-global", SEV_INFO, "sysctl", ev, NULL,
+				      "%s host-wide: busy polling is on for every application, not only those that "
+				      "ask for it. %s%s" ALTERNATIVE "the profile fragment %s sets them back to 0, the "
+				      "kernel's default.",
+				      what, poll > 0 ? POLL_RULE : "", rd > 0 ? READ_RULE : "", frag) :
+		     -ENOMEM;
+	if (!frag)
+		json_decref(ev);
+	free(frag);
 out:
 	json_decref(values);
 	json_decref(set);
