@@ -77,8 +77,10 @@ int nt_agent_placement_hint(nt_agent *a, const nt_topology *t, const nt_nic *nic
 		}
 		/* A desired profile that no longer validates reserves nothing. */
 		json_t *errors = json_array();
-		if (errors && nt_profile_validate(t, profile, errors) == 0)
-			nt_profile_desired_ex(t, profile, &want, &nwant, warnings, *reserved);
+		nt_plan_reads reads = { .napi_done = false };
+		if (errors && nt_profile_validate_in(t, profile, errors, &reads) == 0)
+			nt_profile_desired_in(t, profile, &want, &nwant, warnings, *reserved, &reads);
+		nt_plan_reads_free(&reads);
 		json_decref(errors);
 		free(want);
 		json_decref(warnings);

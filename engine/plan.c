@@ -108,6 +108,7 @@ int nt_plan_build_ex(const nt_ctx *ctx, nt_ethtool *eh, const nt_topology *t, co
 	nt_desired *want = NULL;
 	int nwant = 0, r;
 	char why[512], a[NT_VALUE_MAX], b[NT_VALUE_MAX];
+	nt_plan_reads reads = { .napi_done = false };
 
 	memset(plan, 0, sizeof(*plan));
 	plan->warnings = json_array();
@@ -116,9 +117,12 @@ int nt_plan_build_ex(const nt_ctx *ctx, nt_ethtool *eh, const nt_topology *t, co
 		nt_plan_free(plan);
 		return -ENOMEM;
 	}
-	if ((r = nt_profile_validate(t, profile, errors)) < 0)
-		goto fail;
-	if ((r = nt_profile_desired_ex(t, profile, &want, &nwant, plan->warnings, plan->reserved)) < 0)
+	/* The NAPI map is read once for both (settings/section.h). */
+	r = nt_profile_validate_in(t, profile, errors, &reads);
+	if (r == 0)
+		r = nt_profile_desired_in(t, profile, &want, &nwant, plan->warnings, plan->reserved, &reads);
+	nt_plan_reads_free(&reads);
+	if (r < 0)
 		goto fail;
 	plan->steps = calloc((size_t)nwant + 1, sizeof(nt_step));
 	if (!plan->steps) {

@@ -39,7 +39,15 @@ static const char *type_wanted(json_type type)
 
 int nt_profile_validate(const nt_topology *t, const json_t *profile, json_t *errors)
 {
-	nt_section_check c = { .t = t, .profile = profile, .errors = errors };
+	nt_plan_reads reads = { .napi_done = false };
+	int r = nt_profile_validate_in(t, profile, errors, &reads);
+	nt_plan_reads_free(&reads);
+	return r;
+}
+
+int nt_profile_validate_in(const nt_topology *t, const json_t *profile, json_t *errors, nt_plan_reads *reads)
+{
+	nt_section_check c = { .t = t, .profile = profile, .errors = errors, .reads = reads };
 	size_t before = json_array_size(errors);
 	char path[NT_JSONPATH_MAX];
 	const char *key;
@@ -155,7 +163,17 @@ static int sort_desired(nt_section_plan *p)
 int nt_profile_desired_ex(const nt_topology *t, const json_t *profile, nt_desired **out, int *n,
 			  json_t *warnings, json_t *reserved)
 {
-	nt_section_plan p = { .t = t, .profile = profile, .warnings = warnings, .reserved = reserved };
+	nt_plan_reads reads = { .napi_done = false };
+	int r = nt_profile_desired_in(t, profile, out, n, warnings, reserved, &reads);
+	nt_plan_reads_free(&reads);
+	return r;
+}
+
+int nt_profile_desired_in(const nt_topology *t, const json_t *profile, nt_desired **out, int *n,
+			  json_t *warnings, json_t *reserved, nt_plan_reads *reads)
+{
+	nt_section_plan p = { .t = t, .profile = profile, .warnings = warnings, .reserved = reserved,
+			      .reads = reads };
 	int r = 0;
 
 	*out = NULL;

@@ -31,6 +31,11 @@ bool nt_profile_name_valid(const char *name);
  * host T (interfaces, online CPUs, ring maxima, hash policies, sysctl
  * shapes). Every problem is appended to ERRORS. Returns 0 or NT_EINVALID. */
 int nt_profile_validate(const nt_topology *t, const json_t *profile, json_t *errors);
+/* The same through READS (settings/section.h), which keeps what the
+ * sections read of the host beyond T for a nt_profile_desired_in of the
+ * same plan to use again: one read of the NAPI map a plan, not two. The
+ * caller frees READS (nt_plan_reads_free). */
+int nt_profile_validate_in(const nt_topology *t, const json_t *profile, json_t *errors, nt_plan_reads *reads);
 
 /* The values a VALID profile asks for on host T, in the order they are to
  * be applied (by each kind's order; one NIC's queue settings together). A
@@ -40,6 +45,9 @@ int nt_profile_validate(const nt_topology *t, const json_t *profile, json_t *err
  * the CPUs reserve_app_cpus kept free. Returns 0 or -errno. */
 int nt_profile_desired_ex(const nt_topology *t, const json_t *profile, nt_desired **out, int *n,
 			  json_t *warnings, json_t *reserved);
+/* The same through READS, as nt_profile_validate_in. */
+int nt_profile_desired_in(const nt_topology *t, const json_t *profile, nt_desired **out, int *n,
+			  json_t *warnings, json_t *reserved, nt_plan_reads *reads);
 /* The same without the reserved CPUs. */
 int nt_profile_desired(const nt_topology *t, const json_t *profile, nt_desired **out, int *n,
 		       json_t *warnings);

@@ -91,7 +91,7 @@ static int nic_of(const nt_topology *t, uint32_t ifindex)
 }
 
 /* What the report shows of each NAPI beyond the family's answer. */
-static void derive(nt_host_napi *h, const nt_topology *t)
+static void derive(nt_host_napi *h, const nt_topology *t, unsigned flags)
 {
 	for (size_t i = 0; i < h->nd.nnapis; i++) {
 		const nt_nd_napi *a = &h->nd.napis[i];
@@ -109,9 +109,11 @@ static void derive(nt_host_napi *h, const nt_topology *t)
 		 * threaded. */
 		bool parked = a->threaded < 0 && dev_threaded == 0;
 		x->pid = parked ? -1 : a->pid;
-		x->threaded = a->threaded >= 0 ? a->threaded : parked ? 0 : x->pid > 0 ? 1 : -1;
+		/* 0 or 1 here: the family's 2 (busy-poll) is threaded too. */
+		x->threaded = a->threaded >= 0 ? a->threaded > 0 : parked ? 0 : x->pid > 0 ? 1 : -1;
 		nt_task task;
-		if (x->pid > 0 && x->pid <= INT32_MAX && nt_task_read(&t->ctx, (int)x->pid, &task) == 0) {
+		if (!(flags & NT_NAPI_NO_TASKS) && x->pid > 0 && x->pid <= INT32_MAX &&
+		    nt_task_read(&t->ctx, (int)x->pid, &task) == 0) {
 			x->has_cpus = task.has_allowed;
 			if (task.has_allowed)
 				x->thread_cpus = task.allowed;
@@ -191,7 +193,7 @@ int nt_host_napi_read(const nt_topology *t, const nt_nic *only, unsigned flags, 
 	out->napis = calloc(out->nd.nnapis ? out->nd.nnapis : 1, sizeof(*out->napis));
 	if (!out->napis)
 		goto out;
-	derive(out, t);
+	derive(out, t, flags);
 	for (int i = 0; i < t->nnics; i++)
 		if (out->nics[i].read && out->nics[i].family == 0)
 			out->nics[i].netlink_map = netlink_map(out, &t->nics[i]);

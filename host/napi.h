@@ -83,6 +83,11 @@ typedef struct nt_host_napi {
  * napi/IF-ID as its NAPIs (what the report shows on older kernels); without
  * it such a NIC has none: the diagnostics judge only what the kernel said. */
 #define NT_NAPI_BY_NAME 1u
+/* With NT_NAPI_NO_TASKS the threads' /proc files are not read (no
+ * thread_cpus, no last_cpu): a plan needs the family's map and values, not
+ * where each thread runs, and a host with threaded NAPI has a thread a
+ * queue. */
+#define NT_NAPI_NO_TASKS 2u
 
 /* Read the NAPIs of ONLY (a NIC of T), or of every NIC of T but bonds
  * when ONLY is NULL. Returns 0 or -ENOMEM; what cannot be read is left

@@ -30,6 +30,7 @@
  * "feature" kind is registered, the section desires
  * "IFACE/rx-ntuple-filter" "on"
  * as a step of the same plan (ordered before the rules). */
+#include "host/napi.h"
 #include "host/queues.h"
 #include "kernel/features.h"
 #include "kernel/flows.h"
@@ -476,7 +477,7 @@ static int queue_on_cpu(nt_section_plan *p, const nt_nic *nic, int cpu)
 	if (nt_queues_count(&p->t->ctx, nic->name, &nrx, &ntx) < 0)
 		return -1;
 	for (int q = 0; q < nrx; q++) {
-		int idx = nt_nic_queue_irq(p->t, nic, q, false);
+		int idx = nt_plan_queue_irq(p->reads, p->t, nic, q, false);
 		if (idx < 0)
 			continue;
 		snprintf(target, sizeof(target), "%d", p->t->irqs[idx].irq);
@@ -614,6 +615,8 @@ static const nt_profile_section section_flows = {
 json_t *nt_nic_flows_json(const nt_topology *t, const nt_nic *n)
 {
 	nt_flow_table tab;
+	nt_host_napi napi;
+	int napi_read = 0; /* 0 not yet, 1 read, -1 failed */
 	char text[NT_FLOW_TEXT_MAX], cpus[64];
 	if (nt_flows_read(&t->ctx, n->name, &tab) < 0)
 		return json_null();
@@ -645,8 +648,12 @@ json_t *nt_nic_flows_json(const nt_topology *t, const nt_nic *n)
 			json_object_set_new(x, "action", json_string("drop"));
 		} else {
 			json_object_set_new(x, "queue", json_integer(fr->queue));
-			/* The IRQ that serves the queue now and the CPU it runs on. */
-			int idx = nt_nic_queue_irq(t, n, (int)fr->queue, false);
+			/* The IRQ that serves the queue now and the CPU it runs on:
+			 * the family's map where it answers (one read, at the first
+			 * rule with a queue), else the IRQ names. */
+			if (!napi_read)
+				napi_read = nt_host_napi_read(t, n, NT_NAPI_NO_TASKS, &napi) == 0 ? 1 : -1;
+			int idx = nt_host_napi_queue_irq(napi_read > 0 ? &napi : NULL, t, n, (int)fr->queue, false, NULL);
 			if (idx >= 0) {
 				const nt_irq *irq = &t->irqs[idx];
 				json_object_set_new(x, "irq", json_integer(irq->irq));
@@ -657,6 +664,8 @@ json_t *nt_nic_flows_json(const nt_topology *t, const nt_nic *n)
 		}
 		json_array_append_new(rules, x);
 	}
+	if (napi_read)
+		nt_host_napi_free(&napi);
 	nt_flow_table_free(&tab);
 	return o;
 }

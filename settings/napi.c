@@ -165,12 +165,16 @@ static const struct {
 };
 #define NNUMBERS (sizeof(numbers) / sizeof(numbers[0]))
 
-/* Whether the entry E at BASE leaves NIC's threads existing after the
- * plan: it turns threaded on, or leaves on what is on. */
-static bool threaded_after(const json_t *e, const nt_nk_facts *f)
+/* Whether RX queue's NAPI A (NULL: not known) of NIC has a thread after
+ * the plan as far as entry E says: E turns threaded on, or leaves on what
+ * is on: the NAPI's own mode where the kernel reports it (6.17), else the
+ * device's. */
+static bool threaded_after(const json_t *e, const nt_nk_facts *f, const nt_nd_napi *a)
 {
 	json_t *th = json_object_get(e, "threaded");
-	return th ? json_is_true(th) : f->threaded > 0;
+	if (th)
+		return json_is_true(th);
+	return a && a->threaded >= 0 ? a->threaded > 0 : f->threaded > 0;
 }
 
 /* The checks of entry E (BASE, its IFACE pattern) against NIC. */
@@ -179,17 +183,17 @@ static void check_nic(nt_section_check *c, const json_t *e, const char *base, co
 	char path[NT_JSONPATH_MAX];
 	nt_nk_facts f;
 	nt_cpuset queues;
-	if (nt_nk_facts_read(&c->t->ctx, nic, &f) < 0)
+	if (nt_nk_facts_read(c->reads, c->t, nic, &f) < 0)
 		return;
 	bool no_napi = f.family == 0 && f.nnapis == 0;
 	/* A glob passes over NICs without NAPI (the plan says so). */
 	if (no_napi && !named)
-		goto out;
+		return;
 	if (no_napi) {
 		snprintf(path, sizeof(path), "%s.interface", base);
 		nt_sc_error(c, path, "%s has no NAPI instance, so it has no NAPI to set or thread to run (veth "
 				     "gets one per RX queue with GRO or XDP on)", nic->name);
-		goto out;
+		return;
 	}
 	bool per_queue = json_object_get(e, "queues") != NULL;
 	for (size_t i = 0; i < NNUMBERS; i++) {
@@ -206,36 +210,45 @@ static void check_nic(nt_section_check *c, const json_t *e, const char *base, co
 					     "'queues' it goes to the device-wide /sys/class/net/%s/%s, for every NAPI",
 				    nic->name, numbers[i].field, nic->name, numbers[i].file);
 	}
+	nt_qk_queues(e, f.nrx < 0 ? 0 : f.nrx, &queues);
 	const char *tc = json_string_value(json_object_get(e, "thread_cpus"));
 	if (!tc)
-		goto out;
+		return;
 	snprintf(path, sizeof(path), "%s.thread_cpus", base);
-	if (!threaded_after(e, &f)) {
-		nt_sc_error(c, path, "%s: thread_cpus needs threaded NAPI, and /sys/class/net/%s/threaded is %s "
-				     "and this entry does not turn it on (add \"threaded\": true)",
-			    nic->name, nic->name, f.threaded < 0 ? "missing" : "0");
-		goto out;
-	}
 	if (f.family < 0) {
-		nt_sc_error(c, path, "%s: thread_cpus finds each queue's NAPI thread through the netdev family's "
-				     "napi-get, which this kernel lacks (Linux 6.8 or later)", nic->name);
-		goto out;
+		if (!threaded_after(e, &f, NULL))
+			nt_sc_error(c, path, "%s: thread_cpus needs threaded NAPI, and /sys/class/net/%s/threaded "
+					     "is %s and this entry does not turn it on (add \"threaded\": true)",
+				    nic->name, nic->name, f.threaded < 0 ? "missing" : "0");
+		else
+			nt_sc_error(c, path, "%s: thread_cpus finds each queue's NAPI thread through the netdev "
+					     "family's napi-get, which this kernel lacks (Linux 6.8 or later)",
+				    nic->name);
+		return;
 	}
-	nt_qk_queues(e, f.nrx < 0 ? 0 : f.nrx, &queues);
 	for (int q = nt_cpuset_next(&queues, 0); q >= 0 && q < f.nrx; q = nt_cpuset_next(&queues, q + 1)) {
-		const nt_nd_napi *a = nt_netdev_rx_napi(&f.nd, nic->ifindex, (uint32_t)q);
+		const nt_nd_napi *a = nt_netdev_rx_napi(f.nd, nic->ifindex, (uint32_t)q);
 		if (!a) {
 			nt_sc_error(c, path, "%s rx-%d: the kernel names no NAPI for the queue", nic->name, q);
 			break;
 		}
-		if (!strcmp(tc, "irq") && a->irq < 0 && nt_nic_queue_irq(c->t, nic, q, false) < 0) {
+		if (!threaded_after(e, &f, a)) {
+			if (a->threaded < 0)
+				nt_sc_error(c, path, "%s: thread_cpus needs threaded NAPI, and /sys/class/net/%s/"
+						     "threaded is %s and this entry does not turn it on (add \"threaded\": "
+						     "true)", nic->name, nic->name, f.threaded < 0 ? "missing" : "0");
+			else
+				nt_sc_error(c, path, "%s rx-%d: thread_cpus needs threaded NAPI, and its NAPI (%u) is "
+						     "not threaded and this entry does not turn it on (add \"threaded\": "
+						     "true)", nic->name, q, a->id);
+			break;
+		}
+		if (!strcmp(tc, "irq") && a->irq < 0 && nt_plan_queue_irq(c->reads, c->t, nic, q, false) < 0) {
 			nt_sc_error(c, path, "%s rx-%d: its NAPI (%u) has no IRQ to follow; give a cpulist",
 				    nic->name, q, a->id);
 			break;
 		}
 	}
-out:
-	nt_nk_facts_free(&f);
 }
 
 static void validate_napi(nt_section_check *c, const json_t *arr)
@@ -299,13 +312,15 @@ static void validate_napi(nt_section_check *c, const json_t *arr)
 
 /* The CPUs of the IRQ serving NAPI A (RX queue Q of NIC) after this
  * profile's placement: what pass 0 desired for it, else what it is.
- * False when the NAPI has no IRQ the host model knows. */
+ * False when the NAPI has no IRQ the host model knows. The NAPI's IRQ as
+ * the family names it, else the plan's queue->IRQ map (the names, where
+ * the family gives no IRQs). */
 static bool irq_cpus(const nt_section_plan *p, const nt_nic *nic, const nt_nd_napi *a, int q, nt_cpuset *out)
 {
 	char target[16];
 	const nt_irq *irq = a->irq >= 0 && a->irq <= INT32_MAX ? nt_topology_irq(p->t, (int)a->irq) : NULL;
 	if (!irq) {
-		int idx = nt_nic_queue_irq(p->t, nic, q, false);
+		int idx = nt_plan_queue_irq(p->reads, p->t, nic, q, false);
 		irq = idx >= 0 ? &p->t->irqs[idx] : NULL;
 	}
 	if (!irq)
@@ -335,14 +350,15 @@ static int desire_nic(nt_section_plan *p, const json_t *e, size_t i, const nt_ni
 	nt_nk_facts f;
 	nt_cpuset queues;
 	nt_value v;
-	int r = nt_nk_facts_read(&p->t->ctx, nic, &f);
+	int r = nt_nk_facts_read(p->reads, p->t, nic, &f);
 	if (r < 0)
 		return r;
 	if (f.family == 0 && f.nnapis == 0) {
 		if (!named)
 			nt_desire_warn(p, "%s: no NAPI instance; left out of napi[%zu]", nic->name, i);
-		goto out;
+		return 0;
 	}
+	nt_qk_queues(e, f.nrx < 0 ? 0 : f.nrx, &queues);
 	json_t *th = json_object_get(e, "threaded");
 	if (th) {
 		memset(&v, 0, sizeof(v));
@@ -352,9 +368,8 @@ static int desire_nic(nt_section_plan *p, const json_t *e, size_t i, const nt_ni
 		snprintf(target, sizeof(target), "%s/threaded", nic->name);
 		snprintf(path, sizeof(path), "$.napi[%zu].threaded", i);
 		if ((r = nt_desire_put(p, &nt_setting_napi_device, target, nic->name, &v, path)) < 0)
-			goto out;
+			return r;
 	}
-	nt_qk_queues(e, f.nrx < 0 ? 0 : f.nrx, &queues);
 	for (size_t k = 0; k < NNUMBERS; k++) {
 		json_t *x = json_object_get(e, numbers[k].field);
 		if (!x)
@@ -369,13 +384,13 @@ static int desire_nic(nt_section_plan *p, const json_t *e, size_t i, const nt_ni
 					  "kernel has no per-NAPI napi-set (Linux 6.13)",
 				       nic->name, numbers[k].field, nic->name, numbers[k].file);
 			if ((r = nt_desire_put(p, &nt_setting_napi_device, target, nic->name, &v, path)) < 0)
-				goto out;
+				return r;
 			continue;
 		}
 		for (int q = nt_cpuset_next(&queues, 0); q >= 0 && q < f.nrx; q = nt_cpuset_next(&queues, q + 1)) {
 			snprintf(target, sizeof(target), "%s/rx-%d/%s", nic->name, q, numbers[k].attr);
 			if ((r = nt_desire_put(p, &nt_setting_napi, target, nic->name, &v, path)) < 0)
-				goto out;
+				return r;
 		}
 	}
 	const char *tc = json_string_value(json_object_get(e, "thread_cpus"));
@@ -388,7 +403,7 @@ static int desire_nic(nt_section_plan *p, const json_t *e, size_t i, const nt_ni
 		snprintf(path, sizeof(path), "$.napi[%zu].threaded", i);
 	}
 	for (int q = nt_cpuset_next(&queues, 0); tc && q >= 0 && q < f.nrx; q = nt_cpuset_next(&queues, q + 1)) {
-		const nt_nd_napi *a = nt_netdev_rx_napi(&f.nd, nic->ifindex, (uint32_t)q);
+		const nt_nd_napi *a = nt_netdev_rx_napi(f.nd, nic->ifindex, (uint32_t)q);
 		memset(&v, 0, sizeof(v));
 		if (!a)
 			continue; /* refused by the check (named) */
@@ -400,12 +415,9 @@ static int desire_nic(nt_section_plan *p, const json_t *e, size_t i, const nt_ni
 		}
 		snprintf(target, sizeof(target), "%s/rx-%d", nic->name, q);
 		if ((r = nt_desire_put(p, &nt_setting_napi_thread_cpus, target, nic->name, &v, path)) < 0)
-			goto out;
+			return r;
 	}
-	r = 0;
-out:
-	nt_nk_facts_free(&f);
-	return r;
+	return 0;
 }
 
 /* Whether a napi[] entry of ARR (NULL: none) names NIC and says where its
@@ -423,33 +435,32 @@ static bool threads_chosen(const json_t *arr, const nt_nic *nic)
 }
 
 /* The threads of NIC placed with the IRQs this profile places (the file's
- * comment says why), when its NAPI is threaded now. */
+ * comment says why), for each NAPI threaded now: by its own mode where the
+ * kernel reports it (6.17: one NAPI may be threaded on a device that is
+ * not), else by the device's. */
 static int follow_irqs(nt_section_plan *p, const nt_nic *nic)
 {
 	char target[NT_TARGET_MAX];
 	nt_nk_facts f;
 	nt_value v;
-	int n = 0, r = nt_nk_facts_read(&p->t->ctx, nic, &f);
+	int n = 0, r = nt_nk_facts_read(p->reads, p->t, nic, &f);
 	if (r < 0)
 		return r;
-	for (int q = 0; f.threaded > 0 && f.family == 0 && q < f.nrx; q++) {
-		const nt_nd_napi *a = nt_netdev_rx_napi(&f.nd, nic->ifindex, (uint32_t)q);
+	for (int q = 0; f.family == 0 && q < f.nrx; q++) {
+		const nt_nd_napi *a = nt_netdev_rx_napi(f.nd, nic->ifindex, (uint32_t)q);
 		memset(&v, 0, sizeof(v));
-		if (!a || !irq_cpus(p, nic, a, q, &v.cpus))
+		if (!a || !(a->threaded >= 0 ? a->threaded > 0 : f.threaded > 0) || !irq_cpus(p, nic, a, q, &v.cpus))
 			continue;
 		snprintf(target, sizeof(target), "%s/rx-%d", nic->name, q);
 		if ((r = nt_desire_put(p, &nt_setting_napi_thread_cpus, target, nic->name, &v, "$.irq_affinity")) < 0)
-			goto out;
+			return r;
 		n++;
 	}
 	if (n)
 		nt_desire_warn(p, "%s: threaded NAPI is on: its %d NAPI thread%s placed with %s IRQs (napi[] "
 				  "thread_cpus or threaded chooses otherwise)",
 			       nic->name, n, n == 1 ? "" : "s", n == 1 ? "its" : "their");
-	r = 0;
-out:
-	nt_nk_facts_free(&f);
-	return r;
+	return 0;
 }
 
 static int desire_napi(nt_section_plan *p, const json_t *arr)

@@ -89,32 +89,35 @@ int nt_nk_napi(const nt_ctx *ctx, const char *ifname, uint32_t queue, nt_nd_napi
 	return r;
 }
 
-int nt_nk_facts_read(const nt_ctx *ctx, const nt_nic *nic, nt_nk_facts *out)
+int nt_nk_facts_read(nt_plan_reads *r, const nt_topology *t, const nt_nic *nic, nt_nk_facts *out)
 {
-	nt_nd_dev dev;
+	static const nt_netdev none;
 	int ntx;
 	memset(out, 0, sizeof(*out));
-	nt_netdev_dev_read(ctx, nic->name, &dev);
-	out->threaded = dev.threaded;
-	if (nt_queues_count(ctx, nic->name, &out->nrx, &ntx) < 0)
+	out->nd = &none;
+	out->threaded = -1;
+	out->family = -EOPNOTSUPP;
+	if (nt_queues_count(&t->ctx, nic->name, &out->nrx, &ntx) < 0)
 		out->nrx = -1;
-	out->family = nt_netdev_read(ctx, nic->name, nic->ifindex, &out->nd);
-	if (out->family == -ENOMEM)
+	const nt_host_napi *h = nt_plan_napi(r, t);
+	if (!h)
 		return -ENOMEM;
+	const nt_napi_nic *c = nt_host_napi_nic(h, t, nic);
+	if (!c)
+		return 0; /* a bond: not read */
+	out->threaded = c->dev.threaded;
+	out->family = c->family;
 	if (out->family < 0)
 		return 0;
-	for (size_t i = 0; i < out->nd.nnapis; i++) {
-		const nt_nd_napi *a = &out->nd.napis[i];
+	out->nd = &h->nd;
+	for (size_t i = 0; i < h->nd.nnapis; i++) {
+		const nt_nd_napi *a = &h->nd.napis[i];
 		if ((int)a->ifindex != nic->ifindex)
 			continue;
 		out->nnapis++;
 		/* napi-set came with the values in napi-get (6.13). */
 		out->napi_set |= a->defer_hard_irqs >= 0 && a->gro_flush_timeout >= 0;
+		out->napi_threaded |= a->threaded >= 0;
 	}
 	return 0;
-}
-
-void nt_nk_facts_free(nt_nk_facts *f)
-{
-	nt_netdev_free(&f->nd);
 }

@@ -36,18 +36,22 @@ int nt_nk_napi(const nt_ctx *ctx, const char *ifname, uint32_t queue, nt_nd_napi
 
 /* What a profile needs to know of one NIC's NAPIs. */
 typedef struct nt_nk_facts {
-	int family; /* nt_netdev_read's result: 0 when the family answered */
+	int family; /* the family's answer for the NIC: 0 when it answered */
 	size_t nnapis; /* the NIC's NAPIs (family answered) */
 	int nrx; /* RX queues in sysfs, -1 unknown */
 	/* napi-set is there (6.13): a NAPI of the NIC reports the values
 	 * it sets. Unknown for a NIC without NAPI. */
 	bool napi_set;
+	/* threaded per NAPI (6.17): a NAPI of the NIC reports its mode. */
+	bool napi_threaded;
 	int threaded; /* /sys/class/net/IF/threaded: -1 missing, 0 off, else on */
-	nt_netdev nd; /* the answers, for nt_netdev_rx_napi; freed by nt_nk_facts_free */
+	/* The answers, for nt_netdev_rx_napi: the plan's read of the host
+	 * (settings/section.h), which owns them. */
+	const nt_netdev *nd;
 } nt_nk_facts;
-/* Read them for NIC on CTX's host. Returns 0 or -ENOMEM; what cannot be
- * read is left unknown. */
-int nt_nk_facts_read(const nt_ctx *ctx, const nt_nic *nic, nt_nk_facts *out);
-void nt_nk_facts_free(nt_nk_facts *f);
+/* Read them for NIC of T through R, the plan's reads (one read of the
+ * family for the whole plan). Returns 0 or -ENOMEM; what cannot be read is
+ * left unknown. */
+int nt_nk_facts_read(nt_plan_reads *r, const nt_topology *t, const nt_nic *nic, nt_nk_facts *out);
 
 #endif

@@ -383,7 +383,7 @@ static int placed_weights(nt_section_plan *p, const nt_nic *nic, int rings, uint
 	if (res)
 		nt_cpulist_parse(res, &reserved);
 	for (int q = 0; q < rings && q < NT_QUEUES_MAX; q++) {
-		int idx = nt_nic_queue_irq(p->t, nic, q, false);
+		int idx = nt_plan_queue_irq(p->reads, p->t, nic, q, false);
 		w[q] = 0;
 		if (idx < 0) {
 			nt_cpuset_set(&off, q);

@@ -268,3 +268,28 @@ void nt_desire_warn(nt_section_plan *p, const char *fmt, ...)
 	va_end(ap);
 	json_array_append_new(p->warnings, json_string(msg));
 }
+
+const nt_host_napi *nt_plan_napi(nt_plan_reads *r, const nt_topology *t)
+{
+	if (!r || !t)
+		return NULL;
+	if (!r->napi_done) {
+		r->napi_done = true;
+		r->napi_r = nt_host_napi_read(t, NULL, NT_NAPI_NO_TASKS, &r->napi);
+	}
+	return r->napi_r == 0 ? &r->napi : NULL;
+}
+
+void nt_plan_reads_free(nt_plan_reads *r)
+{
+	if (!r)
+		return;
+	if (r->napi_done)
+		nt_host_napi_free(&r->napi);
+	memset(r, 0, sizeof(*r));
+}
+
+int nt_plan_queue_irq(nt_plan_reads *r, const nt_topology *t, const nt_nic *nic, int queue, bool tx)
+{
+	return nt_host_napi_queue_irq(nt_plan_napi(r, t), t, nic, queue, tx, NULL);
+}

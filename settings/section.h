@@ -6,6 +6,7 @@
 #define NT_SECTION_H
 
 #include "settings/setting.h"
+#include "host/napi.h"
 
 /* Append {"path": PATH, "message": ...} to ERRORS (a JSON array). */
 void nt_profile_error(json_t *errors, const char *path, const char *fmt, ...)
@@ -52,6 +53,33 @@ int nt_desire_put(nt_section_plan *p, const nt_setting_kind *k, const char *targ
 const nt_desired *nt_desire_get(const nt_section_plan *p, const nt_setting_kind *k, const char *target);
 /* Free P's index (once the desired values are complete, or reordered). */
 void nt_desire_index_free(nt_section_plan *p);
+/* What a plan reads of the host beyond its topology, once: today the
+ * NAPIs of its NICs (host/napi.h), whose `netdev` family answers are the
+ * truth for which IRQ serves which queue where the kernel gives them
+ * (6.8+, a driver that tells the kernel its NAPIs' IRQs). A plan asks for
+ * them only when a section needs them: XPS or thread_cpus "irq", RSS
+ * "placed", flow rules by CPU, napi[], threads following placed IRQs. */
+typedef struct nt_plan_reads {
+	bool napi_done; /* tried: NAPI_R and NAPI hold the result */
+	int napi_r;
+	nt_host_napi napi;
+} nt_plan_reads;
+
+/* The NAPIs of T's NICs (every NIC but bonds, without their threads'
+ * /proc files) through R, read at the first call: on a live root one
+ * netlink socket and one dump each of queue-get and napi-get for the
+ * host, whatever the number of NICs; on a fixture root each NIC's
+ * document. NULL when the read failed (-ENOMEM): the callers then go by
+ * the IRQ names (nt_host_napi_queue_irq with NULL). With R NULL, nothing
+ * is kept and NULL is returned. */
+const nt_host_napi *nt_plan_napi(nt_plan_reads *r, const nt_topology *t);
+/* Free what R holds (R itself is the caller's). */
+void nt_plan_reads_free(nt_plan_reads *r);
+/* The IRQ (index into T->irqs, -1 none) serving queue QUEUE (TX when TX)
+ * of NIC as a plan through R sees it: the family's map where it answers,
+ * else the IRQ names (host/napi.h, nt_host_napi_queue_irq). */
+int nt_plan_queue_irq(nt_plan_reads *r, const nt_topology *t, const nt_nic *nic, int queue, bool tx);
+
 /* Append a warning to P->warnings. */
 void nt_desire_warn(nt_section_plan *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -183,12 +183,18 @@ typedef struct nt_setting_kind {
 
 /* ---- profile sections ---- */
 
+/* What the sections of one plan read of the host beyond T, once, at the
+ * first that needs it (settings/section.h): shared by the plan's check and
+ * its desired values. */
+struct nt_plan_reads;
+
 /* Checking a section: the host (NULL: form only), where errors go, and the
  * whole profile for sections that depend on others. */
 typedef struct nt_section_check {
 	const nt_topology *t;
 	const json_t *profile;
 	json_t *errors; /* [{path, message}] */
+	struct nt_plan_reads *reads; /* engine/profile.c gives one to every plan */
 } nt_section_check;
 
 /* One value a profile asks for. */
@@ -213,6 +219,7 @@ typedef struct nt_section_plan {
 	 * freed by nt_desire_index_free. */
 	int *index;
 	int index_cap; /* slots, a power of two, at least twice N */
+	struct nt_plan_reads *reads; /* as in nt_section_check */
 } nt_section_plan;
 
 typedef struct nt_profile_section {

@@ -145,11 +145,13 @@ static void validate_xps(nt_section_check *c, const json_t *arr)
 }
 
 /* Queue Q's CPUs for "irq": the CPUs its IRQ is placed on by this
- * profile, else those it is on. False when no IRQ serves the queue. */
+ * profile, else those it is on. False when no IRQ serves the queue. Its
+ * IRQ: the netdev family's answer where the kernel gives one (the NAPI of
+ * the queue and that NAPI's IRQ), else by the IRQs' names. */
 static bool irq_cpus_of(nt_section_plan *p, const nt_nic *nic, int q, nt_cpuset *out, int *irq, bool *planned)
 {
 	char target[16];
-	int idx = nt_nic_queue_irq(p->t, nic, q, true);
+	int idx = nt_plan_queue_irq(p->reads, p->t, nic, q, true);
 	*planned = false;
 	if (idx < 0)
 		return false;
