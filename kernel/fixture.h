@@ -143,7 +143,9 @@ int nt_fixture_netdev_get(const nt_ctx *ctx, const char *ifname, int ifindex, st
  * the object or the member (a kernel before 6.9), NT_EPARSE. */
 int nt_fixture_qstats_get(const nt_ctx *ctx, const char *ifname, int ifindex, struct nt_netdev *nd);
 /* napi-set on the same object: member ATTR (the spec's word) of the NAPI
- * ID becomes V. A NAPI the object lacks is -ENOENT ("no such NAPI"), a
+ * ID becomes V; "threaded" becomes the spec's word for V ("enabled") and
+ * starts or ends the NAPI's thread as the device's file does (6.17: one
+ * NAPI's). A NAPI the object lacks is -ENOENT ("no such NAPI"), a
  * member it lacks -EOPNOTSUPP (a kernel without it), text in ERR; a
  * document without the object is a kernel without the family's commands
  * (-EOPNOTSUPP). */

@@ -24,7 +24,8 @@
  * An empty array is a driver that keeps none (veth), no member a kernel
  * without the command (before 6.9).
  *
- * Writes do what the kernel does: napi-set changes the NAPI's member; the
+ * Writes do what the kernel does: napi-set changes the NAPI's member
+ * ("threaded" also starts or ends that NAPI's thread, 6.17); the
  * device's sysfs "threaded" gives each NAPI a thread (ROOT/proc/PID, with
  * a new pid from NT_FX_NAPI_PID0 up each time, as a fixture's pids must not
  * meet the captured ones) or takes it away; napi_defer_hard_irqs and
@@ -78,6 +79,17 @@ static int queue_entry(json_t *e, int ifindex, nt_nd_queue *q)
 	return 0;
 }
 
+/* The spec's words of enum napi-threaded, by value. */
+static const char *const threaded_words[] = { "disabled", "enabled", "busy-poll", NULL };
+
+static int threaded_mode(const char *word)
+{
+	for (int i = 0; word && threaded_words[i]; i++)
+		if (!strcmp(word, threaded_words[i]))
+			return i;
+	return -1;
+}
+
 static int napi_entry(json_t *e, int ifindex, nt_nd_napi *n)
 {
 	int64_t id;
@@ -90,11 +102,7 @@ static int napi_entry(json_t *e, int ifindex, nt_nd_napi *n)
 		return NT_EPARSE;
 	if (!th)
 		n->threaded = -1;
-	else if (json_is_string(th) && !strcmp(json_string_value(th), "enabled"))
-		n->threaded = 1;
-	else if (json_is_string(th) && !strcmp(json_string_value(th), "disabled"))
-		n->threaded = 0;
-	else
+	else if ((n->threaded = threaded_mode(json_string_value(th))) < 0)
 		return NT_EPARSE;
 	n->id = (uint32_t)id;
 	n->ifindex = (uint32_t)ifindex;
@@ -207,6 +215,39 @@ out:
  * captured ones (the seed hosts' run below 10^5). */
 #define NT_FX_NAPI_PID0 200000
 
+static int next_pid(const nt_ctx *ctx, json_int_t id);
+static int thread_start(const nt_ctx *ctx, const char *ifname, json_int_t id, int pid);
+static void thread_stop(const nt_ctx *ctx, int pid);
+
+/* napi-set threaded V on the NAPI entry E (id ID) of IFNAME, as 6.17 does
+ * it: the mode is the NAPI's own, and the NAPI gets a thread napi/IF-ID
+ * when it has none (a new pid each time), or loses it when V is 0; the
+ * device's sysfs "threaded" is left as it was. */
+static int napi_threaded(const nt_ctx *ctx, const char *ifname, json_t *e, uint32_t id, uint64_t v, char *err,
+			 size_t errsize)
+{
+	json_t *pid = json_object_get(e, "pid");
+	if (v >= sizeof(threaded_words) / sizeof(threaded_words[0]) - 1) {
+		/* The policy's enum check. */
+		nt_fx_set_err(err, errsize, "integer out of range");
+		return -ERANGE;
+	}
+	if (json_object_set_new(e, "threaded", json_string(threaded_words[v])) < 0)
+		return -ENOMEM;
+	if (v && !pid) {
+		int p = next_pid(ctx, id);
+		int r = thread_start(ctx, ifname, id, p);
+		if (r < 0)
+			return r;
+		return json_object_set_new(e, "pid", json_integer(p)) < 0 ? -ENOMEM : 0;
+	}
+	if (!v && pid) {
+		thread_stop(ctx, (int)json_integer_value(pid));
+		json_object_del(e, "pid");
+	}
+	return 0;
+}
+
 int nt_fixture_netdev_napi_set(const nt_ctx *ctx, const char *ifname, uint32_t id, const char *attr,
 			       uint64_t v, char *err, size_t errsize)
 {
@@ -230,6 +271,12 @@ int nt_fixture_netdev_napi_set(const nt_ctx *ctx, const char *ifname, uint32_t i
 		snprintf(text, sizeof(text), "napi-set: the kernel has no %s", attr);
 		nt_fx_set_err(err, errsize, text);
 		r = -EOPNOTSUPP;
+		goto out;
+	}
+	if (!strcmp(attr, "threaded")) {
+		r = napi_threaded(ctx, ifname, found, id, v, err, errsize);
+		if (r == 0)
+			r = nt_fx_save(ctx, ifname, root);
 		goto out;
 	}
 	if (v > INT64_MAX || json_object_set_new(found, attr, json_integer((json_int_t)v)) < 0) {

@@ -198,7 +198,9 @@ static void napi_attr(void *ud, int type, const unsigned char *v, size_t n)
 	case NT_NETDEV_A_NAPI_IRQ_SUSPEND_TIMEOUT:
 		e->n.irq_suspend_timeout = x > INT64_MAX ? INT64_MAX : (int64_t)x;
 		break;
-	case NT_NETDEV_A_NAPI_THREADED: e->n.threaded = x ? 1 : 0; break;
+	/* Kept as sent (0 disabled, 1 enabled, 2 busy-poll), so that a
+	 * rollback writes back the very mode it found. */
+	case NT_NETDEV_A_NAPI_THREADED: e->n.threaded = x > 255 ? 1 : (int)x; break;
 	default: break;
 	}
 }
@@ -542,7 +544,8 @@ void nt_netdev_dev_read(const nt_ctx *ctx, const char *ifname, nt_nd_dev *out)
 	out->defer_hard_irqs = out->gro_flush_timeout = -1;
 	if (!nt_ifname_valid(ifname))
 		return;
-	/* "threaded" reads 0 or 1 (and 2, "busy-poll", since 6.18: still on). */
+	/* "threaded" reads 0 or 1 (and 2, "busy-poll", on kernels after 6.18,
+	 * whose file refuses 2: still on). */
 	if (nt_read_long(ctx, &v, "/sys/class/net/%s/threaded", ifname) == 0)
 		out->threaded = v != 0;
 	if (nt_read_long(ctx, &v, "/sys/class/net/%s/napi_defer_hard_irqs", ifname) == 0)
@@ -604,6 +607,7 @@ const char *nt_napi_attr_name(nt_napi_attr a)
 	case NT_NAPI_DEFER_HARD_IRQS: return "defer-hard-irqs";
 	case NT_NAPI_GRO_FLUSH_TIMEOUT: return "gro-flush-timeout";
 	case NT_NAPI_IRQ_SUSPEND_TIMEOUT: return "irq-suspend-timeout";
+	case NT_NAPI_THREADED: return "threaded";
 	}
 	return "?";
 }

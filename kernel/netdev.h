@@ -49,7 +49,12 @@
 #define NT_NETDEV_A_NAPI_DEFER_HARD_IRQS 5 /* 6.13 */
 #define NT_NETDEV_A_NAPI_GRO_FLUSH_TIMEOUT 6 /* 6.13, uint (4 or 8 bytes) */
 #define NT_NETDEV_A_NAPI_IRQ_SUSPEND_TIMEOUT 7 /* 6.13, uint */
-#define NT_NETDEV_A_NAPI_THREADED 8 /* 6.17, uint: 0 disabled, 1 enabled */
+/* 6.17, in napi-get and napi-set: 0 disabled, 1 enabled, and 2 busy-poll
+ * (the thread busy-polls its NAPI) on kernels whose enum napi-threaded has
+ * the third entry, which 6.18 does not (napi-set of 2: ERANGE; the sysfs
+ * file refuses 2 as well). The spec declared it first a "uint" with max 1,
+ * then a u32 enum: a u32 is valid for both. */
+#define NT_NETDEV_A_NAPI_THREADED 8
 
 #define NT_NETDEV_A_QUEUE_ID 1
 #define NT_NETDEV_A_QUEUE_IFINDEX 2
@@ -87,7 +92,7 @@ typedef struct nt_nd_napi {
 	/* -1 where the kernel does not say (an older kernel, no IRQ, not
 	 * threaded: the pid is sent only while a thread exists). */
 	int64_t irq, pid, defer_hard_irqs, gro_flush_timeout, irq_suspend_timeout;
-	int threaded; /* -1 unknown (before 6.17), 0, 1 */
+	int threaded; /* -1 unknown (before 6.17), 0, 1, 2 (busy-poll): as sent */
 } nt_nd_napi;
 
 /* One queue's counters from qstats-get: v[i] is attribute
@@ -193,6 +198,7 @@ typedef enum {
 	NT_NAPI_DEFER_HARD_IRQS, /* "defer-hard-irqs", u32 up to S32_MAX */
 	NT_NAPI_GRO_FLUSH_TIMEOUT, /* "gro-flush-timeout", uint, ns */
 	NT_NAPI_IRQ_SUSPEND_TIMEOUT, /* "irq-suspend-timeout", uint, ns */
+	NT_NAPI_THREADED, /* "threaded", 0, 1 (2 busy-poll, after 6.18): 6.17 */
 } nt_napi_attr;
 /* The spec's word for A ("defer-hard-irqs"). */
 const char *nt_napi_attr_name(nt_napi_attr a);

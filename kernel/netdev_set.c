@@ -8,6 +8,7 @@
 #include "kernel/nlmsg.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -35,14 +36,17 @@ static int napi_set_live(uint32_t id, nt_napi_attr a, uint64_t v, char *err, siz
 		r = -ENOMEM;
 		goto out;
 	}
-	/* defer-hard-irqs is a u32 in the policy; the timeouts are "uint",
+	/* defer-hard-irqs and threaded are u32s in the policy (threaded was
+	 * a "uint" at first, which takes a u32 too); the timeouts are "uint",
 	 * which takes 4 or 8 bytes: 8, so a timeout above 4.29 s fits. */
 	int attr = a == NT_NAPI_DEFER_HARD_IRQS ? NT_NETDEV_A_NAPI_DEFER_HARD_IRQS :
 		   a == NT_NAPI_GRO_FLUSH_TIMEOUT ? NT_NETDEV_A_NAPI_GRO_FLUSH_TIMEOUT :
+		   a == NT_NAPI_THREADED	  ? NT_NETDEV_A_NAPI_THREADED :
 						    NT_NETDEV_A_NAPI_IRQ_SUSPEND_TIMEOUT;
+	bool u32 = a == NT_NAPI_DEFER_HARD_IRQS || a == NT_NAPI_THREADED;
 	if (!genlmsg_put(msg, NL_AUTO_PORT, NL_AUTO_SEQ, family, 0, NLM_F_REQUEST, NT_NETDEV_CMD_NAPI_SET, 1) ||
 	    nla_put_u32(msg, NT_NETDEV_A_NAPI_ID, id) < 0 ||
-	    (a == NT_NAPI_DEFER_HARD_IRQS ? nla_put_u32(msg, attr, (uint32_t)v) : nla_put_u64(msg, attr, v)) < 0) {
+	    (u32 ? nla_put_u32(msg, attr, (uint32_t)v) : nla_put_u64(msg, attr, v)) < 0) {
 		r = -EMSGSIZE;
 		goto out;
 	}
@@ -59,6 +63,8 @@ int nt_netdev_napi_set(const nt_ctx *ctx, const char *ifname, uint32_t id, nt_na
 	if (err && errsize)
 		err[0] = '\0';
 	if (a == NT_NAPI_DEFER_HARD_IRQS && v > INT32_MAX)
+		return -ERANGE;
+	if (a == NT_NAPI_THREADED && v > UINT32_MAX)
 		return -ERANGE;
 	if (!ctx->live)
 		return nt_fixture_netdev_napi_set(ctx, ifname, id, nt_napi_attr_name(a), v, err, errsize);

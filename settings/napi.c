@@ -1,15 +1,19 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Per-NAPI interrupt mitigation: target = "IF/rx-N/ATTR", the NAPI that
- * serves RX queue N, ATTR the netdev family's word ("defer-hard-irqs",
- * "gro-flush-timeout", "irq-suspend-timeout"); value = the number (a count,
- * or nanoseconds).
+/* Per-NAPI values: target = "IF/rx-N/ATTR", the NAPI that serves RX queue
+ * N, ATTR the netdev family's word ("defer-hard-irqs", "gro-flush-timeout",
+ * "irq-suspend-timeout", "threaded"); value = the number (a count,
+ * nanoseconds, or the threaded mode: 0 disabled, 1 enabled, 2 busy-poll).
  *
  * Profile section (this file's; it asks for the NAPI kinds of
  * settings/napi_device.c and napi_thread.c as well):
  *   "napi": [{"interface": "enos*", "threaded": true, "thread_cpus": "irq",
  *             "defer_hard_irqs": 10, "gro_flush_timeout_ns": 20000,
  *             "irq_suspend_timeout_ns": 0, "queues": "0-7"}]
- * "threaded" is the device's (/sys/class/net/IF/threaded: every NAPI);
+ * "threaded" without "queues" is the device's (/sys/class/net/IF/threaded:
+ * every NAPI, TX-only ones too); with "queues" it is each chosen queue's
+ * NAPI's own, through napi-set (6.17), and on older kernels it is refused
+ * unless the queues are all of them (then the device's, said in a
+ * warning);
  * "thread_cpus" pins each NAPI thread, to the CPUs its IRQ is placed on
  * ("irq": by this profile's irq_affinity, else as it is now) or to a
  * cpulist; the three numbers go to each NAPI through the family's
@@ -40,7 +44,7 @@
 
 static int attr_of(const char *word, nt_napi_attr *a)
 {
-	for (int i = NT_NAPI_DEFER_HARD_IRQS; i <= NT_NAPI_IRQ_SUSPEND_TIMEOUT; i++)
+	for (int i = NT_NAPI_DEFER_HARD_IRQS; i <= NT_NAPI_THREADED; i++)
 		if (!strcmp(word, nt_napi_attr_name((nt_napi_attr)i))) {
 			*a = (nt_napi_attr)i;
 			return 0;
@@ -50,8 +54,16 @@ static int attr_of(const char *word, nt_napi_attr *a)
 
 static int64_t napi_value(const nt_nd_napi *n, nt_napi_attr a)
 {
-	return a == NT_NAPI_DEFER_HARD_IRQS ? n->defer_hard_irqs :
-	       a == NT_NAPI_GRO_FLUSH_TIMEOUT ? n->gro_flush_timeout : n->irq_suspend_timeout;
+	return a == NT_NAPI_DEFER_HARD_IRQS   ? n->defer_hard_irqs :
+	       a == NT_NAPI_GRO_FLUSH_TIMEOUT ? n->gro_flush_timeout :
+	       a == NT_NAPI_THREADED	      ? n->threaded :
+						n->irq_suspend_timeout;
+}
+
+/* The kernel that brought A to napi-get and napi-set. */
+static const char *napi_since(nt_napi_attr a)
+{
+	return a == NT_NAPI_THREADED ? "6.17" : "6.13";
 }
 
 /* TARGET's interface, queue, attribute and NAPI as the kernel says now. */
@@ -74,7 +86,8 @@ static int napi_read(const nt_ctx *ctx, nt_ethtool *eh, const char *target, nt_v
 	int r = resolve(ctx, target, ifname, &queue, &a, &n);
 	if (r < 0)
 		return r;
-	/* napi-get without the value: a kernel before 6.13. */
+	/* napi-get without the value: a kernel before 6.13 (6.17 for
+	 * threaded). */
 	if (napi_value(&n, a) < 0)
 		return -EOPNOTSUPP;
 	nt_nk_set_u64(out, (uint64_t)napi_value(&n, a));
@@ -90,8 +103,8 @@ static int napi_check(const nt_ctx *ctx, nt_ethtool *eh, const nt_topology *t, c
 	nt_nd_napi n;
 	int r = resolve(ctx, target, ifname, &queue, &a, &n);
 	if (r == NT_EINVALID) {
-		snprintf(why, whysize, "'%s' is not IFACE/rx-N/defer-hard-irqs, gro-flush-timeout or "
-				       "irq-suspend-timeout", target);
+		snprintf(why, whysize, "'%s' is not IFACE/rx-N/defer-hard-irqs, gro-flush-timeout, "
+				       "irq-suspend-timeout or threaded", target);
 		return NT_EINVALID;
 	}
 	if (r < 0) {
@@ -101,8 +114,15 @@ static int napi_check(const nt_ctx *ctx, nt_ethtool *eh, const nt_topology *t, c
 	}
 	if (napi_value(&n, a) < 0) {
 		snprintf(why, whysize, "%s rx-%u: %s is set per NAPI through the netdev family's napi-set, "
-				       "which this kernel lacks (Linux 6.13 or later)", ifname, queue,
-			 nt_napi_attr_name(a));
+				       "which this kernel lacks (Linux %s or later)", ifname, queue,
+			 nt_napi_attr_name(a), napi_since(a));
+		return NT_EINVALID;
+	}
+	/* 0 disabled, 1 enabled, 2 busy-poll: a rollback writes back a 2 it
+	 * found; the kernel's policy refuses what its enum lacks. */
+	if (a == NT_NAPI_THREADED && nt_nk_u64(v) > 2) {
+		snprintf(why, whysize, "%s rx-%u: threaded %llu is not 0 (disabled), 1 (enabled) or 2 (busy-poll)",
+			 ifname, queue, (unsigned long long)nt_nk_u64(v));
 		return NT_EINVALID;
 	}
 	if (a == NT_NAPI_DEFER_HARD_IRQS && nt_nk_u64(v) > INT32_MAX) {
@@ -177,6 +197,15 @@ static bool threaded_after(const json_t *e, const nt_nk_facts *f, const nt_nd_na
 	return a && a->threaded >= 0 ? a->threaded > 0 : f->threaded > 0;
 }
 
+/* Whether QUEUES holds every one of NRX RX queues (NRX -1: unknown, no). */
+static bool all_queues(const nt_cpuset *queues, int nrx)
+{
+	int n = 0;
+	for (int q = nt_cpuset_next(queues, 0); q >= 0 && q < nrx; q = nt_cpuset_next(queues, q + 1))
+		n++;
+	return nrx > 0 && n == nrx;
+}
+
 /* The checks of entry E (BASE, its IFACE pattern) against NIC. */
 static void check_nic(nt_section_check *c, const json_t *e, const char *base, const nt_nic *nic, bool named)
 {
@@ -211,6 +240,15 @@ static void check_nic(nt_section_check *c, const json_t *e, const char *base, co
 				    nic->name, numbers[i].field, nic->name, numbers[i].file);
 	}
 	nt_qk_queues(e, f.nrx < 0 ? 0 : f.nrx, &queues);
+	/* Threaded for some queues only: each NAPI's own mode (6.17). Before,
+	 * the device's file is all there is, and it threads every NAPI. */
+	if (json_object_get(e, "threaded") && per_queue && !f.napi_threaded && !all_queues(&queues, f.nrx)) {
+		snprintf(path, sizeof(path), "%s.threaded", base);
+		nt_sc_error(c, path, "%s: threaded for some queues is set per NAPI through the netdev family's "
+				     "napi-set, which this kernel lacks (Linux 6.17 or later); without 'queues' it "
+				     "goes to the device-wide /sys/class/net/%s/threaded, for every NAPI",
+			    nic->name, nic->name);
+	}
 	const char *tc = json_string_value(json_object_get(e, "thread_cpus"));
 	if (!tc)
 		return;
@@ -360,14 +398,31 @@ static int desire_nic(nt_section_plan *p, const json_t *e, size_t i, const nt_ni
 	}
 	nt_qk_queues(e, f.nrx < 0 ? 0 : f.nrx, &queues);
 	json_t *th = json_object_get(e, "threaded");
-	if (th) {
+	/* With "queues", each chosen queue's NAPI on its own where the kernel
+	 * has it (6.17); else the device's file (validated: all queues). */
+	bool per_napi = th && json_object_get(e, "queues") && f.napi_threaded;
+	snprintf(path, sizeof(path), "$.napi[%zu].threaded", i);
+	if (th && !per_napi) {
 		memset(&v, 0, sizeof(v));
-		/* A device already threaded keeps its own word: 6.18's 2
-		 * (busy-poll) is on as well. */
+		/* A device already threaded keeps its own word: a newer
+		 * kernel's 2 (busy-poll; 6.18 has no such mode) is on as well. */
 		nt_nk_set_u64(&v, json_is_true(th) ? (f.threaded > 0 ? (uint64_t)f.threaded : 1) : 0);
 		snprintf(target, sizeof(target), "%s/threaded", nic->name);
-		snprintf(path, sizeof(path), "$.napi[%zu].threaded", i);
+		if (json_object_get(e, "queues"))
+			nt_desire_warn(p, "%s: threaded goes to /sys/class/net/%s/threaded, for every NAPI of the "
+					  "device: the kernel has no per-NAPI threaded (Linux 6.17)", nic->name, nic->name);
 		if ((r = nt_desire_put(p, &nt_setting_napi_device, target, nic->name, &v, path)) < 0)
+			return r;
+	}
+	for (int q = nt_cpuset_next(&queues, 0); per_napi && q >= 0 && q < f.nrx; q = nt_cpuset_next(&queues, q + 1)) {
+		const nt_nd_napi *a = nt_netdev_rx_napi(f.nd, nic->ifindex, (uint32_t)q);
+		if (!a)
+			continue; /* the kind's check says so */
+		memset(&v, 0, sizeof(v));
+		/* A NAPI threaded already keeps its mode (2, busy-poll, is on). */
+		nt_nk_set_u64(&v, json_is_true(th) ? (a->threaded > 0 ? (uint64_t)a->threaded : 1) : 0);
+		snprintf(target, sizeof(target), "%s/rx-%d/threaded", nic->name, q);
+		if ((r = nt_desire_put(p, &nt_setting_napi, target, nic->name, &v, path)) < 0)
 			return r;
 	}
 	for (size_t k = 0; k < NNUMBERS; k++) {

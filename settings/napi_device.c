@@ -5,9 +5,9 @@
  * ("1"; "20000" ns).
  *
  * "threaded" turns threaded NAPI on or off for every NAPI of the device:
- * on, the kernel starts a thread napi/IF-ID for each (and reads 2 since
- * 6.18 when they busy-poll, a value written back as it was). The other two
- * are the fallback of the profile's per-NAPI values (settings/napi.c) on
+ * on, the kernel starts a thread napi/IF-ID for each (and reads 2 on
+ * kernels after 6.18 when they busy-poll, a value written back as it
+ * was). The other two are the fallback of the profile's per-NAPI values (settings/napi.c) on
  * kernels without napi-set (before 6.13); a write to either overwrites the
  * value of every NAPI of the device, which is why the profile uses them
  * only there. Written through kernel/netdev.h, which on a fixture root

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # The netdev family's NAPIs of one device, for the live tests' judges
 # (independent of nettune): a raw generic-netlink socket, napi-get dump.
-# Usage: napi_family.py IFINDEX. Prints [{id, pid, defer, gro, suspend}]
+# Usage: napi_family.py IFINDEX. Prints [{id, pid, defer, gro, suspend,
+# threaded}] (null where the kernel sends none)
 # sorted by id, or {"error": errno} when the family does not answer.
 import json, socket, struct, sys
 IFINDEX = int(sys.argv[1])
@@ -43,5 +44,6 @@ for t, p in msgs():
         print(json.dumps({"error": -struct.unpack_from("=i", p)[0]})); sys.exit(0)
     a = attrs(p[4:])
     if a.get(1) == IFINDEX:
-        out.append({"id": a[2], "pid": a.get(4), "defer": a.get(5), "gro": a.get(6), "suspend": a.get(7)})
+        out.append({"id": a[2], "pid": a.get(4), "defer": a.get(5), "gro": a.get(6), "suspend": a.get(7),
+                    "threaded": a.get(8)})
 print(json.dumps(sorted(out, key=lambda x: x["id"])))

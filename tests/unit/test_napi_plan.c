@@ -5,10 +5,20 @@
  *   - the answers are rewritten so that the NAPI of queue K has the IRQ of
  *     queue 15-K by name (mlx5_compK): the IRQ names mislead the old
  *     heuristic, and XPS "irq", RSS "placed", a flow rule's "cpu" and
- *     napi[] thread_cpus "irq" follow the family's IRQ, not the names'. */
+ *     napi[] thread_cpus "irq" follow the family's IRQ, not the names';
+ *   - per-NAPI "threaded" (napi-set, 6.17): an entry with "queues" threads
+ *     only those queues' NAPIs, applied (one thread appears) and rolled
+ *     back (the thread goes, the NAPI reads as before); without "queues"
+ *     the device's file is written;
+ *   - on a kernel whose napi-get has no "threaded" (6.13 to 6.16: the
+ *     member taken out of the document), an entry threading some queues is
+ *     refused with the version it needs and the device-wide way, and one
+ *     naming all queues goes to the device's file with a warning. */
 #include "engine/plan.h"
+#include "engine/txn.h"
 #include "host/topology.h"
 #include "kernel/ctx.h"
+#include "kernel/netdev.h"
 #include "harness.h"
 #include "plan_util.h"
 #include "test_json.h"
@@ -112,6 +122,134 @@ out:
 	json_decref(base);
 }
 
+/* A NAPI of enos0's document: its "threaded" word and its pid (0 none). */
+static const char *napi_state(int id, int *pid)
+{
+	static char word[32];
+	char *text = tree_read(root, "ethtool/enos0.json");
+	json_t *d = text ? json_loads(text, 0, NULL) : NULL, *e;
+	size_t i;
+	snprintf(word, sizeof(word), "(none)");
+	*pid = 0;
+	json_array_foreach(json_object_get(json_object_get(d, "netdev"), "napis"), i, e)
+		if (json_integer_value(json_object_get(e, "id")) == id) {
+			const char *w = json_string_value(json_object_get(e, "threaded"));
+			snprintf(word, sizeof(word), "%s", w ? w : "(absent)");
+			*pid = (int)json_integer_value(json_object_get(e, "pid"));
+		}
+	json_decref(d);
+	free(text);
+	return word;
+}
+
+#define PER_NAPI                                                                                         \
+	"{\"name\":\"t\",\"napi\":[{\"interface\":\"enos0\",\"queues\":\"1\",\"threaded\":true,"      \
+	"\"thread_cpus\":\"5\"}]}"
+
+static void per_napi_threaded(const nt_ctx *ctx)
+{
+	json_t *warn, *err;
+	json_t *steps = plan(ctx, PER_NAPI, &warn, &err);
+	CHECK_MSG(steps, "plan: %s", json_dumps(err, 0));
+	int pos = -1, tpos = -1;
+	const json_t *x = step_find(steps, "napi", "enos0/rx-1/threaded", &pos);
+	const json_t *th = step_find(steps, "napi_thread_cpus", "enos0/rx-1", &tpos);
+	CHECK_MSG(x && !strcmp(after(x), "1") && th && !strcmp(after(th), "5") && pos < tpos &&
+			  json_array_size(steps) == 2,
+		  "steps: %s", json_dumps(steps, 0));
+	json_decref(steps);
+	json_decref(warn);
+	json_decref(err);
+	/* thread_cpus on a queue whose NAPI is not threaded, the entry not
+	 * threading it: refused. */
+	steps = plan(ctx, "{\"name\":\"t\",\"napi\":[{\"interface\":\"enos0\",\"queues\":\"2\",\"thread_cpus\":\"5\"}]}",
+		     &warn, &err);
+	CHECK_MSG(!steps && has_error(err, "$.napi[0].thread_cpus", "enos0 rx-2: thread_cpus needs threaded NAPI, and "
+								  "its NAPI (8195) is not threaded"),
+		  "%s", json_dumps(err, 0));
+	json_decref(steps);
+	json_decref(warn);
+	json_decref(err);
+	/* Without "queues": the device's file. */
+	steps = plan(ctx, "{\"name\":\"t\",\"napi\":[{\"interface\":\"enos0\",\"threaded\":true}]}", &warn, &err);
+	CHECK_MSG(step_find(steps, "napi_device", "enos0/threaded", NULL) && json_array_size(steps) == 1,
+		  "steps: %s", json_dumps(steps, 0));
+	json_decref(steps);
+	json_decref(warn);
+	json_decref(err);
+
+	/* Applied: only NAPI 8194 (queue 1) gets a thread; rolled back, it
+	 * has none and reads "disabled" again. */
+	char *dev_before = tree_read(root, "sys/class/net/enos0/threaded");
+	nt_txn_engine *e = NULL;
+	int pid;
+	char rel[64];
+	CHECK_INT(nt_txn_engine_open(ctx, state, &e), 0);
+	if (!e)
+		return;
+	json_t *profile = json_loads(PER_NAPI, 0, NULL);
+	nt_txn_request req = { .profile = profile, .client = "test", .identity = "" };
+	nt_txn_outcome o = { 0 };
+	CHECK_INT(nt_txn_apply(e, &req, &o), 0);
+	CHECK_MSG(!strcmp(json_string_value(json_object_get(o.doc, "status")) ?: "", "applied"), "%s",
+		  json_dumps(o.doc, 0));
+	int64_t id = json_integer_value(json_object_get(o.doc, "id"));
+	nt_txn_outcome_free(&o);
+	CHECK_STR(napi_state(8194, &pid), "enabled");
+	CHECK(pid);
+	snprintf(rel, sizeof(rel), "proc/%d/status", pid);
+	char *status = tree_read(root, rel);
+	CHECK_MSG(status && strstr(status, "Cpus_allowed_list:\t5\n"), "thread: %s", status ?: "(none)");
+	free(status);
+	for (int k = 8193; k < 8209; k++)
+		if (k != 8194) {
+			CHECK_STR(napi_state(k, &pid), "disabled");
+			CHECK_MSG(!pid, "NAPI %d has a thread", k);
+		}
+	char *dev_now = tree_read(root, "sys/class/net/enos0/threaded");
+	CHECK_MSG(dev_now && dev_before && !strcmp(dev_now, dev_before), "device threaded %s", dev_now ?: "?");
+	free(dev_now);
+	nt_txn_request back = { .client = "test", .identity = "" };
+	CHECK_INT(nt_txn_rollback(e, id, false, &back, &o), 0);
+	CHECK_STR(json_string_value(json_object_get(o.doc, "status")), "applied");
+	nt_txn_outcome_free(&o);
+	CHECK_STR(napi_state(8194, &pid), "disabled");
+	CHECK(!pid);
+	json_decref(profile);
+	nt_txn_engine_close(e);
+	free(dev_before);
+}
+
+/* A kernel with napi-set but no per-NAPI threaded (6.13 to 6.16). */
+static void no_per_napi_threaded(const nt_ctx *ctx)
+{
+	char cmd[512];
+	json_t *warn, *err;
+	snprintf(cmd, sizeof(cmd),
+		 "python3 -c \"import json;p='%s/ethtool/enos0.json';d=json.load(open(p));"
+		 "[a.pop('threaded',0) for a in d['netdev']['napis']];json.dump(d,open(p,'w'))\"",
+		 root);
+	CHECK_INT(system(cmd), 0);
+	json_t *steps = plan(ctx, PER_NAPI, &warn, &err);
+	CHECK(steps == NULL);
+	CHECK_MSG(has_error(err, "$.napi[0].threaded", "Linux 6.17 or later") &&
+			  has_error(err, "$.napi[0].threaded", "without 'queues' it goes to the device-wide "
+								"/sys/class/net/enos0/threaded"),
+		  "%s", json_dumps(err, 0));
+	json_decref(steps);
+	json_decref(warn);
+	json_decref(err);
+	/* Every queue: the device's file, said. */
+	steps = plan(ctx, "{\"name\":\"t\",\"napi\":[{\"interface\":\"enos0\",\"queues\":\"0-15\",\"threaded\":true}]}",
+		     &warn, &err);
+	CHECK_MSG(step_find(steps, "napi_device", "enos0/threaded", NULL) && json_array_size(steps) == 1,
+		  "steps: %s %s", json_dumps(steps, 0), json_dumps(err, 0));
+	CHECK_MSG(warned(warn, "the kernel has no per-NAPI threaded (Linux 6.17)"), "%s", json_dumps(warn, 0));
+	json_decref(steps);
+	json_decref(warn);
+	json_decref(err);
+}
+
 int main(void)
 {
 	char cmd[1024];
@@ -131,6 +269,8 @@ int main(void)
 	CHECK_INT(system(cmd), 0);
 	CHECK_INT(nt_ctx_init(&ctx, root), 0);
 	queue_map(&ctx);
+	per_napi_threaded(&ctx);
+	no_per_napi_threaded(&ctx);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s %s", root, state);
 	system(cmd);
 	TEST_MAIN_END();
