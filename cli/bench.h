@@ -101,6 +101,10 @@ typedef struct nt_bench_rounds {
 	const char *run; /* "comparison", "search": what a failed round stops */
 	json_t *report; /* the run's report (borrowed, may be NULL): "queue_stats_missing" once */
 	char unit[32], reader[16]; /* the last figure's unit and reader */
+	/* The other figures any round printed (cli/metric.h), each named
+	 * once with its unit and direction, in the order first seen; each
+	 * round's values are in its report object's "metrics". */
+	nt_metric_others others;
 	double last_duration_s; /* COMMAND's time in the last round that ran it */
 	bool restored; /* every round put back so far (start it true) */
 } nt_bench_rounds;
@@ -110,7 +114,8 @@ typedef struct nt_bench_rounds {
  * counters around it, the profile reverted in place. WHAT names the
  * profile for people ("candidate"), K the round. RR (borrowed) is the
  * round's report object, filled with value, exit_status, duration_s,
- * transaction, rollback, counters, and "void" when the agent reverted the
+ * transaction, rollback, counters, "metrics" (the other figures of
+ * COMMAND's output by name, when it has any), and "void" when the agent reverted the
  * profile before COMMAND ended. Returns 0 (*VALUE set), NT_BENCH_FAILED
  * (no figure, a void round, the host not put back: b->restored false) or
  * 128+N after signal N; the host is put back before either. */

@@ -50,6 +50,28 @@ static json_t *round_counters(const json_t *delta)
 			 json_object_get(nic, "busy_s") ?: json_null());
 }
 
+/* The other figures of COMMAND's output into the round's "metrics" and
+ * their names into B's list. They never fail a round: a figure that is
+ * not there (netperf without -j has no latencies) is only not shown. */
+static void record_others(nt_bench_rounds *b, const char *out, size_t outlen, json_t *rr)
+{
+	nt_metric_others o;
+	nt_metric_others_read(b->source, out, outlen, &o);
+	if (!o.n)
+		return;
+	json_t *m = json_object();
+	for (size_t i = 0; i < o.n; i++) {
+		json_object_set_new(m, o.m[i].name, json_real(o.m[i].value));
+		size_t k;
+		for (k = 0; k < b->others.n; k++)
+			if (!strcmp(b->others.m[k].name, o.m[i].name))
+				break;
+		if (k == b->others.n && k < NT_METRIC_MAX_OTHERS)
+			b->others.m[b->others.n++] = o.m[i];
+	}
+	json_object_set_new(rr, "metrics", m);
+}
+
 int nt_bench_round(nt_bench_rounds *b, const json_t *profile, const char *what, int k, json_t *rr, double *value)
 {
 	char err[2048];
@@ -137,6 +159,7 @@ int nt_bench_round(nt_bench_rounds *b, const json_t *profile, const char *what, 
 		goto undo;
 	}
 	*value = m.value;
+	record_others(b, out, outlen, rr);
 	snprintf(b->unit, sizeof(b->unit), "%s", m.unit);
 	snprintf(b->reader, sizeof(b->reader), "%s", m.source);
 	json_object_set_new(rr, "value", json_real(m.value));
@@ -241,7 +264,8 @@ int nt_bench_metric_setup(const cli_opts *o, const char *who, nt_bench_rounds *b
 		return -1;
 	}
 	b->source = o->metric_json ? NT_METRIC_JSON : o->metric_regex ? NT_METRIC_REGEX :
-		    o->metric == 1 ? NT_METRIC_IPERF3 : o->metric == 2 ? NT_METRIC_NETPERF : NT_METRIC_AUTO;
+		    o->metric == 1 ? NT_METRIC_IPERF3 : o->metric == 2 ? NT_METRIC_NETPERF :
+		    o->metric == 3 ? NT_METRIC_NEPER : NT_METRIC_AUTO;
 	b->metric_arg = o->metric_json ? o->metric_json : o->metric_regex;
 	/* A bad expression or path is found now, not after the first round. */
 	if (b->source == NT_METRIC_JSON || b->source == NT_METRIC_REGEX) {

@@ -48,7 +48,7 @@ typedef struct cli_opts {
 	long compare;
 	const char *baseline, *metric_json, *metric_regex, *require_gain, *plot;
 	const char *loss_margin, *confidence; /* bench-run --compare's gates */
-	int metric; /* --metric: 0 auto, 1 iperf3, 2 netperf */
+	int metric; /* --metric: 0 auto, 1 iperf3, 2 netperf, 3 neper */
 	bool lower_is_better, higher_is_better, require_no_loss;
 	const char *seed; /* the order of the blocks (cli/bench_design.h) */
 	bool warmup, paired;

@@ -23,6 +23,7 @@
 #include "cli/bench.h"
 #include "cli/bench_design.h"
 #include "cli/bench_judge.h"
+#include "cli/bench_metrics.h"
 #include "cli/bench_plot.h"
 #include "cli/escape.h"
 #include "cli/exit.h"
@@ -297,6 +298,8 @@ static void print_table(const compare *c, const nt_summary *s, const nt_mwu *u, 
 	print_effect(c->o->paired ? "effect (paired, judged)" : "effect (paired, --paired judges by it)", peff,
 		     &c->gates);
 	json_decref(cost_of(c, true));
+	nt_bench_metrics_print(json_object_get(c->report, "metrics"),
+			       nt_bench_primary_name(c->run.source, c->run.metric_arg), stderr);
 	if (v->gate[0])
 		fprintf(stderr, "%s\n", v->gate);
 }
@@ -555,6 +558,9 @@ int nt_bench_compare(const cli_opts *o, int nargs, char **args)
 	json_object_set_new(gates, "exit_status", json_integer(v.exit_code));
 	json_object_set_new(c.report, "gates", gates);
 	json_object_set_new(c.report, "cost", cost_of(&c, false));
+	json_object_set_new(c.report, "metrics",
+			    nt_bench_metrics_json(c.rounds, nt_bench_primary_name(c.run.source, c.run.metric_arg), c.unit,
+						  c.gates.lower_is_better, &c.run.others, c.gates.confidence) ?: json_null());
 	print_table(&c, s, &u, &v, &eff, &w, &peff);
 	rc = v.exit_code;
 	if (o->plot && write_svg(&c, s, o->plot) < 0 && rc == 0)

@@ -97,7 +97,7 @@ static int netperf_value(nt_metric *out, double value, const char *unit)
 /* Whether S[0..N) is one finite number and nothing else, into *D. Of any
  * length: "0.000...0001" with 70 digits is a number, and a copy cut short
  * would be read as another. */
-static bool number_in(const char *s, size_t n, double *d)
+bool nt_metric_number_in(const char *s, size_t n, double *d)
 {
 	char small[128], *buf = n < sizeof(small) ? small : malloc(n + 1);
 	if (!buf || n == 0) {
@@ -130,22 +130,24 @@ static int numeric_fields(const char *line, size_t len, double *v, int max)
 		while (p < end && !isspace((unsigned char)*p))
 			p++;
 		double d;
-		if (n >= max || !number_in(w, (size_t)(p - w), &d))
+		if (n >= max || !nt_metric_number_in(w, (size_t)(p - w), &d))
 			return -1;
 		v[n++] = d;
 	}
 	return n;
 }
 
-/* The value of KEY= in netperf's -k output, NULL when absent: where it
- * starts in TEXT and, in *LEN, its length to the end of its line. */
-static const char *keyval(const char *text, const char *key, size_t *len)
+const char *nt_metric_keyval(const char *text, const char *key, size_t *len)
 {
 	size_t kl = strlen(key);
 	for (const char *p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
 		if (!strncmp(p, key, kl) && p[kl] == '=') {
-			*len = strcspn(p + kl + 1, "\r\n");
-			return p + kl + 1;
+			const char *v = p + kl + 1;
+			size_t n = strcspn(v, "\r\n");
+			while (n && isspace((unsigned char)v[n - 1]))
+				n--;
+			*len = n;
+			return v;
 		}
 	}
 	return NULL;
@@ -200,7 +202,7 @@ static int netperf_csv(const char *text, nt_metric *out)
 				break;
 		}
 		double d;
-		if (!tv || !number_in(tv, tl, &d))
+		if (!tv || !nt_metric_number_in(tv, tl, &d))
 			return -ENOENT;
 		return netperf_value(out, d, uv);
 	}
@@ -245,11 +247,11 @@ int nt_metric_netperf(const char *text, nt_metric *out, char *err, size_t errsiz
 	double d;
 	int r;
 	/* -k: THROUGHPUT=... and THROUGHPUT_UNITS=... lines. */
-	if ((kv = keyval(text, "THROUGHPUT", &kvl))) {
+	if ((kv = nt_metric_keyval(text, "THROUGHPUT", &kvl))) {
 		while (kvl && isspace((unsigned char)kv[kvl - 1]))
 			kvl--;
-		if (number_in(kv, kvl, &d)) {
-			const char *u = keyval(text, "THROUGHPUT_UNITS", &kvl);
+		if (nt_metric_number_in(kv, kvl, &d)) {
+			const char *u = nt_metric_keyval(text, "THROUGHPUT_UNITS", &kvl);
 			if (u)
 				snprintf(ubuf, sizeof(ubuf), "%.*s", (int)(kvl < sizeof(ubuf) ? kvl : sizeof(ubuf) - 1), u);
 			r = netperf_value(out, d, ubuf);
@@ -410,7 +412,7 @@ int nt_metric_regex(const char *text, const char *re, nt_metric *out, char *err,
 	}
 	size_t n = (size_t)(m[1].rm_eo - m[1].rm_so);
 	double d;
-	if (!number_in(text + m[1].rm_so, n, &d)) {
+	if (!nt_metric_number_in(text + m[1].rm_so, n, &d)) {
 		snprintf(err, errsize, "--metric-regex's group matched '%.*s%s', not a number", n > 60 ? 60 : (int)n,
 			 text + m[1].rm_so, n > 60 ? "..." : "");
 		goto out;
@@ -441,15 +443,18 @@ int nt_metric_read(enum nt_metric_source source, const char *arg, const char *te
 	case NT_METRIC_NETPERF: r = nt_metric_netperf(s, out, err, errsize); break;
 	case NT_METRIC_JSON: r = nt_metric_json_path(s, arg, out, err, errsize); break;
 	case NT_METRIC_REGEX: r = nt_metric_regex(s, arg, out, err, errsize); break;
+	case NT_METRIC_NEPER: r = nt_metric_neper(s, out, err, errsize); break;
 	default: {
 		const char *p = s + strspn(s, " \t\r\n");
 		if (*p == '{') {
 			r = nt_metric_iperf3(s, out, err, errsize);
+		} else if (nt_metric_is_neper(s)) {
+			r = nt_metric_neper(s, out, err, errsize);
 		} else {
 			r = nt_metric_netperf(s, out, err, errsize);
 			if (r == -ENOENT)
-				snprintf(err, errsize, "neither iperf3's JSON (--json) nor a netperf result in the "
-						       "output; name the figure with --metric-json PATH or --metric-regex RE");
+				snprintf(err, errsize, "neither iperf3's JSON (--json) nor a netperf or neper result "
+						       "in the output; name the figure with --metric-json PATH or --metric-regex RE");
 		}
 	}
 	}

@@ -18,7 +18,7 @@ static const char *const log_formats[] = { "text", "json", NULL };
 static const char *const output_formats[] = { "text", "json", NULL };
 /* The first is the default: holding the desired state means repairing it. */
 /* bench-run --compare: which reader takes COMMAND's figure (cli/metric.h). */
-static const char *const metric_readers[] = { "auto", "iperf3", "netperf", NULL };
+static const char *const metric_readers[] = { "auto", "iperf3", "netperf", "neper", NULL };
 static const char *const drift_policies[] = { "repair", "report", NULL };
 
 #define F(field) offsetof(cli_opts, field)

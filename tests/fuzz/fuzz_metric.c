@@ -5,7 +5,9 @@
  * first byte picks the reader; for a JSON path the path runs to the first
  * newline, for a regular expression the second byte picks one of a few
  * (a user's expression is the user's: its cost is not the reader's). A
- * figure read must be a finite number with its unit and reader named. */
+ * figure read must be a finite number with its unit and reader named; so
+ * must every other figure (nt_metric_others_read), 0 or more, its name
+ * and unit NUL-terminated. neper's key=value lines too. */
 #include "cli/metric.h"
 
 #include <errno.h>
@@ -29,7 +31,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size < 1)
 		return 0;
-	enum nt_metric_source src = (enum nt_metric_source)(data[0] % 5);
+	enum nt_metric_source src = (enum nt_metric_source)(data[0] % 6);
 	const char *text = (const char *)data + 1;
 	size_t len = size - 1;
 	if (src == NT_METRIC_JSON) {
@@ -62,5 +64,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	} else {
 		abort();
 	}
+	nt_metric_others o;
+	nt_metric_others_read(src, text, len, &o);
+	if (o.n > NT_METRIC_MAX_OTHERS)
+		abort();
+	for (size_t i = 0; i < o.n; i++)
+		if (!(o.m[i].value >= 0) || !isfinite(o.m[i].value) || !memchr(o.m[i].name, '\0', sizeof(o.m[i].name)) ||
+		    !o.m[i].name[0] || !memchr(o.m[i].unit, '\0', sizeof(o.m[i].unit)))
+			abort();
 	return 0;
 }

@@ -120,6 +120,18 @@ check "harmful: the cost of each arm with its ratio ($(jq -c .cost.cpu_busy_s "$
 	     .candidate_median > 0 and (.ratio | type == "number")' "$work/r1.json"
 check "harmful: the figure per CPU-second, a rate's" jqe '.cost.figure_per_cpu_second.baseline_median > 0' "$work/r1.json"
 check "harmful: the table shows the cost" grep -q '^CPU busy a round (host-wide): baseline median' "$work/r1.err"
+# Several figures a round: iperf3's CPU in every round, beside the primary.
+check "harmful: iperf3's CPU figures in every round" \
+	jqe '[.rounds[].metrics | .cpu_host_percent, .cpu_remote_percent | numbers] | length == 20' "$work/r1.json"
+check "harmful: each figure compared, the primary first and alone gated ($(jq -c '[.metrics[] | .name + ":" + .verdict]' "$work/r1.json"))" jqe '
+	.metrics[0] | .name == "throughput" and .primary and .gated and .verdict == "worse" and .p_value < 0.05' "$work/r1.json"
+check "harmful: the other figures compared, none gated" jqe '
+	[.metrics[1:][] | select(.gated | not) | .name] as $n | ($n | index("cpu_host_percent")) != null
+	and ([.metrics[1:][] | .better] | all(. == "lower"))
+	and ([.metrics[] | select(.baseline_rounds == 5 and .candidate_rounds == 5)] | length) == (.metrics | length)' "$work/r1.json"
+check "harmful: the table shows them, not gated" grep -q "^the other figures of COMMAND's output, not gated (--require-gain and --require-no-loss judge throughput alone)" "$work/r1.err"
+check "harmful: retransmits compared when iperf3 gave them" jqe '
+	([.rounds[].metrics.retransmits | numbers] | length) as $r | $r == 0 or ([.metrics[].name] | index("retransmits")) != null' "$work/r1.json"
 check "harmful: --json on stdout is the report" cmp -s <(jq -S . "$work/r1.stdout") <(jq -S . "$work/r1.json")
 check "harmful: the table says which gate failed" grep -q -- '--require-no-loss 2%: FAILED' "$work/r1.err"
 check "harmful: the effect's 95% interval lies below 0.98 ($(jq -c '.effect | [.ratio_lo, .ratio, .ratio_hi, .confidence]' "$work/r1.json"))" \

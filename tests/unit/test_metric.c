@@ -208,6 +208,178 @@ static void test_long_numbers(void)
 	CHECK_MSG(strstr(err, "not a number") != NULL && strstr(err, "...") != NULL, "%s", err);
 }
 
+/* iperf3 3.12's --json over loopback (the end object as it printed it,
+ * intervals and streams left out): the TCP run's retransmits and CPU, the
+ * UDP run's loss and jitter. */
+static const char iperf_tcp_real[] =
+	"{\"start\": {\"version\": \"iperf 3.12\", \"test_start\": {\"protocol\": \"TCP\", \"num_streams\": 1,"
+	" \"duration\": 1, \"reverse\": 0}},\n \"intervals\": [],\n"
+	" \"end\": {\"streams\": [],\n"
+	"  \"sum_sent\": {\"start\": 0, \"end\": 1.000123, \"seconds\": 1.000123, \"bytes\": 3272867840,"
+	" \"bits_per_second\": 26179722614.11846, \"retransmits\": 10, \"sender\": true},\n"
+	"  \"sum_received\": {\"start\": 0, \"end\": 1.00073, \"seconds\": 1.00073, \"bytes\": 3272867840,"
+	" \"bits_per_second\": 26163843114.5264, \"sender\": true},\n"
+	"  \"cpu_utilization_percent\": {\"host_total\": 97.48182617031475, \"host_user\": 0, \"host_system\":"
+	" 97.48182617031475, \"remote_total\": 45.43562307454791, \"remote_user\": 1.1918192455775183,"
+	" \"remote_system\": 44.24370390281582},\n"
+	"  \"sender_tcp_congestion\": \"bbr\", \"receiver_tcp_congestion\": \"bbr\"}}\n";
+static const char iperf_udp_real[] =
+	"{\"start\": {\"test_start\": {\"protocol\": \"UDP\", \"duration\": 1}}, \"intervals\": [],\n"
+	" \"end\": {\"sum\": {\"start\": 0, \"end\": 1.000165, \"seconds\": 1.000165, \"bytes\": 1277952,"
+	" \"bits_per_second\": 10222798.176145907, \"jitter_ms\": 0.00667483377467247, \"lost_packets\": 0,"
+	" \"packets\": 39, \"lost_percent\": 0, \"sender\": true},"
+	" \"cpu_utilization_percent\": {\"host_total\": 2.7395826480140193, \"remote_total\": 0.14677402099828332}}}\n";
+
+/* The other figure NAME of O, or NAN. */
+static double other(const nt_metric_others *o, const char *name, const char **unit)
+{
+	for (size_t i = 0; i < o->n; i++)
+		if (!strcmp(o->m[i].name, name)) {
+			CHECK_MSG(o->m[i].lower_is_better, "%s is lower-is-better", name);
+			if (unit)
+				*unit = o->m[i].unit;
+			return o->m[i].value;
+		}
+	return NAN;
+}
+
+static void others(enum nt_metric_source s, const char *text, nt_metric_others *o)
+{
+	nt_metric_others_read(s, text, strlen(text), o);
+}
+
+static void test_iperf3_others(void)
+{
+	nt_metric_others o;
+	const char *unit = NULL;
+	nt_metric m;
+	CHECK_INT(rd(NT_METRIC_AUTO, NULL, iperf_tcp_real, &m), 0);
+	NEAR(m.value, 26163843114.5264); /* the primary: end.sum_received */
+	others(NT_METRIC_AUTO, iperf_tcp_real, &o);
+	CHECK_INT((int)o.n, 3);
+	NEAR(other(&o, "retransmits", &unit), 10);
+	CHECK_STR(unit, "");
+	NEAR(other(&o, "cpu_host_percent", &unit), 97.48182617031475);
+	CHECK_STR(unit, "%");
+	NEAR(other(&o, "cpu_remote_percent", NULL), 45.43562307454791);
+	others(NT_METRIC_IPERF3, iperf_udp_real, &o);
+	CHECK_INT((int)o.n, 4);
+	NEAR(other(&o, "lost_percent", NULL), 0);
+	NEAR(other(&o, "jitter_ms", &unit), 0.00667483377467247);
+	CHECK_STR(unit, "ms");
+	CHECK(isnan(other(&o, "retransmits", NULL)));
+	/* The hand-made sample has no CPU and no retransmits: none. */
+	others(NT_METRIC_IPERF3, iperf_tcp, &o);
+	CHECK_INT((int)o.n, 0);
+	others(NT_METRIC_IPERF3, "not json", &o);
+	CHECK_INT((int)o.n, 0);
+	/* A negative count is no figure. */
+	others(NT_METRIC_IPERF3, "{\"end\": {\"sum_sent\": {\"retransmits\": -3}}}", &o);
+	CHECK_INT((int)o.n, 0);
+	/* A JSON path or a regular expression names one figure only. */
+	others(NT_METRIC_JSON, iperf_tcp_real, &o);
+	CHECK_INT((int)o.n, 0);
+	others(NT_METRIC_REGEX, iperf_tcp_real, &o);
+	CHECK_INT((int)o.n, 0);
+}
+
+/* netperf -j omni with an output selection, as its author showed it on
+ * netperf-talk (2010-09-14, "Additional histogram statistics"): -o's CSV,
+ * and the same selection as -k's keys; CPU -1 where netperf measured none. */
+static const char netperf_rr_csv[] =
+	"OMNI TEST from 0.0.0.0 (0.0.0.0) port 0 AF_INET to localhost (127.0.0.1) port 0 AF_INET\n"
+	"Elapsed Time (sec),Throughput,Throughput Units,Round Trip Latency usec/tran,Minimum Latency "
+	"Microseconds,Maximum Latency Microseconds,50th Percentile Latency Microseconds,90th Percentile Latency "
+	"Microseconds,99th Percentile Latency Microseconds,Mean Latency Microseconds,Stddev Latency Microseconds\n"
+	"1.00,27404.75,Trans/s,36.490,26,110,33,40,41,35.00,3.68\n";
+static const char netperf_rr_k[] =
+	"OMNI TEST from 0.0.0.0 (0.0.0.0) port 0 AF_INET to localhost (127.0.0.1) port 0 AF_INET\n"
+	"ELAPSED_TIME=1.00\nTHROUGHPUT=27404.75\nTHROUGHPUT_UNITS=Trans/s\nRT_LATENCY=36.490\nMIN_LATENCY=26\n"
+	"MAX_LATENCY=110\nP50_LATENCY=33\nP90_LATENCY=40\nP99_LATENCY=41\nMEAN_LATENCY=35.00\n"
+	"STDDEV_LATENCY=3.68\nLOCAL_CPU_UTIL=-1.00\nREMOTE_CPU_UTIL=12.5\n";
+
+static void test_netperf_others(void)
+{
+	nt_metric_others o;
+	nt_metric m;
+	const char *unit = NULL;
+	for (int k = 0; k < 2; k++) {
+		const char *text = k ? netperf_rr_k : netperf_rr_csv;
+		CHECK_INT(rd(NT_METRIC_AUTO, NULL, text, &m), 0);
+		NEAR(m.value, 27404.75);
+		CHECK_STR(m.unit, "Trans/s");
+		others(k ? NT_METRIC_NETPERF : NT_METRIC_AUTO, text, &o);
+		CHECK_INT((int)o.n, k ? 8 : 7);
+		NEAR(other(&o, "p50_latency", &unit), 33);
+		CHECK_STR(unit, "us");
+		NEAR(other(&o, "p90_latency", NULL), 40);
+		NEAR(other(&o, "p99_latency", NULL), 41);
+		NEAR(other(&o, "mean_latency", NULL), 35);
+		NEAR(other(&o, "min_latency", NULL), 26);
+		NEAR(other(&o, "max_latency", NULL), 110);
+		CHECK(isnan(other(&o, "local_cpu_util", NULL))); /* -1: not measured */
+		NEAR(other(&o, "rt_latency", NULL), 36.49);
+		if (k)
+			NEAR(other(&o, "remote_cpu_util", &unit), 12.5);
+	}
+	/* The classic table has none. */
+	others(NT_METRIC_NETPERF, netperf_stream, &o);
+	CHECK_INT((int)o.n, 0);
+	others(NT_METRIC_NETPERF, "P99_LATENCY=abc\nMEAN_LATENCY=\n", &o);
+	CHECK_INT((int)o.n, 0);
+}
+
+/* neper's tcp_rr (its README's output with the latency lines its
+ * histo.c prints for --percentiles=50,99; the options first, decoys among
+ * them) and tcp_stream with throughput_units. */
+static const char neper_rr[] =
+	"percentiles=50,99\nnum_flows=1\ntest_length=10\nlocal_throughput=0\nremote_throughput=0\n"
+	"invalid_secret_count=0\ntime_start=1306173.666348235\nutime_start=0.062141\nutime_end=0.348902\n"
+	"stime_start=0.003883\nstime_end=5.798208\nmaxrss_start=7896\nmaxrss_end=7896\nnum_transactions=329605\n"
+	"latency_min=0.000015000\nlatency_max=0.012611000\nlatency_mean=0.000029000\n"
+	"latency_stddev=0.000086000\nlatency_p50=0.000026000\nlatency_p99=0.000068000\nstart_index=0\n"
+	"end_index=9\nnum_samples=10\nthroughput=33009.84\ncorrelation_coefficient=1.00\n"
+	"time_end=1306183.666374314\n";
+static const char neper_stream[] = "num_flows=1\ntest_length=10\nutime_start=0.1\nutime_end=0.2\n"
+				   "stime_start=0\nstime_end=4.5\nnum_transactions=812345\n"
+				   "throughput_Mbps=9412.50\ncorrelation_coefficient=0.99\nthroughput=9.41\n"
+				   "throughput_units=Gbit/s\n";
+
+static void test_neper(void)
+{
+	nt_metric m;
+	nt_metric_others o;
+	const char *unit = NULL;
+	CHECK(nt_metric_is_neper(neper_rr));
+	CHECK(!nt_metric_is_neper(netperf_rr_k));
+	CHECK_INT(rd(NT_METRIC_AUTO, NULL, neper_rr, &m), 0);
+	NEAR(m.value, 33009.84);
+	CHECK_STR(m.unit, "transactions/s");
+	CHECK_STR(m.source, "neper");
+	others(NT_METRIC_AUTO, neper_rr, &o);
+	CHECK_INT((int)o.n, 7);
+	NEAR(other(&o, "latency_p50", &unit), 0.000026);
+	CHECK_STR(unit, "s");
+	NEAR(other(&o, "latency_p99", NULL), 0.000068);
+	NEAR(other(&o, "latency_mean", NULL), 0.000029);
+	NEAR(other(&o, "cpu_s", NULL), (0.348902 - 0.062141) + (5.798208 - 0.003883));
+	CHECK_INT(rd(NT_METRIC_NEPER, NULL, neper_stream, &m), 0);
+	NEAR(m.value, 9.41e9); /* throughput in throughput_units, before throughput_Mbps */
+	CHECK_STR(m.unit, "bits/s");
+	CHECK_INT(rd(NT_METRIC_NEPER, NULL, "num_transactions=1\nthroughput=5\nthroughput_units=MiB/s\n", &m), 0);
+	NEAR(m.value, 5 * 8 * 1048576.0);
+	CHECK_INT(rd(NT_METRIC_NEPER, NULL, "throughput_Mbps=940.5\n", &m), 0);
+	NEAR(m.value, 940.5e6);
+	CHECK_INT(rd(NT_METRIC_NEPER, NULL, "throughput=5\nthroughput_units=furlongs\n", &m), -ENOENT);
+	CHECK_MSG(strstr(err, "furlongs") != NULL, "%s", err);
+	CHECK_INT(rd(NT_METRIC_NEPER, NULL, "num_transactions=0\n", &m), -ENOENT);
+	CHECK_INT(rd(NT_METRIC_NEPER, NULL, "throughput=1e308\nthroughput_units=GiB/s\n", &m), -ENOENT);
+	/* A key neper never prints is not shown: only plain names. */
+	others(NT_METRIC_NEPER, "latency_\x1b[31m=1\nlatency_p99.9=0.5\nlatency_=3\n", &o);
+	CHECK_INT((int)o.n, 1);
+	NEAR(other(&o, "latency_p99.9", NULL), 0.5);
+}
+
 int main(void)
 {
 	test_iperf3();
@@ -215,5 +387,8 @@ int main(void)
 	test_json_path();
 	test_regex();
 	test_long_numbers();
+	test_iperf3_others();
+	test_netperf_others();
+	test_neper();
 	TEST_MAIN_END();
 }
