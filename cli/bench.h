@@ -88,6 +88,11 @@ void nt_bench_netns_warning(const nt_ctx *ctx, const json_t *steps, json_t *repo
  * half of it. Returns 0 or -1 (said). */
 int nt_bench_write_report(const json_t *report, const char *path);
 
+/* REPORT as one JSON document on standard output (--json): a CI job reads
+ * its verdict there, so an output that cannot be written (stdout closed,
+ * a full disk) is a failure, said as WHO. Returns 0 or -1. */
+int nt_bench_json_stdout(const json_t *report, const char *who);
+
 /* What the rounds of bench-run --compare and tune share (cli/bench_round.c). */
 typedef struct nt_bench_rounds {
 	const cli_opts *o; /* --near, --cpus: COMMAND bound again after each apply */

@@ -213,6 +213,18 @@ json_t *nt_bench_real_or_null(double x)
 	return isfinite(x) ? json_real(x) : json_null();
 }
 
+int nt_bench_json_stdout(const json_t *report, const char *who)
+{
+	errno = 0;
+	if (json_dumpf(report, stdout, JSON_INDENT(2) | JSON_SORT_KEYS) < 0 || fputc('\n', stdout) == EOF ||
+	    fflush(stdout) == EOF || ferror(stdout)) {
+		fprintf(stderr, "nettune: %s: cannot write the --json report to standard output: %s\n", who,
+			strerror(errno ? errno : EIO));
+		return -1;
+	}
+	return 0;
+}
+
 int nt_bench_load(const char *who, const char *path, json_t **doc)
 {
 	json_error_t jerr;

@@ -571,14 +571,8 @@ out:
 	if (c.report && o->report && nt_bench_write_report(c.report, o->report) < 0 && rc == 0)
 		rc = NT_BENCH_FAILED;
 	if (c.report && o->json && (judged || json_array_size(c.rounds))) {
-		/* A CI job reads the verdict from here: an output that could
-		 * not be written (stdout closed, a full disk) fails the run. */
-		if (json_dumpf(c.report, stdout, JSON_INDENT(2) | JSON_SORT_KEYS) < 0 || fputc('\n', stdout) == EOF ||
-		    fflush(stdout) == EOF || ferror(stdout)) {
-			fprintf(stderr, "nettune: bench-run: cannot write the --json report to standard output: %s\n",
-				strerror(errno ? errno : EIO));
+		if (nt_bench_json_stdout(c.report, "bench-run") < 0)
 			rc = NT_BENCH_FAILED;
-		}
 	}
 	json_decref(c.report);
 	json_decref(c.profile[0]);

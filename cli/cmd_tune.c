@@ -34,6 +34,7 @@
 #include "cli/tune.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -41,6 +42,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #define DEFAULT_BUDGET_S (20 * 60)
 
@@ -401,6 +403,7 @@ int nt_cmd_tune(const char *cmd, const cli_opts *o, int nargs, char **args)
 	int ncommand = nargs;
 	nt_tune_holm *holm = NULL;
 	size_t *cand_arm = NULL, m = 0;
+	double start = 0; /* when the first round began: the budget counts from it */
 
 	/* CANDIDATE.json... -- COMMAND: getopt stopped at the first file, so
 	 * the "--" is still there; with --space it took the "--" itself. */
@@ -436,6 +439,11 @@ int nt_cmd_tune(const char *cmd, const cli_opts *o, int nargs, char **args)
 				"SPACE.json -- COMMAND\n");
 		return NT_EXIT_USAGE;
 	}
+	if (o->json && fcntl(STDOUT_FILENO, F_GETFD) < 0) {
+		fprintf(stderr, "nettune: tune: --json writes the result to standard output, which is closed; give "
+				"--report FILE\n");
+		return NT_EXIT_USAGE;
+	}
 	t.run = (nt_bench_rounds){ .o = o, .ctx = &t.ctx, .args = command, .who = "tune", .run = "search",
 				   .restored = true };
 	t.run.agent = o->agent ? o->agent : getenv("NETTUNE_AGENT") ? getenv("NETTUNE_AGENT") : NT_CLI_DEFAULT_AGENT;
@@ -465,10 +473,10 @@ int nt_cmd_tune(const char *cmd, const cli_opts *o, int nargs, char **args)
 		return NT_BENCH_FAILED;
 	char seed_text[32];
 	snprintf(seed_text, sizeof(seed_text), "%llu", (unsigned long long)t.seed);
-	t.report = json_pack("{s:s,s:s,s:f,s:f,s:o,s:s,s:[],s:[],s:[],s:[]}", "mode", "tune", "seed", seed_text,
+	t.report = json_pack("{s:s,s:s,s:f,s:f,s:o,s:s,s:[],s:[],s:[],s:[],s:n,s:n}", "mode", "tune", "seed", seed_text,
 			     "confidence", t.confidence, "budget_s", t.budget_s, "max_rounds",
 			     o->max_rounds ? json_integer(o->max_rounds) : json_null(), "agent", t.run.agent, "command",
-			     "candidates", "rounds", "decisions");
+			     "candidates", "rounds", "decisions", "winner", "budget_used_s");
 	if (!t.report)
 		goto out;
 	for (int i = 0; i < ncommand; i++)
@@ -564,7 +572,7 @@ int nt_cmd_tune(const char *cmd, const cli_opts *o, int nargs, char **args)
 		100 * t.confidence, need);
 
 	nt_bench_catch_signals();
-	double start = now_s();
+	start = now_s();
 	int stop = 0;
 	const char *stopped_by = NULL;
 	size_t *order = calloc(t.narms, sizeof(*order));
@@ -752,6 +760,9 @@ judged:
 	if (o->plot && write_plot(&t, holm, cand_arm, m) < 0 && rc == NT_EXIT_OK)
 		rc = NT_BENCH_FAILED;
 finish:
+	/* The budget used: the race's time, its first round (the baseline's,
+	 * which times a round) included. */
+	json_object_set_new(t.report, "budget_used_s", json_real(now_s() - start));
 	json_object_set_new(t.report, "host_restored", json_boolean(t.run.restored));
 	json_object_set_new(t.report, "interrupted_by",
 			    nt_bench_signal() ? json_string(strsignal(nt_bench_signal())) : json_null());
@@ -764,6 +775,11 @@ out:
 	if (t.report)
 		json_object_set_new(t.report, "exit_status", json_integer(rc));
 	if (t.report && o->report && nt_bench_write_report(t.report, o->report) < 0 && (rc == 0 || rc == NT_EXIT_NO_WINNER))
+		rc = NT_BENCH_FAILED;
+	/* --json: the same document on stdout, written once the candidates
+	 * were read (a refusal's too: it names each refused candidate). A
+	 * document that cannot be written fails the run, as bench-run's. */
+	if (t.report && o->json && nt_bench_json_stdout(t.report, "tune") < 0)
 		rc = NT_BENCH_FAILED;
 	for (size_t k = 0; t.arms && k < max_arms; k++) {
 		json_decref(t.arms[k].profile);

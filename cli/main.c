@@ -215,7 +215,7 @@ static const char usage[] =
 	"                                     round ended: void). --metric-json and --metric-regex\n"
 	"                                     need --higher-is-better or --lower-is-better\n"
 	"  tune [--baseline B.json] [--budget D] [--max-rounds N] [--keep] [--report FILE] [--plot FILE.svg]\n"
-	"       [--seed N] [--confidence C] [--metric ...] [--near IFACE] [--confirm-timeout S]\n"
+	"       [--json] [--seed N] [--confidence C] [--metric ...] [--near IFACE] [--confirm-timeout S]\n"
 	"       CANDIDATE.json... -- COMMAND [ARGS...]\n"
 	"  tune --space SPACE.json [options as above] -- COMMAND [ARGS...]\n"
 	"                                     race candidates (the files, or SPACE's parameters expanded:\n"
@@ -230,6 +230,10 @@ static const char usage[] =
 	"                                     than the baseline at its Holm-corrected level (each\n"
 	"                                     comparison's level printed); the host ends as it started\n"
 	"                                     unless --keep applies the winner as the desired state.\n"
+	"                                     --json: the result as one JSON document on stdout (the\n"
+	"                                     report's: candidates, rounds, each one's ratio, interval,\n"
+	"                                     p and Holm level, the dropped and why, winner or null,\n"
+	"                                     seed, budget_used_s).\n"
 	"                                     Exit status: 0 a winner, 13 none shown better (baseline\n"
 	"                                     kept), 4 a profile refused, 2 bad input, 125 a round\n"
 	"                                     failed or the host could not be put back, 128+N signal N\n"
@@ -326,7 +330,7 @@ static const struct command {
 	  false },
 	{ "tune", nt_cmd_tune, true,
 	  "agent root near cpus cpus-list baseline space budget keep max-rounds report plot seed confidence "
-	  "confirm-timeout metric metric-json metric-regex higher-is-better lower-is-better",
+	  "confirm-timeout metric metric-json metric-regex higher-is-better lower-is-better json",
 	  false },
 	{ "placement", nt_cmd_placement, false, HOST_OPTS " agent cpus cpus-list", false },
 	{ "plan", nt_cmd_profile, false, AGENT_OPTS " name verbose", false },

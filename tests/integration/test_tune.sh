@@ -24,7 +24,9 @@
 #    baseline's timing round, no candidate applied;
 #  - SIGTERM in a round, a failed round, and the agent killed (-9) in a
 #    candidate round: the host is as it was (the last once the round's
-#    confirm window closes on the agent started again).
+#    confirm window closes on the agent started again);
+#  - --json: the report on stdout, parsed (the race's and a refusal's);
+#    refused with stdout closed.
 set -u
 pass=0; fail=0
 ok() { pass=$((pass+1)); }
@@ -82,7 +84,7 @@ cd "$work"
 
 # 1. The race.
 "$NT_BIN" tune --agent "$url" --baseline base.json --budget 2m --max-rounds 8 --seed 11 "${metric[@]}" \
-	--report r1.json --plot r1.svg big.json small.json neutral.json big2.json -- "${fig[@]}" 2> r1.err
+	--report r1.json --plot r1.svg --json big.json small.json neutral.json big2.json -- "${fig[@]}" 2> r1.err > r1.stdout
 rc=$?
 check "race: exit 0, a winner ($rc): $(tail -3 r1.err)" [ $rc = 0 ]
 check "race: the winner is candidate 1" jqe '.winner == 1 and .exit_status == 0' r1.json
@@ -127,6 +129,25 @@ print("svg ok")
 PY
 check "race: the chart: four arms, the candidates' intervals: $(cat svg.out)" grep -q '^svg ok' svg.out
 
+check "race: --json on stdout is the report" cmp -s <(jq -S . r1.stdout) <(jq -S . r1.json)
+python3 - r1.stdout > json.out 2>&1 <<'PY'
+import json, sys
+doc = json.load(open(sys.argv[1]))  # one document, nothing else on stdout
+assert doc["winner"] == 1 and doc["seed"] == "11" and doc["exit_status"] == 0, doc["winner"]
+assert 0 < doc["budget_used_s"] <= doc["budget_s"] == 120, doc["budget_used_s"]
+assert len(doc["rounds"]) >= 20 and all(isinstance(r["value"], (int, float)) for r in doc["rounds"])
+raced = [c for c in doc["candidates"] if "holm" in c]
+assert len(raced) == 3, len(raced)
+for c in raced:
+    h = c["holm"]
+    assert {"ratio", "ratio_lo", "ratio_hi", "p_value", "level", "step", "outcome"} <= h.keys(), h
+    assert c["reason"] and c["decision"], c
+dropped = [c for c in doc["candidates"] if c["decision"] == "dropped"]
+assert dropped and all("shown worse" in d["reason"] or "dropped in the race" in d["reason"] for d in dropped), dropped
+print("json ok")
+PY
+check "race: --json parses: winner, seed, budget used, each candidate's ratio/CI/p/level, the dropped and why: $(cat json.out)" grep -q '^json ok' json.out
+
 check "race: each candidate judged against the baseline's rounds of its own sweeps" \
 	jqe '.candidates[1].baseline_rounds_compared == .candidates[1].rounds and .candidates[0].baseline_rounds_compared == 8' r1.json
 
@@ -150,9 +171,12 @@ check "neutral only: /proc/sys as it was" same_sys
 before=$(txns)
 echo '{"name": "typo", "ringz": []}' > typo.json
 p off off '"net.ipv4.tcp_bogus": "1"'
-"$NT_BIN" tune --agent "$url" "${metric[@]}" big.json typo.json off.json -- "${fig[@]}" 2> r3.err
+"$NT_BIN" tune --agent "$url" "${metric[@]}" --json big.json typo.json off.json -- "${fig[@]}" 2> r3.err > r3.stdout
 rc=$?
 check "refused: exit 4 ($rc)" [ $rc = 4 ]
+check "refused: --json names each refused candidate, no winner, no round" jqe '
+	.exit_status == 4 and .winner == null and (.rounds | length == 0) and .budget_used_s == null
+	and ([.candidates[] | select(.refused) | .id] == [2, 3])' r3.stdout
 check "refused: the unknown field named" grep -q "candidate 2 (typo.json) was refused: .*\$.ringz: unknown field 'ringz'" r3.err
 check "refused: the sysctl named" grep -q "candidate 3 (off.json) was refused: .*\$.sysctl\['net.ipv4.tcp_bogus'\]" r3.err
 check "refused: nothing applied" [ "$(txns)" = "$before" ]
@@ -260,6 +284,9 @@ check "--space with a candidate file: exit 2" [ $? = 2 ]
 check "--space with a candidate file: said" grep -q -- '--space takes no CANDIDATE.json' r10.err
 "$NT_BIN" help tune > r10.out
 check "help tune lists its options" grep -q -- '--space.*--budget.*--keep.*--max-rounds' r10.out
+"$NT_BIN" tune --agent "$url" --json "${metric[@]}" big.json -- true 2> r10.err >&-
+check "--json with stdout closed: exit 2" [ $? = 2 ]
+check "--json with stdout closed: said" grep -q -- '--json writes the result to standard output, which is closed' r10.err
 "$NT_BIN" --help | grep -q '^  tune --space SPACE.json'
 check "--help shows tune" [ $? = 0 ]
 
