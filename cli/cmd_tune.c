@@ -16,7 +16,9 @@
  * or every candidate is dropped. Last, Holm's step-down procedure judges
  * every candidate against the baseline (cli/tune_race.c): the winner is
  * the best of those shown better at their corrected level; without one
- * the baseline is kept, and said.
+ * the baseline is kept, and said. A space raced one factor at a time then
+ * has one more step, its factors' best levels combined and raced against
+ * the winner and the baseline (cli/tune_combined.c).
  *
  * Each round is bench-run --compare's (cli/bench_round.c): the profile
  * applied by its plan id with a confirm window, reverted in place as soon
@@ -32,6 +34,7 @@
 #include "cli/bench_plot.h"
 #include "cli/exit.h"
 #include "cli/tune.h"
+#include "cli/tune_run.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -46,47 +49,17 @@
 
 #define DEFAULT_BUDGET_S (20 * 60)
 
-typedef struct arm {
-	int id; /* 0: the baseline; candidates from 1 */
-	char label[512]; /* for people: "candidate 2 (big.json)" */
-	char name[64]; /* in the rounds: "baseline", "candidate 2" */
-	json_t *profile; /* NULL: the host as it is */
-	json_t *entry; /* the report's entry (borrowed from the report) */
-	json_t *key; /* the plan's changes (nt_tune_plan_key) */
-	double *values;
-	size_t *sweep; /* the sweep of each figure */
-	size_t n, cap;
-	bool merged, dropped;
-	double wall_s; /* the time its rounds took, apply and revert included */
-} arm;
+typedef nt_tune_arm arm;
+typedef nt_tune_run tune;
 
-typedef struct tune {
-	const cli_opts *o;
-	nt_ctx ctx;
-	nt_bench_rounds run;
-	arm *arms; /* [0] the baseline */
-	size_t narms;
-	double confidence, budget_s;
-	bool lower;
-	uint64_t seed, rng;
-	json_t *report, *rounds, *decisions;
-	int round_no;
-	double rounds_wall_s; /* every round's wall time, for the budget */
-	double longest_s; /* the longest round's, for the confirm window */
-} tune;
-
-static double now_s(void)
+double nt_tune_now(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static void decide(tune *t, const arm *a, const char *decision, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-/* A decision about A, said on stderr and kept in the report. */
-static void decide(tune *t, const arm *a, const char *decision, const char *fmt, ...)
+void nt_tune_decide(tune *t, const arm *a, const char *decision, const char *fmt, ...)
 {
 	char reason[1024];
 	va_list ap;
@@ -100,9 +73,7 @@ static void decide(tune *t, const arm *a, const char *decision, const char *fmt,
 	json_object_set_new(a->entry, "reason", json_string(reason));
 }
 
-/* Plan A's profile on the agent. Returns 0, -1 when the agent refused it
- * (said, naming A and the JSON paths), -2 when no answer came. */
-static int plan_arm(tune *t, arm *a)
+int nt_tune_plan_arm(tune *t, arm *a)
 {
 	char err[4096];
 	long status;
@@ -149,9 +120,7 @@ static int add_value(arm *a, double v, size_t sweep)
 	return 0;
 }
 
-/* The baseline's figures of the sweeps A ran in, into *OUT (the caller
- * frees). Returns how many, or -1 (no memory). */
-static long concurrent_base(const arm *base, const arm *a, double **out)
+long nt_tune_concurrent_base(const arm *base, const arm *a, double **out)
 {
 	size_t k = 0;
 	*out = malloc((base->n ? base->n : 1) * sizeof(**out));
@@ -171,9 +140,9 @@ static long concurrent_base(const arm *base, const arm *a, double **out)
  * so far (10 minutes before any), so that a killed tune, or a dead agent
  * that comes back, leaves the host tuned for about a minute, not the hour
  * a single bench-run allows. */
-static int one_round(tune *t, arm *a, size_t sweep)
+int nt_tune_round(tune *t, arm *a, size_t sweep)
 {
-	double value = 0, t0 = now_s();
+	double value = 0, t0 = nt_tune_now();
 	t->round_no++;
 	if (!t->o->confirm_timeout)
 		t->run.ct = t->longest_s > 0 ? (long)ceil(60 + 4 * t->longest_s) : 600;
@@ -185,7 +154,7 @@ static int one_round(tune *t, arm *a, size_t sweep)
 	fprintf(stderr, "nettune: tune: round %d, sweep %zu, %s%s\n", t->round_no, sweep, a->label,
 		a->profile ? "" : " (the host as it is)");
 	int rc = nt_bench_round(&t->run, a->profile, a->id ? "candidate" : "baseline", t->round_no, rr, &value);
-	double wall = now_s() - t0;
+	double wall = nt_tune_now() - t0;
 	a->wall_s += wall;
 	t->rounds_wall_s += wall;
 	if (wall > t->longest_s)
@@ -227,7 +196,7 @@ static void drop_worse(tune *t, size_t min_rounds)
 		if (nt_tune_shown_worse(a->values, a->n, b->values, b->n, t->confidence, t->lower, &e) == 1) {
 			a->dropped = true;
 			json_object_set_new(a->entry, "dropped_after_round", json_integer(t->round_no));
-			decide(t, a, "dropped",
+			nt_tune_decide(t, a, "dropped",
 			       "shown worse than the best so far, %s: %s/%s %.4g, %.4g%% CI [%.4g, %.4g] after %zu + %zu "
 			       "rounds",
 			       b->label, a->name, b->name, e.ratio, 100 * e.confidence, e.lo, e.hi, a->n, b->n);
@@ -239,8 +208,7 @@ out:
 	free(alive);
 }
 
-/* Fisher-Yates on IDX (N entries) from T's sequence. */
-static void shuffle(tune *t, size_t *idx, size_t n)
+void nt_tune_shuffle(tune *t, size_t *idx, size_t n)
 {
 	for (size_t i = n; i > 1; i--) {
 		size_t j = (size_t)(nt_bench_splitmix64(&t->rng) % i);
@@ -271,8 +239,8 @@ static int write_plot(tune *t, const nt_tune_holm *h, const size_t *cand_arm, si
 	for (size_t k = 0; k < t->narms; k++) {
 		arm *a = &t->arms[k];
 		nt_summary s;
-		if (a->merged)
-			continue;
+		if (a->merged || !a->n)
+			continue; /* the best levels combined, not raced, has no round */
 		pa[np] = (nt_plot_arm){ .name = k ? a->label : a->label, .values = a->values, .n = a->n };
 		if (a->n && nt_stats_summary(a->values, a->n, &s) == 0)
 			pa[np].median = s.median;
@@ -360,7 +328,8 @@ static int load_candidates(tune *t, int ncand, char **files)
 		json_object_set_new(t->report, "space",
 				    json_pack("{s:s,s:O,s:s}", "file", o->space, "parameters",
 					      json_object_get(space, "parameters"), "design", mode));
-		json_decref(space);
+		t->space = space; /* for the best levels combined */
+		t->design = mode;
 		ncand = (int)json_array_size(cands);
 	} else if (ncand > NT_TUNE_MAX_CANDIDATES) {
 		fprintf(stderr, "nettune: tune: %d candidates, more than %d\n", ncand, NT_TUNE_MAX_CANDIDATES);
@@ -403,7 +372,6 @@ int nt_cmd_tune(const char *cmd, const cli_opts *o, int nargs, char **args)
 	int ncommand = nargs;
 	nt_tune_holm *holm = NULL;
 	size_t *cand_arm = NULL, m = 0;
-	double start = 0; /* when the first round began: the budget counts from it */
 
 	/* CANDIDATE.json... -- COMMAND: getopt stopped at the first file, so
 	 * the "--" is still there; with --space it took the "--" itself. */
@@ -468,7 +436,9 @@ int nt_cmd_tune(const char *cmd, const cli_opts *o, int nargs, char **args)
 		fprintf(stderr, "nettune: tune: bad --root %s\n", o->root);
 		return NT_BENCH_FAILED;
 	}
-	size_t max_arms = 1 + (size_t)(o->space ? NT_TUNE_MAX_CANDIDATES : ncand);
+	/* With a space, one more: the best levels combined. */
+	size_t max_arms = 1 + (size_t)(o->space ? NT_TUNE_MAX_CANDIDATES + 1 : ncand);
+	t.max_arms = max_arms;
 	if (!(t.arms = calloc(max_arms, sizeof(*t.arms))))
 		return NT_BENCH_FAILED;
 	char seed_text[32];
@@ -510,7 +480,7 @@ int nt_cmd_tune(const char *cmd, const cli_opts *o, int nargs, char **args)
 		goto out;
 	int refused = 0;
 	for (size_t k = 0; k < t.narms; k++) {
-		int pr = plan_arm(&t, &t.arms[k]);
+		int pr = nt_tune_plan_arm(&t, &t.arms[k]);
 		if (pr == -2)
 			goto out;
 		refused += pr < 0;
@@ -538,7 +508,7 @@ int nt_cmd_tune(const char *cmd, const cli_opts *o, int nargs, char **args)
 			arm *a = &t.arms[k], *into = &t.arms[same[k]];
 			a->merged = true;
 			json_object_set_new(a->entry, "merged_into", json_integer(into->id));
-			decide(&t, a, "merged",
+			nt_tune_decide(&t, a, "merged",
 			       same[k] == 0 ? "it plans the same changes as the baseline (%s): not raced" :
 					      "it plans the same changes as %s: raced as that one",
 			       same[k] == 0 ? (json_array_size(a->key) ? "the same steps" : "no change to this host") :
@@ -572,7 +542,7 @@ int nt_cmd_tune(const char *cmd, const cli_opts *o, int nargs, char **args)
 		100 * t.confidence, need);
 
 	nt_bench_catch_signals();
-	start = now_s();
+	t.start = nt_tune_now();
 	int stop = 0;
 	const char *stopped_by = NULL;
 	size_t *order = calloc(t.narms, sizeof(*order));
@@ -581,7 +551,7 @@ int nt_cmd_tune(const char *cmd, const cli_opts *o, int nargs, char **args)
 	/* The first round is the baseline's, which also times a round: a
 	 * budget that cannot hold the rounds any comparison needs is refused
 	 * before a candidate is applied. */
-	stop = one_round(&t, base, 1);
+	stop = nt_tune_round(&t, base, 1);
 	if (!stop) {
 		double per = t.rounds_wall_s, want = per * (double)(need * (m + 1));
 		if (want > t.budget_s) {
@@ -612,13 +582,14 @@ int nt_cmd_tune(const char *cmd, const cli_opts *o, int nargs, char **args)
 			break;
 		}
 		double avg = t.rounds_wall_s / (double)t.round_no;
-		if (sweep > 1 && now_s() - start + avg * (double)no > t.budget_s) {
+		if (sweep > 1 && nt_tune_now() - t.start + avg * (double)no > t.budget_s) {
 			stopped_by = "budget";
 			break;
 		}
-		shuffle(&t, order, no);
+		nt_tune_shuffle(&t, order, no);
+		t.sweeps = sweep;
 		for (size_t i = 0; i < no && !stop; i++)
-			stop = one_round(&t, &t.arms[order[i]], sweep);
+			stop = nt_tune_round(&t, &t.arms[order[i]], sweep);
 		if (!stop)
 			drop_worse(&t, need_drop);
 	}
@@ -626,9 +597,9 @@ int nt_cmd_tune(const char *cmd, const cli_opts *o, int nargs, char **args)
 	if (stop)
 		stopped_by = nt_bench_signal() ? "signal" : "a failed round";
 	json_object_set_new(t.report, "stopped_by", json_string(stopped_by));
-	json_object_set_new(t.report, "elapsed_s", json_real(now_s() - start));
+	json_object_set_new(t.report, "elapsed_s", json_real(nt_tune_now() - t.start));
 	fprintf(stderr, "nettune: tune: the race ended (%s) after %d rounds in %.1f s\n", stopped_by, t.round_no,
-		now_s() - start);
+		nt_tune_now() - t.start);
 	if (stop) {
 		rc = stop;
 		goto finish;
@@ -647,7 +618,7 @@ int nt_cmd_tune(const char *cmd, const cli_opts *o, int nargs, char **args)
 			cand_arm[i] = k;
 			cv[i] = t.arms[k].values;
 			cn[i] = t.arms[k].n;
-			long nb = concurrent_base(base, &t.arms[k], &bv[i]);
+			long nb = nt_tune_concurrent_base(base, &t.arms[k], &bv[i]);
 			if (nb < 0)
 				goto judged;
 			bn[i++] = (size_t)nb;
@@ -723,26 +694,37 @@ judged:
 		snprintf(why, sizeof(why), "against the baseline %.4g%s at %.4g%% (Holm step %zu of %zu)%s", h->effect.ratio,
 			 iv, 100 * h->level, h->step, m, h->stopped ? ", not judged: Holm stopped at an earlier step" : "");
 		if ((int)i == winner)
-			decide(&t, a, "winner", "shown better, the best of those shown better: %s", why);
+			nt_tune_decide(&t, a, "winner", "shown better, the best of those shown better: %s", why);
 		else if (h->outcome == NT_TUNE_BETTER)
-			decide(&t, a, "shown better, not the best", "%s", why);
+			nt_tune_decide(&t, a, "shown better, not the best", "%s", why);
 		else if (a->dropped) {
 			json_object_set_new(a->entry, "final", json_string(outcome_word(h->outcome)));
-			decide(&t, a, "dropped", "dropped in the race after round %lld; %s %s",
+			nt_tune_decide(&t, a, "dropped", "dropped in the race after round %lld; %s %s",
 			       (long long)json_integer_value(json_object_get(a->entry, "dropped_after_round")),
 			       outcome_word(h->outcome), why);
 		}
 		else if (h->outcome == NT_TUNE_WORSE)
-			decide(&t, a, "shown worse", "%s", why);
+			nt_tune_decide(&t, a, "shown worse", "%s", why);
 		else if (h->outcome == NT_TUNE_NOT_SHOWN)
-			decide(&t, a, "not shown better", "%s", why);
+			nt_tune_decide(&t, a, "not shown better", "%s", why);
 		else
-			decide(&t, a, "not shown better", "too few rounds for an interval at %.4g%% (%zu + %lld)",
+			nt_tune_decide(&t, a, "not shown better", "too few rounds for an interval at %.4g%% (%zu + %lld)",
 			       100 * h->level, a->n,
 			       (long long)json_integer_value(json_object_get(a->entry, "baseline_rounds_compared")));
 	}
-	if (winner >= 0) {
-		arm *w = &t.arms[cand_arm[winner]];
+	arm *w = winner >= 0 ? &t.arms[cand_arm[winner]] : NULL;
+	/* One factor at a time, then the best levels combined: a step of its
+	 * own (cli/tune_combined.c), which may change the winner. */
+	if (w && t.design && !strcmp(t.design, "one-factor-at-a-time")) {
+		int cr = nt_tune_combined(&t, &w);
+		if (cr) {
+			rc = cr;
+			json_object_set_new(t.report, "stopped_by",
+					    json_string(nt_bench_signal() ? "signal" : "a failed round"));
+			goto finish;
+		}
+	}
+	if (w) {
 		json_object_set_new(t.report, "winner", json_integer(w->id));
 		if (o->keep) {
 			rc = keep_winner(&t, w) == 0 ? NT_EXIT_OK : NT_BENCH_FAILED;
@@ -762,7 +744,7 @@ judged:
 finish:
 	/* The budget used: the race's time, its first round (the baseline's,
 	 * which times a round) included. */
-	json_object_set_new(t.report, "budget_used_s", json_real(now_s() - start));
+	json_object_set_new(t.report, "budget_used_s", json_real(nt_tune_now() - t.start));
 	json_object_set_new(t.report, "host_restored", json_boolean(t.run.restored));
 	json_object_set_new(t.report, "interrupted_by",
 			    nt_bench_signal() ? json_string(strsignal(nt_bench_signal())) : json_null());
@@ -791,5 +773,6 @@ out:
 	free(holm);
 	free(cand_arm);
 	json_decref(t.report);
+	json_decref(t.space);
 	return rc;
 }

@@ -44,6 +44,20 @@ int nt_tune_set_path(json_t *profile, const char *path, json_t *value, char *err
  * .values: ...), or -E2BIG when even one factor at a time exceeds the cap. */
 int nt_tune_expand(const json_t *space, json_t **out, const char **mode, char *err, size_t errsize);
 
+/* The best levels combined, after a race of SPACE's candidates one factor
+ * at a time (nt_tune_expand's "one-factor-at-a-time", N candidates, each
+ * parameter's values in turn): for each parameter the level of its
+ * candidates shown better than the baseline (WON[i], candidate i from 0;
+ * the caller's test) with the best estimated ratio RATIO[i] against it (the highest, the
+ * lowest when LOWER), all of them set on the space's base as one more
+ * candidate as nt_tune_expand makes them (number N + 1), into *OUT (the
+ * caller's). *OUT stays NULL when fewer than two parameters have a level
+ * shown better: one factor's winner is already a candidate. Returns 0,
+ * -EINVAL (SPACE does not expand to N candidates one factor at a time) or
+ * -ENOMEM, with why in ERR. */
+int nt_tune_combine(const json_t *space, size_t n, const bool *won, const double *ratio, bool lower, json_t **out,
+		    char *err, size_t errsize);
+
 /* For each of the N documents DOCS[i] (plans' steps, profiles), the index
  * of the first document equal to it (json_equal), i itself for the first
  * of its kind, into SAME[i]. */

@@ -6,6 +6,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -363,4 +364,57 @@ json_t *nt_tune_plan_key(const json_t *steps)
 						     json_object_get(s, "target") ?: json_null(),
 						     json_object_get(s, "after") ?: json_null()));
 	return key;
+}
+
+int nt_tune_combine(const json_t *space, size_t n, const bool *won, const double *ratio, bool lower, json_t **out,
+		    char *err, size_t errsize)
+{
+	const json_t *params = json_object_get(space, "parameters"), *base = json_object_get(space, "base");
+	size_t np = json_array_size(params), ofat = 0, chosen = 0;
+	long *choice = calloc(np ? np : 1, sizeof(*choice));
+	double *best = calloc(np ? np : 1, sizeof(*best));
+	json_t *empty = base ? NULL : json_object(), *list = NULL;
+	int rc = -ENOMEM;
+
+	*out = NULL;
+	if (!choice || !best || (!base && !empty))
+		goto out;
+	for (size_t i = 0; i < np; i++) {
+		choice[i] = -1;
+		ofat += json_array_size(json_object_get(json_array_get(params, i), "values"));
+	}
+	if (!np || ofat != n) {
+		snprintf(err, errsize, "the space expands to %zu candidates one factor at a time, not %zu", ofat, n);
+		rc = -EINVAL;
+		goto out;
+	}
+	/* Candidate k is parameter i's value v, in the expansion's order. */
+	for (size_t i = 0, k = 0; i < np; i++) {
+		size_t nv = json_array_size(json_object_get(json_array_get(params, i), "values"));
+		for (size_t v = 0; v < nv; v++, k++) {
+			if (!won[k] || !isfinite(ratio[k]))
+				continue;
+			if (choice[i] < 0 || (lower ? ratio[k] < best[i] : ratio[k] > best[i])) {
+				chosen += choice[i] < 0;
+				choice[i] = (long)v;
+				best[i] = ratio[k];
+			}
+		}
+	}
+	rc = 0;
+	if (chosen < 2)
+		goto out;
+	if (!(list = json_array())) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	if ((rc = add_candidate(base ? base : empty, params, choice, np, n + 1, list, err, errsize)) < 0)
+		goto out;
+	*out = json_incref(json_array_get(list, 0));
+out:
+	json_decref(list);
+	json_decref(empty);
+	free(choice);
+	free(best);
+	return rc;
 }

@@ -26,7 +26,9 @@
 #    candidate round: the host is as it was (the last once the round's
 #    confirm window closes on the agent started again);
 #  - --json: the report on stdout, parsed (the race's and a refusal's);
-#    refused with stdout closed.
+#    refused with stdout closed;
+#  - a space one factor at a time (fig2.sh grows with two buffers): the
+#    best levels combined, raced as its own step, become the winner.
 set -u
 pass=0; fail=0
 ok() { pass=$((pass+1)); }
@@ -209,6 +211,44 @@ check "space: the host's own value merged into the baseline" \
 check "space: two comparisons" jqe '.holm_levels.comparisons == 2 and (.candidates[1].assignment["sysctl.net.ipv4.tcp_rmem"] == "4096 131072 262144")' r4.json
 check "space: the smaller buffers are not the winner ($rc)" jqe '.winner != 3' r4.json
 check "space: /proc/sys as it was" same_sys
+
+# 4b. One factor at a time, then the best levels combined: fig2.sh's figure
+# grows with both buffers, so each factor's best level helps and the two
+# together help more; the combination is raced against the winner and the
+# baseline in a step of its own and becomes the winner.
+cat > fig2.sh <<'SH'
+#!/usr/bin/env bash
+root=$1 counter=$2
+n=$(( $(cat "$counter" 2>/dev/null || echo 0) + 1 )); echo $n > "$counter"
+read -r _ _ r < "$root/proc/sys/net/ipv4/tcp_rmem"
+read -r _ _ w < "$root/proc/sys/net/ipv4/tcp_wmem"
+echo "figure: $(( (r + w) * (1000 + (n * 7919) % 97) / 1000000 ))"
+SH
+chmod +x fig2.sh
+b2='"net.ipv4.tcp_rmem": "4096 65536 65536", "net.ipv4.tcp_wmem": "4096 16384 65536"'
+echo "{\"name\": \"base2\", \"sysctl\": {$b2}}" > base2.json
+cat > space2.json <<JSON
+{"base": {"name": "s2", "sysctl": {$b2}}, "max_candidates": 5, "parameters": [
+ {"path": "sysctl.net.ipv4.tcp_rmem", "values": ["4096 131072 262144", "4096 131072 524288", "4096 16384 16384"]},
+ {"path": "sysctl.net.ipv4.tcp_wmem", "values": ["4096 16384 262144", "4096 16384 16384"]}]}
+JSON
+t0=$(date +%s%N)
+"$NT_BIN" tune --agent "$url" --space space2.json --baseline base2.json --max-rounds 6 --seed 5 "${metric[@]}" \
+	--report r4b.json -- ./fig2.sh "$root" "$work/counter2" 2> r4b.err
+rc=$?
+echo "one factor at a time, then combined: exit $rc in $(( ($(date +%s%N) - t0) / 1000000 )) ms"
+check "combined: 5 candidates one factor at a time, exit 0 ($rc): $(tail -3 r4b.err)" \
+	bash -c '[ "$0" = 0 ] && grep -q "space2.json: 5 candidates (one-factor-at-a-time)" r4b.err' $rc
+check "combined: said, with each factor's best level" grep -q \
+	'best levels combined: candidate 6 (sysctl.net.ipv4.tcp_rmem=4096 131072 524288, sysctl.net.ipv4.tcp_wmem=4096 16384 262144), raced against the winner candidate 2' r4b.err
+check "combined: raced in a step of its own, 6 rounds of each of the three arms" jqe '
+	([.rounds[] | select(.step == "combined") | .candidate] | group_by(.) | map(length)) == [6, 6, 6]' r4b.json
+check "combined: shown better than the baseline and the race's winner, now the winner ($(jq -c '.combined | [.against_baseline.ratio, .against_winner.ratio]' r4b.json))" jqe '
+	.combined.outcome == "winner" and .combined.winner_before == 2 and .winner == 6
+	and .combined.against_baseline.outcome == "shown better" and .combined.against_winner.outcome == "shown better"
+	and .candidates[5].combined and .candidates[5].decision == "winner"
+	and .candidates[1].decision == "shown better, not the best"' r4b.json
+check "combined: /proc/sys as it was" same_sys
 
 # 5. A budget too small for the rounds: refused after the baseline's round.
 before=$(txns)

@@ -426,9 +426,58 @@ static void test_numbers(void)
 		CHECK_MSG(nt_tune_parse_budget(bad[i], &s) == -EINVAL, "'%s' accepted", bad[i]);
 }
 
+/* The best levels combined after one factor at a time: each parameter's
+ * best level shown better, set together on the base; nothing with fewer
+ * than two factors that won. */
+static void test_combine(void)
+{
+	char err[512];
+	json_error_t je;
+	json_t *space = json_loads("{\"base\": {\"name\": \"web\", \"rings\": [{\"interface\": \"eth0\"}]},"
+				   " \"max_candidates\": 5, \"parameters\": ["
+				   "{\"path\": \"rings[0].rx\", \"values\": [1024, 4096, \"max\"]},"
+				   "{\"path\": \"sysctl.net.core.rmem_max\", \"values\": [\"4194304\", \"16777216\"]}]}",
+				   0, &je);
+	json_t *cands = NULL, *c = NULL;
+	const char *mode;
+	CHECK(space != NULL);
+	CHECK_INT(nt_tune_expand(space, &cands, &mode, err, sizeof(err)), 0);
+	CHECK_STR(mode, "one-factor-at-a-time");
+	CHECK_INT(json_array_size(cands), 5);
+	/* rx 4096 and "max" both won, "max" by more; rmem_max 16777216 won. */
+	bool won[5] = { false, true, true, false, true };
+	double ratio[5] = { 0.9, 1.2, 1.3, 1.0, 1.1 };
+	CHECK_INT(nt_tune_combine(space, 5, won, ratio, false, &c, err, sizeof(err)), 0);
+	CHECK(c != NULL);
+	CHECK_STR(json_string_value(json_object_get(c, "label")), "rings[0].rx=max, sysctl.net.core.rmem_max=16777216");
+	CHECK_STR(json_string_value(json_object_get(json_object_get(c, "profile"), "name")), "web-6");
+	const json_t *prof = json_object_get(c, "profile");
+	CHECK_STR(json_string_value(json_object_get(json_array_get(json_object_get(prof, "rings"), 0), "rx")), "max");
+	CHECK_STR(json_string_value(json_object_get(json_object_get(prof, "sysctl"), "net.core.rmem_max")), "16777216");
+	CHECK_STR(json_string_value(json_object_get(json_object_get(c, "assignment"), "rings[0].rx")), "max");
+	json_decref(c);
+	c = NULL;
+	/* Lower is better: the lowest ratio of each factor, 4096's. */
+	double low[5] = { 0.9, 0.7, 0.8, 1.0, 0.95 };
+	CHECK_INT(nt_tune_combine(space, 5, won, low, true, &c, err, sizeof(err)), 0);
+	CHECK_STR(json_string_value(json_object_get(c, "label")), "rings[0].rx=4096, sysctl.net.core.rmem_max=16777216");
+	json_decref(c);
+	c = NULL;
+	/* One factor won: nothing to combine. */
+	bool one[5] = { false, true, true, false, false };
+	CHECK_INT(nt_tune_combine(space, 5, one, ratio, false, &c, err, sizeof(err)), 0);
+	CHECK(c == NULL);
+	/* Not the space the candidates came from. */
+	CHECK_INT(nt_tune_combine(space, 6, won, ratio, false, &c, err, sizeof(err)), -EINVAL);
+	CHECK(c == NULL && strstr(err, "5 candidates") != NULL);
+	json_decref(cands);
+	json_decref(space);
+}
+
 int main(void)
 {
 	test_set_path();
+	test_combine();
 	test_factorial();
 	test_space_errors();
 	test_same();
