@@ -48,11 +48,20 @@ int nt_nic_qstats_report(const nt_topology *t, const nt_nic *n, nt_nic_queues *q
 	/* Why there are none, in the words an operator can act on: the kernel
 	 * is too old, or the driver keeps no per-queue counters (the kernel
 	 * then answers with nothing, as for veth on 6.18). */
+	char rel[64] = "";
+	if (nr == -ENOSYS && nt_read_str(&t->ctx, rel, sizeof(rel), "/proc/sys/kernel/osrelease") < 0)
+		rel[0] = '\0';
 	if (nr == -ENOENT)
 		snprintf(why, sizeof(why), "the kernel has no netdev netlink family (Linux 6.3+)");
+	else if (nr == -ENOSYS)
+		snprintf(why, sizeof(why), "the kernel has no per-queue statistics: qstats-get needs Linux 6.9 or "
+					   "later%s%s%s", rel[0] ? " (this kernel is " : "", rel, rel[0] ? ")" : "");
+	else if (nr == -ENODATA)
+		snprintf(why, sizeof(why), "the driver%s%s%s keeps no per-queue statistics", n->driver[0] ? " (" : "",
+			 n->driver, n->driver[0] ? ")" : "");
 	/* A dump for one ifindex answers EOPNOTSUPP both on a kernel without
-	 * qstats-get and for a device without stat ops (veth on 6.18): which
-	 * one it was is not told apart here yet. */
+	 * qstats-get and for a device without stat ops: kernel/netdev.c tells
+	 * them apart by the family's commands; this is when it could not. */
 	else if (nr == -EOPNOTSUPP)
 		snprintf(why, sizeof(why), "no per-queue statistics: a kernel before 6.9 (qstats-get), or the driver%s%s%s keeps none",
 			 n->driver[0] ? " (" : "", n->driver, n->driver[0] ? ")" : "");

@@ -88,7 +88,23 @@ static bool attr_u32(const unsigned char *v, size_t n, uint32_t *out)
 
 struct fam_ud {
 	int id;
+	uint64_t ops; /* bit C: the family has command C (C < 64) */
 };
+
+/* One operation of CTRL_ATTR_OPS: its CTRL_ATTR_OP_ID. */
+static void op_attr(void *ud, int type, const unsigned char *v, size_t n)
+{
+	uint32_t cmd;
+	if (type == CTRL_ATTR_OP_ID && attr_u32(v, n, &cmd) && cmd < 64)
+		*(uint64_t *)ud |= 1ull << cmd;
+}
+
+/* CTRL_ATTR_OPS: a nest of nests, one per operation. */
+static void ops_attr(void *ud, int type, const unsigned char *v, size_t n)
+{
+	(void)type;
+	(void)attrs_walk(v, n, op_attr, ud);
+}
 
 static void fam_attr(void *ud, int type, const unsigned char *v, size_t n)
 {
@@ -97,6 +113,8 @@ static void fam_attr(void *ud, int type, const unsigned char *v, size_t n)
 		uint16_t id;
 		memcpy(&id, v, 2);
 		f->id = id;
+	} else if (type == CTRL_ATTR_OPS) {
+		(void)attrs_walk(v, n, ops_attr, &f->ops);
 	}
 }
 
@@ -113,9 +131,16 @@ static int msg_error(const struct nlmsghdr *h)
 
 int nt_netdev_parse_family(const void *buf, size_t len, int *id)
 {
+	uint64_t ops;
+	return nt_netdev_parse_family_ops(buf, len, id, &ops);
+}
+
+int nt_netdev_parse_family_ops(const void *buf, size_t len, int *id, uint64_t *ops)
+{
 	const unsigned char *p = buf;
 	size_t off = 0;
 	*id = 0;
+	*ops = 0;
 	while (len - off >= NLMSG_HDRLEN) {
 		struct nlmsghdr h;
 		memcpy(&h, p + off, sizeof(h));
@@ -132,6 +157,7 @@ int nt_netdev_parse_family(const void *buf, size_t len, int *id)
 				return NT_EPARSE;
 			if (f.id > 0) {
 				*id = f.id;
+				*ops = f.ops;
 				return 0;
 			}
 		}
@@ -400,8 +426,11 @@ static ssize_t nl_recv(int fd, unsigned char *buf)
 	}
 }
 
-static int resolve_family(int fd, unsigned char *buf, int *id)
+/* The family's id, and in *OPS (may be NULL) its commands as
+ * nt_netdev_parse_family_ops gives them. */
+static int resolve_family(int fd, unsigned char *buf, int *id, uint64_t *ops)
 {
+	uint64_t none;
 	/* CTRL_ATTR_FAMILY_NAME "netdev\0", padded to 4 bytes. */
 	unsigned char attr[NLA_HDRLEN + 8];
 	struct nlattr a = { .nla_len = NLA_HDRLEN + sizeof(NT_NETDEV_FAMILY_NAME), .nla_type = CTRL_ATTR_FAMILY_NAME };
@@ -414,7 +443,7 @@ static int resolve_family(int fd, unsigned char *buf, int *id)
 	ssize_t n = nl_recv(fd, buf);
 	if (n < 0)
 		return (int)n;
-	return nt_netdev_parse_family(buf, (size_t)n, id);
+	return nt_netdev_parse_family_ops(buf, (size_t)n, id, ops ? ops : &none);
 }
 
 static int dump(int fd, unsigned char *buf, int family, uint8_t cmd, uint32_t seq, nt_netdev *nd)
@@ -446,7 +475,7 @@ static int read_live(nt_netdev *nd)
 		goto out;
 	}
 	(void)setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	r = resolve_family(fd, buf, &family);
+	r = resolve_family(fd, buf, &family, NULL);
 	if (r < 0)
 		goto out;
 	r = dump(fd, buf, family, NT_NETDEV_CMD_QUEUE_GET, 2, nd);
@@ -488,9 +517,18 @@ static int read_qstats_live(int ifindex, nt_netdev *nd)
 		goto out;
 	}
 	(void)setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	r = resolve_family(fd, buf, &family);
+	uint64_t ops = 0;
+	r = resolve_family(fd, buf, &family, &ops);
 	if (r < 0)
 		goto out;
+	/* The family lists its commands: one without qstats-get is a kernel
+	 * before 6.9. Told apart here, because the dump's EOPNOTSUPP would
+	 * say the same of a kernel without the command and of a device
+	 * without the counters (netdev_nl_qstats_get_dumpit). */
+	if (ops && !(ops & (1ull << NT_NETDEV_CMD_QSTATS_GET))) {
+		r = -ENOSYS;
+		goto out;
+	}
 	r = nl_send(fd, (uint16_t)family, NLM_F_DUMP, 4, NT_NETDEV_CMD_QSTATS_GET, attrs, alen);
 	while (r == 0) {
 		ssize_t n = nl_recv(fd, buf);
@@ -502,6 +540,9 @@ static int read_qstats_live(int ifindex, nt_netdev *nd)
 	}
 	if (r > 0)
 		r = 0;
+	/* The command is there: the device keeps no counters. */
+	if (r == -EOPNOTSUPP && ops)
+		r = -ENODATA;
 out:
 	if (fd >= 0)
 		close(fd);

@@ -129,6 +129,10 @@ void nt_netdev_free(nt_netdev *nd);
  * (CTRL_ATTR_FAMILY_ID), into *ID. Returns 0, the kernel's -errno from an
  * NLMSG_ERROR (-ENOENT: no such family), or NT_EPARSE. */
 int nt_netdev_parse_family(const void *buf, size_t len, int *id);
+/* The same, with the family's commands (CTRL_ATTR_OPS, each operation's
+ * CTRL_ATTR_OP_ID) into *OPS: bit C for command C below 64; 0 when the
+ * reply lists none. */
+int nt_netdev_parse_family_ops(const void *buf, size_t len, int *id, uint64_t *ops);
 
 /* One datagram of a `queue-get`, `napi-get` or `qstats-get` dump of
  * family FAMILY: each message of that family and of one of those commands
@@ -153,10 +157,13 @@ int nt_netdev_read(const nt_ctx *ctx, const char *ifname, int ifindex, nt_netdev
  * "qstats" member of the document's "netdev" object. Not part of
  * nt_netdev_read: the counters are read for the one NIC a caller shows,
  * never for a whole-host read. Returns 0 (no entries: the driver keeps no
- * per-queue counters), -ENOENT without the family, -EOPNOTSUPP on a kernel
- * without the command (before 6.9; a fixture without the member), -ENODEV,
- * or -errno. ND is the caller's (zeroed or from nt_netdev_read) to free
- * either way. */
+ * per-queue counters), -ENOENT without the family, -ENOSYS on a kernel
+ * whose family lists no qstats-get (before 6.9), -ENODATA for a device
+ * that keeps none (the kernel answers a dump for one such device with
+ * EOPNOTSUPP, which the family's list of commands tells apart),
+ * -EOPNOTSUPP when it cannot be told which (a family that lists no
+ * commands; a fixture without the member), -ENODEV, or -errno. ND is the
+ * caller's (zeroed or from nt_netdev_read) to free either way. */
 int nt_netdev_qstats_read(const nt_ctx *ctx, const char *ifname, int ifindex, nt_netdev *nd);
 
 /* The per-queue counters of every device of the namespace at once, for a
@@ -164,7 +171,7 @@ int nt_netdev_qstats_read(const nt_ctx *ctx, const char *ifname, int ifindex, nt
  * live root ONE qstats-get dump without an ifindex (IFNAMES and IFINDEXES
  * ignored), on a fixture root the document of each of the N names, with
  * its ifindex (a document without counters adds nothing). Returns 0,
- * -ENOENT without the family, -EOPNOTSUPP on a kernel without the command
+ * -ENOENT without the family, -ENOSYS on a kernel without the command
  * (live), -ENOMEM, or -errno; ND is the caller's to free either way. */
 int nt_netdev_qstats_read_all(const nt_ctx *ctx, const char *const *ifnames, const int *ifindexes, int n,
 			      nt_netdev *nd);

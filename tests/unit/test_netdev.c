@@ -104,6 +104,36 @@ static void test_family(void)
 	msg_end(&d);
 	CHECK_INT(nt_netdev_parse_family(d.b, d.len, &id), 0);
 	CHECK_INT(id, 0x1f);
+	uint64_t ops = 1;
+	CHECK_INT(nt_netdev_parse_family_ops(d.b, d.len, &id, &ops), 0);
+	CHECK_MSG(ops == 0, "no CTRL_ATTR_OPS: ops %#llx", (unsigned long long)ops);
+
+	/* With its operations (CTRL_ATTR_OPS: a nest of one nest each, the
+	 * command in CTRL_ATTR_OP_ID): 6.8's list has queue-get (10) and
+	 * napi-get (11), no qstats-get (12). */
+	static const uint32_t cmds[] = { 1, 10, 11, 200 };
+	d.len = 0;
+	msg_begin(&d, GENL_ID_CTRL, CTRL_CMD_NEWFAMILY);
+	attr(&d, CTRL_ATTR_FAMILY_NAME, "netdev", 7);
+	attr(&d, CTRL_ATTR_FAMILY_ID, &fid, 2);
+	size_t outer = d.len;
+	d.len += NLA_HDRLEN;
+	for (uint16_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		size_t inner = d.len;
+		d.len += NLA_HDRLEN;
+		u32a(&d, CTRL_ATTR_OP_ID, cmds[i]);
+		u32a(&d, CTRL_ATTR_OP_FLAGS, 0);
+		struct nlattr in = { .nla_len = (uint16_t)(d.len - inner), .nla_type = (uint16_t)(i + 1) };
+		memcpy(d.b + inner, &in, sizeof(in));
+	}
+	struct nlattr out = { .nla_len = (uint16_t)(d.len - outer), .nla_type = CTRL_ATTR_OPS };
+	memcpy(d.b + outer, &out, sizeof(out));
+	msg_end(&d);
+	CHECK_INT(nt_netdev_parse_family_ops(d.b, d.len, &id, &ops), 0);
+	CHECK_INT(id, 0x1f);
+	/* A command past 63 has no bit and is left out. */
+	CHECK_MSG(ops == ((1ull << 1) | (1ull << 10) | (1ull << 11)), "ops %#llx", (unsigned long long)ops);
+	CHECK(!(ops & (1ull << NT_NETDEV_CMD_QSTATS_GET)));
 
 	/* Linux before 6.3: no family of that name. */
 	d.len = 0;

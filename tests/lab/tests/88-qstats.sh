@@ -18,7 +18,7 @@
 #    other queue's by much less (IPv6 off on it, so nothing else is sent).
 #    XPS, the route, the neighbour, the address and the link are put back.
 #  - before 6.9 (the lab's 6.1): nettune says the counters are not available
-#    (no queue_stats_source, a reason, no queue with stats), even after
+#    (no queue_stats_source, a reason naming the kernel, no queue with stats), even after
 #    traffic: nothing is guessed.
 . /lab/lib.bash
 
@@ -90,8 +90,10 @@ if [ "$QSTATS" = 0 ]; then
         snap "$nic" "$nic"
         echo "$nic: $(jq -c '{queue_stats_source, queue_stats_reason}' "/tmp/qs-$nic.json")"
         expect_eq "$nic: no per-queue counters on $KVER" "$(jq -r .queue_stats_source "/tmp/qs-$nic.json")" null
-        jq -e '.queue_stats_reason | type == "string" and length > 0' "/tmp/qs-$nic.json" >/dev/null &&
-            ok "$nic: a reason is given" || bad "$nic: no queue_stats_reason"
+        # The kernel, not the driver: 6.1's netdev family lists no
+        # qstats-get among its commands.
+        jq -e '.queue_stats_reason | type == "string" and test("qstats-get needs Linux 6.9")' "/tmp/qs-$nic.json" >/dev/null &&
+            ok "$nic: the reason names the kernel" || bad "$nic: reason $(jq .queue_stats_reason "/tmp/qs-$nic.json")"
         expect_eq "$nic: queues with stats" \
             "$(jq '[.queues.rx[], .queues.tx[] | select(.stats != null)] | length' "/tmp/qs-$nic.json")" 0
         "$NT_BIN" nics "$nic" --root / --json > "/tmp/qs-$nic.cli" 2>&1 || bad "nettune nics $nic --json failed"
