@@ -31,6 +31,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		memcpy(buf, data + off, n);
 		int r = nt_netdev_parse_dump(&nd, 0x22, buf, n);
 		(void)nt_netdev_parse_family(buf, n, &id);
+		uint64_t ops;
+		(void)nt_netdev_parse_family_ops(buf, n, &id, &ops);
 		free(buf);
 		off += n;
 		if (r != 0)
@@ -40,7 +42,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (nd.queues[i].type > NT_NETDEV_QUEUE_TX || nd.queues[i].napi_id < -1)
 			abort();
 	for (size_t i = 0; i < nd.nnapis; i++)
-		if (nd.napis[i].threaded < -1 || nd.napis[i].threaded > 1 || nd.napis[i].irq < -1 ||
+		/* threaded is the kernel's word as sent (0, 1, 2 busy-poll, ...), a byte. */
+		if (nd.napis[i].threaded < -1 || nd.napis[i].threaded > 255 || nd.napis[i].irq < -1 ||
 		    nd.napis[i].gro_flush_timeout < -1)
 			abort();
 	nt_netdev_free(&nd);
