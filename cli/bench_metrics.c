@@ -88,7 +88,13 @@ static void cell(char *buf, size_t size, const json_t *v, const char *unit)
 		snprintf(buf, size, "-");
 }
 
-void nt_bench_metrics_print(const json_t *metrics, const char *primary, FILE *f)
+void nt_bench_metrics_header(FILE *f)
+{
+	fprintf(f, "%-20s  %6s  %7s  %14s  %14s  %9s  %-22s  %7s  %s\n", "figure", "better", "rounds", "baseline",
+		"candidate", "cand/base", "interval", "p", "verdict");
+}
+
+size_t nt_bench_metrics_rows(const json_t *metrics, FILE *f)
 {
 	size_t i, shown = 0;
 	const json_t *m;
@@ -97,13 +103,7 @@ void nt_bench_metrics_print(const json_t *metrics, const char *primary, FILE *f)
 			continue;
 		const char *unit = json_string_value(json_object_get(m, "unit")) ?: "";
 		char a[48], b[48], ratio[24], ci[48], p[16];
-		if (!shown++) {
-			fprintf(f, "\nthe other figures of COMMAND's output, not gated (--require-gain and "
-				   "--require-no-loss judge %s alone):\n",
-				primary);
-			fprintf(f, "%-20s  %6s  %7s  %14s  %14s  %9s  %-22s  %7s  %s\n", "figure", "better", "rounds",
-				"baseline", "candidate", "cand/base", "interval", "p", "verdict");
-		}
+		shown++;
 		cell(a, sizeof(a), json_object_get(m, "baseline_median"), unit);
 		cell(b, sizeof(b), json_object_get(m, "candidate_median"), unit);
 		const json_t *r = json_object_get(m, "ratio"), *lo = json_object_get(m, "ratio_lo"),
@@ -126,5 +126,22 @@ void nt_bench_metrics_print(const json_t *metrics, const char *primary, FILE *f)
 		fprintf(f, "%-20s  %6s  %7s  %14s  %14s  %9s  %-22s  %7s  %s\n",
 			json_string_value(json_object_get(m, "name")), json_string_value(json_object_get(m, "better")),
 			rounds, a, b, ratio, ci, p, json_string_value(json_object_get(m, "verdict")));
+	}
+	return shown;
+}
+
+void nt_bench_metrics_print(const json_t *metrics, const char *primary, FILE *f)
+{
+	size_t i;
+	const json_t *m;
+	json_array_foreach(metrics, i, m) {
+		if (json_is_true(json_object_get(m, "primary")))
+			continue;
+		fprintf(f, "\nthe other figures of COMMAND's output, not gated (--require-gain and "
+			   "--require-no-loss judge %s alone):\n",
+			primary);
+		nt_bench_metrics_header(f);
+		nt_bench_metrics_rows(metrics, f);
+		return;
 	}
 }

@@ -39,5 +39,9 @@ const char *nt_bench_primary_name(enum nt_metric_source source, const char *arg)
  * beside the gates, which judge PRIMARY alone; nothing when there are
  * none. */
 void nt_bench_metrics_print(const json_t *metrics, const char *primary, FILE *f);
+/* Its parts: the column header, and the rows of the other figures of
+ * METRICS (how many). */
+void nt_bench_metrics_header(FILE *f);
+size_t nt_bench_metrics_rows(const json_t *metrics, FILE *f);
 
 #endif

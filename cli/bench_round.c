@@ -35,9 +35,10 @@ static json_t *round_counters(const json_t *delta)
 	const json_t *in = json_object_get(delta, "interrupts");
 	const json_t *ct = json_object_get(delta, "cpu_time");
 	const json_t *tot = json_object_get(ct, "total"), *nic = json_object_get(json_object_get(ct, "classes"), "nic_irq");
+	const json_t *app = json_object_get(json_object_get(ct, "classes"), "app");
 	/* Per queue, as a single run's report has them: which queue carried a
 	 * round's packets is what a placement changes. */
-	return json_pack("{s:I,s:I,s:O,s:O,s:I,s:I,s:O,s:I,s:I,s:O,s:O}", "dropped", dropped, "rx_missed", missed,
+	return json_pack("{s:I,s:I,s:O,s:O,s:I,s:I,s:O,s:I,s:I,s:O,s:O,s:O}", "dropped", dropped, "rx_missed", missed,
 			 "queues", json_object_get(delta, "queues") ?: json_null(), "queue_skew",
 			 json_object_get(delta, "queue_skew") ?: json_null(), "interrupts",
 			 json_integer_value(json_object_get(in, "all")), "nic_interrupts",
@@ -47,7 +48,8 @@ static json_t *round_counters(const json_t *delta)
 			 "net_tx_softirqs",
 			 json_integer_value(json_object_get(json_object_get(delta, "softirq_net_tx"), "total")),
 			 "cpu_busy_s", json_object_get(tot, "busy_s") ?: json_null(), "cpu_busy_nic_irq_s",
-			 json_object_get(nic, "busy_s") ?: json_null());
+			 json_object_get(nic, "busy_s") ?: json_null(), "cpu_busy_app_s",
+			 json_object_get(app, "busy_s") ?: json_null());
 }
 
 /* The other figures of COMMAND's output into the round's "metrics" and

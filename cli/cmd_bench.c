@@ -29,7 +29,9 @@
 #include "kernel/kernel.h"
 #include "settings/setting.h"
 
+#include "base/cpuset.h" /* NT_MAX_CPUS */
 #include <errno.h>
+#include <sched.h>
 #include <jansson.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -156,11 +158,28 @@ static json_t *nic_queue_docs(const char *agent, const json_t *nics, const char 
 	return out;
 }
 
+/* The CPUs this process may run on into APP (NT_MAX_CPUS entries): with
+ * --near it was bound to the NIC's application CPUs (nt_cli_bind_near)
+ * before the snapshot, and COMMAND inherits them. Returns how many. */
+static int own_cpus(int *app)
+{
+	cpu_set_t *set = CPU_ALLOC(NT_MAX_CPUS);
+	size_t sz = CPU_ALLOC_SIZE(NT_MAX_CPUS);
+	int n = 0;
+	if (set && sched_getaffinity(0, sz, set) == 0)
+		for (int c = 0; c < NT_MAX_CPUS; c++)
+			if (CPU_ISSET_S((size_t)c, sz, set))
+				app[n++] = c;
+	if (set)
+		CPU_FREE(set);
+	return n;
+}
+
 json_t *nt_bench_snapshot(const char *agent, const nt_ctx *ctx, const char *near, char *err, size_t errsize)
 {
 	json_t *topo = NULL, *nics = NULL, *irqs = NULL, *snap = NULL, *queues = NULL;
 	char *text = NULL, *stat = NULL;
-	int *cpus = NULL, ncols = 0, nct = 0;
+	int *cpus = NULL, ncols = 0, nct = 0, *app = NULL, napp = 0;
 	uint64_t *rx = NULL, *tx = NULL;
 	nt_cpu_time *ct = NULL;
 
@@ -176,13 +195,17 @@ json_t *nt_bench_snapshot(const char *agent, const nt_ctx *ctx, const char *near
 	/* The same for the CPU time: without it the round's cost is null. */
 	if (nt_read_all(ctx, &stat, "/proc/stat") >= 0 && nt_cpustat_parse(stat, &ct, &nct) < 0)
 		nct = 0;
+	/* The application's CPUs are known only when it was bound to them. */
+	if (near && (app = calloc(NT_MAX_CPUS, sizeof(int))))
+		napp = own_cpus(app);
 	nt_counters_input in = { .topology = topo, .nics = nics, .irqs = irqs, .soft_cpus = cpus, .net_rx = rx,
 				 .net_tx = tx, .nsoft = ncols, .cpu_time = ct, .ncpu_time = nct,
-				 .hz = sysconf(_SC_CLK_TCK), .nic_queues = queues };
+				 .hz = sysconf(_SC_CLK_TCK), .nic_queues = queues, .app_cpus = app, .napp = napp };
 	snap = nt_counters_snapshot(&in);
 	if (!snap)
 		snprintf(err, errsize, "out of memory");
 out:
+	free(app);
 	free(text);
 	free(stat);
 	free(ct);
@@ -467,6 +490,16 @@ static void print_table(const json_t *report_raw)
 			json_number_value(json_object_get(tot, "system_s")), json_number_value(json_object_get(tot, "irq_s")),
 			json_number_value(json_object_get(tot, "softirq_s")), geti(nic, "cpus"),
 			json_number_value(json_object_get(nic, "busy_s")));
+		const json_t *app = json_object_get(json_object_get(ct, "classes"), "app");
+		if (json_is_object(app)) {
+			fprintf(stderr, "on the %lld application CPUs (--near) that served none %.2f s",
+				geti(app, "cpus"), json_number_value(json_object_get(app, "busy_s")));
+			size_t n = json_array_size(json_object_get(app, "with_nic_irq"));
+			if (n)
+				fprintf(stderr, "; %zu application CPU%s also served NIC interrupts (counted above)", n,
+					n == 1 ? "" : "s");
+			fprintf(stderr, "\n");
+		}
 	}
 	json_t *share = json_object_get(in, "off_node_share");
 	if (json_is_real(share))

@@ -129,80 +129,110 @@ static void print_effect(const char *what, const nt_bench_effect *eff, const nt_
 			100 * (g->lower_is_better ? 1 - eff->lo : eff->hi - 1));
 }
 
+/* The cost rows: a round counter of busy CPU-seconds (cli/bench_round.c)
+ * and how the table names it. The classes exist when the round's CPU time
+ * does (host/counters.h): nic_irq always, app only with --near. */
+static const struct {
+	const char *key, *label;
+} cost_rows[] = {
+	{ "cpu_busy_s", "CPU busy a round (host-wide)" },
+	{ "cpu_busy_nic_irq_s", "CPU busy a round on the CPUs that served NIC interrupts" },
+	{ "cpu_busy_app_s", "CPU busy a round on the application CPUs (--near)" },
+};
+
+/* One cost row: each arm's median of X (N[k] rounds an arm) and the
+ * candidate/baseline effect, as the figure's; printed as LABEL when
+ * PRINT (UNIT: the figure's unit for a figure per CPU-second, NULL for
+ * seconds). NULL when an arm has no round. */
+static json_t *cost_row(const compare *c, double *const x[2], const size_t n[2], const char *label,
+			const char *unit, bool print)
+{
+	nt_summary sm[2];
+	nt_bench_effect e;
+	if (!n[0] || !n[1] || nt_stats_summary(x[0], n[0], &sm[0]) < 0 || nt_stats_summary(x[1], n[1], &sm[1]) < 0 ||
+	    nt_bench_effect_of(x[0], n[0], x[1], n[1], c->gates.confidence, &e) < 0)
+		return NULL;
+	json_t *row = json_pack("{s:o,s:o,s:I,s:I,s:o,s:o,s:o,s:f,s:b}", "baseline_median",
+				nt_bench_real_or_null(sm[0].median), "candidate_median", nt_bench_real_or_null(sm[1].median),
+				"baseline_rounds", (json_int_t)n[0], "candidate_rounds", (json_int_t)n[1], "ratio",
+				e.defined ? nt_bench_real_or_null(e.ratio) : json_null(), "ratio_lo",
+				e.defined && e.bounded ? nt_bench_real_or_null(e.lo) : json_null(), "ratio_hi",
+				e.defined && e.bounded ? nt_bench_real_or_null(e.hi) : json_null(), "confidence",
+				e.confidence, "exact", e.exact);
+	if (!print)
+		return row;
+	char a[48], b[48];
+	if (unit) {
+		nt_bench_fmt_value(a, sizeof(a), sm[0].median, unit);
+		nt_bench_fmt_value(b, sizeof(b), sm[1].median, unit);
+	} else {
+		snprintf(a, sizeof(a), "%.3g s", sm[0].median);
+		snprintf(b, sizeof(b), "%.3g s", sm[1].median);
+	}
+	fprintf(stderr, "%s: baseline median %s, candidate %s", label, a, b);
+	if (e.defined && e.bounded)
+		fprintf(stderr, "; candidate/baseline %.3g, %.0f%% CI [%.3g, %.3g] (%s)\n", e.ratio, 100 * e.confidence,
+			e.lo, e.hi, e.exact ? "exact" : "normal approximation");
+	else if (e.defined)
+		fprintf(stderr, "; candidate/baseline %.3g (too few rounds for an interval)\n", e.ratio);
+	else
+		fprintf(stderr, "\n");
+	return row;
+}
+
 /* The rounds' cost (issue 42: a profile that buys 3% for 40% more CPU is
  * no plain win): the busy CPU-seconds each counted round burned
- * (/proc/stat, the whole host), and where the figure is a rate, the figure
- * per busy CPU-second; each arm's median and the candidate/baseline
- * effect with its interval, as the figure's. Printed when PRINT. Returns
- * the report's "cost" (null without CPU time in every round), a new
+ * (/proc/stat, the whole host, then by class: the CPUs that served NIC
+ * interrupts, the application's CPUs), and where the figure is a rate,
+ * the figure per busy CPU-second of the whole host; each arm's median and
+ * the candidate/baseline effect with its interval, as the figure's.
+ * Printed when PRINT. Returns the report's "cost" (null without CPU time
+ * in every round; a class without a round in each arm is left out), a new
  * reference. */
 static json_t *cost_of(const compare *c, bool print)
 {
-	double *busy[2] = { NULL, NULL }, *per[2] = { NULL, NULL };
-	size_t n[2] = { 0, 0 }, rounds = json_array_size(c->rounds), i;
+	size_t rounds = json_array_size(c->rounds), i;
+	double *x[2] = { NULL, NULL }, *per[2] = { NULL, NULL };
 	json_t *r, *out = NULL;
 	bool rate = !c->gates.lower_is_better;
 
 	for (int k = 0; k < 2; k++)
-		if (!(busy[k] = calloc(rounds + 1, sizeof(double))) || !(per[k] = calloc(rounds + 1, sizeof(double))))
+		if (!(x[k] = calloc(rounds + 1, sizeof(double))) || !(per[k] = calloc(rounds + 1, sizeof(double))))
 			goto out;
-	json_array_foreach(c->rounds, i, r) {
-		const char *arm = json_string_value(json_object_get(r, "arm"));
-		const json_t *b = json_object_get(json_object_get(r, "counters"), "cpu_busy_s");
-		const json_t *val = json_object_get(r, "value");
-		/* The warm-up round (no block) counts in no arm. */
-		if (!arm || !json_is_integer(json_object_get(r, "block")) || !json_is_number(val) || !json_is_number(b) ||
-		    !(json_number_value(b) > 0))
-			continue;
-		int k = !strcmp(arm, arm_name[ARM_CAND]) ? ARM_CAND : ARM_BASE;
-		busy[k][n[k]] = json_number_value(b);
-		per[k][n[k]] = json_number_value(val) / json_number_value(b);
-		n[k]++;
-	}
-	if (!n[0] || !n[1]) {
-		out = json_null();
-		goto out;
-	}
-	out = json_object();
-	for (int what = 0; out && what < (rate ? 2 : 1); what++) {
-		double **x = what ? per : busy;
-		nt_summary sm[2];
-		nt_bench_effect e;
-		if (nt_stats_summary(x[0], n[0], &sm[0]) < 0 || nt_stats_summary(x[1], n[1], &sm[1]) < 0 ||
-		    nt_bench_effect_of(x[0], n[0], x[1], n[1], c->gates.confidence, &e) < 0)
-			continue;
-		json_t *row = json_pack("{s:o,s:o,s:I,s:I,s:o,s:o,s:o,s:f,s:b}", "baseline_median",
-					nt_bench_real_or_null(sm[0].median), "candidate_median", nt_bench_real_or_null(sm[1].median),
-					"baseline_rounds", (json_int_t)n[0], "candidate_rounds", (json_int_t)n[1], "ratio",
-					e.defined ? nt_bench_real_or_null(e.ratio) : json_null(), "ratio_lo",
-					e.defined && e.bounded ? nt_bench_real_or_null(e.lo) : json_null(), "ratio_hi",
-					e.defined && e.bounded ? nt_bench_real_or_null(e.hi) : json_null(), "confidence",
-					e.confidence, "exact", e.exact);
-		json_object_set_new(out, what ? "figure_per_cpu_second" : "cpu_busy_s", row);
-		if (!print)
-			continue;
-		char a[48], b[48], unit[48];
-		snprintf(unit, sizeof(unit), "%s per CPU-s", *c->unit ? c->unit : "figure");
-		if (what) {
-			nt_bench_fmt_value(a, sizeof(a), sm[0].median, c->unit);
-			nt_bench_fmt_value(b, sizeof(b), sm[1].median, c->unit);
-		} else {
-			snprintf(a, sizeof(a), "%.3g s", sm[0].median);
-			snprintf(b, sizeof(b), "%.3g s", sm[1].median);
+	for (size_t row = 0; row < sizeof(cost_rows) / sizeof(cost_rows[0]); row++) {
+		size_t n[2] = { 0, 0 };
+		json_array_foreach(c->rounds, i, r) {
+			const char *arm = json_string_value(json_object_get(r, "arm"));
+			const json_t *b = json_object_get(json_object_get(r, "counters"), cost_rows[row].key);
+			const json_t *val = json_object_get(r, "value");
+			/* The warm-up round (no block) counts in no arm. */
+			if (!arm || !json_is_integer(json_object_get(r, "block")) || !json_is_number(val) ||
+			    !json_is_number(b) || !(json_number_value(b) > 0))
+				continue;
+			int k = !strcmp(arm, arm_name[ARM_CAND]) ? ARM_CAND : ARM_BASE;
+			x[k][n[k]] = json_number_value(b);
+			per[k][n[k]] = json_number_value(val) / json_number_value(b);
+			n[k]++;
 		}
-		fprintf(stderr, "%s: baseline median %s, candidate %s", what ? unit : "CPU busy a round (host-wide)", a,
-			b);
-		if (e.defined && e.bounded)
-			fprintf(stderr, "; candidate/baseline %.3g, %.0f%% CI [%.3g, %.3g] (%s)\n", e.ratio,
-				100 * e.confidence, e.lo, e.hi, e.exact ? "exact" : "normal approximation");
-		else if (e.defined)
-			fprintf(stderr, "; candidate/baseline %.3g (too few rounds for an interval)\n", e.ratio);
-		else
-			fprintf(stderr, "\n");
+		if (row == 0 && (!n[0] || !n[1])) {
+			out = json_null();
+			goto out;
+		}
+		if (!out && !(out = json_object()))
+			goto out;
+		json_t *j = cost_row(c, x, n, cost_rows[row].label, NULL, print);
+		if (j)
+			json_object_set_new(out, cost_rows[row].key, j);
+		if (row == 0 && rate) {
+			char unit[48];
+			snprintf(unit, sizeof(unit), "%s per CPU-s", *c->unit ? c->unit : "figure");
+			if ((j = cost_row(c, per, n, unit, c->unit, print)))
+				json_object_set_new(out, "figure_per_cpu_second", j);
+		}
 	}
 out:
 	for (int k = 0; k < 2; k++) {
-		free(busy[k]);
+		free(x[k]);
 		free(per[k]);
 	}
 	return out;

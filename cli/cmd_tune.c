@@ -31,6 +31,7 @@
 #include "cli/bench.h"
 #include "cli/bench_design.h"
 #include "cli/bench_judge.h"
+#include "cli/bench_metrics.h"
 #include "cli/bench_plot.h"
 #include "cli/exit.h"
 #include "cli/tune.h"
@@ -681,6 +682,26 @@ judged:
 			a->dropped ? "; dropped in the race" : "");
 	}
 	json_object_set_new(t.report, "holm", hj);
+	/* The other figures, per candidate: what the race did not judge. */
+	const char *primary = nt_bench_primary_name(t.run.source, t.run.metric_arg);
+	for (size_t i = 0, shown = 0; i < m; i++) {
+		arm *a = &t.arms[cand_arm[i]];
+		json_t *mj = nt_tune_metrics(&t, a, primary);
+		if (!mj)
+			continue;
+		if (json_array_size(mj) > 1) {
+			if (!shown++) {
+				fprintf(stderr, "\nthe other figures of COMMAND's output, each candidate against the "
+						"baseline's rounds of its sweeps, not judged (the race and Holm judge %s "
+						"alone):\n",
+					primary);
+				nt_bench_metrics_header(stderr);
+			}
+			fprintf(stderr, "%s\n", a->label);
+			nt_bench_metrics_rows(mj, stderr);
+		}
+		json_object_set_new(a->entry, "metrics", mj);
+	}
 	/* Each candidate's last word. */
 	for (size_t i = 0; i < m; i++) {
 		arm *a = &t.arms[cand_arm[i]];

@@ -69,6 +69,12 @@ void nt_tune_shuffle(nt_tune_run *t, size_t *idx, size_t n);
  * frees). Returns how many, or -1 (no memory). */
 long nt_tune_concurrent_base(const nt_tune_arm *base, const nt_tune_arm *a, double **out);
 
+/* Every figure of A's rounds against the baseline's rounds of the sweeps
+ * A ran in (cli/tune_metrics.c), as bench-run --compare's "metrics"
+ * (cli/bench_metrics.h): PRIMARY (its name) first, then the other figures
+ * COMMAND printed. A new reference; NULL without memory. */
+json_t *nt_tune_metrics(const nt_tune_run *t, const nt_tune_arm *a, const char *primary);
+
 /* The best levels combined (docs/tune.md): after a race of a space's
  * candidates one factor at a time, each factor's best level is the one
  * with the best estimated ratio among its levels whose interval against

@@ -150,14 +150,30 @@ static json_t *queues_map(const json_t *docs)
 	return map;
 }
 
+static json_t *cpu_list(const int *cpus, int n)
+{
+	json_t *a = json_array();
+	for (int i = 0; a && i < n; i++)
+		if (json_array_append_new(a, json_integer(cpus[i])) < 0) {
+			json_decref(a);
+			return NULL;
+		}
+	return a;
+}
+
 json_t *nt_counters_snapshot(const nt_counters_input *in)
 {
-	return json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:I,s:o}", "cpu_node", cpu_node_map(in->topology), "nics",
-			 nic_map(in->nics), "irqs", irq_map(in->irqs), "net_rx",
-			 softirq_map(in->soft_cpus, in->net_rx, in->nsoft), "net_tx",
-			 softirq_map(in->soft_cpus, in->net_tx, in->nsoft), "cpu_time",
-			 cpu_time_map(in->cpu_time, in->ncpu_time), "hz", (json_int_t)in->hz, "queues",
-			 queues_map(in->nic_queues));
+	json_t *s = json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:I,s:o}", "cpu_node", cpu_node_map(in->topology), "nics",
+			      nic_map(in->nics), "irqs", irq_map(in->irqs), "net_rx",
+			      softirq_map(in->soft_cpus, in->net_rx, in->nsoft), "net_tx",
+			      softirq_map(in->soft_cpus, in->net_tx, in->nsoft), "cpu_time",
+			      cpu_time_map(in->cpu_time, in->ncpu_time), "hz", (json_int_t)in->hz, "queues",
+			      queues_map(in->nic_queues));
+	if (s && in->napp > 0 && json_object_set_new(s, "app_cpus", cpu_list(in->app_cpus, in->napp)) < 0) {
+		json_decref(s);
+		return NULL;
+	}
+	return s;
 }
 
 /* B - A of two counters; a counter that went down restarted from zero. */
@@ -365,12 +381,25 @@ static bool served_nic(const json_t *in, int cpu)
 	return false;
 }
 
+/* Whether CPU is in LIST (an array of CPU numbers, or not an array). */
+static bool listed(const json_t *list, int cpu)
+{
+	size_t i;
+	json_t *v;
+	json_array_foreach(list, i, v)
+		if (json_integer_value(v) == cpu)
+			return true;
+	return false;
+}
+
 static json_t *cpu_time_delta(const json_t *a, const json_t *b, const json_t *interrupts)
 {
 	json_int_t hz = json_integer_value(json_object_get(b, "hz"));
 	const json_t *ta = json_object_get(a, "cpu_time"), *tb = json_object_get(b, "cpu_time");
+	const json_t *app_cpus = json_object_get(b, "app_cpus");
 	json_t *cpus = NULL, *out = NULL, *irq_list = json_array(), *other_list = json_array();
-	cpu_secs total = { 0 }, nic = { 0 }, other = { 0 };
+	json_t *app_list = json_array(), *app_shared = json_array();
+	cpu_secs total = { 0 }, nic = { 0 }, other = { 0 }, app = { 0 };
 	double longest = 0;
 	const char *cpu;
 	json_t *vb;
@@ -379,7 +408,7 @@ static json_t *cpu_time_delta(const json_t *a, const json_t *b, const json_t *in
 		out = json_null();
 		goto out;
 	}
-	if (!(cpus = json_array()) || !irq_list || !other_list)
+	if (!(cpus = json_array()) || !irq_list || !other_list || !app_list || !app_shared)
 		goto out;
 	json_object_foreach((json_t *)tb, cpu, vb) {
 		json_t *va = json_object_get(ta, cpu);
@@ -396,9 +425,10 @@ static json_t *cpu_time_delta(const json_t *a, const json_t *b, const json_t *in
 		secs_add(&total, d, (double)hz);
 		if ((double)all / (double)hz > longest)
 			longest = (double)all / (double)hz;
-		bool in_irq = served_nic(interrupts, c);
-		secs_add(in_irq ? &nic : &other, d, (double)hz);
-		if (json_array_append_new(in_irq ? irq_list : other_list, json_integer(c)) < 0)
+		bool in_irq = served_nic(interrupts, c), in_app = listed(app_cpus, c);
+		secs_add(in_irq ? &nic : in_app ? &app : &other, d, (double)hz);
+		if (json_array_append_new(in_irq ? irq_list : in_app ? app_list : other_list, json_integer(c)) < 0 ||
+		    (in_irq && in_app && json_array_append_new(app_shared, json_integer(c)) < 0))
 			goto out;
 		long node = node_of(json_object_get(b, "cpu_node"), c);
 		json_t *row = json_pack("{s:i,s:o,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:o}", "cpu", c, "node",
@@ -410,16 +440,29 @@ static json_t *cpu_time_delta(const json_t *a, const json_t *b, const json_t *in
 			goto out;
 	}
 	json_t *tj = secs_json(&total), *nj = secs_json(&nic), *oj = secs_json(&other);
+	json_t *aj = json_is_array(app_cpus) ? secs_json(&app) : NULL;
 	if (nj)
 		json_object_set(nj, "list", irq_list);
 	if (oj)
 		json_object_set(oj, "list", other_list);
+	if (aj) {
+		json_object_set(aj, "list", app_list);
+		json_object_set(aj, "with_nic_irq", app_shared);
+	}
 	out = json_pack("{s:I,s:f,s:O,s:o*,s:{s:o*,s:o*}}", "hz", hz, "seconds", longest, "cpus", cpus, "total", tj,
 			"classes", "nic_irq", nj, "other", oj);
+	if (out && aj && json_object_set_new(json_object_get(out, "classes"), "app", aj) < 0) {
+		json_decref(out);
+		out = NULL;
+	} else if (!out) {
+		json_decref(aj);
+	}
 out:
 	json_decref(cpus);
 	json_decref(irq_list);
 	json_decref(other_list);
+	json_decref(app_list);
+	json_decref(app_shared);
 	return out;
 }
 

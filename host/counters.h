@@ -31,13 +31,17 @@ typedef struct nt_counters_input {
 	const nt_cpu_time *cpu_time;
 	int ncpu_time;
 	long hz;
+	/* The CPUs COMMAND was bound to (bench-run --near): NAPP of them, or
+	 * none when it ran wherever the scheduler put it. */
+	const int *app_cpus;
+	int napp;
 } nt_counters_input;
 
 /* A new snapshot document
  *   {"cpu_node": {CPU: NODE}, "nics": {NAME: {"numa_node": N|null, COUNTER: n, ...}},
  *    "irqs": {IRQ: {"nic": NAME|null, "per_cpu": {CPU: n}}}, "net_rx": {CPU: n},
  *    "net_tx": {CPU: n}, "cpu_time": {CPU: [user, nice, system, idle, iowait, irq,
- *    softirq, steal]}, "hz": HZ,
+ *    softirq, steal]}, "hz": HZ, "app_cpus": [CPU...] (only when bound),
  *    "queues": {NAME: {"source": "netlink"|null, "reason": text|null,
  *                      "rx": {QUEUE: {"packets": n, "bytes": n}}, "tx": {...}}}}
  * from IN (a queue's "packets" and "bytes" only where the kernel gave them). Returns NULL only when out of memory. The caller owns it. */
@@ -53,6 +57,7 @@ json_t *nt_counters_snapshot(const nt_counters_input *in);
  *                 "irq_s", "softirq_s", "idle_s", "steal_s", "busy_share"}],
  *                 "total": {"cpus", "busy_s", "user_s", ...},
  *                 "classes": {"nic_irq": {"cpus": n, "list": [CPU...], "busy_s", ...},
+ *                             "app": {..., "with_nic_irq": [CPU...]},
  *                             "other": {...}}} or null,
  *    "queues": [{"nic", "source", "reason", "rx": [{"queue", "packets", "bytes"}], "tx": [...],
  *                "rx_packets", "tx_packets", "rx_top", "tx_top"}],
@@ -77,7 +82,13 @@ json_t *nt_counters_snapshot(const nt_counters_input *in);
  * over the interval ("seconds", the longest CPU's); the classes split the
  * CPUs into those that served NIC interrupts over the interval and the
  * rest, which is what a round burned for the NIC against what it burned
- * elsewhere (the application, mostly). cpu_time is null without CPU time
+ * elsewhere (the application, mostly). When B names the CPUs COMMAND was
+ * bound to ("app_cpus"), those of them that served no NIC interrupt are
+ * the class "app" and the rest ("other") is what neither burned; an
+ * application CPU that also served NIC interrupts stays in nic_irq (what
+ * it burned cannot be split) and is listed in app's "with_nic_irq", a
+ * placement gone wrong. Without "app_cpus" there is no "app" class: where
+ * an unbound COMMAND ran is not known. cpu_time is null without CPU time
  * in both snapshots. Returns NULL only when out of memory. The caller
  * owns it. */
 json_t *nt_counters_delta(const json_t *a, const json_t *b);

@@ -1151,7 +1151,25 @@ static void test_bench_queues(const char *dir, const char *root, const char *pro
 	json_t *miss = json_object_get(json_object_get(r, "counters"), "queue_stats_missing");
 	CHECK_INT(json_array_size(miss), 1);
 	CHECK_INT(json_array_size(json_object_get(json_array_get(miss, 0), "nics")), 2);
+
+	/* Bound near enos0 to CPU 0 (--cpus-list: a CPU this machine has):
+	 * CPU 0 is the application class of the round's CPU time; unbound
+	 * (above) there is none. */
+	CHECK(json_object_get(json_object_get(json_object_get(json_object_get(r ? r : json_null(), "counters"),
+									"cpu_time"), "classes"), "app") == NULL);
 	json_decref(r);
+	c = CLI("bench-run", "--agent", base, "--root", root, "--profile", prof, "--report", rep, "--near", "enos0",
+		"--cpus-list", "0", "--", "python3", bump, root, "even");
+	CHECK_INT(c.code, 0);
+	CHECK_HAS(c.err, "on the 1 application CPUs (--near) that served none 0.00 s");
+	run_free(&c);
+	json_t *rn = json_load_file(rep, 0, NULL);
+	json_t *app = json_object_get(
+		json_object_get(json_object_get(json_object_get(rn, "counters"), "cpu_time"), "classes"), "app");
+	CHECK_INT(json_array_size(json_object_get(app, "list")), 1);
+	CHECK_INT(json_integer_value(json_array_get(json_object_get(app, "list"), 0)), 0);
+	CHECK_INT(json_array_size(json_object_get(app, "with_nic_irq")), 0);
+	json_decref(rn);
 
 	/* Spread evenly: each queue's delta, no skew line. */
 	c = CLI("bench-run", "--agent", base, "--root", root, "--profile", prof, "--report", rep, "--", "python3",

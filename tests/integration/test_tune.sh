@@ -171,6 +171,42 @@ check "neutral only: said" grep -q 'no candidate was shown better than the basel
 check "neutral only: one comparison at 95%" jqe '.winner == null and .holm[0].level == 0.95 and .holm[0].outcome == "not shown better"' r2.json
 check "neutral only: /proc/sys as it was" same_sys
 
+# 2b. The other figures of COMMAND's output (issue 42): a neper-speaking
+# stand-in whose p99 latency falls as the buffer grows (1000/max ms) and
+# whose CPU time does not move. Each candidate's figures against the
+# baseline's rounds of its sweeps, in the report and under the table.
+cat > "$work/fig-neper.sh" <<'SH'
+#!/usr/bin/env bash
+root=$1
+read -r _ _ max < "$root/proc/sys/net/ipv4/tcp_rmem"
+echo "throughput=$(( max / 1000 ))"
+echo "throughput_units=Mbit/s"
+echo "num_transactions=1000"
+echo "latency_p99=$(python3 -c "print(1.0 / $max)")"
+echo "utime_start=1.0"
+echo "utime_end=1.5"
+echo "stime_start=0.0"
+echo "stime_end=0.25"
+SH
+chmod +x "$work/fig-neper.sh"
+"$NT_BIN" tune --agent "$url" --baseline base.json --max-rounds 5 --seed 3 --metric neper --report r2b.json \
+	big.json -- "$work/fig-neper.sh" "$root" 2> r2b.err
+rc=$?
+check "neper: exit 0, a winner ($rc): $(tail -2 r2b.err)" [ $rc = 0 ]
+check "neper: the candidate's figures, the primary first ($(jq -c '[.candidates[0].metrics[].name]' r2b.json))" \
+	jqe '.candidates[0].metrics | .[0].primary == true and .[0].name == "throughput" and
+	     (map(.name) | index("latency_p99")) != null and (map(.name) | index("cpu_s")) != null' r2b.json
+check "neper: p99 latency lower with the larger buffer, a quarter of the baseline's" \
+	jqe '.candidates[0].metrics[] | select(.name == "latency_p99") |
+	     .better == "lower" and .verdict == "better" and (.ratio - 0.25 | fabs) < 1e-9 and
+	     .baseline_rounds == .candidate_rounds and .candidate_rounds == 5' r2b.json
+check "neper: CPU time unchanged" \
+	jqe '.candidates[0].metrics[] | select(.name == "cpu_s") | .ratio == 1 and .verdict == "no significant difference"' r2b.json
+check "neper: the table names them under the candidate" \
+	grep -A3 "^the other figures of COMMAND's output, each candidate against the baseline's rounds" r2b.err
+check "neper: a latency_p99 row with its verdict" grep -Eq '^latency_p99 +lower +5\+5 .* better$' r2b.err
+check "neper: /proc/sys as it was" same_sys
+
 # 3. Refused before anything is applied, each named with its JSON path.
 before=$(txns)
 echo '{"name": "typo", "ringz": []}' > typo.json

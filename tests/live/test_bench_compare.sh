@@ -120,6 +120,13 @@ check "harmful: the cost of each arm with its ratio ($(jq -c .cost.cpu_busy_s "$
 	     .candidate_median > 0 and (.ratio | type == "number")' "$work/r1.json"
 check "harmful: the figure per CPU-second, a rate's" jqe '.cost.figure_per_cpu_second.baseline_median > 0' "$work/r1.json"
 check "harmful: the table shows the cost" grep -q '^CPU busy a round (host-wide): baseline median' "$work/r1.err"
+# By class: the rounds' CPU on the CPUs that served NIC interrupts (eth0's
+# here: the veths have none) has a cost row when every arm has such rounds;
+# no --near, so no application class.
+check "harmful: a cost row per class where each arm burned CPU in it ($(jq -c '.cost | keys' "$work/r1.json"))" jqe '
+	([.rounds[] | select(.block != null and (.counters.cpu_busy_nic_irq_s // 0) > 0) | .arm] | unique | length) as $arms |
+	(if $arms == 2 then .cost.cpu_busy_nic_irq_s.baseline_median > 0 else .cost.cpu_busy_nic_irq_s == null end) and
+	.cost.cpu_busy_app_s == null and ([.rounds[].counters.cpu_busy_app_s] | all(. == null))' "$work/r1.json"
 # Several figures a round: iperf3's CPU in every round, beside the primary.
 check "harmful: iperf3's CPU figures in every round" \
 	jqe '[.rounds[].metrics | .cpu_host_percent, .cpu_remote_percent | numbers] | length == 20' "$work/r1.json"

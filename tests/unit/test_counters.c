@@ -221,6 +221,32 @@ int main(void)
 	CHECK_INT(geti(other, "cpus"), 1);
 	CHECK_INT(json_integer_value(json_array_get(json_object_get(other, "list"), 0)), 3);
 	CHECK(NEAR(NUM(other, "busy_s"), 0.25));
+	/* Not bound (no app_cpus): no application class. */
+	CHECK(json_object_get(json_object_get(ct, "classes"), "app") == NULL);
+
+	/* COMMAND bound to CPUs 2 and 3 (bench-run --near): CPU 3 served no
+	 * NIC interrupt and is the application class; CPU 2 served eth0's, so
+	 * it stays in nic_irq and is named in with_nic_irq; nothing is left
+	 * for "other". */
+	int app[] = { 2, 3 };
+	i2.app_cpus = app;
+	i2.napp = 2;
+	json_t *b2 = nt_counters_snapshot(&i2);
+	CHECK(b2 && json_array_size(json_object_get(b2, "app_cpus")) == 2);
+	json_t *d2 = b2 ? nt_counters_delta(a, b2) : NULL;
+	json_t *cls = json_object_get(json_object_get(d2, "cpu_time"), "classes");
+	json_t *capp = json_object_get(cls, "app");
+	CHECK(json_is_object(capp));
+	CHECK_INT(geti(capp, "cpus"), 1);
+	CHECK_MSG(NEAR(NUM(capp, "busy_s"), 0.25), "app busy %f", NUM(capp, "busy_s"));
+	CHECK_INT(json_integer_value(json_array_get(json_object_get(capp, "list"), 0)), 3);
+	CHECK_INT(json_array_size(json_object_get(capp, "with_nic_irq")), 1);
+	CHECK_INT(json_integer_value(json_array_get(json_object_get(capp, "with_nic_irq"), 0)), 2);
+	CHECK_INT(geti(json_object_get(cls, "nic_irq"), "cpus"), 3);
+	CHECK_INT(geti(json_object_get(cls, "other"), "cpus"), 0);
+	CHECK(NEAR(NUM(json_object_get(cls, "other"), "busy_s"), 0));
+	json_decref(d2);
+	json_decref(b2);
 
 	/* No NIC interrupts of a known node: the share is null, not 0; no
 	 * CPU time: null. */
