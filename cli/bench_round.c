@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -52,23 +53,93 @@ static json_t *round_counters(const json_t *delta)
 			 json_object_get(app, "busy_s") ?: json_null());
 }
 
-/* The other figures of COMMAND's output into the round's "metrics" and
- * their names into B's list. They never fail a round: a figure that is
- * not there (netperf without -j has no latencies) is only not shown. */
-static void record_others(nt_bench_rounds *b, const char *out, size_t outlen, json_t *rr)
+/* neper writes a row per flow per interval: 64 MiB holds a minute of
+ * thousands of flows. */
+#define SAMPLES_MAX (64u << 20)
+
+/* PATH's text (up to SAMPLES_MAX bytes, NUL-terminated) into *TEXT.
+ * Returns 0 or -1 with errno set (EFBIG for a larger file). */
+static int slurp(const char *path, char **text)
+{
+	FILE *f = fopen(path, "r");
+	size_t n = 0, cap = 65536;
+	char *buf = f ? malloc(cap + 1) : NULL;
+	int rc = -1;
+	if (!buf)
+		goto out;
+	for (;;) {
+		size_t got = fread(buf + n, 1, cap - n, f);
+		n += got;
+		if (n < cap) {
+			if (ferror(f))
+				goto out;
+			break;
+		}
+		if (cap >= SAMPLES_MAX) {
+			errno = EFBIG;
+			goto out;
+		}
+		char *nb = realloc(buf, 2 * cap + 1);
+		if (!nb)
+			goto out;
+		buf = nb;
+		cap *= 2;
+	}
+	buf[n] = '\0';
+	*text = buf;
+	buf = NULL;
+	rc = 0;
+out:
+	free(buf);
+	if (f)
+		fclose(f);
+	return rc;
+}
+
+/* The figures of neper's samples file (--neper-samples) into O, when the
+ * round (begun at STARTED, wall clock) wrote it; said otherwise. They never
+ * fail a round: the figures are only not shown. */
+static void read_samples(const nt_bench_rounds *b, int k, time_t started, nt_metric_others *o)
+{
+	const char *path = b->o->neper_samples;
+	char err[256];
+	struct stat st;
+	char *text = NULL;
+	if (stat(path, &st) < 0 || st.st_mtime < started) {
+		fprintf(stderr, "nettune: %s: round %d: COMMAND wrote no %s (neper's -A %s): its interval figures are "
+				"left out\n",
+			b->who, k, path, path);
+		return;
+	}
+	if (slurp(path, &text) < 0) {
+		fprintf(stderr, "nettune: %s: round %d: cannot read %s: %s\n", b->who, k, path, strerror(errno));
+		return;
+	}
+	if (nt_metric_neper_samples(text, o, err, sizeof(err)) < 0)
+		fprintf(stderr, "nettune: %s: round %d: %s: %s\n", b->who, k, path, err);
+	free(text);
+}
+
+/* The other figures of COMMAND's output (and of neper's samples file)
+ * into the round's "metrics" and their names into B's list. They never
+ * fail a round: a figure that is not there (netperf without -j has no
+ * latencies) is only not shown. */
+static void record_others(nt_bench_rounds *b, const char *out, size_t outlen, json_t *rr, int k, time_t started)
 {
 	nt_metric_others o;
 	nt_metric_others_read(b->source, out, outlen, &o);
+	if (b->o->neper_samples)
+		read_samples(b, k, started, &o);
 	if (!o.n)
 		return;
 	json_t *m = json_object();
 	for (size_t i = 0; i < o.n; i++) {
 		json_object_set_new(m, o.m[i].name, json_real(o.m[i].value));
-		size_t k;
-		for (k = 0; k < b->others.n; k++)
-			if (!strcmp(b->others.m[k].name, o.m[i].name))
+		size_t j;
+		for (j = 0; j < b->others.n; j++)
+			if (!strcmp(b->others.m[j].name, o.m[i].name))
 				break;
-		if (k == b->others.n && k < NT_METRIC_MAX_OTHERS)
+		if (j == b->others.n && j < NT_METRIC_MAX_OTHERS)
 			b->others.m[b->others.n++] = o.m[i];
 	}
 	json_object_set_new(rr, "metrics", m);
@@ -104,6 +175,8 @@ int nt_bench_round(nt_bench_rounds *b, const json_t *profile, const char *what, 
 	}
 	if (nt_bench_signal())
 		goto undo;
+	/* A samples file older than this round is another round's. */
+	time_t started = time(NULL) - 1;
 	if (nt_bench_exec(b->args, &out, &outlen, &status, &sig, &dur) < 0)
 		goto undo;
 	b->last_duration_s = dur;
@@ -161,7 +234,7 @@ int nt_bench_round(nt_bench_rounds *b, const json_t *profile, const char *what, 
 		goto undo;
 	}
 	*value = m.value;
-	record_others(b, out, outlen, rr);
+	record_others(b, out, outlen, rr, k, started);
 	snprintf(b->unit, sizeof(b->unit), "%s", m.unit);
 	snprintf(b->reader, sizeof(b->reader), "%s", m.source);
 	json_object_set_new(rr, "value", json_real(m.value));

@@ -51,6 +51,7 @@ typedef struct cli_opts {
 	int metric; /* --metric: 0 auto, 1 iperf3, 2 netperf, 3 neper */
 	bool lower_is_better, higher_is_better, require_no_loss;
 	const char *seed; /* the order of the blocks (cli/bench_design.h) */
+	const char *neper_samples; /* neper's -A FILE, read after each round */
 	bool warmup, paired;
 	/* tune (cli/cmd_tune.c) */
 	const char *space, *budget;

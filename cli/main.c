@@ -186,7 +186,8 @@ static const char usage[] =
 	"            [--metric-json PATH | --metric-regex RE] [--higher-is-better | --lower-is-better]\n"
 	"            [--require-gain PCT] [--require-no-loss] [--loss-margin PCT] [--confidence C]\n"
 	"            [--plot FILE.svg] [--report FILE] [--json] [--seed N] [--warmup] [--paired]\n"
-	"            [--near IFACE] [--cpus N] [--confirm-timeout S] -- COMMAND [ARGS...]\n"
+	"            [--near IFACE] [--cpus N] [--confirm-timeout S] [--neper-samples FILE]\n"
+	"            -- COMMAND [ARGS...]\n"
 	"                                     A/B rounds: COMMAND ROUNDS times with the host as it is\n"
 	"                                     (or B applied) and ROUNDS times with P applied, in blocks\n"
 	"                                     of one of each, mirrored in pairs (AB BA or BA AB) from a\n"
@@ -202,7 +203,10 @@ static const char usage[] =
 	"                                     each round's counters as bench-run's, per queue too;\n"
 	"                                     the output's other figures the same way, each lower is\n"
 	"                                     better (iperf3's retransmits and CPU, netperf's and\n"
-	"                                     neper's latency percentiles), shown, never gated.\n"
+	"                                     neper's latency percentiles), shown, never gated;\n"
+	"                                     --neper-samples FILE adds the intervals of neper's -A FILE\n"
+	"                                     (rate p10/p50/min, higher is better; each latency_pN's\n"
+	"                                     worst interval).\n"
 	"                                     A gate judges the primary figure alone and passes only\n"
 	"                                     when its interval clears it:\n"
 	"                                     --require-gain PCT its lower end above +PCT,\n"
@@ -216,7 +220,7 @@ static const char usage[] =
 	"                                     need --higher-is-better or --lower-is-better\n"
 	"  tune [--baseline B.json] [--budget D] [--max-rounds N] [--keep] [--report FILE] [--plot FILE.svg]\n"
 	"       [--json] [--seed N] [--confidence C] [--metric ...] [--near IFACE] [--confirm-timeout S]\n"
-	"       CANDIDATE.json... -- COMMAND [ARGS...]\n"
+	"       [--neper-samples FILE] CANDIDATE.json... -- COMMAND [ARGS...]\n"
 	"  tune --space SPACE.json [options as above] -- COMMAND [ARGS...]\n"
 	"                                     race candidates (the files, or SPACE's parameters expanded:\n"
 	"                                     every combination up to its cap, else one factor at a\n"
@@ -328,11 +332,11 @@ static const struct command {
 	{ "bench-run", nt_cmd_bench_run, true,
 	  "agent root profile near cpus cpus-list report confirm-timeout compare baseline metric metric-json "
 	  "metric-regex higher-is-better lower-is-better require-gain require-no-loss loss-margin confidence plot json seed warmup paired "
-	  "output",
+	  "output neper-samples",
 	  false },
 	{ "tune", nt_cmd_tune, true,
 	  "agent root near cpus cpus-list baseline space budget keep max-rounds report plot seed confidence "
-	  "confirm-timeout metric metric-json metric-regex higher-is-better lower-is-better json",
+	  "confirm-timeout metric metric-json metric-regex higher-is-better lower-is-better json neper-samples",
 	  false },
 	{ "placement", nt_cmd_placement, false, HOST_OPTS " agent cpus cpus-list", false },
 	{ "plan", nt_cmd_profile, false, AGENT_OPTS " name verbose", false },

@@ -82,6 +82,18 @@ void nt_metric_others_iperf3(const char *text, nt_metric_others *out);
 void nt_metric_others_netperf(const char *text, nt_metric_others *out);
 void nt_metric_others_neper(const char *text, nt_metric_others *out);
 
+/* The figures of neper's samples file TEXT (its -A FILE: a row per flow
+ * per interval; cli/metric_neper_samples.c), added to *OUT: the run's
+ * rate in each interval summed over the flows (each flow's count between
+ * two of its rows over their time apart; only intervals every flow
+ * counted), as "interval_rate_p10", "interval_rate_p50" and
+ * "interval_rate_min" (bits/s for a stream test, transactions/s for an RR
+ * one; higher is better), and for each latency_pN column the worst
+ * interval's, "interval_latency_pN_max" (s; lower is better). Returns 0,
+ * -EINVAL when TEXT is not such a file, -ENOENT when it holds no interval
+ * (ERR says which), -ENOMEM. */
+int nt_metric_neper_samples(const char *text, nt_metric_others *out, char *err, size_t errsize);
+
 /* The helpers the readers share (cli/metric.c). The value of KEY= at the
  * start of a line of TEXT, NULL when absent: where it starts and, in *LEN,
  * its length to the end of its line (trailing blanks dropped). */

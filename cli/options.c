@@ -80,6 +80,7 @@ const nt_cli_option nt_cli_options[] = {
 	{ "baseline", NT_OPT_STR, F(baseline), 0, 0, "a file", NULL, 0 },
 	{ "metric", NT_OPT_ENUM, F(metric), 0, 0, NULL, metric_readers, 0 },
 	{ "metric-json", NT_OPT_STR, F(metric_json), 0, 0, "a JSON path", NULL, 0 },
+	{ "neper-samples", NT_OPT_STR, F(neper_samples), 0, 0, "a file", NULL, 0 },
 	{ "metric-regex", NT_OPT_STR, F(metric_regex), 0, 0, "a regular expression", NULL, 0 },
 	{ "higher-is-better", NT_OPT_FLAG, F(higher_is_better), 0, 0, NULL, NULL, 0 },
 	{ "lower-is-better", NT_OPT_FLAG, F(lower_is_better), 0, 0, NULL, NULL, 0 },

@@ -187,10 +187,13 @@ echo "utime_start=1.0"
 echo "utime_end=1.5"
 echo "stime_start=0.0"
 echo "stime_end=0.25"
+# Its -A FILE: one flow, two intervals, each at max bytes/s.
+{ echo "tid,flow_id,time,bytes_read,bytes_read/s,utime,stime,maxrss,minflt,majflt,nvcsw,nivcsw"
+  for t in 1 2 3; do echo "0,0,$t.000000000,$(( t * max )),0,0,0,0,0,0,0,0"; done; } > "$SAMPLES"
 SH
 chmod +x "$work/fig-neper.sh"
-"$NT_BIN" tune --agent "$url" --baseline base.json --max-rounds 5 --seed 3 --metric neper --report r2b.json \
-	big.json -- "$work/fig-neper.sh" "$root" 2> r2b.err
+SAMPLES=$work/samples.csv "$NT_BIN" tune --agent "$url" --baseline base.json --max-rounds 5 --seed 3 --metric neper \
+	--neper-samples "$work/samples.csv" --report r2b.json big.json -- "$work/fig-neper.sh" "$root" 2> r2b.err
 rc=$?
 check "neper: exit 0, a winner ($rc): $(tail -2 r2b.err)" [ $rc = 0 ]
 check "neper: the candidate's figures, the primary first ($(jq -c '[.candidates[0].metrics[].name]' r2b.json))" \
@@ -202,10 +205,24 @@ check "neper: p99 latency lower with the larger buffer, a quarter of the baselin
 	     .baseline_rounds == .candidate_rounds and .candidate_rounds == 5' r2b.json
 check "neper: CPU time unchanged" \
 	jqe '.candidates[0].metrics[] | select(.name == "cpu_s") | .ratio == 1 and .verdict == "no significant difference"' r2b.json
+check "neper: the samples file's intervals, higher is better, 4x the baseline's in bits/s" \
+	jqe '.candidates[0].metrics[] | select(.name == "interval_rate_min") |
+	     .better == "higher" and .unit == "bits/s" and .verdict == "better" and (.ratio - 4 | fabs) < 1e-9 and
+	     .baseline_median == 65536 * 8' r2b.json
 check "neper: the table names them under the candidate" \
 	grep -A3 "^the other figures of COMMAND's output, each candidate against the baseline's rounds" r2b.err
 check "neper: a latency_p99 row with its verdict" grep -Eq '^latency_p99 +lower +5\+5 .* better$' r2b.err
 check "neper: /proc/sys as it was" same_sys
+# A samples file no round wrote: said each round, the figures left out, the
+# run goes on.
+touch -d '2020-01-01' "$work/stale.csv"
+SAMPLES=/dev/null "$NT_BIN" tune --agent "$url" --baseline base.json --max-rounds 4 --seed 3 --metric neper \
+	--neper-samples "$work/stale.csv" --report r2c.json big.json -- "$work/fig-neper.sh" "$root" 2> r2c.err
+check "neper: a stale samples file said, not read ($?)" \
+	grep -q "round 1: COMMAND wrote no $work/stale.csv (neper's -A $work/stale.csv): its interval figures are left out" r2c.err
+check "neper: no interval figure from it" jqe '[.candidates[0].metrics[].name | select(startswith("interval_"))] | length == 0' r2c.json
+"$NT_BIN" bench-run --agent "$url" --profile big.json --neper-samples x.csv -- true 2> r2d.err
+check "neper: --neper-samples without --compare refused ($?)" grep -q -- '--neper-samples are for --compare ROUNDS' r2d.err
 
 # 3. Refused before anything is applied, each named with its JSON path.
 before=$(txns)

@@ -171,7 +171,19 @@ check "report: CPU time of every CPU ($(jq -c '.counters.cpu_time.total' "$work/
 check "report: iperf3 kept the host busy, within what its CPUs had" jqe --argjson n "$ncpu" '
 	.counters.cpu_time as $c | $c.total.busy_s > 0.05 and $c.total.busy_s <= $c.seconds * $n + 0.05 and
 	([$c.cpus[].busy_share] | all(. >= 0 and . <= 1)) and
-	($c.classes.nic_irq.cpus + $c.classes.other.cpus == $n)' "$work/r1.json"
+	($c.classes.nic_irq.cpus + $c.classes.other.cpus + ($c.classes.app.cpus // 0) == $n)' "$work/r1.json"
+if [ ${#near[@]} -gt 0 ]; then
+	# The application class: the CPUs COMMAND was bound to, those that
+	# also served NIC interrupts named apart (counted under nic_irq).
+	check "report: the application CPUs are a class ($(jq -c .counters.cpu_time.classes.app "$work/r1.json"))" \
+		jqe --arg want "$want_cpus" '.counters.cpu_time.classes.app as $a |
+		([$a.list[], $a.with_nic_irq[]] | sort | map(tostring) | join(",")) as $got |
+		($want | split(",") | map(if test("-") then (split("-") | map(tonumber)) as $r | [range($r[0]; $r[1] + 1)] | map(tostring) | .[] else . end) | sort_by(tonumber) | join(",")) == $got' "$work/r1.json"
+	check "report: the round's busy seconds on them" jqe '.counters.cpu_time.classes.app.busy_s >= 0' "$work/r1.json"
+	check "the table shows them" grep -q 'application CPUs (--near) that served none' "$work/bench1.err"
+else
+	check "report: no application class without --near" jqe '.counters.cpu_time.classes.app == null' "$work/r1.json"
+fi
 check "the table shows NET_TX and the CPU time" grep -q '^CPU time: .* s busy on' "$work/bench1.err"
 check "the first line says reverted at once, once" \
 	grep -Eq '^bench-run: profile .*, transaction [0-9]+, reverted at once; COMMAND exit 0' "$work/bench1.err"

@@ -380,6 +380,80 @@ static void test_neper(void)
 	NEAR(other(&o, "latency_p99.9", NULL), 0.5);
 }
 
+/* The figure NAME of O whatever its direction, or NAN. */
+static double fig(const nt_metric_others *o, const char *name, const char **unit)
+{
+	for (size_t i = 0; i < o->n; i++)
+		if (!strcmp(o->m[i].name, name)) {
+			if (unit)
+				*unit = o->m[i].unit;
+			return o->m[i].value;
+		}
+	return NAN;
+}
+
+/* neper's samples file (-A FILE): two stream flows, each a running total
+ * of bytes; flow 1 has a fifth row flow 0 lacks (that interval is left
+ * out), and a line cut short and one not of numbers are skipped. The
+ * intervals' sums: 200 + 100, 300 + 100, 400 + 200 bytes/s, in bits/s
+ * 2400, 3200, 4800: p10 by linear interpolation 2400 + 0.2 * 800. An RR
+ * file: its rates 2000 and 1000 transactions/s, its worst p99 the second
+ * row's (the first row's latencies count: they are an interval's). */
+static void test_neper_samples(void)
+{
+	static const char hdr[] = "tid,flow_id,time,bytes_read,bytes_read/s,utime,stime,maxrss,minflt,majflt,"
+				  "nvcsw,nivcsw\n";
+	char text[2048];
+	snprintf(text, sizeof(text),
+		 "%s0,0,10.000000000,100,0.00,0.1,0.1,1,1,0,1,1\n"
+		 "1,1,10.100000000,50,0.00,0.1,0.1,1,1,0,1,1\n"
+		 "0,0,11.000000000,300,0.00,0.1,0.1,1,1,0,1,1\n"
+		 "1,1,11.100000000,150,0.00,0.1,0.1,1,1,0,1,1\n"
+		 "0,0,12.000000000,600,0.00,0.1,0.1,1,1,0,1,1\n"
+		 "1,1,12.100000000,250,0.00,0.1,0.1,1,1,0,1,1\n"
+		 "0,0,13.000000000,1000,0.00,0.1,0.1,1,1,0,1,1\n"
+		 "1,1,13.100000000,450,0.00,0.1,0.1,1,1,0,1,1\n"
+		 "0,0,13.5\n"
+		 "x,y,z,1,2,3,4,5,6,7,8,9\n"
+		 "1,1,14.100000000,1450,0.00,0.1,0.1,1,1,0,1,1\n",
+		 hdr);
+	nt_metric_others o = { .n = 0 };
+	const char *unit = NULL;
+	CHECK_INT(nt_metric_neper_samples(text, &o, err, sizeof(err)), 0);
+	CHECK_INT((int)o.n, 3);
+	NEAR(fig(&o, "interval_rate_p10", &unit), 2560);
+	CHECK_STR(unit, "bits/s");
+	NEAR(fig(&o, "interval_rate_p50", NULL), 3200);
+	NEAR(fig(&o, "interval_rate_min", NULL), 2400);
+	CHECK(!o.m[0].lower_is_better);
+
+	static const char rr[] =
+		"tid,flow_id,time,transactions,transactions/s,utime,stime,maxrss,minflt,majflt,nvcsw,nivcsw,"
+		"latency_min,latency_mean,latency_max,latency_stddev,latency_p50,latency_p99\n"
+		"0,0,1.0,1000,0,0,0,0,0,0,0,0,0.0001,0.0005,0.01,0.001,0.0004,0.001\n"
+		"0,0,2.0,3000,0,0,0,0,0,0,0,0,0.0001,0.0005,0.01,0.001,0.0004,0.004\n"
+		"0,0,3.0,4000,0,0,0,0,0,0,0,0,0.0001,0.0005,0.01,0.001,0.0004,0.002\n";
+	o.n = 0;
+	CHECK_INT(nt_metric_neper_samples(rr, &o, err, sizeof(err)), 0);
+	NEAR(fig(&o, "interval_rate_min", &unit), 1000);
+	CHECK_STR(unit, "transactions/s");
+	NEAR(fig(&o, "interval_rate_p10", NULL), 1100);
+	NEAR(fig(&o, "interval_latency_p99_max", &unit), 0.004);
+	CHECK_STR(unit, "s");
+	NEAR(fig(&o, "interval_latency_p50_max", NULL), 0.0004);
+	for (size_t i = 0; i < o.n; i++)
+		CHECK_MSG(o.m[i].lower_is_better == !strncmp(o.m[i].name, "interval_latency", 16), "%s", o.m[i].name);
+
+	/* Not neper's file; one row a flow (no interval). */
+	o.n = 0;
+	CHECK_INT(nt_metric_neper_samples("time,bytes\n1,2\n", &o, err, sizeof(err)), -EINVAL);
+	CHECK_MSG(strstr(err, "not neper's samples file") != NULL, "%s", err);
+	snprintf(text, sizeof(text), "%s0,0,1.0,5,0,0,0,0,0,0,0,0\n", hdr);
+	CHECK_INT(nt_metric_neper_samples(text, &o, err, sizeof(err)), -ENOENT);
+	CHECK_MSG(strstr(err, "no interval") != NULL, "%s", err);
+	CHECK_INT((int)o.n, 0);
+}
+
 int main(void)
 {
 	test_iperf3();
@@ -390,5 +464,6 @@ int main(void)
 	test_iperf3_others();
 	test_netperf_others();
 	test_neper();
+	test_neper_samples();
 	TEST_MAIN_END();
 }
