@@ -94,6 +94,15 @@ int nt_bench_write_report(const json_t *report, const char *path);
 int nt_bench_json_stdout(const json_t *report, const char *who);
 
 /* What the rounds of bench-run --compare and tune share (cli/bench_round.c). */
+/* A figure named on the command line beside the primary one
+ * (--also-json, --also-regex), read from every round's output. */
+typedef struct nt_bench_also {
+	enum nt_metric_source source; /* NT_METRIC_JSON or NT_METRIC_REGEX */
+	const char *arg; /* the path or the expression (within the option's value) */
+	char name[40]; /* the path, or the regex's NAME */
+	bool lower_is_better;
+} nt_bench_also;
+
 typedef struct nt_bench_rounds {
 	const cli_opts *o; /* --near, --cpus: COMMAND bound again after each apply */
 	const char *agent;
@@ -110,6 +119,8 @@ typedef struct nt_bench_rounds {
 	 * once with its unit and direction, in the order first seen; each
 	 * round's values are in its report object's "metrics". */
 	nt_metric_others others;
+	nt_bench_also also[2 * NT_CLI_LIST_MAX];
+	int nalso;
 	double last_duration_s; /* COMMAND's time in the last round that ran it */
 	bool restored; /* every round put back so far (start it true) */
 } nt_bench_rounds;

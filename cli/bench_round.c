@@ -130,6 +130,20 @@ static void record_others(nt_bench_rounds *b, const char *out, size_t outlen, js
 	nt_metric_others_read(b->source, out, outlen, &o);
 	if (b->o->neper_samples)
 		read_samples(b, k, started, &o);
+	for (int i = 0; i < b->nalso && o.n < NT_METRIC_MAX_OTHERS; i++) {
+		const nt_bench_also *a = &b->also[i];
+		nt_metric m;
+		char err[256];
+		/* Not there in this round: only not shown, as the others. */
+		if (nt_metric_read(a->source, a->arg, out, outlen, &m, err, sizeof(err)) < 0 || !(m.value >= 0) ||
+		    !isfinite(m.value))
+			continue;
+		nt_metric_other *x = &o.m[o.n++];
+		snprintf(x->name, sizeof(x->name), "%s", a->name);
+		snprintf(x->unit, sizeof(x->unit), "%s", m.unit);
+		x->value = m.value;
+		x->lower_is_better = a->lower_is_better;
+	}
 	if (!o.n)
 		return;
 	json_t *m = json_object();
@@ -331,8 +345,64 @@ int nt_bench_write_text(const char *who, const char *what, const char *text, con
 	return rc;
 }
 
+/* --also-json DIR:PATH and --also-regex DIR:NAME:RE into B's also[]:
+ * the direction said, the name a plain word not given twice, the path or
+ * expression one that can be used. Returns 0 or -1 after saying why. */
+static int also_setup(const nt_cli_list *l, enum nt_metric_source src, const char *who, nt_bench_rounds *b)
+{
+	const char *opt = src == NT_METRIC_JSON ? "--also-json" : "--also-regex";
+	for (int i = 0; i < l->n; i++) {
+		const char *v = l->v[i], *rest;
+		nt_bench_also *a = &b->also[b->nalso];
+		if (!strncmp(v, "higher:", 7))
+			a->lower_is_better = false, rest = v + 7;
+		else if (!strncmp(v, "lower:", 6))
+			a->lower_is_better = true, rest = v + 6;
+		else {
+			fprintf(stderr, "nettune: %s: %s '%s' does not start with its better direction, higher: (a rate) "
+					"or lower: (a time, a loss)\n",
+				who, opt, v);
+			return -1;
+		}
+		size_t nl = src == NT_METRIC_JSON ? strlen(rest) : strcspn(rest, ":");
+		if (src == NT_METRIC_REGEX && (!rest[nl] || !nl || nl >= sizeof(a->name) ||
+					       strspn(rest, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") < nl)) {
+			fprintf(stderr, "nettune: %s: --also-regex '%s' wants DIRECTION:NAME:RE, NAME a word of up to %zu "
+					"letters, digits, '_', '.' or '-' that the table and report show\n",
+				who, v, sizeof(a->name) - 1);
+			return -1;
+		}
+		if (src == NT_METRIC_JSON && (!nl || nl >= sizeof(a->name))) {
+			fprintf(stderr, "nettune: %s: --also-json '%s': the path names the figure in the table and report, "
+					"and wants 1 to %zu characters\n",
+				who, v, sizeof(a->name) - 1);
+			return -1;
+		}
+		snprintf(a->name, sizeof(a->name), "%.*s", (int)nl, rest);
+		a->arg = src == NT_METRIC_JSON ? rest : rest + nl + 1;
+		a->source = src;
+		for (int j = 0; j < b->nalso; j++)
+			if (!strcmp(b->also[j].name, a->name)) {
+				fprintf(stderr, "nettune: %s: two figures named '%s'\n", who, a->name);
+				return -1;
+			}
+		nt_metric m;
+		char err[512];
+		if (nt_metric_read(src, a->arg, "{}", 2, &m, err, sizeof(err)) == -EINVAL) {
+			fprintf(stderr, "nettune: %s: %s '%s': %s\n", who, opt, v, err);
+			return -1;
+		}
+		b->nalso++;
+	}
+	return 0;
+}
+
 int nt_bench_metric_setup(const cli_opts *o, const char *who, nt_bench_rounds *b)
 {
+	b->nalso = 0;
+	if (also_setup(&o->also_json, NT_METRIC_JSON, who, b) < 0 ||
+	    also_setup(&o->also_regex, NT_METRIC_REGEX, who, b) < 0)
+		return -1;
 	if (o->lower_is_better && o->higher_is_better) {
 		fprintf(stderr, "nettune: %s: --lower-is-better and --higher-is-better exclude each other\n", who);
 		return -1;

@@ -30,10 +30,17 @@
 
 #define NT_CLI_NOPTS 80 /* rows of nt_cli_options, with room to grow */
 
+/* A repeatable option's values, in the order given (NT_OPT_LIST). */
+#define NT_CLI_LIST_MAX 8
+typedef struct nt_cli_list {
+	const char *v[NT_CLI_LIST_MAX];
+	int n;
+} nt_cli_list;
+
 /* Every option of every command (each command reads those it has). The
  * fields are filled through nt_cli_options (cli/options.c): a string
  * option is a const char *, a number a long, a flag a bool, a choice the
- * int index of the word chosen. */
+ * int index of the word chosen, a repeatable option an nt_cli_list. */
 typedef struct cli_opts {
 	const char *root;
 	bool json;
@@ -52,6 +59,9 @@ typedef struct cli_opts {
 	bool lower_is_better, higher_is_better, require_no_loss;
 	const char *seed; /* the order of the blocks (cli/bench_design.h) */
 	const char *neper_samples; /* neper's -A FILE, read after each round */
+	/* More figures of COMMAND's output: --also-json DIR:PATH and
+	 * --also-regex DIR:NAME:RE, each repeatable (NT_OPT_LIST). */
+	nt_cli_list also_json, also_regex;
 	bool warmup, paired;
 	/* tune (cli/cmd_tune.c) */
 	const char *space, *budget;
@@ -99,7 +109,7 @@ typedef struct cli_opts {
  * [LO, HI]; WHAT names the value in messages; CHOICES lists an enum's
  * words (NULL-terminated). NT_OPT_CONF: also a key of the configuration
  * file, NAME with '_' for '-'. */
-enum nt_opt_kind { NT_OPT_STR, NT_OPT_LONG, NT_OPT_FLAG, NT_OPT_ENUM, NT_OPT_HELP };
+enum nt_opt_kind { NT_OPT_STR, NT_OPT_LONG, NT_OPT_FLAG, NT_OPT_ENUM, NT_OPT_HELP, NT_OPT_LIST };
 #define NT_OPT_CONF 1u
 typedef struct nt_cli_option {
 	const char *name;

@@ -692,10 +692,10 @@ int nt_cmd_bench_run(const char *cmd, const cli_opts *o, int nargs, char **args)
 		return nt_bench_compare(o, nargs, args);
 	if (o->baseline || o->metric || o->metric_json || o->metric_regex || o->higher_is_better || o->lower_is_better ||
 	    o->require_gain || o->require_no_loss || o->loss_margin || o->confidence || o->plot || o->json || o->seed ||
-	    o->warmup || o->paired || o->neper_samples) {
+	    o->warmup || o->paired || o->neper_samples || o->also_json.n || o->also_regex.n) {
 		fprintf(stderr, "nettune: bench-run: --baseline, --metric*, --*-is-better, --require-*, --loss-margin, "
-				"--confidence, --plot, --json, --seed, --warmup, --paired and --neper-samples are for "
-				"--compare ROUNDS\n");
+				"--confidence, --plot, --json, --seed, --warmup, --paired, --neper-samples and --also-* are "
+				"for --compare ROUNDS\n");
 		return NT_EXIT_USAGE;
 	}
 	if (!o->profile || nargs < 1) {

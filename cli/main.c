@@ -187,6 +187,7 @@ static const char usage[] =
 	"            [--require-gain PCT] [--require-no-loss] [--loss-margin PCT] [--confidence C]\n"
 	"            [--plot FILE.svg] [--report FILE] [--json] [--seed N] [--warmup] [--paired]\n"
 	"            [--near IFACE] [--cpus N] [--confirm-timeout S] [--neper-samples FILE]\n"
+	"            [--also-json higher|lower:PATH]... [--also-regex higher|lower:NAME:RE]...\n"
 	"            -- COMMAND [ARGS...]\n"
 	"                                     A/B rounds: COMMAND ROUNDS times with the host as it is\n"
 	"                                     (or B applied) and ROUNDS times with P applied, in blocks\n"
@@ -206,7 +207,8 @@ static const char usage[] =
 	"                                     neper's latency percentiles), shown, never gated;\n"
 	"                                     --neper-samples FILE adds the intervals of neper's -A FILE\n"
 	"                                     (rate p10/p50/min, higher is better; each latency_pN's\n"
-	"                                     worst interval).\n"
+	"                                     worst interval); --also-json and --also-regex (each up to\n"
+	"                                     8 times) add a figure of any output, its direction first.\n"
 	"                                     A gate judges the primary figure alone and passes only\n"
 	"                                     when its interval clears it:\n"
 	"                                     --require-gain PCT its lower end above +PCT,\n"
@@ -220,7 +222,8 @@ static const char usage[] =
 	"                                     need --higher-is-better or --lower-is-better\n"
 	"  tune [--baseline B.json] [--budget D] [--max-rounds N] [--keep] [--report FILE] [--plot FILE.svg]\n"
 	"       [--json] [--seed N] [--confidence C] [--metric ...] [--near IFACE] [--confirm-timeout S]\n"
-	"       [--neper-samples FILE] CANDIDATE.json... -- COMMAND [ARGS...]\n"
+	"       [--neper-samples FILE] [--also-json ...] [--also-regex ...]\n"
+	"       CANDIDATE.json... -- COMMAND [ARGS...]\n"
 	"  tune --space SPACE.json [options as above] -- COMMAND [ARGS...]\n"
 	"                                     race candidates (the files, or SPACE's parameters expanded:\n"
 	"                                     every combination up to its cap, else one factor at a\n"
@@ -332,11 +335,11 @@ static const struct command {
 	{ "bench-run", nt_cmd_bench_run, true,
 	  "agent root profile near cpus cpus-list report confirm-timeout compare baseline metric metric-json "
 	  "metric-regex higher-is-better lower-is-better require-gain require-no-loss loss-margin confidence plot json seed warmup paired "
-	  "output neper-samples",
+	  "output neper-samples also-json also-regex",
 	  false },
 	{ "tune", nt_cmd_tune, true,
 	  "agent root near cpus cpus-list baseline space budget keep max-rounds report plot seed confidence "
-	  "confirm-timeout metric metric-json metric-regex higher-is-better lower-is-better json neper-samples",
+	  "confirm-timeout metric metric-json metric-regex higher-is-better lower-is-better json neper-samples also-json also-regex",
 	  false },
 	{ "placement", nt_cmd_placement, false, HOST_OPTS " agent cpus cpus-list", false },
 	{ "plan", nt_cmd_profile, false, AGENT_OPTS " name verbose", false },

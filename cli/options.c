@@ -81,6 +81,8 @@ const nt_cli_option nt_cli_options[] = {
 	{ "metric", NT_OPT_ENUM, F(metric), 0, 0, NULL, metric_readers, 0 },
 	{ "metric-json", NT_OPT_STR, F(metric_json), 0, 0, "a JSON path", NULL, 0 },
 	{ "neper-samples", NT_OPT_STR, F(neper_samples), 0, 0, "a file", NULL, 0 },
+	{ "also-json", NT_OPT_LIST, F(also_json), 0, 0, "higher|lower:PATH (repeatable)", NULL, 0 },
+	{ "also-regex", NT_OPT_LIST, F(also_regex), 0, 0, "higher|lower:NAME:RE (repeatable)", NULL, 0 },
 	{ "metric-regex", NT_OPT_STR, F(metric_regex), 0, 0, "a regular expression", NULL, 0 },
 	{ "higher-is-better", NT_OPT_FLAG, F(higher_is_better), 0, 0, NULL, NULL, 0 },
 	{ "lower-is-better", NT_OPT_FLAG, F(lower_is_better), 0, 0, NULL, NULL, 0 },
@@ -198,6 +200,19 @@ int nt_cli_option_set(const nt_cli_option *opt, const char *val, cli_opts *o, ch
 					 nt_out_clip(shown, sizeof(shown), val, NT_OUT_CLIP_DEFAULT));
 		}
 		return -EINVAL;
+	case NT_OPT_LIST: {
+		nt_cli_list *l = (nt_cli_list *)field;
+		if (!val || !*val) {
+			snprintf(err, errsize, "wants %s, not an empty value", opt->what);
+			return -EINVAL;
+		}
+		if (l->n >= NT_CLI_LIST_MAX) {
+			snprintf(err, errsize, "is given at most %d times", NT_CLI_LIST_MAX);
+			return -EINVAL;
+		}
+		l->v[l->n++] = val;
+		break;
+	}
 	case NT_OPT_HELP:
 		return -EINVAL;
 	}
@@ -213,6 +228,7 @@ size_t nt_cli_option_size(const nt_cli_option *opt)
 	case NT_OPT_LONG: return sizeof(long);
 	case NT_OPT_FLAG: return sizeof(bool);
 	case NT_OPT_ENUM: return sizeof(int);
+	case NT_OPT_LIST: return sizeof(nt_cli_list);
 	case NT_OPT_HELP: break;
 	}
 	return 0;

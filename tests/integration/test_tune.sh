@@ -222,7 +222,44 @@ check "neper: a stale samples file said, not read ($?)" \
 	grep -q "round 1: COMMAND wrote no $work/stale.csv (neper's -A $work/stale.csv): its interval figures are left out" r2c.err
 check "neper: no interval figure from it" jqe '[.candidates[0].metrics[].name | select(startswith("interval_"))] | length == 0' r2c.json
 "$NT_BIN" bench-run --agent "$url" --profile big.json --neper-samples x.csv -- true 2> r2d.err
-check "neper: --neper-samples without --compare refused ($?)" grep -q -- '--neper-samples are for --compare ROUNDS' r2d.err
+check "neper: --neper-samples without --compare refused ($?)" grep -qF -- '--neper-samples and --also-* are for --compare ROUNDS' r2d.err
+
+# 2c. Figures of any output (--also-json, --also-regex): a JSON-speaking
+# stand-in whose "lat" falls as the buffer grows; the same figure read by a
+# regular expression and said lower-is-better turns "better" into "worse":
+# the direction is the one given.
+cat > "$work/fig-json.sh" <<'SH'
+#!/usr/bin/env bash
+read -r _ _ max < "$1/proc/sys/net/ipv4/tcp_rmem"
+echo "{\"figure\": $(( max / 1000 )), \"lat\": {\"p99\": $(( 100000000 / max ))}, \"loss\": 0.5}"
+SH
+chmod +x "$work/fig-json.sh"
+"$NT_BIN" tune --agent "$url" --baseline base.json --max-rounds 4 --seed 3 --metric-json figure --higher-is-better \
+	--also-json lower:lat.p99 --also-regex 'lower:fig:"figure": ([0-9]+)' --also-json higher:nothing.here \
+	--report r2e.json big.json -- "$work/fig-json.sh" "$root" 2> r2e.err
+rc=$?
+check "also: exit 0 ($rc): $(tail -2 r2e.err)" [ $rc = 0 ]
+check "also: lat.p99 lower and better, a quarter ($(jq -c '.candidates[0].metrics[1:]' r2e.json))" \
+	jqe '.candidates[0].metrics[] | select(.name == "lat.p99") | .better == "lower" and .verdict == "better" and (.ratio - 0.25 | fabs) < 0.01' r2e.json
+check "also: the figure again, said lower-is-better: worse" \
+	jqe '.candidates[0].metrics[] | select(.name == "fig") | .better == "lower" and .verdict == "worse"' r2e.json
+check "also: a path no round printed is not shown" \
+	jqe '[.candidates[0].metrics[] | select(.name == "nothing.here")] | length == 0' r2e.json
+check "also: each round's metrics hold them" jqe '[.rounds[].metrics | has("lat.p99") and has("fig")] | all' r2e.json
+also_bad() {
+	"$NT_BIN" tune --agent "$url" --max-rounds 4 --metric-json figure --higher-is-better "$@" big.json -- true 2> rb.err
+	local rc=$?
+	[ $rc = 2 ] || { echo "exit $rc: $(cat rb.err)"; return 1; }
+}
+check "also: no direction refused" also_bad --also-json up:lat.p99
+grep -q "does not start with its better direction, higher: (a rate) or lower: (a time, a loss)" rb.err || bad "also: no direction said: $(cat rb.err)"
+check "also: a regex without a name refused" also_bad --also-regex 'lower:p99=([0-9]+)'
+grep -q "wants DIRECTION:NAME:RE" rb.err || bad "also: no name said: $(cat rb.err)"
+check "also: a bad expression refused" also_bad --also-regex 'lower:x:(['
+check "also: a name given twice refused" also_bad --also-json lower:a --also-json higher:a
+grep -q "two figures named 'a'" rb.err || bad "also: the name twice said: $(cat rb.err)"
+check "also: nine times refused" also_bad $(for i in 1 2 3 4 5 6 7 8 9; do echo --also-json lower:p$i; done)
+grep -q -- "--also-json is given at most 8 times" rb.err || bad "also: nine said: $(cat rb.err)"
 
 # 3. Refused before anything is applied, each named with its JSON path.
 before=$(txns)
