@@ -18,7 +18,9 @@
 # is built.
 #
 # Cached in ${NETTUNE_LAB_CACHE:-/var/cache/nettune-lab}/kernels-newest/KVER,
-# made visible by a rename once complete and keyed by the patch's hash; the
+# made visible by a rename once complete and keyed by the patch's hash (a
+# changed patch rebuilds netdevsim only, from the pristine sources kept in
+# KVER/netdevsim-src: nothing of the kernel is downloaded again); the
 # package lists are read again at most once a day (NETTUNE_LAB_REFRESH=1:
 # now), so a run resolves the same kernel as the last one did that day.
 # Prints KDIR on stdout. Exit 77 when nothing can be downloaded and nothing is
@@ -97,6 +99,57 @@ fi
 command -v mmdebstrap >/dev/null || offline "mmdebstrap is not installed (it makes the root netdevsim for $kver is built in)"
 [ "$(id -u)" = 0 ] || offline "building netdevsim for $kver needs root (a chroot)"
 
+# build_netdevsim OUT: netdevsim.ko from OUT/netdevsim-src with the patch, in a
+# throw-away trixie root with the kernel's headers (and so gcc-14 and kbuild)
+# and pahole for the module's BTF, into OUT/lib/modules/KVER/extra; depmod;
+# OUT keyed by the patch's hash and marked complete.
+build_netdevsim() {
+    local out=$1 root=$work/root t1
+    t1=$(date +%s)
+    log "making a $BASE_SUITE root with linux-headers-$kver (mmdebstrap)"
+    mmdebstrap --quiet --variant=buildd --include="linux-headers-$kver,pahole" "$BASE_SUITE" "$root" \
+        "deb [signed-by=$keyring] $mirror $BASE_SUITE main" "deb [signed-by=$keyring] $mirror $SUITE main" \
+        >"$work/mmdebstrap.log" 2>&1 || { tail -n 20 "$work/mmdebstrap.log" >&2; offline "mmdebstrap of $BASE_SUITE failed"; }
+    log "root made in $(( $(date +%s) - t1 )) s"
+    cp -a "$out/netdevsim-src" "$root/root/nsim"
+    patch -p1 -s -d "$root/root/nsim" <"$patchfile" || die "$patchfile does not apply to $series's netdevsim"
+    t1=$(date +%s)
+    # objtool reads /proc: mounted in a mount namespace of its own, gone with it.
+    unshare -m sh -c 'mount -t proc proc "$1/proc" && chroot "$1" make -C "/usr/src/linux-headers-$2" M=/root/nsim CONFIG_NETDEVSIM=m -j"$3" modules' \
+        sh "$root" "$kver" "$(nproc)" >"$work/build.log" 2>&1 ||
+        { tail -n 30 "$work/build.log" >&2; die "netdevsim build for $kver failed"; }
+    log "netdevsim built in $(( $(date +%s) - t1 )) s"
+    mkdir -p "$out/lib/modules/$kver/extra"
+    rm -f "$out/lib/modules/$kver/extra/netdevsim.ko"
+    cp "$root/root/nsim/netdevsim.ko" "$out/lib/modules/$kver/extra/"
+    strip --strip-debug "$out/lib/modules/$kver/extra/netdevsim.ko"
+    rm -rf "$root"
+    depmod -b "$out" "$kver"
+    echo "$phash" >"$out/netdevsim.patch-sha256"
+    echo "$kver" >"$out/KVER"
+    touch "$out/.complete"
+}
+
+t0=$(date +%s)
+work=$(mktemp -d "$kernels/.work-$kver.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+out=$work/out
+
+# The kernel is cached and only the patch changed: the kernel's packages are
+# not downloaded again (they are not kept); netdevsim is rebuilt from the
+# pristine sources kept beside it, in a copy made visible by a rename.
+if [ -f "$kdir/.complete" ] && [ -d "$kdir/netdevsim-src" ]; then
+    log "the patch changed: rebuilding netdevsim only for the cached $kver"
+    cp -a "$kdir" "$out"
+    rm -f "$out/.complete" "$out/netdevsim.patch-sha256"
+    build_netdevsim "$out"
+    mv "$kdir" "$work/old"
+    mv "$out" "$kdir"
+    log "prepared $kdir in $(( $(date +%s) - t0 )) s"
+    echo "$kdir"
+    exit 0
+fi
+
 debs=$CACHE/debs-newest
 mkdir -p "$debs"
 fetch() {   # fetch PKG VERSION: the .deb's path, downloaded once
@@ -113,7 +166,6 @@ fetch() {   # fetch PKG VERSION: the .deb's path, downloaded once
     rm -rf "$tmp"
     echo "$debs/$(basename "$f")"
 }
-t0=$(date +%s)
 # linux-image-KVER is a 2 KB package: the kernel is in linux-binary-KVER, the
 # modules in linux-modules-KVER, and config, System.map and modules.builtin*
 # (without which depmod cannot index the tree) in linux-base-KVER.
@@ -124,9 +176,6 @@ done
 src=$(fetch "linux-source-$series" "$metaver") || offline "apt-get download linux-source-$series failed"
 log "downloads ready in $(( $(date +%s) - t0 )) s"
 
-work=$(mktemp -d "$kernels/.work-$kver.XXXXXX")
-trap 'rm -rf "$work"' EXIT
-out=$work/out
 mkdir -p "$out/lib/modules"
 for d in "${parts[@]}"; do dpkg -x "$d" "$work/img"; done
 [ -f "$work/img/usr/lib/modules/$kver/vmlinuz" ] || die "no vmlinuz in linux-binary-$kver"
@@ -141,31 +190,7 @@ tar -xf "$tarball" -C "$work" "linux-source-$series/drivers/net/netdevsim"
 rm -rf "$work/src"
 mv "$work/linux-source-$series/drivers/net/netdevsim" "$out/netdevsim-src"
 
-# The build root: trixie with the kernel's headers (and so gcc-14 and kbuild), and
-# pahole for the module's BTF.
-t1=$(date +%s)
-root=$work/root
-log "making a $BASE_SUITE root with linux-headers-$kver (mmdebstrap)"
-mmdebstrap --quiet --variant=buildd --include="linux-headers-$kver,pahole" "$BASE_SUITE" "$root" \
-    "deb [signed-by=$keyring] $mirror $BASE_SUITE main" "deb [signed-by=$keyring] $mirror $SUITE main" \
-    >"$work/mmdebstrap.log" 2>&1 || { tail -n 20 "$work/mmdebstrap.log" >&2; offline "mmdebstrap of $BASE_SUITE failed"; }
-log "root made in $(( $(date +%s) - t1 )) s"
-cp -a "$out/netdevsim-src" "$root/root/nsim"
-patch -p1 -s -d "$root/root/nsim" <"$patchfile" || die "$patchfile does not apply to $series's netdevsim"
-t1=$(date +%s)
-# objtool reads /proc: mounted in a mount namespace of its own, gone with it.
-unshare -m sh -c 'mount -t proc proc "$1/proc" && chroot "$1" make -C "/usr/src/linux-headers-$2" M=/root/nsim CONFIG_NETDEVSIM=m -j"$3" modules' \
-    sh "$root" "$kver" "$(nproc)" >"$work/build.log" 2>&1 ||
-    { tail -n 30 "$work/build.log" >&2; die "netdevsim build for $kver failed"; }
-log "netdevsim built in $(( $(date +%s) - t1 )) s"
-mkdir -p "$out/lib/modules/$kver/extra"
-cp "$root/root/nsim/netdevsim.ko" "$out/lib/modules/$kver/extra/"
-strip --strip-debug "$out/lib/modules/$kver/extra/netdevsim.ko"
-rm -rf "$root"
-depmod -b "$out" "$kver"
-echo "$phash" >"$out/netdevsim.patch-sha256"
-echo "$kver" >"$out/KVER"
-touch "$out/.complete"
+build_netdevsim "$out"
 rm -rf "$kdir"
 mv "$out" "$kdir"
 # One newest kernel is kept (~250 MB), and none of its downloads.
