@@ -35,55 +35,10 @@ in_ns sh -c 'echo 2 > /sys/class/net/na0/napi_defer_hard_irqs; echo 20000 > /sys
 	bad "sysfs NAPI values"
 ifindex=$(in_ns cat /sys/class/net/na0/ifindex)
 
-# The family's answers for na0, independently of nettune: {"queues": [{id,
-# type, napi}], "napis": [{id, irq, pid, defer, gro}]}, or {"error": errno}.
-cat > "$work/dump.py" <<'PY'
-import json, os, socket, struct, sys
-IFINDEX = int(sys.argv[1])
-s = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 16)
-def req(typ, flags, seq, cmd, attrs=b""):
-    body = struct.pack("BBH", cmd, 1, 0) + attrs
-    s.send(struct.pack("=IHHII", 16 + len(body), typ, 1 | flags, seq, 0) + body)
-def attrs(b):
-    out, off = {}, 0
-    while off + 4 <= len(b):
-        l, t = struct.unpack_from("=HH", b, off)
-        if l < 4: break
-        v = b[off + 4:off + l]
-        n = {2: "=H", 4: "=I", 8: "=Q"}.get(len(v))
-        out[t & 0x3fff] = struct.unpack(n, v)[0] if n else v
-        off += (l + 3) & ~3
-    return out
-def msgs():
-    while True:
-        b = s.recv(65536)
-        off = 0
-        while off + 16 <= len(b):
-            l, t = struct.unpack_from("=IH", b, off)
-            yield t, b[off + 16:off + l]
-            off += (l + 3) & ~3
-name = b"netdev\0"
-req(16, 0, 1, 3, struct.pack("=HH", 4 + len(name), 2) + name + b"\0")
-fam = None
-for t, p in msgs():
-    if t == 2:
-        print(json.dumps({"error": -struct.unpack_from("=i", p)[0]})); sys.exit(0)
-    fam = attrs(p[4:])[1]; break
-out = {"queues": [], "napis": []}
-for cmd, key in ((10, "queues"), (11, "napis")):
-    req(fam, 0x300, cmd, cmd)
-    for t, p in msgs():
-        if t == 3: break
-        if t == 2:
-            print(json.dumps({"error": -struct.unpack_from("=i", p)[0]})); sys.exit(0)
-        a = attrs(p[4:])
-        if cmd == 10 and a.get(2) == IFINDEX:
-            out[key].append({"id": a[1], "type": "rx" if a[3] == 0 else "tx", "napi": a.get(4)})
-        if cmd == 11 and a.get(1) == IFINDEX:
-            out[key].append({"id": a[2], "irq": a.get(3), "pid": a.get(4), "defer": a.get(5), "gro": a.get(6)})
-print(json.dumps(out))
-PY
-family() { in_ns python3 "$work/dump.py" "$ifindex"; }
+# The family's answers for na0, independently of nettune (napi_family.py
+# --queues): {"queues": [{id, type, napi}], "napis": [{id, irq, pid, defer,
+# gro}]}, or {"error": errno}.
+family() { in_ns python3 "$(dirname "${BASH_SOURCE[0]}")/napi_family.py" "$ifindex" --queues; }
 
 start_agent
 [ -n "$url" ] && ok || { bad "agent did not start: $(cat "$work/err")"; exit 1; }

@@ -42,7 +42,7 @@ cleanup() {
 trap cleanup EXIT
 
 # The judge (qstats_judge.py): qstats-get dumped by a raw socket of its own.
-cp "$(dirname "$0")/qstats_judge.py" "$work/judge.py"
+judge=$(cd "$(dirname "$0")" && pwd)/qstats_judge.py
 
 # An agent in namespace NS (empty: this one), its URL in $url.
 start_agent() {
@@ -62,7 +62,7 @@ start_agent() {
 	[ -n "$url" ] && ok || { bad "agent ($tag) did not start: $(cat "$work/err.$tag")"; exit 1; }
 }
 
-python3 "$work/judge.py" > "$work/host0" || { bad "the judge's dump failed"; exit 1; }
+python3 "$judge" > "$work/host0" || { bad "the judge's dump failed"; exit 1; }
 if jq -e 'type == "object" and has("error")' "$work/host0" >/dev/null; then
 	skip "the kernel does not answer qstats-get (errno $(jq .error "$work/host0"): before Linux 6.9)"
 fi
@@ -80,8 +80,8 @@ ip netns exec "$nb" ethtool -K qb0 gro on >/dev/null 2>&1
 ifa=$(ip netns exec "$na" cat /sys/class/net/qa0/ifindex)
 ifb=$(ip netns exec "$nb" cat /sys/class/net/qb0/ifindex)
 
-ip netns exec "$nb" python3 "$work/judge.py" > "$work/b0"
-ip netns exec "$na" python3 "$work/judge.py" > "$work/a0"
+ip netns exec "$nb" python3 "$judge" > "$work/b0"
+ip netns exec "$na" python3 "$judge" > "$work/a0"
 # 192.0.2.0/30 (TEST-NET-1) exists only inside these two namespaces.
 if command -v iperf3 >/dev/null; then
 	ip netns exec "$nb" iperf3 -s -1 -B 192.0.2.2 -p 5299 > "$work/iperf-s" 2>&1 &
@@ -109,8 +109,8 @@ s.close()' && ok || bad "TCP between the namespaces"
 	wait "$srv"
 	echo "traffic: $(cat "$work/tcp-s") bytes by TCP"
 fi
-ip netns exec "$nb" python3 "$work/judge.py" > "$work/b1"
-ip netns exec "$na" python3 "$work/judge.py" > "$work/a1"
+ip netns exec "$nb" python3 "$judge" > "$work/b1"
+ip netns exec "$na" python3 "$judge" > "$work/a1"
 
 start_agent "$nb" b
 urlb=$url
@@ -118,8 +118,8 @@ start_agent "$na" a
 urla=$url
 ip netns exec "$nb" curl -sf "$urlb/v1/nics/qb0" > "$work/rb" || bad "GET /v1/nics/qb0"
 ip netns exec "$na" curl -sf "$urla/v1/nics/qa0" > "$work/ra" || bad "GET /v1/nics/qa0"
-ip netns exec "$nb" python3 "$work/judge.py" > "$work/b2"
-ip netns exec "$na" python3 "$work/judge.py" > "$work/a2"
+ip netns exec "$nb" python3 "$judge" > "$work/b2"
+ip netns exec "$na" python3 "$judge" > "$work/a2"
 
 # One end: REPORT against the judge's dumps BEFORE and AFTER the GET (for
 # IFINDEX) and BASE, the dump before the traffic.
@@ -167,13 +167,13 @@ grep -q -e queue_stats -e rx_alloc_fail -e tx_wake "$work/topo" && bad "the topo
 
 # ---- the host's own NICs, read only ----
 start_agent "" host --metrics-queues
-python3 "$work/judge.py" > "$work/h1"
+python3 "$judge" > "$work/h1"
 seen=0
 for ifindex in $(jq -r '[.[].ifindex] | unique | .[]' "$work/h1"); do
 	dev=$(basename "$(dirname "$(grep -lx "$ifindex" /sys/class/net/*/ifindex | head -1)")")
 	[ -n "$dev" ] || continue
 	curl -sf "$url/v1/nics/$dev" > "$work/h.$dev" || { bad "GET /v1/nics/$dev"; continue; }
-	python3 "$work/judge.py" > "$work/h2"
+	python3 "$judge" > "$work/h2"
 	judge_nic "host $dev" "$work/h.$dev" "$work/h1" "$work/h2" "$work/h1" "$ifindex" no
 	n=$(jq "[.queues.rx[], .queues.tx[] | select(.stats != null)] | length" "$work/h.$dev")
 	[ "$n" -gt 0 ] && ok || bad "host $dev: no queue with stats although the kernel answers for it"
@@ -182,9 +182,9 @@ for ifindex in $(jq -r '[.[].ifindex] | unique | .[]' "$work/h1"); do
 	grep -Eq "^rx-0 +[0-9]+ +[0-9]+" "$work/hcli" && ok || bad "nettune nics $dev lacks rx-0's counters"
 	# GET /metrics with --metrics-queues: each queue's packets between
 	# two dumps of the judge, one series a queue the judge lists.
-	python3 "$work/judge.py" > "$work/m0"
+	python3 "$judge" > "$work/m0"
 	curl -sf "$url/metrics" > "$work/metrics" || bad "GET /metrics"
-	python3 "$work/judge.py" > "$work/m1"
+	python3 "$judge" > "$work/m1"
 	for t in rx tx; do
 		for q in $(jq -r --argjson i "$ifindex" --arg t "$t" '.[] | select(.ifindex == $i and .type == $t) | .id' "$work/m1"); do
 			lo=$(jq --argjson i "$ifindex" --arg t "$t" --argjson q "$q" '.[] | select(.ifindex == $i and .type == $t and .id == $q) | .c[$t + "_packets"]' "$work/m0")
@@ -198,7 +198,7 @@ for ifindex in $(jq -r '[.[].ifindex] | unique | .[]' "$work/h1"); do
 		promtool check metrics < "$work/metrics" > "$work/lint" 2>&1 && ok || bad "promtool: $(cat "$work/lint")"
 	fi
 	seen=$((seen + 1))
-	python3 "$work/judge.py" > "$work/h1"
+	python3 "$judge" > "$work/h1"
 done
 echo "host NICs with per-queue counters: $seen"
 
