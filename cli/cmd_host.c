@@ -661,6 +661,32 @@ static void feature_lines(const json_t *features, const json_t *pause)
 /* The parameters only ethtool netlink reaches (settings/ring_params.c,
  * coalesce.c): one line a field, its value and maximum, or why it is not
  * supported. TITLE heads the block; nothing when OBJ is not an object. */
+/* A DIM profile's levels, "1/256 8/256 64/256 128/256 256/256 (usec/pkts)":
+ * the fields the driver reports, in the kernel's order. */
+static void profile_levels(const char *name, const json_t *levels)
+{
+	static const char *const keys[] = { "usec", "pkts", "comps" };
+	const json_t *first = json_array_get(levels, 0);
+	size_t i;
+	const json_t *lv;
+	printf("  %-20s", name);
+	json_array_foreach((json_t *)levels, i, lv) {
+		const char *sep = " ";
+		for (int k = 0; k < 3; k++)
+			if (json_object_get(lv, keys[k])) {
+				printf("%s%lld", sep, (long long)json_integer_value(json_object_get(lv, keys[k])));
+				sep = "/";
+			}
+	}
+	const char *sep = " (";
+	for (int k = 0; k < 3; k++)
+		if (json_object_get(first, keys[k])) {
+			printf("%s%s", sep, keys[k]);
+			sep = "/";
+		}
+	printf("%s", first && json_object_size(first) ? ")" : "");
+}
+
 static void netlink_param_rows(const char *title, const json_t *obj)
 {
 	const char *name;
@@ -676,6 +702,8 @@ static void netlink_param_rows(const char *title, const json_t *obj)
 		}
 		if (json_is_boolean(v))
 			printf("  %-20s %s", name, json_is_true(v) ? "on" : "off");
+		else if (json_is_array(v))
+			profile_levels(name, v);
 		else
 			printf("  %-20s %s", name, str_or_dash(f, "value"));
 		if (json_is_integer(max))

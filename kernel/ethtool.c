@@ -175,9 +175,15 @@ static int group_valid(const nt_ethtool_group *g)
 	    g->nfields > NT_ETHTOOL_MAX_FIELDS || g->ioc_size < sizeof(uint32_t) ||
 	    g->ioc_size > IOC_MAX)
 		return -EINVAL;
+	if (g->nest && (g->nest == g->header_attr || g->entry_attr == 0 || g->nentries < 1 || !g->nest_key ||
+			g->nfields % g->nentries))
+		return -EINVAL;
 	for (int i = 0; i < g->nfields; i++) {
 		const nt_ethtool_field *f = &g->fields[i];
-		if (!f->name || f->attr == 0 || f->attr == g->header_attr)
+		/* Inside a nest an attribute may have the header's number. */
+		if (!f->name || f->attr == 0 || (!g->nest && f->attr == g->header_attr))
+			return -EINVAL;
+		if (g->nest && f->ioc_off != NT_ETHTOOL_NO_IOCTL)
 			return -EINVAL;
 		if (f->ioc_off != NT_ETHTOOL_NO_IOCTL &&
 		    (f->ioc_off < sizeof(uint32_t) || f->ioc_off % sizeof(uint32_t) ||
@@ -255,35 +261,41 @@ typedef struct get_reply {
 	bool seen;
 } get_reply;
 
-/* The attributes of one GET reply into OUT. The kernel puts in the reply
- * only what the driver reports (see rings_fill_reply, coalesce_fill_reply);
- * attributes newer than our table, and the header, are skipped. */
-static int parse_attrs(const nt_ethtool_group *g, const unsigned char *p, size_t len, nt_ethtool_values *out)
+/* One attribute's value into field I of OUT. */
+static int parse_value(const nt_ethtool_field *f, int i, const unsigned char *payload, size_t plen,
+		       nt_ethtool_values *out)
+{
+	if (f->width == NT_ETHTOOL_U8) {
+		if (plen < 1)
+			return NT_EPARSE;
+		out->v[i] = payload[0];
+	} else {
+		uint32_t v;
+		if (plen < sizeof(v))
+			return NT_EPARSE;
+		memcpy(&v, payload, sizeof(v));
+		out->v[i] = v;
+	}
+	out->present |= 1u << i;
+	return 0;
+}
+
+/* Calls FN for each attribute of the LEN bytes at P (a message's or a
+ * nest's payload) with its type and payload; stops at the first error. */
+typedef int (*attr_fn)(const nt_ethtool_group *g, uint16_t type, const unsigned char *payload, size_t plen,
+		       int *index, nt_ethtool_values *out);
+
+static int each_attr(const nt_ethtool_group *g, const unsigned char *p, size_t len, attr_fn fn, int *index,
+		     nt_ethtool_values *out)
 {
 	while (len >= NLA_HDRLEN) {
 		struct nlattr a;
 		memcpy(&a, p, sizeof(a));
 		if (a.nla_len < NLA_HDRLEN || a.nla_len > len)
 			return NT_EPARSE;
-		uint16_t type = a.nla_type & NLA_TYPE_MASK;
-		size_t plen = a.nla_len - NLA_HDRLEN;
-		for (int i = 0; i < g->nfields; i++) {
-			const nt_ethtool_field *f = &g->fields[i];
-			if (type != f->attr)
-				continue;
-			if (f->width == NT_ETHTOOL_U8) {
-				if (plen < 1)
-					return NT_EPARSE;
-				out->v[i] = p[NLA_HDRLEN];
-			} else {
-				uint32_t v;
-				if (plen < sizeof(v))
-					return NT_EPARSE;
-				memcpy(&v, p + NLA_HDRLEN, sizeof(v));
-				out->v[i] = v;
-			}
-			out->present |= 1u << i;
-		}
+		int r = fn(g, a.nla_type & NLA_TYPE_MASK, p + NLA_HDRLEN, a.nla_len - NLA_HDRLEN, index, out);
+		if (r < 0)
+			return r;
 		size_t step = NLA_ALIGN(a.nla_len);
 		if (step >= len)
 			break;
@@ -291,6 +303,63 @@ static int parse_attrs(const nt_ethtool_group *g, const unsigned char *p, size_t
 		len -= step;
 	}
 	return 0;
+}
+
+/* A top-level attribute of a group without a nest. */
+static int flat_attr(const nt_ethtool_group *g, uint16_t type, const unsigned char *payload, size_t plen,
+		     int *index, nt_ethtool_values *out)
+{
+	(void)index;
+	for (int i = 0; i < g->nfields; i++)
+		if (type == g->fields[i].attr) {
+			int r = parse_value(&g->fields[i], i, payload, plen, out);
+			if (r < 0)
+				return r;
+		}
+	return 0;
+}
+
+/* An attribute inside entry *INDEX of a nested group. */
+static int leaf_attr(const nt_ethtool_group *g, uint16_t type, const unsigned char *payload, size_t plen,
+		     int *index, nt_ethtool_values *out)
+{
+	int per = g->nfields / g->nentries;
+	for (int i = *index * per; i < (*index + 1) * per; i++)
+		if (type == g->fields[i].attr) {
+			int r = parse_value(&g->fields[i], i, payload, plen, out);
+			if (r < 0)
+				return r;
+		}
+	return 0;
+}
+
+/* An entry of the nest: entries beyond NENTRIES (a kernel with more
+ * profile levels than ours) are skipped. */
+static int entry_attr(const nt_ethtool_group *g, uint16_t type, const unsigned char *payload, size_t plen,
+		      int *index, nt_ethtool_values *out)
+{
+	if (type != g->entry_attr)
+		return 0;
+	int k = (*index)++;
+	return k < g->nentries ? each_attr(g, payload, plen, leaf_attr, &k, out) : 0;
+}
+
+/* The group's nest among the top-level attributes. */
+static int nest_attr(const nt_ethtool_group *g, uint16_t type, const unsigned char *payload, size_t plen,
+		     int *index, nt_ethtool_values *out)
+{
+	int k = 0;
+	(void)index;
+	return type == g->nest ? each_attr(g, payload, plen, entry_attr, &k, out) : 0;
+}
+
+/* The attributes of one GET reply into OUT. The kernel puts in the reply
+ * only what the driver reports (see rings_fill_reply, coalesce_fill_reply,
+ * coalesce_put_profile); attributes newer than our table, and the header,
+ * are skipped. */
+static int parse_attrs(const nt_ethtool_group *g, const unsigned char *p, size_t len, nt_ethtool_values *out)
+{
+	return each_attr(g, p, len, g->nest ? nest_attr : flat_attr, NULL, out);
 }
 
 int nt_ethtool_parse_reply(const nt_ethtool_group *g, const void *buf, size_t len, nt_ethtool_values *out)
@@ -360,21 +429,32 @@ static int nl_set(const nt_ethtool *h, const nt_ethtool_group *g, const char *if
 
 	if (r < 0)
 		return r;
+	struct nlattr *nest = NULL, *entry = NULL;
+	int per = g->nest ? g->nfields / g->nentries : g->nfields;
+	if (g->nest && !(nest = nla_nest_start(msg, g->nest)))
+		goto full;
 	for (int i = 0; i < g->nfields; i++) {
 		const nt_ethtool_field *f = &g->fields[i];
-		if (!(send->present & (1u << i)))
-			continue;
-		r = f->width == NT_ETHTOOL_U8 ? nla_put_u8(msg, f->attr, (uint8_t)send->v[i])
-					       : nla_put_u32(msg, f->attr, send->v[i]);
-		if (r < 0) {
-			r = -EMSGSIZE;
-			goto out;
+		/* Every entry of a nest, in order: the kernel counts them. */
+		if (g->nest && i % per == 0 && !(entry = nla_nest_start(msg, g->entry_attr)))
+			goto full;
+		if (send->present & (1u << i)) {
+			r = f->width == NT_ETHTOOL_U8 ? nla_put_u8(msg, f->attr, (uint8_t)send->v[i])
+						       : nla_put_u32(msg, f->attr, send->v[i]);
+			if (r < 0)
+				goto full;
 		}
+		if (g->nest && i % per == per - 1)
+			nla_nest_end(msg, entry);
 	}
+	if (nest)
+		nla_nest_end(msg, nest);
 	r = nt_nl_request(h->sk, msg, NULL, NULL, err, errsize);
-out:
 	nlmsg_free(msg);
 	return r;
+full:
+	nlmsg_free(msg);
+	return -EMSGSIZE;
 }
 
 /* ---- SIOCETHTOOL ioctl, for kernels without ethtool netlink ---- */

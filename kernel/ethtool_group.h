@@ -53,6 +53,21 @@ typedef struct nt_ethtool_group {
 	const char *above_max;
 	const nt_ethtool_field *fields; /* at most NT_ETHTOOL_MAX_FIELDS */
 	int nfields;
+	/* A group whose fields all sit in one top-level nest that holds an
+	 * array of entries, each a nest of its own (a DIM profile:
+	 * ETHTOOL_A_COALESCE_RX_PROFILE holding NET_DIM_PARAMS_NUM_PROFILES
+	 * ETHTOOL_A_PROFILE_IRQ_MODERATION nests of usec, pkts and comps).
+	 * NEST is that attribute (0: the fields are top-level attributes, as
+	 * in every other group), ENTRY_ATTR the entries' type, NENTRIES how
+	 * many there are; field i is in entry i / (nfields / nentries), its
+	 * attr an attribute inside the entry and its name the key inside the
+	 * entry's object of the fixture's array NEST_KEY. A SET sends every
+	 * entry, those with nothing to change empty (the kernel updates the
+	 * entries in the order they come and keeps what an entry leaves
+	 * out). Such fields are netlink-only (NT_ETHTOOL_NO_IOCTL). */
+	uint16_t nest, entry_attr;
+	int nentries;
+	const char *nest_key;
 } nt_ethtool_group;
 
 /* Values of a group's fields, by index into group->fields. */

@@ -37,8 +37,26 @@
 #define NT_ETHTOOL_A_COALESCE_TX_AGGR_MAX_BYTES 26 /* u32, 6.3 */
 #define NT_ETHTOOL_A_COALESCE_TX_AGGR_MAX_FRAMES 27 /* u32, 6.3 */
 #define NT_ETHTOOL_A_COALESCE_TX_AGGR_TIME_USECS 28 /* u32, 6.3 */
-/* 29 RX_PROFILE and 30 TX_PROFILE (6.13) are nests of DIM profiles:
- * nettune neither reads nor sets them yet. */
+/* The adaptive-coalescing (DIM) profiles: each a nest holding
+ * NT_DIM_PARAMS_NUM_PROFILES nests of type PROFILE_IRQ_MODERATION, one per
+ * level DIM moves between, each with USEC, PKTS and COMPS (u32 on the
+ * wire, u16 in struct dim_cq_moder, include/linux/dim.h) where the driver
+ * supports that field (dim_irq_moder.coal_flags). Commit f750dfe825b9
+ * ("ethtool: provide customized dim profile management"), merged into
+ * net-next in June 2024 with the rest of what Linux 6.11 released: 6.11.
+ * A driver that did not call net_dim_init_irq_moder() (virtio_net does)
+ * reports neither, and a SET with one is refused ("cannot modify an
+ * unsupported parameter", ETHTOOL_COALESCE_RX_PROFILE not in its
+ * supported parameters). */
+#define NT_ETHTOOL_A_COALESCE_RX_PROFILE 29 /* nest, 6.11 */
+#define NT_ETHTOOL_A_COALESCE_TX_PROFILE 30 /* nest, 6.11 */
+#define NT_ETHTOOL_A_PROFILE_IRQ_MODERATION 1 /* nest, one per level */
+#define NT_ETHTOOL_A_IRQ_MODERATION_USEC 1 /* u32 */
+#define NT_ETHTOOL_A_IRQ_MODERATION_PKTS 2 /* u32 */
+#define NT_ETHTOOL_A_IRQ_MODERATION_COMPS 3 /* u32 */
+/* include/linux/dim.h: the levels of a profile. A SET with more is
+ * refused (-E2BIG), one with fewer changes only the first levels. */
+#define NT_DIM_PARAMS_NUM_PROFILES 5
 
 _Static_assert(NT_ETHTOOL_A_RINGS_RX_BUF_LEN == ETHTOOL_A_RINGS_RX_BUF_LEN, "rx-buf-len");
 _Static_assert(NT_ETHTOOL_A_RINGS_TCP_DATA_SPLIT == ETHTOOL_A_RINGS_TCP_DATA_SPLIT, "tcp-data-split");

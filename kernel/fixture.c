@@ -81,6 +81,19 @@ int nt_fx_load_edit(const nt_ctx *ctx, const char *section, const char *ifname, 
 	return fx_section(root, r, section, rootp, secp);
 }
 
+/* The object of SEC that holds field I of G: SEC itself, or for a group
+ * in a nest (a DIM profile) entry i / (nfields / nentries) of SEC's array
+ * NEST_KEY ({"rx_profile": [{"usec": 8, "pkts": 256}, ...]}); NULL when
+ * the fixture has no such entry, which reads as "not reported", as the
+ * kernel leaves out a profile the driver does not have. */
+static json_t *field_parent(const nt_ethtool_group *g, json_t *sec, int i)
+{
+	if (!g->nest)
+		return sec;
+	json_t *e = json_array_get(json_object_get(sec, g->nest_key), (size_t)(i / (g->nfields / g->nentries)));
+	return json_is_object(e) ? e : NULL;
+}
+
 /* A count is a non-negative integer; a u8 field may also be written as
  * true/false, the way a person writing a fixture spells a boolean. */
 static int json_field(json_t *v, const nt_ethtool_field *f, uint32_t *out)
@@ -106,7 +119,7 @@ int nt_fixture_ethtool_get(const nt_ctx *ctx, const nt_ethtool_group *g, const c
 	if (r < 0)
 		return r;
 	for (int i = 0; i < g->nfields; i++) {
-		json_t *v = json_object_get(sec, g->fields[i].name);
+		json_t *v = json_object_get(field_parent(g, sec, i), g->fields[i].name);
 		if (!v)
 			continue; /* not reported, as the kernel leaves out what is n/a */
 		r = json_field(v, &g->fields[i], &out->v[i]);
@@ -312,10 +325,13 @@ int nt_fixture_ethtool_set(const nt_ctx *ctx, const nt_ethtool_group *g, const c
 		if (!(send->present & (1u << i)))
 			continue;
 		/* Keep the spelling the fixture uses for a boolean. */
-		json_t *old = json_object_get(sec, f->name);
+		json_t *parent = field_parent(g, sec, i);
+		json_t *old = json_object_get(parent, f->name);
 		json_t *v = json_is_boolean(old) ? json_boolean(send->v[i] != 0)
 						 : json_integer(send->v[i]);
-		if (json_object_set_new(sec, f->name, v) < 0) {
+		if (!parent) /* not reported: ethtool_check refused it already */
+			json_decref(v);
+		if (!parent || json_object_set_new(parent, f->name, v) < 0) {
 			r = -ENOMEM;
 			goto out;
 		}

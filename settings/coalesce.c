@@ -18,8 +18,11 @@
  * 5.15) and TX aggregation (tx_aggr_max_bytes/_frames/_time_usecs, 6.3)
  * exist only over netlink; GET /v1/nics/{name} shows them as
  * "coalesce_params", and a plan asking a kernel older than one of them
- * names the release it needs. */
+ * names the release it needs. The adaptive-coalescing (DIM) profiles of an
+ * entry ("rx_profile", "tx_profile") are kinds of their own, in
+ * settings/coalesce_profile.c. */
 #include "kernel/ethtool_nlattrs.h"
+#include "settings/coalesce_profile.h"
 #include "settings/group_kind.h"
 
 #include <errno.h>
@@ -121,22 +124,6 @@ static int coalesce_read(const nt_ctx *ctx, nt_ethtool *eh, const char *target, 
 	return read_values(eh, ctx, target, out);
 }
 
-/* The running kernel's release ("" when unknown) and whether EH (or a
- * handle of CTX's) speaks ethtool netlink: what says why a field is
- * missing. */
-static void kernel_of(const nt_ctx *ctx, nt_ethtool *eh, char *release, size_t size, bool *netlink)
-{
-	nt_ethtool *tmp = NULL;
-	if (nt_read_str(ctx, release, size, "/proc/sys/kernel/osrelease") < 0)
-		release[0] = '\0';
-	*netlink = true;
-	if (!eh && nt_ethtool_open(ctx, &tmp) == 0)
-		eh = tmp;
-	if (eh)
-		*netlink = nt_ethtool_backend_of(eh) != NT_ETHTOOL_IOCTL;
-	nt_ethtool_close(tmp);
-}
-
 /* Every field asked for must be one the NIC reports; for one newer than
  * the running kernel, the release that has it is named. */
 static int coalesce_check(const nt_ctx *ctx, nt_ethtool *eh, const nt_topology *t, const char *target,
@@ -156,7 +143,7 @@ static int coalesce_check(const nt_ctx *ctx, nt_ethtool *eh, const nt_topology *
 		bool netlink;
 		names_of(missing, names, sizeof(names));
 		names_of(cur.f.present, have, sizeof(have));
-		kernel_of(ctx, eh, release, sizeof(release), &netlink);
+		nt_gk_kernel_of(ctx, eh, release, sizeof(release), &netlink);
 		/* One reason, the first missing field's that is more than "the
 		 * driver does not report it" (a kernel too old, or no netlink). */
 		for (int i = 0; i < NFIELDS && !reason[0]; i++)
@@ -208,13 +195,15 @@ const nt_setting_kind nt_setting_coalesce = {
 
 static void validate_coalesce(nt_section_check *c, const json_t *arr)
 {
-	const char *known[NFIELDS + 2] = { "interface" };
+	const char *known[NFIELDS + 4] = { "interface" };
 	size_t i;
 	json_t *e;
 	char base[NT_JSONPATH_MAX], path[NT_JSONPATH_MAX];
 
 	for (int k = 0; k < NFIELDS; k++)
 		known[k + 1] = fields[k].name;
+	for (int k = 0; nt_coalesce_profile_keys[k]; k++)
+		known[NFIELDS + 1 + k] = nt_coalesce_profile_keys[k];
 	json_array_foreach(arr, i, e) {
 		if (!nt_sc_entry(c, "coalesce", i, e, base, sizeof(base)))
 			continue;
@@ -234,10 +223,11 @@ static void validate_coalesce(nt_section_check *c, const json_t *arr)
 								: "'%s' must be an integer from 0 to 4294967295",
 					    fields[k].name);
 		}
-		if (!any) {
+		nt_coalesce_profile_validate(c, e, base);
+		if (!any && !nt_coalesce_profile_in(e)) {
 			char names[256];
 			names_of((1u << NFIELDS) - 1, names, sizeof(names));
-			nt_sc_error(c, base, "give at least one of %s", names);
+			nt_sc_error(c, base, "give at least one of %s, rx_profile, tx_profile", names);
 		}
 		if (iface) {
 			snprintf(path, sizeof(path), "%s.interface", base);
@@ -263,7 +253,12 @@ static int desire_coalesce(nt_section_plan *p, const json_t *arr)
 				nt_value_field_set(&v, k, is_flag(k) ? json_is_true(x) : (uint32_t)json_integer_value(x));
 		}
 		snprintf(path, sizeof(path), "$.coalesce[%zu]", i);
-		int r = nt_gk_desire(p, &nt_setting_coalesce, &group, pattern, &v, path, "interrupt coalescing");
+		/* An entry with only a DIM profile asks nothing of the rest. */
+		int r = v.f.present ? nt_gk_desire(p, &nt_setting_coalesce, &group, pattern, &v, path,
+						   "interrupt coalescing") :
+				      0;
+		if (r == 0)
+			r = nt_coalesce_profile_desire(p, e, pattern, path);
 		if (r < 0)
 			return r;
 	}
@@ -294,7 +289,8 @@ static int report_coalesce(const nt_ctx *ctx, nt_ethtool *eh, const nt_nic *nic,
 
 /* "coalesce_params": {"cqe_mode_rx": {"supported": true, "value": false},
  * "tx_aggr_max_bytes": {"supported": false, "reason": "needs Linux 6.3 or
- * later (this kernel is 6.1.0-27-amd64)"}, ...}: the fields only ethtool
+ * later (this kernel is 6.1.0-27-amd64)"}, ..., "rx_profile": {"supported":
+ * true, "value": [{"usec": 1, "pkts": 256}, ...]}}: the fields only ethtool
  * netlink reaches, or null when the NIC has no coalescing; for GET
  * /v1/nics/{name} and nettune nics IF only. */
 static int report_coalesce_params(const nt_ctx *ctx, nt_ethtool *eh, const nt_nic *nic, json_t *out)
@@ -305,7 +301,7 @@ static int report_coalesce_params(const nt_ctx *ctx, nt_ethtool *eh, const nt_ni
 	int r = read_values(eh, ctx, nic->name, &v);
 	if (r < 0)
 		return r == -EOPNOTSUPP || r == -ENODEV ? json_object_set_new(out, "coalesce_params", json_null()) : r;
-	kernel_of(ctx, eh, release, sizeof(release), &netlink);
+	nt_gk_kernel_of(ctx, eh, release, sizeof(release), &netlink);
 	json_t *o = json_object();
 	for (int i = NCLASSIC; o && i < NFIELDS; i++) {
 		json_t *f;
@@ -320,6 +316,10 @@ static int report_coalesce_params(const nt_ctx *ctx, nt_ethtool *eh, const nt_ni
 			json_decref(o);
 			o = NULL;
 		}
+	}
+	if (o && nt_coalesce_profile_report(ctx, eh, nic, o) < 0) {
+		json_decref(o);
+		o = NULL;
 	}
 	return o ? json_object_set_new(out, "coalesce_params", o) : -ENOMEM;
 }

@@ -162,3 +162,16 @@ json_t *nt_gk_json(const nt_ethtool_group *g, const nt_value *v)
 		}
 	return o;
 }
+
+void nt_gk_kernel_of(const nt_ctx *ctx, nt_ethtool *eh, char *release, size_t size, bool *netlink)
+{
+	nt_ethtool *tmp = NULL;
+	if (nt_read_str(ctx, release, size, "/proc/sys/kernel/osrelease") < 0)
+		release[0] = '\0';
+	*netlink = true;
+	if (!eh && nt_ethtool_open(ctx, &tmp) == 0)
+		eh = tmp;
+	if (eh)
+		*netlink = nt_ethtool_backend_of(eh) != NT_ETHTOOL_IOCTL;
+	nt_ethtool_close(tmp);
+}

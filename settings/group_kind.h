@@ -35,6 +35,10 @@ int nt_gk_apply(nt_ethtool *h, const nt_ctx *ctx, const nt_ethtool_group *g, con
  * NIC named outright is refused by the kind's check. Returns 0 or -ENOMEM. */
 int nt_gk_desire(nt_section_plan *p, const nt_setting_kind *k, const nt_ethtool_group *g, const char *pattern,
 		 const nt_value *v, const char *path, const char *what);
+/* The running kernel's release ("" when unknown) and whether EH (or a
+ * handle of CTX's when EH is NULL) speaks ethtool netlink: what says why
+ * a netlink-only field is missing (nt_ethtool_absent_why). */
+void nt_gk_kernel_of(const nt_ctx *ctx, nt_ethtool *eh, char *release, size_t size, bool *netlink);
 /* V's fields as a JSON object (U8 fields as booleans), or NULL. */
 json_t *nt_gk_json(const nt_ethtool_group *g, const nt_value *v);
 

@@ -18,6 +18,7 @@
 	X(ring_params)        \
 	X(channels)           \
 	X(coalesce)           \
+	X(coalesce_profile)   \
 	X(pause)              \
 	X(bond)               \
 	X(sysctl)             \

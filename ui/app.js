@@ -537,8 +537,11 @@ function napiCell(n, ifname) {
 function netlinkParams(title, params) {
   if (!params) return null;
   const entries = Object.entries(params);
+  // A DIM profile's levels as "1/256 8/256 ..." (usec/pkts/comps the driver keeps).
+  const levels = (v) => v.map((l) => ["usec", "pkts", "comps"].filter((k) => k in l).map((k) => l[k]).join("/")).join(" ");
   const shown = entries.filter(([, f]) => f.supported).map(([k, f]) =>
-    `${k} ${f.value === true ? "on" : f.value === false ? "off" : f.value}` + (f.max !== undefined ? ` (max ${f.max})` : ""));
+    `${k} ${f.value === true ? "on" : f.value === false ? "off" : Array.isArray(f.value) ? levels(f.value) : f.value}` +
+    (f.max !== undefined ? ` (max ${f.max})` : ""));
   const missing = entries.filter(([, f]) => !f.supported);
   const text = `${title}: ${shown.length ? shown.join(", ") : "none supported"}` +
     (missing.length ? `; not supported: ${missing.map(([k]) => k).join(", ")}` : "");

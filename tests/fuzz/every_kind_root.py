@@ -3,7 +3,7 @@
 """Make a fixture root whose NICs have every kind of ethtool setting, for
 fuzz_profile and fuzz_desired: a copy of the EPYC fixture (rings, channels,
 flows and RSS on enos0..enos3, a bond over them) with interrupt coalescing
-(CQE mode too), hds-thresh, offload features and flow control (pause) added to each NIC's
+(CQE mode and DIM profiles too), hds-thresh, offload features and flow control (pause) added to each NIC's
 ethtool/IFACE.json as the unit tests give them (test_coalesce, test_features,
 test_pause), so that profile validation gets past every section instead of
 stopping at "has no ... settings" (the x460 root's NICs have rings only).
@@ -14,8 +14,12 @@ import os
 import shutil
 import sys
 
+# With the kernel's default EQE DIM profiles (lib/dim/net_dim.c), usec and
+# pkts per level as virtio_net keeps them (test_coalesce_profile).
 COALESCE = {"rx_usecs": 8, "tx_usecs": 8, "rx_frames": 0, "tx_frames": 0,
-            "adaptive_rx": 1, "adaptive_tx": 0, "cqe_mode_rx": 0, "cqe_mode_tx": 0}
+            "adaptive_rx": 1, "adaptive_tx": 0, "cqe_mode_rx": 0, "cqe_mode_tx": 0,
+            "rx_profile": [{"usec": u, "pkts": 256} for u in (1, 8, 64, 128, 256)],
+            "tx_profile": [{"usec": u, "pkts": 128} for u in (1, 8, 32, 64, 128)]}
 # The ring parameters only ethtool netlink reaches, as 7.3's netdevsim
 # reports them (the generator's ports have split and push modes already).
 RING_PARAMS = {"hds_thresh": 0, "hds_thresh_max": 1024}

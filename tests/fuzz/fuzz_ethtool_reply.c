@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* libFuzzer target: an ethtool netlink GET reply (kernel/ethtool.h's
- * nt_ethtool_parse_reply) read through the ring sizes' table and a table of
- * the netlink-only ring attributes (u8 and u32 fields, read-only maxima).
+ * nt_ethtool_parse_reply) read through the ring sizes' table, a table of
+ * the netlink-only ring attributes (u8 and u32 fields, read-only maxima)
+ * and a nested one (a DIM profile: COALESCE_GET's RX_PROFILE nest of five
+ * levels, each a nest of usec, pkts, comps).
  * Whatever comes: the parser returns 0, NT_EPARSE or a negative errno, and
  * keeps no field on an error, none beyond its table, and a u8 field within
  * a byte. */
@@ -32,6 +34,25 @@ static const nt_ethtool_group params = {
 	.nfields = 4,
 };
 
+#define LEAF(n, A) { n, NT_ETHTOOL_A_IRQ_MODERATION_##A, NT_ETHTOOL_U32, NT_ETHTOOL_NO_IOCTL, false, NULL }
+#define LEVEL LEAF("usec", USEC), LEAF("pkts", PKTS), LEAF("comps", COMPS)
+static const nt_ethtool_field leaves[15] = { LEVEL, LEVEL, LEVEL, LEVEL, LEVEL };
+static const nt_ethtool_group profile = {
+	.section = "coalesce",
+	.get_cmd = ETHTOOL_MSG_COALESCE_GET,
+	.set_cmd = ETHTOOL_MSG_COALESCE_SET,
+	.header_attr = ETHTOOL_A_COALESCE_HEADER,
+	.ioc_get = ETHTOOL_GCOALESCE,
+	.ioc_set = ETHTOOL_SCOALESCE,
+	.ioc_size = sizeof(struct ethtool_coalesce),
+	.fields = leaves,
+	.nfields = 15,
+	.nest = NT_ETHTOOL_A_COALESCE_RX_PROFILE,
+	.entry_attr = NT_ETHTOOL_A_PROFILE_IRQ_MODERATION,
+	.nentries = 5,
+	.nest_key = "rx_profile",
+};
+
 static void check(const nt_ethtool_group *g, const unsigned char *buf, size_t n)
 {
 	nt_ethtool_values v;
@@ -52,6 +73,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(buf, data, size);
 	check(&params, buf, size);
 	check(&nt_ethtool_rings_group, buf, size);
+	check(&profile, buf, size);
 	free(buf);
 	return 0;
 }

@@ -4,7 +4,8 @@
  * machine's kernel read by a judge of our own: a raw generic netlink
  * socket, the "ethtool" family resolved by hand, one RINGS_GET and one
  * COALESCE_GET, and the attributes walked here, sharing no code with
- * nettune's reader. READ ONLY: nothing is set (eth0 is this machine's only
+ * nettune's reader (the DIM profile nests only as sent or not).
+ * READ ONLY: nothing is set (eth0 is this machine's only
  * link). For every field the report says "supported" exactly when the
  * kernel sent the attribute, with its value (and hds-thresh's maximum);
  * a missing one carries a reason.
@@ -249,6 +250,18 @@ int main(int argc, char **argv)
 		CHECK_MSG(ec == 0, "COALESCE_GET %s: %s", iface, strerror(-ec));
 		for (size_t i = 0; ec == 0 && i < NCOAL; i++)
 			compare("coalesce", cp, coal_attrs[i].name, coal.v[coal_attrs[i].attr], 0, coal_attrs[i].u8);
+		/* The DIM profiles (29 RX, 30 TX, nests): supported exactly when
+		 * the kernel sent the nest (virtio_net with notification
+		 * coalescing on 6.11+; this machine's has none). */
+		static const char *const prof[2] = { "rx_profile", "tx_profile" };
+		for (int d = 0; ec == 0 && d < 2; d++) {
+			json_t *f = json_object_get(cp, prof[d]);
+			bool sup = json_is_true(json_object_get(f, "supported")), sent = coal.v[29 + d] >= 0;
+			CHECK_MSG(json_is_object(f) && sup == sent, "coalesce %s: report says supported %d, the kernel %s it",
+				  prof[d], sup, sent ? "sent" : "did not send");
+			printf("  coalesce %s: %s\n", prof[d],
+			       sup ? "levels reported" : json_string_value(json_object_get(f, "reason")));
+		}
 	}
 	/* Debian 12's ethtool prints "TCP data split" (5.18's attribute):
 	 * the third reader, where it has the line. */

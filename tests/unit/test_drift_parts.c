@@ -138,6 +138,9 @@ static const struct {
 	{ "ring_params", NT_SETTING_EVENT(NT_EVENT_ETHTOOL) },
 	{ "channels", NT_SETTING_EVENT(NT_EVENT_ETHTOOL) },
 	{ "coalesce", NT_SETTING_EVENT(NT_EVENT_ETHTOOL) },
+	/* COALESCE_NTF carries the DIM profiles too. */
+	{ "coalesce_rx_profile", NT_SETTING_EVENT(NT_EVENT_ETHTOOL) },
+	{ "coalesce_tx_profile", NT_SETTING_EVENT(NT_EVENT_ETHTOOL) },
 	{ "bond", NT_SETTING_EVENT(NT_EVENT_LINK) }, /* NETDEV_CHANGEINFODATA */
 	{ "sysctl", 0 }, /* no event for sysctls */
 	/* No event for a queue's files, but a channels change rebuilds them. */

@@ -455,7 +455,9 @@ static void test_report(const nt_ctx *ctx, const nt_topology *t)
 	CHECK_INT(json_object_size(rp), 7);
 	CHECK(json_is_false(json_object_get(json_object_get(cp, "cqe_mode_rx"), "value")));
 	CHECK(json_is_false(json_object_get(json_object_get(cp, "tx_aggr_max_frames"), "supported")));
-	CHECK_INT(json_object_size(cp), 5);
+	/* And the DIM profiles (tests/unit/test_coalesce_profile.c). */
+	CHECK(json_is_false(json_object_get(json_object_get(cp, "rx_profile"), "supported")));
+	CHECK_INT(json_object_size(cp), 7);
 	json_decref(doc);
 
 	/* enos1 on 6.12, as the generator writes it: hds-thresh not there yet. */
