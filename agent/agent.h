@@ -165,6 +165,13 @@ int nt_profiles_dir_check(const nt_ctx *ctx, const char *dir, json_t **report);
  * is then left empty. Returns 0 or -ENOMEM. */
 int nt_agent_placement_hint(nt_agent *a, const nt_topology *t, const nt_nic *nic, json_t **reserved,
 			    nt_cpuset *exclude, char *source, size_t ssize);
+/* The profile in effect (agent/placement_hint.c): the desired state's
+ * profile when one is set, else that of the newest transaction that took
+ * effect, into *PROFILE (a new reference, the caller's; NULL when none),
+ * and where it comes from ("the desired state", "transaction 3") into
+ * SOURCE. For the diagnostics, which read from it what the host asked for
+ * (dim-profile-default: latency). Returns 0. */
+int nt_agent_profile_in_effect(nt_agent *a, json_t **profile, char *source, size_t ssize);
 
 /* Where the agent placed host T's NIC IRQs (agent/verify.c), for the
  * delivery check (host/delivery.h): for each, the CPUs the newest

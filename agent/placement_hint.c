@@ -104,3 +104,25 @@ int nt_agent_placement_hint(nt_agent *a, const nt_topology *t, const nt_nic *nic
 	json_decref(doc);
 	return 0;
 }
+
+int nt_agent_profile_in_effect(nt_agent *a, json_t **profile, char *source, size_t ssize)
+{
+	nt_txn_engine *e = nt_agent_engine(a);
+	json_t *doc = NULL;
+
+	*profile = NULL;
+	source[0] = '\0';
+	if (nt_txn_desired_get(e, &doc) == 0 && json_is_object(json_object_get(doc, "profile"))) {
+		*profile = json_incref(json_object_get(doc, "profile"));
+		snprintf(source, ssize, "the desired state");
+	} else {
+		json_decref(doc);
+		doc = newest_in_effect(e);
+		if (!doc)
+			return 0;
+		*profile = json_incref(json_object_get(doc, "profile"));
+		snprintf(source, ssize, "transaction %lld", (long long)json_integer_value(json_object_get(doc, "id")));
+	}
+	json_decref(doc);
+	return 0;
+}

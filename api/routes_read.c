@@ -313,7 +313,15 @@ static int get_diagnostics(const nt_request *req, nt_response *resp)
 	nt_host_napi napi;
 	if (nt_host_napi_read(nt_snapshot_topology(snap), NULL, 0, &napi) == 0)
 		opt.napi = &napi;
+	/* The profile in effect, which says whether the host asked for
+	 * latency (dim-profile-default). */
+	json_t *in_effect = NULL;
+	char psource[64];
+	nt_agent_profile_in_effect(nt_server_agent(req->server), &in_effect, psource, sizeof(psource));
+	opt.profile = in_effect;
+	opt.profile_source = psource;
 	resp->json = nt_diagnose(nt_snapshot_topology(snap), &opt);
+	json_decref(in_effect);
 	nt_host_napi_free(&napi);
 	json_decref(reserved);
 	json_decref(recent);

@@ -126,7 +126,7 @@ static int item_cmp(const void *pa, const void *pb)
 
 json_t *nt_diagnose(const nt_topology *t, const nt_diag_options *opt)
 {
-	diag d = { .t = t, .rtt_ms = DIAG_DEFAULT_RTT_MS };
+	diag d = { .t = t, .rtt_ms = DIAG_DEFAULT_RTT_MS, .profile_source = "the profile in effect" };
 	json_t *out = NULL, *findings = NULL;
 	int counts[3] = { 0, 0, 0 };
 
@@ -135,10 +135,13 @@ json_t *nt_diagnose(const nt_topology *t, const nt_diag_options *opt)
 	if (opt) {
 		d.recent_drops = opt->recent_drops;
 		d.napi = opt->napi;
+		d.profile = opt->profile;
+		if (opt->profile_source)
+			d.profile_source = opt->profile_source;
 	}
 
 	if (diag_check_irq_info(&d) || diag_check_irq_remote_node(&d) || diag_check_irq_shared_first_cpu(&d) ||
-		diag_check_irqbalance(&d) || diag_check_rings(&d) || diag_check_ring_params(&d) || diag_check_bonds(&d) || diag_check_features(&d) || diag_check_link(&d) ||
+		diag_check_irqbalance(&d) || diag_check_rings(&d) || diag_check_ring_params(&d) || diag_check_dim_profile(&d) || diag_check_bonds(&d) || diag_check_features(&d) || diag_check_link(&d) ||
 		diag_check_tcp_buffers(&d) || diag_check_busy_poll(&d) || diag_check_locality(&d) ||
 		diag_check_steering(&d, opt ? opt->reserved : NULL) ||
 		diag_check_flows(&d, opt ? opt->reserved : NULL) || diag_check_napi(&d))

@@ -25,6 +25,13 @@ typedef struct nt_diag_options {
 	 * that map is used and the evidence says "irq_source": "netlink".
 	 * Borrowed. */
 	const struct nt_host_napi *napi;
+	/* The profile in effect: the desired state's profile, else the last
+	 * applied transaction's (agent/agent.h, nt_agent_profile_in_effect),
+	 * and where it came from ("the desired state", "transaction 7"), or
+	 * NULL: dim-profile-default reads from it whether the host asked for
+	 * latency. Borrowed. */
+	const json_t *profile;
+	const char *profile_source;
 } nt_diag_options;
 
 /* Returns a new {"findings":[...], "rtt_ms":N, ...} object, never NULL on
@@ -53,7 +60,7 @@ int nt_diagnose_add_drift(json_t *diagnosis, const json_t *drift);
 int nt_diagnose_add_delivery(json_t *diagnosis, const json_t *check, int64_t now_ms);
 
 /* One profile made of every finding's fix, ready for plan/apply:
- * irq_affinity, rings and bonds entries concatenated (one per interface,
+ * irq_affinity, rings, coalesce and bonds entries concatenated (one per interface,
  * first finding wins), napi entries concatenated (one per interface and
  * queue list: they pin different queues' threads), sysctl and irqbalance
  * merged. NAME names it.

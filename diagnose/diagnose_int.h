@@ -25,6 +25,7 @@
  *                              napi-thread-unpinned, napi-thread-apart,
  *                              napi-defer-without-timeout,
  *                              irq-suspend-without-defer
+ *   diagnose/dim_profile.c     adaptive-coalescing profiles: dim-profile-default
  *   diagnose/fix_profile.c     nt_diagnose_fix_profile
  *   diagnose/drift_findings.c  nt_diagnose_add_drift
  *   diagnose/delivery.c        nt_diagnose_add_delivery: irq-delivered-elsewhere,
@@ -54,6 +55,8 @@ typedef struct diag {
 	int rtt_ms;
 	const json_t *recent_drops; /* nt_diag_options' */
 	const struct nt_host_napi *napi; /* nt_diag_options', may be NULL */
+	const json_t *profile; /* nt_diag_options', may be NULL */
+	const char *profile_source; /* never NULL */
 	diag_item *items;
 	int n, cap;
 } diag;
@@ -102,5 +105,6 @@ int diag_check_steering(diag *d, const json_t *reserved);
 int diag_check_flows(diag *d, const json_t *reserved);
 int diag_check_napi(diag *d);
 int diag_check_ring_params(diag *d);
+int diag_check_dim_profile(diag *d);
 
 #endif

@@ -55,9 +55,9 @@ static int merge_napi(json_t *out, const json_t *fix)
 
 json_t *nt_diagnose_fix_profile(const json_t *diagnosis, const char *name)
 {
-	json_t *p = json_pack("{s:s, s:s, s:[], s:[], s:[], s:[], s:[], s:[], s:{}}", "name", name, "description",
-			      "fixes for the findings of nettune diagnose", "irq_affinity", "rings", "bonds",
-			      "rps", "xps", "napi", "sysctl");
+	json_t *p = json_pack("{s:s, s:s, s:[], s:[], s:[], s:[], s:[], s:[], s:[], s:{}}", "name", name,
+			      "description", "fixes for the findings of nettune diagnose", "irq_affinity", "rings",
+			      "coalesce", "bonds", "rps", "xps", "napi", "sysctl");
 	size_t i;
 	json_t *f;
 
@@ -68,6 +68,7 @@ json_t *nt_diagnose_fix_profile(const json_t *diagnosis, const char *name)
 		if (!json_is_object(fix))
 			continue;
 		if (merge_entries(p, fix, "irq_affinity", false) < 0 || merge_entries(p, fix, "rings", true) < 0 ||
+		    merge_entries(p, fix, "coalesce", true) < 0 ||
 		    merge_entries(p, fix, "bonds", false) < 0 || merge_entries(p, fix, "rps", false) < 0 ||
 		    merge_entries(p, fix, "xps", false) < 0 || merge_napi(p, fix) < 0)
 			goto fail;
@@ -79,7 +80,7 @@ json_t *nt_diagnose_fix_profile(const json_t *diagnosis, const char *name)
 			json_object_set(p, "irqbalance", ib);
 	}
 	/* A profile lists only what it changes. */
-	static const char *const keys[] = { "irq_affinity", "rings", "bonds", "rps", "xps", "napi" };
+	static const char *const keys[] = { "irq_affinity", "rings", "coalesce", "bonds", "rps", "xps", "napi" };
 	for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
 		if (json_array_size(json_object_get(p, keys[k])) == 0)
 			json_object_del(p, keys[k]);

@@ -9,7 +9,10 @@
  *    driver's levels lack, a NIC without profiles, and on 6.1 the release
  *    they need), with nothing applied and nothing recorded;
  *  - a transaction that sets rx_profile, read back, and its rollback
- *    leaving enos0's document byte for byte as it was. */
+ *    leaving enos0's document byte for byte as it was;
+ *  - GET /v1/diagnostics: dim-profile-default once a profile named
+ *    "latency" is in effect, its source the transaction, and gone once
+ *    its fix is applied. */
 #include "harness.h"
 #include "integration/nt_agent.h"
 #include "integration/test_txn_util.h"
@@ -157,6 +160,53 @@ static void test_apply_rollback(nt_agent *a)
 		  "enos0.json is not byte for byte as before the transaction");
 }
 
+static const json_t *dim_finding(json_t *d)
+{
+	size_t i;
+	json_t *f;
+	json_array_foreach(json_object_get(d, "findings"), i, f)
+		if (!strcmp(tu_str(f, "id"), "dim-profile-default") && !strcmp(tu_str(f, "subject"), "enos0"))
+			return f;
+	return NULL;
+}
+
+static void test_finding(nt_agent *a)
+{
+	json_t *d = get(a, "/v1/diagnostics");
+	CHECK(dim_finding(d) == NULL); /* nothing asked for latency yet */
+	json_decref(d);
+	/* A profile named "latency" takes effect (a sysctl of its own). */
+	json_t *t = tu_post(a, "/v1/transactions",
+			    "{\"profile\":{\"name\":\"latency\",\"sysctl\":{\"net.core.busy_read\":\"50\"}}}", 201);
+	char source[64];
+	snprintf(source, sizeof(source), "transaction %lld", (long long)json_integer_value(json_object_get(t, "id")));
+	json_decref(t);
+	d = get(a, "/v1/diagnostics");
+	const json_t *f = dim_finding(d);
+	CHECK(f != NULL);
+	json_t *fix = NULL;
+	if (f) {
+		CHECK_STR(tu_str(json_object_get(f, "evidence"), "source"), source);
+		fix = json_incref(json_object_get(f, "fix"));
+	}
+	json_decref(d);
+	if (!fix)
+		return;
+	/* Its fix applied: the profile is no longer the default. */
+	json_t *body = json_pack("{s:O}", "profile", fix);
+	json_object_set_new(json_object_get(body, "profile"), "name", json_string("dim-fix"));
+	char *text = json_dumps(body, JSON_COMPACT);
+	t = tu_post(a, "/v1/transactions", text, 201);
+	CHECK_STR(tu_str(t, "status"), "applied");
+	json_decref(t);
+	free(text);
+	json_decref(body);
+	json_decref(fix);
+	d = get(a, "/v1/diagnostics");
+	CHECK(dim_finding(d) == NULL);
+	json_decref(d);
+}
+
 int main(void)
 {
 	nt_agent a;
@@ -181,6 +231,7 @@ int main(void)
 		test_report(&a);
 		test_refusals(&a);
 		test_apply_rollback(&a);
+		test_finding(&a);
 		nt_agent_stop(&a);
 	}
 	tu_sh("rm -rf '%s'", dir);

@@ -9,7 +9,8 @@
  * validation with JSON paths (wrong length, out of range, unknown key, a
  * field the driver lacks, a NIC without profiles, a kernel before 6.11, a
  * glob leaving NICs out), the plan, a transaction applied and rolled back
- * to the same bytes. */
+ * to the same bytes, and dim-profile-default with its fix. */
+#include "diagnose/diagnose.h"
 #include "engine/plan.h"
 #include "engine/txn.h"
 #include "host/topology.h"
@@ -377,6 +378,66 @@ static void test_transaction(const nt_ctx *ctx)
 	nt_txn_engine_close(e);
 }
 
+static void test_finding(const nt_ctx *ctx)
+{
+	nt_topology *t = NULL;
+	CHECK_INT(nt_topology_read(ctx, &t), 0);
+	if (!t)
+		return;
+	json_t *latency = json_pack("{s:s}", "name", "latency"), *other = json_pack("{s:s}", "name", "throughput");
+	nt_diag_options opt = { .rtt_ms = 10, .profile = latency, .profile_source = "the desired state" };
+	json_t *r = nt_diagnose(t, &opt);
+	const json_t *f = finding(r, "dim-profile-default", "enos0");
+	CHECK(f != NULL);
+	if (f) {
+		CHECK_STR(json_string_value(json_object_get(f, "severity")), "warning");
+		const json_t *ev = json_object_get(f, "evidence");
+		CHECK_STR(json_string_value(json_object_get(ev, "default_of")), "EQE");
+		CHECK_STR(json_string_value(json_object_get(ev, "source")), "the desired state");
+		const json_t *fe = json_array_get(json_object_get(json_object_get(f, "fix"), "coalesce"), 0);
+		CHECK_STR(json_string_value(json_object_get(fe, "interface")), "enos0");
+		json_t *want = json_loads("[{\"usec\":1,\"pkts\":256},{\"usec\":8,\"pkts\":256},{\"usec\":8,\"pkts\":256},"
+					  "{\"usec\":8,\"pkts\":256},{\"usec\":8,\"pkts\":256}]",
+					  0, NULL);
+		CHECK(json_equal(json_object_get(fe, "rx_profile"), want));
+		json_decref(want);
+		const char *msg = json_string_value(json_object_get(f, "message"));
+		CHECK(msg && strstr(msg, "up to 256 us") && strstr(msg, "lib/dim/net_dim.c"));
+		/* The fix is a profile that plans. */
+		json_t *p = nt_diagnose_fix_profile(r, "fix");
+		json_t *errors = json_array();
+		nt_plan plan;
+		CHECK(json_array_size(json_object_get(p, "coalesce")) == 1);
+		CHECK_INT(nt_plan_build(ctx, NULL, t, p, &plan, errors), 0);
+		nt_plan_free(&plan);
+		json_decref(errors);
+		json_decref(p);
+	}
+	/* enos1 keeps no profile: nothing to judge. */
+	CHECK(finding(r, "dim-profile-default", "enos1") == NULL);
+	json_decref(r);
+	/* Another profile in effect, or none: no finding. */
+	opt.profile = other;
+	r = nt_diagnose(t, &opt);
+	CHECK(finding(r, "dim-profile-default", "enos0") == NULL);
+	json_decref(r);
+	r = nt_diagnose(t, NULL);
+	CHECK(finding(r, "dim-profile-default", "enos0") == NULL);
+	json_decref(r);
+	nt_topology_free(t);
+	/* Adaptive RX off: DIM is not running, so no finding. */
+	give_coalesce("enos0", "{\"rx_usecs\": 8, \"tx_usecs\": 8, \"adaptive_rx\": 0, \"adaptive_tx\": 0, "
+			       "\"rx_profile\": " EQE_RX "}");
+	CHECK_INT(nt_topology_read(ctx, &t), 0);
+	opt.profile = latency;
+	r = t ? nt_diagnose(t, &opt) : NULL;
+	CHECK(r && finding(r, "dim-profile-default", "enos0") == NULL);
+	json_decref(r);
+	nt_topology_free(t);
+	json_decref(latency);
+	json_decref(other);
+}
+
 int main(void)
 {
 	char cmd[512];
@@ -408,6 +469,7 @@ int main(void)
 		test_plan(&ctx, t);
 		nt_topology_free(t);
 		test_transaction(&ctx);
+		test_finding(&ctx);
 	}
 	snprintf(cmd, sizeof(cmd), "rm -rf %s %s", root, state);
 	system(cmd);
