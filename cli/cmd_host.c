@@ -514,6 +514,36 @@ static void flow_rows(const json_t *flows)
 	}
 }
 
+/* The RSS contexts (the "contexts" member of the view's "rss"): one line
+ * a context, its queues, its table and the rules sending flows to it. */
+static void context_rows(const json_t *cx)
+{
+	size_t i;
+	json_t *c;
+	if (!json_is_object(cx))
+		return;
+	json_t *sup = json_object_get(cx, "supported");
+	if (json_is_false(sup)) {
+		printf("RSS contexts: not supported: %s\n", str_or_dash(cx, "reason"));
+		return;
+	}
+	if (!json_is_true(sup)) {
+		printf("RSS contexts: unknown (the driver answered neither way)\n");
+		return;
+	}
+	printf("RSS contexts: %zu found (%s)\n", json_array_size(json_object_get(cx, "list")),
+	       str_or_dash(cx, "listed_from"));
+	json_array_foreach(json_object_get(cx, "list"), i, c) {
+		char *q = json_dumps(json_object_get(c, "queues"), JSON_COMPACT);
+		char *r = json_dumps(json_object_get(c, "rules"), JSON_COMPACT);
+		printf("  context %-4lld queues %s, table \"%s\", hfunc %lld, rules at locations %s\n",
+		       (long long)json_integer_value(json_object_get(c, "id")), q ? q : "?", str_or_dash(c, "table"),
+		       (long long)json_integer_value(json_object_get(c, "hfunc")), r ? r : "?");
+		free(q);
+		free(r);
+	}
+}
+
 /* The NAPI entry of NAPIS (the view's "napi" array) with id ID, or NULL. */
 static const json_t *napi_entry(const json_t *napis, const json_t *id)
 {
@@ -799,6 +829,7 @@ int nt_cmd_nics(const char *cmd, const cli_opts *o, int nargs, char **args)
 			       (long long)json_integer_value(json_object_get(rss, "key_size")), h ? h : "?");
 			free(w);
 			free(h);
+			context_rows(json_object_get(rss, "contexts"));
 		}
 		feature_lines(json_object_get(doc, "features"), json_object_get(doc, "pause"));
 		netlink_param_rows("ring parameters", json_object_get(doc, "ring_params"));

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* A NIC's queues: see host/queues.h. */
 #include "host/queues.h"
+#include "kernel/flows.h"
 #include "kernel/netdev.h"
 #include "kernel/queues.h"
 #include "kernel/rss.h"
@@ -188,5 +189,89 @@ json_t *nt_nic_rss_json(const nt_topology *t, const nt_nic *n)
 		if (rss.fields[f][0])
 			json_object_set_new(fields, nt_rss_flow_names[f], json_string(rss.fields[f]));
 	nt_rss_free(&rss);
+	if (o)
+		json_object_set_new(o, "contexts", nt_nic_rss_contexts_json(t, n));
 	return o;
+}
+
+/* One context: its table (as text and as the queues it names), its hash
+ * function, the locations of the rules sending flows to it. */
+static json_t *context_json(uint32_t id, const nt_rss *c, const nt_flow_table *ft)
+{
+	char text[256];
+	json_t *queues = json_array(), *rules = json_array();
+	if (nt_rss_indir_format(c->indir, c->indir_size, text, sizeof(text)) < 0)
+		snprintf(text, sizeof(text), "?");
+	json_t *o = json_pack("{s:I, s:s, s:I, s:i, s:o, s:o}", "id", (json_int_t)id, "table", text, "indir_size",
+			      (json_int_t)c->indir_size, "hfunc", c->hfunc, "queues", queues, "rules", rules);
+	uint32_t top = 0;
+	for (uint32_t i = 0; i < c->indir_size; i++)
+		if (c->indir[i] + 1 > top && c->indir[i] < NT_QUEUES_MAX)
+			top = c->indir[i] + 1;
+	for (uint32_t q = 0; o && q < top; q++)
+		for (uint32_t i = 0; i < c->indir_size; i++)
+			if (c->indir[i] == q) {
+				json_array_append_new(queues, json_integer(q));
+				break;
+			}
+	for (int k = 0; o && ft && k < ft->n; k++)
+		if (ft->rules[k].context == id)
+			json_array_append_new(rules, json_integer(ft->rules[k].location));
+	return o;
+}
+
+json_t *nt_nic_rss_contexts_json(const nt_topology *t, const nt_nic *n)
+{
+	nt_flow_table ft;
+	bool have_ft = nt_flows_read(&t->ctx, n->name, &ft) == 0;
+	/* The ids to read: those the rules name, ascending, then 1. */
+	uint32_t ids[65];
+	int nids = 0;
+	for (int k = 0; have_ft && k < ft.n && nids < 64; k++) {
+		uint32_t id = ft.rules[k].context;
+		int at = 0;
+		while (at < nids && ids[at] < id)
+			at++;
+		if (!id || (at < nids && ids[at] == id))
+			continue;
+		memmove(ids + at + 1, ids + at, (size_t)(nids - at) * sizeof(*ids));
+		ids[at] = id;
+		nids++;
+	}
+	if (!nids || ids[0] != 1) {
+		memmove(ids + 1, ids, (size_t)nids * sizeof(*ids));
+		ids[0] = 1;
+		nids++;
+	}
+	json_t *list = json_array();
+	json_t *o = json_pack("{s:o, s:o, s:s}", "supported", json_null(), "list", list, "listed_from",
+			      "the ids the NIC's flow rules name, and id 1: the ioctl reads a context by its id and cannot "
+			      "list them, so a context no rule names is shown only when it is context 1");
+	int unsupported = 0, found = 0;
+	for (int i = 0; o && i < nids; i++) {
+		nt_rss c;
+		int r = nt_rss_context_read(&t->ctx, n->name, ids[i], &c);
+		if (r == -EOPNOTSUPP) {
+			unsupported = 1;
+			break;
+		}
+		if (r == 0) {
+			json_array_append_new(list, context_json(ids[i], &c, have_ft ? &ft : NULL));
+			found = 1;
+		} else if (r == -ENOENT) {
+			found = 1; /* the driver knows contexts: this one is not there */
+		}
+		nt_rss_free(&c);
+	}
+	if (o && unsupported) {
+		json_object_set_new(o, "supported", json_false());
+		json_object_set_new(o, "reason", json_string(nt_rss_contexts_unsupported));
+		json_object_del(o, "listed_from");
+		json_object_del(o, "list");
+	} else if (o && found) {
+		json_object_set_new(o, "supported", json_true());
+	}
+	if (have_ft)
+		nt_flow_table_free(&ft);
+	return o ? o : json_null();
 }

@@ -73,9 +73,18 @@ json_t *nt_nic_queues_json(const nt_topology *t, const nt_nic_queues *q);
 
 /* N's RSS state for the per-NIC view: {"indir_size", "key_size",
  * "hfunc", "weights": [table entries per RX queue, by queue number],
- * "hash_fields": {"tcp4": "sdfn", ...}} (not the key itself), or null
+ * "hash_fields": {"tcp4": "sdfn", ...}, "contexts": below} (not the
+ * key itself), or null
  * when the NIC has no RSS or it cannot be read (kernel/rss.h). New
  * reference, NULL on ENOMEM. */
 json_t *nt_nic_rss_json(const nt_topology *t, const nt_nic *n);
+/* The NIC's RSS contexts, the "contexts" member of nt_nic_rss_json:
+ * {"supported": true | false | null (not known: no answer either way),
+ *  "reason" (when false), "listed_from" (how the ids were found),
+ *  "list": [{"id", "table" (kernel/rss.h's text), "indir_size", "hfunc",
+ *            "queues" (the RX queues the table names), "rules" (the
+ *            locations of the flow rules sending flows to it)}]}.
+ * New reference (json null on ENOMEM). */
+json_t *nt_nic_rss_contexts_json(const nt_topology *t, const nt_nic *n);
 
 #endif

@@ -97,6 +97,15 @@ int nt_fixture_rss_set_indir(const nt_ctx *ctx, const char *ifname, const uint32
 			     char *err, size_t errsize);
 int nt_fixture_rss_set_fields(const nt_ctx *ctx, const char *ifname, int flow, uint64_t data, char *err,
 			      size_t errsize);
+/* RSS contexts from the "contexts" array of the "rss" object
+ * (kernel/rss.h): -EOPNOTSUPP without it, -ENOENT for an id not there. */
+int nt_fixture_rss_context_get(const nt_ctx *ctx, const char *ifname, uint32_t id, nt_rss *out);
+/* As ETHTOOL_SRSSH on context ID: ETH_RXFH_CONTEXT_ALLOC creates one
+ * (the lowest free id, or the object's "alloc_id"; *NEWID set), N 0
+ * deletes it (-EBUSY while a flow rule names it, as 6.11 and later
+ * refuse), otherwise its table is replaced. Returns 0 or -errno. */
+int nt_fixture_rss_context_set(const nt_ctx *ctx, const char *ifname, uint32_t id, const uint32_t *indir, uint32_t n,
+			       uint32_t *newid, char *err, size_t errsize);
 /* A NIC's flow rules from the "flows" object of ROOT/ethtool/IFACE.json
  * (kernel/flows.h): -EOPNOTSUPP without the file or object, NT_EPARSE.
  * INSERT refuses as drivers do: a location beyond the table or a queue

@@ -125,6 +125,19 @@ int nt_fixture_flows_insert(const nt_ctx *ctx, const char *ifname, const nt_flow
 		snprintf(msg, sizeof(msg), "queue %u is beyond the %u RX rings", fr->queue, rings);
 		goto refuse;
 	}
+	if (fr->context) {
+		/* 6.11 and later check the context exists (ethtool_set_rxnfc). */
+		json_t *cs = json_object_get(json_object_get(root, "rss"), "contexts");
+		size_t k;
+		json_t *c;
+		bool found = false;
+		json_array_foreach(cs, k, c)
+			found |= json_integer_value(json_object_get(c, "id")) == (json_int_t)fr->context;
+		if (!found) {
+			snprintf(msg, sizeof(msg), "RSS context %u does not exist", fr->context);
+			goto refuse;
+		}
+	}
 	r = -ENOSPC;
 	if (at < 0 && json_array_size(rules) >= size) {
 		snprintf(msg, sizeof(msg), "the rule table is full");

@@ -3,6 +3,7 @@
  * fields, written as the kernel would take them (kernel/fixture.h). */
 #include "kernel/fixture.h"
 #include "kernel/fixture_int.h"
+#include "kernel/flows.h"
 #include "kernel/rss.h"
 
 #include <errno.h>
@@ -11,6 +12,7 @@
 #include <string.h>
 
 #include <jansson.h>
+#include <linux/ethtool.h>
 
 /* ---- RSS: the "rss" object of ROOT/ethtool/IFACE.json ---- */
 
@@ -134,6 +136,148 @@ int nt_fixture_rss_set_fields(const nt_ctx *ctx, const char *ifname, int flow, u
 	r = json_object_set_new(hf, nt_rss_flow_names[flow], json_string(text)) < 0 ? -ENOMEM
 										      : nt_fx_save(ctx, ifname, root);
 out:
+	json_decref(root);
+	return r;
+}
+
+/* ---- RSS contexts: the "contexts" array of the "rss" object ---- */
+
+/* The entry of CONTEXTS with id ID, or -1. */
+static int context_find(json_t *contexts, uint32_t id)
+{
+	size_t i;
+	json_t *e;
+	json_array_foreach(contexts, i, e)
+		if (json_integer_value(json_object_get(e, "id")) == (json_int_t)id)
+			return (int)i;
+	return -1;
+}
+
+int nt_fixture_rss_context_get(const nt_ctx *ctx, const char *ifname, uint32_t id, nt_rss *out)
+{
+	json_t *root = NULL, *rss = NULL;
+	int r = rss_load(ctx, ifname, false, &root, &rss);
+	memset(out, 0, sizeof(*out));
+	if (r < 0)
+		return r;
+	json_t *contexts = json_object_get(rss, "contexts");
+	int at = context_find(contexts, id);
+	json_t *indir = at >= 0 ? json_object_get(json_array_get(contexts, (size_t)at), "indir") : NULL;
+	if (!json_is_array(contexts)) {
+		r = -EOPNOTSUPP;
+		goto out;
+	}
+	if (at < 0) {
+		r = -ENOENT;
+		goto out;
+	}
+	out->indir_size = (uint32_t)json_array_size(indir);
+	out->key_size = (uint32_t)json_integer_value(json_object_get(rss, "key_size"));
+	out->hfunc = (uint8_t)json_integer_value(json_object_get(rss, "hfunc"));
+	out->rx_rings = rss_rx_rings(root, rss);
+	if (!(out->indir = calloc(out->indir_size + 1, sizeof(uint32_t)))) {
+		r = -ENOMEM;
+		goto out;
+	}
+	for (uint32_t i = 0; i < out->indir_size; i++)
+		out->indir[i] = (uint32_t)json_integer_value(json_array_get(indir, i));
+out:
+	json_decref(root);
+	return r;
+}
+
+/* Whether a rule of ROOT's "flows" object sends its flows to context ID. */
+static bool context_named_by_rule(json_t *root, uint32_t id)
+{
+	size_t i;
+	json_t *e;
+	json_array_foreach(json_object_get(json_object_get(root, "flows"), "rules"), i, e) {
+		nt_flow_rule fr;
+		if (nt_flow_rule_parse(json_string_value(json_object_get(e, "rule")), &fr, NULL, 0) == 0 &&
+		    fr.context == id)
+			return true;
+	}
+	return false;
+}
+
+int nt_fixture_rss_context_set(const nt_ctx *ctx, const char *ifname, uint32_t id, const uint32_t *indir, uint32_t n,
+			       uint32_t *newid, char *err, size_t errsize)
+{
+	json_t *root = NULL, *rss = NULL, *arr = NULL;
+	int r = rss_load(ctx, ifname, true, &root, &rss);
+	if (r < 0)
+		return r;
+	json_t *contexts = json_object_get(rss, "contexts");
+	uint32_t rings = rss_rx_rings(root, rss);
+	uint32_t max = (uint32_t)json_integer_value(json_object_get(rss, "max_contexts"));
+	bool create = id == ETH_RXFH_CONTEXT_ALLOC;
+	int at = create ? -1 : context_find(contexts, id);
+	if (!json_is_array(contexts)) {
+		/* ethtool_set_rxfh: no context support in the driver. */
+		r = -EOPNOTSUPP;
+		goto out;
+	}
+	if (!create && at < 0) {
+		r = -ENOENT;
+		goto out;
+	}
+	if (n == 0) {
+		if (context_named_by_rule(root, id)) {
+			nt_fx_set_err(err, errsize, "RSS context is in use by a flow rule");
+			r = -EBUSY;
+			goto out;
+		}
+		r = json_array_remove(contexts, (size_t)at) < 0 ? -ENOMEM : nt_fx_save(ctx, ifname, root);
+		goto out;
+	}
+	r = -EINVAL;
+	if (n != json_array_size(json_object_get(rss, "indir"))) {
+		nt_fx_set_err(err, errsize, "indirection table size does not match the device's");
+		goto out;
+	}
+	if (!(arr = json_array())) {
+		r = -ENOMEM;
+		goto out;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		if (rings && indir[i] >= rings) {
+			nt_fx_set_err(err, errsize, "indirection table entry is beyond the RX rings");
+			goto out;
+		}
+		if (json_array_append_new(arr, json_integer(indir[i])) < 0) {
+			r = -ENOMEM;
+			goto out;
+		}
+	}
+	if (create) {
+		/* The core's xa_alloc over 1 .. max_contexts - 1: the lowest
+		 * free id, unless the document plays a driver that picks. */
+		json_t *pick = json_object_get(rss, "alloc_id");
+		uint32_t nid = 1;
+		if (json_is_integer(pick))
+			nid = (uint32_t)json_integer_value(pick);
+		else
+			while (context_find(contexts, nid) >= 0)
+				nid++;
+		if ((max && nid >= max) || context_find(contexts, nid) >= 0) {
+			nt_fx_set_err(err, errsize, "no free RSS context");
+			r = -EBUSY;
+			goto out;
+		}
+		json_t *e = json_pack("{s:I, s:O}", "id", (json_int_t)nid, "indir", arr);
+		if (!e || json_array_append_new(contexts, e) < 0) {
+			r = -ENOMEM;
+			goto out;
+		}
+		if (newid)
+			*newid = nid;
+	} else if (json_object_set(json_array_get(contexts, (size_t)at), "indir", arr) < 0) {
+		r = -ENOMEM;
+		goto out;
+	}
+	r = nt_fx_save(ctx, ifname, root);
+out:
+	json_decref(arr);
 	json_decref(root);
 	return r;
 }

@@ -145,7 +145,15 @@ int nt_flow_rule_parse(const char *text, nt_flow_rule *out, char *why, size_t wh
 			bit = NT_FLOW_SRC_PORT;
 		else if (!strcmp(tok, "dst-port"))
 			bit = NT_FLOW_DST_PORT;
-		else if (strcmp(tok, "queue") != 0)
+		else if (!strcmp(tok, "context")) {
+			char *end;
+			const char *c = strtok_r(NULL, " ", &save);
+			unsigned long x = c ? strtoul(c, &end, 10) : 0;
+			if (out->context || !c || c[0] < '1' || c[0] > '9' || *end || x >= 0xffffffffUL)
+				return fail(why, whysize, "%s", "'context' given twice or without a context number from 1");
+			out->context = (uint32_t)x;
+			continue;
+		} else if (strcmp(tok, "queue") != 0)
 			return fail(why, whysize, "'%s' is not a match field or action", tok);
 		if ((out->fields & bit) || !(arg = strtok_r(NULL, " ", &save)))
 			return bit ? fail(why, whysize, "'%s' given twice or without a value", tok) :
@@ -183,6 +191,8 @@ int nt_flow_rule_parse(const char *text, nt_flow_rule *out, char *why, size_t wh
 	}
 	if (!action)
 		return fail(why, whysize, "%s", "no action ('queue N' or 'drop')");
+	if (out->context && out->drop)
+		return fail(why, whysize, "%s", "a rule to an RSS context cannot drop");
 	return 0;
 }
 
@@ -270,6 +280,8 @@ int nt_flow_rule_format(const nt_flow_rule *r, char *out, size_t size)
 		e = put_port(out, size, &at, "src-port", r->src_port, r->src_port_mask);
 	if (e == 0 && (r->fields & NT_FLOW_DST_PORT))
 		e = put_port(out, size, &at, "dst-port", r->dst_port, r->dst_port_mask);
+	if (e == 0 && r->context && r->type != NT_FLOW_OTHER)
+		e = put(out, size, &at, " context %u", r->context);
 	if (e == 0)
 		e = r->drop ? put(out, size, &at, " drop") : put(out, size, &at, " queue %u", r->queue);
 	return e;
@@ -279,7 +291,8 @@ bool nt_flow_rule_equal(const nt_flow_rule *a, const nt_flow_rule *b)
 {
 	int len = type_v6(a->type) ? 16 : 4;
 	if (a->type != b->type || a->fields != b->fields || a->drop != b->drop ||
-	    (!a->drop && a->queue != b->queue) || a->kernel_flow_type != b->kernel_flow_type)
+	    (!a->drop && a->queue != b->queue) || a->kernel_flow_type != b->kernel_flow_type ||
+	    a->context != b->context)
 		return false;
 	if ((a->fields & NT_FLOW_SRC_IP) &&
 	    (memcmp(a->src_ip, b->src_ip, len) || memcmp(a->src_ip_mask, b->src_ip_mask, len)))
@@ -324,7 +337,7 @@ int nt_flow_spec_encode(const nt_flow_rule *r, struct ethtool_rx_flow_spec *fs)
 	memset(fs, 0, sizeof(*fs));
 	if (i == NTYPES)
 		return -EINVAL;
-	fs->flow_type = flow_types[i].kernel;
+	fs->flow_type = flow_types[i].kernel | (r->context ? FLOW_RSS : 0);
 	fs->location = r->location;
 	fs->ring_cookie = r->drop ? RX_CLS_FLOW_DISC : r->queue;
 	if (flow_types[i].v6) {
@@ -375,7 +388,7 @@ static void take_ports(nt_flow_rule *out, uint16_t psrc, uint16_t pdst, uint16_t
 	}
 }
 
-void nt_flow_spec_decode(const struct ethtool_rx_flow_spec *fs, nt_flow_rule *out)
+void nt_flow_spec_decode(const struct ethtool_rx_flow_spec *fs, uint32_t rss_context, nt_flow_rule *out)
 {
 	uint32_t ft = fs->flow_type & ~(uint32_t)(FLOW_EXT | FLOW_MAC_EXT | FLOW_RSS);
 	size_t i = 0;
@@ -385,13 +398,16 @@ void nt_flow_spec_decode(const struct ethtool_rx_flow_spec *fs, nt_flow_rule *ou
 	out->queue = out->drop ? 0 : (uint32_t)ethtool_get_flow_spec_ring(fs->ring_cookie);
 	while (i < NTYPES && flow_types[i].kernel != ft)
 		i++;
-	/* Extension fields (VLAN, MAC, a VF in the ring cookie, an RSS
-	 * context) are not modelled: such a rule is reported, never
-	 * rewritten, so nothing of it is lost. */
-	bool ext = (fs->flow_type & (FLOW_EXT | FLOW_MAC_EXT | FLOW_RSS)) &&
-		   !zero(&fs->m_ext, sizeof(fs->m_ext));
+	/* Extension fields (VLAN, MAC, a VF in the ring cookie) and FLOW_RSS
+	 * on context 0 are not modelled: such a rule is reported, never
+	 * rewritten, so nothing of it is lost. FLOW_RSS with a context is. */
+	bool ext = (fs->flow_type & (FLOW_EXT | FLOW_MAC_EXT)) && !zero(&fs->m_ext, sizeof(fs->m_ext));
 	bool vf = !out->drop && ethtool_get_flow_spec_ring_vf(fs->ring_cookie);
-	if (i == NTYPES || ext || vf || (fs->flow_type & FLOW_RSS)) {
+	bool rss = fs->flow_type & FLOW_RSS;
+	if (rss && !out->drop)
+		out->context = rss_context;
+	if (i == NTYPES || ext || vf || (rss && (out->drop || !rss_context))) {
+		out->context = 0;
 		out->type = NT_FLOW_OTHER;
 		out->kernel_flow_type = fs->flow_type;
 		return;
@@ -484,7 +500,7 @@ static int live_read(int fd, const char *ifname, nt_flow_table *out)
 				continue;
 			goto out;
 		}
-		nt_flow_spec_decode(&one.fs, &out->rules[out->n++]);
+		nt_flow_spec_decode(&one.fs, one.rss_context, &out->rules[out->n++]);
 	}
 	r = 0;
 out:
@@ -558,7 +574,7 @@ int nt_flows_get(const nt_ctx *ctx, const char *ifname, uint32_t loc, nt_flow_ru
 		goto out;
 	}
 	if (r == 0)
-		nt_flow_spec_decode(&one.fs, out);
+		nt_flow_spec_decode(&one.fs, one.rss_context, out);
 out:
 	close(fd);
 	return r;
@@ -570,6 +586,7 @@ int nt_flows_insert(const nt_ctx *ctx, const char *ifname, const nt_flow_rule *r
 	struct ethtool_rxnfc ins = { .cmd = ETHTOOL_SRXCLSRLINS };
 	char text[NT_FLOW_TEXT_MAX];
 	int r = nt_ifname_valid(ifname) ? nt_flow_spec_encode(rule, &ins.fs) : NT_EINVALID;
+	ins.rss_context = rule->context;
 	if (r == 0 && !ctx->live) {
 		r = nt_fixture_flows_insert(ctx, ifname, rule, err, errsize);
 	} else if (r == 0) {

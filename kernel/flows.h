@@ -12,8 +12,13 @@
  * ("rings" defaults to the "channels" object's rx + combined counts).
  *
  * A rule as text (the journal's and the API's value), fields in this order:
- *   FLOW [src-ip A[/M]] [dst-ip A[/M]] [src-port P[/M]] [dst-port P[/M]] ACTION
- * FLOW is tcp4, udp4, tcp6 or udp6; ACTION is "queue N" or "drop". A mask
+ *   FLOW [src-ip A[/M]] [dst-ip A[/M]] [src-port P[/M]] [dst-port P[/M]] [context C] ACTION
+ * FLOW is tcp4, udp4, tcp6 or udp6; ACTION is "queue N" or "drop".
+ * "context C" (C from 1) sends the flows to RSS context C (kernel/rss.h),
+ * which spreads them over its table's queues; "queue N" is then an offset
+ * added to the queue the table picks (FLOW_RSS in the flow type,
+ * ethtool_rxnfc.rss_context, ring_cookie the offset: ethtool -U ...
+ * context C [action N]); a rule with a context cannot drop. A mask
  * has the kernel's sense, as in struct ethtool_rx_flow_spec's m_u: set bits
  * are compared (a netmask, "10.0.0.0/255.255.255.0" or "/24"; a port mask
  * "/0xfff0"); no mask compares the whole field. ethtool(8)'s "m" masks
@@ -60,7 +65,8 @@ typedef struct nt_flow_rule {
 	uint8_t src_ip[16], src_ip_mask[16], dst_ip[16], dst_ip_mask[16];
 	uint16_t src_port, src_port_mask, dst_port, dst_port_mask; /* host order */
 	bool drop;
-	uint32_t queue;
+	uint32_t queue; /* with CONTEXT: the offset inside the context */
+	uint32_t context; /* the RSS context the flows go to, 0 none */
 } nt_flow_rule;
 
 typedef struct nt_flow_table {
@@ -86,10 +92,13 @@ bool nt_flow_rule_equal(const nt_flow_rule *a, const nt_flow_rule *b);
 const char *nt_flow_type_name(nt_flow_type t);
 
 /* R as the kernel's struct, and back. ENCODE: -EINVAL for NONE or
- * OTHER. DECODE: a type or field nettune does not model gives
- * NT_FLOW_OTHER (with its flow_type and action), never an error. */
+ * OTHER; R's context goes in ethtool_rxnfc.rss_context, not the spec (the
+ * caller sets it), the spec's flow type carrying FLOW_RSS. DECODE: a type
+ * or field nettune does not model gives NT_FLOW_OTHER (with its flow_type
+ * and action), never an error; RSS_CONTEXT is what GRXCLSRULE returned in
+ * ethtool_rxnfc.rss_context, read when the spec has FLOW_RSS. */
 int nt_flow_spec_encode(const nt_flow_rule *r, struct ethtool_rx_flow_spec *fs);
-void nt_flow_spec_decode(const struct ethtool_rx_flow_spec *fs, nt_flow_rule *out);
+void nt_flow_spec_decode(const struct ethtool_rx_flow_spec *fs, uint32_t rss_context, nt_flow_rule *out);
 
 /* ---- the NIC ---- */
 

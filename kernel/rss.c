@@ -60,6 +60,8 @@ void nt_rss_free(nt_rss *r)
 	}
 }
 
+static void werr(char *err, size_t errsize, const char *ifname, const char *what, int r);
+
 static int ioc(int fd, const char *ifname, void *data)
 {
 	struct ifreq ifr;
@@ -118,6 +120,126 @@ out:
 	close(fd);
 	if (r < 0)
 		nt_rss_free(out);
+	return r;
+}
+
+const char nt_rss_contexts_unsupported[] =
+	"its driver has no RSS contexts (ETHTOOL_GRSSH for a context answers EOPNOTSUPP; drivers that have them "
+	"take them through the ioctl on every kernel since 4.17)";
+
+int nt_rss_context_read(const nt_ctx *ctx, const char *ifname, uint32_t id, nt_rss *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (!nt_ifname_valid(ifname) || id == 0 || id == ETH_RXFH_CONTEXT_ALLOC)
+		return NT_EINVALID;
+	if (!ctx->live)
+		return nt_fixture_rss_context_get(ctx, ifname, id, out);
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	struct ethtool_rxfh head = { .cmd = ETHTOOL_GRSSH, .rss_context = id };
+	struct ethtool_rxfh *full = NULL;
+	int r = ioc(fd, ifname, &head);
+	if (r < 0)
+		goto out;
+	if (head.indir_size > 65536 || head.key_size > 1024) {
+		r = -E2BIG;
+		goto out;
+	}
+	full = calloc(1, sizeof(*full) + head.indir_size * sizeof(uint32_t) + head.key_size);
+	out->indir = calloc(head.indir_size + 1, sizeof(uint32_t));
+	if (!full || !out->indir) {
+		r = -ENOMEM;
+		goto out;
+	}
+	full->cmd = ETHTOOL_GRSSH;
+	full->rss_context = id;
+	full->indir_size = head.indir_size;
+	full->key_size = head.key_size;
+	if ((r = ioc(fd, ifname, full)) < 0)
+		goto out;
+	out->indir_size = full->indir_size;
+	out->key_size = full->key_size;
+	out->hfunc = full->hfunc;
+	memcpy(out->indir, full->rss_config, out->indir_size * sizeof(uint32_t));
+	struct ethtool_rxnfc rings = { .cmd = ETHTOOL_GRXRINGS };
+	if (ioc(fd, ifname, &rings) == 0)
+		out->rx_rings = (uint32_t)rings.data;
+out:
+	free(full);
+	close(fd);
+	if (r < 0)
+		nt_rss_free(out);
+	return r;
+}
+
+/* One ETHTOOL_SRSSH for context *ID: N entries of INDIR (N 0: delete it),
+ * the key and hash function left alone. *ID is what the kernel copied
+ * back (the new id, for ETH_RXFH_CONTEXT_ALLOC). */
+static int srssh_context(const char *ifname, uint32_t *id, const uint32_t *indir, uint32_t n)
+{
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	struct ethtool_rxfh *req = calloc(1, sizeof(*req) + n * sizeof(uint32_t));
+	int r = -ENOMEM;
+	if (req) {
+		req->cmd = ETHTOOL_SRSSH;
+		req->rss_context = *id;
+		req->indir_size = n;
+		req->hfunc = 0; /* ETH_RSS_HASH_NO_CHANGE */
+		if (n)
+			memcpy(req->rss_config, indir, n * sizeof(uint32_t));
+		r = ioc(fd, ifname, req);
+		if (r == 0)
+			*id = req->rss_context;
+	}
+	free(req);
+	close(fd);
+	return r;
+}
+
+int nt_rss_context_create(const nt_ctx *ctx, const char *ifname, const uint32_t *indir, uint32_t n, uint32_t *id,
+			  char *err, size_t errsize)
+{
+	if (!nt_ifname_valid(ifname))
+		return NT_EINVALID;
+	if (n == 0 || n > 65536)
+		return -EOPNOTSUPP;
+	if (!ctx->live)
+		return nt_fixture_rss_context_set(ctx, ifname, ETH_RXFH_CONTEXT_ALLOC, indir, n, id, err, errsize);
+	*id = ETH_RXFH_CONTEXT_ALLOC;
+	int r = srssh_context(ifname, id, indir, n);
+	if (r < 0)
+		werr(err, errsize, ifname, "ETHTOOL_SRSSH (a new RSS context)", r);
+	return r;
+}
+
+int nt_rss_context_write(const nt_ctx *ctx, const char *ifname, uint32_t id, const uint32_t *indir, uint32_t n,
+			 char *err, size_t errsize)
+{
+	if (!nt_ifname_valid(ifname) || id == 0 || id == ETH_RXFH_CONTEXT_ALLOC)
+		return NT_EINVALID;
+	if (n == 0 || n > 65536)
+		return -EOPNOTSUPP;
+	if (!ctx->live)
+		return nt_fixture_rss_context_set(ctx, ifname, id, indir, n, NULL, err, errsize);
+	int r = srssh_context(ifname, &id, indir, n);
+	if (r < 0)
+		werr(err, errsize, ifname, "ETHTOOL_SRSSH (an RSS context's table)", r);
+	return r;
+}
+
+int nt_rss_context_delete(const nt_ctx *ctx, const char *ifname, uint32_t id, char *err, size_t errsize)
+{
+	if (!nt_ifname_valid(ifname) || id == 0 || id == ETH_RXFH_CONTEXT_ALLOC)
+		return NT_EINVALID;
+	if (!ctx->live)
+		return nt_fixture_rss_context_set(ctx, ifname, id, NULL, 0, NULL, err, errsize);
+	/* indir_size 0 on a context other than 0 deletes it. */
+	int r = srssh_context(ifname, &id, NULL, 0);
+	if (r < 0 && r != -ENOENT)
+		werr(err, errsize, ifname, "ETHTOOL_SRSSH (deleting an RSS context)", r);
 	return r;
 }
 

@@ -34,6 +34,46 @@ typedef struct nt_rss {
 	uint32_t rx_rings;
 } nt_rss;
 
+/* RSS contexts: further indirection tables beside the NIC's own (context
+ * 0), which flow rules send their flows to (ethtool -X IF context new,
+ * ethtool -U ... context N). Through the ioctl, as ethtool(8) does on
+ * every kernel since 4.17: ETHTOOL_GRSSH with rxfh.rss_context reads one;
+ * ETHTOOL_SRSSH with rss_context ETH_RXFH_CONTEXT_ALLOC creates one, the
+ * id chosen by the kernel (6.11 and later: the lowest free id from 1, in
+ * the core's xarray) or by the driver (before), and copied back into
+ * rss_context; SRSSH with indir_size 0 and a context deletes it
+ * (net/ethtool/ioctl.c, ethtool_set_rxfh: "reset the indir table to
+ * default (master context) or delete the context (other RSS
+ * contexts)"). The ioctl cannot list contexts: a reader learns ids from
+ * the flow rules that name them (kernel/flows.h) or from what it made.
+ * On a fixture root the "contexts" array of the "rss" object plays them:
+ *   "rss": {..., "contexts": [{"id": 1, "indir": [4, 5, 6, 7, ...]}],
+ *           "max_contexts": 8, "alloc_id": 5}
+ * ("contexts" absent: the driver has none, EOPNOTSUPP; "max_contexts",
+ * the kernel's rxfh_max_num_contexts, counts context 0; "alloc_id", for
+ * tests, makes the fixture allocate that id, as a driver that picks its
+ * own would, instead of the lowest free one). */
+
+/* Why a driver answers EOPNOTSUPP for a context, as a clause after
+ * "IFACE: ". */
+extern const char nt_rss_contexts_unsupported[];
+
+/* Context ID's table (OUT->indir; indir_size, key_size, hfunc and
+ * rx_rings as nt_rss_read gives them; no hash fields). Returns 0,
+ * -ENOENT when there is no context ID, -EOPNOTSUPP when the driver has no
+ * contexts, or -errno. Free OUT with nt_rss_free. */
+int nt_rss_context_read(const nt_ctx *ctx, const char *ifname, uint32_t id, nt_rss *out);
+/* Create a context with table INDIR (N entries, the NIC's size). *ID is
+ * set to the id the kernel gave it. Returns 0 or -errno with ERR. */
+int nt_rss_context_create(const nt_ctx *ctx, const char *ifname, const uint32_t *indir, uint32_t n, uint32_t *id,
+			  char *err, size_t errsize);
+/* Replace context ID's table. Returns 0 or -errno with ERR. */
+int nt_rss_context_write(const nt_ctx *ctx, const char *ifname, uint32_t id, const uint32_t *indir, uint32_t n,
+			 char *err, size_t errsize);
+/* Delete context ID. Returns 0, -ENOENT when there is none, or -errno
+ * with ERR (6.11 and later refuse, EBUSY, while a flow rule names it). */
+int nt_rss_context_delete(const nt_ctx *ctx, const char *ifname, uint32_t id, char *err, size_t errsize);
+
 /* The flow type names of nt_rss.fields, in order. */
 extern const char *const nt_rss_flow_names[NT_RSS_FLOWS];
 

@@ -7,7 +7,10 @@
  *   "flows": [{"interface": "eth100", "flow_type": "tcp4",
  *              "dst_ports": "5002-5005", "cpus": "1-4"}]
  * sends each port to the RX queue whose IRQ this profile places on the
- * CPU dealt to it, as ESnet's 100G recipe does by hand with `ethtool -U`
+ * CPU dealt to it; with "context": C (and optionally "queue": an offset
+ * added to the queue C's table picks, 0 by default) to RSS context C,
+ * which spreads the flows over its table's queues (settings/rss.c makes
+ * the context; a rule into one is ordered after it, by kind order), as ESnet's 100G recipe does by hand with `ethtool -U`
  * (docs/field-reports.md#irq-cpus-apart-from-app): each stream on its own
  * queue, its interrupts on its own core, the application on others.
  *
@@ -35,6 +38,7 @@
 #include "kernel/features.h"
 #include "kernel/flows.h"
 #include "kernel/queues.h"
+#include "kernel/rss.h"
 #include "settings/section.h"
 
 #include <errno.h>
@@ -337,11 +341,37 @@ static bool nic_named(const nt_topology *t, const char *pattern)
 	return t && !nt_iface_is_glob(pattern) && nt_topology_nic(t, pattern);
 }
 
+/* A rule of entry E sends flows of IFACE to RSS context ID: it must be
+ * there, or made by an entry of this profile's "rss". */
+static void validate_context(nt_section_check *c, const json_t *e, const char *base, const char *iface, uint32_t id)
+{
+	char path[NT_JSONPATH_MAX];
+	size_t i;
+	json_t *x;
+	nt_rss r;
+	(void)e;
+	json_array_foreach(json_object_get(c->profile, "rss"), i, x)
+		if (json_integer_value(json_object_get(x, "context")) == (json_int_t)id &&
+		    !strcmp(json_string_value(json_object_get(x, "interface")) ?: "", iface))
+			return;
+	snprintf(path, sizeof(path), "%s.context", base);
+	int e2 = nt_rss_context_read(&c->t->ctx, iface, id, &r);
+	nt_rss_free(&r);
+	if (e2 == -EOPNOTSUPP)
+		nt_sc_error(c, path, "%s: %s", iface, nt_rss_contexts_unsupported);
+	else if (e2 == -ENOENT)
+		nt_sc_error(c, path, "%s has no RSS context %u, and this profile's \"rss\" makes none (add {\"interface\": "
+				     "\"%s\", \"context\": %u, \"queues\": ...})",
+			    iface, id, iface, id);
+	else if (e2 < 0)
+		nt_sc_error(c, path, "%s: RSS context %u cannot be read: %s", iface, id, nt_strerror(e2));
+}
+
 static void validate_flows(nt_section_check *c, const json_t *arr)
 {
 	static const char *const known[] = { "interface", "flow_type", "src_ip", "dst_ip", "src_port", "dst_port",
 					     "dst_ports", "queue", "queues", "cpu", "cpus", "action", "location",
-					     "replace", NULL };
+					     "replace", "context", NULL };
 	static const char *const dests[] = { "queue", "queues", "cpu", "cpus", "action", NULL };
 	size_t i;
 	json_t *e;
@@ -392,7 +422,16 @@ static void validate_flows(nt_section_check *c, const json_t *arr)
 			snprintf(path, sizeof(path), "%s.replace", base);
 			nt_sc_error(c, path, "'replace' must be true or false");
 		}
-		if (count_fields(e, dests) != 1) {
+		json_t *cx = json_object_get(e, "context");
+		if (cx && (!json_is_integer(cx) || json_integer_value(cx) < 1 || json_integer_value(cx) > 65535)) {
+			snprintf(path, sizeof(path), "%s.context", base);
+			nt_sc_error(c, path, "'context' is an RSS context id from 1 to 65535");
+			ok = false;
+		} else if (cx && count_fields(e, dests) != (json_object_get(e, "queue") ? 1 : 0)) {
+			nt_sc_error(c, base, "with 'context' give at most 'queue' (an offset into the context's queues), "
+					     "not 'queues', 'cpu', 'cpus' or 'action'");
+			ok = false;
+		} else if (!cx && count_fields(e, dests) != 1) {
 			nt_sc_error(c, base, "give exactly one of 'queue', 'queues', 'cpu', 'cpus' and 'action'");
 			ok = false;
 		}
@@ -449,6 +488,8 @@ static void validate_flows(nt_section_check *c, const json_t *arr)
 			nt_sc_error(c, path, "%s: flow rules cannot be read: %s", iface, nt_strerror(r));
 			continue;
 		}
+		if (cx)
+			validate_context(c, e, base, iface, (uint32_t)json_integer_value(cx));
 		for (int k = 0; !cpus && k < nd; k++) {
 			if (dest[k] >= 0 && (uint32_t)dest[k] >= tab.rings) {
 				snprintf(path, sizeof(path), "%s.%s", base, json_object_get(e, "queue") ? "queue" : "queues");
@@ -550,6 +591,9 @@ static int desire_flows(nt_section_plan *p, const json_t *arr)
 		const char *pattern = json_string_value(json_object_get(e, "interface"));
 		bool replace = json_is_true(json_object_get(e, "replace")), cpus;
 		int np = entry_ports(e, ports, MAX_ENTRY_RULES), nd = entry_dests(e, dest, MAX_ENTRY_RULES, &cpus);
+		json_int_t context = json_integer_value(json_object_get(e, "context"));
+		if (context && !json_object_get(e, "queue"))
+			dest[0] = 0; /* the context's first queue, no offset */
 		snprintf(path, sizeof(path), "$.flows[%zu]", i);
 		for (int k = 0; r == 0 && k < p->t->nnics && np > 0 && nd > 0; k++) {
 			const nt_nic *nic = &p->t->nics[k];
@@ -585,6 +629,9 @@ static int desire_flows(nt_section_plan *p, const json_t *arr)
 					char rule[NT_VALUE_MAX * 2];
 					if (d < 0)
 						snprintf(rule, sizeof(rule), "%s drop%s", text, replace ? REPLACE : "");
+					else if (context)
+						snprintf(rule, sizeof(rule), "%s context %lld queue %d%s", text, (long long)context,
+							 q, replace ? REPLACE : "");
 					else
 						snprintf(rule, sizeof(rule), "%s queue %d%s", text, q, replace ? REPLACE : "");
 					if (flow_parse(rule, &v) < 0)
@@ -646,6 +693,10 @@ json_t *nt_nic_flows_json(const nt_topology *t, const nt_nic *n)
 			break;
 		if (fr->drop) {
 			json_object_set_new(x, "action", json_string("drop"));
+		} else if (fr->context) {
+			/* Spread by the context's table: no one queue, no one IRQ. */
+			json_object_set_new(x, "context", json_integer(fr->context));
+			json_object_set_new(x, "queue_offset", json_integer(fr->queue));
 		} else {
 			json_object_set_new(x, "queue", json_integer(fr->queue));
 			/* The IRQ that serves the queue now and the CPU it runs on:

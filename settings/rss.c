@@ -6,7 +6,13 @@
  *                      table, so a rollback puts back exactly the table
  *                      that was there;
  *   "IFACE/hash-FLOW"  the header fields hashed for flow type FLOW (tcp4,
- *                      udp4, tcp6, udp6), in ethtool's letters ("sdfn").
+ *                      udp4, tcp6, udp6), in ethtool's letters ("sdfn");
+ *   "IFACE/context-N"  RSS context N (kernel/rss.h): its table as for
+ *                      "indir", or "none" when there is no context N. A
+ *                      step from "none" creates it, so that its rollback
+ *                      (back to "none") deletes it; a context that was
+ *                      there has its table as the before-value, and a
+ *                      rollback puts the table back and never deletes it.
  * Written through kernel/rss.c (ETHTOOL_SRSSH with the key and hash
  * function left alone; ETHTOOL_SRXFH), each write read back.
  *
@@ -15,17 +21,38 @@
  *            "hash_fields": {"tcp4": "sdfn", "udp4": "sdfn"}},
  *           {"interface": "enos0", "weights": [1, 1, 0, 2]},
  *           {"interface": "enos*", "queues": "placed"}]
- * "equal": the first N RX queues in turn (ethtool -X equal N); "weights":
+ *           {"interface": "enos0", "context": 1, "queues": "4-7"},
+ *           {"interface": "enos0", "context": 2, "equal": 4, "start": 8}]
+ * "equal": the first N RX queues in turn (ethtool -X equal N), from queue
+ * "start" (ethtool -X start S equal N); "queues": "4-7", the listed RX
+ * queues in turn; "weights":
  * queue q a block of the table of its share W[q] (ethtool -X weight);
  * "placed": in turn, the RX queues whose IRQs this profile's irq_affinity puts on
  * the NIC's node and off the CPUs it reserves for applications (the IRQs
  * the profile does not place: where they are now), so that no flow is
  * received on a queue served far from the NIC or on an application's
  * CPU. A NIC whose table size is 0 is never sent a table: Debian 12's
- * virtio_net does not check and wedges the device. */
+ * virtio_net does not check and wedges the device.
+ *
+ * "context": N sets RSS context N's table instead of the NIC's own, and
+ * creates the context when it is missing (flows[] entries with "context"
+ * send flows to it: settings/flows.c). The ioctl lets the kernel choose a
+ * new context's id (the lowest free one from 1 where the core allocates,
+ * 6.11 and later): the plan predicts it, so a profile asks for the ids
+ * the kernel will give, and the check refuses any other ("context 3
+ * would be created as 1"); should the kernel give another id at apply
+ * (a driver that allocates its own, or a context made meanwhile), the
+ * step deletes what it got and fails, and the transaction rolls back. A
+ * context that exists and that flow rules the profile does not ask for
+ * send flows to is another program's: refused unless "replace": true.
+ * Plan order: contexts are steps of this kind (order 12), flow rules of
+ * "flow" (14): a rule into a context is inserted after the context is
+ * made, and a rollback, going backwards, removes it before the context
+ * is deleted (6.11 and later refuse to delete a context a rule names). */
 #include "settings/section.h"
 #include "host/queues.h"
 #include "placement/irq.h"
+#include "kernel/flows.h"
 #include "kernel/queues.h"
 #include "kernel/rss.h"
 
@@ -36,8 +63,12 @@
 
 #define INDIR_MAX 65536
 
-/* TARGET split into IFNAME and its flow type (-1 for the table). */
-static int split_target(const char *target, char *ifname, int *flow)
+#define FLOW_TABLE -1
+#define FLOW_CONTEXT -2
+
+/* TARGET split into IFNAME and its flow type (FLOW_TABLE for the table,
+ * FLOW_CONTEXT for context *CID's). */
+static int split_target(const char *target, char *ifname, int *flow, uint32_t *cid)
 {
 	const char *slash = target ? strchr(target, '/') : NULL;
 	if (!slash || (size_t)(slash - target) >= IF_NAMESIZE)
@@ -46,8 +77,20 @@ static int split_target(const char *target, char *ifname, int *flow)
 	ifname[slash - target] = '\0';
 	if (!nt_ifname_valid(ifname))
 		return NT_EINVALID;
+	*cid = 0;
 	if (strcmp(slash + 1, "indir") == 0) {
-		*flow = -1;
+		*flow = FLOW_TABLE;
+		return 0;
+	}
+	if (strncmp(slash + 1, "context-", 8) == 0) {
+		const char *num = slash + 9;
+		char *end;
+		errno = 0;
+		unsigned long id = strtoul(num, &end, 10);
+		if (*num < '1' || *num > '9' || *end || errno || id >= 0xffffffffUL)
+			return NT_EINVALID;
+		*cid = (uint32_t)id;
+		*flow = FLOW_CONTEXT;
 		return 0;
 	}
 	if (strncmp(slash + 1, "hash-", 5) != 0 || (*flow = nt_rss_flow_index(slash + 6)) < 0)
@@ -55,13 +98,18 @@ static int split_target(const char *target, char *ifname, int *flow)
 	return 0;
 }
 
-/* A value is a table (its text starts with a digit) or hash fields (a
- * letter). Both are kept in their one spelling, so equal is strcmp. */
+/* A value is a table (its text starts with a digit), hash fields (a
+ * letter) or "none" (a context that is not there). Each is kept in its
+ * one spelling, so equal is strcmp. */
 static int rss_parse(const char *text, nt_value *out)
 {
 	memset(out, 0, sizeof(*out));
 	if (!text || !text[0] || strlen(text) >= sizeof(out->text))
 		return NT_EPARSE;
+	if (strcmp(text, "none") == 0) { /* no such context */
+		strcpy(out->text, text);
+		return 0;
+	}
 	if (text[0] >= '0' && text[0] <= '9') {
 		uint32_t *t = malloc(INDIR_MAX * sizeof(uint32_t)), n;
 		int r = !t ? -ENOMEM : nt_rss_indir_parse(text, t, INDIR_MAX, &n);
@@ -104,11 +152,16 @@ static int rss_read(const nt_ctx *ctx, nt_ethtool *eh, const char *target, nt_va
 {
 	char ifname[IF_NAMESIZE];
 	int flow;
+	uint32_t cid;
 	nt_rss r;
 	memset(out, 0, sizeof(*out));
-	int e = split_target(target, ifname, &flow);
+	int e = split_target(target, ifname, &flow, &cid);
 	if (e == 0)
-		e = nt_rss_read(ctx, ifname, &r);
+		e = flow == FLOW_CONTEXT ? nt_rss_context_read(ctx, ifname, cid, &r) : nt_rss_read(ctx, ifname, &r);
+	if (e == -ENOENT && flow == FLOW_CONTEXT) {
+		strcpy(out->text, "none");
+		return 0;
+	}
 	if (e < 0)
 		return e;
 	e = value_of(&r, flow, out);
@@ -131,10 +184,30 @@ static int rss_check(const nt_ctx *ctx, nt_ethtool *eh, const nt_topology *t, co
 {
 	char ifname[IF_NAMESIZE];
 	int flow, e;
+	uint32_t cid;
 	nt_rss r;
 	uint32_t *tab = NULL, n = 0;
-	if (split_target(target, ifname, &flow) < 0) {
-		snprintf(why, whysize, "'%s' is not an RSS target (IFACE/indir or IFACE/hash-tcp4)", target);
+	if (split_target(target, ifname, &flow, &cid) < 0) {
+		snprintf(why, whysize, "'%s' is not an RSS target (IFACE/indir, IFACE/hash-tcp4 or IFACE/context-N)",
+			 target);
+		return NT_EINVALID;
+	}
+	if (flow == FLOW_CONTEXT) {
+		nt_rss c;
+		e = nt_rss_context_read(ctx, ifname, cid, &c);
+		nt_rss_free(&c);
+		if (e == -EOPNOTSUPP) {
+			snprintf(why, whysize, "%s: %s", ifname, nt_rss_contexts_unsupported);
+			return NT_EINVALID;
+		}
+		if (e < 0 && e != -ENOENT) {
+			snprintf(why, whysize, "%s: RSS context %u cannot be read: %s", ifname, cid, nt_strerror(e));
+			return NT_EINVALID;
+		}
+		if (strcmp(v->text, "none") == 0)
+			return 0;
+	} else if (strcmp(v->text, "none") == 0) {
+		snprintf(why, whysize, "'none' is a value for an RSS context only");
 		return NT_EINVALID;
 	}
 	if ((e = nt_rss_read(ctx, ifname, &r)) < 0) {
@@ -176,15 +249,57 @@ out:
 	return e;
 }
 
+/* Context CID of IFNAME to V: deleted ("none"), its table replaced, or
+ * made, the kernel choosing the id: one other than CID is deleted again
+ * and the step fails (the plan predicted CID). */
+static int context_apply(const nt_ctx *ctx, const char *ifname, uint32_t cid, const nt_value *v, char *err,
+			 size_t errsize)
+{
+	nt_rss cur;
+	if (strcmp(v->text, "none") == 0) {
+		int r = nt_rss_context_delete(ctx, ifname, cid, err, errsize);
+		return r == -ENOENT ? 0 : r; /* already gone is what was asked */
+	}
+	uint32_t *tab = malloc(INDIR_MAX * sizeof(uint32_t)), n = 0, got = 0;
+	if (!tab)
+		return -ENOMEM;
+	int r = nt_rss_indir_parse(v->text, tab, INDIR_MAX, &n);
+	int e = r < 0 ? r : nt_rss_context_read(ctx, ifname, cid, &cur);
+	nt_rss_free(&cur);
+	if (r < 0)
+		goto out;
+	if (e == 0) {
+		r = nt_rss_context_write(ctx, ifname, cid, tab, n, err, errsize);
+	} else if (e != -ENOENT) {
+		r = e;
+		snprintf(err, errsize, "%s: RSS context %u cannot be read: %s", ifname, cid, nt_strerror(e));
+	} else if ((r = nt_rss_context_create(ctx, ifname, tab, n, &got, err, errsize)) == 0 && got != cid) {
+		char derr[160] = "";
+		int d = nt_rss_context_delete(ctx, ifname, got, derr, sizeof(derr));
+		snprintf(err, errsize,
+			 "%s: the kernel made the new RSS context %u, not %u as the plan predicted (through the ioctl "
+			 "the kernel or the driver picks the id); context %u %s%s",
+			 ifname, got, cid, got, d == 0 ? "deleted again" : "could not be deleted again: ", derr);
+		r = -EEXIST;
+	}
+out:
+	free(tab);
+	return r;
+}
+
 static int rss_apply(const nt_ctx *ctx, nt_ethtool *eh, const char *target, const nt_value *v, char *err,
 		     size_t errsize)
 {
 	char ifname[IF_NAMESIZE];
-	int flow, r = split_target(target, ifname, &flow);
+	int flow;
+	uint32_t cid;
+	int r = split_target(target, ifname, &flow, &cid);
 	if (r < 0) {
 		snprintf(err, errsize, "'%s' is not an RSS target", target);
 		return r;
 	}
+	if (flow == FLOW_CONTEXT)
+		return context_apply(ctx, ifname, cid, v, err, errsize);
 	if (flow >= 0) {
 		uint64_t bits;
 		if (nt_rss_fields_parse(v->text, &bits) < 0 || bits == 0)
@@ -231,6 +346,100 @@ static bool nic_rss(const nt_topology *t, const nt_nic *nic, nt_rss *r)
 	return !nic->is_bond && nt_rss_read(&t->ctx, nic->name, r) == 0;
 }
 
+/* Whether TEXT is a list of RX queues ("4-7", "0,2,4"), not empty. */
+static bool queue_list_ok(const char *text)
+{
+	nt_cpuset s;
+	return nt_cpulist_strict(text) && nt_cpulist_parse(text, &s) == 0 && !nt_cpuset_empty(&s);
+}
+
+/* Whether the profile's "flows" send flows of NIC to context ID. */
+static bool profile_flows_to(const json_t *profile, const char *nic, uint32_t id)
+{
+	size_t i;
+	json_t *f;
+	json_array_foreach(json_object_get(profile, "flows"), i, f)
+		if (json_integer_value(json_object_get(f, "context")) == (json_int_t)id &&
+		    nt_iface_match(json_string_value(json_object_get(f, "interface")), nic))
+			return true;
+	return false;
+}
+
+/* Entry E of ARR asks for RSS context ID on NIC: the driver must have
+ * contexts; a context there must not be another program's (flow rules
+ * the profile does not ask for send flows to it) unless "replace"; one
+ * to be made must get ID from the kernel, which through the ioctl takes
+ * the lowest free id (6.11 and later, when the core allocates): the
+ * contexts this profile makes on NIC, in ascending order, must be the
+ * lowest ids free now. */
+static void validate_context(nt_section_check *c, const json_t *arr, const json_t *e, const char *base,
+			     const nt_nic *nic)
+{
+	char path[NT_JSONPATH_MAX], list[256];
+	uint32_t id = (uint32_t)json_integer_value(json_object_get(e, "context"));
+	nt_rss x;
+	snprintf(path, sizeof(path), "%s.context", base);
+	int r = nt_rss_context_read(&c->t->ctx, nic->name, id, &x);
+	nt_rss_free(&x);
+	if (r == -EOPNOTSUPP) {
+		nt_sc_error(c, path, "%s: %s", nic->name, nt_rss_contexts_unsupported);
+		return;
+	}
+	if (r < 0 && r != -ENOENT) {
+		nt_sc_error(c, path, "%s: RSS context %u cannot be read: %s", nic->name, id, nt_strerror(r));
+		return;
+	}
+	if (r == 0) {
+		nt_flow_table tab;
+		size_t at = 0;
+		int n = 0;
+		list[0] = '\0';
+		if (json_is_true(json_object_get(e, "replace")) || profile_flows_to(c->profile, nic->name, id) ||
+		    nt_flows_read(&c->t->ctx, nic->name, &tab) < 0)
+			return;
+		for (int k = 0; k < tab.n; k++) {
+			if (tab.rules[k].context != id)
+				continue;
+			int w = snprintf(list + at, sizeof(list) - at, "%s%u", n++ ? ", " : "", tab.rules[k].location);
+			if (w > 0 && (size_t)w < sizeof(list) - at)
+				at += (size_t)w;
+		}
+		nt_flow_table_free(&tab);
+		if (n)
+			nt_sc_error(c, path, "%s: RSS context %u is in use: flow rules this profile does not ask for send "
+					     "flows to it (location %s); give \"replace\": true to set its table anyway "
+					     "(rollback puts it back), or another context",
+				    nic->name, id, list);
+		return;
+	}
+	/* To be made: its rank among the contexts this profile makes on NIC. */
+	uint32_t rank = 0;
+	size_t i;
+	json_t *o;
+	json_array_foreach(arr, i, o) {
+		json_t *oc = json_object_get(o, "context");
+		const char *oi = json_string_value(json_object_get(o, "interface"));
+		if (!json_is_integer(oc) || !oi || strcmp(oi, nic->name) || json_integer_value(oc) >= (json_int_t)id)
+			continue;
+		if (nt_rss_context_read(&c->t->ctx, nic->name, (uint32_t)json_integer_value(oc), &x) == -ENOENT)
+			rank++; /* (the same id twice is caught as a duplicate target) */
+		nt_rss_free(&x);
+	}
+	/* The id the kernel will give: the RANK-th free one from 1. */
+	uint32_t cand = 1, seen = 0;
+	for (; cand < id; cand++) {
+		int e2 = nt_rss_context_read(&c->t->ctx, nic->name, cand, &x);
+		nt_rss_free(&x);
+		if (e2 == -ENOENT && seen++ == rank)
+			break;
+	}
+	if (cand != id)
+		nt_sc_error(c, path, "%s: RSS context %u would be made as %u: through the ioctl the kernel gives a new "
+				     "context the lowest free id, and this profile can only ask for the ids it will give "
+				     "(its contexts on %s, in ascending order, are made first to last)",
+			    nic->name, id, cand, nic->name);
+}
+
 static void validate_one_nic(nt_section_check *c, const json_t *e, const char *base, const nt_nic *nic,
 			     const nt_rss *r, bool named)
 {
@@ -246,10 +455,23 @@ static void validate_one_nic(nt_section_check *c, const json_t *e, const char *b
 					     "(a virtio NIC needs rss=on)", nic->name);
 		eq = w = NULL;
 	}
-	if (json_is_integer(eq) && rings > 0 && json_integer_value(eq) > rings) {
+	json_int_t start = json_integer_value(json_object_get(e, "start"));
+	if (json_is_integer(eq) && rings > 0 && json_integer_value(eq) + start > rings) {
 		snprintf(path, sizeof(path), "%s.equal", base);
-		nt_sc_error(c, path, "equal %lld is above %s's %d RX queues", (long long)json_integer_value(eq),
-			    nic->name, rings);
+		if (start)
+			nt_sc_error(c, path, "start %lld and equal %lld name queues up to %lld, beyond %s's %d RX queues "
+					     "(0-%d)", (long long)start, (long long)json_integer_value(eq),
+				    (long long)(start + json_integer_value(eq) - 1), nic->name, rings, rings - 1);
+		else
+			nt_sc_error(c, path, "equal %lld is above %s's %d RX queues", (long long)json_integer_value(eq),
+				    nic->name, rings);
+	}
+	const char *ql = json_string_value(json_object_get(e, "queues"));
+	nt_cpuset qs;
+	if (ql && strcmp(ql, "placed") && rings > 0 && nt_cpulist_parse(ql, &qs) == 0 && nt_cpuset_last(&qs) >= rings) {
+		snprintf(path, sizeof(path), "%s.queues", base);
+		nt_sc_error(c, path, "%s has %d RX queues (0-%d): queue %d is beyond them", nic->name, rings, rings - 1,
+			    nt_cpuset_last(&qs));
 	}
 	size_t k;
 	json_t *x;
@@ -281,7 +503,8 @@ static void validate_one_nic(nt_section_check *c, const json_t *e, const char *b
 
 static void validate_rss(nt_section_check *c, const json_t *arr)
 {
-	static const char *const known[] = { "interface", "equal", "weights", "queues", "hash_fields", NULL };
+	static const char *const known[] = { "interface", "equal", "weights", "queues", "hash_fields", "context",
+					     "start", "replace", NULL };
 	size_t i, k;
 	json_t *e, *x;
 	char base[NT_JSONPATH_MAX], path[NT_JSONPATH_MAX];
@@ -319,9 +542,40 @@ static void validate_rss(nt_section_check *c, const json_t *arr)
 			if (json_is_array(w) && json_array_size(w) && sum == 0)
 				nt_sc_error(c, path, "at least one weight must be above 0");
 		}
-		if (queues && strcmp(queues, "placed") != 0) {
+		if (queues && strcmp(queues, "placed") != 0 && !queue_list_ok(queues)) {
 			snprintf(path, sizeof(path), "%s.queues", base);
-			nt_sc_error(c, path, "unknown 'queues' '%s' (known: placed)", queues);
+			nt_sc_error(c, path, "unknown 'queues' '%s' (\"placed\", or a list of RX queues as \"4-7\")",
+				    queues);
+		}
+		json_t *cx = json_object_get(e, "context"), *st = json_object_get(e, "start"),
+		       *rep = json_object_get(e, "replace");
+		if (cx && (!json_is_integer(cx) || json_integer_value(cx) < 1 || json_integer_value(cx) > 65535)) {
+			snprintf(path, sizeof(path), "%s.context", base);
+			nt_sc_error(c, path, "'context' is an RSS context id from 1 to 65535 (0 is the NIC's own table: "
+					     "leave 'context' out)");
+		}
+		if (st && (!json_is_integer(st) || json_integer_value(st) < 0 || json_integer_value(st) > 65535)) {
+			snprintf(path, sizeof(path), "%s.start", base);
+			nt_sc_error(c, path, "'start' is the first RX queue, from 0 to 65535");
+		} else if (st && !eq) {
+			snprintf(path, sizeof(path), "%s.start", base);
+			nt_sc_error(c, path, "'start' goes with 'equal' (ethtool -X start S equal N)");
+		}
+		if (rep && (!json_is_boolean(rep) || !cx)) {
+			snprintf(path, sizeof(path), "%s.replace", base);
+			nt_sc_error(c, path, "'replace' is true or false, in an entry with 'context'");
+		}
+		if (cx && hf) {
+			snprintf(path, sizeof(path), "%s.hash_fields", base);
+			nt_sc_error(c, path, "hash fields are set for the NIC, not for one context: give them in an entry "
+					     "without 'context'");
+		}
+		if (cx && !tables)
+			nt_sc_error(c, base, "an entry with 'context' gives the context's table: 'equal', 'weights' or "
+					     "'queues'");
+		if (cx && iface && nt_iface_is_glob(iface)) {
+			snprintf(path, sizeof(path), "%s.interface", base);
+			nt_sc_error(c, path, "an entry with 'context' names one NIC, not a pattern ('%s')", iface);
 		}
 		if (hf && !json_is_object(hf)) {
 			snprintf(path, sizeof(path), "%s.hash_fields", base);
@@ -356,6 +610,8 @@ static void validate_rss(nt_section_check *c, const json_t *arr)
 			}
 			any |= r.indir_size > 0 || !tables;
 			validate_one_nic(c, e, base, nic, &r, named);
+			if (json_is_integer(json_object_get(e, "context")) && named && r.indir_size > 0)
+				validate_context(c, arr, e, base, nic);
 			nt_rss_free(&r);
 		}
 		if (!named && !any)
@@ -452,11 +708,26 @@ static int desire_table(nt_section_plan *p, const json_t *e, size_t i, const nt_
 	int nw = 0, ret = 0;
 	if (!tab)
 		return -ENOMEM;
+	const char *ql = json_string_value(json_object_get(e, "queues"));
+	json_t *cx = json_object_get(e, "context");
 	if (eq) {
 		uint32_t n = (uint32_t)json_integer_value(eq);
+		uint32_t start = (uint32_t)json_integer_value(json_object_get(e, "start"));
 		for (uint32_t k = 0; k < r->indir_size; k++)
-			tab[k] = k % n;
+			tab[k] = start + k % n;
 		snprintf(path, sizeof(path), "$.rss[%zu].equal", i);
+	} else if (ql && strcmp(ql, "placed") != 0) {
+		nt_cpuset qs;
+		int nq = 0;
+		if (nt_cpulist_parse(ql, &qs) < 0)
+			goto out;
+		for (int q = nt_cpuset_next(&qs, 0); q >= 0 && nq < NT_QUEUES_MAX; q = nt_cpuset_next(&qs, q + 1))
+			wt[nq++] = (uint32_t)q;
+		if (!nq)
+			goto out;
+		for (uint32_t k = 0; k < r->indir_size; k++)
+			tab[k] = wt[k % (uint32_t)nq];
+		snprintf(path, sizeof(path), "$.rss[%zu].queues", i);
 	} else if (w) {
 		size_t k;
 		json_t *x;
@@ -486,7 +757,10 @@ static int desire_table(nt_section_plan *p, const json_t *e, size_t i, const nt_
 		nt_desire_warn(p, "%s: the RSS table asked for does not fit a value; left out", nic->name);
 		goto out;
 	}
-	snprintf(target, sizeof(target), "%s/indir", nic->name);
+	if (cx)
+		snprintf(target, sizeof(target), "%s/context-%lld", nic->name, (long long)json_integer_value(cx));
+	else
+		snprintf(target, sizeof(target), "%s/indir", nic->name);
 	ret = nt_desire_put(p, &nt_setting_rss, target, nic->name, &v, path);
 out:
 	free(tab);

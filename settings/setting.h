@@ -335,7 +335,8 @@ int nt_irqlist_parse(const char *list, int **irqs, int *n);
 /* A NIC's flow rules for the per-NIC view (settings/flows.c): {"size",
  * "rx_queues", "driver_picks_location", "ntuple": {"on", "changeable"} |
  * null, "rules": [{"location",
- * "flow_type", "rule", "queue" | "action": "drop", "irq", "irq_cpus"}]}
+ * "flow_type", "rule", "queue" | "action": "drop" | "context" and
+ * "queue_offset", "irq", "irq_cpus"}]}
  * with the IRQ serving each rule's queue and the CPUs it runs on now, or
  * null when the NIC has no rule table. New reference, NULL on ENOMEM. */
 json_t *nt_nic_flows_json(const nt_topology *t, const nt_nic *n);

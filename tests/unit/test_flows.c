@@ -72,17 +72,17 @@ static void test_text(void)
 	CHECK_INT(fs.m_u.tcp_ip4_spec.pdst, 0xffff);
 	CHECK_INT(fs.m_u.tcp_ip4_spec.psrc, 0);
 	CHECK_INT(ntohl(fs.m_u.tcp_ip4_spec.ip4src), 0xffffff00);
-	nt_flow_spec_decode(&fs, &back);
+	nt_flow_spec_decode(&fs, 0, &back);
 	CHECK(nt_flow_rule_equal(&r, &back) && back.location == 9);
 	CHECK_INT(nt_flow_rule_parse("udp6 dst-ip 2001:db8::5 drop", &r, NULL, 0), 0);
 	CHECK_INT(nt_flow_spec_encode(&r, &fs), 0);
 	CHECK(fs.flow_type == UDP_V6_FLOW && fs.ring_cookie == RX_CLS_FLOW_DISC);
-	nt_flow_spec_decode(&fs, &back);
+	nt_flow_spec_decode(&fs, 0, &back);
 	CHECK(nt_flow_rule_equal(&r, &back));
 	/* A VLAN match is not modelled: reported as other, never written. */
 	fs.flow_type |= FLOW_EXT;
 	fs.m_ext.vlan_tci = htons(0xfff);
-	nt_flow_spec_decode(&fs, &back);
+	nt_flow_spec_decode(&fs, 0, &back);
 	CHECK_INT(back.type, NT_FLOW_OTHER);
 	CHECK(nt_flow_spec_encode(&back, &fs) < 0);
 

@@ -1,0 +1,372 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* RSS contexts (settings/rss.c "context", settings/flows.c "context",
+ * kernel/rss.c and the fixture's "contexts") on a copy of the EPYC tree
+ * whose enos2 has contexts and enos3 none: a rule into a context as text
+ * and as the kernel's struct (FLOW_RSS, rss_context); the fixture made,
+ * changed and deleted like the kernel (lowest free id, EBUSY while a rule
+ * names it); a plan that makes a context before the rule into it; a
+ * transaction applied, read back, reported, planned again with no step,
+ * and rolled back to the byte (context deleted, rule gone); a context
+ * that was there keeps living through a rollback with its table put back;
+ * the 422s (no contexts, an unknown context, queues beyond the channels,
+ * an id the kernel would not give, a context in use) with nothing
+ * applied; a driver that picks another id: the step fails, rolled back. */
+#include "engine/plan.h"
+#include "engine/txn.h"
+#include "host/queues.h"
+#include "host/topology.h"
+#include "kernel/ctx.h"
+#include "kernel/fixture.h"
+#include "kernel/flows.h"
+#include "kernel/rss.h"
+#include "settings/setting.h"
+#include "setting_util.h"
+#include "harness.h"
+#include "tree_files.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <linux/ethtool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static char root[64], state[64];
+static const char *const DOC = "ethtool/enos2.json";
+
+/* enos2: 16 channels, a table of 256 in turn, contexts up to 7, ntuple
+ * on and an empty rule table; enos3: the same without contexts. */
+static void set_doc(const char *iface, const char *contexts, const char *rules)
+{
+	char text[16384], indir[2048];
+	int n = 0;
+	for (int i = 0; i < 256; i++)
+		n += snprintf(indir + n, sizeof(indir) - (size_t)n, "%s%d", i ? ", " : "", i % 16);
+	snprintf(text, sizeof(text),
+		 "{\"channels\": {\"combined\": 16, \"combined_max\": 63}, "
+		 "\"features\": {\"rx-ntuple-filter\": {\"on\": true, \"fixed\": false}}, "
+		 "\"flows\": {\"size\": 64, \"rules\": [%s]}, "
+		 "\"rss\": {\"indir\": [%s], \"key_size\": 40, \"hfunc\": 1, "
+		 "\"hash_fields\": {\"tcp4\": \"sdfn\"}%s%s%s}}",
+		 rules, indir, contexts ? ", " : "", contexts ? contexts : "", "");
+	char path[64];
+	snprintf(path, sizeof(path), "ethtool/%s.json", iface);
+	tree_write(root, path, text);
+}
+
+static void test_text(void)
+{
+	nt_flow_rule r, back;
+	char text[NT_FLOW_TEXT_MAX], why[128];
+	struct ethtool_rx_flow_spec fs;
+	CHECK_INT(nt_flow_rule_parse("tcp4 dst-port 5201 context 1 queue 0", &r, NULL, 0), 0);
+	CHECK(r.context == 1 && r.queue == 0 && !r.drop);
+	CHECK_INT(nt_flow_rule_format(&r, text, sizeof(text)), 0);
+	CHECK_STR(text, "tcp4 dst-port 5201 context 1 queue 0");
+	CHECK_INT(nt_flow_spec_encode(&r, &fs), 0);
+	CHECK_INT(fs.flow_type, TCP_V4_FLOW | FLOW_RSS);
+	CHECK_INT(fs.ring_cookie, 0);
+	nt_flow_spec_decode(&fs, 1, &back);
+	CHECK(back.type == NT_FLOW_TCP4 && back.context == 1 && nt_flow_rule_equal(&r, &back));
+	/* FLOW_RSS on context 0 (the NIC's own table) is not modelled. */
+	nt_flow_spec_decode(&fs, 0, &back);
+	CHECK_INT(back.type, NT_FLOW_OTHER);
+	CHECK_INT(nt_flow_rule_parse("tcp4 dst-port 5201 queue 0", &back, NULL, 0), 0);
+	CHECK(!nt_flow_rule_equal(&r, &back));
+	CHECK_INT(nt_flow_rule_parse("tcp4 context 1 drop", &r, why, sizeof(why)), NT_EPARSE);
+	CHECK_STR(why, "a rule to an RSS context cannot drop");
+	CHECK_INT(nt_flow_rule_parse("tcp4 context 0 queue 1", &r, why, sizeof(why)), NT_EPARSE);
+	/* The rss kind's values: "none" is a context that is not there. */
+	const nt_setting_kind *k = nt_setting_find("rss");
+	nt_value v;
+	CHECK(k && k->parse("none", &v) == 0 && !strcmp(v.text, "none"));
+}
+
+static void test_fixture(const nt_ctx *ctx)
+{
+	uint32_t tab[256], id = 0;
+	char err[160] = "";
+	nt_rss c;
+	for (int i = 0; i < 256; i++)
+		tab[i] = 4 + i % 4;
+	set_doc("enos2", "\"contexts\": [], \"max_contexts\": 3", "");
+	CHECK_INT(nt_rss_context_read(ctx, "enos2", 1, &c), -ENOENT);
+	CHECK_INT(nt_rss_context_create(ctx, "enos2", tab, 256, &id, err, sizeof(err)), 0);
+	CHECK_INT(id, 1);
+	CHECK_INT(nt_rss_context_create(ctx, "enos2", tab, 256, &id, err, sizeof(err)), 0);
+	CHECK_INT(id, 2);
+	/* max_contexts 3 counts context 0: ids 1 and 2 only. */
+	CHECK_INT(nt_rss_context_create(ctx, "enos2", tab, 256, &id, err, sizeof(err)), -EBUSY);
+	CHECK_INT(nt_rss_context_read(ctx, "enos2", 2, &c), 0);
+	CHECK(c.indir_size == 256 && c.indir[0] == 4 && c.indir[5] == 5);
+	nt_rss_free(&c);
+	tab[0] = 16;
+	CHECK_INT(nt_rss_context_write(ctx, "enos2", 2, tab, 256, err, sizeof(err)), -EINVAL);
+	CHECK_STR(err, "indirection table entry is beyond the RX rings");
+	CHECK_INT(nt_rss_context_delete(ctx, "enos2", 1, err, sizeof(err)), 0);
+	CHECK_INT(nt_rss_context_delete(ctx, "enos2", 1, err, sizeof(err)), -ENOENT);
+	/* The lowest free id again. */
+	tab[0] = 4;
+	CHECK_INT(nt_rss_context_create(ctx, "enos2", tab, 256, &id, err, sizeof(err)), 0);
+	CHECK_INT(id, 1);
+	/* A rule names context 2: not deleted (6.11 and later). */
+	set_doc("enos2", "\"contexts\": [{\"id\": 2, \"indir\": [0]}]",
+		"{\"location\": 0, \"rule\": \"tcp4 dst-port 1 context 2 queue 0\"}");
+	CHECK_INT(nt_rss_context_delete(ctx, "enos2", 2, err, sizeof(err)), -EBUSY);
+	/* A rule into a context that is not there is refused. */
+	nt_flow_rule r;
+	CHECK_INT(nt_flow_rule_parse("tcp4 dst-port 2 context 3 queue 0", &r, NULL, 0), 0);
+	r.location = 1;
+	CHECK_INT(nt_flows_insert(ctx, "enos2", &r, err, sizeof(err)), -EINVAL);
+	CHECK_STR(err, "RSS context 3 does not exist");
+	/* A driver without contexts. */
+	set_doc("enos3", NULL, "");
+	CHECK_INT(nt_rss_context_read(ctx, "enos3", 1, &c), -EOPNOTSUPP);
+	CHECK_INT(nt_rss_context_create(ctx, "enos3", tab, 256, &id, err, sizeof(err)), -EOPNOTSUPP);
+}
+
+static int plan_of(const nt_ctx *ctx, const char *text, nt_plan *plan, json_t **errors)
+{
+	nt_topology *t = NULL;
+	json_t *p = json_loads(text, 0, NULL);
+	CHECK_MSG(p != NULL, "%s", text);
+	*errors = json_array();
+	int r = nt_topology_read(ctx, &t);
+	if (r == 0)
+		r = nt_plan_build(ctx, NULL, t, p, plan, *errors);
+	nt_topology_free(t);
+	json_decref(p);
+	return r;
+}
+
+static void check_error(const json_t *errors, const char *path, const char *what)
+{
+	size_t i;
+	json_t *e;
+	json_array_foreach(errors, i, e)
+		if (!strcmp(json_string_value(json_object_get(e, "path")), path) &&
+		    strstr(json_string_value(json_object_get(e, "message")), what))
+			return;
+	char *s = json_dumps(errors, 0);
+	CHECK_MSG(0, "no error at %s with '%s' in %s", path, what, s);
+	free(s);
+}
+
+static int step_at(const nt_plan *plan, const char *kind, const char *target)
+{
+	for (int i = 0; i < plan->nsteps; i++)
+		if (!strcmp(plan->steps[i].kind->name, kind) && !strcmp(plan->steps[i].target, target))
+			return i;
+	return -1;
+}
+
+#define PROFILE                                                                                     \
+	"{\"name\":\"ctx\",\"rss\":[{\"interface\":\"enos2\",\"context\":1,\"queues\":\"4-7\"}],"    \
+	"\"flows\":[{\"interface\":\"enos2\",\"flow_type\":\"tcp4\",\"dst_port\":5201,\"context\":1}]}"
+
+static void test_plan(const nt_ctx *ctx)
+{
+	nt_plan plan;
+	json_t *errors;
+	set_doc("enos2", "\"contexts\": []", "");
+	int r = plan_of(ctx, PROFILE, &plan, &errors);
+	CHECK_MSG(r == 0, "plan: %d %s", r, json_dumps(errors, 0));
+	json_decref(errors);
+	if (r)
+		return;
+	const nt_setting_kind *rk = nt_setting_find("rss"), *fk = nt_setting_find("flow");
+	int c = step_at(&plan, "rss", "enos2/context-1"), f = step_at(&plan, "flow", "enos2/loc-0");
+	CHECK_MSG(c >= 0 && f > c, "context step %d, rule step %d", c, f);
+	if (c >= 0 && f >= 0) {
+		CHECK_STR(nt_t_str(rk, &plan.steps[c].before), "none");
+		CHECK_STR(nt_t_str(rk, &plan.steps[c].after), "4-7*64");
+		CHECK_STR(nt_t_str(fk, &plan.steps[f].before), "none");
+		CHECK_STR(nt_t_str(fk, &plan.steps[f].after), "tcp4 dst-port 5201 context 1 queue 0");
+	}
+	nt_plan_free(&plan);
+	/* "equal" from "start", as ethtool -X start 8 equal 4. */
+	r = plan_of(ctx, "{\"name\":\"e\",\"rss\":[{\"interface\":\"enos2\",\"context\":1,\"equal\":4,\"start\":8}]}",
+		    &plan, &errors);
+	CHECK_INT(r, 0);
+	json_decref(errors);
+	if (r == 0) {
+		c = step_at(&plan, "rss", "enos2/context-1");
+		CHECK(c >= 0 && !strcmp(nt_t_str(rk, &plan.steps[c].after), "8-11*64"));
+		nt_plan_free(&plan);
+	}
+}
+
+static void test_bad_input(const nt_ctx *ctx)
+{
+	nt_plan plan;
+	json_t *errors;
+	set_doc("enos2", "\"contexts\": [{\"id\": 2, \"indir\": [0]}]",
+		"{\"location\": 9, \"rule\": \"udp4 dst-port 53 context 2 queue 0\"}");
+	set_doc("enos3", NULL, "");
+	char *before2 = tree_read(root, DOC), *before3 = tree_read(root, "ethtool/enos3.json");
+	int r = plan_of(ctx,
+			"{\"name\":\"bad\",\"rss\":[{\"interface\":\"enos3\",\"context\":1,\"queues\":\"0-1\"},"
+			"{\"interface\":\"enos2\",\"context\":3,\"queues\":\"12-17\"},"
+			"{\"interface\":\"enos2\",\"context\":2,\"equal\":2},"
+			"{\"interface\":\"enos*\",\"context\":4,\"equal\":2,\"hash_fields\":{\"tcp4\":\"sd\"}},"
+			"{\"interface\":\"enos2\",\"context\":0,\"start\":1,\"queues\":\"1\"}],"
+			"\"flows\":[{\"interface\":\"enos2\",\"flow_type\":\"tcp4\",\"dst_port\":1,\"context\":5},"
+			"{\"interface\":\"enos2\",\"flow_type\":\"tcp4\",\"dst_port\":2,\"context\":3,\"cpu\":1}]}",
+			&plan, &errors);
+	CHECK_INT(r, NT_EINVALID);
+	check_error(errors, "$.rss[0].context", "enos3: its driver has no RSS contexts");
+	check_error(errors, "$.rss[1].queues", "enos2 has 16 RX queues (0-15): queue 17 is beyond them");
+	check_error(errors, "$.rss[1].context", "RSS context 3 would be made as 1");
+	check_error(errors, "$.rss[2].context", "RSS context 2 is in use: flow rules this profile does not ask for "
+						"send flows to it (location 9)");
+	check_error(errors, "$.rss[3].hash_fields", "hash fields are set for the NIC");
+	check_error(errors, "$.rss[3].interface", "names one NIC, not a pattern");
+	check_error(errors, "$.rss[4].context", "from 1 to 65535");
+	check_error(errors, "$.rss[4].start", "'start' goes with 'equal'");
+	check_error(errors, "$.flows[0].context", "enos2 has no RSS context 5, and this profile's \"rss\" makes none");
+	check_error(errors, "$.flows[1]", "with 'context' give at most 'queue'");
+	json_decref(errors);
+	/* Nothing was sent anywhere. */
+	char *after2 = tree_read(root, DOC), *after3 = tree_read(root, "ethtool/enos3.json");
+	CHECK(before2 && after2 && !strcmp(before2, after2));
+	CHECK(before3 && after3 && !strcmp(before3, after3));
+	free(before2);
+	free(after2);
+	free(before3);
+	free(after3);
+	/* Context 2 with "replace", and 1 and 3 made in order: accepted. */
+	r = plan_of(ctx,
+		    "{\"name\":\"ok\",\"rss\":[{\"interface\":\"enos2\",\"context\":3,\"equal\":2},"
+		    "{\"interface\":\"enos2\",\"context\":1,\"equal\":2},"
+		    "{\"interface\":\"enos2\",\"context\":2,\"equal\":4,\"replace\":true}]}",
+		    &plan, &errors);
+	CHECK_MSG(r == 0, "%s", json_dumps(errors, 0));
+	json_decref(errors);
+	if (r == 0)
+		nt_plan_free(&plan);
+}
+
+static void test_transaction(const nt_ctx *ctx)
+{
+	nt_txn_engine *e = NULL;
+	nt_txn_outcome o = { 0 };
+	set_doc("enos2", "\"contexts\": [], \"max_contexts\": 8", "");
+	char *orig = tree_read(root, DOC);
+	CHECK_INT(nt_txn_engine_open(ctx, state, &e), 0);
+	if (!e)
+		goto out;
+	json_t *profile = json_loads(PROFILE, 0, NULL);
+	nt_txn_request req = { .profile = profile, .client = "test", .identity = "" };
+	CHECK_INT(nt_txn_apply(e, &req, &o), 0);
+	CHECK_STR(json_string_value(json_object_get(o.doc, "status")), "applied");
+	int64_t id = json_integer_value(json_object_get(o.doc, "id"));
+	nt_txn_outcome_free(&o);
+	nt_rss c;
+	CHECK_INT(nt_rss_context_read(ctx, "enos2", 1, &c), 0);
+	CHECK(c.indir_size == 256 && c.indir[0] == 4 && c.indir[3] == 7 && c.indir[4] == 4);
+	nt_rss_free(&c);
+	nt_flow_rule fr;
+	CHECK_INT(nt_flows_get(ctx, "enos2", 0, &fr), 0);
+	CHECK(fr.context == 1 && fr.dst_port == 5201 && fr.queue == 0);
+
+	/* The per-NIC view: context 1, its queues, the rule into it. */
+	nt_topology *t = NULL;
+	CHECK_INT(nt_topology_read(ctx, &t), 0);
+	const nt_nic *n = t ? nt_topology_nic(t, "enos2") : NULL;
+	json_t *cx = n ? nt_nic_rss_contexts_json(t, n) : NULL;
+	char *text = cx ? json_dumps(cx, JSON_SORT_KEYS | JSON_COMPACT) : NULL;
+	CHECK_MSG(text && strstr(text, "\"list\":[{\"hfunc\":1,\"id\":1,\"indir_size\":256,\"queues\":[4,5,6,7],"
+				       "\"rules\":[0],\"table\":\"4-7*64\"}]") &&
+			  strstr(text, "\"supported\":true") && strstr(text, "\"listed_from\":\"the ids the NIC's flow rules name"),
+		  "%s", text ? text : "(null)");
+	free(text);
+	json_decref(cx);
+	json_t *flows = n ? nt_nic_flows_json(t, n) : NULL;
+	json_t *rule = json_array_get(json_object_get(flows, "rules"), 0);
+	CHECK(json_integer_value(json_object_get(rule, "context")) == 1 &&
+	      json_is_integer(json_object_get(rule, "queue_offset")) && !json_object_get(rule, "irq"));
+	json_decref(flows);
+	/* Planned again: nothing left to do. */
+	nt_plan plan;
+	json_t *errors = json_array();
+	CHECK_INT(t ? nt_plan_build(ctx, NULL, t, profile, &plan, errors) : -1, 0);
+	CHECK_MSG(t && plan.nsteps == 0, "%d steps left", plan.nsteps);
+	if (t)
+		nt_plan_free(&plan);
+	json_decref(errors);
+	nt_topology_free(t);
+
+	/* Rolled back: the rule out first, then the context deleted (the
+	 * fixture refuses a context a rule names, as the kernel does). */
+	nt_txn_request back = { .client = "test", .identity = "" };
+	CHECK_INT(nt_txn_rollback(e, id, false, &back, &o), 0);
+	CHECK_STR(json_string_value(json_object_get(o.doc, "status")), "applied");
+	nt_txn_outcome_free(&o);
+	CHECK_INT(nt_rss_context_read(ctx, "enos2", 1, &c), -ENOENT);
+	char *now = tree_read(root, DOC);
+	CHECK_MSG(orig && now && !strcmp(orig, now), "after the rollback:\n%.400s", now ? now : "(none)");
+	free(now);
+
+	/* A context that was there: its table changed, then put back, and it
+	 * is never deleted. */
+	char two[2048];
+	int m = snprintf(two, sizeof(two), "\"contexts\": [{\"id\": 1, \"indir\": [");
+	for (int i = 0; i < 256; i++)
+		m += snprintf(two + m, sizeof(two) - (size_t)m, "%s%d", i ? ", " : "", i % 2);
+	snprintf(two + m, sizeof(two) - (size_t)m, "]}]");
+	set_doc("enos2", two, "");
+	free(orig);
+	orig = tree_read(root, DOC);
+	CHECK_INT(nt_txn_apply(e, &req, &o), 0);
+	CHECK_STR(json_string_value(json_object_get(o.doc, "status")), "applied");
+	id = json_integer_value(json_object_get(o.doc, "id"));
+	nt_txn_outcome_free(&o);
+	CHECK_INT(nt_txn_rollback(e, id, false, &back, &o), 0);
+	CHECK_STR(json_string_value(json_object_get(o.doc, "status")), "applied");
+	nt_txn_outcome_free(&o);
+	CHECK_INT(nt_rss_context_read(ctx, "enos2", 1, &c), 0);
+	nt_rss_free(&c);
+	now = tree_read(root, DOC);
+	CHECK_MSG(orig && now && !strcmp(orig, now), "after the rollback:\n%.400s", now ? now : "(none)");
+	free(now);
+
+	/* A driver that picks its own id (5, where the plan predicts 1): the
+	 * step fails, says so, and the transaction rolls back to the byte. */
+	set_doc("enos2", "\"contexts\": [], \"alloc_id\": 5", "");
+	free(orig);
+	orig = tree_read(root, DOC);
+	nt_txn_apply(e, &req, &o);
+	text = o.doc ? json_dumps(o.doc, 0) : NULL;
+	CHECK_MSG(text && strstr(text, "the kernel made the new RSS context 5, not 1 as the plan predicted") &&
+			  !strcmp(json_string_value(json_object_get(o.doc, "status")) ?: "", "rolled_back"),
+		  "%s", text ? text : "(no document)");
+	free(text);
+	nt_txn_outcome_free(&o);
+	now = tree_read(root, DOC);
+	CHECK_MSG(orig && now && !strcmp(orig, now), "after the failed apply:\n%.400s", now ? now : "(none)");
+	free(now);
+	json_decref(profile);
+out:
+	free(orig);
+	nt_txn_engine_close(e);
+}
+
+int main(void)
+{
+	char cmd[512];
+	nt_ctx ctx;
+	snprintf(root, sizeof(root), "/tmp/nt-rssctx-XXXXXX");
+	snprintf(state, sizeof(state), "/tmp/nt-rssctx-state-XXXXXX");
+	CHECK(mkdtemp(root) != NULL && mkdtemp(state) != NULL);
+	snprintf(cmd, sizeof(cmd), "cp -a %s/epyc7713-2node-bond/. %s/", NT_FIXTURES, root);
+	CHECK_INT(system(cmd), 0);
+	CHECK_INT(nt_ctx_init(&ctx, root), 0);
+	test_text();
+	test_fixture(&ctx);
+	test_plan(&ctx);
+	test_bad_input(&ctx);
+	test_transaction(&ctx);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s %s", root, state);
+	system(cmd);
+	TEST_MAIN_END();
+}
