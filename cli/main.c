@@ -37,6 +37,8 @@ static const char usage[] =
 	"                                     queue's NAPI and the CPUs its thread may run on; the\n"
 	"                                     NAPIs (IRQ, thread, deferral) from the kernel's netdev\n"
 	"                                     family, or sysfs and thread names on older kernels; its\n"
+	"                                     RSS table and RSS contexts (each context's queues and\n"
+	"                                     the flow rules into it, or why there are none); its\n"
 	"                                     offload features and flow control; the ring and\n"
 	"                                     coalescing parameters only ethtool netlink reaches\n"
 	"                                     (header/data split, hds-thresh, push modes, CQE mode),\n"

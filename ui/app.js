@@ -511,11 +511,26 @@ async function loadNicPackets(name) {
         h("thead", {}, h("tr", {}, ["RX queue", "IRQ", "interrupt on", "NAPI thread may run on", "packets on", "RSS share"].map((t) => h("th", {}, t)))),
         h("tbody", {}, rows)) :
       h("p.hint", {}, "No per-queue files."),
+    rssContexts(d.rss),
     rules.length ?
       h("ul.rules", {}, rules.map((r) => h("li", {},
         `loc ${r.location}: ${r.rule}` + (r.irq_cpus ? ` → CPU ${r.irq_cpus}` : "") + (r.by_nettune ? ` (nettune, transaction ${r.by_nettune})` : "")))) :
       null,
   ].filter(Boolean));
+}
+
+// The NIC's RSS contexts: each with the queues its table names and the
+// rule locations sending flows to it; "not supported" with the driver's
+// reason. The tooltip says how the list was found (the ioctl reads a
+// context by id and cannot list them).
+function rssContexts(rss) {
+  const cx = rss && rss.contexts;
+  if (!cx || cx.supported === null || cx.supported === undefined) return null;
+  if (!cx.supported) return h("p.rss-contexts", { title: cx.reason || "" }, "RSS contexts: not supported");
+  const list = cx.list || [];
+  const text = list.length ? list.map((c) => `context ${c.id} → queues ${c.queues.join(",")}` +
+    (c.rules.length ? ` (rules at ${c.rules.join(", ")})` : "")).join("; ") : "none found";
+  return h("p.rss-contexts", { title: cx.listed_from || "" }, `RSS contexts: ${text}`);
 }
 
 // The CPUs a queue's NAPI thread may run on (its Cpus_allowed_list), or

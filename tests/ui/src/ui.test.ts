@@ -156,6 +156,16 @@ async function checkNicClick(page: Page, topo: any, nicName: string, name: strin
       (detail.ring_params.hds_thresh.supported || /not supported: .*hds_thresh/.test(line)),
       `${name}: ${nicName} shows its ring parameters as GET /v1/nics says (got ${line})`);
   }
+  // Its RSS contexts as GET /v1/nics says: "not supported" where the
+  // driver has none, else each context with its queues.
+  const cx = detail.rss && detail.rss.contexts;
+  if (cx && cx.supported !== null && detail.rss.indir_size) {
+    await page.waitForSelector("#nic-detail p.rss-contexts", { timeout: 5000 }).catch(() => null);
+    const line = await page.$eval("#nic-detail p.rss-contexts", (e) => e.textContent).catch(() => null);
+    const want = !cx.supported ? "RSS contexts: not supported" :
+      cx.list.length ? `context ${cx.list[0].id} → queues ${cx.list[0].queues.join(",")}` : "none found";
+    check(!!line && line.includes(want), `${name}: ${nicName} shows its RSS contexts as GET /v1/nics says (got ${line})`);
+  }
   check(await page.$eval(`#map .nic[data-nic="${nicName}"]`, (e) => e.getAttribute("aria-pressed")) === "true",
     `${name}: ${nicName} shown as selected`);
   return { on, off };
