@@ -604,8 +604,13 @@ static void validate_rss(nt_section_check *c, const json_t *arr)
 			if (!nt_iface_match(iface, nic->name))
 				continue;
 			if (!nic_rss(c->t, nic, &r)) {
+				char cpath[NT_JSONPATH_MAX];
+				snprintf(cpath, sizeof(cpath), "%s.context", base);
 				if (named)
 					nt_sc_error(c, path, "%s reports no RSS state", nic->name);
+				/* No RSS at all: no contexts either (6.1's netdevsim). */
+				if (named && json_object_get(e, "context"))
+					nt_sc_error(c, cpath, "%s: %s", nic->name, nt_rss_contexts_unsupported);
 				continue;
 			}
 			any |= r.indir_size > 0 || !tables;

@@ -184,6 +184,23 @@ static void test_plan(const nt_ctx *ctx)
 		CHECK_STR(nt_t_str(fk, &plan.steps[f].after), "tcp4 dst-port 5201 context 1 queue 0");
 	}
 	nt_plan_free(&plan);
+	/* "placed" into a context: the queues whose IRQs this profile puts on
+	 * the NIC's node (here CPUs 33-36 of node 1: enos2's first four
+	 * queues' IRQs... whichever the placement deals), said in a warning. */
+	r = plan_of(ctx,
+		    "{\"name\":\"pl\",\"irq_affinity\":[{\"interface\":\"enos2\",\"cpus\":\"33-36\"}],"
+		    "\"rss\":[{\"interface\":\"enos2\",\"context\":1,\"queues\":\"placed\"}]}",
+		    &plan, &errors);
+	CHECK_MSG(r == 0, "plan: %d %s", r, json_dumps(errors, 0));
+	json_decref(errors);
+	if (r == 0) {
+		c = step_at(&plan, "rss", "enos2/context-1");
+		CHECK(c >= 0 && strcmp(nt_t_str(rk, &plan.steps[c].after), "none") != 0);
+		if (c >= 0)
+			fprintf(stderr, "placed context table: %s\n", nt_t_str(rk, &plan.steps[c].after));
+		CHECK(step_at(&plan, "rss", "enos2/indir") < 0);
+		nt_plan_free(&plan);
+	}
 	/* "equal" from "start", as ethtool -X start 8 equal 4. */
 	r = plan_of(ctx, "{\"name\":\"e\",\"rss\":[{\"interface\":\"enos2\",\"context\":1,\"equal\":4,\"start\":8}]}",
 		    &plan, &errors);
