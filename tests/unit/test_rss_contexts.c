@@ -11,6 +11,7 @@
  * the 422s (no contexts, an unknown context, queues beyond the channels,
  * an id the kernel would not give, a context in use) with nothing
  * applied; a driver that picks another id: the step fails, rolled back. */
+#include "agent/drift.h"
 #include "engine/plan.h"
 #include "engine/txn.h"
 #include "host/queues.h"
@@ -20,6 +21,7 @@
 #include "kernel/flows.h"
 #include "kernel/rss.h"
 #include "settings/setting.h"
+#include "store/store.h"
 #include "setting_util.h"
 #include "harness.h"
 #include "tree_files.h"
@@ -368,6 +370,72 @@ out:
 	nt_txn_engine_close(e);
 }
 
+static void on_log(void *ud, const json_t *ev)
+{
+	(void)ud;
+	(void)ev;
+}
+
+/* Held as the desired state (agent/drift.c, the watcher checked by hand):
+ * the context and the rule deleted behind the agent's back are made again
+ * (the context first, getting its id back), a table changed by hand is
+ * put back. */
+static void test_hold(const nt_ctx *ctx)
+{
+	char db[128], err[256];
+	nt_store *store = NULL;
+	nt_txn_engine *e = NULL;
+	nt_drift *d = NULL;
+	nt_txn_outcome o = { 0 };
+	json_t *profile = json_loads(PROFILE, 0, NULL), *rep;
+	nt_rss c;
+	snprintf(db, sizeof(db), "%s/hold.db", state);
+	set_doc("enos2", "\"contexts\": []", "");
+	CHECK_INT(nt_store_open(db, &store, err, sizeof(err)), 0);
+	CHECK_INT(store ? nt_txn_engine_new(ctx, store, NULL, &e) : -1, 0);
+	CHECK_INT(e ? nt_txn_engine_start(e) : -1, 0);
+	if (!e)
+		goto out;
+	nt_txn_request req = { .profile = profile, .client = "test", .identity = "", .persist = true };
+	CHECK_INT(nt_txn_apply(e, &req, &o), 0);
+	CHECK_STR(json_string_value(json_object_get(o.doc, "status")), "applied");
+	nt_txn_outcome_free(&o);
+	nt_drift_config cfg = { .policy = NT_DRIFT_REPAIR };
+	CHECK_INT(nt_drift_new(ctx, e, store, &cfg, on_log, NULL, false, &d), 0);
+	if (!d)
+		goto out;
+	CHECK_INT(nt_drift_check(d, "drift"), 0);
+	rep = nt_drift_report(d);
+	CHECK_STR(json_string_value(json_object_get(rep, "status")), "in_sync");
+	json_decref(rep);
+	/* ethtool -U enos2 delete 0; ethtool -X enos2 context 1 delete. */
+	set_doc("enos2", "\"contexts\": []", "");
+	CHECK_INT(nt_drift_check(d, "drift"), 0);
+	CHECK_INT(nt_rss_context_read(ctx, "enos2", 1, &c), 0);
+	CHECK(c.indir_size == 256 && c.indir[0] == 4 && c.indir[3] == 7);
+	nt_rss_free(&c);
+	nt_flow_rule fr;
+	CHECK_INT(nt_flows_get(ctx, "enos2", 0, &fr), 0);
+	CHECK(fr.context == 1 && fr.dst_port == 5201);
+	/* The context's table changed by hand: put back. */
+	uint32_t tab[256];
+	for (int i = 0; i < 256; i++)
+		tab[i] = i % 2;
+	CHECK_INT(nt_rss_context_write(ctx, "enos2", 1, tab, 256, err, sizeof(err)), 0);
+	CHECK_INT(nt_drift_check(d, "drift"), 0);
+	CHECK_INT(nt_rss_context_read(ctx, "enos2", 1, &c), 0);
+	CHECK(c.indir_size == 256 && c.indir[0] == 4);
+	nt_rss_free(&c);
+	rep = nt_drift_report(d);
+	CHECK_STR(json_string_value(json_object_get(rep, "status")), "in_sync");
+	json_decref(rep);
+out:
+	nt_drift_free(d);
+	nt_txn_engine_close(e);
+	nt_store_close(store);
+	json_decref(profile);
+}
+
 int main(void)
 {
 	char cmd[512];
@@ -383,6 +451,7 @@ int main(void)
 	test_plan(&ctx);
 	test_bad_input(&ctx);
 	test_transaction(&ctx);
+	test_hold(&ctx);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s %s", root, state);
 	system(cmd);
 	TEST_MAIN_END();
