@@ -9,6 +9,7 @@
 #include "cli/escape.h"
 #include "cli/metric.h"
 #include "host/counters.h"
+#include "kernel/regfile.h"
 
 #include <errno.h>
 #include <math.h>
@@ -57,45 +58,6 @@ static json_t *round_counters(const json_t *delta)
  * thousands of flows. */
 #define SAMPLES_MAX (64u << 20)
 
-/* PATH's text (up to SAMPLES_MAX bytes, NUL-terminated) into *TEXT.
- * Returns 0 or -1 with errno set (EFBIG for a larger file). */
-static int slurp(const char *path, char **text)
-{
-	FILE *f = fopen(path, "r");
-	size_t n = 0, cap = 65536;
-	char *buf = f ? malloc(cap + 1) : NULL;
-	int rc = -1;
-	if (!buf)
-		goto out;
-	for (;;) {
-		size_t got = fread(buf + n, 1, cap - n, f);
-		n += got;
-		if (n < cap) {
-			if (ferror(f))
-				goto out;
-			break;
-		}
-		if (cap >= SAMPLES_MAX) {
-			errno = EFBIG;
-			goto out;
-		}
-		char *nb = realloc(buf, 2 * cap + 1);
-		if (!nb)
-			goto out;
-		buf = nb;
-		cap *= 2;
-	}
-	buf[n] = '\0';
-	*text = buf;
-	buf = NULL;
-	rc = 0;
-out:
-	free(buf);
-	if (f)
-		fclose(f);
-	return rc;
-}
-
 /* The figures of neper's samples file (--neper-samples) into O, when the
  * round (begun at STARTED, wall clock) wrote it; said otherwise. They never
  * fail a round: the figures are only not shown. */
@@ -111,8 +73,9 @@ static void read_samples(const nt_bench_rounds *b, int k, time_t started, nt_met
 			b->who, k, path, path);
 		return;
 	}
-	if (slurp(path, &text) < 0) {
-		fprintf(stderr, "nettune: %s: round %d: cannot read %s: %s\n", b->who, k, path, strerror(errno));
+	size_t len;
+	if (nt_regfile_read(path, SAMPLES_MAX, &text, &len, err, sizeof(err)) < 0) {
+		fprintf(stderr, "nettune: %s: round %d: %s\n", b->who, k, err);
 		return;
 	}
 	if (nt_metric_neper_samples(text, o, err, sizeof(err)) < 0)
