@@ -24,57 +24,22 @@
 #  - after each, the namespace's and the host's values byte-identical.
 # Everything started is stopped on every exit (traps).
 set -u
-pass=0; fail=0
-ok() { pass=$((pass+1)); }
-bad() { fail=$((fail+1)); echo "FAIL: $*"; }
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 check() { local what=$1; shift; if "$@"; then ok; else bad "$what"; fi; }
 jqe() { jq -e "$@" >/dev/null; }
-skip() { echo "SKIP: $*"; exit 77; }
-[ "$(id -u)" -eq 0 ] || skip "needs root (ip netns)"
-for t in ip jq curl iperf3 python3; do command -v $t >/dev/null || skip "$t is not installed"; done
-[ -n "${NT_BIN:-}" ] && [ -x "$NT_BIN" ] || skip "NT_BIN is not set to the nettune binary"
-
-work=$(mktemp -d)
-nsa=nt-cmpa-$$
-nsb=nt-cmpb-$$
-pids=()
+live_require ip jq curl iperf3 python3
+live_pair nt-cmp ntcmp 10.215.0
 keys=(net/ipv4/tcp_rmem net/ipv4/tcp_wmem net/core/rmem_max net/core/wmem_max net/core/netdev_max_backlog)
 # The values of the client namespace and of the host, one "where key value" a line.
 values() {
 	for k in "${keys[@]}"; do printf 'host %s %s\n' "$k" "$(cat /proc/sys/$k)"; done
-	for k in "${keys[@]}"; do printf '%s %s %s\n' "$nsa" "$k" "$(ip netns exec "$nsa" cat /proc/sys/$k 2>/dev/null)"; done
+	for k in "${keys[@]}"; do printf '%s %s %s\n' "$ns" "$k" "$(ip netns exec "$ns" cat /proc/sys/$k 2>/dev/null)"; done
 }
-cleanup() {
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
-	for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
-	ip netns del "$nsa" 2>/dev/null
-	ip netns del "$nsb" 2>/dev/null
-	rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-ip netns add "$nsa" || skip "cannot create a network namespace"
-ip netns add "$nsb" || { bad "netns $nsb"; exit 1; }
-ip link add ntcmpa netns "$nsa" type veth peer name ntcmpb netns "$nsb" || { bad "veth"; exit 1; }
-ip -n "$nsa" addr add 10.215.0.1/30 dev ntcmpa
-ip -n "$nsb" addr add 10.215.0.2/30 dev ntcmpb
-for n in "$nsa" "$nsb"; do ip -n "$n" link set lo up; done
-ip -n "$nsa" link set ntcmpa up
-ip -n "$nsb" link set ntcmpb up
 values > "$work/values0"
-
-ip netns exec "$nsb" iperf3 -s -B 10.215.0.2 > "$work/iperf3-server.out" 2>&1 &
-pids+=($!)
-: > "$work/agent.out"
-ip netns exec "$nsa" "$NT_BIN" serve --listen 127.0.0.1:0 --root / --state-dir "$work/state" \
-	> "$work/agent.out" 2> "$work/agent.err" &
-pids+=($!)
-for _ in $(seq 100); do grep -q listening "$work/agent.out" && break; sleep 0.1; done
-url=$(sed -n 's/^listening on //p' "$work/agent.out")
-[ -n "$url" ] || { bad "agent did not start: $(cat "$work/agent.err")"; exit 1; }
-for _ in $(seq 50); do ip netns exec "$nsa" bash -c '</dev/tcp/10.215.0.2/5201' 2>/dev/null && break; sleep 0.1; done
-ina() { ip netns exec "$nsa" "$@"; }
+start_agent
+[ -n "$url" ] || { bad "agent did not start: $(cat "$work/err")"; exit 1; }
+live_iperf3_server
+ina() { ip netns exec "$ns" "$@"; }
 nt() { ina "$NT_BIN" "$@"; }
 
 cat > "$work/harm.json" <<'JSON'
@@ -198,10 +163,9 @@ check "values byte-identical after the A/A run" cmp -s "$work/values2" "$work/va
 
 # 3. SIGTERM in a candidate round: put back, 143.
 cmd3="grep -q '^4096.4096.4096' /proc/sys/net/ipv4/tcp_wmem && { touch '$work/cand3'; sleep 30; }; exec ${iperf[*]}"
-ip netns exec "$nsa" "$NT_BIN" bench-run --agent "$url" --compare 3 --profile "$work/harm.json" --report "$work/r3.json" -- \
+ip netns exec "$ns" "$NT_BIN" bench-run --agent "$url" --compare 3 --profile "$work/harm.json" --report "$work/r3.json" -- \
 	sh -c "$cmd3" > /dev/null 2> "$work/r3.err" &
 bp=$!
-pids+=($bp)
 for _ in $(seq 100); do [ -e "$work/cand3" ] && break; sleep 0.1; done
 check "SIGTERM: a candidate round is running" [ -e "$work/cand3" ]
 check "SIGTERM: tuned during it" [ "$(ina cat /proc/sys/net/ipv4/tcp_wmem | tr -s ' \t' ' ')" = "4096 4096 4096" ]
@@ -216,10 +180,9 @@ check "values byte-identical after SIGTERM" cmp -s "$work/values3" "$work/values
 
 # 4. SIGKILL in a candidate round: the confirm window puts it back.
 rm -f "$work/cand3"
-ip netns exec "$nsa" "$NT_BIN" bench-run --agent "$url" --compare 3 --confirm-timeout 2 --profile "$work/harm.json" -- \
+ip netns exec "$ns" "$NT_BIN" bench-run --agent "$url" --compare 3 --confirm-timeout 2 --profile "$work/harm.json" -- \
 	sh -c "$cmd3" > /dev/null 2> "$work/r4.err" &
 bp=$!
-pids+=($bp)
 for _ in $(seq 100); do [ -e "$work/cand3" ] && break; sleep 0.1; done
 check "SIGKILL: a candidate round is running" [ -e "$work/cand3" ]
 kill -KILL $bp
@@ -246,5 +209,4 @@ rc=$?
 check "--require-no-loss without --compare: usage (2, $rc): $(cat "$work/r5.err")" [ $rc = 2 ]
 check "nothing applied by them" [ "$(ina curl -s "$url/v1/transactions?limit=1" | jq .total)" = "$n" ]
 
-echo "$pass passed, $fail failed"
-[ "$fail" = 0 ]
+live_finish

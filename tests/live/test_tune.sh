@@ -16,55 +16,20 @@
 # neutral one not shown better; the namespace's and the host's values
 # byte-identical afterwards (no --keep). About 25 s.
 set -u
-pass=0; fail=0
-ok() { pass=$((pass+1)); }
-bad() { fail=$((fail+1)); echo "FAIL: $*"; }
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 check() { local what=$1; shift; if "$@"; then ok; else bad "$what"; fi; }
 jqe() { jq -e "$@" >/dev/null; }
-skip() { echo "SKIP: $*"; exit 77; }
-[ "$(id -u)" -eq 0 ] || skip "needs root (ip netns)"
-for t in ip jq iperf3; do command -v $t >/dev/null || skip "$t is not installed"; done
-[ -n "${NT_BIN:-}" ] && [ -x "$NT_BIN" ] || skip "NT_BIN is not set to the nettune binary"
-
-work=$(mktemp -d)
-nsa=nt-tunea-$$
-nsb=nt-tuneb-$$
-pids=()
+live_require ip jq iperf3
+live_pair nt-tune nttune 10.216.0
 keys=(net/ipv4/tcp_rmem net/ipv4/tcp_wmem net/core/somaxconn net/core/rmem_max net/core/wmem_max)
 values() {
 	for k in "${keys[@]}"; do printf 'host %s %s\n' "$k" "$(cat /proc/sys/$k)"; done
-	for k in "${keys[@]}"; do printf '%s %s %s\n' "$nsa" "$k" "$(ip netns exec "$nsa" cat /proc/sys/$k 2>/dev/null)"; done
+	for k in "${keys[@]}"; do printf '%s %s %s\n' "$ns" "$k" "$(ip netns exec "$ns" cat /proc/sys/$k 2>/dev/null)"; done
 }
-cleanup() {
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
-	for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
-	ip netns del "$nsa" 2>/dev/null
-	ip netns del "$nsb" 2>/dev/null
-	rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-ip netns add "$nsa" || skip "cannot create a network namespace"
-ip netns add "$nsb" || { bad "netns $nsb"; exit 1; }
-ip link add nttunea netns "$nsa" type veth peer name nttuneb netns "$nsb" || { bad "veth"; exit 1; }
-ip -n "$nsa" addr add 10.216.0.1/30 dev nttunea
-ip -n "$nsb" addr add 10.216.0.2/30 dev nttuneb
-for n in "$nsa" "$nsb"; do ip -n "$n" link set lo up; done
-ip -n "$nsa" link set nttunea up
-ip -n "$nsb" link set nttuneb up
 values > "$work/values0"
-
-ip netns exec "$nsb" iperf3 -s -B 10.216.0.2 > "$work/iperf3-server.out" 2>&1 &
-pids+=($!)
-ip netns exec "$nsa" "$NT_BIN" serve --listen 127.0.0.1:0 --root / --state-dir "$work/state" \
-	> "$work/agent.out" 2> "$work/agent.err" &
-pids+=($!)
-for _ in $(seq 100); do grep -q listening "$work/agent.out" && break; sleep 0.1; done
-url=$(sed -n 's/^listening on //p' "$work/agent.out")
-[ -n "$url" ] || { bad "agent did not start: $(cat "$work/agent.err")"; exit 1; }
-for _ in $(seq 50); do ip netns exec "$nsa" bash -c '</dev/tcp/10.216.0.2/5201' 2>/dev/null && break; sleep 0.1; done
-
+start_agent
+[ -n "$url" ] || { bad "agent did not start: $(cat "$work/err")"; exit 1; }
+live_iperf3_server
 cd "$work"
 echo '{"name": "small-rcvbuf", "sysctl": {"net.ipv4.tcp_rmem": "4096 32768 32768"}}' > base.json
 echo '{"name": "large-rcvbuf", "sysctl": {"net.ipv4.tcp_rmem": "4096 131072 6291456"}}' > helpful.json
@@ -72,7 +37,7 @@ echo '{"name": "tiny-rcvbuf", "sysctl": {"net.ipv4.tcp_rmem": "4096 4096 4096"}}
 echo '{"name": "somaxconn", "sysctl": {"net.ipv4.tcp_rmem": "4096 32768 32768", "net.core.somaxconn": "8192"}}' > neutral.json
 
 start=$(date +%s)
-ip netns exec "$nsa" "$NT_BIN" tune --agent "$url" --baseline base.json --budget 100s --max-rounds 6 \
+ip netns exec "$ns" "$NT_BIN" tune --agent "$url" --baseline base.json --budget 100s --max-rounds 6 \
 	--report r.json --plot r.svg helpful.json harmful.json neutral.json -- \
 	iperf3 -c 10.216.0.2 -t 1 -R -J > r.stdout 2> r.err
 rc=$?
@@ -97,5 +62,4 @@ check "the chart has the baseline and three candidates" [ "$(grep -c '<g class="
 values > values1
 check "every sysctl as it was, in the namespace and on the host: $(diff values0 values1 | tr '\n' ' ')" cmp -s values0 values1
 
-echo "$pass passed, $fail failed"
-[ "$fail" = 0 ]
+live_finish
