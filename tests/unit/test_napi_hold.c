@@ -22,6 +22,7 @@
 #include "kernel/task.h"
 #include "store/store.h"
 #include "harness.h"
+#include "engine_util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -221,26 +222,9 @@ out:
 
 int main(void)
 {
-	char root[64], state[64], cmd[512], db[128], err[256];
-	nt_ctx ctx;
-	nt_store *store = NULL;
-	nt_txn_engine *e = NULL;
-
-	snprintf(root, sizeof(root), "/tmp/nt-napihold-XXXXXX");
-	snprintf(state, sizeof(state), "/tmp/nt-napihold-state-XXXXXX");
-	CHECK(mkdtemp(root) != NULL && mkdtemp(state) != NULL);
-	snprintf(cmd, sizeof(cmd), "cp -a %s/epyc7713-2node-bond/. %s/", NT_FIXTURES, root);
-	CHECK_INT(system(cmd), 0);
-	snprintf(db, sizeof(db), "%s/nettune.db", state);
-	CHECK_INT(nt_ctx_init(&ctx, root), 0);
-	CHECK_INT(nt_store_open(db, &store, err, sizeof(err)), 0);
-	CHECK_INT(store ? nt_txn_engine_new(&ctx, store, NULL, &e) : -1, 0);
-	CHECK_INT(e ? nt_txn_engine_start(e) : -1, 0);
-	if (e)
-		test_hold(&ctx, e, store);
-	nt_txn_engine_close(e);
-	nt_store_close(store);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s %s", root, state);
-	system(cmd);
+	nt_t_engine h;
+	if (nt_t_engine_open(&h, "epyc7713-2node-bond", "napihold"))
+		test_hold(&h.ctx, h.e, h.store);
+	nt_t_engine_close(&h);
 	TEST_MAIN_END();
 }
