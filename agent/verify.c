@@ -5,6 +5,7 @@
  * long as the transaction's changes stand. A drift repair is such a
  * transaction too, so a host held to a desired state is covered. */
 #include "agent/agent.h"
+#include "base/grow.h"
 #include "host/delivery.h"
 #include "host/napi.h"
 #include "store/status.h"
@@ -68,7 +69,8 @@ int nt_agent_placed_irqs(nt_agent *a, const nt_topology *t, nt_delivery_placed *
 	nt_store *st = nt_agent_store(a);
 	nt_delivery_placed *p = NULL;
 	json_t *txns = json_object(); /* id -> transaction document, or null */
-	int np = 0, r = 0;
+	size_t np = 0, cap = 0;
+	int r = 0;
 
 	*out = NULL;
 	*n = 0;
@@ -91,14 +93,8 @@ int nt_agent_placed_irqs(nt_agent *a, const nt_topology *t, nt_delivery_placed *
 		}
 		if (!pr)
 			continue;
-		if (np % 64 == 0) {
-			nt_delivery_placed *np2 = realloc(p, sizeof(*p) * (size_t)(np + 64));
-			if (!np2) {
-				r = -ENOMEM;
-				goto done;
-			}
-			p = np2;
-		}
+		if ((r = nt_grow((void **)&p, np, &cap, sizeof(*p), 64)) < 0)
+			goto done;
 		p[np].irq = q->irq;
 		p[np].cpus = cpus;
 		snprintf(p[np].by, sizeof(p[np].by), "transaction %lld", (long long)id);
@@ -111,7 +107,7 @@ done:
 		return r;
 	}
 	*out = p;
-	*n = np;
+	*n = (int)np;
 	return 0;
 }
 
@@ -121,7 +117,8 @@ int nt_agent_placed_threads(nt_agent *a, const nt_topology *t, const nt_host_nap
 	nt_store *st = nt_agent_store(a);
 	nt_delivery_thread *p = NULL;
 	json_t *txns = json_object();
-	int np = 0, r = 0;
+	size_t np = 0, cap = 0;
+	int r = 0;
 
 	*out = NULL;
 	*n = 0;
@@ -145,21 +142,15 @@ int nt_agent_placed_threads(nt_agent *a, const nt_topology *t, const nt_host_nap
 		}
 		if (!pr)
 			continue;
-		if (np % 16 == 0) {
-			nt_delivery_thread *np2 = realloc(p, sizeof(*p) * (size_t)(np + 16));
-			if (!np2) {
-				r = -ENOMEM;
-				goto done;
-			}
-			p = np2;
-		}
+		if ((r = nt_grow((void **)&p, np, &cap, sizeof(*p), 16)) < 0)
+			goto done;
 		memset(&p[np], 0, sizeof(p[np]));
 		snprintf(p[np].target, sizeof(p[np].target), "%s", target);
 		p[np].cpus = cpus;
 		snprintf(p[np].by, sizeof(p[np].by), "transaction %lld", (long long)id);
 		np++;
 	}
-	nt_delivery_threads_resolve(t, h, p, np);
+	nt_delivery_threads_resolve(t, h, p, (int)np);
 done:
 	json_decref(txns);
 	if (r < 0) {
@@ -167,7 +158,7 @@ done:
 		return r;
 	}
 	*out = p;
-	*n = np;
+	*n = (int)np;
 	return 0;
 }
 

@@ -15,44 +15,14 @@
 
 /* ---- reading ---- */
 
-/* Room for one more entry of SIZE bytes in *V (N used, *CAP allocated). */
-static int room(void **v, size_t n, size_t *cap, size_t size)
-{
-	if (n < *cap)
-		return 0;
-	size_t c = *cap ? *cap * 2 : 16;
-	void *g = realloc(*v, c * size);
-	if (!g)
-		return -ENOMEM;
-	*v = g;
-	*cap = c;
-	return 0;
-}
-
-static int add_queue(nt_netdev *nd, const nt_nd_queue *q)
-{
-	if (room((void **)&nd->queues, nd->nqueues, &nd->qcap, sizeof(*q)) < 0)
-		return -ENOMEM;
-	nd->queues[nd->nqueues++] = *q;
-	return 0;
-}
-
-static int add_napi(nt_netdev *nd, const nt_nd_napi *a)
-{
-	if (room((void **)&nd->napis, nd->nnapis, &nd->ncap, sizeof(*a)) < 0)
-		return -ENOMEM;
-	nd->napis[nd->nnapis++] = *a;
-	return 0;
-}
-
 /* NIC's part of SRC (one NIC's document, or the host's dumps) into H. */
 static int take_nic(nt_host_napi *h, const nt_netdev *src, int ifindex)
 {
 	for (size_t i = 0; i < src->nqueues; i++)
-		if ((int)src->queues[i].ifindex == ifindex && add_queue(&h->nd, &src->queues[i]) < 0)
+		if ((int)src->queues[i].ifindex == ifindex && nt_netdev_push_queue(&h->nd, &src->queues[i]) < 0)
 			return -ENOMEM;
 	for (size_t i = 0; i < src->nnapis; i++)
-		if ((int)src->napis[i].ifindex == ifindex && add_napi(&h->nd, &src->napis[i]) < 0)
+		if ((int)src->napis[i].ifindex == ifindex && nt_netdev_push_napi(&h->nd, &src->napis[i]) < 0)
 			return -ENOMEM;
 	return 0;
 }
@@ -76,7 +46,7 @@ static int by_name(nt_host_napi *h, const nt_topology *t, const nt_nic *n, const
 		nt_nd_napi a = { .ifindex = (uint32_t)n->ifindex, .id = (uint32_t)th[i].napi_id, .pid = th[i].pid,
 				 .threaded = 1, .irq = -1, .defer_hard_irqs = -1, .gro_flush_timeout = -1,
 				 .irq_suspend_timeout = -1 };
-		r = add_napi(&h->nd, &a);
+		r = nt_netdev_push_napi(&h->nd, &a);
 	}
 	free(th);
 	return r;

@@ -2,6 +2,7 @@
 /* The `netdev` generic-netlink family: see kernel/netdev.h. */
 #include "kernel/netdev.h"
 #include "kernel/fixture.h"
+#include "base/grow.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -265,42 +266,24 @@ static void qstats_attr(void *ud, int type, const unsigned char *v, size_t n)
 
 static int push_qstats(nt_netdev *nd, const nt_nd_qstats *s)
 {
-	if (nd->nqstats == nd->scap) {
-		size_t cap = nd->scap ? nd->scap * 2 : 16;
-		nt_nd_qstats *p = realloc(nd->qstats, cap * sizeof(*p));
-		if (!p)
-			return -ENOMEM;
-		nd->qstats = p;
-		nd->scap = cap;
-	}
+	if (nt_grow((void **)&nd->qstats, nd->nqstats, &nd->scap, sizeof(*s), 16) < 0)
+		return -ENOMEM;
 	nd->qstats[nd->nqstats++] = *s;
 	return 0;
 }
 
-static int push_queue(nt_netdev *nd, const nt_nd_queue *q)
+int nt_netdev_push_queue(nt_netdev *nd, const nt_nd_queue *q)
 {
-	if (nd->nqueues == nd->qcap) {
-		size_t cap = nd->qcap ? nd->qcap * 2 : 64;
-		nt_nd_queue *p = realloc(nd->queues, cap * sizeof(*p));
-		if (!p)
-			return -ENOMEM;
-		nd->queues = p;
-		nd->qcap = cap;
-	}
+	if (nt_grow((void **)&nd->queues, nd->nqueues, &nd->qcap, sizeof(*q), 64) < 0)
+		return -ENOMEM;
 	nd->queues[nd->nqueues++] = *q;
 	return 0;
 }
 
-static int push_napi(nt_netdev *nd, const nt_nd_napi *n)
+int nt_netdev_push_napi(nt_netdev *nd, const nt_nd_napi *n)
 {
-	if (nd->nnapis == nd->ncap) {
-		size_t cap = nd->ncap ? nd->ncap * 2 : 32;
-		nt_nd_napi *p = realloc(nd->napis, cap * sizeof(*p));
-		if (!p)
-			return -ENOMEM;
-		nd->napis = p;
-		nd->ncap = cap;
-	}
+	if (nt_grow((void **)&nd->napis, nd->nnapis, &nd->ncap, sizeof(*n), 32) < 0)
+		return -ENOMEM;
 	nd->napis[nd->nnapis++] = *n;
 	return 0;
 }
@@ -317,7 +300,7 @@ static int add_entry(nt_netdev *nd, int cmd, const unsigned char *a, size_t n)
 			nd->skipped++;
 			return 0;
 		}
-		return push_queue(nd, &e.q);
+		return nt_netdev_push_queue(nd, &e.q);
 	}
 	if (cmd == NT_NETDEV_CMD_NAPI_GET) {
 		e.n.irq = e.n.pid = e.n.defer_hard_irqs = e.n.gro_flush_timeout = e.n.irq_suspend_timeout = -1;
@@ -326,7 +309,7 @@ static int add_entry(nt_netdev *nd, int cmd, const unsigned char *a, size_t n)
 			nd->skipped++;
 			return 0;
 		}
-		return push_napi(nd, &e.n);
+		return nt_netdev_push_napi(nd, &e.n);
 	}
 	if (cmd == NT_NETDEV_CMD_QSTATS_GET) {
 		struct qs_ud q;

@@ -124,6 +124,10 @@ typedef struct nt_netdev {
 } nt_netdev;
 
 void nt_netdev_free(nt_netdev *nd);
+/* Append a copy of Q (or N) to ND's list: 0 or -ENOMEM. For the readers
+ * that put one NIC's part of an answer into an nt_netdev of its own. */
+int nt_netdev_push_queue(nt_netdev *nd, const nt_nd_queue *q);
+int nt_netdev_push_napi(nt_netdev *nd, const nt_nd_napi *n);
 
 /* The family id in a CTRL_CMD_GETFAMILY reply datagram BUF of LEN bytes
  * (CTRL_ATTR_FAMILY_ID), into *ID. Returns 0, the kernel's -errno from an

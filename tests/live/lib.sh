@@ -7,9 +7,10 @@
 #  - live_netns PREFIX: the namespace $ns (PREFIX-PID) with lo up and the
 #    scratch folder $work; the EXIT trap stops the agent, calls
 #    live_cleanup_more when the test defines it, deletes both;
-#  - live_pair PREFIX IF NET: live_netns, and a second namespace $peer
-#    joined to $ns by a veth (IFa in $ns as NET.1, IFb in $peer as NET.2),
-#    for a client in $ns and a server in $peer (live_iperf3_server);
+#  - live_pair PREFIX IF: live_netns, and a second namespace $peer joined
+#    to $ns by a veth (IFa in $ns, IFb in $peer, both up; the test gives
+#    the addresses, so that its own file says where its packets go), for a
+#    client in $ns and a server in $peer (live_iperf3_server ADDR);
 #  - start_agent ARGS (in $ns), start_agent_in NS ARGS ("" for the initial
 #    namespace), start_agent_cmd CMD (CMD execs the agent), stop_agent; $url is the agent's, empty when it did not
 #    start (its stderr is in $work/err);
@@ -58,23 +59,20 @@ live_pair() {
 	ip netns add "$peer" || { peer=""; bad "cannot create the namespace $1-peer-$$"; exit 1; }
 	ip -n "$peer" link set lo up
 	ip link add "${2}a" netns "$ns" type veth peer name "${2}b" netns "$peer" || { bad "veth ${2}a"; exit 1; }
-	ip -n "$ns" addr add "$3.1/30" dev "${2}a"
-	ip -n "$peer" addr add "$3.2/30" dev "${2}b"
 	ip -n "$ns" link set "${2}a" up
 	ip -n "$peer" link set "${2}b" up
-	pair_server=$3.2
 }
 
-# live_iperf3_server: iperf3 -s in $peer (its output in
-# $work/iperf3-server.out), waited on until $ns reaches its port.
-# live_cleanup kills what runs in $peer.
+# live_iperf3_server ADDR: iperf3 -s in $peer bound to ADDR (its output in
+# $work/iperf3-server.out), waited on until it listens. live_cleanup
+# kills what runs in $peer.
 live_iperf3_server() {
-	ip netns exec "$peer" iperf3 -s -B "$pair_server" > "$work/iperf3-server.out" 2>&1 &
+	ip netns exec "$peer" iperf3 -s -B "$1" > "$work/iperf3-server.out" 2>&1 &
 	for _ in $(seq 50); do
-		ip netns exec "$ns" bash -c "</dev/tcp/$pair_server/5201" 2>/dev/null && return 0
+		[ -n "$(ip netns exec "$peer" ss -Hltn 'sport = :5201')" ] && return 0
 		sleep 0.1
 	done
-	bad "iperf3 -s in $peer does not answer: $(cat "$work/iperf3-server.out")"
+	bad "iperf3 -s in $peer does not listen: $(cat "$work/iperf3-server.out")"
 	exit 1
 }
 

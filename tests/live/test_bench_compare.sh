@@ -28,7 +28,9 @@ set -u
 check() { local what=$1; shift; if "$@"; then ok; else bad "$what"; fi; }
 jqe() { jq -e "$@" >/dev/null; }
 live_require ip jq curl iperf3 python3
-live_pair nt-cmp ntcmp 10.215.0
+live_pair nt-cmp ntcmp
+ip -n "$ns" addr add 10.215.0.1/30 dev ntcmpa
+ip -n "$peer" addr add 10.215.0.2/30 dev ntcmpb
 keys=(net/ipv4/tcp_rmem net/ipv4/tcp_wmem net/core/rmem_max net/core/wmem_max net/core/netdev_max_backlog)
 # The values of the client namespace and of the host, one "where key value" a line.
 values() {
@@ -38,7 +40,7 @@ values() {
 values > "$work/values0"
 start_agent
 [ -n "$url" ] || { bad "agent did not start: $(cat "$work/err")"; exit 1; }
-live_iperf3_server
+live_iperf3_server 10.215.0.2
 ina() { ip netns exec "$ns" "$@"; }
 nt() { ina "$NT_BIN" "$@"; }
 

@@ -20,7 +20,9 @@ set -u
 check() { local what=$1; shift; if "$@"; then ok; else bad "$what"; fi; }
 jqe() { jq -e "$@" >/dev/null; }
 live_require ip jq iperf3
-live_pair nt-tune nttune 10.216.0
+live_pair nt-tune nttune
+ip -n "$ns" addr add 10.216.0.1/30 dev nttunea
+ip -n "$peer" addr add 10.216.0.2/30 dev nttuneb
 keys=(net/ipv4/tcp_rmem net/ipv4/tcp_wmem net/core/somaxconn net/core/rmem_max net/core/wmem_max)
 values() {
 	for k in "${keys[@]}"; do printf 'host %s %s\n' "$k" "$(cat /proc/sys/$k)"; done
@@ -29,7 +31,7 @@ values() {
 values > "$work/values0"
 start_agent
 [ -n "$url" ] || { bad "agent did not start: $(cat "$work/err")"; exit 1; }
-live_iperf3_server
+live_iperf3_server 10.216.0.2
 cd "$work"
 echo '{"name": "small-rcvbuf", "sysctl": {"net.ipv4.tcp_rmem": "4096 32768 32768"}}' > base.json
 echo '{"name": "large-rcvbuf", "sysctl": {"net.ipv4.tcp_rmem": "4096 131072 6291456"}}' > helpful.json
