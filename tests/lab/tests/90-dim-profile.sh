@@ -8,7 +8,9 @@
 #    reads; a transaction sets rx_profile (usec of every level), the judge
 #    reads it back; a profile of 4 levels is refused (422 at
 #    $.coalesce[0].rx_profile), nothing applied; the rollback gives the
-#    judge's reading back byte for byte.
+#    judge's reading back byte for byte; held by the desired state, a
+#    profile changed by hand is put back within seconds by the
+#    notification (the agent's periodic check is 600 s away).
 #  - older (6.1): rx_profile "not supported" naming Linux 6.11, and the same
 #    profile refused at plan time with it.
 . /lab/lib.bash
@@ -62,6 +64,27 @@ if [ "$(jq .supported <<< "$rx")" = true ]; then
     api POST "/v1/transactions/$id/rollback" '{}'
     expect_eq "rollback: status" "$(jq -r .status <<< "$API_BODY")" applied
     expect_eq "kernel's reading after the rollback (byte for byte)" "$(read_rx)" "$before"
+
+    # Held: the same levels as the desired state of an agent that checks
+    # only every 600 s; a table changed by hand (the judge's COALESCE_SET)
+    # is put back within seconds, through the COALESCE_NTF it causes.
+    hstate=$(mktemp -d /tmp/nt-dimhold.XXXXXX)
+    nt_agent "$hstate" --drift-policy repair --drift-interval 600 || finish "the holding agent did not start"
+    usecs() { read_rx | tr ' ' '\n' | cut -d, -f1 | tr '\n' ' '; }
+    held() { [ "$(usecs)" = "3 6 9 12 15 " ]; }
+    api PUT /v1/desired "$(coal '[{"usec":3},{"usec":6},{"usec":9},{"usec":12},{"usec":15}]' | jq -c .profile)"
+    expect_eq "PUT /v1/desired: HTTP status" "$API_CODE" 200
+    wait_for 10 held && ok "desired rx_profile applied" || bad "rx_profile usec $(usecs)"
+    sleep 2
+    "$judge" coal-set "$port" rx-profile "2,32 16,64 32,128 64,256 128,256" || bad "the judge's change by hand"
+    wait_for 10 held && ok "rx_profile put back after a change by hand" || bad "rx_profile still usec $(usecs)"
+    sleep 0.5
+    api GET "/v1/transactions?limit=1"
+    expect_eq "repair reason" "$(jq -r '.transactions[0].reason' <<< "$API_BODY")" drift
+    api GET /v1/drift
+    expect_eq "the notification that made it look" \
+        "$(jq -r '.last_ethtool_event | "\(.what) \(.interface)"' <<< "$API_BODY")" "coalesce $port"
+    api DELETE /v1/desired
 elif jq -e '.reason | test("needs Linux 6.11 or later \\(this kernel is ")' <<< "$rx" >/dev/null; then
     ok "rx_profile: $(jq -r .reason <<< "$rx")"
     api POST /v1/plan "$(coal '[{"usec":3},{"usec":6},{"usec":9},{"usec":12},{"usec":15}]')"
