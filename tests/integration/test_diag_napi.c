@@ -22,6 +22,7 @@
 #include "diagnose/diagnose.h"
 #include "harness.h"
 #include "integration/nt_agent.h"
+#include "integration/test_txn_util.h"
 #include "test_json.h"
 #include "tree_files.h"
 
@@ -31,15 +32,6 @@
 #include <string.h>
 
 #define EPYC NT_FIXTURES "/epyc7713-2node-bond"
-
-static json_t *get(nt_agent *a, const char *path)
-{
-	long st = 0;
-	json_t *doc = NULL;
-	CHECK_INT(nt_http("GET", nt_url(a, path), NULL, &st, &doc, NULL, 0), 0);
-	CHECK_MSG(st == 200, "GET %s: %ld", path, st);
-	return doc;
-}
 
 /* Set MEMBER of the first N NAPIs of IFACE's document in ROOT to V. */
 static void set_napis(const char *root, const char *iface, int n, const char *member, json_int_t v)
@@ -134,7 +126,7 @@ int main(void)
 		goto out;
 	}
 
-	json_t *doc = get(&a, "/v1/diagnostics");
+	json_t *doc = tu_get(&a, "/v1/diagnostics");
 	const json_t *f = doc ? finding(doc, "napi-thread-unpinned", "enos1") : NULL;
 	CHECK_MSG(f && napis_of(f) == 16, "enos1: napi-thread-unpinned with its 16 threads");
 	const char *m = f ? json_string_value(json_object_get(f, "message")) : NULL;
@@ -217,7 +209,7 @@ int main(void)
 	free(aff);
 	CHECK_MSG(!strcmp(cpus, irqcpus) && strcmp(cpus, "48"), "thread 3100 on %s, its IRQ on %s (was 48)", cpus,
 		  irqcpus);
-	doc = get(&a, "/v1/diagnostics");
+	doc = tu_get(&a, "/v1/diagnostics");
 	CHECK_MSG(doc && !finding(doc, "napi-thread-unpinned", "enos1") && !finding(doc, "napi-thread-apart", "enos1"),
 		  "a thread finding for enos1 after the fix");
 	CHECK_MSG(doc && !finding(doc, "busy-poll-global", "sysctl"), "busy-poll-global after the fix");
@@ -229,7 +221,7 @@ int main(void)
 	/* An application near enos1 keeps off its pinned NAPI threads' CPUs
 	 * as off its IRQs' (placement/app.h): thread 3100's CPU is among
 	 * napi_cpus and not among app_cpus. */
-	doc = get(&a, "/v1/nics/enos1/placement");
+	doc = tu_get(&a, "/v1/nics/enos1/placement");
 	nt_cpuset napi_set, app_set;
 	int thread_cpu = atoi(cpus);
 	CHECK_MSG(doc && nt_cpulist_parse(json_string_value(json_object_get(doc, "napi_cpus")) ?: "x", &napi_set) == 0 &&
@@ -255,7 +247,7 @@ int main(void)
 	tree_write(root, "proc/3100/status", st_text);
 
 	/* The delivery check maps each IRQ to its queue through the family. */
-	doc = get(&a, "/v1/verify?window_ms=100");
+	doc = tu_get(&a, "/v1/verify?window_ms=100");
 	int netlink_queues = 0;
 	json_array_foreach(json_object_get(doc, "irqs"), i, e) {
 		if (strcmp(json_string_value(json_object_get(e, "nic")) ?: "", "enos1"))
@@ -272,7 +264,7 @@ int main(void)
 			  !strcmp(json_string_value(json_object_get(th, "outside")) ?: "", "allowed"),
 		  "enos1/rx-0's thread elsewhere, outside allowed");
 	json_decref(doc);
-	doc = get(&a, "/v1/diagnostics");
+	doc = tu_get(&a, "/v1/diagnostics");
 	int moved = 0;
 	json_array_foreach(json_object_get(doc, "findings"), i, e) {
 		if (strcmp(json_string_value(json_object_get(e, "id")) ?: "", "napi-thread-elsewhere"))
@@ -303,7 +295,7 @@ int main(void)
 	json_decref(txn);
 	allowed(root, 3100, cpus, sizeof(cpus));
 	CHECK_STR(cpus, "0-127");
-	doc = get(&a, "/v1/diagnostics");
+	doc = tu_get(&a, "/v1/diagnostics");
 	CHECK(doc && finding(doc, "napi-thread-unpinned", "enos1"));
 	CHECK(doc && finding(doc, "busy-poll-global", "sysctl"));
 	json_decref(doc);

@@ -35,38 +35,10 @@ static void give(const char *iface, const char *text)
 	CHECK(doc && c);
 	if (doc && c) {
 		json_object_set(doc, "coalesce", c);
-		char *out = json_dumps(doc, JSON_INDENT(2));
-		FILE *f = fopen(path, "w");
-		if (f && out)
-			fprintf(f, "%s\n", out);
-		if (f)
-			fclose(f);
-		free(out);
+		tu_write_doc(path, doc);
 	}
 	json_decref(doc);
 	json_decref(c);
-}
-
-static json_t *get(nt_agent *a, const char *path)
-{
-	long st = 0;
-	json_t *doc = NULL;
-	tu_http("GET", nt_url(a, path), NULL, NULL, &st, &doc);
-	CHECK_MSG(st == 200, "GET %s: %ld", path, st);
-	return doc;
-}
-
-static bool error_at(json_t *doc, const char *path, const char *words)
-{
-	size_t i;
-	json_t *e;
-	json_array_foreach(json_object_get(doc, "errors"), i, e)
-		if (!strcmp(tu_str(e, "path"), path) && strstr(tu_str(e, "message"), words))
-			return true;
-	char *t = json_dumps(json_object_get(doc, "errors"), JSON_COMPACT);
-	fprintf(stderr, "no error at %s saying '%s' in %s\n", path, words, t ? t : "(none)");
-	free(t);
-	return false;
 }
 
 static json_t *param(json_t *nic, const char *name)
@@ -90,13 +62,13 @@ static void test_cli(void)
 
 static void test_report(nt_agent *a)
 {
-	json_t *n = get(a, "/v1/nics/enos0");
+	json_t *n = tu_get(a, "/v1/nics/enos0");
 	json_t *rx = param(n, "rx_profile"), *want = json_loads(EQE_RX, 0, NULL);
 	CHECK(json_is_true(json_object_get(rx, "supported")));
 	CHECK(json_equal(json_object_get(rx, "value"), want));
 	json_decref(want);
 	json_decref(n);
-	n = get(a, "/v1/nics/enos1");
+	n = tu_get(a, "/v1/nics/enos1");
 	CHECK_STR(tu_str(param(n, "rx_profile"), "reason"), "the driver does not report it");
 	json_decref(n);
 }
@@ -110,23 +82,23 @@ static void test_refusals(nt_agent *a)
 	const char *nodim = "{\"profile\":{\"name\":\"nodim\",\"coalesce\":[{\"interface\":\"enos1\","
 			    "\"rx_profile\":" LATENCY_RX "}]}}";
 	json_t *p = tu_post(a, "/v1/transactions", shortp, 422);
-	CHECK(error_at(p, "$.coalesce[0].rx_profile", "must list the 5 levels"));
+	CHECK(tu_error_at(p, "$.coalesce[0].rx_profile", "must list the 5 levels"));
 	json_decref(p);
 	p = tu_post(a, "/v1/transactions", comps, 422);
-	CHECK(error_at(p, "$.coalesce[0].rx_profile", "enos0 does not support comps in its rx_profile"));
+	CHECK(tu_error_at(p, "$.coalesce[0].rx_profile", "enos0 does not support comps in its rx_profile"));
 	json_decref(p);
 	p = tu_post(a, "/v1/transactions", nodim, 422);
-	CHECK(error_at(p, "$.coalesce[0].rx_profile",
+	CHECK(tu_error_at(p, "$.coalesce[0].rx_profile",
 		       "enos1 has no adaptive-coalescing profile to set (rx_profile): the driver does not report it"));
 	json_decref(p);
 	tu_put(root, "proc/sys/kernel/osrelease", "6.1.0-27-amd64");
 	p = tu_post(a, "/v1/plan", nodim, 422);
-	CHECK(error_at(p, "$.coalesce[0].rx_profile", "needs Linux 6.11 or later (this kernel is 6.1.0-27-amd64)"));
+	CHECK(tu_error_at(p, "$.coalesce[0].rx_profile", "needs Linux 6.11 or later (this kernel is 6.1.0-27-amd64)"));
 	json_decref(p);
 	tu_put(root, "proc/sys/kernel/osrelease", "7.3.4+deb13-amd64");
 	CHECK_MSG(tu_sh("diff -r '%s/snap/ethtool' '%s/ethtool' >&2", dir, root) == 0,
 		  "an ethtool document changed under a refused profile");
-	json_t *h = get(a, "/v1/transactions");
+	json_t *h = tu_get(a, "/v1/transactions");
 	json_t *items = json_is_array(h) ? h : json_object_get(h, "transactions");
 	CHECK_INT(json_array_size(items), 0);
 	json_decref(h);
@@ -146,7 +118,7 @@ static void test_apply_rollback(nt_agent *a)
 	CHECK_STR(tu_str(s, "before"), "1/256/-,8/256/-,64/256/-,128/256/-,256/256/-");
 	CHECK_STR(tu_str(s, "after"), "1/256/-,8/256/-,8/256/-,8/256/-,8/256/-");
 	json_decref(t);
-	json_t *n = get(a, "/v1/nics/enos0");
+	json_t *n = tu_get(a, "/v1/nics/enos0");
 	CHECK_INT(json_integer_value(json_object_get(json_array_get(json_object_get(param(n, "rx_profile"), "value"), 4),
 						     "usec")),
 		  8);
@@ -172,7 +144,7 @@ static const json_t *dim_finding(json_t *d)
 
 static void test_finding(nt_agent *a)
 {
-	json_t *d = get(a, "/v1/diagnostics");
+	json_t *d = tu_get(a, "/v1/diagnostics");
 	CHECK(dim_finding(d) == NULL); /* nothing asked for latency yet */
 	json_decref(d);
 	/* A profile named "latency" takes effect (a sysctl of its own). */
@@ -181,7 +153,7 @@ static void test_finding(nt_agent *a)
 	char source[64];
 	snprintf(source, sizeof(source), "transaction %lld", (long long)json_integer_value(json_object_get(t, "id")));
 	json_decref(t);
-	d = get(a, "/v1/diagnostics");
+	d = tu_get(a, "/v1/diagnostics");
 	const json_t *f = dim_finding(d);
 	CHECK(f != NULL);
 	json_t *fix = NULL;
@@ -202,7 +174,7 @@ static void test_finding(nt_agent *a)
 	free(text);
 	json_decref(body);
 	json_decref(fix);
-	d = get(a, "/v1/diagnostics");
+	d = tu_get(a, "/v1/diagnostics");
 	CHECK(dim_finding(d) == NULL);
 	json_decref(d);
 }

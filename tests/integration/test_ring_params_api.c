@@ -38,36 +38,8 @@ static void give_enos0(void)
 			    json_pack("{s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i}", "rx_usecs", 8, "tx_usecs", 8, "rx_frames", 0,
 				      "tx_frames", 0, "adaptive_rx", 1, "adaptive_tx", 0, "cqe_mode_rx", 0, "cqe_mode_tx",
 				      0));
-	char *text = json_dumps(doc, JSON_INDENT(2));
-	FILE *f = fopen(path, "w");
-	if (f && text)
-		fprintf(f, "%s\n", text);
-	if (f)
-		fclose(f);
-	free(text);
+	tu_write_doc(path, doc);
 	json_decref(doc);
-}
-
-static json_t *get(nt_agent *a, const char *path)
-{
-	long st = 0;
-	json_t *doc = NULL;
-	tu_http("GET", nt_url(a, path), NULL, NULL, &st, &doc);
-	CHECK_MSG(st == 200, "GET %s: %ld", path, st);
-	return doc;
-}
-
-static bool error_at(json_t *doc, const char *path, const char *words)
-{
-	size_t i;
-	json_t *e;
-	json_array_foreach(json_object_get(doc, "errors"), i, e)
-		if (!strcmp(tu_str(e, "path"), path) && strstr(tu_str(e, "message"), words))
-			return true;
-	char *t = json_dumps(json_object_get(doc, "errors"), JSON_COMPACT);
-	fprintf(stderr, "no error at %s saying '%s' in %s\n", path, words, t ? t : "(none)");
-	free(t);
-	return false;
 }
 
 static json_t *field(json_t *nic, const char *obj, const char *name)
@@ -77,7 +49,7 @@ static json_t *field(json_t *nic, const char *obj, const char *name)
 
 static void test_report(nt_agent *a)
 {
-	json_t *n = get(a, "/v1/nics/enos0");
+	json_t *n = tu_get(a, "/v1/nics/enos0");
 	json_t *hds = field(n, "ring_params", "hds_thresh");
 	CHECK(json_is_true(json_object_get(hds, "supported")));
 	CHECK_INT(json_integer_value(json_object_get(hds, "value")), 0);
@@ -90,12 +62,12 @@ static void test_report(nt_agent *a)
 	json_decref(n);
 	/* enos1, as generated for 6.12 and on 7.3 here: no hds-thresh from
 	 * its driver; no coalescing at all. */
-	n = get(a, "/v1/nics/enos1");
+	n = tu_get(a, "/v1/nics/enos1");
 	CHECK_STR(tu_str(field(n, "ring_params", "hds_thresh"), "reason"), "the driver does not report it");
 	CHECK(json_is_null(json_object_get(n, "coalesce_params")));
 	json_decref(n);
 
-	json_t *t = get(a, "/v1/topology");
+	json_t *t = tu_get(a, "/v1/topology");
 	char *text = t ? json_dumps(t, JSON_COMPACT) : NULL;
 	CHECK_MSG(text && !strstr(text, "ring_params") && !strstr(text, "hds_thresh") && !strstr(text, "cqe_mode"),
 		  "GET /v1/topology carries the netlink-only parameters");
@@ -126,10 +98,10 @@ static void test_refusals(nt_agent *a)
 	const char *over = "{\"profile\":{\"name\":\"over\",\"rings\":[{\"interface\":\"enos0\",\"tcp_data_split\":\"on\","
 			   "\"hds_thresh\":2048}]}}";
 	json_t *p = tu_post(a, "/v1/plan", over, 422);
-	CHECK(error_at(p, "$.rings[0].hds_thresh", "hds_thresh 2048 is above enos0's maximum 1024"));
+	CHECK(tu_error_at(p, "$.rings[0].hds_thresh", "hds_thresh 2048 is above enos0's maximum 1024"));
 	json_decref(p);
 	p = tu_post(a, "/v1/transactions", over, 422);
-	CHECK(error_at(p, "$.rings[0].hds_thresh", "maximum 1024"));
+	CHECK(tu_error_at(p, "$.rings[0].hds_thresh", "maximum 1024"));
 	json_decref(p);
 	/* A field the driver does not report: the rings' at the field's path
 	 * (validation), the coalescing one at its entry's (the plan's check,
@@ -138,25 +110,25 @@ static void test_refusals(nt_agent *a)
 	const char *noaggr = "{\"profile\":{\"name\":\"noaggr\",\"coalesce\":[{\"interface\":\"enos0\","
 			     "\"tx_aggr_max_frames\":8}]}}";
 	p = tu_post(a, "/v1/transactions", nohds, 422);
-	CHECK(error_at(p, "$.rings[0].hds_thresh", "enos1 does not support hds_thresh: the driver does not report it"));
+	CHECK(tu_error_at(p, "$.rings[0].hds_thresh", "enos1 does not support hds_thresh: the driver does not report it"));
 	json_decref(p);
 	p = tu_post(a, "/v1/transactions", noaggr, 422);
-	CHECK(error_at(p, "$.coalesce[0]", "enos0 does not support coalescing tx_aggr_max_frames"));
+	CHECK(tu_error_at(p, "$.coalesce[0]", "enos0 does not support coalescing tx_aggr_max_frames"));
 	json_decref(p);
 	/* On 6.1 the release is named. */
 	tu_put(root, "proc/sys/kernel/osrelease", "6.1.0-27-amd64");
 	p = tu_post(a, "/v1/plan", nohds, 422);
-	CHECK(error_at(p, "$.rings[0].hds_thresh",
+	CHECK(tu_error_at(p, "$.rings[0].hds_thresh",
 		       "enos1 does not support hds_thresh: needs Linux 6.14 or later (this kernel is 6.1.0-27-amd64)"));
 	json_decref(p);
 	p = tu_post(a, "/v1/plan", noaggr, 422);
-	CHECK(error_at(p, "$.coalesce[0]", "tx_aggr_max_frames needs Linux 6.3 or later (this kernel is 6.1.0-27-amd64)"));
+	CHECK(tu_error_at(p, "$.coalesce[0]", "tx_aggr_max_frames needs Linux 6.3 or later (this kernel is 6.1.0-27-amd64)"));
 	json_decref(p);
 	tu_put(root, "proc/sys/kernel/osrelease", "7.3.4+deb13-amd64");
 	/* Nothing applied, nothing recorded. */
 	CHECK_MSG(tu_sh("diff -r '%s/snap/ethtool' '%s/ethtool' >&2", dir, root) == 0,
 		  "an ethtool document changed under a refused profile");
-	json_t *h = get(a, "/v1/transactions");
+	json_t *h = tu_get(a, "/v1/transactions");
 	json_t *items = json_is_array(h) ? h : json_object_get(h, "transactions");
 	CHECK_INT(json_array_size(items), 0);
 	json_decref(h);
@@ -185,7 +157,7 @@ static void test_apply_rollback(nt_agent *a)
 	}
 	CHECK_INT(seen, 2);
 	json_decref(t);
-	json_t *n = get(a, "/v1/nics/enos0");
+	json_t *n = tu_get(a, "/v1/nics/enos0");
 	CHECK_STR(tu_str(field(n, "ring_params", "tcp_data_split"), "value"), "on");
 	CHECK_INT(json_integer_value(json_object_get(field(n, "ring_params", "hds_thresh"), "value")), 512);
 	CHECK(json_is_true(json_object_get(field(n, "coalesce_params", "cqe_mode_rx"), "value")));

@@ -198,4 +198,44 @@ static inline json_t *tu_post(nt_agent *a, const char *path, const char *body, l
 	return doc;
 }
 
+/* GET PATH, checked to answer 200; the parsed answer (caller decrefs). */
+static inline json_t *tu_get(nt_agent *a, const char *path)
+{
+	long st = 0;
+	json_t *doc = NULL;
+	tu_http("GET", nt_url(a, path), NULL, NULL, &st, &doc);
+	CHECK_MSG(st == 200, "GET %s: %ld", path, st);
+	return doc;
+}
+
+/* Whether DOC's "errors" holds one at PATH whose message has WORDS; when
+ * not, the errors there were are printed. */
+static inline bool tu_error_at(json_t *doc, const char *path, const char *words)
+{
+	size_t i;
+	json_t *e;
+	json_array_foreach(json_object_get(doc, "errors"), i, e)
+		if (!strcmp(tu_str(e, "path"), path) && strstr(tu_str(e, "message"), words))
+			return true;
+	char *t = json_dumps(json_object_get(doc, "errors"), JSON_COMPACT);
+	fprintf(stderr, "no error at %s saying '%s' in %s\n", path, words, t ? t : "(none)");
+	free(t);
+	return false;
+}
+
+/* DOC written to PATH as the fixture writes a document after a change
+ * (two-space indent and a newline), so that a rollback must give back the
+ * very bytes. */
+static inline void tu_write_doc(const char *path, const json_t *doc)
+{
+	char *text = json_dumps(doc, JSON_INDENT(2));
+	FILE *f = fopen(path, "w");
+	CHECK_MSG(f && text, "writing %s", path);
+	if (f && text)
+		fprintf(f, "%s\n", text);
+	if (f)
+		fclose(f);
+	free(text);
+}
+
 #endif
