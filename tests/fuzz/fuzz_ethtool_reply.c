@@ -9,49 +9,12 @@
  * a byte. */
 #include "kernel/ethtool.h"
 #include "kernel/ethtool_nlattrs.h"
+#include "tests/ethtool_groups.h"
 
 #include <linux/ethtool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define RF(n, A, w, ro, max) { n, A, NT_ETHTOOL_##w, NT_ETHTOOL_NO_IOCTL, ro, max }
-static const nt_ethtool_field fields[] = {
-	RF("tcp_data_split", NT_ETHTOOL_A_RINGS_TCP_DATA_SPLIT, U8, false, NULL),
-	RF("hds_thresh", NT_ETHTOOL_A_RINGS_HDS_THRESH, U32, false, "hds_thresh_max"),
-	RF("tx_push", NT_ETHTOOL_A_RINGS_TX_PUSH, U8, false, NULL),
-	RF("hds_thresh_max", NT_ETHTOOL_A_RINGS_HDS_THRESH_MAX, U32, true, NULL),
-};
-static const nt_ethtool_group params = {
-	.section = "rings",
-	.get_cmd = ETHTOOL_MSG_RINGS_GET,
-	.set_cmd = ETHTOOL_MSG_RINGS_SET,
-	.header_attr = ETHTOOL_A_RINGS_HEADER,
-	.ioc_get = ETHTOOL_GRINGPARAM,
-	.ioc_set = ETHTOOL_SRINGPARAM,
-	.ioc_size = sizeof(struct ethtool_ringparam),
-	.fields = fields,
-	.nfields = 4,
-};
-
-#define LEAF(n, A) { n, NT_ETHTOOL_A_IRQ_MODERATION_##A, NT_ETHTOOL_U32, NT_ETHTOOL_NO_IOCTL, false, NULL }
-#define LEVEL LEAF("usec", USEC), LEAF("pkts", PKTS), LEAF("comps", COMPS)
-static const nt_ethtool_field leaves[15] = { LEVEL, LEVEL, LEVEL, LEVEL, LEVEL };
-static const nt_ethtool_group profile = {
-	.section = "coalesce",
-	.get_cmd = ETHTOOL_MSG_COALESCE_GET,
-	.set_cmd = ETHTOOL_MSG_COALESCE_SET,
-	.header_attr = ETHTOOL_A_COALESCE_HEADER,
-	.ioc_get = ETHTOOL_GCOALESCE,
-	.ioc_set = ETHTOOL_SCOALESCE,
-	.ioc_size = sizeof(struct ethtool_coalesce),
-	.fields = leaves,
-	.nfields = 15,
-	.nest = NT_ETHTOOL_A_COALESCE_RX_PROFILE,
-	.entry_attr = NT_ETHTOOL_A_PROFILE_IRQ_MODERATION,
-	.nentries = 5,
-	.nest_key = "rx_profile",
-};
 
 static void check(const nt_ethtool_group *g, const unsigned char *buf, size_t n)
 {
@@ -71,9 +34,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!buf)
 		return 0;
 	memcpy(buf, data, size);
-	check(&params, buf, size);
+	check(&nt_test_ring_params, buf, size);
 	check(&nt_ethtool_rings_group, buf, size);
-	check(&profile, buf, size);
+	check(&nt_test_rx_profile, buf, size);
 	free(buf);
 	return 0;
 }

@@ -19,6 +19,7 @@
 #include "kernel/ethtool_nlattrs.h"
 #include "settings/setting.h"
 #include "harness.h"
+#include "ethtool_groups.h"
 #include "plan_util.h"
 #include "setting_util.h"
 #include "test_json.h"
@@ -34,25 +35,6 @@
 #include <linux/netlink.h>
 
 /* ---- the parser ---- */
-
-#define LEAF(n, A) { n, NT_ETHTOOL_A_IRQ_MODERATION_##A, NT_ETHTOOL_U32, NT_ETHTOOL_NO_IOCTL, false, NULL }
-#define LEVEL LEAF("usec", USEC), LEAF("pkts", PKTS), LEAF("comps", COMPS)
-static const nt_ethtool_field leaves[15] = { LEVEL, LEVEL, LEVEL, LEVEL, LEVEL };
-static const nt_ethtool_group rx_group = {
-	.section = "coalesce",
-	.get_cmd = ETHTOOL_MSG_COALESCE_GET,
-	.set_cmd = ETHTOOL_MSG_COALESCE_SET,
-	.header_attr = ETHTOOL_A_COALESCE_HEADER,
-	.ioc_get = ETHTOOL_GCOALESCE,
-	.ioc_set = ETHTOOL_SCOALESCE,
-	.ioc_size = sizeof(struct ethtool_coalesce),
-	.fields = leaves,
-	.nfields = 15,
-	.nest = NT_ETHTOOL_A_COALESCE_RX_PROFILE,
-	.entry_attr = NT_ETHTOOL_A_PROFILE_IRQ_MODERATION,
-	.nentries = 5,
-	.nest_key = "rx_profile",
-};
 
 typedef struct {
 	unsigned char b[2048];
@@ -118,7 +100,7 @@ static void test_parse(void)
 	profile(&d, NT_ETHTOOL_A_COALESCE_TX_PROFILE, 5, tu, tp);
 	profile(&d, NT_ETHTOOL_A_COALESCE_RX_PROFILE, 6, u, p);
 	msg_end(&d);
-	CHECK_INT(nt_ethtool_parse_reply(&rx_group, d.b, d.len, &v), 0);
+	CHECK_INT(nt_ethtool_parse_reply(&nt_test_rx_profile, d.b, d.len, &v), 0);
 	CHECK_INT(v.present, 0x36db); /* usec and pkts of five levels */
 	for (int k = 0; k < 5; k++) {
 		CHECK_INT(v.v[3 * k], u[k]);
@@ -128,7 +110,7 @@ static void test_parse(void)
 	msg(&d);
 	put_u32(&d, ETHTOOL_A_COALESCE_RX_USECS, 8);
 	msg_end(&d);
-	CHECK_INT(nt_ethtool_parse_reply(&rx_group, d.b, d.len, &v), 0);
+	CHECK_INT(nt_ethtool_parse_reply(&nt_test_rx_profile, d.b, d.len, &v), 0);
 	CHECK_INT(v.present, 0);
 	/* A level's usec cut to two bytes: refused, nothing kept. */
 	msg(&d);
@@ -138,17 +120,17 @@ static void test_parse(void)
 	put(&nest, NLA_F_NESTED | NT_ETHTOOL_A_PROFILE_IRQ_MODERATION, lv.b, (uint16_t)lv.len);
 	put(&d, NLA_F_NESTED | NT_ETHTOOL_A_COALESCE_RX_PROFILE, nest.b, (uint16_t)nest.len);
 	msg_end(&d);
-	CHECK_INT(nt_ethtool_parse_reply(&rx_group, d.b, d.len, &v), NT_EPARSE);
+	CHECK_INT(nt_ethtool_parse_reply(&nt_test_rx_profile, d.b, d.len, &v), NT_EPARSE);
 	CHECK_INT(v.present, 0);
 	/* A nested group's table is checked like any other: a field the
 	 * ioctl carries cannot sit in a nest. */
 	nt_ethtool_field bad[15];
-	memcpy(bad, leaves, sizeof(bad));
+	memcpy(bad, nt_test_profile_leaves, sizeof(bad));
 	bad[0].ioc_off = 4;
-	nt_ethtool_group g = rx_group;
+	nt_ethtool_group g = nt_test_rx_profile;
 	g.fields = bad;
 	CHECK_INT(nt_ethtool_parse_reply(&g, d.b, d.len, &v), -EINVAL);
-	g = rx_group;
+	g = nt_test_rx_profile;
 	g.nentries = 4; /* 15 fields do not split into 4 levels */
 	CHECK_INT(nt_ethtool_parse_reply(&g, d.b, d.len, &v), -EINVAL);
 }

@@ -22,6 +22,7 @@
 #include "settings/setting.h"
 #include "setting_util.h"
 #include "harness.h"
+#include "ethtool_groups.h"
 #include "plan_util.h"
 #include "tree_files.h"
 #include "test_json.h"
@@ -37,32 +38,12 @@
 
 /* ---- the parser ---- */
 
-/* A caller's table of the new ring attributes (the kind's own is private
- * to settings/ring_params.c), read-only maxima included. */
-#define RF(n, A, w, ro, max) { n, A, NT_ETHTOOL_##w, NT_ETHTOOL_NO_IOCTL, ro, max }
-static const nt_ethtool_field ring_fields[] = {
-	RF("tcp_data_split", NT_ETHTOOL_A_RINGS_TCP_DATA_SPLIT, U8, false, NULL),
-	RF("hds_thresh", NT_ETHTOOL_A_RINGS_HDS_THRESH, U32, false, "hds_thresh_max"),
-	RF("rx_buf_len", NT_ETHTOOL_A_RINGS_RX_BUF_LEN, U32, false, NULL),
-	RF("tx_push", NT_ETHTOOL_A_RINGS_TX_PUSH, U8, false, NULL),
-	RF("rx_push", NT_ETHTOOL_A_RINGS_RX_PUSH, U8, false, NULL),
-	RF("hds_thresh_max", NT_ETHTOOL_A_RINGS_HDS_THRESH_MAX, U32, true, NULL),
-};
-static const nt_ethtool_group ring_group = {
-	.section = "rings",
-	.get_cmd = ETHTOOL_MSG_RINGS_GET,
-	.set_cmd = ETHTOOL_MSG_RINGS_SET,
-	.header_attr = ETHTOOL_A_RINGS_HEADER,
-	.ioc_get = ETHTOOL_GRINGPARAM,
-	.ioc_set = ETHTOOL_SRINGPARAM,
-	.ioc_size = sizeof(struct ethtool_ringparam),
-	.fields = ring_fields,
-	.nfields = 6,
-};
+/* The ring table is tests/ethtool_groups.h's (the kind's own is private to
+ * settings/ring_params.c); a coalescing one of the new fields: */
 static const nt_ethtool_field coal_fields[] = {
-	RF("rx_usecs", ETHTOOL_A_COALESCE_RX_USECS, U32, false, NULL),
-	RF("cqe_mode_rx", NT_ETHTOOL_A_COALESCE_USE_CQE_MODE_RX, U8, false, NULL),
-	RF("tx_aggr_max_bytes", NT_ETHTOOL_A_COALESCE_TX_AGGR_MAX_BYTES, U32, false, NULL),
+	NT_TEST_RF("rx_usecs", ETHTOOL_A_COALESCE_RX_USECS, U32, false, NULL),
+	NT_TEST_RF("cqe_mode_rx", NT_ETHTOOL_A_COALESCE_USE_CQE_MODE_RX, U8, false, NULL),
+	NT_TEST_RF("tx_aggr_max_bytes", NT_ETHTOOL_A_COALESCE_TX_AGGR_MAX_BYTES, U32, false, NULL),
 };
 static const nt_ethtool_group coal_group = {
 	.section = "coalesce",
@@ -148,7 +129,7 @@ static void test_parse_rings(void)
 	u32a(&d, NT_ETHTOOL_A_RINGS_HDS_THRESH_MAX, 1024);
 	u32a(&d, 40, 77);
 	msg_end(&d);
-	CHECK_INT(nt_ethtool_parse_reply(&ring_group, d.b, d.len, &v), 0);
+	CHECK_INT(nt_ethtool_parse_reply(&nt_test_ring_params, d.b, d.len, &v), 0);
 	CHECK_INT(v.present, 0x3b); /* all but rx_buf_len (bit 2) */
 	CHECK_INT(v.v[0], 2);
 	CHECK_INT(v.v[1], 0);
@@ -170,7 +151,7 @@ static void test_parse_rings(void)
 	msg_end(&d);
 	size_t one = d.len;
 	memset(d.b + d.len, 0xff, 16);
-	CHECK_INT(nt_ethtool_parse_reply(&ring_group, d.b, one + 16, &v), 0);
+	CHECK_INT(nt_ethtool_parse_reply(&nt_test_ring_params, d.b, one + 16, &v), 0);
 	CHECK_INT(v.present, 0x0c);
 	CHECK_INT(v.v[2], 2048);
 
@@ -179,7 +160,7 @@ static void test_parse_rings(void)
 	uint32_t padded = 1;
 	attr(&d, NT_ETHTOOL_A_RINGS_TCP_DATA_SPLIT, &padded, 4);
 	msg_end(&d);
-	CHECK_INT(nt_ethtool_parse_reply(&ring_group, d.b, d.len, &v), 0);
+	CHECK_INT(nt_ethtool_parse_reply(&nt_test_ring_params, d.b, d.len, &v), 0);
 	CHECK_INT(v.v[0], 1);
 
 	/* A u32 attribute of two bytes, an empty u8: refused, nothing kept. */
@@ -187,12 +168,12 @@ static void test_parse_rings(void)
 	u8a(&d, NT_ETHTOOL_A_RINGS_TX_PUSH, 1);
 	attr(&d, NT_ETHTOOL_A_RINGS_HDS_THRESH, "\1\2", 2);
 	msg_end(&d);
-	CHECK_INT(nt_ethtool_parse_reply(&ring_group, d.b, d.len, &v), NT_EPARSE);
+	CHECK_INT(nt_ethtool_parse_reply(&nt_test_ring_params, d.b, d.len, &v), NT_EPARSE);
 	CHECK_INT(v.present, 0);
 	msg_begin(&d, ETHTOOL_MSG_RINGS_GET_REPLY);
 	attr(&d, NT_ETHTOOL_A_RINGS_RX_PUSH, "", 0);
 	msg_end(&d);
-	CHECK_INT(nt_ethtool_parse_reply(&ring_group, d.b, d.len, &v), NT_EPARSE);
+	CHECK_INT(nt_ethtool_parse_reply(&nt_test_ring_params, d.b, d.len, &v), NT_EPARSE);
 
 	/* An attribute claiming more than the message holds; a message
 	 * claiming more than came; less than a header. */
@@ -201,17 +182,17 @@ static void test_parse_rings(void)
 	msg_end(&d);
 	struct nlattr big = { .nla_len = 200, .nla_type = NT_ETHTOOL_A_RINGS_HDS_THRESH };
 	memcpy(d.b + NLMSG_LENGTH(GENL_HDRLEN), &big, sizeof(big));
-	CHECK_INT(nt_ethtool_parse_reply(&ring_group, d.b, d.len, &v), NT_EPARSE);
+	CHECK_INT(nt_ethtool_parse_reply(&nt_test_ring_params, d.b, d.len, &v), NT_EPARSE);
 	msg_begin(&d, ETHTOOL_MSG_RINGS_GET_REPLY);
 	u32a(&d, NT_ETHTOOL_A_RINGS_HDS_THRESH, 5);
 	msg_end(&d);
-	CHECK_INT(nt_ethtool_parse_reply(&ring_group, d.b, d.len - 4, &v), NT_EPARSE);
-	CHECK_INT(nt_ethtool_parse_reply(&ring_group, d.b, 10, &v), NT_EPARSE);
-	CHECK_INT(nt_ethtool_parse_reply(&ring_group, d.b, NLMSG_HDRLEN + 2, &v), NT_EPARSE);
+	CHECK_INT(nt_ethtool_parse_reply(&nt_test_ring_params, d.b, d.len - 4, &v), NT_EPARSE);
+	CHECK_INT(nt_ethtool_parse_reply(&nt_test_ring_params, d.b, 10, &v), NT_EPARSE);
+	CHECK_INT(nt_ethtool_parse_reply(&nt_test_ring_params, d.b, NLMSG_HDRLEN + 2, &v), NT_EPARSE);
 	/* No attributes at all: nothing reported, not an error. */
 	msg_begin(&d, ETHTOOL_MSG_RINGS_GET_REPLY);
 	msg_end(&d);
-	CHECK_INT(nt_ethtool_parse_reply(&ring_group, d.b, d.len, &v), 0);
+	CHECK_INT(nt_ethtool_parse_reply(&nt_test_ring_params, d.b, d.len, &v), 0);
 	CHECK_INT(v.present, 0);
 
 	/* The kernel's refusal (a driver without get_ringparam), and an ACK
@@ -220,11 +201,11 @@ static void test_parse_rings(void)
 	struct nlmsgerr e = { .error = -EOPNOTSUPP };
 	memcpy(d.b, &h, sizeof(h));
 	memcpy(d.b + NLMSG_HDRLEN, &e, sizeof(e));
-	CHECK_INT(nt_ethtool_parse_reply(&ring_group, d.b, h.nlmsg_len, &v), -EOPNOTSUPP);
+	CHECK_INT(nt_ethtool_parse_reply(&nt_test_ring_params, d.b, h.nlmsg_len, &v), -EOPNOTSUPP);
 	e.error = 0;
 	memcpy(d.b + NLMSG_HDRLEN, &e, sizeof(e));
-	CHECK_INT(nt_ethtool_parse_reply(&ring_group, d.b, h.nlmsg_len, &v), -EIO);
-	CHECK_INT(nt_ethtool_parse_reply(&ring_group, d.b, NLMSG_HDRLEN + 2, &v), NT_EPARSE);
+	CHECK_INT(nt_ethtool_parse_reply(&nt_test_ring_params, d.b, h.nlmsg_len, &v), -EIO);
+	CHECK_INT(nt_ethtool_parse_reply(&nt_test_ring_params, d.b, NLMSG_HDRLEN + 2, &v), NT_EPARSE);
 	CHECK_INT(nt_ethtool_parse_reply(NULL, d.b, h.nlmsg_len, &v), -EINVAL);
 }
 
@@ -268,11 +249,11 @@ static void test_releases(void)
 	CHECK(!nt_ethtool_release_lacks(NULL, "6.14"));
 
 	char why[160];
-	nt_ethtool_absent_why(&ring_fields[1], "6.14", "6.1.0-27-amd64", true, why, sizeof(why));
+	nt_ethtool_absent_why(&nt_test_ring_fields[1], "6.14", "6.1.0-27-amd64", true, why, sizeof(why));
 	CHECK_STR(why, "needs Linux 6.14 or later (this kernel is 6.1.0-27-amd64)");
-	nt_ethtool_absent_why(&ring_fields[1], "6.14", "7.3.4", true, why, sizeof(why));
+	nt_ethtool_absent_why(&nt_test_ring_fields[1], "6.14", "7.3.4", true, why, sizeof(why));
 	CHECK_STR(why, "the driver does not report it");
-	nt_ethtool_absent_why(&ring_fields[1], "6.14", "7.3.4", false, why, sizeof(why));
+	nt_ethtool_absent_why(&nt_test_ring_fields[1], "6.14", "7.3.4", false, why, sizeof(why));
 	CHECK_STR(why, "only ethtool netlink carries it, and this kernel has none");
 }
 
