@@ -2,7 +2,7 @@
 /* The CLI's grouping of alike warnings (cli/warn_group.c), on the warnings
  * the agent gives the x460 and EPYC fixtures' "diagnose --fix-profile"
  * plans, and on the edges of its rule; and the views printing it (or, with
- * --verbose, every line). ui/app.js's groupWarnings is the same rule. */
+ * --verbose, every line). ui/warnings.js's groupWarnings is the same rule. */
 #include "harness.h"
 #include "cli/output.h"
 #include "cli/txn_view.h"

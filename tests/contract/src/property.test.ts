@@ -15,7 +15,8 @@
 // take (a well-formed profile naming an absent NIC is invalid here: 422).
 // Fixed seed and bounded runs and time, so a failure reproduces.
 import fc from "fast-check";
-import { readFileSync } from "node:fs";
+import { readFileSync, readdirSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { parse } from "yaml";
 import { check, done, openapiPath, startAgent } from "./agent.js";
 import { ResponseChecker } from "./validate.js";
@@ -40,6 +41,8 @@ interface Req {
 }
 
 const doc = parse(readFileSync(openapiPath(), "utf8"));
+// The web view's files, as ui/embed.cmake embeds them (ui/*.html, *.css, *.js).
+const UI_FILES = readdirSync(join(dirname(openapiPath()), "..", "ui")).filter((f) => /\.(html|css|js)$/.test(f));
 const ops: { key: string; method: string; template: string; op: any }[] = [];
 for (const [template, item] of Object.entries<any>(doc.paths))
   for (const method of ["get", "put", "post", "delete", "patch"])
@@ -238,8 +241,8 @@ try {
       }
       case "GET /ui/{file}":
         return fc.tuple(fc.oneof(
-          fc.constantFrom("index.html", "app.js", "app.css").map((v) => ({ v, ok: true, why: "a file of the page" })),
-          fc.stringMatching(/^[a-z][a-z0-9.]{0,20}$/).filter((v) => !["index.html", "app.js", "app.css"].includes(v))
+          fc.constantFrom(...UI_FILES).map((v) => ({ v, ok: true, why: "a file of the page" })),
+          fc.stringMatching(/^[a-z][a-z0-9.]{0,20}$/).filter((v) => !UI_FILES.includes(v))
             .map((v) => ({ v, ok: false, why: "no such file" })),
           // ("." and ".." are left out: fetch resolves them before sending.)
           fc.constantFrom("a b", "app.js/x", "\u00e9.js", "index.html\u0000").map((v) => ({ v, ok: false, why: "not a file name" }))), q)

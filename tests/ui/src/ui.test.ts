@@ -652,7 +652,7 @@ async function tokens() {
   cleanups.push(a.stop);
   const r401 = await fetch(`${a.direct}/v1/topology`);
   check(r401.status === 401, `${name}: the API wants a token (got ${r401.status})`);
-  for (const p of ["/ui/", "/ui/app.js", "/ui/app.css"]) {
+  for (const p of ["/ui/", "/ui/app.js", "/ui/warnings.js", "/ui/nic.js", "/ui/history.js", "/ui/app.css"]) {
     const r = await fetch(a.direct + p);
     check(r.status === 200 && (r.headers.get("content-security-policy") ?? "").includes("default-src 'none'"),
       `${name}: ${p} is served without a token, with a Content-Security-Policy (got ${r.status})`);
