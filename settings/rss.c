@@ -20,19 +20,21 @@
  *   "rss": [{"interface": "eth*", "equal": 2,
  *            "hash_fields": {"tcp4": "sdfn", "udp4": "sdfn"}},
  *           {"interface": "enos0", "weights": [1, 1, 0, 2]},
- *           {"interface": "enos*", "queues": "placed"}]
+ *           {"interface": "enos*", "queues": "placed"},
  *           {"interface": "enos0", "context": 1, "queues": "4-7"},
+ *           {"interface": "enos0", "context": 3, "queues": "placed", "node": 0},
  *           {"interface": "enos0", "context": 2, "equal": 4, "start": 8}]
  * "equal": the first N RX queues in turn (ethtool -X equal N), from queue
  * "start" (ethtool -X start S equal N); "queues": "4-7", the listed RX
  * queues in turn; "weights":
  * queue q a block of the table of its share W[q] (ethtool -X weight);
  * "placed": in turn, the RX queues whose IRQs this profile's irq_affinity puts on
- * the NIC's node and off the CPUs it reserves for applications (the IRQs
- * the profile does not place: where they are now), so that no flow is
- * received on a queue served far from the NIC or on an application's
- * CPU. A NIC whose table size is 0 is never sent a table: Debian 12's
- * virtio_net does not check and wedges the device.
+ * the NIC's node (or, with "node": N, node N's) and off the CPUs it
+ * reserves for applications (the IRQs the profile does not place: where
+ * they are now), so that no flow is received on a queue served far from
+ * the NIC or on an application's CPU (settings/rss_placed.c). A NIC
+ * whose table size is 0 is never sent a table: Debian 12's virtio_net
+ * does not check and wedges the device.
  *
  * "context": N sets RSS context N's table instead of the NIC's own, and
  * creates the context when it is missing (flows[] entries with "context"
@@ -50,6 +52,7 @@
  * made, and a rollback, going backwards, removes it before the context
  * is deleted (6.11 and later refuse to delete a context a rule names). */
 #include "settings/section.h"
+#include "settings/rss_placed.h"
 #include "host/queues.h"
 #include "placement/irq.h"
 #include "kernel/flows.h"
@@ -65,6 +68,12 @@
 
 #define FLOW_TABLE -1
 #define FLOW_CONTEXT -2
+
+/* A context's desired value the plan cannot make ("placed" with no
+ * queue on the node: settings/rss_placed.h) is carried to CHECK, which
+ * refuses it with the text after '!' at the profile's JSON path: a
+ * section's DESIRE has no error list (as settings/flows.c does). */
+#define REFUSAL '!'
 
 /* TARGET split into IFNAME and its flow type (FLOW_TABLE for the table,
  * FLOW_CONTEXT for context *CID's). */
@@ -187,6 +196,10 @@ static int rss_check(const nt_ctx *ctx, nt_ethtool *eh, const nt_topology *t, co
 	uint32_t cid;
 	nt_rss r;
 	uint32_t *tab = NULL, n = 0;
+	if (v->text[0] == REFUSAL) {
+		snprintf(why, whysize, "%s", v->text + 1);
+		return NT_EINVALID;
+	}
 	if (split_target(target, ifname, &flow, &cid) < 0) {
 		snprintf(why, whysize, "'%s' is not an RSS target (IFACE/indir, IFACE/hash-tcp4 or IFACE/context-N)",
 			 target);
@@ -504,7 +517,7 @@ static void validate_one_nic(nt_section_check *c, const json_t *e, const char *b
 static void validate_rss(nt_section_check *c, const json_t *arr)
 {
 	static const char *const known[] = { "interface", "equal", "weights", "queues", "hash_fields", "context",
-					     "start", "replace", NULL };
+					     "start", "replace", "node", NULL };
 	size_t i, k;
 	json_t *e, *x;
 	char base[NT_JSONPATH_MAX], path[NT_JSONPATH_MAX];
@@ -570,6 +583,7 @@ static void validate_rss(nt_section_check *c, const json_t *arr)
 			nt_sc_error(c, path, "hash fields are set for the NIC, not for one context: give them in an entry "
 					     "without 'context'");
 		}
+		nt_rss_placed_validate(c, e, base);
 		if (cx && !tables)
 			nt_sc_error(c, base, "an entry with 'context' gives the context's table: 'equal', 'weights' or "
 					     "'queues'");
@@ -622,66 +636,6 @@ static void validate_rss(nt_section_check *c, const json_t *arr)
 		if (!named && !any)
 			nt_sc_error(c, path, "'%s' matches no NIC with an RSS indirection table", iface);
 	}
-}
-
-/* "placed": W[q] 1 for the RX queues whose IRQ CPUs (as this profile
- * places them, else as they are) lie in the NIC's node and off its
- * reserved CPUs. Says which it followed. Returns the queue count. */
-static int placed_weights(nt_section_plan *p, const nt_nic *nic, int rings, uint32_t *w)
-{
-	const char *res = p->reserved ? json_string_value(json_object_get(p->reserved, nic->name)) : NULL;
-	nt_cpuset local, reserved, on, off;
-	char target[16], ql[NT_VALUE_MAX], ol[NT_VALUE_MAX];
-	int n = 0, planned = 0, first = -1, last = -1;
-	nt_cpuset_zero(&reserved);
-	nt_cpuset_zero(&on);
-	nt_cpuset_zero(&off);
-	if (!nt_nic_local_cpus(p->t, nic, &local)) {
-		nt_desire_warn(p, "%s: neither its NUMA node nor its local CPUs are known; RSS \"placed\" left out",
-			       nic->name);
-		return 0;
-	}
-	if (res)
-		nt_cpulist_parse(res, &reserved);
-	for (int q = 0; q < rings && q < NT_QUEUES_MAX; q++) {
-		int idx = nt_plan_queue_irq(p->reads, p->t, nic, q, false);
-		w[q] = 0;
-		if (idx < 0) {
-			nt_cpuset_set(&off, q);
-			continue;
-		}
-		const nt_irq *irq = &p->t->irqs[idx];
-		snprintf(target, sizeof(target), "%d", irq->irq);
-		const nt_desired *d = nt_desire_get(p, &nt_setting_irq_affinity, target);
-		const nt_cpuset *cpus = d ? &d->value.cpus : &irq->affinity;
-		nt_cpuset bad;
-		nt_cpuset_and(&bad, cpus, &reserved);
-		if (nt_cpuset_empty(cpus) || !nt_cpuset_subset(cpus, &local) || !nt_cpuset_empty(&bad)) {
-			nt_cpuset_set(&off, q);
-			continue;
-		}
-		w[q] = 1;
-		n++;
-		planned += d != NULL;
-		nt_cpuset_set(&on, q);
-		if (first < 0)
-			first = irq->irq;
-		last = irq->irq;
-	}
-	if (n == 0) {
-		nt_desire_warn(p, "%s: RSS \"placed\": no RX queue's IRQ is on its node off reserved CPUs; left out",
-			       nic->name);
-		return 0;
-	}
-	nt_cpulist_format(&on, ql, sizeof(ql));
-	nt_cpulist_format(&off, ol, sizeof(ol));
-	nt_desire_warn(p, "%s: the RSS table sends flows to RX queues %s, whose IRQs %d..%d are on its node %s%s%s%s",
-		       nic->name, ql, first, last,
-		       planned ? "as this profile's irq_affinity steps place them (applied first)" :
-				 "as they are now (this profile does not place them)",
-		       !nt_cpuset_empty(&off) ? "; not to queues " : "", ol[0] ? ol : "",
-		       ol[0] ? " (their IRQs are off the node, on reserved CPUs, or unknown)" : "");
-	return n;
 }
 
 static int desire_table(nt_section_plan *p, const json_t *e, size_t i, const nt_nic *nic, const nt_rss *r,
@@ -743,8 +697,18 @@ static int desire_table(nt_section_plan *p, const json_t *e, size_t i, const nt_
 		nt_rss_indir_weights(wt, nw, tab, r->indir_size);
 		snprintf(path, sizeof(path), "$.rss[%zu].weights", i);
 	} else {
+		char refusal[NT_VALUE_MAX - 1];
 		nw = rings < NT_QUEUES_MAX ? rings : NT_QUEUES_MAX;
-		int np = placed_weights(p, nic, nw, wt);
+		int np = nt_rss_placed_weights(p, e, nic, nw, wt, refusal, sizeof(refusal));
+		if (np == 0 && refusal[0]) {
+			/* Carried to rss_check, which refuses it at the path. */
+			memset(&v, 0, sizeof(v));
+			snprintf(v.text, sizeof(v.text), "%c%s", REFUSAL, refusal);
+			snprintf(path, sizeof(path), "$.rss[%zu].%s", i, json_object_get(e, "node") ? "node" : "queues");
+			snprintf(target, sizeof(target), "%s/context-%lld", nic->name, (long long)json_integer_value(cx));
+			ret = nt_desire_put(p, &nt_setting_rss, target, nic->name, &v, path);
+			goto out;
+		}
 		if (np == 0)
 			goto out;
 		/* The placed queues in turn, as the kernel's default table
