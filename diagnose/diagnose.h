@@ -62,7 +62,9 @@ int nt_diagnose_add_delivery(json_t *diagnosis, const json_t *check, int64_t now
 /* One profile made of every finding's fix, ready for plan/apply:
  * irq_affinity, rings, coalesce and bonds entries concatenated (one per interface,
  * first finding wins), napi entries concatenated (one per interface and
- * queue list: they pin different queues' threads), sysctl and irqbalance
+ * queue list: they pin different queues' threads), rss entries (one per
+ * interface and context: a NIC's own table and each of its contexts' are
+ * entries of their own), sysctl and irqbalance
  * merged. NAME names it.
  * Returns a new profile (with no entries when nothing is fixable), or NULL
  * when out of memory. Pure. */

@@ -20,7 +20,8 @@
  *                              xps-irq-mismatch, rps-reserved-cpus,
  *                              rss-queues-misplaced
  *   diagnose/flows.c           flow rules: flow-queue-remote,
- *                              flow-queue-reserved, flow-rules-overlap
+ *                              flow-queue-reserved, flow-context-remote,
+ *                              flow-context-reserved, flow-rules-overlap
  *   diagnose/napi.c            NAPI threads and interrupt mitigation:
  *                              napi-thread-unpinned, napi-thread-apart,
  *                              napi-defer-without-timeout,

@@ -53,11 +53,36 @@ static int merge_napi(json_t *out, const json_t *fix)
 	return 0;
 }
 
+/* Append the entries of FIX["rss"] to OUT["rss"], skipping one already
+ * there for the same interface and context (absent: the NIC's own
+ * table): a NIC's table and each of its contexts are entries of their
+ * own, and two findings about one must not ask for two tables. */
+static int merge_rss(json_t *out, const json_t *fix)
+{
+	json_t *src = json_object_get(fix, "rss"), *dst = json_object_get(out, "rss");
+	size_t i, k;
+	json_t *e, *d;
+
+	if (!json_is_array(src))
+		return 0;
+	json_array_foreach(src, i, e) {
+		bool dup = false;
+		json_int_t cx = json_integer_value(json_object_get(e, "context"));
+		json_array_foreach(dst, k, d)
+			if (json_equal(json_object_get(d, "interface"), json_object_get(e, "interface")) &&
+			    json_integer_value(json_object_get(d, "context")) == cx)
+				dup = true;
+		if (!dup && json_array_append(dst, e) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
 json_t *nt_diagnose_fix_profile(const json_t *diagnosis, const char *name)
 {
-	json_t *p = json_pack("{s:s, s:s, s:[], s:[], s:[], s:[], s:[], s:[], s:[], s:{}}", "name", name,
+	json_t *p = json_pack("{s:s, s:s, s:[], s:[], s:[], s:[], s:[], s:[], s:[], s:[], s:{}}", "name", name,
 			      "description", "fixes for the findings of nettune diagnose", "irq_affinity", "rings",
-			      "coalesce", "bonds", "rps", "xps", "napi", "sysctl");
+			      "coalesce", "bonds", "rps", "xps", "rss", "napi", "sysctl");
 	size_t i;
 	json_t *f;
 
@@ -70,7 +95,7 @@ json_t *nt_diagnose_fix_profile(const json_t *diagnosis, const char *name)
 		if (merge_entries(p, fix, "irq_affinity", false) < 0 || merge_entries(p, fix, "rings", true) < 0 ||
 		    merge_entries(p, fix, "coalesce", true) < 0 ||
 		    merge_entries(p, fix, "bonds", false) < 0 || merge_entries(p, fix, "rps", false) < 0 ||
-		    merge_entries(p, fix, "xps", false) < 0 || merge_napi(p, fix) < 0)
+		    merge_entries(p, fix, "xps", false) < 0 || merge_rss(p, fix) < 0 || merge_napi(p, fix) < 0)
 			goto fail;
 		json_t *sys = json_object_get(fix, "sysctl");
 		if (json_is_object(sys) && json_object_update_missing(json_object_get(p, "sysctl"), sys) < 0)
@@ -80,7 +105,7 @@ json_t *nt_diagnose_fix_profile(const json_t *diagnosis, const char *name)
 			json_object_set(p, "irqbalance", ib);
 	}
 	/* A profile lists only what it changes. */
-	static const char *const keys[] = { "irq_affinity", "rings", "coalesce", "bonds", "rps", "xps", "napi" };
+	static const char *const keys[] = { "irq_affinity", "rings", "coalesce", "bonds", "rps", "xps", "rss", "napi" };
 	for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
 		if (json_array_size(json_object_get(p, keys[k])) == 0)
 			json_object_del(p, keys[k]);

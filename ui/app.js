@@ -348,11 +348,13 @@ async function pollRates(gen) {
 // Fix fragments merged as `nettune diagnose --fix-profile` merges them
 // (diagnose/fix_profile.c): every section that is a list (irq_affinity,
 // rings, bonds, rps, xps, ...) keeps one entry per interface, napi one per
-// interface and queue list (each pins other queues' threads), sysctls first
-// value wins, the first irqbalance mode.
+// interface and queue list (each pins other queues' threads), rss one per
+// interface and context (a NIC's own table and each context's), sysctls
+// first value wins, the first irqbalance mode.
 function mergeFixes(findings, name) {
   const out = { name, description: "fixes for the findings of nettune diagnose" };
-  const same = (key, d, e) => d.interface === e.interface && (key !== "napi" || d.queues === e.queues);
+  const same = (key, d, e) => d.interface === e.interface && (key !== "napi" || d.queues === e.queues) &&
+    (key !== "rss" || (d.context || 0) === (e.context || 0));
   for (const f of findings) {
     const fix = f.fix || {};
     for (const key of Object.keys(fix)) {

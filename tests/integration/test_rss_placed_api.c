@@ -12,7 +12,9 @@
  *    the NIC's own table on its node (no 'node'), ports 5201-5204 into
  *    context 1 and 6201-6204 into context 2: each table exactly, in the
  *    transaction's steps and in GET /v1/nics/enos2, and the plan's words
- *    naming the node and the IRQs it followed. */
+ *    naming the node and the IRQs it followed; GET /v1/diagnostics then
+ *    judges each context against the node the profile gives it: no
+ *    flow-context-remote. */
 #include "harness.h"
 #include "integration/nt_agent.h"
 #include "integration/test_txn_util.h"
@@ -149,6 +151,17 @@ static void test_two_apps(nt_agent *a)
 		free(q);
 	}
 	json_decref(n);
+
+	/* Each context judged against the node the profile in effect gives
+	 * it: context 1 on node 0's queues is what was asked, not remote. */
+	json_t *dg = tu_get(a, "/v1/diagnostics");
+	json_array_foreach(json_object_get(dg, "findings"), i, c) {
+		const char *id = tu_str(c, "id");
+		CHECK_MSG(strcmp(id, "flow-context-remote") && strcmp(id, "flow-context-reserved") &&
+				  strcmp(id, "flow-queue-remote"),
+			  "%s: %s", id, tu_str(c, "message"));
+	}
+	json_decref(dg);
 }
 
 int main(void)
