@@ -13,7 +13,8 @@
 #    validating the rules first (a refusing validator leaves the file);
 #  - what the role wrote works with the agent: `nettune serve --tokens` takes
 #    the tokens file and a token from it authenticates, and the profile
-#    file plans on a fixture host;
+#    file plans on a fixture host; so does nettune_profile's example with
+#    RSS contexts (two applications, each its node's queues);
 #  - the plan's warnings are the task's warnings, and fail_on_warnings fails
 #    the task before anything is applied;
 #  - over HTTPS the modules verify the agent's certificate by default (an
@@ -139,6 +140,23 @@ code=$(curl -s -o "$work/plan" -w '%{http_code}' -H "Authorization: Bearer $secr
 	-H 'Content-Type: application/json' --data-binary @"$work/etc/profiles/fleet-buffers.json" "$url/v1/plan")
 check "the role's token and profile plan on the agent ($code)" [ "$code" = 200 ]
 check "the plan has the profile's step" [ "$(jq -r '.steps[0].target' "$work/plan")" = net.core.rmem_max ]
+# The nettune_profile example with RSS contexts (its EXAMPLES, as ansible-doc
+# shows them) plans on the EPYC host: context 1 on node 0's queues, context 2
+# and the NIC's own table on node 1's.
+python3 - "$src/ansible_collections/nettune/agent/plugins/modules/nettune_profile.py" > "$work/two-apps.json" <<'EOF'
+import ast, json, sys, yaml
+tree = ast.parse(open(sys.argv[1]).read())
+ex = next(n.value.value for n in tree.body if isinstance(n, ast.Assign) and getattr(n.targets[0], "id", "") == "EXAMPLES")
+for task in yaml.safe_load(ex):
+    p = (task.get("nettune.agent.nettune_profile") or {}).get("profile")
+    if isinstance(p, dict) and p.get("name") == "two-apps":
+        print(json.dumps(p))
+EOF
+code=$(curl -s -o "$work/plan2" -w '%{http_code}' -H "Authorization: Bearer $secret" \
+	-H 'Content-Type: application/json' --data-binary @"$work/two-apps.json" "$url/v1/plan")
+check "the nettune_profile example with RSS contexts plans ($code: $(head -c 300 "$work/plan2"))" [ "$code" = 200 ]
+check "its contexts: node 0's queues, node 1's" [ "$(jq -c '[.steps[] | select(.kind == "rss") | [.target, .after]]' "$work/plan2")" = \
+	'[["enos2/context-1","0-7*32"],["enos2/context-2","8-15*32"],["enos2/indir","8-15*32"]]' ]
 code=$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer wrong-token-wrong-token" "$url/v1/topology")
 check "a token not in the file is refused ($code)" [ "$code" = 401 ]
 

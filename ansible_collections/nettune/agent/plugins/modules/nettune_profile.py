@@ -110,6 +110,23 @@ EXAMPLES = r'''
   nettune.agent.nettune_profile:
     state: absent
     transaction_id: 42
+
+# enos2 (node 1) has 17 IRQs, the async one first: CPUs of both nodes put
+# queues 0-7 on node 0 and 8-15 on node 1. Context 1 takes node 0's queues,
+# context 2 node 1's; each application's ports go to its context.
+- name: Give two applications each their node's RX queues (RSS contexts)
+  nettune.agent.nettune_profile:
+    profile:
+      name: two-apps
+      irq_affinity:
+        - { interface: enos2, cpus: "0-8,32-39" }
+      rss:
+        - { interface: enos2, context: 1, queues: placed, node: 0 }
+        - { interface: enos2, context: 2, queues: placed, node: 1 }
+        - { interface: enos2, queues: placed }
+      flows:
+        - { interface: enos2, flow_type: tcp4, dst_ports: "5201-5204", context: 1 }
+        - { interface: enos2, flow_type: tcp4, dst_ports: "6201-6204", context: 2 }
 '''
 
 RETURN = r'''
