@@ -72,9 +72,10 @@ static void context_rows(const json_t *cx)
 	json_array_foreach(json_object_get(cx, "list"), i, c) {
 		char *q = json_dumps(json_object_get(c, "queues"), JSON_COMPACT);
 		char *r = json_dumps(json_object_get(c, "rules"), JSON_COMPACT);
-		printf("  context %-4lld queues %s, table \"%s\", hfunc %lld, rules at locations %s\n",
+		printf("  context %-4lld queues %s, table \"%s\", hfunc %lld, rules at locations %s, input_xfrm %s\n",
 		       (long long)json_integer_value(json_object_get(c, "id")), q ? q : "?", str_or_dash(c, "table"),
-		       (long long)json_integer_value(json_object_get(c, "hfunc")), r ? r : "?");
+		       (long long)json_integer_value(json_object_get(c, "hfunc")), r ? r : "?",
+		       str_or_dash(c, "input_xfrm"));
 		free(q);
 		free(r);
 	}
@@ -315,9 +316,10 @@ void nt_cli_nic_view(const nt_nic *n, const json_t *doc, const json_t *qs, int r
 		char *w = json_dumps(json_object_get(rss, "weights"), JSON_COMPACT);
 		char *h = json_dumps(json_object_get(rss, "hash_fields"), JSON_COMPACT);
 		printf("\nRSS: indirection table of %lld, weights per RX queue %s, key %lld bytes, hash "
-		       "fields %s\n",
+		       "fields %s, input_xfrm %s\n",
 		       (long long)json_integer_value(json_object_get(rss, "indir_size")), w ? w : "?",
-		       (long long)json_integer_value(json_object_get(rss, "key_size")), h ? h : "?");
+		       (long long)json_integer_value(json_object_get(rss, "key_size")), h ? h : "?",
+		       str_or_dash(rss, "input_xfrm"));
 		free(w);
 		free(h);
 		context_rows(json_object_get(rss, "contexts"));

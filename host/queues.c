@@ -5,6 +5,7 @@
 #include "kernel/netdev.h"
 #include "kernel/queues.h"
 #include "kernel/rss.h"
+#include "kernel/rss_nl.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -167,14 +168,17 @@ fail:
 	return NULL;
 }
 
+static json_t *xfrm_json(const nt_ctx *ctx, uint8_t x);
+
 json_t *nt_nic_rss_json(const nt_topology *t, const nt_nic *n)
 {
 	nt_rss rss;
 	if (nt_rss_read(&t->ctx, n->name, &rss) < 0)
 		return json_null();
 	json_t *weights = json_array(), *fields = json_object();
-	json_t *o = json_pack("{s:I, s:I, s:i, s:o, s:o}", "indir_size", (json_int_t)rss.indir_size, "key_size",
-			      (json_int_t)rss.key_size, "hfunc", rss.hfunc, "weights", weights, "hash_fields", fields);
+	json_t *o = json_pack("{s:I, s:I, s:i, s:o, s:o, s:o}", "indir_size", (json_int_t)rss.indir_size, "key_size",
+			      (json_int_t)rss.key_size, "hfunc", rss.hfunc, "weights", weights, "hash_fields", fields,
+			      "input_xfrm", xfrm_json(&t->ctx, rss.input_xfrm));
 	uint32_t top = 0;
 	for (uint32_t i = 0; i < rss.indir_size; i++)
 		if (rss.indir[i] + 1 > top && rss.indir[i] < NT_QUEUES_MAX)
@@ -194,9 +198,21 @@ json_t *nt_nic_rss_json(const nt_topology *t, const nt_nic *n)
 	return o;
 }
 
+/* The input transformation as its word ("none", "sym-xor", ...), null on
+ * a kernel before 6.8, which has none to read. */
+static json_t *xfrm_json(const nt_ctx *ctx, uint8_t x)
+{
+	char rel[64], text[16];
+	if (nt_rss_kernel_lacks(ctx, "6.8", rel, sizeof(rel)) || !rel[0])
+		return json_null();
+	nt_rss_xfrm_format(x, text, sizeof(text));
+	return json_string(text);
+}
+
 /* One context: its table (as text and as the queues it names), its hash
- * function, the locations of the rules sending flows to it. */
-static json_t *context_json(uint32_t id, const nt_rss *c, const nt_flow_table *ft)
+ * function and input transformation, the locations of the rules sending
+ * flows to it. */
+static json_t *context_json(const nt_ctx *ctx, uint32_t id, const nt_rss *c, const nt_flow_table *ft)
 {
 	char text[256];
 	json_t *queues = json_array(), *rules = json_array();
@@ -204,6 +220,8 @@ static json_t *context_json(uint32_t id, const nt_rss *c, const nt_flow_table *f
 		snprintf(text, sizeof(text), "?");
 	json_t *o = json_pack("{s:I, s:s, s:I, s:i, s:o, s:o}", "id", (json_int_t)id, "table", text, "indir_size",
 			      (json_int_t)c->indir_size, "hfunc", c->hfunc, "queues", queues, "rules", rules);
+	if (o)
+		json_object_set_new(o, "input_xfrm", xfrm_json(ctx, c->input_xfrm));
 	uint32_t top = 0;
 	for (uint32_t i = 0; i < c->indir_size; i++)
 		if (c->indir[i] + 1 > top && c->indir[i] < NT_QUEUES_MAX)
@@ -224,10 +242,14 @@ json_t *nt_nic_rss_contexts_json(const nt_topology *t, const nt_nic *n)
 {
 	nt_flow_table ft;
 	bool have_ft = nt_flows_read(&t->ctx, n->name, &ft) == 0;
-	/* The ids to read: those the rules name, ascending, then 1. */
 	uint32_t ids[65];
 	int nids = 0;
-	for (int k = 0; have_ft && k < ft.n && nids < 64; k++) {
+	/* A kernel with the RSS dump (6.12) lists every context; before, the
+	 * ids to read are those the rules name, ascending, then 1. */
+	bool listed = nt_rss_nl_context_ids(&t->ctx, n->name, ids, 64, &nids) == 0;
+	if (!listed)
+		nids = 0;
+	for (int k = 0; !listed && have_ft && k < ft.n && nids < 64; k++) {
 		uint32_t id = ft.rules[k].context;
 		int at = 0;
 		while (at < nids && ids[at] < id)
@@ -238,6 +260,8 @@ json_t *nt_nic_rss_contexts_json(const nt_topology *t, const nt_nic *n)
 		ids[at] = id;
 		nids++;
 	}
+	/* Id 1 is read either way: whether the driver has contexts at all is
+	 * told by its answer (EOPNOTSUPP or ENOENT) when none is listed. */
 	if (!nids || ids[0] != 1) {
 		memmove(ids + 1, ids, (size_t)nids * sizeof(*ids));
 		ids[0] = 1;
@@ -245,8 +269,9 @@ json_t *nt_nic_rss_contexts_json(const nt_topology *t, const nt_nic *n)
 	}
 	json_t *list = json_array();
 	json_t *o = json_pack("{s:o, s:o, s:s}", "supported", json_null(), "list", list, "listed_from",
-			      "the ids the NIC's flow rules name, and id 1: the ioctl reads a context by its id and cannot "
-			      "list them, so a context no rule names is shown only when it is context 1");
+			      listed ? "netlink"
+				     : "the ids the NIC's flow rules name, and id 1: the ioctl reads a context by its id "
+				       "and cannot list them, so a context no rule names is shown only when it is context 1");
 	int unsupported = 0, found = 0;
 	for (int i = 0; o && i < nids; i++) {
 		nt_rss c;
@@ -256,7 +281,7 @@ json_t *nt_nic_rss_contexts_json(const nt_topology *t, const nt_nic *n)
 			break;
 		}
 		if (r == 0) {
-			json_array_append_new(list, context_json(ids[i], &c, have_ft ? &ft : NULL));
+			json_array_append_new(list, context_json(&t->ctx, ids[i], &c, have_ft ? &ft : NULL));
 			found = 1;
 		} else if (r == -ENOENT) {
 			found = 1; /* the driver knows contexts: this one is not there */

@@ -58,6 +58,35 @@
  * refused (-E2BIG), one with fewer changes only the first levels. */
 #define NT_DIM_PARAMS_NUM_PROFILES 5
 
+/* ---- RSS_GET, RSS_SET, RSS_CREATE_ACT, RSS_DELETE_ACT (kernel/rss_nl.c) ----
+ * Debian 12's header has none of the RSS messages. The message numbers
+ * are the places of the commands in the kernel's enums (7.3's
+ * include/uapi/linux/ethtool_netlink_generated.h): requests first, then
+ * what the kernel sends. RSS_GET (6.2, commit 7112a04664bf) reads one
+ * context; as a dump (6.12: "ethtool: rss: support dumping RSS contexts",
+ * net-next in August 2024, after 6.11's merge window; v6.10's rss.c has
+ * no START_CONTEXT, v6.12's has) it lists every context of every device,
+ * or of one when the request's header names it (ethnl_rss_dump_start).
+ * RSS_SET, RSS_CREATE_ACT with a context id the caller chooses (or none:
+ * the lowest free), RSS_DELETE_ACT and the three notifications came with
+ * Linux 6.17 (net-next, June-July 2025). */
+#define NT_ETHTOOL_MSG_RSS_GET 38
+#define NT_ETHTOOL_MSG_RSS_SET 48
+#define NT_ETHTOOL_MSG_RSS_CREATE_ACT 49
+#define NT_ETHTOOL_MSG_RSS_DELETE_ACT 50
+#define NT_ETHTOOL_MSG_RSS_GET_REPLY 38
+#define NT_ETHTOOL_MSG_RSS_NTF 50
+#define NT_ETHTOOL_MSG_RSS_CREATE_ACT_REPLY 51
+#define NT_ETHTOOL_MSG_RSS_CREATE_NTF 52
+#define NT_ETHTOOL_MSG_RSS_DELETE_NTF 53
+#define NT_ETHTOOL_A_RSS_HEADER 1 /* nest */
+#define NT_ETHTOOL_A_RSS_CONTEXT 2 /* u32; absent in a reply for context 0 */
+#define NT_ETHTOOL_A_RSS_HFUNC 3 /* u32 */
+#define NT_ETHTOOL_A_RSS_INDIR 4 /* binary: u32 per entry */
+#define NT_ETHTOOL_A_RSS_HKEY 5 /* binary */
+#define NT_ETHTOOL_A_RSS_INPUT_XFRM 6 /* u32, 6.8; left out of a reply while 0 */
+#define NT_ETHTOOL_A_RSS_START_CONTEXT 7 /* u32, dump only, 6.12 */
+
 _Static_assert(NT_ETHTOOL_A_RINGS_RX_BUF_LEN == ETHTOOL_A_RINGS_RX_BUF_LEN, "rx-buf-len");
 _Static_assert(NT_ETHTOOL_A_RINGS_TCP_DATA_SPLIT == ETHTOOL_A_RINGS_TCP_DATA_SPLIT, "tcp-data-split");
 _Static_assert(NT_ETHTOOL_A_RINGS_CQE_SIZE == ETHTOOL_A_RINGS_CQE_SIZE, "cqe-size");

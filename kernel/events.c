@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "kernel/events.h"
+#include "kernel/ethtool_nlattrs.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -40,6 +41,11 @@ static const char *ethtool_what(int cmd)
 	case ETHTOOL_MSG_PAUSE_NTF: return "pause";
 	case ETHTOOL_MSG_WOL_NTF: return "wol";
 	case ETHTOOL_MSG_DEBUG_NTF: return "debug";
+	/* 6.17: an RSS table, hash or input transformation set, a context
+	 * made or deleted (by either interface: the ioctl notifies too). */
+	case NT_ETHTOOL_MSG_RSS_NTF: return "rss";
+	case NT_ETHTOOL_MSG_RSS_CREATE_NTF: return "rss-create";
+	case NT_ETHTOOL_MSG_RSS_DELETE_NTF: return "rss-delete";
 	default: return NULL;
 	}
 }

@@ -106,6 +106,23 @@ int nt_fixture_rss_context_get(const nt_ctx *ctx, const char *ifname, uint32_t i
  * refuse), otherwise its table is replaced. Returns 0 or -errno. */
 int nt_fixture_rss_context_set(const nt_ctx *ctx, const char *ifname, uint32_t id, const uint32_t *indir, uint32_t n,
 			       uint32_t *newid, char *err, size_t errsize);
+/* The input transformation of context ID (0: the "rss" object's own
+ * "input_xfrm"; else the context's): -ENOENT for a context not there,
+ * -EOPNOTSUPP for bits outside the object's "xfrm_supported" (when
+ * given), as the kernel checks the driver's supported_input_xfrm. */
+int nt_fixture_rss_set_xfrm(const nt_ctx *ctx, const char *ifname, uint32_t id, uint8_t xfrm, char *err,
+			    size_t errsize);
+/* Whether the "rss" object plays a kernel with ethtool netlink's RSS
+ * commands ("netlink": true: the dump, RSS_CREATE_ACT, RSS_SET,
+ * RSS_DELETE_ACT; kernel/rss_nl.h). */
+bool nt_fixture_rss_netlink(const nt_ctx *ctx, const char *ifname);
+/* The ids of the "contexts" array, ascending (at most CAP into IDS, *N):
+ * -EOPNOTSUPP without "netlink" (the ioctl lists none). */
+int nt_fixture_rss_context_ids(const nt_ctx *ctx, const char *ifname, uint32_t *ids, int cap, int *n);
+/* As RSS_CREATE_ACT with context ID: -EBUSY when ID is there, -ERANGE at
+ * or above "max_contexts", -EOPNOTSUPP without "netlink" or contexts. */
+int nt_fixture_rss_context_create_as(const nt_ctx *ctx, const char *ifname, uint32_t id, const uint32_t *indir,
+				     uint32_t n, char *err, size_t errsize);
 /* A NIC's flow rules from the "flows" object of ROOT/ethtool/IFACE.json
  * (kernel/flows.h): -EOPNOTSUPP without the file or object, NT_EPARSE.
  * INSERT refuses as drivers do: a location beyond the table or a queue

@@ -48,6 +48,7 @@ int nt_fixture_rss_get(const nt_ctx *ctx, const char *ifname, nt_rss *out)
 	out->indir_size = (uint32_t)json_array_size(indir);
 	out->key_size = (uint32_t)json_integer_value(json_object_get(rss, "key_size"));
 	out->hfunc = (uint8_t)json_integer_value(json_object_get(rss, "hfunc"));
+	out->input_xfrm = (uint8_t)json_integer_value(json_object_get(rss, "input_xfrm"));
 	out->rx_rings = rss_rx_rings(root, rss);
 	out->indir = calloc(out->indir_size + 1, sizeof(uint32_t));
 	if (!out->indir) {
@@ -174,6 +175,8 @@ int nt_fixture_rss_context_get(const nt_ctx *ctx, const char *ifname, uint32_t i
 	out->indir_size = (uint32_t)json_array_size(indir);
 	out->key_size = (uint32_t)json_integer_value(json_object_get(rss, "key_size"));
 	out->hfunc = (uint8_t)json_integer_value(json_object_get(rss, "hfunc"));
+	out->input_xfrm = (uint8_t)json_integer_value(
+		json_object_get(json_array_get(contexts, (size_t)at), "input_xfrm"));
 	out->rx_rings = rss_rx_rings(root, rss);
 	if (!(out->indir = calloc(out->indir_size + 1, sizeof(uint32_t)))) {
 		r = -ENOMEM;
@@ -200,13 +203,19 @@ static bool context_named_by_rule(json_t *root, uint32_t id)
 	return false;
 }
 
-int nt_fixture_rss_context_set(const nt_ctx *ctx, const char *ifname, uint32_t id, const uint32_t *indir, uint32_t n,
-			       uint32_t *newid, char *err, size_t errsize)
+/* ID ETH_RXFH_CONTEXT_ALLOC creates: context WANT (RSS_CREATE_ACT with
+ * an id), or with WANT 0 the lowest free one (the ioctl). */
+static int context_set(const nt_ctx *ctx, const char *ifname, uint32_t id, uint32_t want, const uint32_t *indir,
+		       uint32_t n, uint32_t *newid, char *err, size_t errsize)
 {
 	json_t *root = NULL, *rss = NULL, *arr = NULL;
 	int r = rss_load(ctx, ifname, true, &root, &rss);
 	if (r < 0)
 		return r;
+	if (want && !json_is_true(json_object_get(rss, "netlink"))) {
+		r = -EOPNOTSUPP; /* no RSS_CREATE_ACT on this kernel */
+		goto out;
+	}
 	json_t *contexts = json_object_get(rss, "contexts");
 	uint32_t rings = rss_rx_rings(root, rss);
 	uint32_t max = (uint32_t)json_integer_value(json_object_get(rss, "max_contexts"));
@@ -254,7 +263,16 @@ int nt_fixture_rss_context_set(const nt_ctx *ctx, const char *ifname, uint32_t i
 		 * free id, unless the document plays a driver that picks. */
 		json_t *pick = json_object_get(rss, "alloc_id");
 		uint32_t nid = 1;
-		if (json_is_integer(pick))
+		if (want && ((max && want >= max) || context_find(contexts, want) >= 0)) {
+			/* ethnl_rss_create_validate, then xa_insert. */
+			nt_fx_set_err(err, errsize, want >= max && max ? "RSS context id beyond the driver's limit"
+								       : "error allocating context ID");
+			r = want >= max && max ? -ERANGE : -EBUSY;
+			goto out;
+		}
+		if (want)
+			nid = want;
+		else if (json_is_integer(pick))
 			nid = (uint32_t)json_integer_value(pick);
 		else
 			while (context_find(contexts, nid) >= 0)
@@ -278,6 +296,100 @@ int nt_fixture_rss_context_set(const nt_ctx *ctx, const char *ifname, uint32_t i
 	r = nt_fx_save(ctx, ifname, root);
 out:
 	json_decref(arr);
+	json_decref(root);
+	return r;
+}
+
+int nt_fixture_rss_context_set(const nt_ctx *ctx, const char *ifname, uint32_t id, const uint32_t *indir, uint32_t n,
+			       uint32_t *newid, char *err, size_t errsize)
+{
+	return context_set(ctx, ifname, id, 0, indir, n, newid, err, errsize);
+}
+
+int nt_fixture_rss_context_create_as(const nt_ctx *ctx, const char *ifname, uint32_t id, const uint32_t *indir,
+				     uint32_t n, char *err, size_t errsize)
+{
+	if (id == 0 || id == ETH_RXFH_CONTEXT_ALLOC)
+		return -EINVAL;
+	return context_set(ctx, ifname, ETH_RXFH_CONTEXT_ALLOC, id, indir, n, NULL, err, errsize);
+}
+
+bool nt_fixture_rss_netlink(const nt_ctx *ctx, const char *ifname)
+{
+	json_t *root = NULL, *rss = NULL;
+	if (rss_load(ctx, ifname, false, &root, &rss) < 0)
+		return false;
+	bool nl = json_is_true(json_object_get(rss, "netlink"));
+	json_decref(root);
+	return nl;
+}
+
+int nt_fixture_rss_context_ids(const nt_ctx *ctx, const char *ifname, uint32_t *ids, int cap, int *n)
+{
+	json_t *root = NULL, *rss = NULL;
+	int r = rss_load(ctx, ifname, false, &root, &rss);
+	*n = 0;
+	if (r < 0)
+		return r;
+	json_t *contexts = json_object_get(rss, "contexts");
+	if (!json_is_true(json_object_get(rss, "netlink"))) {
+		r = -EOPNOTSUPP;
+		goto out;
+	}
+	size_t i;
+	json_t *e;
+	/* The core's xarray walks ids in order: so does the dump. */
+	json_array_foreach(contexts, i, e) {
+		json_int_t v = json_integer_value(json_object_get(e, "id"));
+		if (v <= 0 || v > UINT32_MAX)
+			continue;
+		int at = 0;
+		while (at < *n && ids[at] < (uint32_t)v)
+			at++;
+		if ((at < *n && ids[at] == (uint32_t)v) || at >= cap)
+			continue;
+		if (*n == cap)
+			(*n)--;
+		memmove(ids + at + 1, ids + at, (size_t)(*n - at) * sizeof(*ids));
+		ids[at] = (uint32_t)v;
+		(*n)++;
+	}
+out:
+	json_decref(root);
+	return r;
+}
+
+int nt_fixture_rss_set_xfrm(const nt_ctx *ctx, const char *ifname, uint32_t id, uint8_t xfrm, char *err,
+			    size_t errsize)
+{
+	json_t *root = NULL, *rss = NULL, *obj;
+	int r = rss_load(ctx, ifname, true, &root, &rss);
+	if (r < 0)
+		return r;
+	json_t *sup = json_object_get(rss, "xfrm_supported");
+	if (json_is_integer(sup) && (xfrm & ~json_integer_value(sup))) {
+		nt_fx_set_err(err, errsize, "the driver has no such input transformation");
+		r = -EOPNOTSUPP;
+		goto out;
+	}
+	if (id == 0) {
+		obj = rss;
+	} else {
+		int at = context_find(json_object_get(rss, "contexts"), id);
+		if (at < 0) {
+			r = -ENOENT;
+			goto out;
+		}
+		obj = json_array_get(json_object_get(rss, "contexts"), (size_t)at);
+	}
+	/* Written only while not 0, so that setting it back leaves the
+	 * document as it was. */
+	if (xfrm ? json_object_set_new(obj, "input_xfrm", json_integer(xfrm)) < 0
+		 : (json_object_get(obj, "input_xfrm") && json_object_del(obj, "input_xfrm") < 0))
+		r = -ENOMEM;
+	else
+		r = nt_fx_save(ctx, ifname, root);
+out:
 	json_decref(root);
 	return r;
 }

@@ -90,21 +90,37 @@ static bool attr_u32(const unsigned char *v, size_t n, uint32_t *out)
 struct fam_ud {
 	int id;
 	uint64_t ops; /* bit C: the family has command C (C < 64) */
+	uint64_t dumps; /* bit C: command C can dump (GENL_CMD_CAP_DUMP) */
 };
 
-/* One operation of CTRL_ATTR_OPS: its CTRL_ATTR_OP_ID. */
+/* One operation of CTRL_ATTR_OPS as it is walked. */
+struct op_ud {
+	uint32_t cmd, flags;
+	bool has_id;
+};
+
 static void op_attr(void *ud, int type, const unsigned char *v, size_t n)
 {
-	uint32_t cmd;
-	if (type == CTRL_ATTR_OP_ID && attr_u32(v, n, &cmd) && cmd < 64)
-		*(uint64_t *)ud |= 1ull << cmd;
+	struct op_ud *o = ud;
+	if (type == CTRL_ATTR_OP_ID && attr_u32(v, n, &o->cmd))
+		o->has_id = true;
+	else if (type == CTRL_ATTR_OP_FLAGS)
+		(void)attr_u32(v, n, &o->flags);
 }
 
-/* CTRL_ATTR_OPS: a nest of nests, one per operation. */
+/* CTRL_ATTR_OPS: a nest of nests, one per operation, each with its
+ * CTRL_ATTR_OP_ID and CTRL_ATTR_OP_FLAGS. */
 static void ops_attr(void *ud, int type, const unsigned char *v, size_t n)
 {
+	struct fam_ud *f = ud;
+	struct op_ud o = { 0 };
 	(void)type;
-	(void)attrs_walk(v, n, op_attr, ud);
+	(void)attrs_walk(v, n, op_attr, &o);
+	if (!o.has_id || o.cmd >= 64)
+		return;
+	f->ops |= 1ull << o.cmd;
+	if (o.flags & GENL_CMD_CAP_DUMP)
+		f->dumps |= 1ull << o.cmd;
 }
 
 static void fam_attr(void *ud, int type, const unsigned char *v, size_t n)
@@ -115,7 +131,7 @@ static void fam_attr(void *ud, int type, const unsigned char *v, size_t n)
 		memcpy(&id, v, 2);
 		f->id = id;
 	} else if (type == CTRL_ATTR_OPS) {
-		(void)attrs_walk(v, n, ops_attr, &f->ops);
+		(void)attrs_walk(v, n, ops_attr, f);
 	}
 }
 
@@ -138,10 +154,17 @@ int nt_netdev_parse_family(const void *buf, size_t len, int *id)
 
 int nt_netdev_parse_family_ops(const void *buf, size_t len, int *id, uint64_t *ops)
 {
+	uint64_t dumps;
+	return nt_genl_parse_family(buf, len, id, ops, &dumps);
+}
+
+int nt_genl_parse_family(const void *buf, size_t len, int *id, uint64_t *ops, uint64_t *dumps)
+{
 	const unsigned char *p = buf;
 	size_t off = 0;
 	*id = 0;
 	*ops = 0;
+	*dumps = 0;
 	while (len - off >= NLMSG_HDRLEN) {
 		struct nlmsghdr h;
 		memcpy(&h, p + off, sizeof(h));
@@ -159,6 +182,7 @@ int nt_netdev_parse_family_ops(const void *buf, size_t len, int *id, uint64_t *o
 			if (f.id > 0) {
 				*id = f.id;
 				*ops = f.ops;
+				*dumps = f.dumps;
 				return 0;
 			}
 		}

@@ -137,6 +137,11 @@ int nt_netdev_parse_family(const void *buf, size_t len, int *id);
  * CTRL_ATTR_OP_ID) into *OPS: bit C for command C below 64; 0 when the
  * reply lists none. */
 int nt_netdev_parse_family_ops(const void *buf, size_t len, int *id, uint64_t *ops);
+/* The same for any generic netlink family's GETFAMILY reply, with the
+ * commands that can dump (their CTRL_ATTR_OP_FLAGS has GENL_CMD_CAP_DUMP)
+ * into *DUMPS: the ethtool family's RSS_GET is a do before 6.12 and a
+ * do and a dump since (kernel/rss_nl.c). */
+int nt_genl_parse_family(const void *buf, size_t len, int *id, uint64_t *ops, uint64_t *dumps);
 
 /* One datagram of a `queue-get`, `napi-get` or `qstats-get` dump of
  * family FAMILY: each message of that family and of one of those commands

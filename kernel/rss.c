@@ -2,6 +2,8 @@
 /* A NIC's RSS state: see kernel/rss.h. */
 #include "kernel/rss.h"
 #include "kernel/fixture.h"
+#include "kernel/rss_nl.h"
+#include "kernel/ethtool.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -106,6 +108,7 @@ int nt_rss_read(const nt_ctx *ctx, const char *ifname, nt_rss *out)
 	out->indir_size = full->indir_size;
 	out->key_size = full->key_size;
 	out->hfunc = full->hfunc;
+	out->input_xfrm = full->rsvd8[0]; /* input_xfrm since 6.8 */
 	memcpy(out->indir, full->rss_config, out->indir_size * sizeof(uint32_t));
 	for (int f = 0; f < NT_RSS_FLOWS; f++) {
 		struct ethtool_rxnfc nfc = { .cmd = ETHTOOL_GRXFH, .flow_type = flow_types[f] };
@@ -161,6 +164,7 @@ int nt_rss_context_read(const nt_ctx *ctx, const char *ifname, uint32_t id, nt_r
 	out->indir_size = full->indir_size;
 	out->key_size = full->key_size;
 	out->hfunc = full->hfunc;
+	out->input_xfrm = full->rsvd8[0]; /* input_xfrm since 6.8 */
 	memcpy(out->indir, full->rss_config, out->indir_size * sizeof(uint32_t));
 	struct ethtool_rxnfc rings = { .cmd = ETHTOOL_GRXRINGS };
 	if (ioc(fd, ifname, &rings) == 0)
@@ -173,10 +177,33 @@ out:
 	return r;
 }
 
+/* The byte a table write through the ioctl's SRSSH carries for context
+ * ID's input transformation. Before 6.8 it is reserved and must be 0.
+ * Since, ethtool_set_rxfh passes it to the driver and the context, so a
+ * 0 would reset a symmetric-xor to none: the write sends back the value
+ * there is now (read with GRSSH, which fills it even when asked for the
+ * sizes only). Not RXH_XFRM_NO_CHANGE: 6.8 and 6.9 refuse that with
+ * EOPNOTSUPP on a driver without symmetric-xor (commit 503757c809281,
+ * "net: ethtool: Fix RSS setting", 6.10). */
+static uint8_t xfrm_now(const nt_ctx *ctx, const char *ifname, uint32_t id)
+{
+	char rel[64];
+	if (nt_rss_kernel_lacks(ctx, "6.8", rel, sizeof(rel)) || !rel[0])
+		return 0;
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return 0;
+	struct ethtool_rxfh head = { .cmd = ETHTOOL_GRSSH, .rss_context = id };
+	uint8_t x = ioc(fd, ifname, &head) == 0 ? head.rsvd8[0] : 0;
+	close(fd);
+	return x;
+}
+
 /* One ETHTOOL_SRSSH for context *ID: N entries of INDIR (N 0: delete it),
- * the key and hash function left alone. *ID is what the kernel copied
- * back (the new id, for ETH_RXFH_CONTEXT_ALLOC). */
-static int srssh_context(const char *ifname, uint32_t *id, const uint32_t *indir, uint32_t n)
+ * the key and hash function left alone, the input transformation byte
+ * XFRM (xfrm_now; 0 to make or delete one). *ID is what the kernel
+ * copied back (the new id, for ETH_RXFH_CONTEXT_ALLOC). */
+static int srssh_context(const char *ifname, uint32_t *id, const uint32_t *indir, uint32_t n, uint8_t xfrm)
 {
 	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
@@ -188,6 +215,7 @@ static int srssh_context(const char *ifname, uint32_t *id, const uint32_t *indir
 		req->rss_context = *id;
 		req->indir_size = n;
 		req->hfunc = 0; /* ETH_RSS_HASH_NO_CHANGE */
+		req->rsvd8[0] = xfrm; /* input_xfrm */
 		if (n)
 			memcpy(req->rss_config, indir, n * sizeof(uint32_t));
 		r = ioc(fd, ifname, req);
@@ -209,7 +237,7 @@ int nt_rss_context_create(const nt_ctx *ctx, const char *ifname, const uint32_t 
 	if (!ctx->live)
 		return nt_fixture_rss_context_set(ctx, ifname, ETH_RXFH_CONTEXT_ALLOC, indir, n, id, err, errsize);
 	*id = ETH_RXFH_CONTEXT_ALLOC;
-	int r = srssh_context(ifname, id, indir, n);
+	int r = srssh_context(ifname, id, indir, n, 0);
 	if (r < 0)
 		werr(err, errsize, ifname, "ETHTOOL_SRSSH (a new RSS context)", r);
 	return r;
@@ -224,7 +252,13 @@ int nt_rss_context_write(const nt_ctx *ctx, const char *ifname, uint32_t id, con
 		return -EOPNOTSUPP;
 	if (!ctx->live)
 		return nt_fixture_rss_context_set(ctx, ifname, id, indir, n, NULL, err, errsize);
-	int r = srssh_context(ifname, &id, indir, n);
+	/* RSS_SET where the kernel has it (6.17), which changes only what
+	 * the request holds. */
+	nt_rss_nl nl;
+	nt_rss_nl_caps(ctx, ifname, &nl);
+	if (nl.set)
+		return nt_rss_nl_context_write(ctx, ifname, id, indir, n, err, errsize);
+	int r = srssh_context(ifname, &id, indir, n, xfrm_now(ctx, ifname, id));
 	if (r < 0)
 		werr(err, errsize, ifname, "ETHTOOL_SRSSH (an RSS context's table)", r);
 	return r;
@@ -236,8 +270,12 @@ int nt_rss_context_delete(const nt_ctx *ctx, const char *ifname, uint32_t id, ch
 		return NT_EINVALID;
 	if (!ctx->live)
 		return nt_fixture_rss_context_set(ctx, ifname, id, NULL, 0, NULL, err, errsize);
+	nt_rss_nl nl;
+	nt_rss_nl_caps(ctx, ifname, &nl);
+	if (nl.create)
+		return nt_rss_nl_context_delete(ctx, ifname, id, err, errsize);
 	/* indir_size 0 on a context other than 0 deletes it. */
-	int r = srssh_context(ifname, &id, NULL, 0);
+	int r = srssh_context(ifname, &id, NULL, 0, 0);
 	if (r < 0 && r != -ENOENT)
 		werr(err, errsize, ifname, "ETHTOOL_SRSSH (deleting an RSS context)", r);
 	return r;
@@ -290,6 +328,7 @@ int nt_rss_write_indir(const nt_ctx *ctx, const char *ifname, const uint32_t *in
 		/* indir_size 0: the kernel's default table, not pinned. */
 		req->indir_size = dflt ? 0 : n;
 		req->hfunc = 0; /* ETH_RSS_HASH_NO_CHANGE, not in the uapi header */
+		req->rsvd8[0] = xfrm_now(ctx, ifname, 0); /* input_xfrm */
 		memcpy(req->rss_config, indir, n * sizeof(uint32_t));
 		r = ioc(fd, ifname, req);
 		if (r < 0)
@@ -459,4 +498,81 @@ void nt_rss_indir_weights(const uint32_t *w, int nw, uint32_t *indir, uint32_t n
 			partial += w[++j];
 		indir[i] = j < 0 ? 0 : (uint32_t)j;
 	}
+}
+
+/* ---- the input transformation ---- */
+
+const char *nt_rss_xfrm_since(uint8_t xfrm)
+{
+	return xfrm & ~NT_RSS_XFRM_SYM_XOR ? "6.15" : "6.8";
+}
+
+void nt_rss_xfrm_format(uint8_t xfrm, char *out, size_t size)
+{
+	if (xfrm == 0)
+		snprintf(out, size, "none");
+	else if (xfrm == NT_RSS_XFRM_SYM_XOR)
+		snprintf(out, size, "sym-xor");
+	else if (xfrm == NT_RSS_XFRM_SYM_OR_XOR)
+		snprintf(out, size, "sym-or-xor");
+	else
+		snprintf(out, size, "0x%02x", xfrm);
+}
+
+int nt_rss_xfrm_parse(const char *text, uint8_t *out)
+{
+	char *end;
+	*out = 0;
+	if (!text)
+		return NT_EPARSE;
+	if (!strcmp(text, "none"))
+		return 0;
+	if (!strcmp(text, "sym-xor")) {
+		*out = NT_RSS_XFRM_SYM_XOR;
+		return 0;
+	}
+	if (!strcmp(text, "sym-or-xor")) {
+		*out = NT_RSS_XFRM_SYM_OR_XOR;
+		return 0;
+	}
+	if (strncmp(text, "0x", 2) || !text[2])
+		return NT_EPARSE;
+	errno = 0;
+	unsigned long v = strtoul(text + 2, &end, 16);
+	if (*end || errno || v == 0 || v >= NT_RSS_XFRM_NO_CHANGE)
+		return NT_EPARSE;
+	*out = (uint8_t)v;
+	return 0;
+}
+
+bool nt_rss_kernel_lacks(const nt_ctx *ctx, const char *since, char *release, size_t size)
+{
+	if (nt_read_str(ctx, release, size, "/proc/sys/kernel/osrelease") < 0)
+		release[0] = '\0';
+	return release[0] && nt_ethtool_release_lacks(release, since);
+}
+
+int nt_rss_write_xfrm(const nt_ctx *ctx, const char *ifname, uint32_t id, uint8_t xfrm, char *err,
+		      size_t errsize)
+{
+	if (!nt_ifname_valid(ifname) || id == ETH_RXFH_CONTEXT_ALLOC || xfrm == NT_RSS_XFRM_NO_CHANGE)
+		return NT_EINVALID;
+	if (!ctx->live)
+		return nt_fixture_rss_set_xfrm(ctx, ifname, id, xfrm, err, errsize);
+	nt_rss_nl nl;
+	nt_rss_nl_caps(ctx, ifname, &nl);
+	if (nl.set)
+		return nt_rss_nl_write_xfrm(ctx, ifname, id, xfrm, err, errsize);
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	/* Only the transformation: the table, key and function unchanged. */
+	struct ethtool_rxfh req = { .cmd = ETHTOOL_SRSSH, .rss_context = id,
+				    .indir_size = ETH_RXFH_INDIR_NO_CHANGE };
+	req.rsvd8[0] = xfrm; /* input_xfrm */
+	int r = ioc(fd, ifname, &req);
+	if (r < 0)
+		werr(err, errsize, ifname, "ETHTOOL_SRSSH (the input transformation)", r);
+	close(fd);
+	return r;
 }

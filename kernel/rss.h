@@ -32,7 +32,37 @@ typedef struct nt_rss {
 	char fields[NT_RSS_FLOWS][16];
 	/* RX rings the table may name (ETHTOOL_GRXRINGS); 0 unknown. */
 	uint32_t rx_rings;
+	/* The input transformation (RXH_XFRM_* bits: 1 symmetric-xor, 2
+	 * symmetric-or-xor; 0 none), from the ioctl's struct ethtool_rxfh
+	 * input_xfrm, which Linux 6.8 made of the first reserved byte: 0 on
+	 * older kernels, which know none (nt_rss_xfrm_since). A fixture's
+	 * "input_xfrm" member (of the "rss" object or a context). */
+	uint8_t input_xfrm;
 } nt_rss;
+
+/* The input transformation's bits and words. */
+#define NT_RSS_XFRM_SYM_XOR 0x1 /* RXH_XFRM_SYM_XOR, 6.8 */
+#define NT_RSS_XFRM_SYM_OR_XOR 0x2 /* RXH_XFRM_SYM_OR_XOR, 6.15 */
+#define NT_RSS_XFRM_NO_CHANGE 0xff /* RXH_XFRM_NO_CHANGE, 6.8 */
+/* The first release that knows XFRM: "6.8" for symmetric-xor and none
+ * (commit 13e59344fb9d, "net: ethtool: add support for symmetric-xor RSS
+ * hash", net-next in December 2023; the ioctl's field and its NO_CHANGE
+ * came in the same series), "6.15" for symmetric-or-xor (ecdff893384c,
+ * "ethtool: Symmetric OR-XOR RSS hash", February 2025). */
+const char *nt_rss_xfrm_since(uint8_t xfrm);
+/* "none", "sym-xor", "sym-or-xor", or "0xNN" for bits nettune has no
+ * word for; and back (0 or NT_EPARSE). Pure. */
+void nt_rss_xfrm_format(uint8_t xfrm, char *out, size_t size);
+int nt_rss_xfrm_parse(const char *text, uint8_t *out);
+/* Whether the running kernel (CTX's /proc/sys/kernel/osrelease) is older
+ * than SINCE; its release into RELEASE ("" when unreadable: then false). */
+bool nt_rss_kernel_lacks(const nt_ctx *ctx, const char *since, char *release, size_t size);
+/* Set context ID's input transformation (ID 0: the NIC's own table):
+ * RSS_SET where the kernel has it (6.17), else ETHTOOL_SRSSH with only
+ * input_xfrm changed (6.8). Returns 0 or the kernel's -errno with its
+ * text in ERR (-EOPNOTSUPP: the driver has no such transformation). */
+int nt_rss_write_xfrm(const nt_ctx *ctx, const char *ifname, uint32_t id, uint8_t xfrm, char *err,
+		      size_t errsize);
 
 /* RSS contexts: further indirection tables beside the NIC's own (context
  * 0), which flow rules send their flows to (ethtool -X IF context new,
@@ -46,6 +76,9 @@ typedef struct nt_rss {
  * default (master context) or delete the context (other RSS
  * contexts)"). The ioctl cannot list contexts: a reader learns ids from
  * the flow rules that name them (kernel/flows.h) or from what it made.
+ * kernel/rss_nl.h lists them and makes one with a chosen id where ethtool
+ * netlink can (6.12, 6.17); a context's write and delete below go through
+ * it there (RSS_SET, RSS_DELETE_ACT).
  * On a fixture root the "contexts" array of the "rss" object plays them:
  *   "rss": {..., "contexts": [{"id": 1, "indir": [4, 5, 6, 7, ...]}],
  *           "max_contexts": 8, "alloc_id": 5}

@@ -26,6 +26,7 @@
 	X(rfs)                \
 	X(xps)                \
 	X(rss)                \
+	X(rss_xfrm)           \
 	X(txqueuelen)         \
 	X(qdisc)              \
 	X(flows)              \

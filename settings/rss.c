@@ -7,6 +7,8 @@
  *                      that was there;
  *   "IFACE/hash-FLOW"  the header fields hashed for flow type FLOW (tcp4,
  *                      udp4, tcp6, udp6), in ethtool's letters ("sdfn");
+ *   (the input transformation, "input_xfrm", is kind "rss_xfrm" of
+ *   settings/rss_xfrm.c: "IFACE/input-xfrm", "IFACE/context-N/input-xfrm")
  *   "IFACE/context-N"  RSS context N (kernel/rss.h): its table as for
  *                      "indir", or "none" when there is no context N. A
  *                      step from "none" creates it, so that its rollback
@@ -38,7 +40,9 @@
  *
  * "context": N sets RSS context N's table instead of the NIC's own, and
  * creates the context when it is missing (flows[] entries with "context"
- * send flows to it: settings/flows.c). The ioctl lets the kernel choose a
+ * send flows to it: settings/flows.c). Where the kernel has ethtool
+ * netlink's RSS_CREATE_ACT (6.17; kernel/rss_nl.h) the context is made
+ * with id N and nothing is predicted. Otherwise the ioctl lets the kernel choose a
  * new context's id (the lowest free one from 1 where the core allocates,
  * 6.11 and later): the plan predicts it, so a profile asks for the ids
  * the kernel will give, and the check refuses any other ("context 3
@@ -53,11 +57,13 @@
  * is deleted (6.11 and later refuse to delete a context a rule names). */
 #include "settings/section.h"
 #include "settings/rss_placed.h"
+#include "settings/rss_xfrm.h"
 #include "host/queues.h"
 #include "placement/irq.h"
 #include "kernel/flows.h"
 #include "kernel/queues.h"
 #include "kernel/rss.h"
+#include "kernel/rss_nl.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -263,8 +269,9 @@ out:
 }
 
 /* Context CID of IFNAME to V: deleted ("none"), its table replaced, or
- * made, the kernel choosing the id: one other than CID is deleted again
- * and the step fails (the plan predicted CID). */
+ * made: with id CID through RSS_CREATE_ACT where the kernel has it
+ * (6.17), else through the ioctl, the kernel choosing the id: one other
+ * than CID is deleted again and the step fails (the plan predicted CID). */
 static int context_apply(const nt_ctx *ctx, const char *ifname, uint32_t cid, const nt_value *v, char *err,
 			 size_t errsize)
 {
@@ -274,8 +281,11 @@ static int context_apply(const nt_ctx *ctx, const char *ifname, uint32_t cid, co
 		return r == -ENOENT ? 0 : r; /* already gone is what was asked */
 	}
 	uint32_t *tab = malloc(INDIR_MAX * sizeof(uint32_t)), n = 0, got = 0;
+	nt_rss_nl nl;
 	if (!tab)
 		return -ENOMEM;
+	/* Made with its id where the kernel takes one (RSS_CREATE_ACT). */
+	nt_rss_nl_caps(ctx, ifname, &nl);
 	int r = nt_rss_indir_parse(v->text, tab, INDIR_MAX, &n);
 	int e = r < 0 ? r : nt_rss_context_read(ctx, ifname, cid, &cur);
 	nt_rss_free(&cur);
@@ -286,6 +296,8 @@ static int context_apply(const nt_ctx *ctx, const char *ifname, uint32_t cid, co
 	} else if (e != -ENOENT) {
 		r = e;
 		snprintf(err, errsize, "%s: RSS context %u cannot be read: %s", ifname, cid, nt_strerror(e));
+	} else if (nl.create) {
+		r = nt_rss_nl_context_create(ctx, ifname, cid, tab, n, err, errsize);
 	} else if ((r = nt_rss_context_create(ctx, ifname, tab, n, &got, err, errsize)) == 0 && got != cid) {
 		char derr[160] = "";
 		int d = nt_rss_context_delete(ctx, ifname, got, derr, sizeof(derr));
@@ -425,7 +437,13 @@ static void validate_context(nt_section_check *c, const json_t *arr, const json_
 				    nic->name, id, list);
 		return;
 	}
-	/* To be made: its rank among the contexts this profile makes on NIC. */
+	/* To be made. With RSS_CREATE_ACT (6.17) it is made with ID itself. */
+	nt_rss_nl nl;
+	nt_rss_nl_caps(&c->t->ctx, nic->name, &nl);
+	if (nl.create)
+		return;
+	/* Through the ioctl: its rank among the contexts this profile makes
+	 * on NIC. */
 	uint32_t rank = 0;
 	size_t i;
 	json_t *o;
@@ -517,7 +535,7 @@ static void validate_one_nic(nt_section_check *c, const json_t *e, const char *b
 static void validate_rss(nt_section_check *c, const json_t *arr)
 {
 	static const char *const known[] = { "interface", "equal", "weights", "queues", "hash_fields", "context",
-					     "start", "replace", "node", NULL };
+					     "start", "replace", "node", "input_xfrm", NULL };
 	size_t i, k;
 	json_t *e, *x;
 	char base[NT_JSONPATH_MAX], path[NT_JSONPATH_MAX];
@@ -532,8 +550,9 @@ static void validate_rss(nt_section_check *c, const json_t *arr)
 		int tables = !!eq + !!w + !!json_object_get(e, "queues");
 		if (tables > 1)
 			nt_sc_error(c, base, "give at most one of 'equal', 'weights' and 'queues'");
-		if (!tables && !hf)
-			nt_sc_error(c, base, "give one of 'equal', 'weights', 'queues', or 'hash_fields'");
+		if (!tables && !hf && !json_object_get(e, "input_xfrm"))
+			nt_sc_error(c, base, "give one of 'equal', 'weights', 'queues', 'hash_fields' or 'input_xfrm'");
+		nt_rss_xfrm_check_entry(c, e, base);
 		if (eq && (!json_is_integer(eq) || json_integer_value(eq) < 1 || json_integer_value(eq) > 65535)) {
 			snprintf(path, sizeof(path), "%s.equal", base);
 			nt_sc_error(c, path, "'equal' must be a count of RX queues from 1 to 65535");
@@ -629,6 +648,7 @@ static void validate_rss(nt_section_check *c, const json_t *arr)
 			}
 			any |= r.indir_size > 0 || !tables;
 			validate_one_nic(c, e, base, nic, &r, named);
+			nt_rss_xfrm_check_nic(c, e, base, nic, r.indir_size);
 			if (json_is_integer(json_object_get(e, "context")) && named && r.indir_size > 0)
 				validate_context(c, arr, e, base, nic);
 			nt_rss_free(&r);
@@ -776,6 +796,8 @@ static int desire_rss(nt_section_plan *p, const json_t *arr)
 				if ((ret = nt_desire_put(p, &nt_setting_rss, target, nic->name, &v, path)) < 0)
 					break;
 			}
+			if (ret == 0)
+				ret = nt_rss_xfrm_desire(p, e, i, nic);
 			nt_rss_free(&r);
 			if (ret < 0)
 				return ret;

@@ -104,7 +104,7 @@ static void test_cli(void)
 	CHECK_MSG(f && pclose(f) == 0, "%s failed", cmd);
 	CHECK_MSG(strstr(out, "\nRSS contexts: 1 found (the ids the NIC's flow rules name, and id 1") != NULL,
 		  "nics output:\n%s", out);
-	CHECK_MSG(strstr(out, "  context 1    queues [4,5,6,7], table \"4-7*64\", hfunc 1, rules at locations [0]\n") !=
+	CHECK_MSG(strstr(out, "  context 1    queues [4,5,6,7], table \"4-7*64\", hfunc 1, rules at locations [0], input_xfrm none\n") !=
 			  NULL,
 		  "nics output:\n%s", out);
 	CHECK_MSG(strstr(out, "  loc 0    tcp4 dst-port 5201 context 1 queue 0\n") != NULL, "nics output:\n%s", out);

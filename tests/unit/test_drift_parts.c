@@ -7,6 +7,7 @@
 #include "harness.h"
 #include "diagnose/diagnose.h"
 #include "kernel/events.h"
+#include "kernel/ethtool_nlattrs.h"
 #include "settings/setting.h"
 
 #include <linux/ethtool_netlink.h>
@@ -155,6 +156,8 @@ static const struct {
 	{ "qdisc", 0 }, /* RTM_NEWQDISC, which the watcher does not hear */
 	/* ETHTOOL_MSG_RSS_NTF on newer kernels; a channels change resets it. */
 	{ "rss", NT_SETTING_EVENT(NT_EVENT_ETHTOOL) },
+	/* The same RSS_NTF (6.17) for an input transformation set. */
+	{ "rss_xfrm", NT_SETTING_EVENT(NT_EVENT_ETHTOOL) },
 	/* No event for a flow rule inserted or deleted: the periodic check. */
 	{ "flow", 0 },
 	/* No notification for the NAPI sysfs files, napi-set or a thread's
@@ -202,6 +205,8 @@ static void test_kind_events(void)
 		{ ETHTOOL_MSG_RINGS_NTF, "rings" },
 		{ ETHTOOL_MSG_CHANNELS_NTF, "channels" },
 		{ ETHTOOL_MSG_COALESCE_NTF, "coalesce" },
+		/* 6.17: a table, hash or input transformation set. */
+		{ NT_ETHTOOL_MSG_RSS_NTF, "rss" },
 	};
 	for (size_t i = 0; i < sizeof(ntf) / sizeof(ntf[0]); i++) {
 		char buf[256];

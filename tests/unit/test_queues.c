@@ -152,7 +152,7 @@ static void test_rss(void)
 	CHECK_STR(text2, "{\"contexts\":{\"reason\":\"its driver has no RSS contexts (ETHTOOL_GRSSH for a context "
 			 "answers EOPNOTSUPP; drivers that have them take them through the ioctl on every kernel since "
 			 "4.17)\",\"supported\":false},\"hash_fields\":{\"tcp4\":\"sdfn\",\"udp4\":\"sd\"},\"hfunc\":1,"
-			 "\"indir_size\":8,\"key_size\":40,\"weights\":[3,3,2]}");
+			 "\"indir_size\":8,\"input_xfrm\":\"none\",\"key_size\":40,\"weights\":[3,3,2]}");
 	free(text2);
 	json_decref(j);
 	/* No ethtool file (a bond): no RSS to report. */

@@ -10,7 +10,14 @@
  * that was there keeps living through a rollback with its table put back;
  * the 422s (no contexts, an unknown context, queues beyond the channels,
  * an id the kernel would not give, a context in use) with nothing
- * applied; a driver that picks another id: the step fails, rolled back. */
+ * applied; a driver that picks another id: the step fails, rolled back;
+ * a kernel with ethtool netlink's RSS commands (the fixture's "netlink":
+ * true): every context listed ("listed_from": "netlink"), one made with
+ * the id the profile gives while a lower one is free, rolled back to the
+ * byte; the input transformation ("input_xfrm", kind rss_xfrm) of the
+ * NIC's table and of a context made in the same transaction, reported,
+ * rolled back to the byte, and refused (422 naming the field, the NIC and
+ * the release) on a kernel before 6.8, and sym-or-xor before 6.15. */
 #include "agent/drift.h"
 #include "engine/plan.h"
 #include "engine/txn.h"
@@ -20,6 +27,7 @@
 #include "kernel/fixture.h"
 #include "kernel/flows.h"
 #include "kernel/rss.h"
+#include "kernel/rss_nl.h"
 #include "settings/setting.h"
 #include "store/store.h"
 #include "setting_util.h"
@@ -294,7 +302,7 @@ static void test_transaction(const nt_ctx *ctx)
 	const nt_nic *n = t ? nt_topology_nic(t, "enos2") : NULL;
 	json_t *cx = n ? nt_nic_rss_contexts_json(t, n) : NULL;
 	char *text = cx ? json_dumps(cx, JSON_SORT_KEYS | JSON_COMPACT) : NULL;
-	CHECK_MSG(text && strstr(text, "\"list\":[{\"hfunc\":1,\"id\":1,\"indir_size\":256,\"queues\":[4,5,6,7],"
+	CHECK_MSG(text && strstr(text, "\"list\":[{\"hfunc\":1,\"id\":1,\"indir_size\":256,\"input_xfrm\":\"none\",\"queues\":[4,5,6,7],"
 				       "\"rules\":[0],\"table\":\"4-7*64\"}]") &&
 			  strstr(text, "\"supported\":true") && strstr(text, "\"listed_from\":\"the ids the NIC's flow rules name"),
 		  "%s", text ? text : "(null)");
@@ -368,6 +376,197 @@ static void test_transaction(const nt_ctx *ctx)
 out:
 	free(orig);
 	nt_txn_engine_close(e);
+}
+
+/* A 6.17 kernel (RSS_GET dump, RSS_CREATE_ACT): context 2 is there and
+ * no rule names it; context 3 is made as 3 although 1 is free. */
+static void test_netlink(const nt_ctx *ctx)
+{
+	char ctxs[2048], err[256];
+	int m = snprintf(ctxs, sizeof(ctxs), "\"netlink\": true, \"max_contexts\": 8, \"contexts\": [{\"id\": 2, \"indir\": [");
+	for (int i = 0; i < 256; i++)
+		m += snprintf(ctxs + m, sizeof(ctxs) - (size_t)m, "%s%d", i ? ", " : "", 8 + i % 2);
+	snprintf(ctxs + m, sizeof(ctxs) - (size_t)m, "]}]");
+	set_doc("enos2", ctxs, "");
+	char *orig = tree_read(root, DOC);
+	nt_rss_nl nl;
+	nt_rss_nl_caps(ctx, "enos2", &nl);
+	CHECK(nl.list && nl.create && nl.set);
+	uint32_t ids[8];
+	int n = 0;
+	CHECK_INT(nt_rss_nl_context_ids(ctx, "enos2", ids, 8, &n), 0);
+	CHECK(n == 1 && ids[0] == 2);
+	CHECK_INT(nt_rss_nl_context_ids(ctx, "enos3", ids, 8, &n), -EOPNOTSUPP);
+	/* Listed although no rule names it. */
+	nt_topology *t = NULL;
+	CHECK_INT(nt_topology_read(ctx, &t), 0);
+	const nt_nic *nic = t ? nt_topology_nic(t, "enos2") : NULL;
+	json_t *cx = nic ? nt_nic_rss_contexts_json(t, nic) : NULL;
+	char *text = cx ? json_dumps(cx, JSON_SORT_KEYS | JSON_COMPACT) : NULL;
+	CHECK_MSG(text && strstr(text, "\"listed_from\":\"netlink\"") && strstr(text, "\"id\":2,") &&
+			  strstr(text, "\"table\":\"8-9*128\"") && strstr(text, "\"supported\":true"),
+		  "%s", text ? text : "(null)");
+	free(text);
+	json_decref(cx);
+	nt_topology_free(t);
+	/* The kernel's refusals of a chosen id: taken, beyond the driver's. */
+	uint32_t tab[256];
+	for (int i = 0; i < 256; i++)
+		tab[i] = (uint32_t)(i % 2);
+	CHECK_INT(nt_rss_nl_context_create(ctx, "enos2", 2, tab, 256, err, sizeof(err)), -EBUSY);
+	CHECK_INT(nt_rss_nl_context_create(ctx, "enos2", 8, tab, 256, err, sizeof(err)), -ERANGE);
+	CHECK_INT(nt_rss_nl_context_create(ctx, "enos3", 1, tab, 256, err, sizeof(err)), -EOPNOTSUPP);
+	/* No prediction: context 3 while 1 is free is planned and made as 3. */
+	const char *prof = "{\"name\":\"nl\",\"rss\":[{\"interface\":\"enos2\",\"context\":3,\"equal\":2}]}";
+	nt_plan plan;
+	json_t *errors;
+	int r = plan_of(ctx, prof, &plan, &errors);
+	CHECK_MSG(r == 0, "plan: %d %s", r, json_dumps(errors, 0));
+	json_decref(errors);
+	if (r == 0) {
+		int c = step_at(&plan, "rss", "enos2/context-3");
+		CHECK(c >= 0 && !strcmp(nt_t_str(nt_setting_find("rss"), &plan.steps[c].before), "none"));
+		nt_plan_free(&plan);
+	}
+	nt_txn_engine *e = NULL;
+	nt_txn_outcome o = { 0 };
+	CHECK_INT(nt_txn_engine_open(ctx, state, &e), 0);
+	if (!e)
+		goto out;
+	json_t *profile = json_loads(prof, 0, NULL);
+	nt_txn_request req = { .profile = profile, .client = "test", .identity = "" };
+	CHECK_INT(nt_txn_apply(e, &req, &o), 0);
+	CHECK_STR(json_string_value(json_object_get(o.doc, "status")), "applied");
+	int64_t id = json_integer_value(json_object_get(o.doc, "id"));
+	nt_txn_outcome_free(&o);
+	json_decref(profile);
+	nt_rss c;
+	CHECK_INT(nt_rss_context_read(ctx, "enos2", 3, &c), 0);
+	CHECK(c.indir_size == 256 && c.indir[0] == 0 && c.indir[1] == 1);
+	nt_rss_free(&c);
+	CHECK_INT(nt_rss_context_read(ctx, "enos2", 1, &c), -ENOENT);
+	nt_txn_request back = { .client = "test", .identity = "" };
+	CHECK_INT(nt_txn_rollback(e, id, false, &back, &o), 0);
+	CHECK_STR(json_string_value(json_object_get(o.doc, "status")), "applied");
+	nt_txn_outcome_free(&o);
+	char *now = tree_read(root, DOC);
+	CHECK_MSG(orig && now && !strcmp(orig, now), "after the rollback:\n%.400s", now ? now : "(none)");
+	free(now);
+out:
+	nt_txn_engine_close(e);
+	free(orig);
+}
+
+/* Apply PROFILE, check the document has WANT, roll back to ORIG. */
+static void apply_and_back(const nt_ctx *ctx, const char *profile_text, const char *want)
+{
+	nt_txn_engine *e = NULL;
+	nt_txn_outcome o = { 0 };
+	char *orig = tree_read(root, DOC);
+	CHECK_INT(nt_txn_engine_open(ctx, state, &e), 0);
+	if (!e)
+		goto out;
+	json_t *profile = json_loads(profile_text, 0, NULL);
+	nt_txn_request req = { .profile = profile, .client = "test", .identity = "" };
+	CHECK_INT(nt_txn_apply(e, &req, &o), 0);
+	char *text = o.doc ? json_dumps(o.doc, 0) : NULL;
+	CHECK_MSG(!strcmp(json_string_value(json_object_get(o.doc, "status")) ?: "", "applied"), "%s", text ?: "");
+	free(text);
+	int64_t id = json_integer_value(json_object_get(o.doc, "id"));
+	nt_txn_outcome_free(&o);
+	json_decref(profile);
+	char *now = tree_read(root, DOC);
+	CHECK_MSG(now && strstr(now, want), "after the apply, no %s in:\n%.600s", want, now ? now : "(none)");
+	free(now);
+	nt_txn_request back = { .client = "test", .identity = "" };
+	CHECK_INT(nt_txn_rollback(e, id, false, &back, &o), 0);
+	CHECK_STR(json_string_value(json_object_get(o.doc, "status")), "applied");
+	nt_txn_outcome_free(&o);
+	now = tree_read(root, DOC);
+	CHECK_MSG(orig && now && !strcmp(orig, now), "after the rollback:\n%.600s", now ? now : "(none)");
+	free(now);
+out:
+	nt_txn_engine_close(e);
+	free(orig);
+}
+
+static void test_xfrm(const nt_ctx *ctx)
+{
+	nt_plan plan;
+	json_t *errors;
+	const nt_setting_kind *xk = nt_setting_find("rss_xfrm");
+	CHECK(xk != NULL);
+	/* The EPYC tree's kernel is 6.12: symmetric-xor, not or-xor. */
+	set_doc("enos2", "\"netlink\": true, \"contexts\": []", "");
+	int r = plan_of(ctx, "{\"name\":\"x\",\"rss\":[{\"interface\":\"enos2\",\"input_xfrm\":\"sym-xor\"}]}",
+			&plan, &errors);
+	CHECK_MSG(r == 0, "plan: %d %s", r, json_dumps(errors, 0));
+	json_decref(errors);
+	if (r == 0 && xk) {
+		int c = step_at(&plan, "rss_xfrm", "enos2/input-xfrm");
+		CHECK(c >= 0 && plan.nsteps == 1);
+		if (c >= 0) {
+			CHECK_STR(nt_t_str(xk, &plan.steps[c].before), "none");
+			CHECK_STR(nt_t_str(xk, &plan.steps[c].after), "sym-xor");
+		}
+		nt_plan_free(&plan);
+	}
+	apply_and_back(ctx, "{\"name\":\"x\",\"rss\":[{\"interface\":\"enos2\",\"input_xfrm\":\"sym-xor\"}]}",
+		       "\"input_xfrm\": 1");
+	/* A context made and given symmetric-xor in one transaction; the
+	 * rollback sets it back, then deletes the context. */
+	apply_and_back(ctx,
+		       "{\"name\":\"xc\",\"rss\":[{\"interface\":\"enos2\",\"context\":2,\"equal\":2,"
+		       "\"input_xfrm\":\"sym-xor\"}]}",
+		       "\"id\": 2, \"indir\": [0, 1,");
+	/* Reported. */
+	char err[128];
+	CHECK_INT(nt_rss_write_xfrm(ctx, "enos2", 0, 1, err, sizeof(err)), 0);
+	nt_topology *t = NULL;
+	CHECK_INT(nt_topology_read(ctx, &t), 0);
+	const nt_nic *nic = t ? nt_topology_nic(t, "enos2") : NULL;
+	json_t *rj = nic ? nt_nic_rss_json(t, nic) : NULL;
+	CHECK_STR(json_string_value(json_object_get(rj, "input_xfrm")), "sym-xor");
+	json_decref(rj);
+	nt_topology_free(t);
+	CHECK_INT(nt_rss_write_xfrm(ctx, "enos2", 0, 0, err, sizeof(err)), 0);
+	CHECK_INT(nt_rss_write_xfrm(ctx, "enos2", 4, 1, err, sizeof(err)), -ENOENT);
+	/* Refused with nothing applied: or-xor on 6.12, anything on 6.1. */
+	char *before = tree_read(root, DOC);
+	r = plan_of(ctx, "{\"name\":\"x\",\"rss\":[{\"interface\":\"enos2\",\"input_xfrm\":\"sym-or-xor\"},"
+			 "{\"interface\":\"enos2\",\"input_xfrm\":\"xor\"}]}",
+		    &plan, &errors);
+	CHECK_INT(r, NT_EINVALID);
+	check_error(errors, "$.rss[0].input_xfrm",
+		    "enos2: input_xfrm \"sym-or-xor\" needs Linux 6.15 or later (this kernel is 6.12.48+deb13-amd64");
+	check_error(errors, "$.rss[1].input_xfrm", "'input_xfrm' is \"none\", \"sym-xor\" or \"sym-or-xor\"");
+	json_decref(errors);
+	/* A NIC without a table is sent no input_xfrm either. */
+	char *before3 = tree_read(root, "ethtool/enos3.json");
+	tree_write(root, "ethtool/enos3.json", "{\"channels\": {\"combined\": 4}, \"rss\": {\"indir\": [], \"hfunc\": 1}}");
+	r = plan_of(ctx, "{\"name\":\"x\",\"rss\":[{\"interface\":\"enos3\",\"input_xfrm\":\"sym-xor\"}]}", &plan,
+		    &errors);
+	CHECK_INT(r, NT_EINVALID);
+	check_error(errors, "$.rss[0].input_xfrm", "enos3 has no RSS indirection table (size 0): nettune sends it no input_xfrm");
+	json_decref(errors);
+	if (before3)
+		tree_write(root, "ethtool/enos3.json", before3);
+	free(before3);
+	char *rel = tree_read(root, "proc/sys/kernel/osrelease");
+	tree_write(root, "proc/sys/kernel/osrelease", "6.1.0-57-amd64\n");
+	r = plan_of(ctx, "{\"name\":\"x\",\"rss\":[{\"interface\":\"enos2\",\"input_xfrm\":\"none\"}]}", &plan,
+		    &errors);
+	CHECK_INT(r, NT_EINVALID);
+	check_error(errors, "$.rss[0].input_xfrm",
+		    "enos2: input_xfrm \"none\" needs Linux 6.8 or later (this kernel is 6.1.0-57-amd64");
+	json_decref(errors);
+	if (rel)
+		tree_write(root, "proc/sys/kernel/osrelease", rel);
+	free(rel);
+	char *after = tree_read(root, DOC);
+	CHECK(before && after && !strcmp(before, after));
+	free(before);
+	free(after);
 }
 
 static void on_log(void *ud, const json_t *ev)
@@ -452,6 +651,8 @@ int main(void)
 	test_bad_input(&ctx);
 	test_transaction(&ctx);
 	test_hold(&ctx);
+	test_netlink(&ctx);
+	test_xfrm(&ctx);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s %s", root, state);
 	system(cmd);
 	TEST_MAIN_END();

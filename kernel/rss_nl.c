@@ -1,0 +1,413 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* RSS contexts over ethtool netlink: see kernel/rss_nl.h. One generic
+ * netlink socket per call (as kernel/rss.c opens one ioctl socket per
+ * call), through kernel/nlmsg.c's request/ACK exchange; the replies go
+ * through the pure parser below. */
+#include "kernel/rss_nl.h"
+#include "kernel/ethtool_nlattrs.h"
+#include "kernel/fixture.h"
+#include "kernel/netdev.h"
+#include "kernel/nlmsg.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <linux/ethtool_netlink.h>
+#include <linux/genetlink.h>
+#include <linux/netlink.h>
+
+#include <netlink/attr.h>
+#include <netlink/genl/genl.h>
+#include <netlink/msg.h>
+#include <netlink/netlink.h>
+#include <netlink/socket.h>
+
+void nt_rss_nl_caps_of(uint64_t ops, uint64_t dumps, nt_rss_nl *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->list = (dumps >> NT_ETHTOOL_MSG_RSS_GET) & 1;
+	out->create = ((ops >> NT_ETHTOOL_MSG_RSS_CREATE_ACT) & 1) && ((ops >> NT_ETHTOOL_MSG_RSS_DELETE_ACT) & 1);
+	out->set = (ops >> NT_ETHTOOL_MSG_RSS_SET) & 1;
+}
+
+void nt_rss_nl_list_free(nt_rss_nl_list *l)
+{
+	if (l) {
+		free(l->e);
+		memset(l, 0, sizeof(*l));
+	}
+}
+
+/* ---- the reply parser (pure) ---- */
+
+static bool get_u32(const unsigned char *p, size_t n, uint32_t *out)
+{
+	if (n < 4)
+		return false;
+	memcpy(out, p, 4);
+	return true;
+}
+
+/* Calls for each attribute of [P, P + LEN); -1 when one runs past the end. */
+static int walk(const unsigned char *p, size_t len, int (*fn)(void *, int, const unsigned char *, size_t), void *ud)
+{
+	size_t off = 0;
+	while (len - off >= NLA_HDRLEN) {
+		struct nlattr a;
+		memcpy(&a, p + off, sizeof(a));
+		if (a.nla_len < NLA_HDRLEN || a.nla_len > len - off)
+			return -1;
+		if (fn(ud, a.nla_type & NLA_TYPE_MASK, p + off + NLA_HDRLEN, a.nla_len - NLA_HDRLEN) < 0)
+			return -1;
+		size_t step = NLA_ALIGN((size_t)a.nla_len);
+		if (step > len - off)
+			break;
+		off += step;
+	}
+	return 0;
+}
+
+static int header_attr(void *ud, int type, const unsigned char *v, size_t n)
+{
+	if (type == ETHTOOL_A_HEADER_DEV_INDEX && !get_u32(v, n, &((nt_rss_nl_ctx *)ud)->ifindex))
+		return -1;
+	return 0;
+}
+
+static int ctx_attr(void *ud, int type, const unsigned char *v, size_t n)
+{
+	nt_rss_nl_ctx *c = ud;
+	uint32_t x;
+	switch (type) {
+	case NT_ETHTOOL_A_RSS_HEADER:
+		return walk(v, n, header_attr, c);
+	case NT_ETHTOOL_A_RSS_CONTEXT:
+		return get_u32(v, n, &c->id) ? 0 : -1;
+	case NT_ETHTOOL_A_RSS_HFUNC:
+		return get_u32(v, n, &c->hfunc) ? 0 : -1;
+	case NT_ETHTOOL_A_RSS_INDIR:
+		if (n % 4)
+			return -1;
+		c->indir_size = (uint32_t)(n / 4);
+		return 0;
+	case NT_ETHTOOL_A_RSS_INPUT_XFRM:
+		if (!get_u32(v, n, &x))
+			return -1;
+		c->input_xfrm = x;
+		return 0;
+	default:
+		return 0; /* the key, the flow hash nest, newer attributes */
+	}
+}
+
+static int add(nt_rss_nl_list *l, const nt_rss_nl_ctx *c)
+{
+	for (size_t i = 0; i < l->n; i++)
+		if (l->e[i].id == c->id && l->e[i].ifindex == c->ifindex) {
+			l->skipped++;
+			return 0;
+		}
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 8;
+		nt_rss_nl_ctx *e = realloc(l->e, cap * sizeof(*e));
+		if (!e)
+			return -ENOMEM;
+		l->e = e;
+		l->cap = cap;
+	}
+	l->e[l->n++] = *c;
+	return 0;
+}
+
+int nt_rss_nl_parse(nt_rss_nl_list *l, int family, const void *buf, size_t len)
+{
+	const unsigned char *p = buf;
+	size_t off = 0;
+	while (len - off >= NLMSG_HDRLEN) {
+		struct nlmsghdr h;
+		memcpy(&h, p + off, sizeof(h));
+		if (h.nlmsg_len < NLMSG_HDRLEN || h.nlmsg_len > len - off)
+			return NT_EPARSE;
+		if (h.nlmsg_type == NLMSG_ERROR || h.nlmsg_type == NLMSG_DONE) {
+			int e = 0;
+			if (h.nlmsg_len >= NLMSG_LENGTH(sizeof(int)))
+				memcpy(&e, p + off + NLMSG_HDRLEN, sizeof(e));
+			else if (h.nlmsg_type == NLMSG_ERROR)
+				return NT_EPARSE;
+			if (e)
+				return e > 0 ? -e : e;
+			if (h.nlmsg_type == NLMSG_DONE)
+				return 1;
+		} else if (h.nlmsg_type == family && h.nlmsg_len >= NLMSG_LENGTH(GENL_HDRLEN)) {
+			struct genlmsghdr g;
+			memcpy(&g, p + off + NLMSG_HDRLEN, sizeof(g));
+			if (g.cmd == NT_ETHTOOL_MSG_RSS_GET_REPLY || g.cmd == NT_ETHTOOL_MSG_RSS_CREATE_ACT_REPLY) {
+				nt_rss_nl_ctx c = { .input_xfrm = -1 };
+				size_t a = NLMSG_LENGTH(GENL_HDRLEN);
+				if (walk(p + off + a, h.nlmsg_len - a, ctx_attr, &c) < 0)
+					l->skipped++;
+				else if (add(l, &c) < 0)
+					return -ENOMEM;
+			}
+		}
+		size_t step = NLMSG_ALIGN((size_t)h.nlmsg_len);
+		if (step > len - off)
+			break;
+		off += step;
+	}
+	return 0;
+}
+
+/* ---- the live kernel ---- */
+
+typedef struct fam {
+	int id;
+	uint64_t ops, dumps;
+} fam;
+
+static int on_family(struct nl_msg *msg, void *arg)
+{
+	fam *f = arg;
+	struct nlmsghdr *h = nlmsg_hdr(msg);
+	return nt_genl_parse_family(h, h->nlmsg_len, &f->id, &f->ops, &f->dumps);
+}
+
+/* A socket with the ethtool family's id and commands. Returns 0, -ENOENT
+ * without the family, or -errno. */
+static int open_ethtool(struct nl_sock **sk, fam *f)
+{
+	struct nl_msg *msg = NULL;
+	int r = nt_nl_open(NETLINK_GENERIC, sk);
+	memset(f, 0, sizeof(*f));
+	if (r < 0)
+		return r;
+	if (!(msg = nlmsg_alloc())) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	if (!genlmsg_put(msg, NL_AUTO_PORT, NL_AUTO_SEQ, GENL_ID_CTRL, 0, 0, CTRL_CMD_GETFAMILY, 1) ||
+	    nla_put_string(msg, CTRL_ATTR_FAMILY_NAME, ETHTOOL_GENL_NAME) < 0) {
+		r = -EMSGSIZE;
+		goto fail;
+	}
+	r = nt_nl_request(*sk, msg, on_family, f, NULL, 0);
+	if (r == 0 && f->id <= 0)
+		r = -ENOENT;
+	nlmsg_free(msg);
+	if (r == 0)
+		return 0;
+	msg = NULL;
+fail:
+	nlmsg_free(msg);
+	nl_socket_free(*sk);
+	*sk = NULL;
+	return r;
+}
+
+void nt_rss_nl_caps(const nt_ctx *ctx, const char *ifname, nt_rss_nl *out)
+{
+	struct nl_sock *sk;
+	fam f;
+	memset(out, 0, sizeof(*out));
+	if (!ctx->live) {
+		bool nl = nt_ifname_valid(ifname) && nt_fixture_rss_netlink(ctx, ifname);
+		out->list = out->create = out->set = nl;
+		return;
+	}
+	if (open_ethtool(&sk, &f) < 0)
+		return;
+	nl_socket_free(sk);
+	nt_rss_nl_caps_of(f.ops, f.dumps, out);
+}
+
+/* A request of CMD for IFNAME (its header nest). */
+static struct nl_msg *rss_msg(int family, uint8_t cmd, int flags, const char *ifname)
+{
+	struct nl_msg *msg = nlmsg_alloc();
+	struct nlattr *hdr;
+	if (!msg)
+		return NULL;
+	if (!genlmsg_put(msg, NL_AUTO_PORT, NL_AUTO_SEQ, family, 0, flags, cmd, ETHTOOL_GENL_VERSION) ||
+	    !(hdr = nla_nest_start(msg, NT_ETHTOOL_A_RSS_HEADER)) ||
+	    nla_put_string(msg, ETHTOOL_A_HEADER_DEV_NAME, ifname) < 0) {
+		nlmsg_free(msg);
+		return NULL;
+	}
+	nla_nest_end(msg, hdr);
+	return msg;
+}
+
+typedef struct got {
+	nt_rss_nl_list *l;
+	int family;
+} got;
+
+static int on_rss(struct nl_msg *msg, void *arg)
+{
+	got *g = arg;
+	struct nlmsghdr *h = nlmsg_hdr(msg);
+	int r = nt_rss_nl_parse(g->l, g->family, h, h->nlmsg_len);
+	return r < 0 ? r : 0;
+}
+
+int nt_rss_nl_context_ids(const nt_ctx *ctx, const char *ifname, uint32_t *ids, int cap, int *n)
+{
+	*n = 0;
+	if (!nt_ifname_valid(ifname) || cap < 0)
+		return NT_EINVALID;
+	if (!ctx->live)
+		return nt_fixture_rss_context_ids(ctx, ifname, ids, cap, n);
+	struct nl_sock *sk;
+	struct nl_msg *msg = NULL;
+	nt_rss_nl_list l = { 0 };
+	fam f;
+	int r = open_ethtool(&sk, &f);
+	if (r < 0)
+		return r == -ENOENT ? -EOPNOTSUPP : r;
+	nt_rss_nl caps;
+	nt_rss_nl_caps_of(f.ops, f.dumps, &caps);
+	if (!caps.list) {
+		r = -EOPNOTSUPP;
+		goto out;
+	}
+	/* A dump whose header names the device: the kernel lists its
+	 * contexts alone (ethnl_rss_dump_start's match_ifindex). */
+	if (!(msg = rss_msg(f.id, NT_ETHTOOL_MSG_RSS_GET, NLM_F_DUMP, ifname))) {
+		r = -ENOMEM;
+		goto out;
+	}
+	got g = { .l = &l, .family = f.id };
+	if ((r = nt_nl_request(sk, msg, on_rss, &g, NULL, 0)) < 0)
+		goto out;
+	for (size_t i = 0; i < l.n; i++) {
+		uint32_t id = l.e[i].id;
+		int at = 0;
+		if (!id)
+			continue;
+		while (at < *n && ids[at] < id)
+			at++;
+		if ((at < *n && ids[at] == id) || at >= cap)
+			continue;
+		if (*n == cap)
+			(*n)--;
+		memmove(ids + at + 1, ids + at, (size_t)(*n - at) * sizeof(*ids));
+		ids[at] = id;
+		(*n)++;
+	}
+out:
+	nlmsg_free(msg);
+	nt_rss_nl_list_free(&l);
+	nl_socket_free(sk);
+	return r;
+}
+
+/* One RSS_CREATE_ACT, RSS_SET or RSS_DELETE_ACT for context ID (none
+ * for a set of context 0; INDIR, N entries, when N > 0; the input
+ * transformation XFRM when not -1). For a create, the reply's id must be
+ * ID. */
+static int rss_act(const char *ifname, uint8_t cmd, uint32_t id, const uint32_t *indir, uint32_t n, int xfrm,
+		   char *err, size_t errsize)
+{
+	struct nl_sock *sk;
+	struct nl_msg *msg = NULL;
+	nt_rss_nl_list l = { 0 };
+	fam f;
+	nt_rss_nl caps;
+	int r = open_ethtool(&sk, &f);
+	if (r < 0)
+		return r == -ENOENT ? -EOPNOTSUPP : r;
+	nt_rss_nl_caps_of(f.ops, f.dumps, &caps);
+	if ((cmd == NT_ETHTOOL_MSG_RSS_SET && !caps.set) || (cmd != NT_ETHTOOL_MSG_RSS_SET && !caps.create)) {
+		r = -EOPNOTSUPP;
+		goto out;
+	}
+	if (!(msg = rss_msg(f.id, cmd, 0, ifname)) || (id && nla_put_u32(msg, NT_ETHTOOL_A_RSS_CONTEXT, id) < 0) ||
+	    (n && nla_put(msg, NT_ETHTOOL_A_RSS_INDIR, (int)(n * sizeof(uint32_t)), indir) < 0) ||
+	    (xfrm >= 0 && nla_put_u32(msg, NT_ETHTOOL_A_RSS_INPUT_XFRM, (uint32_t)xfrm) < 0)) {
+		r = -EMSGSIZE;
+		goto out;
+	}
+	got g = { .l = &l, .family = f.id };
+	r = nt_nl_request(sk, msg, on_rss, &g, err, errsize);
+	if (r == 0 && cmd == NT_ETHTOOL_MSG_RSS_CREATE_ACT && (l.n != 1 || l.e[0].id != id)) {
+		/* The core inserts the id asked for or fails (xa_insert). */
+		snprintf(err, errsize, "RSS_CREATE_ACT answered with context %u, not %u", l.n ? l.e[0].id : 0, id);
+		r = -EIO;
+	}
+out:
+	nlmsg_free(msg);
+	nt_rss_nl_list_free(&l);
+	nl_socket_free(sk);
+	return r;
+}
+
+/* ERR as "IFNAME: WHAT: strerror: the kernel's text". */
+static void werr(char *err, size_t errsize, const char *ifname, const char *what, int r)
+{
+	char ext[160];
+	if (!err || !errsize)
+		return;
+	snprintf(ext, sizeof(ext), "%s", err);
+	snprintf(err, errsize, "%s: %s: %s%s%s", ifname, what, strerror(-r), ext[0] ? ": " : "", ext);
+}
+
+int nt_rss_nl_context_create(const nt_ctx *ctx, const char *ifname, uint32_t id, const uint32_t *indir, uint32_t n,
+			     char *err, size_t errsize)
+{
+	if (err && errsize)
+		err[0] = '\0';
+	if (!nt_ifname_valid(ifname) || id == 0 || id == UINT32_MAX || n == 0 || n > 65536)
+		return NT_EINVALID;
+	if (!ctx->live)
+		return nt_fixture_rss_context_create_as(ctx, ifname, id, indir, n, err, errsize);
+	int r = rss_act(ifname, NT_ETHTOOL_MSG_RSS_CREATE_ACT, id, indir, n, -1, err, errsize);
+	if (r < 0)
+		werr(err, errsize, ifname, "RSS_CREATE_ACT (a new RSS context with its id)", r);
+	return r;
+}
+
+int nt_rss_nl_context_write(const nt_ctx *ctx, const char *ifname, uint32_t id, const uint32_t *indir, uint32_t n,
+			    char *err, size_t errsize)
+{
+	if (err && errsize)
+		err[0] = '\0';
+	if (!nt_ifname_valid(ifname) || id == 0 || id == UINT32_MAX || n == 0 || n > 65536)
+		return NT_EINVALID;
+	if (!ctx->live)
+		return nt_fixture_rss_context_set(ctx, ifname, id, indir, n, NULL, err, errsize);
+	int r = rss_act(ifname, NT_ETHTOOL_MSG_RSS_SET, id, indir, n, -1, err, errsize);
+	if (r < 0)
+		werr(err, errsize, ifname, "RSS_SET (an RSS context's table)", r);
+	return r;
+}
+
+int nt_rss_nl_context_delete(const nt_ctx *ctx, const char *ifname, uint32_t id, char *err, size_t errsize)
+{
+	if (err && errsize)
+		err[0] = '\0';
+	if (!nt_ifname_valid(ifname) || id == 0 || id == UINT32_MAX)
+		return NT_EINVALID;
+	if (!ctx->live)
+		return nt_fixture_rss_context_set(ctx, ifname, id, NULL, 0, NULL, err, errsize);
+	int r = rss_act(ifname, NT_ETHTOOL_MSG_RSS_DELETE_ACT, id, NULL, 0, -1, err, errsize);
+	if (r < 0 && r != -ENOENT)
+		werr(err, errsize, ifname, "RSS_DELETE_ACT (deleting an RSS context)", r);
+	return r;
+}
+
+int nt_rss_nl_write_xfrm(const nt_ctx *ctx, const char *ifname, uint32_t id, uint8_t xfrm, char *err,
+			 size_t errsize)
+{
+	if (err && errsize)
+		err[0] = '\0';
+	if (!nt_ifname_valid(ifname) || id == UINT32_MAX)
+		return NT_EINVALID;
+	if (!ctx->live)
+		return nt_fixture_rss_set_xfrm(ctx, ifname, id, xfrm, err, errsize);
+	int r = rss_act(ifname, NT_ETHTOOL_MSG_RSS_SET, id, NULL, 0, xfrm, err, errsize);
+	if (r < 0)
+		werr(err, errsize, ifname, "RSS_SET (the input transformation)", r);
+	return r;
+}
