@@ -126,6 +126,7 @@ async function loadNicPackets(name) {
         h("thead", {}, h("tr", {}, ["RX queue", "IRQ", "interrupt on", "NAPI thread may run on", "packets on", "RSS share"].map((t) => h("th", {}, t)))),
         h("tbody", {}, rows)) :
       h("p.hint", {}, "No per-queue files."),
+    rssXfrm(rss),
     rssContexts(d.rss),
     rules.length ?
       h("ul.rules", {}, rules.map((r) => h("li", {},
@@ -134,18 +135,27 @@ async function loadNicPackets(name) {
   ].filter(Boolean));
 }
 
-// The NIC's RSS contexts: each with the queues its table names and the
-// rule locations sending flows to it; "not supported" with the driver's
-// reason. The tooltip says how the list was found (the ioctl reads a
-// context by id and cannot list them).
+// The NIC's RSS contexts: each with the queues its table names, its input
+// transformation when it has one, and the rule locations sending flows to
+// it; "not supported" with the driver's reason. The tooltip says how the
+// list was found (listed_from: the kernel's own list over ethtool netlink,
+// or, through the ioctl, which cannot list them, the ids the rules name).
 function rssContexts(rss) {
   const cx = rss && rss.contexts;
   if (!cx || cx.supported === null || cx.supported === undefined) return null;
   if (!cx.supported) return h("p.rss-contexts", { title: cx.reason || "" }, "RSS contexts: not supported");
   const list = cx.list || [];
   const text = list.length ? list.map((c) => `context ${c.id} → queues ${c.queues.join(",")}` +
+    (c.input_xfrm && c.input_xfrm !== "none" ? ` (${c.input_xfrm})` : "") +
     (c.rules.length ? ` (rules at ${c.rules.join(", ")})` : "")).join("; ") : "none found";
   return h("p.rss-contexts", { title: cx.listed_from || "" }, `RSS contexts: ${text}`);
+}
+
+// The input transformation of the NIC's own RSS (symmetric hashing), or
+// nothing on a kernel without one (null: before 6.8).
+function rssXfrm(rss) {
+  if (!rss || typeof rss.input_xfrm !== "string") return null;
+  return h("p.rss-xfrm", { title: "ethtool -x: RSS input transformation" }, `RSS input transformation: ${rss.input_xfrm}`);
 }
 
 // The CPUs a queue's NAPI thread may run on (its Cpus_allowed_list), or

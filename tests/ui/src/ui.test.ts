@@ -166,6 +166,12 @@ async function checkNicClick(page: Page, topo: any, nicName: string, name: strin
       cx.list.length ? `context ${cx.list[0].id} → queues ${cx.list[0].queues.join(",")}` : "none found";
     check(!!line && line.includes(want), `${name}: ${nicName} shows its RSS contexts as GET /v1/nics says (got ${line})`);
   }
+  // Its RSS input transformation (symmetric hashing) where the kernel has one.
+  if (detail.rss && detail.rss.indir_size && typeof detail.rss.input_xfrm === "string") {
+    const line = await page.$eval("#nic-detail p.rss-xfrm", (e) => e.textContent).catch(() => null);
+    check(line === `RSS input transformation: ${detail.rss.input_xfrm}`,
+      `${name}: ${nicName} shows its RSS input transformation as GET /v1/nics says (got ${line})`);
+  }
   check(await page.$eval(`#map .nic[data-nic="${nicName}"]`, (e) => e.getAttribute("aria-pressed")) === "true",
     `${name}: ${nicName} shown as selected`);
   return { on, off };
