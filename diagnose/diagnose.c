@@ -13,6 +13,8 @@
  * then id) so two reads of the same host give byte-identical documents. */
 #include "diagnose/diagnose_int.h"
 #include "host/napi.h"
+#include "kernel/ethtool.h"
+#include "kernel/kernel.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -140,6 +142,12 @@ json_t *nt_diagnose(const nt_topology *t, const nt_diag_options *opt)
 			d.profile_source = opt->profile_source;
 	}
 
+	nt_ctx ctx = t->ctx;
+	nt_kernel_read_begin(&ctx); /* -ENOMEM: each read parses, as without */
+	d.ctx = &ctx;
+	if (nt_ethtool_open(d.ctx, &d.eh) < 0)
+		d.eh = NULL;
+
 	if (diag_check_irq_info(&d) || diag_check_irq_remote_node(&d) || diag_check_irq_shared_first_cpu(&d) ||
 		diag_check_irqbalance(&d) || diag_check_rings(&d) || diag_check_ring_params(&d) || diag_check_dim_profile(&d) || diag_check_bonds(&d) || diag_check_features(&d) || diag_check_link(&d) ||
 		diag_check_tcp_buffers(&d) || diag_check_busy_poll(&d) || diag_check_locality(&d) ||
@@ -161,6 +169,8 @@ json_t *nt_diagnose(const nt_topology *t, const nt_diag_options *opt)
 		"summary", "error", counts[SEV_ERROR], "warning", counts[SEV_WARNING], "info",
 		counts[SEV_INFO]);
 out:
+	nt_ethtool_close(d.eh);
+	nt_kernel_read_end(&ctx);
 	json_decref(findings);
 	for (int i = 0; i < d.n; i++)
 		json_decref(d.items[i].finding);

@@ -53,6 +53,13 @@ typedef struct diag_item {
 
 typedef struct diag {
 	const nt_topology *t;
+	/* The reads' context: T's, and on a fixture root each NIC's ethtool
+	 * document parsed once for the whole diagnosis (nt_kernel_read_begin)
+	 * rather than once a check; EH, one ethtool handle for every check's
+	 * questions, NULL when it could not be opened (each read then opens
+	 * its own: slower, still right). */
+	const nt_ctx *ctx;
+	struct nt_ethtool *eh;
 	int rtt_ms;
 	const json_t *recent_drops; /* nt_diag_options' */
 	const struct nt_host_napi *napi; /* nt_diag_options', may be NULL */

@@ -111,7 +111,6 @@ int diag_check_dim_profile(diag *d)
 {
 	const char *name = json_string_value(json_object_get(d->profile, "name"));
 	const nt_topology *t = d->t;
-	nt_ethtool *eh = NULL;
 	int err = 0;
 
 	if (!name || strcmp(name, "latency") != 0)
@@ -124,11 +123,9 @@ int diag_check_dim_profile(diag *d)
 		if (!diag_nic_is_physical(nic) ||
 		    !json_is_true(json_object_get(json_object_get(nic->reported, "coalesce"), "adaptive_rx")))
 			continue;
-		if (!eh && nt_ethtool_open(&t->ctx, &eh) < 0)
-			eh = NULL; /* every read opens its own: slower, still right */
 		if (!(doc = json_object()))
 			return -ENOMEM;
-		if (nt_setting_report_detail_of("coalesce", &t->ctx, eh, nic, doc) == -ENOMEM)
+		if (nt_setting_report_detail_of("coalesce", d->ctx, d->eh, nic, doc) == -ENOMEM)
 			err = -ENOMEM;
 		const json_t *cp = json_object_get(doc, "coalesce_params");
 		const json_t *prof = reported(cp, "rx_profile"), *cqe = reported(cp, "cqe_mode_rx");
@@ -143,6 +140,5 @@ int diag_check_dim_profile(diag *d)
 		}
 		json_decref(doc);
 	}
-	nt_ethtool_close(eh);
 	return err;
 }

@@ -36,7 +36,7 @@ static int check_nic(diag *d, const nt_nic *nic, const nt_features *fs, long for
 	bool fixed;
 	int err = 0;
 
-	bool bridged = nt_exists(&d->t->ctx, "/sys/class/net/%s/brport", nic->name);
+	bool bridged = nt_exists(d->ctx, "/sys/class/net/%s/brport", nic->name);
 	if (feature_on(fs, "rx-lro", &fixed) && !fixed && (forwarding == 1 || bridged)) {
 		json_t *ev = json_pack("{s:b, s:b, s:b}", "rx-lro", 1, "ip_forward", forwarding == 1, "bridge_port",
 				       bridged);
@@ -101,23 +101,19 @@ static int check_bond(diag *d, const nt_bond *b, const nt_features *fss, const b
 int diag_check_features(diag *d)
 {
 	const nt_topology *t = d->t;
-	nt_ethtool *eh = NULL;
 	nt_features *fs = malloc(sizeof(*fs));
 	long forwarding = -1;
 	int err = 0;
 
 	if (!fs)
 		return -ENOMEM;
-	if (nt_read_long(&t->ctx, &forwarding, "/proc/sys/net/ipv4/ip_forward") < 0)
+	if (nt_read_long(d->ctx, &forwarding, "/proc/sys/net/ipv4/ip_forward") < 0)
 		forwarding = -1;
-	/* Without a handle every read opens its own: slower, still right. */
-	if (nt_ethtool_open(&t->ctx, &eh) < 0)
-		eh = NULL;
 	for (int i = 0; !err && i < t->nnics; i++) {
 		const nt_nic *nic = &t->nics[i];
-		if (!diag_nic_is_physical(nic) && !nt_exists(&t->ctx, "/sys/class/net/%s/brport", nic->name))
+		if (!diag_nic_is_physical(nic) && !nt_exists(d->ctx, "/sys/class/net/%s/brport", nic->name))
 			continue;
-		if (nt_features_get(eh, &t->ctx, nic->name, fs) == 0)
+		if (nt_features_get(d->eh, d->ctx, nic->name, fs) == 0)
 			err = check_nic(d, nic, fs, forwarding);
 	}
 	for (int i = 0; !err && i < t->nbonds; i++) {
@@ -130,7 +126,7 @@ int diag_check_features(diag *d)
 			err = -ENOMEM;
 		} else {
 			for (int s = 0; s < b->nslaves; s++)
-				have[s] = nt_features_get(eh, &t->ctx, b->slaves[s], &fss[s]) == 0;
+				have[s] = nt_features_get(d->eh, d->ctx, b->slaves[s], &fss[s]) == 0;
 			err = check_bond(d, b, fss, have, "rx-gro");
 			if (!err)
 				err = check_bond(d, b, fss, have, "tx-tcp-segmentation");
@@ -138,7 +134,6 @@ int diag_check_features(diag *d)
 		free(fss);
 		free(have);
 	}
-	nt_ethtool_close(eh);
 	free(fs);
 	return err;
 }

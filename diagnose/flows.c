@@ -319,7 +319,7 @@ static int check_contexts(diag *d, const nt_nic *nic, const nt_flow_table *tab, 
 		for (int j = 0; j < k && !seen; j++)
 			seen = tab->rules[j].context == id;
 		nt_rss rss;
-		if (!id || seen || nt_rss_context_read(&d->t->ctx, nic->name, id, &rss) < 0)
+		if (!id || seen || nt_rss_context_read(d->ctx, nic->name, id, &rss) < 0)
 			continue;
 		for (int m = k; r == 0 && m < tab->n; m++) {
 			uint32_t off = tab->rules[m].queue;
@@ -341,7 +341,7 @@ int diag_check_flows(diag *d, const json_t *reserved)
 	for (int i = 0; i < d->t->nnics; i++) {
 		const nt_nic *nic = &d->t->nics[i];
 		nt_flow_table tab;
-		if (!diag_nic_is_physical(nic) || nt_flows_read(&d->t->ctx, nic->name, &tab) < 0)
+		if (!diag_nic_is_physical(nic) || nt_flows_read(d->ctx, nic->name, &tab) < 0)
 			continue;
 		int r = 0;
 		for (int k = 0; r == 0 && k < tab.n; k++)

@@ -83,15 +83,11 @@ static int add_hds_off(diag *d, json_t *list, char *names, size_t n)
 int diag_check_ring_params(diag *d)
 {
 	const nt_topology *t = d->t;
-	nt_ethtool *eh = NULL;
 	json_t *hds = json_array();
 	char names[256] = "";
 	size_t nhds = 0, len = 0;
 	int err = hds ? 0 : -ENOMEM;
 
-	/* Without a handle every read opens its own: slower, still right. */
-	if (nt_ethtool_open(&t->ctx, &eh) < 0)
-		eh = NULL;
 	for (int i = 0; !err && i < t->nnics; i++) {
 		const nt_nic *nic = &t->nics[i];
 		json_t *doc = NULL;
@@ -99,7 +95,7 @@ int diag_check_ring_params(diag *d)
 			continue;
 		if (!(doc = json_object()))
 			err = -ENOMEM;
-		else if (nt_setting_report_detail_of("ring_params", &t->ctx, eh, nic, doc) == -ENOMEM)
+		else if (nt_setting_report_detail_of("ring_params", d->ctx, d->eh, nic, doc) == -ENOMEM)
 			err = -ENOMEM;
 		const json_t *rp = json_object_get(doc, "ring_params");
 		if (!err && json_is_object(rp))
@@ -117,7 +113,6 @@ int diag_check_ring_params(diag *d)
 		}
 		json_decref(doc);
 	}
-	nt_ethtool_close(eh);
 	if (err) {
 		json_decref(hds);
 		return err;

@@ -158,7 +158,7 @@ static int check_rss(diag *d, const nt_nic *nic, const json_t *reserved)
 	nt_cpuset_zero(&res);
 	if (list)
 		nt_cpulist_parse(list, &res);
-	if (!nt_nic_local_cpus(d->t, nic, &local) || nt_rss_read(&d->t->ctx, nic->name, &rss) < 0)
+	if (!nt_nic_local_cpus(d->t, nic, &local) || nt_rss_read(d->ctx, nic->name, &rss) < 0)
 		return 0;
 	/* Hash buckets per queue, for the queues the table names. */
 	uint32_t top = 0, sent = 0, *w = NULL;
