@@ -3,6 +3,7 @@
 #include "kernel/netdev.h"
 #include "kernel/fixture.h"
 #include "base/grow.h"
+#include "kernel/nlparse.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -36,28 +37,7 @@ void nt_netdev_free(nt_netdev *nd)
 
 /* ---- attributes: bounds checked by hand, as the buffer is untrusted ---- */
 
-/* Walk the attributes of [P, P + LEN): each one's type and payload to FN.
- * Returns 0, or -1 when an attribute's length runs past the end or is
- * shorter than its header (the message is then not to be trusted). A
- * trailing pad shorter than a header is allowed. */
-typedef void (*attr_fn)(void *ud, int type, const unsigned char *v, size_t n);
-
-static int attrs_walk(const unsigned char *p, size_t len, attr_fn fn, void *ud)
-{
-	size_t off = 0;
-	while (len - off >= NLA_HDRLEN) {
-		struct nlattr a;
-		memcpy(&a, p + off, sizeof(a));
-		if (a.nla_len < NLA_HDRLEN || a.nla_len > len - off)
-			return -1;
-		fn(ud, a.nla_type & NLA_TYPE_MASK, p + off + NLA_HDRLEN, a.nla_len - NLA_HDRLEN);
-		size_t step = NLA_ALIGN((size_t)a.nla_len);
-		if (step > len - off)
-			break; /* the last attribute's padding may be left out */
-		off += step;
-	}
-	return 0;
-}
+/* The attributes are walked by kernel/nlparse.c (nt_nla_walk). */
 
 /* A u32, or a "uint" (4 or 8 bytes, the kernel's nla_put_uint), as
  * unsigned 64 bits; false for any other payload length. */
@@ -99,31 +79,33 @@ struct op_ud {
 	bool has_id;
 };
 
-static void op_attr(void *ud, int type, const unsigned char *v, size_t n)
+static int op_attr(void *ud, int type, const unsigned char *v, size_t n)
 {
 	struct op_ud *o = ud;
 	if (type == CTRL_ATTR_OP_ID && attr_u32(v, n, &o->cmd))
 		o->has_id = true;
 	else if (type == CTRL_ATTR_OP_FLAGS)
 		(void)attr_u32(v, n, &o->flags);
+	return 0;
 }
 
 /* CTRL_ATTR_OPS: a nest of nests, one per operation, each with its
  * CTRL_ATTR_OP_ID and CTRL_ATTR_OP_FLAGS. */
-static void ops_attr(void *ud, int type, const unsigned char *v, size_t n)
+static int ops_attr(void *ud, int type, const unsigned char *v, size_t n)
 {
 	struct fam_ud *f = ud;
 	struct op_ud o = { 0 };
 	(void)type;
-	(void)attrs_walk(v, n, op_attr, &o);
+	(void)nt_nla_walk(v, n, op_attr, &o);
 	if (!o.has_id || o.cmd >= 64)
-		return;
+		return 0;
 	f->ops |= 1ull << o.cmd;
 	if (o.flags & GENL_CMD_CAP_DUMP)
 		f->dumps |= 1ull << o.cmd;
+	return 0;
 }
 
-static void fam_attr(void *ud, int type, const unsigned char *v, size_t n)
+static int fam_attr(void *ud, int type, const unsigned char *v, size_t n)
 {
 	struct fam_ud *f = ud;
 	if (type == CTRL_ATTR_FAMILY_ID && n >= 2) {
@@ -131,19 +113,9 @@ static void fam_attr(void *ud, int type, const unsigned char *v, size_t n)
 		memcpy(&id, v, 2);
 		f->id = id;
 	} else if (type == CTRL_ATTR_OPS) {
-		(void)attrs_walk(v, n, ops_attr, f);
+		(void)nt_nla_walk(v, n, ops_attr, f);
 	}
-}
-
-/* The error of an NLMSG_ERROR message H of LEN bytes: its -errno (0 for an
- * ACK), or NT_EPARSE when it is too short to hold one. */
-static int msg_error(const struct nlmsghdr *h)
-{
-	int e;
-	if (h->nlmsg_len < NLMSG_LENGTH(sizeof(int)))
-		return NT_EPARSE;
-	memcpy(&e, NLMSG_DATA(h), sizeof(e));
-	return e > 0 ? -e : e;
+	return 0;
 }
 
 int nt_netdev_parse_family(const void *buf, size_t len, int *id)
@@ -158,40 +130,30 @@ int nt_netdev_parse_family_ops(const void *buf, size_t len, int *id, uint64_t *o
 	return nt_genl_parse_family(buf, len, id, ops, &dumps);
 }
 
+/* One controller message: its family, when it names one, stops the walk. */
+static int on_family(void *ud, int cmd, const unsigned char *a, size_t n)
+{
+	struct fam_ud g = { 0 };
+	if (cmd < 0)
+		return 0;
+	if (nt_nla_walk(a, n, fam_attr, &g) < 0)
+		return NT_EPARSE;
+	if (g.id <= 0)
+		return 0;
+	*(struct fam_ud *)ud = g;
+	return 1;
+}
+
 int nt_genl_parse_family(const void *buf, size_t len, int *id, uint64_t *ops, uint64_t *dumps)
 {
-	const unsigned char *p = buf;
-	size_t off = 0;
-	*id = 0;
-	*ops = 0;
-	*dumps = 0;
-	while (len - off >= NLMSG_HDRLEN) {
-		struct nlmsghdr h;
-		memcpy(&h, p + off, sizeof(h));
-		if (h.nlmsg_len < NLMSG_HDRLEN || h.nlmsg_len > len - off)
-			return NT_EPARSE;
-		if (h.nlmsg_type == NLMSG_ERROR) {
-			int e = msg_error((const struct nlmsghdr *)(const void *)(p + off));
-			if (e != 0)
-				return e;
-		} else if (h.nlmsg_type == GENL_ID_CTRL && h.nlmsg_len >= NLMSG_LENGTH(GENL_HDRLEN)) {
-			struct fam_ud f = { 0 };
-			size_t a = NLMSG_LENGTH(GENL_HDRLEN);
-			if (attrs_walk(p + off + a, h.nlmsg_len - a, fam_attr, &f) < 0)
-				return NT_EPARSE;
-			if (f.id > 0) {
-				*id = f.id;
-				*ops = f.ops;
-				*dumps = f.dumps;
-				return 0;
-			}
-		}
-		size_t step = NLMSG_ALIGN((size_t)h.nlmsg_len);
-		if (step > len - off)
-			break;
-		off += step;
-	}
-	return NT_EPARSE;
+	struct fam_ud f = { 0 };
+	int r = nt_genl_walk(buf, len, GENL_ID_CTRL, on_family, &f);
+	*id = f.id;
+	*ops = f.ops;
+	*dumps = f.dumps;
+	if (r < 0)
+		return r;
+	return f.id > 0 ? 0 : NT_EPARSE;
 }
 
 /* ---- the dumps ---- */
@@ -202,12 +164,12 @@ struct ent_ud {
 	unsigned have; /* bits: 1 ifindex, 2 id, 4 type */
 };
 
-static void queue_attr(void *ud, int type, const unsigned char *v, size_t n)
+static int queue_attr(void *ud, int type, const unsigned char *v, size_t n)
 {
 	struct ent_ud *e = ud;
 	uint32_t x;
 	if (!attr_u32(v, n, &x))
-		return;
+		return 0;
 	switch (type) {
 	case NT_NETDEV_A_QUEUE_ID: e->q.id = x; e->have |= 2; break;
 	case NT_NETDEV_A_QUEUE_IFINDEX: e->q.ifindex = x; e->have |= 1; break;
@@ -215,6 +177,7 @@ static void queue_attr(void *ud, int type, const unsigned char *v, size_t n)
 	case NT_NETDEV_A_QUEUE_NAPI_ID: e->q.napi_id = x; break;
 	default: break; /* dmabuf, io-uring, xsk: not ours */
 	}
+	return 0;
 }
 
 /* *DST = X and BIT into *HAVE when X fits a u32 (the identifying
@@ -227,12 +190,12 @@ static void take_u32(uint32_t *dst, uint64_t x, unsigned *have, unsigned bit)
 	}
 }
 
-static void napi_attr(void *ud, int type, const unsigned char *v, size_t n)
+static int napi_attr(void *ud, int type, const unsigned char *v, size_t n)
 {
 	struct ent_ud *e = ud;
 	uint64_t x;
 	if (!attr_uint(v, n, &x))
-		return;
+		return 0;
 	switch (type) {
 	case NT_NETDEV_A_NAPI_IFINDEX:
 		take_u32(&e->n.ifindex, x, &e->have, 1);
@@ -254,6 +217,7 @@ static void napi_attr(void *ud, int type, const unsigned char *v, size_t n)
 	case NT_NETDEV_A_NAPI_THREADED: e->n.threaded = x > 255 ? 1 : (int)x; break;
 	default: break;
 	}
+	return 0;
 }
 
 /* A qstats message: which queue (ifindex, type, id; bits 1, 4, 2 of
@@ -263,12 +227,12 @@ struct qs_ud {
 	unsigned have;
 };
 
-static void qstats_attr(void *ud, int type, const unsigned char *v, size_t n)
+static int qstats_attr(void *ud, int type, const unsigned char *v, size_t n)
 {
 	struct qs_ud *e = ud;
 	uint64_t x;
 	if (!attr_uint(v, n, &x))
-		return;
+		return 0;
 	switch (type) {
 	case NT_NETDEV_A_QSTATS_IFINDEX:
 		take_u32(&e->s.ifindex, x, &e->have, 1);
@@ -286,6 +250,7 @@ static void qstats_attr(void *ud, int type, const unsigned char *v, size_t n)
 		}
 		break; /* the scope, padding, counters newer than our table */
 	}
+	return 0;
 }
 
 static int push_qstats(nt_netdev *nd, const nt_nd_qstats *s)
@@ -319,7 +284,7 @@ static int add_entry(nt_netdev *nd, int cmd, const unsigned char *a, size_t n)
 	memset(&e, 0, sizeof(e));
 	if (cmd == NT_NETDEV_CMD_QUEUE_GET) {
 		e.q.napi_id = -1;
-		if (attrs_walk(a, n, queue_attr, &e) < 0 || e.have != 7 ||
+		if (nt_nla_walk(a, n, queue_attr, &e) < 0 || e.have != 7 ||
 		    (e.q.type != NT_NETDEV_QUEUE_RX && e.q.type != NT_NETDEV_QUEUE_TX)) {
 			nd->skipped++;
 			return 0;
@@ -329,7 +294,7 @@ static int add_entry(nt_netdev *nd, int cmd, const unsigned char *a, size_t n)
 	if (cmd == NT_NETDEV_CMD_NAPI_GET) {
 		e.n.irq = e.n.pid = e.n.defer_hard_irqs = e.n.gro_flush_timeout = e.n.irq_suspend_timeout = -1;
 		e.n.threaded = -1;
-		if (attrs_walk(a, n, napi_attr, &e) < 0 || (e.have & 3) != 3) {
+		if (nt_nla_walk(a, n, napi_attr, &e) < 0 || (e.have & 3) != 3) {
 			nd->skipped++;
 			return 0;
 		}
@@ -339,7 +304,7 @@ static int add_entry(nt_netdev *nd, int cmd, const unsigned char *a, size_t n)
 		struct qs_ud q;
 		memset(&q, 0, sizeof(q));
 		/* A device-scope answer (no queue id) is not a queue's. */
-		if (attrs_walk(a, n, qstats_attr, &q) < 0 || q.have != 7 ||
+		if (nt_nla_walk(a, n, qstats_attr, &q) < 0 || q.have != 7 ||
 		    (q.s.type != NT_NETDEV_QUEUE_RX && q.s.type != NT_NETDEV_QUEUE_TX)) {
 			nd->skipped++;
 			return 0;
@@ -349,46 +314,19 @@ static int add_entry(nt_netdev *nd, int cmd, const unsigned char *a, size_t n)
 	return 0; /* a notification or another command: not ours */
 }
 
+static int on_entry(void *ud, int cmd, const unsigned char *a, size_t n)
+{
+	nt_netdev *nd = ud;
+	if (cmd < 0) {
+		nd->skipped++;
+		return 0;
+	}
+	return add_entry(nd, cmd, a, n);
+}
+
 int nt_netdev_parse_dump(nt_netdev *nd, int family, const void *buf, size_t len)
 {
-	const unsigned char *p = buf;
-	size_t off = 0;
-	while (len - off >= NLMSG_HDRLEN) {
-		struct nlmsghdr h;
-		memcpy(&h, p + off, sizeof(h));
-		if (h.nlmsg_len < NLMSG_HDRLEN || h.nlmsg_len > len - off)
-			return NT_EPARSE;
-		if (h.nlmsg_type == NLMSG_DONE) {
-			/* A dump that failed part way says so in its DONE. */
-			if (h.nlmsg_len >= NLMSG_LENGTH(sizeof(int))) {
-				int e = msg_error((const struct nlmsghdr *)(const void *)(p + off));
-				if (e < 0)
-					return e;
-			}
-			return 1;
-		}
-		if (h.nlmsg_type == NLMSG_ERROR) {
-			int e = msg_error((const struct nlmsghdr *)(const void *)(p + off));
-			if (e != 0)
-				return e;
-		} else if (family > 0 && h.nlmsg_type == (unsigned)family) {
-			if (h.nlmsg_len < NLMSG_LENGTH(GENL_HDRLEN)) {
-				nd->skipped++;
-			} else {
-				struct genlmsghdr g;
-				memcpy(&g, p + off + NLMSG_HDRLEN, sizeof(g));
-				size_t a = NLMSG_LENGTH(GENL_HDRLEN);
-				int r = add_entry(nd, g.cmd, p + off + a, h.nlmsg_len - a);
-				if (r < 0)
-					return r;
-			}
-		}
-		size_t step = NLMSG_ALIGN((size_t)h.nlmsg_len);
-		if (step > len - off)
-			break;
-		off += step;
-	}
-	return 0;
+	return nt_genl_walk(buf, len, family, on_entry, nd);
 }
 
 /* ---- the live exchange: one socket, three requests ---- */

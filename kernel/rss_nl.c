@@ -4,10 +4,12 @@
  * call), through kernel/nlmsg.c's request/ACK exchange; the replies go
  * through the pure parser below. */
 #include "kernel/rss_nl.h"
+#include "base/grow.h"
 #include "kernel/ethtool_nlattrs.h"
 #include "kernel/fixture.h"
 #include "kernel/netdev.h"
 #include "kernel/nlmsg.h"
+#include "kernel/nlparse.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -50,25 +52,6 @@ static bool get_u32(const unsigned char *p, size_t n, uint32_t *out)
 	return true;
 }
 
-/* Calls for each attribute of [P, P + LEN); -1 when one runs past the end. */
-static int walk(const unsigned char *p, size_t len, int (*fn)(void *, int, const unsigned char *, size_t), void *ud)
-{
-	size_t off = 0;
-	while (len - off >= NLA_HDRLEN) {
-		struct nlattr a;
-		memcpy(&a, p + off, sizeof(a));
-		if (a.nla_len < NLA_HDRLEN || a.nla_len > len - off)
-			return -1;
-		if (fn(ud, a.nla_type & NLA_TYPE_MASK, p + off + NLA_HDRLEN, a.nla_len - NLA_HDRLEN) < 0)
-			return -1;
-		size_t step = NLA_ALIGN((size_t)a.nla_len);
-		if (step > len - off)
-			break;
-		off += step;
-	}
-	return 0;
-}
-
 static int header_attr(void *ud, int type, const unsigned char *v, size_t n)
 {
 	if (type == ETHTOOL_A_HEADER_DEV_INDEX && !get_u32(v, n, &((nt_rss_nl_ctx *)ud)->ifindex))
@@ -82,7 +65,7 @@ static int ctx_attr(void *ud, int type, const unsigned char *v, size_t n)
 	uint32_t x;
 	switch (type) {
 	case NT_ETHTOOL_A_RSS_HEADER:
-		return walk(v, n, header_attr, c);
+		return nt_nla_walk(v, n, header_attr, c);
 	case NT_ETHTOOL_A_RSS_CONTEXT:
 		return get_u32(v, n, &c->id) ? 0 : -1;
 	case NT_ETHTOOL_A_RSS_HFUNC:
@@ -109,55 +92,28 @@ static int add(nt_rss_nl_list *l, const nt_rss_nl_ctx *c)
 			l->skipped++;
 			return 0;
 		}
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? 2 * l->cap : 8;
-		nt_rss_nl_ctx *e = realloc(l->e, cap * sizeof(*e));
-		if (!e)
-			return -ENOMEM;
-		l->e = e;
-		l->cap = cap;
-	}
+	if (nt_grow((void **)&l->e, l->n, &l->cap, sizeof(*c), 8) < 0)
+		return -ENOMEM;
 	l->e[l->n++] = *c;
+	return 0;
+}
+
+static int on_msg(void *ud, int cmd, const unsigned char *a, size_t n)
+{
+	nt_rss_nl_list *l = ud;
+	if (cmd != NT_ETHTOOL_MSG_RSS_GET_REPLY && cmd != NT_ETHTOOL_MSG_RSS_CREATE_ACT_REPLY)
+		return 0;
+	nt_rss_nl_ctx c = { .input_xfrm = -1 };
+	if (nt_nla_walk(a, n, ctx_attr, &c) < 0)
+		l->skipped++;
+	else if (add(l, &c) < 0)
+		return -ENOMEM;
 	return 0;
 }
 
 int nt_rss_nl_parse(nt_rss_nl_list *l, int family, const void *buf, size_t len)
 {
-	const unsigned char *p = buf;
-	size_t off = 0;
-	while (len - off >= NLMSG_HDRLEN) {
-		struct nlmsghdr h;
-		memcpy(&h, p + off, sizeof(h));
-		if (h.nlmsg_len < NLMSG_HDRLEN || h.nlmsg_len > len - off)
-			return NT_EPARSE;
-		if (h.nlmsg_type == NLMSG_ERROR || h.nlmsg_type == NLMSG_DONE) {
-			int e = 0;
-			if (h.nlmsg_len >= NLMSG_LENGTH(sizeof(int)))
-				memcpy(&e, p + off + NLMSG_HDRLEN, sizeof(e));
-			else if (h.nlmsg_type == NLMSG_ERROR)
-				return NT_EPARSE;
-			if (e)
-				return e > 0 ? -e : e;
-			if (h.nlmsg_type == NLMSG_DONE)
-				return 1;
-		} else if (h.nlmsg_type == family && h.nlmsg_len >= NLMSG_LENGTH(GENL_HDRLEN)) {
-			struct genlmsghdr g;
-			memcpy(&g, p + off + NLMSG_HDRLEN, sizeof(g));
-			if (g.cmd == NT_ETHTOOL_MSG_RSS_GET_REPLY || g.cmd == NT_ETHTOOL_MSG_RSS_CREATE_ACT_REPLY) {
-				nt_rss_nl_ctx c = { .input_xfrm = -1 };
-				size_t a = NLMSG_LENGTH(GENL_HDRLEN);
-				if (walk(p + off + a, h.nlmsg_len - a, ctx_attr, &c) < 0)
-					l->skipped++;
-				else if (add(l, &c) < 0)
-					return -ENOMEM;
-			}
-		}
-		size_t step = NLMSG_ALIGN((size_t)h.nlmsg_len);
-		if (step > len - off)
-			break;
-		off += step;
-	}
-	return 0;
+	return nt_genl_walk(buf, len, family, on_msg, l);
 }
 
 /* ---- the live kernel ---- */

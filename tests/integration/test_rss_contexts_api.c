@@ -41,36 +41,8 @@ static void give(const char *iface, bool contexts)
 	}
 	json_object_set_new(doc, "rss", rss);
 	json_object_set_new(doc, "features", json_pack("{s:{s:b, s:b}}", "rx-ntuple-filter", "on", 1, "fixed", 0));
-	char *text = json_dumps(doc, JSON_INDENT(2));
-	FILE *f = fopen(path, "w");
-	if (f && text)
-		fprintf(f, "%s\n", text);
-	if (f)
-		fclose(f);
-	free(text);
+	tu_write_doc(path, doc);
 	json_decref(doc);
-}
-
-static json_t *get(nt_agent *a, const char *path)
-{
-	long st = 0;
-	json_t *doc = NULL;
-	tu_http("GET", nt_url(a, path), NULL, NULL, &st, &doc);
-	CHECK_MSG(st == 200, "GET %s: %ld", path, st);
-	return doc;
-}
-
-static bool error_at(json_t *doc, const char *path, const char *words)
-{
-	size_t i;
-	json_t *e;
-	json_array_foreach(json_object_get(doc, "errors"), i, e)
-		if (!strcmp(tu_str(e, "path"), path) && strstr(tu_str(e, "message"), words))
-			return true;
-	char *t = json_dumps(json_object_get(doc, "errors"), JSON_COMPACT);
-	fprintf(stderr, "no error at %s saying '%s' in %s\n", path, words, t ? t : "(none)");
-	free(t);
-	return false;
 }
 
 static void test_refusals(nt_agent *a)
@@ -80,14 +52,14 @@ static void test_refusals(nt_agent *a)
 			    "{\"interface\":\"enos2\",\"context\":2,\"queues\":\"14-17\"}],"
 			    "\"flows\":[{\"interface\":\"enos2\",\"flow_type\":\"tcp4\",\"dst_port\":5201,\"context\":4}]}}",
 			    422);
-	CHECK(error_at(p, "$.rss[0].context", "enos3: its driver has no RSS contexts"));
-	CHECK(error_at(p, "$.rss[1].queues", "enos2 has 16 RX queues (0-15): queue 17 is beyond them"));
-	CHECK(error_at(p, "$.rss[1].context", "RSS context 2 would be made as 1"));
-	CHECK(error_at(p, "$.flows[0].context", "enos2 has no RSS context 4, and this profile's \"rss\" makes none"));
+	CHECK(tu_error_at(p, "$.rss[0].context", "enos3: its driver has no RSS contexts"));
+	CHECK(tu_error_at(p, "$.rss[1].queues", "enos2 has 16 RX queues (0-15): queue 17 is beyond them"));
+	CHECK(tu_error_at(p, "$.rss[1].context", "RSS context 2 would be made as 1"));
+	CHECK(tu_error_at(p, "$.flows[0].context", "enos2 has no RSS context 4, and this profile's \"rss\" makes none"));
 	json_decref(p);
 	CHECK_MSG(tu_sh("diff -r '%s/snap/ethtool' '%s/ethtool' >&2", dir, root) == 0,
 		  "an ethtool document changed under a refused profile");
-	json_t *h = get(a, "/v1/transactions");
+	json_t *h = tu_get(a, "/v1/transactions");
 	json_t *items = json_is_array(h) ? h : json_object_get(h, "transactions");
 	CHECK_INT(json_array_size(items), 0);
 	json_decref(h);
@@ -140,7 +112,7 @@ static void test_apply_rollback(nt_agent *a)
 	}
 	CHECK_MSG(ctx_at >= 0 && rule_at > ctx_at, "context step %d, rule step %d", ctx_at, rule_at);
 	json_decref(t);
-	json_t *n = get(a, "/v1/nics/enos2");
+	json_t *n = tu_get(a, "/v1/nics/enos2");
 	json_t *cx = json_object_get(json_object_get(n, "rss"), "contexts");
 	json_t *c1 = json_array_get(json_object_get(cx, "list"), 0);
 	CHECK(json_is_true(json_object_get(cx, "supported")));
@@ -152,7 +124,7 @@ static void test_apply_rollback(nt_agent *a)
 	CHECK_INT(json_integer_value(json_object_get(r0, "context")), 1);
 	CHECK_INT(json_integer_value(json_object_get(r0, "queue_offset")), 0);
 	json_decref(n);
-	n = get(a, "/v1/nics/enos3");
+	n = tu_get(a, "/v1/nics/enos3");
 	cx = json_object_get(json_object_get(n, "rss"), "contexts");
 	CHECK(json_is_false(json_object_get(cx, "supported")));
 	json_decref(n);

@@ -9,6 +9,7 @@
 #include "kernel/netdev.h"
 #include "kernel/task.h"
 #include "harness.h"
+#include "nl_dgram.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -22,64 +23,6 @@
 #include <linux/netlink.h>
 
 #define FAM 0x22
-
-/* A datagram under construction. */
-typedef struct {
-	unsigned char b[8192];
-	size_t len;
-	size_t msg; /* offset of the open message */
-} dgram;
-
-static void msg_begin(dgram *d, uint16_t type, uint8_t cmd)
-{
-	struct nlmsghdr h = { .nlmsg_type = type, .nlmsg_flags = NLM_F_MULTI, .nlmsg_seq = 2 };
-	struct genlmsghdr g = { .cmd = cmd, .version = 1 };
-	d->msg = d->len;
-	memcpy(d->b + d->len, &h, sizeof(h));
-	memcpy(d->b + d->len + NLMSG_HDRLEN, &g, sizeof(g));
-	d->len += NLMSG_LENGTH(GENL_HDRLEN);
-}
-
-static void attr(dgram *d, uint16_t type, const void *v, uint16_t n)
-{
-	struct nlattr a = { .nla_len = (uint16_t)(NLA_HDRLEN + n), .nla_type = type };
-	memcpy(d->b + d->len, &a, sizeof(a));
-	memcpy(d->b + d->len + NLA_HDRLEN, v, n);
-	d->len += NLA_ALIGN(a.nla_len);
-}
-
-static void u32a(dgram *d, uint16_t type, uint32_t v)
-{
-	attr(d, type, &v, 4);
-}
-
-static void u64a(dgram *d, uint16_t type, uint64_t v)
-{
-	attr(d, type, &v, 8);
-}
-
-static void msg_end(dgram *d)
-{
-	uint32_t len = (uint32_t)(d->len - d->msg);
-	memcpy(d->b + d->msg, &len, 4);
-}
-
-static void done(dgram *d, int err)
-{
-	struct nlmsghdr h = { .nlmsg_len = NLMSG_LENGTH(sizeof(int)), .nlmsg_type = NLMSG_DONE };
-	memcpy(d->b + d->len, &h, sizeof(h));
-	memcpy(d->b + d->len + NLMSG_HDRLEN, &err, sizeof(err));
-	d->len += NLMSG_ALIGN(h.nlmsg_len);
-}
-
-static void error_msg(dgram *d, int err)
-{
-	struct nlmsgerr e = { .error = err };
-	struct nlmsghdr h = { .nlmsg_len = NLMSG_LENGTH(sizeof(e)), .nlmsg_type = NLMSG_ERROR };
-	memcpy(d->b + d->len, &h, sizeof(h));
-	memcpy(d->b + d->len + NLMSG_HDRLEN, &e, sizeof(e));
-	d->len += NLMSG_ALIGN(h.nlmsg_len);
-}
 
 static void queue(dgram *d, uint32_t ifindex, uint32_t id, uint32_t type, int64_t napi)
 {

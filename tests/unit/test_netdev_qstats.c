@@ -12,6 +12,7 @@
 #include "kernel/ctx.h"
 #include "kernel/netdev.h"
 #include "harness.h"
+#include "nl_dgram.h"
 #include "tree_files.h"
 
 #include <errno.h>
@@ -25,54 +26,6 @@
 #include <linux/netlink.h>
 
 #define FAM 0x22
-
-typedef struct {
-	unsigned char b[8192];
-	size_t len;
-	size_t msg;
-} dgram;
-
-static void msg_begin(dgram *d, uint16_t type, uint8_t cmd)
-{
-	struct nlmsghdr h = { .nlmsg_type = type, .nlmsg_flags = NLM_F_MULTI, .nlmsg_seq = 4 };
-	struct genlmsghdr g = { .cmd = cmd, .version = 1 };
-	d->msg = d->len;
-	memcpy(d->b + d->len, &h, sizeof(h));
-	memcpy(d->b + d->len + NLMSG_HDRLEN, &g, sizeof(g));
-	d->len += NLMSG_LENGTH(GENL_HDRLEN);
-}
-
-static void attr(dgram *d, uint16_t type, const void *v, uint16_t n)
-{
-	struct nlattr a = { .nla_len = (uint16_t)(NLA_HDRLEN + n), .nla_type = type };
-	memcpy(d->b + d->len, &a, sizeof(a));
-	memcpy(d->b + d->len + NLA_HDRLEN, v, n);
-	d->len += NLA_ALIGN(a.nla_len);
-}
-
-static void u32a(dgram *d, uint16_t type, uint32_t v)
-{
-	attr(d, type, &v, 4);
-}
-
-static void u64a(dgram *d, uint16_t type, uint64_t v)
-{
-	attr(d, type, &v, 8);
-}
-
-static void msg_end(dgram *d)
-{
-	uint32_t len = (uint32_t)(d->len - d->msg);
-	memcpy(d->b + d->msg, &len, 4);
-}
-
-static void done(dgram *d, int err)
-{
-	struct nlmsghdr h = { .nlmsg_len = NLMSG_LENGTH(sizeof(int)), .nlmsg_type = NLMSG_DONE };
-	memcpy(d->b + d->len, &h, sizeof(h));
-	memcpy(d->b + d->len + NLMSG_HDRLEN, &err, sizeof(err));
-	d->len += NLMSG_ALIGN(h.nlmsg_len);
-}
 
 /* Counter attribute of the spec's NAME. */
 static uint16_t counter(const char *name)

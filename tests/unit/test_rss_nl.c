@@ -11,6 +11,7 @@
 #include "kernel/netdev.h"
 #include "kernel/rss_nl.h"
 #include "harness.h"
+#include "nl_dgram.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -21,61 +22,6 @@
 #include <linux/netlink.h>
 
 #define FAM 0x17
-
-typedef struct {
-	unsigned char b[8192];
-	size_t len, msg, nest;
-} dgram;
-
-static void msg_begin(dgram *d, uint16_t type, uint8_t cmd)
-{
-	struct nlmsghdr h = { .nlmsg_type = type, .nlmsg_flags = NLM_F_MULTI, .nlmsg_seq = 2 };
-	struct genlmsghdr g = { .cmd = cmd, .version = 1 };
-	d->msg = d->len;
-	memcpy(d->b + d->len, &h, sizeof(h));
-	memcpy(d->b + d->len + NLMSG_HDRLEN, &g, sizeof(g));
-	d->len += NLMSG_LENGTH(GENL_HDRLEN);
-}
-
-static void attr(dgram *d, uint16_t type, const void *v, uint16_t n)
-{
-	struct nlattr a = { .nla_len = (uint16_t)(NLA_HDRLEN + n), .nla_type = type };
-	memcpy(d->b + d->len, &a, sizeof(a));
-	if (n)
-		memcpy(d->b + d->len + NLA_HDRLEN, v, n);
-	d->len += NLA_ALIGN(a.nla_len);
-}
-
-static void u32a(dgram *d, uint16_t type, uint32_t v)
-{
-	attr(d, type, &v, 4);
-}
-
-static void nest_begin(dgram *d)
-{
-	d->nest = d->len;
-	d->len += NLA_HDRLEN;
-}
-
-static void nest_end(dgram *d, uint16_t type)
-{
-	struct nlattr a = { .nla_len = (uint16_t)(d->len - d->nest), .nla_type = (uint16_t)(type | NLA_F_NESTED) };
-	memcpy(d->b + d->nest, &a, sizeof(a));
-}
-
-static void msg_end(dgram *d)
-{
-	uint32_t len = (uint32_t)(d->len - d->msg);
-	memcpy(d->b + d->msg, &len, 4);
-}
-
-static void done(dgram *d, int err)
-{
-	struct nlmsghdr h = { .nlmsg_len = NLMSG_LENGTH(sizeof(int)), .nlmsg_type = NLMSG_DONE };
-	memcpy(d->b + d->len, &h, sizeof(h));
-	memcpy(d->b + d->len + NLMSG_HDRLEN, &err, sizeof(err));
-	d->len += NLMSG_ALIGN(h.nlmsg_len);
-}
 
 /* One RSS_GET_REPLY as rss_fill_reply writes it: the header (the
  * device's index and name), CONTEXT unless 0, the table, HFUNC, the
