@@ -61,6 +61,11 @@ corpus=$build/corpus
 every=$build/every-kind-root
 python3 "$src/tests/fuzz/every_kind_root.py" "$fx" "$every"
 mkdir -p "$build/artifacts"
+# What a target makes in TMPDIR (fuzz_fixture's root) goes here and is
+# removed at the end, not left in /tmp by every run.
+scratch=$build/tmp
+rm -rf "$scratch"
+mkdir -p "$scratch"
 rc=0
 for t in $targets; do
 	c=$corpus/$t
@@ -112,7 +117,7 @@ for t in $targets; do
 	root=$fx/x460-4node-8nic
 	case $t in fuzz_profile | fuzz_desired) root=$every ;; esac
 	echo "== $t: $(ls "$c" | wc -l) inputs, ${secs} s"
-	if ! (cd "$build/artifacts" && NT_FUZZ_ROOT=$root \
+	if ! (cd "$build/artifacts" && TMPDIR=$scratch NT_FUZZ_ROOT=$root \
 		"$build/$t" "${dict[@]}" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
 		-max_len=65536 -print_final_stats=1 "$c" 2>"$build/$t.log"); then
 		echo "FAIL: $t found a crash or hang; input in $build/artifacts"
@@ -123,4 +128,5 @@ for t in $targets; do
 		echo
 	fi
 done
+rm -rf "$scratch"
 exit $rc
