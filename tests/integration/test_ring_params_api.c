@@ -163,27 +163,14 @@ static void test_apply_rollback(nt_agent *a)
 	CHECK(json_is_true(json_object_get(field(n, "coalesce_params", "cqe_mode_rx"), "value")));
 	json_decref(n);
 
-	char url[96];
-	snprintf(url, sizeof(url), "/v1/transactions/%lld/rollback", (long long)id);
-	t = tu_post(a, url, "{}", 201);
-	CHECK_STR(tu_str(t, "status"), "applied");
-	json_decref(t);
-	CHECK_MSG(tu_sh("cmp '%s/snap/ethtool/enos0.json' '%s/ethtool/enos0.json' >&2", dir, root) == 0,
-		  "enos0.json is not byte for byte as before the transaction");
+	tu_rollback_restores(a, (long long)id, dir, root, "ethtool/enos0.json");
 }
 
 int main(void)
 {
 	nt_agent a;
-	if (access(EPYC, F_OK) != 0)
-		SKIP("fixture epyc7713-2node-bond is missing");
-	if (access(NT_BIN, X_OK) != 0)
-		SKIP("%s is not built", NT_BIN);
-	if (tu_copy(EPYC, dir, sizeof(dir), root, sizeof(root)) < 0) {
-		CHECK_MSG(0, "cannot copy %s", EPYC);
+	if (!tu_fixture_copy(EPYC, dir, sizeof(dir), root, sizeof(root), state, sizeof(state)))
 		TEST_MAIN_END();
-	}
-	snprintf(state, sizeof(state), "%s/state", dir);
 	give_enos0();
 	tu_put(root, "proc/sys/kernel/osrelease", "7.3.4+deb13-amd64");
 	tu_sh("cp -a '%s' '%s/snap'", root, dir);

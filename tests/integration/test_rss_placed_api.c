@@ -167,15 +167,8 @@ static void test_two_apps(nt_agent *a)
 int main(void)
 {
 	nt_agent a;
-	if (access(EPYC, F_OK) != 0)
-		SKIP("fixture epyc7713-2node-bond is missing");
-	if (access(NT_BIN, X_OK) != 0)
-		SKIP("%s is not built", NT_BIN);
-	if (tu_copy(EPYC, dir, sizeof(dir), root, sizeof(root)) < 0) {
-		CHECK_MSG(0, "cannot copy %s", EPYC);
+	if (!tu_fixture_copy(EPYC, dir, sizeof(dir), root, sizeof(root), state, sizeof(state)))
 		TEST_MAIN_END();
-	}
-	snprintf(state, sizeof(state), "%s/state", dir);
 	give_ntuple();
 	tu_sh("cp -a '%s' '%s/snap'", root, dir);
 	if (nt_agent_start(&a, root, state, NULL) < 0) {

@@ -238,4 +238,35 @@ static inline void tu_write_doc(const char *path, const json_t *doc)
 	free(text);
 }
 
+/* Roll transaction ID back through the API (201, "applied") and check that
+ * ROOT's REL is byte for byte DIR/snap/REL, the copy taken before it. */
+static inline void tu_rollback_restores(nt_agent *a, long long id, const char *dir, const char *root, const char *rel)
+{
+	char url[96];
+	snprintf(url, sizeof(url), "/v1/transactions/%lld/rollback", id);
+	json_t *t = tu_post(a, url, "{}", 201);
+	CHECK_STR(tu_str(t, "status"), "applied");
+	json_decref(t);
+	CHECK_MSG(tu_sh("cmp '%s/snap/%s' '%s/%s' >&2", dir, rel, root, rel) == 0,
+		  "%s is not byte for byte as before the transaction", rel);
+}
+
+/* The copy of FIXTURE an API test runs on: DIR (its scratch folder), ROOT
+ * (the tree) and STATE (the agent's); the test is skipped when FIXTURE or
+ * NT_BIN is missing. False, a failed check, when it cannot be copied. */
+static inline bool tu_fixture_copy(const char *fixture, char *dir, size_t dsize, char *root, size_t rsize,
+				   char *state, size_t ssize)
+{
+	if (access(fixture, F_OK) != 0)
+		SKIP("fixture %s is missing", fixture);
+	if (access(NT_BIN, X_OK) != 0)
+		SKIP("%s is not built", NT_BIN);
+	if (tu_copy(fixture, dir, dsize, root, rsize) < 0) {
+		CHECK_MSG(0, "cannot copy %s", fixture);
+		return false;
+	}
+	snprintf(state, ssize, "%s/state", dir);
+	return true;
+}
+
 #endif
