@@ -70,7 +70,37 @@ out:
 	return r;
 }
 
-/* Whether every feature E "needs" is on in SEC. */
+/* INDIR (N entries) as the document's "indir" array in *OUT, checked as
+ * ethtool_set_rxfh checks a table, the NIC's or a context's: the device's
+ * size (RSS's "indir"), each entry below the RX ring count RINGS
+ * (ethtool_copy_validate_indir). 0, -EINVAL (ERR says why) or -ENOMEM. */
+static int table_of(json_t *rss, uint32_t rings, const uint32_t *indir, uint32_t n, json_t **out, char *err,
+		    size_t errsize)
+{
+	*out = NULL;
+	if (n != json_array_size(json_object_get(rss, "indir"))) {
+		nt_fx_set_err(err, errsize, "indirection table size does not match the device's");
+		return -EINVAL;
+	}
+	json_t *arr = json_array();
+	if (!arr)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < n; i++) {
+		if (rings && indir[i] >= rings) {
+			nt_fx_set_err(err, errsize, "indirection table entry is beyond the RX rings");
+			json_decref(arr);
+			return -EINVAL;
+		}
+		if (json_array_append_new(arr, json_integer(indir[i])) < 0) {
+			json_decref(arr);
+			return -ENOMEM;
+		}
+	}
+	*out = arr;
+	return 0;
+}
+
+/* The NIC's own table to INDIR, as ETHTOOL_SRSSH sets it. */
 int nt_fixture_rss_set_indir(const nt_ctx *ctx, const char *ifname, const uint32_t *indir, uint32_t n,
 			     char *err, size_t errsize)
 {
@@ -79,27 +109,8 @@ int nt_fixture_rss_set_indir(const nt_ctx *ctx, const char *ifname, const uint32
 	if (r < 0)
 		return r;
 	uint32_t rings = rss_rx_rings(root, rss);
-	r = -EINVAL;
-	/* ethtool_set_rxfh: a table of the device's size, each entry below
-	 * the RX ring count (ethtool_copy_validate_indir). */
-	if (n != json_array_size(json_object_get(rss, "indir"))) {
-		nt_fx_set_err(err, errsize, "indirection table size does not match the device's");
+	if ((r = table_of(rss, rings, indir, n, &arr, err, errsize)) < 0)
 		goto out;
-	}
-	if (!(arr = json_array())) {
-		r = -ENOMEM;
-		goto out;
-	}
-	for (uint32_t i = 0; i < n; i++) {
-		if (rings && indir[i] >= rings) {
-			nt_fx_set_err(err, errsize, "indirection table entry is beyond the RX rings");
-			goto out;
-		}
-		if (json_array_append_new(arr, json_integer(indir[i])) < 0) {
-			r = -ENOMEM;
-			goto out;
-		}
-	}
 	/* "configured" is written only while true (absent reads as false),
 	 * so a table set and then sent back as the default leaves the
 	 * document as it was. */
@@ -239,25 +250,8 @@ static int context_set(const nt_ctx *ctx, const char *ifname, uint32_t id, uint3
 		r = json_array_remove(contexts, (size_t)at) < 0 ? -ENOMEM : nt_fx_save(ctx, ifname, root);
 		goto out;
 	}
-	r = -EINVAL;
-	if (n != json_array_size(json_object_get(rss, "indir"))) {
-		nt_fx_set_err(err, errsize, "indirection table size does not match the device's");
+	if ((r = table_of(rss, rings, indir, n, &arr, err, errsize)) < 0)
 		goto out;
-	}
-	if (!(arr = json_array())) {
-		r = -ENOMEM;
-		goto out;
-	}
-	for (uint32_t i = 0; i < n; i++) {
-		if (rings && indir[i] >= rings) {
-			nt_fx_set_err(err, errsize, "indirection table entry is beyond the RX rings");
-			goto out;
-		}
-		if (json_array_append_new(arr, json_integer(indir[i])) < 0) {
-			r = -ENOMEM;
-			goto out;
-		}
-	}
 	if (create) {
 		/* The core's xa_alloc over 1 .. max_contexts - 1: the lowest
 		 * free id, unless the document plays a driver that picks. */
