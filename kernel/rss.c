@@ -73,6 +73,39 @@ static int ioc(int fd, const char *ifname, void *data)
 	return ioctl(fd, SIOCETHTOOL, &ifr) < 0 ? -errno : 0;
 }
 
+/* Context ID's table (0: the NIC's own) into OUT through ETHTOOL_GRSSH:
+ * first the sizes, then the table (ethtool's do_grxfh does the same); the
+ * sizes, hash function and input transformation with it. 0 or -errno
+ * (-E2BIG for sizes no device has); OUT->indir allocated either way. */
+static int get_table(int fd, const char *ifname, uint32_t id, nt_rss *out)
+{
+	struct ethtool_rxfh head = { .cmd = ETHTOOL_GRSSH, .rss_context = id };
+	int r = ioc(fd, ifname, &head);
+	if (r < 0)
+		return r;
+	if (head.indir_size > 65536 || head.key_size > 1024)
+		return -E2BIG;
+	struct ethtool_rxfh *full = calloc(1, sizeof(*full) + head.indir_size * sizeof(uint32_t) + head.key_size);
+	out->indir = calloc(head.indir_size + 1, sizeof(uint32_t));
+	if (!full || !out->indir) {
+		free(full);
+		return -ENOMEM;
+	}
+	full->cmd = ETHTOOL_GRSSH;
+	full->rss_context = id;
+	full->indir_size = head.indir_size;
+	full->key_size = head.key_size;
+	if ((r = ioc(fd, ifname, full)) == 0) {
+		out->indir_size = full->indir_size;
+		out->key_size = full->key_size;
+		out->hfunc = full->hfunc;
+		out->input_xfrm = full->rsvd8[0]; /* input_xfrm since 6.8 */
+		memcpy(out->indir, full->rss_config, out->indir_size * sizeof(uint32_t));
+	}
+	free(full);
+	return r;
+}
+
 int nt_rss_read(const nt_ctx *ctx, const char *ifname, nt_rss *out)
 {
 	memset(out, 0, sizeof(*out));
@@ -83,33 +116,9 @@ int nt_rss_read(const nt_ctx *ctx, const char *ifname, nt_rss *out)
 	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
-	/* First the sizes, then the table (ethtool's do_grxfh does the same). */
-	struct ethtool_rxfh head = { .cmd = ETHTOOL_GRSSH };
-	struct ethtool_rxfh *full = NULL;
-	int r = ioc(fd, ifname, &head);
+	int r = get_table(fd, ifname, 0, out);
 	if (r < 0)
 		goto out;
-	if (head.indir_size > 65536 || head.key_size > 1024) {
-		r = -E2BIG;
-		goto out;
-	}
-	size_t len = sizeof(*full) + head.indir_size * sizeof(uint32_t) + head.key_size;
-	full = calloc(1, len);
-	out->indir = calloc(head.indir_size + 1, sizeof(uint32_t));
-	if (!full || !out->indir) {
-		r = -ENOMEM;
-		goto out;
-	}
-	full->cmd = ETHTOOL_GRSSH;
-	full->indir_size = head.indir_size;
-	full->key_size = head.key_size;
-	if ((r = ioc(fd, ifname, full)) < 0)
-		goto out;
-	out->indir_size = full->indir_size;
-	out->key_size = full->key_size;
-	out->hfunc = full->hfunc;
-	out->input_xfrm = full->rsvd8[0]; /* input_xfrm since 6.8 */
-	memcpy(out->indir, full->rss_config, out->indir_size * sizeof(uint32_t));
 	for (int f = 0; f < NT_RSS_FLOWS; f++) {
 		struct ethtool_rxnfc nfc = { .cmd = ETHTOOL_GRXFH, .flow_type = flow_types[f] };
 		if (ioc(fd, ifname, &nfc) == 0)
@@ -119,7 +128,6 @@ int nt_rss_read(const nt_ctx *ctx, const char *ifname, nt_rss *out)
 	if (ioc(fd, ifname, &rings) == 0)
 		out->rx_rings = (uint32_t)rings.data;
 out:
-	free(full);
 	close(fd);
 	if (r < 0)
 		nt_rss_free(out);
@@ -140,37 +148,13 @@ int nt_rss_context_read(const nt_ctx *ctx, const char *ifname, uint32_t id, nt_r
 	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
-	struct ethtool_rxfh head = { .cmd = ETHTOOL_GRSSH, .rss_context = id };
-	struct ethtool_rxfh *full = NULL;
-	int r = ioc(fd, ifname, &head);
+	int r = get_table(fd, ifname, id, out);
 	if (r < 0)
 		goto out;
-	if (head.indir_size > 65536 || head.key_size > 1024) {
-		r = -E2BIG;
-		goto out;
-	}
-	full = calloc(1, sizeof(*full) + head.indir_size * sizeof(uint32_t) + head.key_size);
-	out->indir = calloc(head.indir_size + 1, sizeof(uint32_t));
-	if (!full || !out->indir) {
-		r = -ENOMEM;
-		goto out;
-	}
-	full->cmd = ETHTOOL_GRSSH;
-	full->rss_context = id;
-	full->indir_size = head.indir_size;
-	full->key_size = head.key_size;
-	if ((r = ioc(fd, ifname, full)) < 0)
-		goto out;
-	out->indir_size = full->indir_size;
-	out->key_size = full->key_size;
-	out->hfunc = full->hfunc;
-	out->input_xfrm = full->rsvd8[0]; /* input_xfrm since 6.8 */
-	memcpy(out->indir, full->rss_config, out->indir_size * sizeof(uint32_t));
 	struct ethtool_rxnfc rings = { .cmd = ETHTOOL_GRXRINGS };
 	if (ioc(fd, ifname, &rings) == 0)
 		out->rx_rings = (uint32_t)rings.data;
 out:
-	free(full);
 	close(fd);
 	if (r < 0)
 		nt_rss_free(out);
