@@ -34,7 +34,7 @@ echo "$IF: $(wc -w <<< "$orig") entries over queues $(queues_in "$orig"); tcp4 '
 [ -n "$orig" ] || { bad "$IF: ethtool -x shows no table"; finish "rss"; }
 
 STATE=$(mktemp -d /tmp/nt-rss.XXXXXX)
-trap nt_stop EXIT
+trap nt_stop_at_exit EXIT
 nt_agent "$STATE" --drift-policy repair --drift-interval 600 || finish "agent did not start"
 
 # --- equal 2 and hash fields, applied, re-planned, rolled back

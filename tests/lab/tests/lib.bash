@@ -71,20 +71,54 @@ cpulist_within() {
 
 # Start the agent on the live guest with a throw-away state dir; stopped at exit.
 NT_PID=
+NT_LOG=
+# The state letter of process $1 ("" when gone): a child that exited stays a
+# zombie (Z) until waited, which kill -0 cannot tell from a live one.
+proc_state() { sed -n 's/^State:[[:space:]]*\(.\).*/\1/p' "/proc/$1/status" 2>/dev/null; }
+# Each thread of process $1 with where it waits in the kernel: what a hung
+# agent is blocked on (a netlink reply, a lock, a driver call).
+thread_stacks() {
+    local t
+    for t in /proc/"$1"/task/*; do
+        echo "  thread ${t##*/} ($(cat "$t/comm" 2>/dev/null)) state $(sed -n 's/^State:[[:space:]]*//p' "$t/status" 2>/dev/null) wchan $(cat "$t/wchan" 2>/dev/null)"
+        sed 's/^/    /' "$t/stack" 2>/dev/null | head -n 8
+    done
+}
+# Stop the agent: TERM, then up to 10 s for it to exit. An agent that does
+# not is a failure shown with its threads' stacks and log, then killed, so a
+# hang ends this test instead of the whole guest run.
 nt_stop() {
     [ -n "$NT_PID" ] || return 0
-    kill "$NT_PID" 2>/dev/null
-    wait "$NT_PID" 2>/dev/null
+    local pid=$NT_PID st rc=0
     NT_PID=
+    kill "$pid" 2>/dev/null
+    for _ in $(seq 100); do
+        st=$(proc_state "$pid")
+        [ -z "$st" ] || [ "$st" = Z ] && break
+        sleep 0.1
+    done
+    st=$(proc_state "$pid")
+    if [ -n "$st" ] && [ "$st" != Z ]; then
+        bad "the agent (pid $pid) did not exit 10 s after SIGTERM; its threads:"
+        thread_stacks "$pid"
+        [ -n "$NT_LOG" ] && { echo "  its log (last 20 lines):"; tail -n 20 "$NT_LOG" | sed 's/^/    /'; }
+        kill -KILL "$pid" 2>/dev/null
+        rc=1
+    fi
+    wait "$pid" 2>/dev/null
+    return $rc
 }
+# The EXIT trap: a hung agent fails the test even after finish said PASS.
+nt_stop_at_exit() { nt_stop || exit 1; }
 nt_start() {
     local state i code
     state=$(mktemp -d /tmp/nt-state.XXXXXX)
-    "$NT_BIN" serve --listen 127.0.0.1:8470 --root / --state-dir "$state" >"$state/serve.log" 2>&1 &
+    NT_LOG=$state/serve.log
+    "$NT_BIN" serve --listen 127.0.0.1:8470 --root / --state-dir "$state" >"$NT_LOG" 2>&1 &
     NT_PID=$!
     # The guest's per-test timeout sends TERM: exit through the EXIT trap so
     # the agent does not outlive the test and hold the port for the next one.
-    trap nt_stop EXIT
+    trap nt_stop_at_exit EXIT
     trap 'exit 143' TERM INT
     for i in $(seq 1 100); do
         code=$(curl -s -o /dev/null -w '%{http_code}' "$NT_URL/v1/health" 2>/dev/null)
@@ -102,7 +136,8 @@ nt_agent() {
     local state=$1
     shift
     nt_stop
-    "$NT_BIN" serve --listen 127.0.0.1:8470 --root / --state-dir "$state" "$@" >>"$state/serve.log" 2>&1 &
+    NT_LOG=$state/serve.log
+    "$NT_BIN" serve --listen 127.0.0.1:8470 --root / --state-dir "$state" "$@" >>"$NT_LOG" 2>&1 &
     NT_PID=$!
     trap 'exit 143' TERM INT
     for _ in $(seq 100); do
