@@ -178,10 +178,12 @@ void nt_rss_nl_caps(const nt_ctx *ctx, const char *ifname, nt_rss_nl *out)
 	nt_rss_nl_caps_of(f.ops, f.dumps, out);
 }
 
-/* A request of CMD for IFNAME (its header nest). */
-static struct nl_msg *rss_msg(int family, uint8_t cmd, int flags, const char *ifname)
+/* A request of CMD for IFNAME (its header nest), with room for EXTRA
+ * bytes of attributes more: libnl's default message is a page, which a
+ * table of 1024 entries already overflows. */
+static struct nl_msg *rss_msg(int family, uint8_t cmd, int flags, const char *ifname, size_t extra)
 {
-	struct nl_msg *msg = nlmsg_alloc();
+	struct nl_msg *msg = nlmsg_alloc_size(NLMSG_HDRLEN + GENL_HDRLEN + 256 + extra);
 	struct nlattr *hdr;
 	if (!msg)
 		return NULL;
@@ -230,7 +232,7 @@ int nt_rss_nl_context_ids(const nt_ctx *ctx, const char *ifname, uint32_t *ids, 
 	}
 	/* A dump whose header names the device: the kernel lists its
 	 * contexts alone (ethnl_rss_dump_start's match_ifindex). */
-	if (!(msg = rss_msg(f.id, NT_ETHTOOL_MSG_RSS_GET, NLM_F_DUMP, ifname))) {
+	if (!(msg = rss_msg(f.id, NT_ETHTOOL_MSG_RSS_GET, NLM_F_DUMP, ifname, 0))) {
 		r = -ENOMEM;
 		goto out;
 	}
@@ -259,6 +261,27 @@ out:
 	return r;
 }
 
+int nt_rss_nl_act_msg(int family, uint8_t cmd, const char *ifname, uint32_t id, const uint32_t *indir, uint32_t n,
+		      int xfrm, struct nl_msg **out)
+{
+	struct nl_msg *msg;
+	*out = NULL;
+	/* An attribute's length is 16 bits: a longer table would wrap it. */
+	if (n > (UINT16_MAX - NLA_HDRLEN) / sizeof(uint32_t))
+		return -E2BIG;
+	msg = rss_msg(family, cmd, 0, ifname, 3 * NLA_HDRLEN + 8 + (size_t)n * sizeof(uint32_t));
+	if (!msg)
+		return -ENOMEM;
+	if ((id && nla_put_u32(msg, NT_ETHTOOL_A_RSS_CONTEXT, id) < 0) ||
+	    (n && nla_put(msg, NT_ETHTOOL_A_RSS_INDIR, (int)(n * sizeof(uint32_t)), indir) < 0) ||
+	    (xfrm >= 0 && nla_put_u32(msg, NT_ETHTOOL_A_RSS_INPUT_XFRM, (uint32_t)xfrm) < 0)) {
+		nlmsg_free(msg);
+		return -EMSGSIZE;
+	}
+	*out = msg;
+	return 0;
+}
+
 /* One RSS_CREATE_ACT, RSS_SET or RSS_DELETE_ACT for context ID (none
  * for a set of context 0; INDIR, N entries, when N > 0; the input
  * transformation XFRM when not -1). For a create, the reply's id must be
@@ -279,12 +302,16 @@ static int rss_act(const char *ifname, uint8_t cmd, uint32_t id, const uint32_t 
 		r = -EOPNOTSUPP;
 		goto out;
 	}
-	if (!(msg = rss_msg(f.id, cmd, 0, ifname)) || (id && nla_put_u32(msg, NT_ETHTOOL_A_RSS_CONTEXT, id) < 0) ||
-	    (n && nla_put(msg, NT_ETHTOOL_A_RSS_INDIR, (int)(n * sizeof(uint32_t)), indir) < 0) ||
-	    (xfrm >= 0 && nla_put_u32(msg, NT_ETHTOOL_A_RSS_INPUT_XFRM, (uint32_t)xfrm) < 0)) {
-		r = -EMSGSIZE;
+	if ((r = nt_rss_nl_act_msg(f.id, cmd, ifname, id, indir, n, xfrm, &msg)) < 0)
 		goto out;
-	}
+	/* The kernel refuses a request longer than the socket's send buffer
+	 * less 32 bytes (netlink_sendmsg: EMSGSIZE); libnl asks for 32 KiB,
+	 * which the kernel doubles, and the longest table one attribute
+	 * carries is more. Raised for any request above 32 KiB. The receive
+	 * side takes one reply of any size. */
+	size_t len = nlmsg_hdr(msg)->nlmsg_len;
+	if (len > 32768 && (r = nt_nl_errno(nl_socket_set_buffer_size(sk, 32768, (int)len + 4096))) < 0)
+		goto out;
 	got g = { .l = &l, .family = f.id };
 	r = nt_nl_request(sk, msg, on_rss, &g, err, errsize);
 	if (r == 0 && cmd == NT_ETHTOOL_MSG_RSS_CREATE_ACT && (l.n != 1 || l.e[0].id != id)) {

@@ -83,4 +83,14 @@ int nt_rss_nl_write_xfrm(const nt_ctx *ctx, const char *ifname, uint32_t id, uin
  * -EBUSY while a flow rule names it, or -errno with ERR. */
 int nt_rss_nl_context_delete(const nt_ctx *ctx, const char *ifname, uint32_t id, char *err, size_t errsize);
 
+struct nl_msg;
+/* The request of command CMD (RSS_CREATE_ACT, RSS_SET, RSS_DELETE_ACT) of
+ * ethtool FAMILY for IFNAME into *OUT (the caller's, nlmsg_free): context
+ * ID unless 0, table INDIR (N entries) when N > 0, the input
+ * transformation XFRM when not -1. Returns 0, -E2BIG for a table one
+ * netlink attribute cannot carry (its length is 16 bits: more than 16382
+ * entries), or -ENOMEM. No socket: for the unit test. */
+int nt_rss_nl_act_msg(int family, uint8_t cmd, const char *ifname, uint32_t id, const uint32_t *indir, uint32_t n,
+		      int xfrm, struct nl_msg **out);
+
 #endif

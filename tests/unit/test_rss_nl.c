@@ -6,9 +6,12 @@
  * message, a context given twice, other commands and families), the
  * kernel's capabilities told from the ethtool family's commands and their
  * dump flags (6.2-6.11: RSS_GET without a dump; 6.12: the dump; 6.17: set,
- * create, delete), and the GETFAMILY parser's dump flags. */
+ * create, delete), the GETFAMILY parser's dump flags, and the requests
+ * RSS_SET and RSS_CREATE_ACT send (a table of 2048 entries, as mlx5 has
+ * with 256 channels, and the most one attribute carries). */
 #include "kernel/ethtool_nlattrs.h"
 #include "kernel/netdev.h"
+#include "kernel/nlparse.h"
 #include "kernel/rss_nl.h"
 #include "harness.h"
 #include "nl_dgram.h"
@@ -20,6 +23,8 @@
 #include <linux/ethtool_netlink.h>
 #include <linux/genetlink.h>
 #include <linux/netlink.h>
+
+#include <netlink/msg.h>
 
 #define FAM 0x17
 
@@ -179,9 +184,101 @@ static void test_caps(void)
 	CHECK(ops >> NT_ETHTOOL_MSG_RSS_DELETE_ACT & 1);
 }
 
+/* What a request holds, walked back. */
+typedef struct sent {
+	int cmd;
+	uint32_t id;
+	size_t indir_bytes;
+	const unsigned char *indir;
+	int64_t xfrm;
+	char ifname[16];
+} sent;
+
+static int sent_header(void *ud, int type, const unsigned char *v, size_t n)
+{
+	sent *s = ud;
+	if (type == ETHTOOL_A_HEADER_DEV_NAME && n < sizeof(s->ifname))
+		memcpy(s->ifname, v, n);
+	return 0;
+}
+
+static int sent_attr(void *ud, int type, const unsigned char *v, size_t n)
+{
+	sent *s = ud;
+	uint32_t x = 0;
+	if (n >= 4)
+		memcpy(&x, v, 4);
+	if (type == NT_ETHTOOL_A_RSS_HEADER)
+		return nt_nla_walk(v, n, sent_header, s);
+	if (type == NT_ETHTOOL_A_RSS_CONTEXT)
+		s->id = x;
+	else if (type == NT_ETHTOOL_A_RSS_INDIR) {
+		s->indir = v;
+		s->indir_bytes = n;
+	} else if (type == NT_ETHTOOL_A_RSS_INPUT_XFRM)
+		s->xfrm = x;
+	return 0;
+}
+
+static int sent_msg(void *ud, int cmd, const unsigned char *a, size_t n)
+{
+	sent *s = ud;
+	s->cmd = cmd;
+	return nt_nla_walk(a, n, sent_attr, s);
+}
+
+static int walk_sent(struct nl_msg *msg, sent *s)
+{
+	struct nlmsghdr *h = nlmsg_hdr(msg);
+	memset(s, 0, sizeof(*s));
+	s->xfrm = -1;
+	s->cmd = -2;
+	return nt_genl_walk(h, h->nlmsg_len, FAM, sent_msg, s);
+}
+
+static void test_requests(void)
+{
+	static uint32_t tab[16383];
+	struct nl_msg *msg = NULL;
+	sent s;
+	for (uint32_t i = 0; i < 16383; i++)
+		tab[i] = i % 256;
+	/* A context's table of 2048 entries (mlx5 with 256 channels; ice's
+	 * own table): 8 KiB, more than a default libnl message (a page). */
+	CHECK_INT(nt_rss_nl_act_msg(FAM, NT_ETHTOOL_MSG_RSS_SET, "eni0", 3, tab, 2048, -1, &msg), 0);
+	if (msg) {
+		CHECK_INT(walk_sent(msg, &s), 0);
+		CHECK(s.cmd == NT_ETHTOOL_MSG_RSS_SET && s.id == 3 && !strcmp(s.ifname, "eni0") && s.xfrm == -1);
+		CHECK(s.indir_bytes == 2048 * 4 && s.indir && !memcmp(s.indir, tab, 2048 * 4));
+		nlmsg_free(msg);
+	}
+	/* A create of a table as long as one attribute holds (its length is
+	 * 16 bits): 16382 entries. */
+	msg = NULL;
+	CHECK_INT(nt_rss_nl_act_msg(FAM, NT_ETHTOOL_MSG_RSS_CREATE_ACT, "eni0", 9, tab, 16382, -1, &msg), 0);
+	if (msg) {
+		CHECK_INT(walk_sent(msg, &s), 0);
+		CHECK(s.cmd == NT_ETHTOOL_MSG_RSS_CREATE_ACT && s.id == 9 && s.indir_bytes == 16382 * 4 &&
+		      !memcmp(s.indir, tab, 16382 * 4));
+		nlmsg_free(msg);
+	}
+	/* One more cannot be sent: refused, never a length wrapped. */
+	msg = NULL;
+	CHECK_INT(nt_rss_nl_act_msg(FAM, NT_ETHTOOL_MSG_RSS_SET, "eni0", 3, tab, 16383, -1, &msg), -E2BIG);
+	CHECK(msg == NULL);
+	/* The input transformation alone, for context 0: no CONTEXT. */
+	CHECK_INT(nt_rss_nl_act_msg(FAM, NT_ETHTOOL_MSG_RSS_SET, "eni0", 0, NULL, 0, 1, &msg), 0);
+	if (msg) {
+		CHECK_INT(walk_sent(msg, &s), 0);
+		CHECK(s.id == 0 && !s.indir && s.xfrm == 1);
+		nlmsg_free(msg);
+	}
+}
+
 int main(void)
 {
 	test_dump();
 	test_caps();
+	test_requests();
 	TEST_MAIN_END();
 }
