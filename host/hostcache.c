@@ -49,6 +49,7 @@ int nt_host_cache_new(const nt_ctx *ctx, nt_host_cache **out)
 	c->ctx = *ctx;
 	c->ctx.host_cache = NULL;
 	c->ctx.fx_memo = NULL;
+	c->ctx.rtnl = NULL;
 	/* A tree read again and again keeps its ethtool documents parsed
 	 * (kernel/fixture_docs.c); the live kernel has none to keep. */
 	c->ctx.fx_docs = NULL;

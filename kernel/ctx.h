@@ -19,6 +19,7 @@
 struct nt_host_cache;
 struct nt_fx_memo;
 struct nt_fx_docs;
+struct nt_rtnl_read;
 
 typedef struct nt_ctx {
 	char root[PATH_MAX]; /* without trailing slash; "" for "/" */
@@ -33,6 +34,12 @@ typedef struct nt_ctx {
 	 * of the host): each ethtool document parsed once for the read
 	 * (kernel/fixture_memo.c). NULL otherwise, and always on a live root. */
 	struct nt_fx_memo *fx_memo;
+	/* On a live root, between nt_kernel_read_begin and _end: the read's
+	 * one rtnetlink socket (kernel/nlmsg.h, nt_nl_route_get), opened at
+	 * the read's first question about a link, so that the links and root
+	 * qdiscs of every NIC are asked on one socket, not one per NIC. NULL
+	 * otherwise, and always on a fixture root. */
+	struct nt_rtnl_read *rtnl;
 	/* On a fixture root, the ethtool documents its owner keeps parsed
 	 * from one read to the next (kernel/fixture_docs.c), or NULL: the
 	 * read memo above then parses each once per read. Not owned, as

@@ -18,6 +18,12 @@ void nt_fx_set_err(char *err, size_t errsize, const char *text);
  * Returns 0, -EOPNOTSUPP without the file, NT_EPARSE when it is not an
  * object, or -errno. */
 int nt_fx_parse(const nt_ctx *ctx, const char *ifname, json_t **rootp);
+/* The read's memo behind nt_ctx.fx_memo, for nt_kernel_read_begin and
+ * _end: new allocates an empty one (0 or -ENOMEM); free drops its
+ * documents (NULL is fine). */
+struct nt_fx_memo;
+int nt_fx_memo_new(struct nt_fx_memo **out);
+void nt_fx_memo_free(struct nt_fx_memo *m);
 /* The same, answered from the read's memo when CTX carries one
  * (kernel/fixture_memo.c, nt_kernel_read_begin): the document parsed once
  * for the whole read. The reference is shared: read it, never change it. */

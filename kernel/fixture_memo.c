@@ -33,23 +33,16 @@ struct nt_fx_memo {
 	} *docs;
 };
 
-int nt_kernel_read_begin(nt_ctx *ctx)
+int nt_fx_memo_new(struct nt_fx_memo **out)
 {
-	if (ctx->live || ctx->fx_memo)
-		return 0;
-	struct nt_fx_memo *m = calloc(1, sizeof(*m));
-	if (!m)
-		return -ENOMEM;
-	ctx->fx_memo = m;
-	return 0;
+	*out = calloc(1, sizeof(**out));
+	return *out ? 0 : -ENOMEM;
 }
 
-void nt_kernel_read_end(nt_ctx *ctx)
+void nt_fx_memo_free(struct nt_fx_memo *m)
 {
-	struct nt_fx_memo *m = ctx->fx_memo;
 	if (!m)
 		return;
-	ctx->fx_memo = NULL;
 	for (int i = 0; i < m->n; i++)
 		json_decref(m->docs[i].root);
 	free(m->docs);

@@ -3,7 +3,9 @@
  * here; what a fixture root needs besides is in kernel/fixture.c. */
 #include "kernel/kernel.h"
 #include "kernel/fixture.h"
+#include "kernel/fixture_int.h"
 #include "kernel/heldfiles.h"
+#include "kernel/nlmsg.h"
 
 #include <errno.h>
 #include <sys/stat.h>
@@ -14,6 +16,21 @@
 int nt_kernel_tidy(const nt_ctx *ctx)
 {
 	return ctx->live ? 0 : nt_fixture_clean_temps(ctx);
+}
+
+int nt_kernel_read_begin(nt_ctx *ctx)
+{
+	if (ctx->live)
+		return ctx->rtnl ? 0 : nt_rtnl_read_new(&ctx->rtnl);
+	return ctx->fx_memo ? 0 : nt_fx_memo_new(&ctx->fx_memo);
+}
+
+void nt_kernel_read_end(nt_ctx *ctx)
+{
+	nt_rtnl_read_free(ctx->rtnl);
+	ctx->rtnl = NULL;
+	nt_fx_memo_free(ctx->fx_memo);
+	ctx->fx_memo = NULL;
 }
 
 int nt_kernel_vwrite_attr(const nt_ctx *ctx, const char *value, const char *fmt, va_list ap)

@@ -24,10 +24,13 @@ int nt_kernel_tidy(const nt_ctx *ctx);
 /* One read of the host, answered from one state: between these two, on a
  * fixture root, each NIC's ethtool document is parsed once and every
  * question about the NIC answered from it, as the live kernel answers from
- * the device's one state (kernel/fixture_memo.c). Only for reads, from
- * one thread: nothing may be written through CTX in between. Nothing on a
- * live root. begin returns 0 or -ENOMEM (then the read parses per
- * question, as without). */
+ * the device's one state (kernel/fixture_memo.c). On a live root the
+ * read's questions about links (the link dump, each NIC's MTU range, queue
+ * length and root qdisc) go over one rtnetlink socket, opened at the first
+ * and closed by end (kernel/nlmsg.h, nt_nl_route_get), where each would
+ * open its own. Only for reads, from one thread: nothing may be written
+ * through CTX in between. begin returns 0 or -ENOMEM (then the read
+ * parses, or opens a socket, per question, as without). */
 int nt_kernel_read_begin(nt_ctx *ctx);
 void nt_kernel_read_end(nt_ctx *ctx);
 

@@ -65,7 +65,9 @@ int nt_link_dump(const nt_ctx *ctx, nt_link_info **out, int *n)
 	*n = 0;
 	if (!ctx->live)
 		return -EOPNOTSUPP;
-	r = nt_nl_open(NETLINK_ROUTE, &sk);
+	/* Inside a read of the host, the read's socket (nt_nl_route_get),
+	 * which its link reports use next. */
+	r = nt_nl_route_get(ctx, &sk);
 	if (r < 0)
 		goto out;
 	do {
@@ -92,7 +94,6 @@ out:
 	free(links);
 	if (cache)
 		nl_cache_free(cache);
-	if (sk)
-		nl_socket_free(sk);
+	nt_nl_route_done(ctx, sk, r);
 	return r;
 }

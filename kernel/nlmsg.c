@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 
@@ -188,4 +189,57 @@ int nt_nl_request(struct nl_sock *sk, struct nl_msg *msg, nt_nl_reply_fn reply, 
 out:
 	nl_cb_put(cb);
 	return r;
+}
+
+/* ---- the read's rtnetlink socket ---- */
+
+struct nt_rtnl_read {
+	struct nl_sock *sk; /* NULL until the read's first question */
+};
+
+int nt_rtnl_read_new(struct nt_rtnl_read **out)
+{
+	*out = calloc(1, sizeof(**out));
+	return *out ? 0 : -ENOMEM;
+}
+
+void nt_rtnl_read_free(struct nt_rtnl_read *rd)
+{
+	if (!rd)
+		return;
+	if (rd->sk)
+		nl_socket_free(rd->sk);
+	free(rd);
+}
+
+int nt_nl_route_get(const nt_ctx *ctx, struct nl_sock **sk)
+{
+	struct nt_rtnl_read *rd = ctx->rtnl;
+	*sk = NULL;
+	if (!rd)
+		return nt_nl_open(NETLINK_ROUTE, sk);
+	if (!rd->sk) {
+		int r = nt_nl_open(NETLINK_ROUTE, &rd->sk);
+		if (r < 0)
+			return r;
+	}
+	*sk = rd->sk;
+	return 0;
+}
+
+void nt_nl_route_done(const nt_ctx *ctx, struct nl_sock *sk, int r)
+{
+	struct nt_rtnl_read *rd = ctx->rtnl;
+	if (!sk)
+		return;
+	if (!rd || sk != rd->sk) {
+		nl_socket_free(sk);
+		return;
+	}
+	/* -ENODEV is the kernel's whole answer (an NLMSG_ERROR read to its
+	 * end); after anything else the socket may hold part of a reply. */
+	if (r < 0 && r != -ENODEV) {
+		nl_socket_free(rd->sk);
+		rd->sk = NULL;
+	}
 }

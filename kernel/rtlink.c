@@ -16,7 +16,6 @@
 #include <netlink/attr.h>
 #include <netlink/msg.h>
 #include <netlink/netlink.h>
-#include <netlink/socket.h>
 
 /* ---------------------------------------------------------------- links */
 
@@ -45,21 +44,6 @@ static int parse_link(struct nl_msg *msg, void *arg)
 	return 0;
 }
 
-/* One rtnetlink request on SK, or on a socket of its own when SK is NULL,
- * with the kernel's text. */
-static int rt_request(struct nl_sock *sk, struct nl_msg *msg, nt_nl_reply_fn reply, void *arg, char *err,
-		      size_t errsize)
-{
-	struct nl_sock *own = NULL;
-	int r = sk ? 0 : nt_nl_open(NETLINK_ROUTE, &own);
-	if (r < 0)
-		return r;
-	r = nt_nl_request(sk ? sk : own, msg, reply, arg, err, errsize);
-	if (own)
-		nl_socket_free(own);
-	return r;
-}
-
 /* A link message naming IFNAME (by IFLA_IFNAME: the kernel looks it up). */
 static struct nl_msg *link_msg(int type, const char *ifname)
 {
@@ -74,13 +58,13 @@ static struct nl_msg *link_msg(int type, const char *ifname)
 	return msg;
 }
 
-/* IFNAME's parameters from the kernel, on SK (NULL: a socket of its own). */
+/* IFNAME's parameters from the kernel, on SK. */
 static int link_get(struct nl_sock *sk, const char *ifname, nt_link_params *out)
 {
 	struct nl_msg *msg = link_msg(RTM_GETLINK, ifname);
 	if (!msg)
 		return -ENOMEM;
-	int r = rt_request(sk, msg, parse_link, out, NULL, 0);
+	int r = nt_nl_request(sk, msg, parse_link, out, NULL, 0);
 	nlmsg_free(msg);
 	/* Kernels before 4.18 do not say the range: Ethernet's then. */
 	if (r == 0 && !out->range_known) {
@@ -113,7 +97,13 @@ int nt_rtlink_get(const nt_ctx *ctx, const char *ifname, nt_link_params *out)
 			out->num_tx_queues = (uint32_t)ntx;
 		return 0;
 	}
-	return link_get(NULL, ifname, out);
+	struct nl_sock *sk;
+	int r = nt_nl_route_get(ctx, &sk);
+	if (r < 0)
+		return r;
+	r = link_get(sk, ifname, out);
+	nt_nl_route_done(ctx, sk, r);
+	return r;
 }
 
 static int set_u32(const nt_ctx *ctx, const char *ifname, int attr, uint32_t v, char *err, size_t errsize)
@@ -122,10 +112,15 @@ static int set_u32(const nt_ctx *ctx, const char *ifname, int attr, uint32_t v, 
 		err[0] = '\0';
 	if (!nt_ifname_valid(ifname))
 		return -ENODEV;
+	struct nl_sock *sk;
 	struct nl_msg *msg = link_msg(RTM_NEWLINK, ifname);
 	if (!msg)
 		return -ENOMEM;
-	int r = nla_put_u32(msg, attr, v) < 0 ? -ENOMEM : rt_request(NULL, msg, NULL, NULL, err, errsize);
+	int r = nla_put_u32(msg, attr, v) < 0 ? -ENOMEM : nt_nl_route_get(ctx, &sk);
+	if (r == 0) {
+		r = nt_nl_request(sk, msg, NULL, NULL, err, errsize);
+		nt_nl_route_done(ctx, sk, r);
+	}
 	nlmsg_free(msg);
 	return r;
 }
@@ -279,7 +274,7 @@ static int compose_root(const qd_dump *d, nt_qdisc *out)
 	return 0;
 }
 
-/* The qdiscs of IFINDEX, on SK (NULL: a socket of its own). */
+/* The qdiscs of IFINDEX, on SK. */
 static int dump_qdiscs(struct nl_sock *sk, int ifindex, qd_dump *d)
 {
 	struct tcmsg tcm = { .tcm_family = AF_UNSPEC, .tcm_ifindex = ifindex };
@@ -297,7 +292,7 @@ static int dump_qdiscs(struct nl_sock *sk, int ifindex, qd_dump *d)
 	}
 	/* Older kernels dump every link's qdiscs whatever the ifindex:
 	 * parse_qdisc keeps IFINDEX's. */
-	r = rt_request(sk, msg, parse_qdisc, d, NULL, 0);
+	r = nt_nl_request(sk, msg, parse_qdisc, d, NULL, 0);
 out:
 	nlmsg_free(msg);
 	if (r < 0) {
@@ -324,8 +319,16 @@ int nt_qdisc_get(const nt_ctx *ctx, const char *ifname, nt_qdisc *out)
 	}
 	if (!nt_ifname_valid(ifname))
 		return -ENODEV;
-	int r = ifindex_of(ifname);
-	if (r < 0 || (r = dump_qdiscs(NULL, r, &d)) < 0)
+	struct nl_sock *sk;
+	int ifindex = ifindex_of(ifname);
+	if (ifindex < 0)
+		return ifindex;
+	int r = nt_nl_route_get(ctx, &sk);
+	if (r < 0)
+		return r;
+	r = dump_qdiscs(sk, ifindex, &d);
+	nt_nl_route_done(ctx, sk, r);
+	if (r < 0)
 		return r;
 	r = compose_root(&d, out);
 	free(d.e);
@@ -347,7 +350,7 @@ int nt_rtlink_report(const nt_ctx *ctx, const char *ifname, nt_link_params *p, n
 	memset(p, 0, sizeof(*p));
 	if (!nt_ifname_valid(ifname))
 		return -ENODEV;
-	int r = nt_nl_open(NETLINK_ROUTE, &sk);
+	int r = nt_nl_route_get(ctx, &sk);
 	if (r < 0)
 		return r;
 	if ((r = link_get(sk, ifname, p)) == 0) {
@@ -356,7 +359,7 @@ int nt_rtlink_report(const nt_ctx *ctx, const char *ifname, nt_link_params *p, n
 			*qres = compose_root(&d, q);
 		free(d.e);
 	}
-	nl_socket_free(sk);
+	nt_nl_route_done(ctx, sk, r < 0 ? r : *qres);
 	return r;
 }
 
@@ -390,8 +393,8 @@ static int put_htb(struct nl_msg *msg)
  * NLM_F_EXCL beside CREATE|REPLACE and no handle, the kernel always makes a
  * new qdisc and grafts it (tc_modify_qdisc), where CREATE|REPLACE alone
  * would change the one there in place and keep parameters not sent. */
-static int new_qdisc(int ifindex, uint32_t parent, const char *kind, const nt_fq_params *fq, char *err,
-		     size_t errsize)
+static int new_qdisc(struct nl_sock *sk, int ifindex, uint32_t parent, const char *kind, const nt_fq_params *fq,
+		     char *err, size_t errsize)
 {
 	struct tcmsg tcm = { .tcm_family = AF_UNSPEC, .tcm_ifindex = ifindex, .tcm_parent = parent };
 	struct nl_msg *msg = nlmsg_alloc_simple(RTM_NEWQDISC, NLM_F_CREATE | NLM_F_REPLACE | NLM_F_EXCL);
@@ -404,19 +407,19 @@ static int new_qdisc(int ifindex, uint32_t parent, const char *kind, const nt_fq
 		goto out;
 	if (strcmp(kind, "htb") == 0 && put_htb(msg) < 0)
 		goto out;
-	r = rt_request(NULL, msg, NULL, NULL, err, errsize);
+	r = nt_nl_request(sk, msg, NULL, NULL, err, errsize);
 out:
 	nlmsg_free(msg);
 	return r;
 }
 
-static int del_root(int ifindex, char *err, size_t errsize)
+static int del_root(struct nl_sock *sk, int ifindex, char *err, size_t errsize)
 {
 	struct tcmsg tcm = { .tcm_family = AF_UNSPEC, .tcm_ifindex = ifindex, .tcm_parent = TC_H_ROOT };
 	struct nl_msg *msg = nlmsg_alloc_simple(RTM_DELQDISC, 0);
 	int r = -ENOMEM;
 	if (msg && nlmsg_append(msg, &tcm, sizeof(tcm), NLMSG_ALIGNTO) == 0)
-		r = rt_request(NULL, msg, NULL, NULL, err, errsize);
+		r = nt_nl_request(sk, msg, NULL, NULL, err, errsize);
 	nlmsg_free(msg);
 	return r;
 }
@@ -424,6 +427,7 @@ static int del_root(int ifindex, char *err, size_t errsize)
 int nt_qdisc_set(const nt_ctx *ctx, const char *ifname, const nt_qdisc *q, char *err, size_t errsize)
 {
 	qd_dump d = { 0 };
+	struct nl_sock *sk = NULL;
 	int r;
 
 	if (err && errsize)
@@ -438,18 +442,21 @@ int nt_qdisc_set(const nt_ctx *ctx, const char *ifname, const nt_qdisc *q, char 
 	int ifindex = ifindex_of(ifname);
 	if (ifindex < 0)
 		return ifindex;
-	if ((r = dump_qdiscs(NULL, ifindex, &d)) < 0)
+	/* The dumps and the writes of one change on one socket. */
+	if ((r = nt_nl_route_get(ctx, &sk)) < 0)
 		return r;
+	if ((r = dump_qdiscs(sk, ifindex, &d)) < 0)
+		goto out;
 	nt_qdisc cur;
 	if ((r = compose_root(&d, &cur)) < 0)
 		goto out;
 	if (q->dflt) {
 		/* The kernel's default is there already, and it refuses to
 		 * delete a qdisc of handle 0. */
-		r = cur.dflt ? 0 : del_root(d.ifindex, err, errsize);
+		r = cur.dflt ? 0 : del_root(sk, d.ifindex, err, errsize);
 		goto out;
 	}
-	if ((r = new_qdisc(d.ifindex, TC_H_ROOT, q->kind, &q->fq, err, errsize)) < 0)
+	if ((r = new_qdisc(sk, d.ifindex, TC_H_ROOT, q->kind, &q->fq, err, errsize)) < 0)
 		goto out;
 	if (strcmp(q->kind, "mq") != 0 || !q->child[0] || q->child_dflt)
 		goto out;
@@ -457,7 +464,7 @@ int nt_qdisc_set(const nt_ctx *ctx, const char *ifname, const nt_qdisc *q, char 
 	 * children's parents: one per transmit queue, minors 1..N. */
 	free(d.e);
 	d.e = NULL;
-	if ((r = dump_qdiscs(NULL, ifindex, &d)) < 0)
+	if ((r = dump_qdiscs(sk, ifindex, &d)) < 0)
 		goto out;
 	uint32_t major = 0;
 	for (int i = 0; i < d.n; i++)
@@ -465,8 +472,9 @@ int nt_qdisc_set(const nt_ctx *ctx, const char *ifname, const nt_qdisc *q, char 
 			major = TC_H_MAJ(d.e[i].handle);
 	for (int i = 0; i < d.n && r == 0; i++)
 		if (d.e[i].parent != TC_H_ROOT && TC_H_MAJ(d.e[i].parent) == major && major)
-			r = new_qdisc(d.ifindex, d.e[i].parent, q->child, &q->fq, err, errsize);
+			r = new_qdisc(sk, d.ifindex, d.e[i].parent, q->child, &q->fq, err, errsize);
 out:
 	free(d.e);
+	nt_nl_route_done(ctx, sk, r);
 	return r;
 }

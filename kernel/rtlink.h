@@ -5,7 +5,9 @@
  * On the live host these are RTM_GETLINK/RTM_NEWLINK and
  * RTM_GETQDISC/RTM_NEWQDISC/RTM_DELQDISC requests, each acknowledged, with
  * the kernel's extended error text carried back ("mtu greater than device
- * maximum", "Specified qdisc kind is unknown"). On a fixture root the MTU
+ * maximum", "Specified qdisc kind is unknown"), on the socket
+ * nt_nl_route_get gives (kernel/nlmsg.h): the read's one inside a read of
+ * the host, else one per call. On a fixture root the MTU
  * and queue length are the sysfs files /sys/class/net/IF/mtu and
  * tx_queue_len; the MTU range, which sysfs does not show, comes from the
  * "link" section of ROOT/ethtool/IF.json ({"min_mtu": 68, "max_mtu": 9216})
@@ -95,8 +97,10 @@ int nt_qdisc_get(const nt_ctx *ctx, const char *ifname, nt_qdisc *out);
 int nt_qdisc_set(const nt_ctx *ctx, const char *ifname, const nt_qdisc *q, char *err, size_t errsize);
 
 /* For a report of IFNAME: its parameters and its root qdisc, the two
- * requests on one socket. Returns nt_rtlink_get's result; *QRES is
- * nt_qdisc_get's, Q filled when it is 0. */
+ * requests on one socket: inside a read of the host (nt_kernel_read_begin)
+ * the read's, which the reports of every NIC share, else one of their own.
+ * Returns nt_rtlink_get's result; *QRES is nt_qdisc_get's, Q filled when
+ * it is 0. */
 int nt_rtlink_report(const nt_ctx *ctx, const char *ifname, nt_link_params *p, nt_qdisc *q, int *qres);
 
 #endif

@@ -422,9 +422,9 @@ static const nt_profile_section section_qdisc = {
 };
 
 /* A link's own settings as the host model shows them, from one read of
- * the link and its qdiscs over one socket (kernel/rtlink.h), for the three
- * link kinds at once (a socket each would be three per NIC per read of the
- * host): "mtu_min", "mtu_max" (the range the driver allows; "mtu" is the
+ * the link and its qdiscs (kernel/rtlink.h), for the three link kinds at
+ * once, on the host read's one rtnetlink socket (a socket each would be
+ * three per NIC per read of the host): "mtu_min", "mtu_max" (the range the driver allows; "mtu" is the
  * host model's own) and "txqueuelen", where the range is known (not on a
  * fixture without it, so a captured host reads as it did); "qdisc", the
  * root in the text form above, and "qdisc_kinds", the kinds the kernel

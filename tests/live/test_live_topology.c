@@ -1,11 +1,16 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The live host (--root /) cross-checked against libnuma, sysconf and the
- * kernel's own files read independently here. */
+ * kernel's own files read independently here; and one read of the host
+ * asking about every link on one rtnetlink socket. */
 #include "kernel/ctx.h"
+#include "kernel/kernel.h"
+#include "kernel/link.h"
+#include "kernel/rtlink.h"
 #include "host/topology.h"
 #include "harness.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <numa.h>
 #include <unistd.h>
 
@@ -16,6 +21,62 @@ static const char *cpulist(const nt_cpuset *s)
 	k ^= 1;
 	nt_cpulist_format(s, buf[k], sizeof(buf[k]));
 	return buf[k];
+}
+
+/* The descriptors this process has open. */
+static int open_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *de;
+	int n = 0;
+	while (d && (de = readdir(d)))
+		n += de->d_name[0] != '.';
+	if (d)
+		closedir(d);
+	return n;
+}
+
+/* Within one read (nt_kernel_read_begin) the link dump and the link
+ * report of every NIC go over one socket, opened at the first question
+ * and closed by the read's end; each answers as it does outside a read,
+ * on a socket of its own. A link that is not there (-ENODEV, the kernel's
+ * whole answer) leaves the read's socket open for the next question. */
+static void one_socket_a_read(const nt_ctx *live, const nt_topology *t)
+{
+	nt_ctx rd = *live;
+	nt_link_info *links = NULL;
+	int nlinks = 0, fds = open_fds();
+
+	CHECK_INT(nt_kernel_read_begin(&rd), 0);
+	CHECK_INT(open_fds(), fds); /* nothing opened before a question */
+	CHECK_INT(nt_link_dump(&rd, &links, &nlinks), 0);
+	CHECK_INT(nlinks, t->nnics);
+	free(links);
+	for (int i = 0; i < t->nnics; i++) {
+		const char *name = t->nics[i].name;
+		nt_link_params p, p0;
+		nt_qdisc q, q0;
+		int qres, qres0;
+		CHECK_INT(nt_rtlink_report(&rd, name, &p, &q, &qres), 0);
+		CHECK_INT(nt_rtlink_report(live, name, &p0, &q0, &qres0), 0);
+		CHECK_INT(p.ifindex, t->nics[i].ifindex);
+		CHECK_INT(p.ifindex, p0.ifindex);
+		CHECK_INT(p.mtu, p0.mtu);
+		CHECK_INT(p.min_mtu, p0.min_mtu);
+		CHECK_INT(p.max_mtu, p0.max_mtu);
+		CHECK_INT(p.txqlen, p0.txqlen);
+		CHECK_INT(p.num_tx_queues, p0.num_tx_queues);
+		CHECK_INT(qres, qres0);
+		CHECK_STR(q.kind, q0.kind);
+		CHECK_STR(q.child, q0.child);
+		CHECK_INT(q.dflt, q0.dflt);
+	}
+	nt_link_params gone;
+	CHECK_INT(nt_rtlink_get(&rd, "nt-nosuch0", &gone), -ENODEV);
+	CHECK_INT(open_fds(), fds + 1);
+	nt_kernel_read_end(&rd);
+	CHECK(rd.rtnl == NULL);
+	CHECK_INT(open_fds(), fds);
 }
 
 int main(void)
@@ -126,6 +187,7 @@ int main(void)
 	json_t *doc = nt_topology_to_json(t);
 	CHECK(json_object_get(doc, "host") && json_is_true(json_object_get(json_object_get(doc, "host"), "live")));
 	json_decref(doc);
+	one_socket_a_read(&ctx, t);
 	nt_topology_free(t);
 	TEST_MAIN_END();
 }
