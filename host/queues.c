@@ -246,7 +246,7 @@ json_t *nt_nic_rss_contexts_json(const nt_topology *t, const nt_nic *n)
 	int nids = 0;
 	/* A kernel with the RSS dump (6.12) lists every context; before, the
 	 * ids to read are those the rules name, ascending, then 1. */
-	bool listed = nt_rss_nl_context_ids(&t->ctx, n->name, ids, 64, &nids) == 0;
+	bool listed = nt_rss_nl_context_ids(NULL, &t->ctx, n->name, ids, 64, &nids) == 0;
 	if (!listed)
 		nids = 0;
 	for (int k = 0; !listed && have_ft && k < ft.n && nids < 64; k++) {

@@ -14,6 +14,7 @@
 #include "kernel/ethtool.h"
 #include "kernel/ethtool_int.h"
 #include "kernel/fixture.h"
+#include "kernel/netdev.h"
 #include "kernel/nlmsg.h"
 
 #include <errno.h>
@@ -35,8 +36,6 @@
 #include <net/if.h>
 
 #include <netlink/attr.h>
-#include <netlink/errno.h>
-#include <netlink/genl/ctrl.h>
 #include <netlink/genl/genl.h>
 #include <netlink/msg.h>
 #include <netlink/netlink.h>
@@ -47,6 +46,10 @@ struct nt_ethtool {
 	nt_ethtool_backend be; /* NETLINK or IOCTL on the live host */
 	struct nl_sock *sk; /* NETLINK: one generic netlink socket */
 	int family; /* NETLINK: the "ethtool" family id */
+	/* NETLINK: the family's commands, bit C for command C, and those
+	 * that dump (nt_genl_parse_family): what the RSS context requests
+	 * ask of the running kernel (kernel/rss_nl.c). */
+	uint64_t ops, dumps;
 	int fd; /* IOCTL: any socket reaches dev_ioctl() */
 	void *features; /* kernel/features.c's names, free()d at close */
 };
@@ -63,22 +66,45 @@ static void set_err(char *err, size_t errsize, const char *text)
 
 /* ---- the handle ---- */
 
-/* Returns 0, -EPROTONOSUPPORT when the kernel has no ethtool family (before
- * 5.6, or built without CONFIG_ETHTOOL_NETLINK), or -errno. */
+static int on_family(struct nl_msg *msg, void *arg)
+{
+	nt_ethtool *h = arg;
+	struct nlmsghdr *hdr = nlmsg_hdr(msg);
+	return nt_genl_parse_family(hdr, hdr->nlmsg_len, &h->family, &h->ops, &h->dumps);
+}
+
+/* The socket and the family's id with its commands, in one GETFAMILY: the
+ * one lookup a handle makes, whoever asks after. Returns 0,
+ * -EPROTONOSUPPORT when the kernel has no ethtool family (before 5.6, or
+ * built without CONFIG_ETHTOOL_NETLINK), or -errno. */
 static int nl_open(nt_ethtool *h)
 {
+	struct nl_msg *msg = NULL;
 	int r = nt_nl_open(NETLINK_GENERIC, &h->sk);
 	if (r < 0)
 		return r;
-	r = genl_ctrl_resolve(h->sk, ETHTOOL_GENL_NAME);
-	if (r < 0) {
-		r = r == -NLE_OBJ_NOTFOUND ? -EPROTONOSUPPORT : nt_nl_errno(r);
-		nl_socket_free(h->sk);
-		h->sk = NULL;
-		return r;
+	if (!(msg = nlmsg_alloc())) {
+		r = -ENOMEM;
+		goto fail;
 	}
-	h->family = r;
-	return 0;
+	if (!genlmsg_put(msg, NL_AUTO_PORT, NL_AUTO_SEQ, GENL_ID_CTRL, 0, 0, CTRL_CMD_GETFAMILY, 1) ||
+	    nla_put_string(msg, CTRL_ATTR_FAMILY_NAME, ETHTOOL_GENL_NAME) < 0) {
+		r = -EMSGSIZE;
+		goto fail;
+	}
+	r = nt_nl_request(h->sk, msg, on_family, h, NULL, 0);
+	/* The controller answers ENOENT for a family it does not have. */
+	if (r == -ENOENT || (r == 0 && h->family <= 0))
+		r = -EPROTONOSUPPORT;
+	if (r == 0) {
+		nlmsg_free(msg);
+		return 0;
+	}
+fail:
+	nlmsg_free(msg);
+	nl_socket_free(h->sk);
+	h->sk = NULL;
+	return r;
 }
 
 static int ioc_open(nt_ethtool *h)
@@ -159,6 +185,13 @@ struct nl_sock *nt_ethtool_genl(nt_ethtool *h, int *family)
 		return NULL;
 	*family = h->family;
 	return h->sk;
+}
+
+void nt_ethtool_genl_ops(const nt_ethtool *h, uint64_t *ops, uint64_t *dumps)
+{
+	bool nl = !h->fixture && h->be == NT_ETHTOOL_NETLINK;
+	*ops = nl ? h->ops : 0;
+	*dumps = nl ? h->dumps : 0;
 }
 
 void **nt_ethtool_features_slot(nt_ethtool *h)

@@ -227,8 +227,8 @@ int nt_rss_context_create(const nt_ctx *ctx, const char *ifname, const uint32_t 
 	return r;
 }
 
-int nt_rss_context_write(const nt_ctx *ctx, const char *ifname, uint32_t id, const uint32_t *indir, uint32_t n,
-			 char *err, size_t errsize)
+int nt_rss_context_write(nt_ethtool *eh, const nt_ctx *ctx, const char *ifname, uint32_t id, const uint32_t *indir,
+			 uint32_t n, char *err, size_t errsize)
 {
 	if (!nt_ifname_valid(ifname) || id == 0 || id == ETH_RXFH_CONTEXT_ALLOC)
 		return NT_EINVALID;
@@ -239,25 +239,26 @@ int nt_rss_context_write(const nt_ctx *ctx, const char *ifname, uint32_t id, con
 	/* RSS_SET where the kernel has it (6.17), which changes only what
 	 * the request holds. */
 	nt_rss_nl nl;
-	nt_rss_nl_caps(ctx, ifname, &nl);
+	nt_rss_nl_caps(eh, ctx, ifname, &nl);
 	if (nl.set)
-		return nt_rss_nl_context_write(ctx, ifname, id, indir, n, err, errsize);
+		return nt_rss_nl_context_write(eh, ctx, ifname, id, indir, n, err, errsize);
 	int r = srssh_context(ifname, &id, indir, n, xfrm_now(ctx, ifname, id));
 	if (r < 0)
 		werr(err, errsize, ifname, "ETHTOOL_SRSSH (an RSS context's table)", r);
 	return r;
 }
 
-int nt_rss_context_delete(const nt_ctx *ctx, const char *ifname, uint32_t id, char *err, size_t errsize)
+int nt_rss_context_delete(nt_ethtool *eh, const nt_ctx *ctx, const char *ifname, uint32_t id, char *err,
+			  size_t errsize)
 {
 	if (!nt_ifname_valid(ifname) || id == 0 || id == ETH_RXFH_CONTEXT_ALLOC)
 		return NT_EINVALID;
 	if (!ctx->live)
 		return nt_fixture_rss_context_set(ctx, ifname, id, NULL, 0, NULL, err, errsize);
 	nt_rss_nl nl;
-	nt_rss_nl_caps(ctx, ifname, &nl);
+	nt_rss_nl_caps(eh, ctx, ifname, &nl);
 	if (nl.create)
-		return nt_rss_nl_context_delete(ctx, ifname, id, err, errsize);
+		return nt_rss_nl_context_delete(eh, ctx, ifname, id, err, errsize);
 	/* indir_size 0 on a context other than 0 deletes it. */
 	int r = srssh_context(ifname, &id, NULL, 0, 0);
 	if (r < 0 && r != -ENOENT)
@@ -536,7 +537,7 @@ bool nt_rss_kernel_lacks(const nt_ctx *ctx, const char *since, char *release, si
 	return release[0] && nt_ethtool_release_lacks(release, since);
 }
 
-int nt_rss_write_xfrm(const nt_ctx *ctx, const char *ifname, uint32_t id, uint8_t xfrm, char *err,
+int nt_rss_write_xfrm(nt_ethtool *eh, const nt_ctx *ctx, const char *ifname, uint32_t id, uint8_t xfrm, char *err,
 		      size_t errsize)
 {
 	if (!nt_ifname_valid(ifname) || id == ETH_RXFH_CONTEXT_ALLOC || xfrm == NT_RSS_XFRM_NO_CHANGE)
@@ -544,9 +545,9 @@ int nt_rss_write_xfrm(const nt_ctx *ctx, const char *ifname, uint32_t id, uint8_
 	if (!ctx->live)
 		return nt_fixture_rss_set_xfrm(ctx, ifname, id, xfrm, err, errsize);
 	nt_rss_nl nl;
-	nt_rss_nl_caps(ctx, ifname, &nl);
+	nt_rss_nl_caps(eh, ctx, ifname, &nl);
 	if (nl.set)
-		return nt_rss_nl_write_xfrm(ctx, ifname, id, xfrm, err, errsize);
+		return nt_rss_nl_write_xfrm(eh, ctx, ifname, id, xfrm, err, errsize);
 	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;

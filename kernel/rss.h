@@ -16,6 +16,7 @@
 #define NT_RSS_H
 
 #include "kernel/ctx.h"
+#include "kernel/ethtool.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -59,9 +60,11 @@ int nt_rss_xfrm_parse(const char *text, uint8_t *out);
 bool nt_rss_kernel_lacks(const nt_ctx *ctx, const char *since, char *release, size_t size);
 /* Set context ID's input transformation (ID 0: the NIC's own table):
  * RSS_SET where the kernel has it (6.17), else ETHTOOL_SRSSH with only
- * input_xfrm changed (6.8). Returns 0 or the kernel's -errno with its
- * text in ERR (-EOPNOTSUPP: the driver has no such transformation). */
-int nt_rss_write_xfrm(const nt_ctx *ctx, const char *ifname, uint32_t id, uint8_t xfrm, char *err,
+ * input_xfrm changed (6.8). Which the kernel has, and RSS_SET, go through
+ * EH as kernel/rss_nl.h says (NULL: a handle of the call's own). Returns 0
+ * or the kernel's -errno with its text in ERR (-EOPNOTSUPP: the driver
+ * has no such transformation). */
+int nt_rss_write_xfrm(nt_ethtool *eh, const nt_ctx *ctx, const char *ifname, uint32_t id, uint8_t xfrm, char *err,
 		      size_t errsize);
 
 /* RSS contexts: further indirection tables beside the NIC's own (context
@@ -100,12 +103,17 @@ int nt_rss_context_read(const nt_ctx *ctx, const char *ifname, uint32_t id, nt_r
  * set to the id the kernel gave it. Returns 0 or -errno with ERR. */
 int nt_rss_context_create(const nt_ctx *ctx, const char *ifname, const uint32_t *indir, uint32_t n, uint32_t *id,
 			  char *err, size_t errsize);
-/* Replace context ID's table. Returns 0 or -errno with ERR. */
-int nt_rss_context_write(const nt_ctx *ctx, const char *ifname, uint32_t id, const uint32_t *indir, uint32_t n,
-			 char *err, size_t errsize);
-/* Delete context ID. Returns 0, -ENOENT when there is none, or -errno
- * with ERR (6.11 and later refuse, EBUSY, while a flow rule names it). */
-int nt_rss_context_delete(const nt_ctx *ctx, const char *ifname, uint32_t id, char *err, size_t errsize);
+/* Replace context ID's table: RSS_SET where the kernel has it (6.17),
+ * which changes only what the request holds, else ETHTOOL_SRSSH. EH as for
+ * nt_rss_write_xfrm. Returns 0 or -errno with ERR. */
+int nt_rss_context_write(nt_ethtool *eh, const nt_ctx *ctx, const char *ifname, uint32_t id, const uint32_t *indir,
+			 uint32_t n, char *err, size_t errsize);
+/* Delete context ID: RSS_DELETE_ACT where the kernel has it (6.17), else
+ * ETHTOOL_SRSSH; EH as for nt_rss_write_xfrm. Returns 0, -ENOENT when
+ * there is none, or -errno with ERR (6.11 and later refuse, EBUSY, while a
+ * flow rule names it). */
+int nt_rss_context_delete(nt_ethtool *eh, const nt_ctx *ctx, const char *ifname, uint32_t id, char *err,
+			  size_t errsize);
 
 /* The flow type names of nt_rss.fields, in order. */
 extern const char *const nt_rss_flow_names[NT_RSS_FLOWS];

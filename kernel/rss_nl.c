@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* RSS contexts over ethtool netlink: see kernel/rss_nl.h. One generic
- * netlink socket per call (as kernel/rss.c opens one ioctl socket per
- * call), through kernel/nlmsg.c's request/ACK exchange; the replies go
- * through the pure parser below. */
+/* RSS contexts over ethtool netlink: see kernel/rss_nl.h. The requests go
+ * over the caller's ethtool handle, with the family's id and commands its
+ * open resolved (kernel/ethtool_int.h), through kernel/nlmsg.c's
+ * request/ACK exchange; the replies go through the pure parser below. */
 #include "kernel/rss_nl.h"
 #include "base/grow.h"
+#include "kernel/ethtool_int.h"
 #include "kernel/ethtool_nlattrs.h"
 #include "kernel/fixture.h"
-#include "kernel/netdev.h"
 #include "kernel/nlmsg.h"
 #include "kernel/nlparse.h"
 
@@ -119,52 +119,38 @@ int nt_rss_nl_parse(nt_rss_nl_list *l, int family, const void *buf, size_t len)
 /* ---- the live kernel ---- */
 
 typedef struct fam {
+	struct nl_sock *sk; /* the handle's */
 	int id;
 	uint64_t ops, dumps;
+	nt_ethtool *own; /* a handle of this call's own, or NULL */
 } fam;
 
-static int on_family(struct nl_msg *msg, void *arg)
+/* The ethtool family for a request through EH: its socket, with the id
+ * and commands its open resolved; when EH is NULL or talks through the
+ * ioctl, a netlink handle of this call's own (fam_done closes it).
+ * Returns 0, -EOPNOTSUPP without the family, or -errno. */
+static int fam_get(nt_ethtool *eh, const nt_ctx *ctx, fam *f)
 {
-	fam *f = arg;
-	struct nlmsghdr *h = nlmsg_hdr(msg);
-	return nt_genl_parse_family(h, h->nlmsg_len, &f->id, &f->ops, &f->dumps);
-}
-
-/* A socket with the ethtool family's id and commands. Returns 0, -ENOENT
- * without the family, or -errno. */
-static int open_ethtool(struct nl_sock **sk, fam *f)
-{
-	struct nl_msg *msg = NULL;
-	int r = nt_nl_open(NETLINK_GENERIC, sk);
 	memset(f, 0, sizeof(*f));
-	if (r < 0)
-		return r;
-	if (!(msg = nlmsg_alloc())) {
-		r = -ENOMEM;
-		goto fail;
+	if (!eh || !nt_ethtool_genl(eh, &f->id)) {
+		int r = nt_ethtool_open_via(ctx, NT_ETHTOOL_NETLINK, &f->own);
+		if (r < 0)
+			return r == -EPROTONOSUPPORT ? -EOPNOTSUPP : r;
+		eh = f->own;
 	}
-	if (!genlmsg_put(msg, NL_AUTO_PORT, NL_AUTO_SEQ, GENL_ID_CTRL, 0, 0, CTRL_CMD_GETFAMILY, 1) ||
-	    nla_put_string(msg, CTRL_ATTR_FAMILY_NAME, ETHTOOL_GENL_NAME) < 0) {
-		r = -EMSGSIZE;
-		goto fail;
-	}
-	r = nt_nl_request(*sk, msg, on_family, f, NULL, 0);
-	if (r == 0 && f->id <= 0)
-		r = -ENOENT;
-	nlmsg_free(msg);
-	if (r == 0)
-		return 0;
-	msg = NULL;
-fail:
-	nlmsg_free(msg);
-	nl_socket_free(*sk);
-	*sk = NULL;
-	return r;
+	f->sk = nt_ethtool_genl(eh, &f->id);
+	nt_ethtool_genl_ops(eh, &f->ops, &f->dumps);
+	return 0;
 }
 
-void nt_rss_nl_caps(const nt_ctx *ctx, const char *ifname, nt_rss_nl *out)
+static void fam_done(fam *f)
 {
-	struct nl_sock *sk;
+	nt_ethtool_close(f->own);
+	f->own = NULL;
+}
+
+void nt_rss_nl_caps(nt_ethtool *eh, const nt_ctx *ctx, const char *ifname, nt_rss_nl *out)
+{
 	fam f;
 	memset(out, 0, sizeof(*out));
 	if (!ctx->live) {
@@ -172,10 +158,10 @@ void nt_rss_nl_caps(const nt_ctx *ctx, const char *ifname, nt_rss_nl *out)
 		out->list = out->create = out->set = nl;
 		return;
 	}
-	if (open_ethtool(&sk, &f) < 0)
+	if (fam_get(eh, ctx, &f) < 0)
 		return;
-	nl_socket_free(sk);
 	nt_rss_nl_caps_of(f.ops, f.dumps, out);
+	fam_done(&f);
 }
 
 /* A request of CMD for IFNAME (its header nest), with room for EXTRA
@@ -210,20 +196,19 @@ static int on_rss(struct nl_msg *msg, void *arg)
 	return r < 0 ? r : 0;
 }
 
-int nt_rss_nl_context_ids(const nt_ctx *ctx, const char *ifname, uint32_t *ids, int cap, int *n)
+int nt_rss_nl_context_ids(nt_ethtool *eh, const nt_ctx *ctx, const char *ifname, uint32_t *ids, int cap, int *n)
 {
 	*n = 0;
 	if (!nt_ifname_valid(ifname) || cap < 0)
 		return NT_EINVALID;
 	if (!ctx->live)
 		return nt_fixture_rss_context_ids(ctx, ifname, ids, cap, n);
-	struct nl_sock *sk;
 	struct nl_msg *msg = NULL;
 	nt_rss_nl_list l = { 0 };
 	fam f;
-	int r = open_ethtool(&sk, &f);
+	int r = fam_get(eh, ctx, &f);
 	if (r < 0)
-		return r == -ENOENT ? -EOPNOTSUPP : r;
+		return r;
 	nt_rss_nl caps;
 	nt_rss_nl_caps_of(f.ops, f.dumps, &caps);
 	if (!caps.list) {
@@ -237,7 +222,7 @@ int nt_rss_nl_context_ids(const nt_ctx *ctx, const char *ifname, uint32_t *ids, 
 		goto out;
 	}
 	got g = { .l = &l, .family = f.id };
-	if ((r = nt_nl_request(sk, msg, on_rss, &g, NULL, 0)) < 0)
+	if ((r = nt_nl_request(f.sk, msg, on_rss, &g, NULL, 0)) < 0)
 		goto out;
 	for (size_t i = 0; i < l.n; i++) {
 		uint32_t id = l.e[i].id;
@@ -257,7 +242,7 @@ int nt_rss_nl_context_ids(const nt_ctx *ctx, const char *ifname, uint32_t *ids, 
 out:
 	nlmsg_free(msg);
 	nt_rss_nl_list_free(&l);
-	nl_socket_free(sk);
+	fam_done(&f);
 	return r;
 }
 
@@ -284,19 +269,18 @@ int nt_rss_nl_act_msg(int family, uint8_t cmd, const char *ifname, uint32_t id, 
 
 /* One RSS_CREATE_ACT, RSS_SET or RSS_DELETE_ACT for context ID (none
  * for a set of context 0; INDIR, N entries, when N > 0; the input
- * transformation XFRM when not -1). For a create, the reply's id must be
- * ID. */
-static int rss_act(const char *ifname, uint8_t cmd, uint32_t id, const uint32_t *indir, uint32_t n, int xfrm,
-		   char *err, size_t errsize)
+ * transformation XFRM when not -1), through EH. For a create, the reply's
+ * id must be ID. */
+static int rss_act(nt_ethtool *eh, const nt_ctx *ctx, const char *ifname, uint8_t cmd, uint32_t id,
+		   const uint32_t *indir, uint32_t n, int xfrm, char *err, size_t errsize)
 {
-	struct nl_sock *sk;
 	struct nl_msg *msg = NULL;
 	nt_rss_nl_list l = { 0 };
 	fam f;
 	nt_rss_nl caps;
-	int r = open_ethtool(&sk, &f);
+	int r = fam_get(eh, ctx, &f);
 	if (r < 0)
-		return r == -ENOENT ? -EOPNOTSUPP : r;
+		return r;
 	nt_rss_nl_caps_of(f.ops, f.dumps, &caps);
 	if ((cmd == NT_ETHTOOL_MSG_RSS_SET && !caps.set) || (cmd != NT_ETHTOOL_MSG_RSS_SET && !caps.create)) {
 		r = -EOPNOTSUPP;
@@ -307,13 +291,14 @@ static int rss_act(const char *ifname, uint8_t cmd, uint32_t id, const uint32_t 
 	/* The kernel refuses a request longer than the socket's send buffer
 	 * less 32 bytes (netlink_sendmsg: EMSGSIZE); libnl asks for 32 KiB,
 	 * which the kernel doubles, and the longest table one attribute
-	 * carries is more. Raised for any request above 32 KiB. The receive
-	 * side takes one reply of any size. */
+	 * carries is more. Raised for any request above 32 KiB (on a
+	 * caller's handle it stays raised, which costs nothing until used).
+	 * The receive side takes one reply of any size. */
 	size_t len = nlmsg_hdr(msg)->nlmsg_len;
-	if (len > 32768 && (r = nt_nl_errno(nl_socket_set_buffer_size(sk, 32768, (int)len + 4096))) < 0)
+	if (len > 32768 && (r = nt_nl_errno(nl_socket_set_buffer_size(f.sk, 32768, (int)len + 4096))) < 0)
 		goto out;
 	got g = { .l = &l, .family = f.id };
-	r = nt_nl_request(sk, msg, on_rss, &g, err, errsize);
+	r = nt_nl_request(f.sk, msg, on_rss, &g, err, errsize);
 	if (r == 0 && cmd == NT_ETHTOOL_MSG_RSS_CREATE_ACT && (l.n != 1 || l.e[0].id != id)) {
 		/* The core inserts the id asked for or fails (xa_insert). */
 		snprintf(err, errsize, "RSS_CREATE_ACT answered with context %u, not %u", l.n ? l.e[0].id : 0, id);
@@ -322,7 +307,7 @@ static int rss_act(const char *ifname, uint8_t cmd, uint32_t id, const uint32_t 
 out:
 	nlmsg_free(msg);
 	nt_rss_nl_list_free(&l);
-	nl_socket_free(sk);
+	fam_done(&f);
 	return r;
 }
 
@@ -336,8 +321,8 @@ static void werr(char *err, size_t errsize, const char *ifname, const char *what
 	snprintf(err, errsize, "%s: %s: %s%s%s", ifname, what, strerror(-r), ext[0] ? ": " : "", ext);
 }
 
-int nt_rss_nl_context_create(const nt_ctx *ctx, const char *ifname, uint32_t id, const uint32_t *indir, uint32_t n,
-			     char *err, size_t errsize)
+int nt_rss_nl_context_create(nt_ethtool *eh, const nt_ctx *ctx, const char *ifname, uint32_t id, const uint32_t *indir,
+			     uint32_t n, char *err, size_t errsize)
 {
 	if (err && errsize)
 		err[0] = '\0';
@@ -345,14 +330,14 @@ int nt_rss_nl_context_create(const nt_ctx *ctx, const char *ifname, uint32_t id,
 		return NT_EINVALID;
 	if (!ctx->live)
 		return nt_fixture_rss_context_create_as(ctx, ifname, id, indir, n, err, errsize);
-	int r = rss_act(ifname, NT_ETHTOOL_MSG_RSS_CREATE_ACT, id, indir, n, -1, err, errsize);
+	int r = rss_act(eh, ctx, ifname, NT_ETHTOOL_MSG_RSS_CREATE_ACT, id, indir, n, -1, err, errsize);
 	if (r < 0)
 		werr(err, errsize, ifname, "RSS_CREATE_ACT (a new RSS context with its id)", r);
 	return r;
 }
 
-int nt_rss_nl_context_write(const nt_ctx *ctx, const char *ifname, uint32_t id, const uint32_t *indir, uint32_t n,
-			    char *err, size_t errsize)
+int nt_rss_nl_context_write(nt_ethtool *eh, const nt_ctx *ctx, const char *ifname, uint32_t id, const uint32_t *indir,
+			    uint32_t n, char *err, size_t errsize)
 {
 	if (err && errsize)
 		err[0] = '\0';
@@ -360,13 +345,14 @@ int nt_rss_nl_context_write(const nt_ctx *ctx, const char *ifname, uint32_t id, 
 		return NT_EINVALID;
 	if (!ctx->live)
 		return nt_fixture_rss_context_set(ctx, ifname, id, indir, n, NULL, err, errsize);
-	int r = rss_act(ifname, NT_ETHTOOL_MSG_RSS_SET, id, indir, n, -1, err, errsize);
+	int r = rss_act(eh, ctx, ifname, NT_ETHTOOL_MSG_RSS_SET, id, indir, n, -1, err, errsize);
 	if (r < 0)
 		werr(err, errsize, ifname, "RSS_SET (an RSS context's table)", r);
 	return r;
 }
 
-int nt_rss_nl_context_delete(const nt_ctx *ctx, const char *ifname, uint32_t id, char *err, size_t errsize)
+int nt_rss_nl_context_delete(nt_ethtool *eh, const nt_ctx *ctx, const char *ifname, uint32_t id, char *err,
+			     size_t errsize)
 {
 	if (err && errsize)
 		err[0] = '\0';
@@ -374,14 +360,14 @@ int nt_rss_nl_context_delete(const nt_ctx *ctx, const char *ifname, uint32_t id,
 		return NT_EINVALID;
 	if (!ctx->live)
 		return nt_fixture_rss_context_set(ctx, ifname, id, NULL, 0, NULL, err, errsize);
-	int r = rss_act(ifname, NT_ETHTOOL_MSG_RSS_DELETE_ACT, id, NULL, 0, -1, err, errsize);
+	int r = rss_act(eh, ctx, ifname, NT_ETHTOOL_MSG_RSS_DELETE_ACT, id, NULL, 0, -1, err, errsize);
 	if (r < 0 && r != -ENOENT)
 		werr(err, errsize, ifname, "RSS_DELETE_ACT (deleting an RSS context)", r);
 	return r;
 }
 
-int nt_rss_nl_write_xfrm(const nt_ctx *ctx, const char *ifname, uint32_t id, uint8_t xfrm, char *err,
-			 size_t errsize)
+int nt_rss_nl_write_xfrm(nt_ethtool *eh, const nt_ctx *ctx, const char *ifname, uint32_t id, uint8_t xfrm,
+			 char *err, size_t errsize)
 {
 	if (err && errsize)
 		err[0] = '\0';
@@ -389,7 +375,7 @@ int nt_rss_nl_write_xfrm(const nt_ctx *ctx, const char *ifname, uint32_t id, uin
 		return NT_EINVALID;
 	if (!ctx->live)
 		return nt_fixture_rss_set_xfrm(ctx, ifname, id, xfrm, err, errsize);
-	int r = rss_act(ifname, NT_ETHTOOL_MSG_RSS_SET, id, NULL, 0, xfrm, err, errsize);
+	int r = rss_act(eh, ctx, ifname, NT_ETHTOOL_MSG_RSS_SET, id, NULL, 0, xfrm, err, errsize);
 	if (r < 0)
 		werr(err, errsize, ifname, "RSS_SET (the input transformation)", r);
 	return r;

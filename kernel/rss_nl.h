@@ -7,6 +7,13 @@
  * kernel which it has by the ethtool family's list of commands
  * (CTRL_ATTR_OPS, with each command's dump flag), never by its version.
  *
+ * Every call on a live root goes through EH, an ethtool handle opened for
+ * CTX (kernel/ethtool.h): its socket, and the family's id and commands
+ * that its open resolved in its one GETFAMILY, so that a transaction step
+ * asking which commands the kernel has and then sending one makes no
+ * lookup of its own. EH NULL, or a handle on the ioctl, and the call
+ * opens a netlink handle for itself (one socket, one lookup).
+ *
  * On a fixture root the NIC's "rss" object says whether it plays such a
  * kernel: "netlink": true (everything above; kernel/fixture_rss.c lists
  * its "contexts" and makes a context with the id asked for). */
@@ -14,6 +21,7 @@
 #define NT_RSS_NL_H
 
 #include "kernel/ctx.h"
+#include "kernel/ethtool.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -27,9 +35,9 @@ typedef struct nt_rss_nl {
 } nt_rss_nl;
 
 /* Which of the above IFNAME's kernel has: on a live root the ethtool
- * family's commands (one GETFAMILY); all false without the family. On a
- * fixture root IFNAME's "rss" object ("netlink": true: all three). */
-void nt_rss_nl_caps(const nt_ctx *ctx, const char *ifname, nt_rss_nl *out);
+ * family's commands as EH's open read them; all false without the family.
+ * On a fixture root IFNAME's "rss" object ("netlink": true: all three). */
+void nt_rss_nl_caps(nt_ethtool *eh, const nt_ctx *ctx, const char *ifname, nt_rss_nl *out);
 /* The same from the commands of a GETFAMILY reply: bit C of OPS for
  * command C, of DUMPS for one that dumps (nt_genl_parse_family). Pure. */
 void nt_rss_nl_caps_of(uint64_t ops, uint64_t dumps, nt_rss_nl *out);
@@ -64,24 +72,25 @@ int nt_rss_nl_parse(nt_rss_nl_list *l, int family, const void *buf, size_t len);
  * the device, or the fixture's "contexts". Returns 0, -EOPNOTSUPP when
  * the kernel cannot list them (before 6.12; a fixture without
  * "netlink"), or -errno. */
-int nt_rss_nl_context_ids(const nt_ctx *ctx, const char *ifname, uint32_t *ids, int cap, int *n);
+int nt_rss_nl_context_ids(nt_ethtool *eh, const nt_ctx *ctx, const char *ifname, uint32_t *ids, int cap, int *n);
 
 /* Make context ID with table INDIR (N entries) through RSS_CREATE_ACT.
  * Returns 0, -EBUSY when ID is taken (the core's xa_insert), -ERANGE for
  * an id at or above the driver's limit, -EOPNOTSUPP without the command
  * or contexts, or the kernel's -errno, with its text in ERR. */
-int nt_rss_nl_context_create(const nt_ctx *ctx, const char *ifname, uint32_t id, const uint32_t *indir, uint32_t n,
-			     char *err, size_t errsize);
+int nt_rss_nl_context_create(nt_ethtool *eh, const nt_ctx *ctx, const char *ifname, uint32_t id, const uint32_t *indir,
+			     uint32_t n, char *err, size_t errsize);
 /* Replace context ID's table (RSS_SET with CONTEXT and INDIR). */
-int nt_rss_nl_context_write(const nt_ctx *ctx, const char *ifname, uint32_t id, const uint32_t *indir, uint32_t n,
-			    char *err, size_t errsize);
+int nt_rss_nl_context_write(nt_ethtool *eh, const nt_ctx *ctx, const char *ifname, uint32_t id, const uint32_t *indir,
+			    uint32_t n, char *err, size_t errsize);
 /* Set context ID's input transformation (ID 0: the NIC's own table):
  * RSS_SET with INPUT_XFRM alone. */
-int nt_rss_nl_write_xfrm(const nt_ctx *ctx, const char *ifname, uint32_t id, uint8_t xfrm, char *err,
-			 size_t errsize);
+int nt_rss_nl_write_xfrm(nt_ethtool *eh, const nt_ctx *ctx, const char *ifname, uint32_t id, uint8_t xfrm,
+			 char *err, size_t errsize);
 /* Delete context ID (RSS_DELETE_ACT): 0, -ENOENT when there is none,
  * -EBUSY while a flow rule names it, or -errno with ERR. */
-int nt_rss_nl_context_delete(const nt_ctx *ctx, const char *ifname, uint32_t id, char *err, size_t errsize);
+int nt_rss_nl_context_delete(nt_ethtool *eh, const nt_ctx *ctx, const char *ifname, uint32_t id, char *err,
+			     size_t errsize);
 
 struct nl_msg;
 /* The request of command CMD (RSS_CREATE_ACT, RSS_SET, RSS_DELETE_ACT) of

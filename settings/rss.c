@@ -272,12 +272,12 @@ out:
  * made: with id CID through RSS_CREATE_ACT where the kernel has it
  * (6.17), else through the ioctl, the kernel choosing the id: one other
  * than CID is deleted again and the step fails (the plan predicted CID). */
-static int context_apply(const nt_ctx *ctx, const char *ifname, uint32_t cid, const nt_value *v, char *err,
-			 size_t errsize)
+static int context_apply(const nt_ctx *ctx, nt_ethtool *eh, const char *ifname, uint32_t cid, const nt_value *v,
+			 char *err, size_t errsize)
 {
 	nt_rss cur;
 	if (strcmp(v->text, "none") == 0) {
-		int r = nt_rss_context_delete(ctx, ifname, cid, err, errsize);
+		int r = nt_rss_context_delete(eh, ctx, ifname, cid, err, errsize);
 		return r == -ENOENT ? 0 : r; /* already gone is what was asked */
 	}
 	uint32_t *tab = malloc(INDIR_MAX * sizeof(uint32_t)), n = 0, got = 0;
@@ -285,22 +285,22 @@ static int context_apply(const nt_ctx *ctx, const char *ifname, uint32_t cid, co
 	if (!tab)
 		return -ENOMEM;
 	/* Made with its id where the kernel takes one (RSS_CREATE_ACT). */
-	nt_rss_nl_caps(ctx, ifname, &nl);
+	nt_rss_nl_caps(eh, ctx, ifname, &nl);
 	int r = nt_rss_indir_parse(v->text, tab, INDIR_MAX, &n);
 	int e = r < 0 ? r : nt_rss_context_read(ctx, ifname, cid, &cur);
 	nt_rss_free(&cur);
 	if (r < 0)
 		goto out;
 	if (e == 0) {
-		r = nt_rss_context_write(ctx, ifname, cid, tab, n, err, errsize);
+		r = nt_rss_context_write(eh, ctx, ifname, cid, tab, n, err, errsize);
 	} else if (e != -ENOENT) {
 		r = e;
 		snprintf(err, errsize, "%s: RSS context %u cannot be read: %s", ifname, cid, nt_strerror(e));
 	} else if (nl.create) {
-		r = nt_rss_nl_context_create(ctx, ifname, cid, tab, n, err, errsize);
+		r = nt_rss_nl_context_create(eh, ctx, ifname, cid, tab, n, err, errsize);
 	} else if ((r = nt_rss_context_create(ctx, ifname, tab, n, &got, err, errsize)) == 0 && got != cid) {
 		char derr[160] = "";
-		int d = nt_rss_context_delete(ctx, ifname, got, derr, sizeof(derr));
+		int d = nt_rss_context_delete(eh, ctx, ifname, got, derr, sizeof(derr));
 		snprintf(err, errsize,
 			 "%s: the kernel made the new RSS context %u, not %u as the plan predicted (through the ioctl "
 			 "the kernel or the driver picks the id); context %u %s%s",
@@ -324,7 +324,7 @@ static int rss_apply(const nt_ctx *ctx, nt_ethtool *eh, const char *target, cons
 		return r;
 	}
 	if (flow == FLOW_CONTEXT)
-		return context_apply(ctx, ifname, cid, v, err, errsize);
+		return context_apply(ctx, eh, ifname, cid, v, err, errsize);
 	if (flow >= 0) {
 		uint64_t bits;
 		if (nt_rss_fields_parse(v->text, &bits) < 0 || bits == 0)
@@ -439,7 +439,7 @@ static void validate_context(nt_section_check *c, const json_t *arr, const json_
 	}
 	/* To be made. With RSS_CREATE_ACT (6.17) it is made with ID itself. */
 	nt_rss_nl nl;
-	nt_rss_nl_caps(&c->t->ctx, nic->name, &nl);
+	nt_rss_nl_caps(NULL, &c->t->ctx, nic->name, &nl);
 	if (nl.create)
 		return;
 	/* Through the ioctl: its rank among the contexts this profile makes

@@ -127,12 +127,11 @@ static int xfrm_apply(const nt_ctx *ctx, nt_ethtool *eh, const char *target, con
 	char ifname[IF_NAMESIZE];
 	uint32_t cid;
 	uint8_t x;
-	(void)eh;
 	if (split(target, ifname, &cid) < 0 || nt_rss_xfrm_parse(v->text, &x) < 0) {
 		snprintf(err, errsize, "'%s' = '%s' is not an input transformation", target, v->text);
 		return NT_EINVALID;
 	}
-	return nt_rss_write_xfrm(ctx, ifname, cid, x, err, errsize);
+	return nt_rss_write_xfrm(eh, ctx, ifname, cid, x, err, errsize);
 }
 
 const nt_setting_kind nt_setting_rss_xfrm = {

@@ -5,17 +5,22 @@
  *    what `ethtool -g/-l eth0` prints; no-op sets succeed without touching
  *    the NIC; an above-maximum set is refused with the kernel's reason and
  *    changes nothing.
+ *  - the RSS context requests (kernel/rss_nl.h) through a handle answer as
+ *    they do with a handle of their own, from the commands the handle's
+ *    open read, and leave nothing open.
  *  - in a private network namespace (a forked child after
  *    unshare(CLONE_NEWNET)): veth, bridge and lo from nt_link_dump() equal
  *    `ip -j -d -s link`; veth channel counts are really changed and read
  *    back with `ethtool -l`, through both backends. */
 #include "kernel/ethtool.h"
 #include "kernel/link.h"
+#include "kernel/rss_nl.h"
 #include "harness.h"
 #include "live/live_tool.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <jansson.h>
 #include <netinet/in.h>
@@ -171,6 +176,54 @@ static void host_eth0(const nt_ctx *ctx, bool have_nl)
 		if (backends[b] == NT_ETHTOOL_NETLINK && !have_nl)
 			continue;
 		CHECK_INT(nt_ethtool_get_rings_via(ctx, backends[b], "ntnope0", &r), -ENODEV);
+	}
+}
+
+/* The descriptors this process has open. */
+static int open_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *de;
+	int n = 0;
+	while (d && (de = readdir(d)))
+		n += de->d_name[0] != '.';
+	if (d)
+		closedir(d);
+	return n;
+}
+
+/* Which RSS context requests the kernel has, and eth0's context list,
+ * through a handle of each backend: what a call with no handle (one of its
+ * own, one lookup) says, and nothing left open. The netlink handle's
+ * commands are the ones its open read: RSS_SET and RSS_CREATE_ACT come
+ * with the same family (6.17). */
+static void rss_nl_handle(const nt_ctx *ctx, bool have_nl)
+{
+	nt_rss_nl own, via;
+	uint32_t ids[16], ids0[16];
+	int n = 0, n0 = 0;
+
+	nt_rss_nl_caps(NULL, ctx, "eth0", &own);
+	int r0 = nt_rss_nl_context_ids(NULL, ctx, "eth0", ids0, 16, &n0);
+	printf("RSS over netlink: list %d, create %d, set %d; eth0's context ids: %d (%d)\n", own.list,
+	       own.create, own.set, r0, n0);
+	CHECK(have_nl || (!own.list && !own.create && !own.set));
+	CHECK_INT(own.create, own.set);
+	for (int b = 0; b < 3; b++) {
+		nt_ethtool *eh = NULL;
+		if (backends[b] == NT_ETHTOOL_NETLINK && !have_nl)
+			continue;
+		CHECK_INT(nt_ethtool_open_via(ctx, backends[b], &eh), 0);
+		int fds = open_fds();
+		nt_rss_nl_caps(eh, ctx, "eth0", &via);
+		CHECK_MSG(via.list == own.list && via.create == own.create && via.set == own.set,
+			  "%s: caps %d%d%d", backend_names[b], via.list, via.create, via.set);
+		CHECK_INT(nt_rss_nl_context_ids(eh, ctx, "eth0", ids, 16, &n), r0);
+		CHECK_INT(n, n0);
+		CHECK(memcmp(ids, ids0, (size_t)n * sizeof(*ids)) == 0);
+		CHECK_INT(nt_rss_nl_context_ids(eh, ctx, "ntnope0", ids, 16, &n), own.list ? -ENODEV : -EOPNOTSUPP);
+		CHECK_INT(open_fds(), fds);
+		nt_ethtool_close(eh);
 	}
 }
 
@@ -343,6 +396,7 @@ int main(void)
 	printf("ethtool netlink family: %s\n", have_nl ? "present" : "missing (ioctl only)");
 
 	host_eth0(&ctx, have_nl);
+	rss_nl_handle(&ctx, have_nl);
 
 	fflush(stdout);
 	pid_t pid = fork();

@@ -111,10 +111,10 @@ static void test_fixture(const nt_ctx *ctx)
 	CHECK(c.indir_size == 256 && c.indir[0] == 4 && c.indir[5] == 5);
 	nt_rss_free(&c);
 	tab[0] = 16;
-	CHECK_INT(nt_rss_context_write(ctx, "enos2", 2, tab, 256, err, sizeof(err)), -EINVAL);
+	CHECK_INT(nt_rss_context_write(NULL, ctx, "enos2", 2, tab, 256, err, sizeof(err)), -EINVAL);
 	CHECK_STR(err, "indirection table entry is beyond the RX rings");
-	CHECK_INT(nt_rss_context_delete(ctx, "enos2", 1, err, sizeof(err)), 0);
-	CHECK_INT(nt_rss_context_delete(ctx, "enos2", 1, err, sizeof(err)), -ENOENT);
+	CHECK_INT(nt_rss_context_delete(NULL, ctx, "enos2", 1, err, sizeof(err)), 0);
+	CHECK_INT(nt_rss_context_delete(NULL, ctx, "enos2", 1, err, sizeof(err)), -ENOENT);
 	/* The lowest free id again. */
 	tab[0] = 4;
 	CHECK_INT(nt_rss_context_create(ctx, "enos2", tab, 256, &id, err, sizeof(err)), 0);
@@ -122,7 +122,7 @@ static void test_fixture(const nt_ctx *ctx)
 	/* A rule names context 2: not deleted (6.11 and later). */
 	set_doc("enos2", "\"contexts\": [{\"id\": 2, \"indir\": [0]}]",
 		"{\"location\": 0, \"rule\": \"tcp4 dst-port 1 context 2 queue 0\"}");
-	CHECK_INT(nt_rss_context_delete(ctx, "enos2", 2, err, sizeof(err)), -EBUSY);
+	CHECK_INT(nt_rss_context_delete(NULL, ctx, "enos2", 2, err, sizeof(err)), -EBUSY);
 	/* A rule into a context that is not there is refused. */
 	nt_flow_rule r;
 	CHECK_INT(nt_flow_rule_parse("tcp4 dst-port 2 context 3 queue 0", &r, NULL, 0), 0);
@@ -390,13 +390,13 @@ static void test_netlink(const nt_ctx *ctx)
 	set_doc("enos2", ctxs, "");
 	char *orig = tree_read(root, DOC);
 	nt_rss_nl nl;
-	nt_rss_nl_caps(ctx, "enos2", &nl);
+	nt_rss_nl_caps(NULL, ctx, "enos2", &nl);
 	CHECK(nl.list && nl.create && nl.set);
 	uint32_t ids[8];
 	int n = 0;
-	CHECK_INT(nt_rss_nl_context_ids(ctx, "enos2", ids, 8, &n), 0);
+	CHECK_INT(nt_rss_nl_context_ids(NULL, ctx, "enos2", ids, 8, &n), 0);
 	CHECK(n == 1 && ids[0] == 2);
-	CHECK_INT(nt_rss_nl_context_ids(ctx, "enos3", ids, 8, &n), -EOPNOTSUPP);
+	CHECK_INT(nt_rss_nl_context_ids(NULL, ctx, "enos3", ids, 8, &n), -EOPNOTSUPP);
 	/* Listed although no rule names it. */
 	nt_topology *t = NULL;
 	CHECK_INT(nt_topology_read(ctx, &t), 0);
@@ -413,9 +413,9 @@ static void test_netlink(const nt_ctx *ctx)
 	uint32_t tab[256];
 	for (int i = 0; i < 256; i++)
 		tab[i] = (uint32_t)(i % 2);
-	CHECK_INT(nt_rss_nl_context_create(ctx, "enos2", 2, tab, 256, err, sizeof(err)), -EBUSY);
-	CHECK_INT(nt_rss_nl_context_create(ctx, "enos2", 8, tab, 256, err, sizeof(err)), -ERANGE);
-	CHECK_INT(nt_rss_nl_context_create(ctx, "enos3", 1, tab, 256, err, sizeof(err)), -EOPNOTSUPP);
+	CHECK_INT(nt_rss_nl_context_create(NULL, ctx, "enos2", 2, tab, 256, err, sizeof(err)), -EBUSY);
+	CHECK_INT(nt_rss_nl_context_create(NULL, ctx, "enos2", 8, tab, 256, err, sizeof(err)), -ERANGE);
+	CHECK_INT(nt_rss_nl_context_create(NULL, ctx, "enos3", 1, tab, 256, err, sizeof(err)), -EOPNOTSUPP);
 	/* No prediction: context 3 while 1 is free is planned and made as 3. */
 	const char *prof = "{\"name\":\"nl\",\"rss\":[{\"interface\":\"enos2\",\"context\":3,\"equal\":2}]}";
 	nt_plan plan;
@@ -521,7 +521,7 @@ static void test_xfrm(const nt_ctx *ctx)
 		       "\"id\": 2, \"indir\": [0, 1,");
 	/* Reported. */
 	char err[128];
-	CHECK_INT(nt_rss_write_xfrm(ctx, "enos2", 0, 1, err, sizeof(err)), 0);
+	CHECK_INT(nt_rss_write_xfrm(NULL, ctx, "enos2", 0, 1, err, sizeof(err)), 0);
 	nt_topology *t = NULL;
 	CHECK_INT(nt_topology_read(ctx, &t), 0);
 	const nt_nic *nic = t ? nt_topology_nic(t, "enos2") : NULL;
@@ -529,8 +529,8 @@ static void test_xfrm(const nt_ctx *ctx)
 	CHECK_STR(json_string_value(json_object_get(rj, "input_xfrm")), "sym-xor");
 	json_decref(rj);
 	nt_topology_free(t);
-	CHECK_INT(nt_rss_write_xfrm(ctx, "enos2", 0, 0, err, sizeof(err)), 0);
-	CHECK_INT(nt_rss_write_xfrm(ctx, "enos2", 4, 1, err, sizeof(err)), -ENOENT);
+	CHECK_INT(nt_rss_write_xfrm(NULL, ctx, "enos2", 0, 0, err, sizeof(err)), 0);
+	CHECK_INT(nt_rss_write_xfrm(NULL, ctx, "enos2", 4, 1, err, sizeof(err)), -ENOENT);
 	/* Refused with nothing applied: or-xor on 6.12, anything on 6.1. */
 	char *before = tree_read(root, DOC);
 	r = plan_of(ctx, "{\"name\":\"x\",\"rss\":[{\"interface\":\"enos2\",\"input_xfrm\":\"sym-or-xor\"},"
@@ -620,7 +620,7 @@ static void test_hold(const nt_ctx *ctx)
 	uint32_t tab[256];
 	for (int i = 0; i < 256; i++)
 		tab[i] = i % 2;
-	CHECK_INT(nt_rss_context_write(ctx, "enos2", 1, tab, 256, err, sizeof(err)), 0);
+	CHECK_INT(nt_rss_context_write(NULL, ctx, "enos2", 1, tab, 256, err, sizeof(err)), 0);
 	CHECK_INT(nt_drift_check(d, "drift"), 0);
 	CHECK_INT(nt_rss_context_read(ctx, "enos2", 1, &c), 0);
 	CHECK(c.indir_size == 256 && c.indir[0] == 4);
