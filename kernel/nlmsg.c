@@ -106,19 +106,14 @@ static int on_ack(struct nl_msg *msg, void *arg)
 	return NL_STOP;
 }
 
-/* The extended ACK attributes follow the echoed request: only its header
- * when the kernel capped it (NLM_F_CAPPED), the whole request otherwise. */
-static void copy_ext_msg(nl_txn *t, struct nlmsgerr *e)
+/* The kernel's text (NLMSGERR_ATTR_MSG) among the extended ACK
+ * attributes at offset OFF of HDR, into T's ERR. */
+static void copy_tlv_msg(nl_txn *t, struct nlmsghdr *hdr, size_t off)
 {
-	struct nlmsghdr *hdr = (struct nlmsghdr *)((char *)e - NLMSG_HDRLEN);
 	struct nlattr *tb[NLMSGERR_ATTR_MAX + 1];
-	size_t off;
 
 	if (!t->err || !t->errsize || !(hdr->nlmsg_flags & NLM_F_ACK_TLVS))
 		return;
-	off = NLMSG_HDRLEN + sizeof(*e);
-	if (!(hdr->nlmsg_flags & NLM_F_CAPPED))
-		off += e->msg.nlmsg_len - sizeof(e->msg);
 	off = NLMSG_ALIGN(off);
 	if (off >= hdr->nlmsg_len)
 		return;
@@ -136,6 +131,36 @@ static void copy_ext_msg(nl_txn *t, struct nlmsgerr *e)
 		n = t->errsize - 1;
 	memcpy(t->err, s, n);
 	t->err[n] = '\0';
+}
+
+/* The extended ACK attributes follow the echoed request: only its header
+ * when the kernel capped it (NLM_F_CAPPED), the whole request otherwise. */
+static void copy_ext_msg(nl_txn *t, struct nlmsgerr *e)
+{
+	struct nlmsghdr *hdr = (struct nlmsghdr *)((char *)e - NLMSG_HDRLEN);
+	size_t off = NLMSG_HDRLEN + sizeof(*e);
+	if (!(hdr->nlmsg_flags & NLM_F_CAPPED))
+		off += e->msg.nlmsg_len - sizeof(e->msg);
+	copy_tlv_msg(t, hdr, off);
+}
+
+/* A dump's end. Its NLMSG_DONE carries the dump's result
+ * (netlink_dump_done): an errno when the kernel could not finish it (a
+ * driver failing for one device part way), the kernel's text after it
+ * then; the messages before were a part, not the whole. */
+static int on_finish(struct nl_msg *msg, void *arg)
+{
+	nl_txn *t = arg;
+	struct nlmsghdr *h = nlmsg_hdr(msg);
+	int e = 0;
+	t->done = true;
+	if (h->nlmsg_len >= NLMSG_LENGTH(sizeof(e)))
+		memcpy(&e, nlmsg_data(h), sizeof(e));
+	if (e < 0) {
+		t->kernel_err = e;
+		copy_tlv_msg(t, h, NLMSG_LENGTH(sizeof(e)));
+	}
+	return NL_STOP;
 }
 
 static int on_error(struct sockaddr_nl *nla, struct nlmsgerr *e, void *arg)
@@ -165,7 +190,7 @@ int nt_nl_request(struct nl_sock *sk, struct nl_msg *msg, nt_nl_reply_fn reply, 
 	nl_cb_set(cb, NL_CB_VALID, NL_CB_CUSTOM, on_valid, &t);
 	nl_cb_set(cb, NL_CB_ACK, NL_CB_CUSTOM, on_ack, &t);
 	/* A dump ends with NLMSG_DONE and no ACK of its own. */
-	nl_cb_set(cb, NL_CB_FINISH, NL_CB_CUSTOM, on_ack, &t);
+	nl_cb_set(cb, NL_CB_FINISH, NL_CB_CUSTOM, on_finish, &t);
 	nl_cb_err(cb, NL_CB_CUSTOM, on_error, &t);
 
 	nlmsg_hdr(msg)->nlmsg_flags |= NLM_F_ACK;

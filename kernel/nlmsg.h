@@ -29,7 +29,8 @@ typedef int (*nt_nl_reply_fn)(struct nl_msg *msg, void *arg);
 
 /* Send MSG (an NLM_F_ACK is requested; MSG stays the caller's) and read
  * replies until the kernel's ACK or error, or a dump's NLMSG_DONE. Each reply goes to REPLY (may be
- * NULL). On a kernel error the errno is returned and, when ERR is not NULL,
+ * NULL). On a kernel error (an NLMSG_ERROR, or a DONE saying the dump
+ * failed part way) the errno is returned and, when ERR is not NULL,
  * the extended ACK message (NLMSGERR_ATTR_MSG) is copied into it, "" when the
  * kernel gave none. Returns 0 or -errno. */
 int nt_nl_request(struct nl_sock *sk, struct nl_msg *msg, nt_nl_reply_fn reply, void *arg,
