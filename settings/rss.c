@@ -275,7 +275,9 @@ out:
 static int context_apply(const nt_ctx *ctx, nt_ethtool *eh, const char *ifname, uint32_t cid, const nt_value *v,
 			 char *err, size_t errsize)
 {
-	nt_rss cur;
+	/* Zeroed: a value that is no table is refused before the read that
+	 * would fill it, and it is freed either way. */
+	nt_rss cur = { 0 };
 	if (strcmp(v->text, "none") == 0) {
 		int r = nt_rss_context_delete(eh, ctx, ifname, cid, err, errsize);
 		return r == -ENOENT ? 0 : r; /* already gone is what was asked */

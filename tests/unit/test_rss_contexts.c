@@ -635,6 +635,36 @@ out:
 	json_decref(profile);
 }
 
+/* Stack garbage where the next call's locals will be, so a local read
+ * before it is set reads this and not a lucky zero. */
+__attribute__((noinline)) static void dirty_stack(void)
+{
+	volatile unsigned char junk[16384];
+	for (size_t i = 0; i < sizeof(junk); i++)
+		junk[i] = 0xa5;
+}
+
+/* A context's value that is no table (hash letters, which the check
+ * refuses for a context) reaching apply: refused, the context left
+ * alone, nothing freed that was never allocated. */
+static void test_apply_not_a_table(const nt_ctx *ctx)
+{
+	nt_value v;
+	char err[256] = "";
+	set_doc("enos2", "\"contexts\": [], \"max_contexts\": 8", "");
+	memset(&v, 0, sizeof(v));
+	snprintf(v.text, sizeof(v.text), "sdfn");
+	const nt_setting_kind *k = nt_setting_find("rss");
+	CHECK(k != NULL);
+	if (!k)
+		return;
+	dirty_stack();
+	CHECK(k->apply(ctx, NULL, "enos2/context-1", &v, err, sizeof(err)) < 0);
+	nt_rss c;
+	CHECK_INT(nt_rss_context_read(ctx, "enos2", 1, &c), -ENOENT);
+	nt_rss_free(&c);
+}
+
 int main(void)
 {
 	char cmd[512];
@@ -653,6 +683,7 @@ int main(void)
 	test_hold(&ctx);
 	test_netlink(&ctx);
 	test_xfrm(&ctx);
+	test_apply_not_a_table(&ctx);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s %s", root, state);
 	system(cmd);
 	TEST_MAIN_END();
