@@ -758,54 +758,86 @@ out:
 	return ret;
 }
 
-static int desire_rss(nt_section_plan *p, const json_t *arr)
+/* Entry I of "rss" (E), on every NIC it names. */
+static int desire_entry(nt_section_plan *p, const json_t *e, size_t i)
 {
-	size_t i;
-	json_t *e;
 	char path[NT_JSONPATH_MAX], target[NT_TARGET_MAX];
-	json_array_foreach(arr, i, e) {
-		const char *pattern = json_string_value(json_object_get(e, "interface"));
-		json_t *hf = json_object_get(e, "hash_fields");
-		bool table = json_object_get(e, "equal") || json_object_get(e, "weights") ||
-			     json_object_get(e, "queues");
-		for (int k = 0; k < p->t->nnics; k++) {
-			const nt_nic *nic = &p->t->nics[k];
-			bool named = !nt_iface_is_glob(pattern);
-			nt_rss r;
-			int ret = 0;
-			if (!nt_iface_match(pattern, nic->name))
-				continue;
-			if (!nic_rss(p->t, nic, &r)) {
-				if (named)
-					nt_desire_warn(p, "%s: no RSS state; left out", nic->name);
-				continue;
-			}
-			if (table)
-				ret = desire_table(p, e, i, nic, &r, named);
-			const char *key;
-			json_t *x;
-			json_object_foreach(ret == 0 ? hf : NULL, key, x) {
-				int f = nt_rss_flow_index(key);
-				nt_value v;
-				if (f < 0 || !r.fields[f][0]) {
-					nt_desire_warn(p, "%s: does not hash %s flows; left out", nic->name, key);
-					continue;
-				}
-				if ((ret = rss_parse(json_string_value(x), &v)) < 0)
-					break;
-				snprintf(target, sizeof(target), "%s/hash-%s", nic->name, key);
-				snprintf(path, sizeof(path), "$.rss[%zu].hash_fields.%s", i, key);
-				if ((ret = nt_desire_put(p, &nt_setting_rss, target, nic->name, &v, path)) < 0)
-					break;
-			}
-			if (ret == 0)
-				ret = nt_rss_xfrm_desire(p, e, i, nic);
-			nt_rss_free(&r);
-			if (ret < 0)
-				return ret;
+	const char *pattern = json_string_value(json_object_get(e, "interface"));
+	json_t *hf = json_object_get(e, "hash_fields");
+	bool table = json_object_get(e, "equal") || json_object_get(e, "weights") ||
+		     json_object_get(e, "queues");
+	for (int k = 0; k < p->t->nnics; k++) {
+		const nt_nic *nic = &p->t->nics[k];
+		bool named = !nt_iface_is_glob(pattern);
+		nt_rss r;
+		int ret = 0;
+		if (!nt_iface_match(pattern, nic->name))
+			continue;
+		if (!nic_rss(p->t, nic, &r)) {
+			if (named)
+				nt_desire_warn(p, "%s: no RSS state; left out", nic->name);
+			continue;
 		}
+		if (table)
+			ret = desire_table(p, e, i, nic, &r, named);
+		const char *key;
+		json_t *x;
+		json_object_foreach(ret == 0 ? hf : NULL, key, x) {
+			int f = nt_rss_flow_index(key);
+			nt_value v;
+			if (f < 0 || !r.fields[f][0]) {
+				nt_desire_warn(p, "%s: does not hash %s flows; left out", nic->name, key);
+				continue;
+			}
+			if ((ret = rss_parse(json_string_value(x), &v)) < 0)
+				break;
+			snprintf(target, sizeof(target), "%s/hash-%s", nic->name, key);
+			snprintf(path, sizeof(path), "$.rss[%zu].hash_fields.%s", i, key);
+			if ((ret = nt_desire_put(p, &nt_setting_rss, target, nic->name, &v, path)) < 0)
+				break;
+		}
+		if (ret == 0)
+			ret = nt_rss_xfrm_desire(p, e, i, nic);
+		nt_rss_free(&r);
+		if (ret < 0)
+			return ret;
 	}
 	return 0;
+}
+
+/* The NICs' own tables and hash fields first, in the profile's order;
+ * then the contexts, by ascending id whatever order the profile lists
+ * them in: through the ioctl the kernel gives a new context the lowest
+ * free id, and validate_context predicts the ids of contexts made in
+ * that order (a profile listing context 3 before 1, both missing, would
+ * otherwise have 3's step given id 1, and fail). Steps of one kind keep
+ * the order they are desired in (engine/profile.c). */
+static int desire_rss(nt_section_plan *p, const json_t *arr)
+{
+	size_t n = json_array_size(arr), nc = 0, *cx = malloc((n + 1) * sizeof(*cx));
+	int ret = 0;
+	if (!cx)
+		return -ENOMEM;
+	for (size_t i = 0; i < n && ret == 0; i++) {
+		const json_t *e = json_array_get(arr, i);
+		if (!json_is_integer(json_object_get(e, "context"))) {
+			ret = desire_entry(p, e, i);
+			continue;
+		}
+		/* Insertion by id, stable for equal ids. */
+		json_int_t id = json_integer_value(json_object_get(e, "context"));
+		size_t at = nc;
+		while (at > 0 && json_integer_value(json_object_get(json_array_get(arr, cx[at - 1]), "context")) > id) {
+			cx[at] = cx[at - 1];
+			at--;
+		}
+		cx[at] = i;
+		nc++;
+	}
+	for (size_t k = 0; k < nc && ret == 0; k++)
+		ret = desire_entry(p, json_array_get(arr, cx[k]), cx[k]);
+	free(cx);
+	return ret;
 }
 
 static const nt_profile_section section_rss = {

@@ -635,6 +635,60 @@ out:
 	json_decref(profile);
 }
 
+/* Through the ioctl the kernel gives a new context the lowest free id,
+ * and the plan predicts ids for contexts made in ascending order: a
+ * profile that lists context 3 before context 1 (both missing, 2 there)
+ * is accepted, so it must be made 1 then 3, and applies; listed 1 then
+ * 3 it plans the same steps. */
+static void test_made_in_id_order(const nt_ctx *ctx)
+{
+	nt_txn_engine *e = NULL;
+	nt_txn_outcome o = { 0 };
+	nt_plan plan;
+	json_t *errors;
+	const char *prof = "{\"name\":\"order\",\"rss\":[{\"interface\":\"enos2\",\"context\":3,\"equal\":2},"
+			   "{\"interface\":\"enos2\",\"context\":1,\"equal\":4}]}";
+	set_doc("enos2", "\"max_contexts\": 8, \"contexts\": [{\"id\": 2, \"indir\": [0]}]", "");
+	char *orig = tree_read(root, DOC);
+	int r = plan_of(ctx, prof, &plan, &errors);
+	CHECK_MSG(r == 0, "plan: %d %s", r, json_dumps(errors, 0));
+	json_decref(errors);
+	if (r == 0) {
+		int c1 = step_at(&plan, "rss", "enos2/context-1"), c3 = step_at(&plan, "rss", "enos2/context-3");
+		CHECK_MSG(c1 >= 0 && c3 > c1, "context 1 at step %d, 3 at %d", c1, c3);
+		nt_plan_free(&plan);
+	}
+	CHECK_INT(nt_txn_engine_open(ctx, state, &e), 0);
+	if (!e)
+		goto out;
+	json_t *profile = json_loads(prof, 0, NULL);
+	nt_txn_request req = { .profile = profile, .client = "test", .identity = "" };
+	CHECK_INT(nt_txn_apply(e, &req, &o), 0);
+	CHECK_MSG(!strcmp(json_string_value(json_object_get(o.doc, "status")) ?: "", "applied"), "%s",
+		  json_string_value(json_object_get(o.doc, "error")) ?: "?");
+	int64_t id = json_integer_value(json_object_get(o.doc, "id"));
+	nt_txn_outcome_free(&o);
+	nt_rss c;
+	CHECK_INT(nt_rss_context_read(ctx, "enos2", 1, &c), 0);
+	CHECK(c.indir_size == 256 && c.indir[0] == 0 && c.indir[3] == 3);
+	nt_rss_free(&c);
+	CHECK_INT(nt_rss_context_read(ctx, "enos2", 3, &c), 0);
+	CHECK(c.indir_size == 256 && c.indir[0] == 0 && c.indir[2] == 0);
+	nt_rss_free(&c);
+	/* And back to the byte. */
+	if (id > 0) {
+		CHECK_INT(nt_txn_rollback(e, id, false, &req, &o), 0);
+		nt_txn_outcome_free(&o);
+		char *now = tree_read(root, DOC);
+		CHECK(orig && now && !strcmp(orig, now));
+		free(now);
+	}
+	json_decref(profile);
+out:
+	nt_txn_engine_close(e);
+	free(orig);
+}
+
 /* Stack garbage where the next call's locals will be, so a local read
  * before it is set reads this and not a lucky zero. */
 __attribute__((noinline)) static void dirty_stack(void)
@@ -684,6 +738,7 @@ int main(void)
 	test_netlink(&ctx);
 	test_xfrm(&ctx);
 	test_apply_not_a_table(&ctx);
+	test_made_in_id_order(&ctx);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s %s", root, state);
 	system(cmd);
 	TEST_MAIN_END();
