@@ -103,17 +103,26 @@ int nt_profile_validate_in(const nt_topology *t, const json_t *profile, json_t *
 
 /* Apply order: by kind; a NIC's queue settings (kinds of one order) stay
  * together, NICs in the order they were first asked for, and within a NIC
- * by suborder. Ties keep the sections' order. */
+ * by suborder. Ties keep the sections' order. A NIC's steps of kinds that
+ * name its queues go before a step of the same plan that lowers its queue
+ * count (settings/setting.h: lowers_queues, names_queues), in their
+ * kinds' order. */
 typedef struct sort_item {
 	const nt_desired *d;
 	int group; /* first position of (order, interface) */
 	int pos;
+	int order; /* the kind's, or the lowering step's when EARLY */
+	bool early; /* before a step that lowers its NIC's queue count */
 } sort_item;
 
 static int cmp_item(const void *a, const void *b)
 {
 	const sort_item *x = a, *y = b;
 	const nt_setting_kind *kx = x->d->kind, *ky = y->d->kind;
+	if (x->order != y->order)
+		return x->order < y->order ? -1 : 1;
+	if (x->early != y->early)
+		return x->early ? -1 : 1;
 	if (kx->order != ky->order)
 		return kx->order < ky->order ? -1 : 1;
 	if (kx->reset_warning && ky->reset_warning) {
@@ -123,6 +132,26 @@ static int cmp_item(const void *a, const void *b)
 			return kx->suborder < ky->suborder ? -1 : 1;
 	}
 	return (x->pos > y->pos) - (x->pos < y->pos);
+}
+
+/* The steps of P that name a NIC's queues, moved before a step that
+ * lowers that NIC's queue count: a few per NIC, looked up per lowering
+ * step, of which a plan has at most one per NIC. */
+static void place_early(const nt_section_plan *p, sort_item *items)
+{
+	for (int i = 0; i < p->n; i++) {
+		const nt_desired *low = &p->v[i];
+		if (!low->kind->lowers_queues || !low->interface[0] || !low->kind->lowers_queues(p->t, low))
+			continue;
+		for (int j = 0; j < p->n; j++) {
+			const nt_desired *d = &p->v[j];
+			if (!d->kind->names_queues || d->kind->order <= low->kind->order ||
+			    strcmp(d->interface, low->interface) != 0)
+				continue;
+			items[j].order = low->kind->order;
+			items[j].early = true;
+		}
+	}
 }
 
 static int sort_desired(nt_section_plan *p)
@@ -138,6 +167,7 @@ static int sort_desired(nt_section_plan *p)
 		items[i].d = &p->v[i];
 		items[i].pos = i;
 		items[i].group = i;
+		items[i].order = p->v[i].kind->order;
 		/* Only NIC queue kinds are grouped; a few per NIC, so a look back
 		 * over the list costs little next to the IRQs. */
 		if (!p->v[i].kind->reset_warning)
@@ -150,6 +180,7 @@ static int sort_desired(nt_section_plan *p)
 			}
 		}
 	}
+	place_early(p, items);
 	qsort(items, (size_t)p->n, sizeof(*items), cmp_item);
 	for (int i = 0; i < p->n; i++)
 		sorted[i] = *items[i].d;

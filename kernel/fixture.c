@@ -320,6 +320,18 @@ int nt_fixture_ethtool_set(const nt_ctx *ctx, const nt_ethtool_group *g, const c
 	r = nt_fx_load_edit(ctx, g->section, ifname, &root, &sec);
 	if (r < 0)
 		return r;
+	/* ethnl_set_channels and ethtool_set_channels: not fewer RX queues
+	 * than the RSS tables and flow rules name. */
+	if (strcmp(g->section, "channels") == 0) {
+		uint32_t rx = 0;
+		for (int k = 0; k < 2; k++) {
+			int i = nt_ethtool_field_index(g, k ? "combined" : "rx");
+			if (i >= 0)
+				rx += send->present & (1u << i) ? send->v[i] : cur->v[i];
+		}
+		if ((r = nt_fx_channels_fit(root, rx, err, errsize)) < 0)
+			goto out;
+	}
 	for (int i = 0; i < g->nfields; i++) {
 		const nt_ethtool_field *f = &g->fields[i];
 		if (!(send->present & (1u << i)))

@@ -32,9 +32,11 @@
 int nt_fixture_ethtool_get(const nt_ctx *ctx, const nt_ethtool_group *g, const char *ifname,
 			   nt_ethtool_values *out);
 /* Write the fields of SEND->present, given CUR as read by the above. A value
- * above its max field, or a field the section lacks (the driver does not
- * support it), is refused with -EINVAL and the kernel's text in ERR, and
- * the file is left as it was; otherwise it is replaced in one rename. */
+ * above its max field, a field the section lacks (the driver does not
+ * support it), or channels fewer than a user-set RSS table, an RSS context
+ * or a flow rule names (ethtool_check_max_channel), is refused with
+ * -EINVAL and the kernel's text in ERR, and the file is left as it was;
+ * otherwise it is replaced in one rename. */
 int nt_fixture_ethtool_set(const nt_ctx *ctx, const nt_ethtool_group *g, const char *ifname,
 			   const nt_ethtool_values *cur, const nt_ethtool_values *send, char *err,
 			   size_t errsize);

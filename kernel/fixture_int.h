@@ -40,6 +40,12 @@ int nt_fx_load(const nt_ctx *ctx, const char *section, const char *ifname, json_
 /* The same for a write: always parsed afresh, the caller's to change. */
 int nt_fx_load_edit(const nt_ctx *ctx, const char *section, const char *ifname, json_t **rootp,
 		    json_t **secp);
+/* Whether IFNAME's document ROOT may go to RX (rx + combined) channels,
+ * as ethtool_check_max_channel decides for ETHTOOL_SCHANNELS and
+ * CHANNELS_SET: not while a user-set RSS table, an RSS context or a flow
+ * rule names RX queue RX or above (fixture_rss.c). Returns 0, or -EINVAL
+ * with the kernel's text in ERR. */
+int nt_fx_channels_fit(json_t *root, uint32_t rx, char *err, size_t errsize);
 /* ROOT/ethtool/IFNAME.json replaced by ROOT at once. Returns 0 or -errno. */
 int nt_fx_save(const nt_ctx *ctx, const char *ifname, json_t *root);
 /* ROOT/ethtool/IFNAME.json replaced by TEXT in one rename. */

@@ -214,6 +214,67 @@ static bool context_named_by_rule(json_t *root, uint32_t id)
 	return false;
 }
 
+/* ---- a channel count the RSS state and the flow rules still need ---- */
+
+/* The highest entry of the table INDIR (a JSON array), 0 for none. */
+static uint32_t table_max(json_t *indir)
+{
+	uint32_t max = 0;
+	size_t i;
+	json_t *x;
+	json_array_foreach(indir, i, x)
+		if (json_is_integer(x) && json_integer_value(x) > (json_int_t)max)
+			max = (uint32_t)json_integer_value(x);
+	return max;
+}
+
+/* The highest queue of context ID's table in RSS, 0 when there is none. */
+static uint32_t context_max(json_t *rss, uint32_t id)
+{
+	json_t *contexts = json_object_get(rss, "contexts");
+	int at = context_find(contexts, id);
+	return at < 0 ? 0 : table_max(json_object_get(json_array_get(contexts, (size_t)at), "indir"));
+}
+
+int nt_fx_channels_fit(json_t *root, uint32_t rx, char *err, size_t errsize)
+{
+	json_t *rss = json_object_get(root, "rss"), *contexts = json_object_get(rss, "contexts"), *e;
+	char msg[128];
+	size_t i;
+	/* ethtool_get_max_rxfh_channel: every context's table (the core
+	 * tracks them since 6.11), and the NIC's own while a user has set it
+	 * (IFF_RXFH_CONFIGURED: until then the driver spreads it over the
+	 * channels it has). */
+	uint32_t tab = json_is_true(json_object_get(rss, "configured")) ? table_max(json_object_get(rss, "indir")) : 0;
+	json_array_foreach(contexts, i, e) {
+		uint32_t m = table_max(json_object_get(e, "indir"));
+		tab = m > tab ? m : tab;
+	}
+	if (rx <= tab) {
+		snprintf(msg, sizeof(msg), "requested channel counts are too low for existing indirection table (%u)",
+			 tab);
+		nt_fx_set_err(err, errsize, msg);
+		return -EINVAL;
+	}
+	/* ethtool_get_max_rxnfc_channel: each rule's queue, plus for a rule
+	 * into a context the highest queue of its table (6.13; earlier
+	 * kernels skipped such rules). */
+	uint64_t flows = 0;
+	json_array_foreach(json_object_get(json_object_get(root, "flows"), "rules"), i, e) {
+		nt_flow_rule fr;
+		if (nt_flow_rule_parse(json_string_value(json_object_get(e, "rule")), &fr, NULL, 0) < 0 ||
+		    fr.type == NT_FLOW_NONE || fr.drop)
+			continue;
+		uint64_t q = (uint64_t)fr.queue + (fr.context ? context_max(rss, fr.context) : 0);
+		flows = q > flows ? q : flows;
+	}
+	if (rx <= flows) {
+		nt_fx_set_err(err, errsize, "requested channel counts are too low for existing ntuple filter settings");
+		return -EINVAL;
+	}
+	return 0;
+}
+
 /* ID ETH_RXFH_CONTEXT_ALLOC creates: context WANT (RSS_CREATE_ACT with
  * an id), or with WANT 0 the lowest free one (the ioctl). */
 static int context_set(const nt_ctx *ctx, const char *ifname, uint32_t id, uint32_t want, const uint32_t *indir,

@@ -7,7 +7,8 @@
  *   "channels": [{"interface": "enos*", "combined": "max"}]
  * Changing channels re-creates the NIC's queues and IRQ vectors: the plan
  * warns, and the channel steps come before IRQ affinity, RSS and the queue
- * files, which the new queues take. */
+ * files, which the new queues take; one that lowers the RX count comes
+ * after the NIC's RSS tables, contexts and flow rules (see the kind). */
 #include "kernel/ethtool.h"
 #include "settings/section.h"
 
@@ -120,6 +121,16 @@ static int channels_apply(const nt_ctx *ctx, nt_ethtool *eh, const char *target,
 	return r;
 }
 
+/* Whether D leaves its NIC fewer RX queues (rx + combined: what an RSS
+ * table or a flow rule may name) than T shows it has now. */
+static bool channels_lowers(const nt_topology *t, const struct nt_desired *d)
+{
+	const nt_nic *nic = t ? nt_topology_nic(t, d->target) : NULL;
+	if (!nic || !nic->has_channels)
+		return false;
+	return d->value.f.v[RX] + d->value.f.v[COMBINED] < nic->channels.rx + nic->channels.combined;
+}
+
 const nt_setting_kind nt_setting_channels = {
 	.name = "channels",
 	/* An ethtool request names a link of the caller's namespace: only a
@@ -135,9 +146,13 @@ const nt_setting_kind nt_setting_channels = {
 	/* First of a NIC's settings: a channel change makes the driver build
 	 * its queues anew, and drivers (virtio_net's set_channels) rewrite IRQ
 	 * affinity and XPS themselves, so IRQ affinity (10), RSS (12) and the
-	 * queue files (34) are set after it. */
+	 * queue files (34) are set after it. A step that lowers the RX
+	 * count goes after the NIC's RSS tables, contexts and flow rules
+	 * (lowers_queues), still before IRQ affinity: the kernel refuses it
+	 * while one of those names a queue it takes away. */
 	.order = 8,
 	.suborder = 1,
+	.lowers_queues = channels_lowers,
 	.reset_warning = "changing rings or channels may reset the NIC and briefly drop its link",
 	/* The kernel sends an ethtool netlink notification on every SET,
 	 * whoever made it (ethtool -L, another daemon, a driver reset). */

@@ -233,6 +233,10 @@ static const nt_setting_kind nt_setting_flow = {
 	/* After IRQ affinity (a rule's "cpu" follows it) and RSS, which
 	 * a rule overrides for the flows it matches. */
 	.order = 14,
+	/* Before a channels step that lowers the NIC's RX queues, which
+	 * the kernel refuses while a rule sends flows to one it takes away
+	 * (settings/channels.c). */
+	.names_queues = true,
 	/* The kernel sends no notification for a rule inserted or deleted
 	 * by another program: the periodic check finds it. */
 	.events = 0,
@@ -610,6 +614,10 @@ static int desire_flows(nt_section_plan *p, const json_t *arr)
 			json_int_t at = loc ? json_integer_value(loc) : json_integer_value(json_object_get(next, nic->name));
 			if ((r = desire_ntuple(p, nic, path)) < 0)
 				break;
+			/* The RX queues a channels step of this profile leaves, -1
+			 * for none. */
+			const nt_desired *ch = nt_desire_get(p, &nt_setting_channels, nic->name);
+			int rx_left = ch ? (int)(ch->value.f.v[0] + ch->value.f.v[3]) : -1;
 			for (int n = 0; n < np && r == 0; n++) {
 				long d = dest[n % nd];
 				nt_value v;
@@ -625,6 +633,14 @@ static int desire_flows(nt_section_plan *p, const json_t *arr)
 						 "%c%s: no RX queue's IRQ is placed on CPU %ld alone by this profile's "
 						 "irq_affinity, so 'cpu' %ld names no queue",
 						 REFUSAL, nic->name, d, d);
+				} else if (d >= 0 && rx_left >= 0 && q >= rx_left) {
+					/* The check measures the queue against those there
+					 * now; the channels step, after the rule, would be
+					 * refused with it in place. */
+					snprintf(v.text, sizeof(v.text),
+						 "%c%s: the rule sends flows to RX queue %d, and this profile's channels "
+						 "step leaves %d RX queues (0-%d)",
+						 REFUSAL, nic->name, q, rx_left, rx_left - 1);
 				} else {
 					char rule[NT_VALUE_MAX * 2];
 					if (d < 0)

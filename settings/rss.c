@@ -359,6 +359,10 @@ const nt_setting_kind nt_setting_rss = {
 	 * queues and may reset the table) and IRQ affinity (10, which
 	 * "placed" follows); before RPS and XPS (34). */
 	.order = 12,
+	/* Before a channels step that lowers the NIC's RX queues, which
+	 * the kernel refuses while a user-set table or a context names one
+	 * it takes away (settings/channels.c). */
+	.names_queues = true,
 	/* Newer kernels notify an RSS change (ETHTOOL_MSG_RSS_NTF); a
 	 * channels change, which every kernel notifies, may reset it. */
 	.events = NT_SETTING_EVENT(NT_EVENT_ETHTOOL),
@@ -671,9 +675,13 @@ static int desire_table(nt_section_plan *p, const json_t *e, size_t i, const nt_
 	 * RX queues the table may name. */
 	const nt_desired *ch = nt_desire_get(p, &nt_setting_channels, nic->name);
 	if (ch) {
+		bool lowers = ch->kind->lowers_queues && ch->kind->lowers_queues(p->t, ch);
 		rings = (int)(ch->value.f.v[0] + ch->value.f.v[3]);
-		nt_desire_warn(p, "%s: the RSS table follows the %d RX queues its channels step makes (applied first)",
-			       nic->name, rings);
+		nt_desire_warn(p, "%s: the RSS table follows the %d RX queues its channels step makes (%s)", nic->name,
+			       rings,
+			       lowers ? "set before it: the kernel refuses fewer channels while a table names a queue "
+					"they take away"
+				      : "applied first");
 	}
 	if (r->indir_size == 0) {
 		if (named)
@@ -744,14 +752,25 @@ static int desire_table(nt_section_plan *p, const json_t *e, size_t i, const nt_
 		snprintf(path, sizeof(path), "$.rss[%zu].queues", i);
 	}
 	memset(&v, 0, sizeof(v));
-	if (nt_rss_indir_format(tab, r->indir_size, v.text, sizeof(v.text)) < 0) {
-		nt_desire_warn(p, "%s: the RSS table asked for does not fit a value; left out", nic->name);
-		goto out;
-	}
 	if (cx)
 		snprintf(target, sizeof(target), "%s/context-%lld", nic->name, (long long)json_integer_value(cx));
 	else
 		snprintf(target, sizeof(target), "%s/indir", nic->name);
+	/* A table must name only queues the channels step leaves: the check
+	 * measures it against the queues there now, and with fewer to come
+	 * the channels step, which goes after it, would be refused. */
+	for (uint32_t k = 0; ch && rings > 0 && k < r->indir_size; k++) {
+		if (tab[k] < (uint32_t)rings)
+			continue;
+		snprintf(v.text, sizeof(v.text), "%c%s: the table names RX queue %u, and this profile's channels step "
+			 "leaves %d RX queues (0-%d)", REFUSAL, nic->name, tab[k], rings, rings - 1);
+		ret = nt_desire_put(p, &nt_setting_rss, target, nic->name, &v, path);
+		goto out;
+	}
+	if (nt_rss_indir_format(tab, r->indir_size, v.text, sizeof(v.text)) < 0) {
+		nt_desire_warn(p, "%s: the RSS table asked for does not fit a value; left out", nic->name);
+		goto out;
+	}
 	ret = nt_desire_put(p, &nt_setting_rss, target, nic->name, &v, path);
 out:
 	free(tab);

@@ -62,6 +62,9 @@ typedef enum nt_reach {
 	NT_SCOPE_MACHINE, /* the whole machine, every namespace */
 } nt_reach;
 
+/* One value a profile asks for (below). */
+struct nt_desired;
+
 typedef struct nt_setting_kind {
 	const char *name; /* the step's "kind" in the API and the journal */
 
@@ -142,6 +145,22 @@ typedef struct nt_setting_kind {
 	 * queues share an ORDER and are kept together per interface, by
 	 * SUBORDER within it. */
 	int order, suborder;
+	/* Optional, for a kind that sets how many RX queues a NIC has:
+	 * whether D takes RX queues away from its NIC (fewer than host T
+	 * shows). The kernel refuses to lower the count to or below a queue
+	 * that a user-set RSS table, an RSS context or a flow rule still
+	 * names (ethtool_check_max_channel, since Linux 4.6 for the table),
+	 * so such a step goes after the NIC's steps of the kinds that name
+	 * queues (NAMES_QUEUES), which then take it where it is: their check
+	 * refuses a queue the new count leaves out, so what they name is
+	 * there both before and after. A rollback, going backwards, grows the
+	 * count back first, then puts the old tables back. NULL: never. */
+	bool (*lowers_queues)(const nt_topology *t, const struct nt_desired *d);
+	/* Steps of this kind name RX queues of their NIC (RSS tables and
+	 * contexts, flow rules): when the same plan lowers that NIC's queue
+	 * count (LOWERS_QUEUES), they go before that step instead of at
+	 * ORDER, in the order of their kinds' ORDER. */
+	bool names_queues;
 	/* A change may reset the NIC (drivers re-create their queues): the
 	 * plan says so once per interface with this text after "IFACE: ". */
 	const char *reset_warning;

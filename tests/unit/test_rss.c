@@ -7,12 +7,16 @@
  * the plan (channels, then IRQ affinity, then RSS, then XPS; "placed"
  * following the IRQ CPUs, said in the warnings); a transaction applied,
  * read back, planned again with no step, and rolled back to the table
- * and fields that were there. */
+ * and fields that were there; fewer channels under a table and a rule
+ * that name queues above the new count (the table and the rule go
+ * first, the kernel refusing the channels otherwise). */
 #include "diagnose/diagnose.h"
 #include "engine/plan.h"
 #include "engine/txn.h"
 #include "host/topology.h"
 #include "kernel/ctx.h"
+#include "kernel/ethtool.h"
+#include "kernel/flows.h"
 #include "kernel/rss.h"
 #include "settings/setting.h"
 #include "setting_util.h"
@@ -183,7 +187,10 @@ static void test_plan(const nt_ctx *ctx, const nt_topology *t)
 	step_find(steps, "rss", "enos0/hash-udp4", &hash);
 	step_find(steps, "rss", "enos2/indir", &tab2);
 	step_find(steps, "xps_cpus", "enos0/tx-0", &xps);
-	CHECK_MSG(ch >= 0 && irq > ch && hash > irq && tab2 > irq && xps > hash && xps > tab2, "order: %s", text);
+	/* enos2 goes from 16 channels to 8: its table over 2 queues is set
+	 * before, as the kernel refuses fewer channels than a user-set table
+	 * names; enos0's steps keep their order after the IRQs. */
+	CHECK_MSG(ch >= 0 && irq > ch && hash > irq && tab2 >= 0 && tab2 < ch && xps > hash, "order: %s", text);
 	/* Every enos0 IRQ is placed on its node: all 16 queues take flows in
 	 * turn, which is the table there already. */
 	CHECK_MSG(!s, "%s", text);
@@ -300,6 +307,149 @@ static void test_transaction(const nt_ctx *ctx)
 out:
 	free(text_before);
 	nt_rss_free(&before);
+	nt_txn_engine_close(e);
+}
+
+/* TEXT applied as a transaction on ENGINE: its id, its status in STATUS. */
+static int64_t apply(nt_txn_engine *e, const char *text, char *status, size_t size)
+{
+	json_t *profile = json_loads(text, 0, NULL);
+	nt_txn_request req = { .profile = profile, .client = "test", .identity = "" };
+	nt_txn_outcome o = { 0 };
+	int r = nt_txn_apply(e, &req, &o);
+	snprintf(status, size, "%s", r == 0 ? json_string_value(json_object_get(o.doc, "status")) : "refused");
+	int64_t id = r == 0 ? json_integer_value(json_object_get(o.doc, "id")) : -1;
+	if (r == 0 && strcmp(status, "applied") != 0) {
+		char *doc = json_dumps(o.doc, 0);
+		fprintf(stderr, "%.2000s\n", doc);
+		free(doc);
+	}
+	nt_txn_outcome_free(&o);
+	json_decref(profile);
+	return id;
+}
+
+/* FORCE: B and its rollback changed A's targets since A. */
+static void rollback(nt_txn_engine *e, int64_t id, bool force)
+{
+	nt_txn_request back = { .client = "test", .identity = "" };
+	nt_txn_outcome o = { 0 };
+	CHECK_INT(nt_txn_rollback(e, id, force, &back, &o), 0);
+	CHECK_STR(json_string_value(json_object_get(o.doc, "status")), "applied");
+	nt_txn_outcome_free(&o);
+}
+
+/* enos3's table, channels and the queue of its rule at location 0 as
+ * they read now: "16 8-15*32 12". */
+static void enos3_state(const nt_ctx *ctx, char *out, size_t size)
+{
+	nt_channels c;
+	nt_rss r;
+	nt_flow_table tab;
+	char text[NT_VALUE_MAX] = "?";
+	long q = -1;
+	memset(&c, 0, sizeof(c));
+	nt_ethtool_get_channels(ctx, "enos3", &c);
+	if (nt_rss_read(ctx, "enos3", &r) == 0) {
+		nt_rss_indir_format(r.indir, r.indir_size, text, sizeof(text));
+		nt_rss_free(&r);
+	}
+	if (nt_flows_read(ctx, "enos3", &tab) == 0) {
+		for (int i = 0; i < tab.n; i++)
+			if (tab.rules[i].location == 0)
+				q = tab.rules[i].queue;
+		nt_flow_table_free(&tab);
+	}
+	snprintf(out, size, "%u %s %ld", c.combined + c.rx, text, q);
+}
+
+/* Profile A sends enos3's flows to queues 8-15 and a port to queue 12;
+ * profile B, applied over it, halves enos3's channels to 8 with a table
+ * and the rule on the queues that stay. The kernel refuses to lower the
+ * channels while a user-set table or a rule names a queue they take away
+ * (ethtool_check_max_channel; the fixture does as it does), so B sets
+ * the table and the rule first, then the channels; its rollback, going
+ * backwards, grows the channels back before it puts A's table back. */
+static void test_lower_channels(const nt_ctx *ctx)
+{
+	nt_txn_engine *e = NULL;
+	char status[32], got[NT_VALUE_MAX + 32], err[200] = "";
+	const char *a = "{\"name\":\"a\",\"rss\":[{\"interface\":\"enos3\",\"queues\":\"8-15\"}],"
+			"\"flows\":[{\"interface\":\"enos3\",\"flow_type\":\"tcp4\",\"dst_port\":5002,\"queue\":12}]}";
+	const char *b = "{\"name\":\"b\",\"channels\":[{\"interface\":\"enos3\",\"combined\":8}],"
+			"\"rss\":[{\"interface\":\"enos3\",\"equal\":8}],"
+			"\"flows\":[{\"interface\":\"enos3\",\"flow_type\":\"tcp4\",\"dst_port\":5002,\"queue\":4,"
+			"\"replace\":true}]}";
+	char *text_before = tree_read(root, "ethtool/enos3.json");
+	CHECK_INT(nt_txn_engine_open(ctx, state, &e), 0);
+	if (!e)
+		goto out;
+	int64_t ida = apply(e, a, status, sizeof(status));
+	CHECK_STR(status, "applied");
+	enos3_state(ctx, got, sizeof(got));
+	CHECK_STR(got, "16 8-15*32 12");
+	CHECK_INT(configured("enos3"), 1);
+
+	/* The fixture refuses 8 channels under that table, with the
+	 * kernel's words, and leaves the NIC as it was. */
+	nt_channels eight = { .combined = 8 };
+	CHECK_INT(nt_ethtool_set_channels(ctx, "enos3", &eight, err, sizeof(err)), -EINVAL);
+	CHECK_MSG(strstr(err, "requested channel counts are too low for existing indirection table (15)"), "%s", err);
+
+	/* B's plan: table and rule, then channels. */
+	nt_topology *t = NULL;
+	nt_plan plan;
+	json_t *errors = json_array(), *profile = json_loads(b, 0, NULL);
+	CHECK_INT(nt_topology_read(ctx, &t), 0);
+	int pr = t ? nt_plan_build(ctx, NULL, t, profile, &plan, errors) : -1;
+	CHECK_INT(pr, 0);
+	if (pr == 0) {
+		json_t *pd = nt_plan_to_json(&plan, NULL), *steps = json_object_get(pd, "steps");
+		int ch = -1, tab = -1, rule = -1;
+		step_find(steps, "channels", "enos3", &ch);
+		step_find(steps, "rss", "enos3/indir", &tab);
+		step_find(steps, "flow", "enos3/loc-0", &rule);
+		char *ptext = json_dumps(steps, 0);
+		CHECK_MSG(tab >= 0 && rule > tab && ch > rule, "order: %s", ptext);
+		free(ptext);
+		json_decref(pd);
+		nt_plan_free(&plan);
+	}
+	json_decref(profile);
+
+	/* A table or a rule on a queue the channels step takes away is
+	 * refused at plan time, not left for the kernel to refuse. */
+	profile = json_loads("{\"name\":\"c\",\"channels\":[{\"interface\":\"enos3\",\"combined\":8}],"
+			     "\"rss\":[{\"interface\":\"enos3\",\"queues\":\"4-11\"}],"
+			     "\"flows\":[{\"interface\":\"enos3\",\"flow_type\":\"tcp4\",\"dst_port\":5003,"
+			     "\"queue\":9,\"location\":5}]}",
+			     0, NULL);
+	json_array_clear(errors);
+	CHECK_INT(t ? nt_plan_build(ctx, NULL, t, profile, &plan, errors) : -1, NT_EINVALID);
+	char *etext = json_dumps(errors, 0);
+	CHECK_MSG(has_error(errors, "$.rss[0].queues", "names RX queue 8, and this profile's channels step leaves 8"),
+		  "%s", etext);
+	CHECK_MSG(has_error(errors, "$.flows[0]", "RX queue 9, and this profile's channels step leaves 8"), "%s",
+		  etext);
+	free(etext);
+	json_decref(profile);
+	json_decref(errors);
+	nt_topology_free(t);
+
+	int64_t idb = apply(e, b, status, sizeof(status));
+	CHECK_STR(status, "applied");
+	enos3_state(ctx, got, sizeof(got));
+	CHECK_STR(got, "8 0-7*32 4");
+	rollback(e, idb, false);
+	enos3_state(ctx, got, sizeof(got));
+	CHECK_STR(got, "16 8-15*32 12");
+	rollback(e, ida, true);
+	char *text_after = tree_read(root, "ethtool/enos3.json");
+	CHECK_MSG(text_before && text_after && !strcmp(text_before, text_after), "after the rollbacks:\n%.300s",
+		  text_after ? text_after : "(none)");
+	free(text_after);
+out:
+	free(text_before);
 	nt_txn_engine_close(e);
 }
 
@@ -465,6 +615,7 @@ int main(void)
 		test_plan(&ctx, t);
 		nt_topology_free(t);
 		test_transaction(&ctx);
+		test_lower_channels(&ctx);
 		test_diagnose(&ctx);
 	}
 	test_big();

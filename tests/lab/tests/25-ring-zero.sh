@@ -5,7 +5,9 @@
 # exactly that: the journal's before-value is a real size (0 included), not
 # "leave unchanged". The same transaction
 # changes the port's channel count (4 queues), made first (channels go
-# before everything else on a NIC: the driver builds its queues anew).
+# before the NIC's other settings: the driver builds its queues anew; only
+# RSS tables and flow rules go before channels that lower the count,
+# 26-channels-lower.sh).
 . /lab/lib.bash
 
 [ -e /sys/bus/netdevsim/new_device ] || modprobe netdevsim || skip "netdevsim module cannot be loaded"
