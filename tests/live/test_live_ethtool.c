@@ -17,10 +17,10 @@
 #include "kernel/rss_nl.h"
 #include "harness.h"
 #include "live/live_tool.h"
+#include "live/live_fds.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>
-#include <dirent.h>
 #include <errno.h>
 #include <jansson.h>
 #include <netinet/in.h>
@@ -177,19 +177,6 @@ static void host_eth0(const nt_ctx *ctx, bool have_nl)
 			continue;
 		CHECK_INT(nt_ethtool_get_rings_via(ctx, backends[b], "ntnope0", &r), -ENODEV);
 	}
-}
-
-/* The descriptors this process has open. */
-static int open_fds(void)
-{
-	DIR *d = opendir("/proc/self/fd");
-	struct dirent *de;
-	int n = 0;
-	while (d && (de = readdir(d)))
-		n += de->d_name[0] != '.';
-	if (d)
-		closedir(d);
-	return n;
 }
 
 /* Which RSS context requests the kernel has, and eth0's context list,

@@ -8,6 +8,7 @@
 #include "kernel/rtlink.h"
 #include "host/topology.h"
 #include "harness.h"
+#include "live/live_fds.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -21,19 +22,6 @@ static const char *cpulist(const nt_cpuset *s)
 	k ^= 1;
 	nt_cpulist_format(s, buf[k], sizeof(buf[k]));
 	return buf[k];
-}
-
-/* The descriptors this process has open. */
-static int open_fds(void)
-{
-	DIR *d = opendir("/proc/self/fd");
-	struct dirent *de;
-	int n = 0;
-	while (d && (de = readdir(d)))
-		n += de->d_name[0] != '.';
-	if (d)
-		closedir(d);
-	return n;
 }
 
 /* Within one read (nt_kernel_read_begin) the link dump and the link
