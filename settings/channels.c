@@ -121,14 +121,28 @@ static int channels_apply(const nt_ctx *ctx, nt_ethtool *eh, const char *target,
 	return r;
 }
 
-/* Whether D leaves its NIC fewer RX queues (rx + combined: what an RSS
- * table or a flow rule may name) than T shows it has now. */
+/* The RX queues a channel value gives its NIC: rx + combined, what an
+ * RSS table or a flow rule may name. */
+static int rx_queues(const nt_value *v)
+{
+	return (int)(v->f.v[RX] + v->f.v[COMBINED]);
+}
+
+/* Whether D leaves its NIC fewer RX queues than T shows it has now. */
 static bool channels_lowers(const nt_topology *t, const struct nt_desired *d)
 {
 	const nt_nic *nic = t ? nt_topology_nic(t, d->target) : NULL;
 	if (!nic || !nic->has_channels)
 		return false;
-	return d->value.f.v[RX] + d->value.f.v[COMBINED] < nic->channels.rx + nic->channels.combined;
+	return rx_queues(&d->value) < (int)(nic->channels.rx + nic->channels.combined);
+}
+
+int nt_channels_rx_planned(const nt_section_plan *p, const char *nic, bool *lowers)
+{
+	const nt_desired *ch = nt_desire_get(p, &nt_setting_channels, nic);
+	if (lowers)
+		*lowers = ch && channels_lowers(p->t, ch);
+	return ch ? rx_queues(&ch->value) : -1;
 }
 
 const nt_setting_kind nt_setting_channels = {

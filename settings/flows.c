@@ -616,8 +616,7 @@ static int desire_flows(nt_section_plan *p, const json_t *arr)
 				break;
 			/* The RX queues a channels step of this profile leaves, -1
 			 * for none. */
-			const nt_desired *ch = nt_desire_get(p, &nt_setting_channels, nic->name);
-			int rx_left = ch ? (int)(ch->value.f.v[0] + ch->value.f.v[3]) : -1;
+			int rx_left = nt_channels_rx_planned(p, nic->name, NULL);
 			for (int n = 0; n < np && r == 0; n++) {
 				long d = dest[n % nd];
 				nt_value v;

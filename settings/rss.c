@@ -671,12 +671,13 @@ static int desire_table(nt_section_plan *p, const json_t *e, size_t i, const nt_
 	char path[NT_JSONPATH_MAX], target[NT_TARGET_MAX];
 	nt_value before, v;
 	int rings = rx_rings(&p->t->ctx, nic->name, r);
-	/* A channel change planned for the NIC (applied first) sets how many
-	 * RX queues the table may name. */
-	const nt_desired *ch = nt_desire_get(p, &nt_setting_channels, nic->name);
-	if (ch) {
-		bool lowers = ch->kind->lowers_queues && ch->kind->lowers_queues(p->t, ch);
-		rings = (int)(ch->value.f.v[0] + ch->value.f.v[3]);
+	/* A channel change planned for the NIC sets how many RX queues the
+	 * table may name (applied before the table when it adds queues, after
+	 * it when it takes some away). */
+	bool lowers;
+	int planned = nt_channels_rx_planned(p, nic->name, &lowers);
+	if (planned >= 0) {
+		rings = planned;
 		nt_desire_warn(p, "%s: the RSS table follows the %d RX queues its channels step makes (%s)", nic->name,
 			       rings,
 			       lowers ? "set before it: the kernel refuses fewer channels while a table names a queue "
@@ -759,7 +760,7 @@ static int desire_table(nt_section_plan *p, const json_t *e, size_t i, const nt_
 	/* A table must name only queues the channels step leaves: the check
 	 * measures it against the queues there now, and with fewer to come
 	 * the channels step, which goes after it, would be refused. */
-	for (uint32_t k = 0; ch && rings > 0 && k < r->indir_size; k++) {
+	for (uint32_t k = 0; planned >= 0 && rings > 0 && k < r->indir_size; k++) {
 		if (tab[k] < (uint32_t)rings)
 			continue;
 		snprintf(v.text, sizeof(v.text), "%c%s: the table names RX queue %u, and this profile's channels step "

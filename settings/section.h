@@ -51,6 +51,11 @@ int nt_desire_put(nt_section_plan *p, const nt_setting_kind *k, const char *targ
  * for sections of pass 1 that follow what pass 0 desired (XPS follows the
  * IRQ CPUs a profile places). */
 const nt_desired *nt_desire_get(const nt_section_plan *p, const nt_setting_kind *k, const char *target);
+/* The RX queues (rx + combined) P's channels step for NIC leaves it, -1
+ * when P changes none; *LOWERS (when not NULL) whether that is fewer than
+ * it has now (settings/channels.c). For the kinds whose steps name queues
+ * (RSS tables, flow rules), which may name only those. */
+int nt_channels_rx_planned(const nt_section_plan *p, const char *nic, bool *lowers);
 /* Free P's index (once the desired values are complete, or reordered). */
 void nt_desire_index_free(nt_section_plan *p);
 /* What a plan reads of the host beyond its topology, once: today the
